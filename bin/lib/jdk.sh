@@ -1,0 +1,61 @@
+# Sourced by bin/oam, bin/test and bench/run. Finds a JDK >= 21 and Maven.
+# Sets OAM_JDK (the JDK's home) or exits with a clear message. Prints nothing on stdout.
+
+oam_java_major() { # $1 = a JDK home; prints its feature version, or nothing
+  local home="$1" v=""
+  [ -x "$home/bin/java" ] || return 0
+  if [ -f "$home/release" ]; then
+    v=$(sed -n 's/^JAVA_VERSION="\([0-9][0-9]*\).*/\1/p' "$home/release" | head -n 1)
+  fi
+  if [ -z "$v" ]; then
+    v=$("$home/bin/java" -version 2>&1 | sed -n 's/.*version "\([0-9][0-9]*\).*/\1/p' | head -n 1)
+  fi
+  [ "$v" = "1" ] && v=8
+  printf '%s' "$v"
+}
+
+oam_find_jdk() { # sets OAM_JDK
+  local need_javac="${1:-}" best="" best_v=0 cand v
+  if [ -n "${JAVA_HOME:-}" ]; then
+    v=$(oam_java_major "$JAVA_HOME")
+    if [ -n "$v" ] && [ "$v" -ge 21 ] && { [ -z "$need_javac" ] || [ -x "$JAVA_HOME/bin/javac" ]; }; then
+      OAM_JDK="$JAVA_HOME"; return 0
+    fi
+  fi
+  for cand in /usr/lib/jvm/*; do
+    [ -d "$cand" ] || continue
+    [ -L "$cand" ] && continue
+    v=$(oam_java_major "$cand")
+    [ -n "$v" ] || continue
+    [ -n "$need_javac" ] && [ ! -x "$cand/bin/javac" ] && continue
+    if [ "$v" -ge 21 ] && [ "$v" -gt "$best_v" ]; then best="$cand"; best_v="$v"; fi
+  done
+  if [ -z "$best" ]; then
+    {
+      echo "oam: no JDK 21 or newer was found."
+      echo "  Looked at JAVA_HOME (${JAVA_HOME:-unset}) and the JDKs under /usr/lib/jvm."
+      echo "  Install one (for example: apt-get install openjdk-21-jdk) or point JAVA_HOME at one."
+    } >&2
+    exit 1
+  fi
+  OAM_JDK="$best"
+}
+
+oam_find_maven() { # sets OAM_MVN; installs Maven with apt-get when missing and we are root
+  if command -v mvn >/dev/null 2>&1; then OAM_MVN=$(command -v mvn); return 0; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "oam: Maven is missing; installing it with apt-get" >&2
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q maven; } >&2 || true
+  fi
+  if command -v mvn >/dev/null 2>&1; then OAM_MVN=$(command -v mvn); return 0; fi
+  echo "oam: Maven (mvn) is needed to build oam; install it (for example: apt-get install maven)." >&2
+  exit 1
+}
+
+oam_maven() { # runs Maven with the JDK found; all of its output goes to stderr
+  local major
+  major=$(oam_java_major "$OAM_JDK")
+  local opts="${MAVEN_OPTS:-}"
+  if [ "$major" -ge 24 ]; then opts="$opts --sun-misc-unsafe-memory-access=allow"; fi
+  JAVA_HOME="$OAM_JDK" MAVEN_OPTS="$opts" "$OAM_MVN" "$@"
+}

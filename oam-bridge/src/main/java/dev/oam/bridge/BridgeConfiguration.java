@@ -1,0 +1,108 @@
+package dev.oam.bridge;
+
+import dev.oam.core.agent.AgentOptions;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelAvailability;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How an engine is set up by its host. Immutable; build with {@link #builder()}.
+ *
+ * @param systemModel the model behind {@code "system"}, or {@code null} when none is configured
+ * @param onShutdown runs after the {@code shutdown} response has been delivered
+ */
+public record BridgeConfiguration(
+        int maxSessions,
+        Duration defaultToolTimeout,
+        boolean allowsScriptedModels,
+        @Nullable LanguageModel systemModel,
+        Map<String, ModelProvider> modelProviders,
+        List<BridgeExtension> extensions,
+        Runnable onShutdown) {
+
+    /** The reason given by {@code model/availability} when no system model is configured. */
+    public static final ModelAvailability NO_SYSTEM_MODEL = ModelAvailability.unavailable("model_not_ready",
+            "No system model is configured. Start the bridge with --model PATH.gguf or --model http://HOST/v1 "
+                    + "--model-name NAME (or set OAM_MODEL), or use a scripted model.");
+
+    public BridgeConfiguration {
+        if (maxSessions < 1) {
+            throw new IllegalArgumentException("maxSessions must be at least 1");
+        }
+        Objects.requireNonNull(defaultToolTimeout, "defaultToolTimeout");
+        modelProviders = Map.copyOf(modelProviders);
+        extensions = List.copyOf(extensions);
+        Objects.requireNonNull(onShutdown, "onShutdown");
+    }
+
+    /** The extensions every transport ships with. Empty until the game extension lands. */
+    public static List<BridgeExtension> standardExtensions() {
+        return List.of();
+    }
+
+    public static BridgeConfiguration defaults() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public static final class Builder {
+        private int maxSessions = 64;
+        private Duration defaultToolTimeout = AgentOptions.DEFAULT_TOOL_TIMEOUT;
+        private boolean allowsScriptedModels = true;
+        private @Nullable LanguageModel systemModel;
+        private final Map<String, ModelProvider> modelProviders = new LinkedHashMap<>();
+        private List<BridgeExtension> extensions = standardExtensions();
+        private Runnable onShutdown = () -> {};
+
+        private Builder() {}
+
+        public Builder maxSessions(int maxSessions) {
+            this.maxSessions = maxSessions;
+            return this;
+        }
+
+        /** The default {@code toolTimeoutSeconds}; {@link Duration#ZERO} waits forever. */
+        public Builder defaultToolTimeout(Duration timeout) {
+            this.defaultToolTimeout = timeout;
+            return this;
+        }
+
+        public Builder allowsScriptedModels(boolean allows) {
+            this.allowsScriptedModels = allows;
+            return this;
+        }
+
+        public Builder systemModel(@Nullable LanguageModel model) {
+            this.systemModel = model;
+            return this;
+        }
+
+        public Builder modelProvider(String type, ModelProvider provider) {
+            this.modelProviders.put(type, provider);
+            return this;
+        }
+
+        public Builder extensions(List<BridgeExtension> extensions) {
+            this.extensions = List.copyOf(extensions);
+            return this;
+        }
+
+        public Builder onShutdown(Runnable onShutdown) {
+            this.onShutdown = onShutdown;
+            return this;
+        }
+
+        public BridgeConfiguration build() {
+            return new BridgeConfiguration(maxSessions, defaultToolTimeout, allowsScriptedModels, systemModel,
+                    modelProviders, extensions, onShutdown);
+        }
+    }
+}

@@ -1,0 +1,507 @@
+package dev.oam.bridge;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.DoubleNode;
+import com.fasterxml.jackson.databind.node.LongNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.Log;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.json.Json;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelAvailability;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The JSON-RPC 2.0 engine. Lines come in through {@link #receive(String)} (any thread; they are
+ * handled one at a time in arrival order) and go out through one writer thread to the sink.
+ * {@link #call} is the in-process API for JVM hosts.
+ */
+public final class BridgeEngine implements AutoCloseable {
+    public static final String PROTOCOL_VERSION = "1.0";
+    public static final String SERVER_NAME = "open-apple-models";
+    public static final String VERSION = readVersion();
+    static final BigDecimal MAX_SAFE_INTEGER = BigDecimal.valueOf(9_007_199_254_740_991L);
+    private static final long SHUTDOWN_WAIT_MILLIS = 2_000;
+
+    private final BridgeConfiguration configuration;
+    private final MethodRegistry registry;
+    private final List<String> notificationMethods;
+    private final Outbound outbound;
+    private final Sessions sessions;
+    private final ClientCalls clientCalls = new ClientCalls(this);
+    private final ReentrantLock dispatchLock = new ReentrantLock();
+    private final Map<Long, BridgeRequest> inflight = new ConcurrentHashMap<>();
+    private final Set<CancellationToken> deferred = ConcurrentHashMap.newKeySet();
+    private final AtomicLong sequence = new AtomicLong();
+    private final AtomicLong localIds = new AtomicLong();
+    private volatile boolean shutDown;
+
+    public BridgeEngine(BridgeConfiguration configuration, Consumer<String> sink) {
+        this(configuration, (MessageSink) sink::accept);
+    }
+
+    public BridgeEngine(BridgeConfiguration configuration, MessageSink sink) {
+        this.configuration = Objects.requireNonNull(configuration, "configuration");
+        this.outbound = new Outbound(sink);
+        this.sessions = new Sessions(this);
+        MethodRegistry.Builder builder = MethodRegistry.builder();
+        CoreMethods.register(builder, this);
+        sessions.register(builder);
+        List<String> notifications = new ArrayList<>(List.of(Methods.SESSION_EVENT, Methods.TOOL_CANCEL));
+        for (BridgeExtension extension : configuration.extensions()) {
+            extension.register(builder, this);
+            for (String method : extension.notificationMethods()) {
+                if (!notifications.contains(method)) {
+                    notifications.add(method);
+                }
+            }
+        }
+        this.registry = builder.build();
+        this.notificationMethods = List.copyOf(notifications);
+    }
+
+    public BridgeConfiguration configuration() {
+        return configuration;
+    }
+
+    /** Handles one incoming line (without its newline). Blank lines are ignored. */
+    public void receive(String line) {
+        if (line.isBlank()) {
+            return;
+        }
+        JsonNode root;
+        try {
+            root = Json.parse(line);
+        } catch (JsonProcessingException e) {
+            parseError(e);
+            return;
+        }
+        dispatch(root, null);
+    }
+
+    /** Handles one incoming line given as UTF-8 bytes; invalid UTF-8 is a parse error. */
+    public void receive(byte[] bytes, int offset, int length) {
+        if (isBlank(bytes, offset, length)) {
+            return;
+        }
+        JsonNode root;
+        try {
+            root = Json.parse(bytes, offset, length);
+        } catch (IOException e) {
+            parseError(e);
+            return;
+        } catch (RuntimeException e) {
+            parseError(e);
+            return;
+        }
+        dispatch(root, null);
+    }
+
+    /** Answers a line the transport could not read (e.g. longer than its limit) with {@code -32600}. */
+    public void rejectLine(String reason) {
+        outbound.send(errorMessage(NullNode.getInstance(), new BridgeException(ErrorCode.INVALID_MESSAGE, reason)));
+    }
+
+    /**
+     * Calls a method in-process. The future completes with the result, or exceptionally with a
+     * {@link BridgeException}, after every message the request caused was delivered to the sink.
+     * Events name a private {@code local-<n>} request id.
+     */
+    public CompletableFuture<JsonNode> call(String method, @Nullable JsonNode params) {
+        CompletableFuture<JsonNode> future = new CompletableFuture<>();
+        ObjectNode message = Json.object();
+        message.put("jsonrpc", "2.0");
+        message.put("id", "local-" + localIds.incrementAndGet());
+        message.put("method", method);
+        if (params != null) {
+            message.set("params", params);
+        }
+        dispatch(message, future);
+        return future;
+    }
+
+    /** Waits until every request received so far has been answered, or the timeout passed. */
+    public boolean awaitIdle(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!inflight.isEmpty()) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            Thread.sleep(2);
+        }
+        return true;
+    }
+
+    /** Shuts down as {@code shutdown} does (without a response) and stops the writer after delivering what is queued. */
+    @Override
+    public void close() {
+        if (!shutDown) {
+            shutDown = true;
+            cancelEverything();
+            waitForInflight(null);
+            finishShutdown();
+        }
+        outbound.close(SHUTDOWN_WAIT_MILLIS);
+    }
+
+    public boolean isShutDown() {
+        return shutDown;
+    }
+
+    /** Creates the model for a {@code model} parameter value. */
+    public LanguageModel makeModel(@Nullable JsonNode spec, String path) throws BridgeException {
+        return Models.create(configuration, spec, path).model();
+    }
+
+    /** Sends a notification through the single writer. */
+    public void sendNotification(String method, ObjectNode params) {
+        ObjectNode message = Json.object();
+        message.put("jsonrpc", "2.0");
+        message.put("method", method);
+        message.set("params", params);
+        outbound.send(message);
+    }
+
+    ModelAvailability systemAvailability() {
+        LanguageModel system = configuration.systemModel();
+        return system == null ? BridgeConfiguration.NO_SYSTEM_MODEL : system.availability();
+    }
+
+    MethodRegistry registry() {
+        return registry;
+    }
+
+    List<String> notificationMethods() {
+        return notificationMethods;
+    }
+
+    Outbound outbound() {
+        return outbound;
+    }
+
+    ClientCalls clientCalls() {
+        return clientCalls;
+    }
+
+    Sessions sessions() {
+        return sessions;
+    }
+
+    void finished(BridgeRequest request) {
+        inflight.remove(request.sequence());
+    }
+
+    private void dispatch(JsonNode root, @Nullable CompletableFuture<JsonNode> local) {
+        dispatchLock.lock();
+        try {
+            dispatchLocked(root, local);
+        } finally {
+            dispatchLock.unlock();
+        }
+    }
+
+    private void dispatchLocked(JsonNode root, @Nullable CompletableFuture<JsonNode> local) {
+        if (!root.isObject()) {
+            reject(local, null, new BridgeException(ErrorCode.INVALID_MESSAGE, root.isArray()
+                    ? "Batches are not supported; send one JSON object per line."
+                    : "A message must be a JSON object."));
+            return;
+        }
+        boolean hasId = root.has("id");
+        JsonNode id = null;
+        if (hasId) {
+            try {
+                id = normalizeId(root.get("id"));
+            } catch (BridgeException e) {
+                if (!root.has("method")) {
+                    Log.warning("ignored a response with an unusable id: " + e.getMessage());
+                    return;
+                }
+                reject(local, null, e);
+                return;
+            }
+        }
+        JsonNode jsonrpc = root.get("jsonrpc");
+        JsonNode methodNode = root.get("method");
+        if (jsonrpc == null || !jsonrpc.isTextual() || !jsonrpc.textValue().equals("2.0")) {
+            if (methodNode == null && !hasId) {
+                Log.warning("ignored a message without \"jsonrpc\": \"2.0\"");
+                return;
+            }
+            reject(local, id, new BridgeException(ErrorCode.INVALID_MESSAGE, "Every message needs \"jsonrpc\": \"2.0\"."));
+            return;
+        }
+        if (methodNode == null) {
+            if (hasId && (root.has("result") || root.has("error"))) {
+                clientCalls.complete(id, root);
+                return;
+            }
+            reject(local, id, new BridgeException(ErrorCode.INVALID_MESSAGE,
+                    "A request needs a 'method' string; a response needs 'result' or 'error'."));
+            return;
+        }
+        if (!methodNode.isTextual()) {
+            reject(local, id, new BridgeException(ErrorCode.INVALID_MESSAGE, "'method' must be a string."));
+            return;
+        }
+        String method = methodNode.textValue();
+        boolean notification = !hasId && local == null;
+        JsonNode paramsNode = root.get("params");
+        ObjectNode params;
+        if (paramsNode == null || paramsNode.isNull()) {
+            params = Json.object();
+        } else if (paramsNode.isObject()) {
+            params = (ObjectNode) paramsNode;
+        } else {
+            reject(local, id, BridgeException.invalidParams("Params must be an object (by name), not "
+                    + (paramsNode.isArray() ? "an array" : "a " + paramsNode.getNodeType().name().toLowerCase(java.util.Locale.ROOT)) + "."));
+            return;
+        }
+        long seq = sequence.incrementAndGet();
+        JsonNode requestId = id != null ? id : TextNode.valueOf("local-" + localIds.incrementAndGet());
+        BridgeRequest request = new BridgeRequest(this, seq, notification ? null : id, requestId, method,
+                Params.of(params), local);
+        if (shutDown) {
+            request.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge has shut down."));
+            return;
+        }
+        Handler handler = registry.handler(method);
+        if (handler == null) {
+            if (notification) {
+                Log.debug("ignored notification for unknown method '" + method + "'");
+                return;
+            }
+            request.fail(BridgeException.of(ErrorCode.METHOD_NOT_FOUND, "Unknown method '" + method + "'.",
+                    "method", TextNode.valueOf(method)));
+            return;
+        }
+        inflight.put(seq, request);
+        try {
+            Reply reply = handler.handle(request);
+            switch (reply) {
+                case Reply.Result result -> request.respond(result.value());
+                case Reply.Deferred work -> runDeferred(request, work.work());
+                case Reply.Pending pending -> { }
+            }
+        } catch (Exception e) {
+            request.fail(toBridgeException(e));
+        }
+    }
+
+    private void runDeferred(BridgeRequest request, Reply.Work work) {
+        CancellationToken token = CancellationToken.create();
+        deferred.add(token);
+        Thread.ofVirtual().name("oam-deferred-" + request.method()).start(() -> {
+            try {
+                JsonNode result = work.run(token);
+                if (token.isCancelled()) {
+                    request.failCancelled();
+                } else {
+                    request.respond(result);
+                }
+            } catch (Exception e) {
+                request.fail(token.isCancelled() ? new BridgeException(ErrorCode.CANCELLED, "The request was cancelled.")
+                        : toBridgeException(e));
+            } catch (Throwable t) {
+                Log.error("deferred work for '" + request.method() + "' failed", t);
+                request.fail(new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error: " + t));
+            } finally {
+                deferred.remove(token);
+            }
+        });
+    }
+
+    static BridgeException toBridgeException(Throwable e) {
+        if (e instanceof BridgeException bridge) {
+            return bridge;
+        }
+        if (e instanceof AgentException agent) {
+            return BridgeException.from(agent);
+        }
+        Log.error("internal error", e);
+        return new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error (" + e.getClass().getSimpleName()
+                + "); please report it. Details are in the bridge's log.");
+    }
+
+    private void reject(@Nullable CompletableFuture<JsonNode> local, @Nullable JsonNode id, BridgeException error) {
+        if (local != null) {
+            outbound.after(() -> local.completeExceptionally(error));
+            return;
+        }
+        outbound.send(errorMessage(id == null ? NullNode.getInstance() : id, error));
+    }
+
+    private void parseError(Exception e) {
+        String detail = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        int cut = detail.indexOf('\n');
+        if (cut > 0) {
+            detail = detail.substring(0, cut);
+        }
+        if (detail.length() > 300) {
+            detail = detail.substring(0, 300) + "…";
+        }
+        outbound.send(errorMessage(NullNode.getInstance(),
+                new BridgeException(ErrorCode.PARSE_ERROR, "Parse error: the line is not valid JSON (" + detail + ").")));
+    }
+
+    static ObjectNode errorMessage(JsonNode id, BridgeException error) {
+        ObjectNode message = Json.object();
+        message.put("jsonrpc", "2.0");
+        message.set("id", id);
+        message.set("error", error.toJson());
+        return message;
+    }
+
+    /** Ids are echoed exactly: strings as they are, integers as plain digits; unsafe numbers are rejected. */
+    static JsonNode normalizeId(JsonNode id) throws BridgeException {
+        if (id.isTextual()) {
+            return id;
+        }
+        if (id.isNull()) {
+            throw new BridgeException(ErrorCode.INVALID_MESSAGE, "'id' must not be null; use a string or a number.");
+        }
+        if (id.isNumber()) {
+            if (id.isDouble() || id.isFloat()) {
+                double value = id.doubleValue();
+                if (!Double.isFinite(value)) {
+                    throw unsafeId();
+                }
+            }
+            BigDecimal value = id.decimalValue();
+            if (value.abs().compareTo(MAX_SAFE_INTEGER) > 0) {
+                throw unsafeId();
+            }
+            BigDecimal stripped = value.stripTrailingZeros();
+            if (stripped.scale() <= 0) {
+                return LongNode.valueOf(stripped.longValueExact());
+            }
+            return DoubleNode.valueOf(value.doubleValue());
+        }
+        throw new BridgeException(ErrorCode.INVALID_MESSAGE, "'id' must be a string or a number.");
+    }
+
+    private static BridgeException unsafeId() {
+        return new BridgeException(ErrorCode.INVALID_MESSAGE, "Numeric ids must be finite and at most 2^53-1 "
+                + "(9007199254740991) in magnitude to be echoed exactly; use a string id for larger values.");
+    }
+
+    private static boolean isBlank(byte[] bytes, int offset, int length) {
+        for (int i = offset; i < offset + length; i++) {
+            byte b = bytes[i];
+            if (b != ' ' && b != '\t' && b != '\r' && b != '\n') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // --- shutdown -------------------------------------------------------------------------------
+
+    /** The order-sensitive part of {@code shutdown}: from here on every request fails with -32023. */
+    void beginShutdown(BridgeRequest request) {
+        shutDown = true;
+        cancelEverything();
+        Thread.ofVirtual().name("oam-shutdown").start(() -> {
+            waitForInflight(request);
+            finishShutdown();
+            request.respond(Json.object());
+            outbound.after(configuration.onShutdown());
+        });
+    }
+
+    private void cancelEverything() {
+        sessions.cancelAll();
+        for (CancellationToken token : deferred) {
+            token.cancel();
+        }
+        clientCalls.abandonAll("The bridge is shutting down.");
+    }
+
+    private void waitForInflight(@Nullable BridgeRequest except) {
+        long deadline = System.nanoTime() + SHUTDOWN_WAIT_MILLIS * 1_000_000L;
+        while (System.nanoTime() - deadline < 0) {
+            boolean others = inflight.values().stream().anyMatch(r -> r != except);
+            if (!others) {
+                return;
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private void finishShutdown() {
+        for (BridgeRequest pending : List.copyOf(inflight.values())) {
+            if (!pending.method().equals(Methods.SHUTDOWN)) {
+                pending.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge shut down before this request finished."));
+            }
+        }
+        for (BridgeExtension extension : configuration.extensions()) {
+            try {
+                extension.shutdown();
+            } catch (RuntimeException e) {
+                Log.error("extension shutdown failed", e);
+            }
+        }
+        sessions.clear();
+    }
+
+    // --- capabilities ---------------------------------------------------------------------------
+
+    ObjectNode capabilities() {
+        ObjectNode caps = Json.object();
+        caps.set("methods", Json.strings(registry.methods()));
+        caps.set("notifications", Json.strings(notificationMethods));
+        caps.set("clientRequests", Json.strings(List.of(Methods.TOOL_CALL)));
+        caps.put("streaming", true);
+        caps.put("clientTools", true);
+        caps.put("structuredOutput", registry.handler("schema/validate") != null);
+        ArrayNode models = Json.array();
+        models.add("system");
+        if (configuration.allowsScriptedModels()) {
+            models.add("scripted");
+        }
+        configuration.modelProviders().keySet().forEach(models::add);
+        caps.set("models", models);
+        caps.put("maxSessions", configuration.maxSessions());
+        caps.put("batch", false);
+        return caps;
+    }
+
+    private static String readVersion() {
+        Properties properties = new Properties();
+        try (var in = BridgeEngine.class.getResourceAsStream("version.properties")) {
+            if (in != null) {
+                properties.load(new java.io.InputStreamReader(in, StandardCharsets.UTF_8));
+            }
+        } catch (IOException e) {
+            // fall through to the default
+        }
+        String version = properties.getProperty("version", "0.0.0");
+        return version.endsWith("-SNAPSHOT") ? version.substring(0, version.length() - "-SNAPSHOT".length()) : version;
+    }
+}

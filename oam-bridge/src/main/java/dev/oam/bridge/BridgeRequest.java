@@ -1,0 +1,111 @@
+package dev.oam.bridge;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.json.Json;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One request as a handler sees it. It is answered exactly once: the first {@link #respond} or
+ * {@link #fail} wins and later ones are ignored.
+ */
+public final class BridgeRequest {
+    private final BridgeEngine engine;
+    private final long sequence;
+    private final @Nullable JsonNode id;
+    private final JsonNode requestId;
+    private final String method;
+    private final Params params;
+    private final @Nullable CompletableFuture<JsonNode> local;
+    private final AtomicBoolean answered = new AtomicBoolean();
+
+    BridgeRequest(BridgeEngine engine, long sequence, @Nullable JsonNode id, JsonNode requestId, String method, Params params,
+            @Nullable CompletableFuture<JsonNode> local) {
+        this.engine = engine;
+        this.sequence = sequence;
+        this.id = id;
+        this.requestId = requestId;
+        this.method = method;
+        this.params = params;
+        this.local = local;
+    }
+
+    public BridgeEngine engine() {
+        return engine;
+    }
+
+    long sequence() {
+        return sequence;
+    }
+
+    /** The id as echoed in the response; {@code null} for a notification. */
+    public @Nullable JsonNode id() {
+        return id;
+    }
+
+    /** The id events name in {@code requestId} (a private {@code local-<n>} for notifications). */
+    public JsonNode requestId() {
+        return requestId;
+    }
+
+    public String method() {
+        return method;
+    }
+
+    public Params params() {
+        return params;
+    }
+
+    public boolean isNotification() {
+        return id == null && local == null;
+    }
+
+    public boolean isAnswered() {
+        return answered.get();
+    }
+
+    /** Sends the result (after every message this request caused). Returns false when already answered. */
+    public boolean respond(JsonNode result) {
+        if (!answered.compareAndSet(false, true)) {
+            return false;
+        }
+        engine.finished(this);
+        if (local != null) {
+            engine.outbound().after(() -> local.complete(result));
+        } else if (id != null) {
+            ObjectNode message = Json.object();
+            message.put("jsonrpc", "2.0");
+            message.set("id", id);
+            message.set("result", result);
+            engine.outbound().send(message);
+        }
+        return true;
+    }
+
+    public boolean fail(BridgeException error) {
+        if (!answered.compareAndSet(false, true)) {
+            return false;
+        }
+        engine.finished(this);
+        if (local != null) {
+            engine.outbound().after(() -> local.completeExceptionally(error));
+        } else if (id != null) {
+            engine.outbound().send(BridgeEngine.errorMessage(id, error));
+        } else {
+            dev.oam.core.Log.debug("notification '" + method + "' failed: " + error.getMessage());
+        }
+        return true;
+    }
+
+    public boolean failCancelled() {
+        return fail(new BridgeException(ErrorCode.CANCELLED, "The request was cancelled."));
+    }
+
+    /** Sends a notification (an event) through the single writer, before this request's response. */
+    public void notify(String notificationMethod, ObjectNode notificationParams) {
+        engine.sendNotification(notificationMethod, notificationParams);
+    }
+}

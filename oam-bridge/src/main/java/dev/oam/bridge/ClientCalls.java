@@ -1,0 +1,118 @@
+package dev.oam.bridge;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Log;
+import dev.oam.core.json.Json;
+import dev.oam.core.tool.ToolCall;
+import dev.oam.core.tool.ToolChannel;
+import dev.oam.core.tool.ToolReply;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Outstanding bridge-to-client requests ({@code tool/call}). Replies are applied the moment they
+ * arrive, bypassing every queue; a reply to an id nobody waits for is ignored and logged.
+ */
+final class ClientCalls {
+    private final BridgeEngine engine;
+    private final AtomicLong counter = new AtomicLong();
+    private final Map<String, Pending> pending = new ConcurrentHashMap<>();
+
+    ClientCalls(BridgeEngine engine) {
+        this.engine = engine;
+    }
+
+    /** A channel whose calls carry {@code context} (e.g. {@code {"session": "guard"}}) and {@code requestId}. */
+    ToolChannel channel(ObjectNode context, JsonNode requestId) {
+        return call -> {
+            String id = "t-" + counter.incrementAndGet();
+            Pending call1 = new Pending(id, context, requestId, call);
+            pending.put(id, call1);
+            ObjectNode params = context.deepCopy();
+            params.set("requestId", requestId);
+            params.set("call", Coding.call(call));
+            ObjectNode message = Json.object();
+            message.put("jsonrpc", "2.0");
+            message.put("id", id);
+            message.put("method", Methods.TOOL_CALL);
+            message.set("params", params);
+            engine.outbound().send(message);
+            return call1;
+        };
+    }
+
+    int outstanding() {
+        return pending.size();
+    }
+
+    /** Applies the client's response to a {@code tool/call}. */
+    void complete(JsonNode id, JsonNode message) {
+        Pending call = id.isTextual() ? pending.remove(id.textValue()) : null;
+        if (call == null) {
+            Log.info("ignored a response to " + Json.write(id) + ", which no tool call is waiting for");
+            return;
+        }
+        call.future.complete(reply(message));
+    }
+
+    static ToolReply reply(JsonNode message) {
+        JsonNode error = message.get("error");
+        if (error != null && !error.isNull()) {
+            JsonNode text = error.isObject() ? error.get("message") : error;
+            return ToolReply.error(text == null || text.isNull() ? "The tool failed." : Json.text(text));
+        }
+        JsonNode result = message.get("result");
+        if (result == null) {
+            return ToolReply.error("The engine's reply had neither a result nor an error.");
+        }
+        if (result.isObject() && result.has("output")) {
+            JsonNode isError = result.get("isError");
+            return new ToolReply(result.get("output"), isError != null && isError.asBoolean(false));
+        }
+        return ToolReply.output(result);
+    }
+
+    void abandonAll(String reason) {
+        for (Pending call : List.copyOf(pending.values())) {
+            call.abandon(reason);
+        }
+    }
+
+    private final class Pending implements ToolChannel.PendingCall {
+        final String id;
+        final ObjectNode context;
+        final JsonNode requestId;
+        final ToolCall call;
+        final CompletableFuture<ToolReply> future = new CompletableFuture<>();
+
+        Pending(String id, ObjectNode context, JsonNode requestId, ToolCall call) {
+            this.id = id;
+            this.context = context;
+            this.requestId = requestId;
+            this.call = call;
+        }
+
+        @Override
+        public CompletableFuture<ToolReply> reply() {
+            return future;
+        }
+
+        @Override
+        public void abandon(String reason) {
+            if (!pending.remove(id, this)) {
+                return;
+            }
+            ObjectNode params = context.deepCopy();
+            params.set("requestId", requestId);
+            params.put("id", id);
+            params.put("callId", call.id());
+            params.put("reason", reason);
+            engine.sendNotification(Methods.TOOL_CANCEL, params);
+            future.complete(ToolReply.error(reason));
+        }
+    }
+}

@@ -1,0 +1,25 @@
+package dev.oam.bridge;
+
+/** The protocol's method names, in one place. */
+public final class Methods {
+    public static final String INITIALIZE = "initialize";
+    public static final String PING = "ping";
+    public static final String MODEL_AVAILABILITY = "model/availability";
+    public static final String SHUTDOWN = "shutdown";
+
+    public static final String SESSION_CREATE = "session/create";
+    public static final String SESSION_RESPOND = "session/respond";
+    public static final String SESSION_CANCEL = "session/cancel";
+    public static final String SESSION_RESET = "session/reset";
+    public static final String SESSION_DELETE = "session/delete";
+    public static final String SESSION_LIST = "session/list";
+    public static final String SESSION_SET_INSTRUCTIONS = "session/setInstructions";
+    public static final String SESSION_SET_CONTEXT_NOTE = "session/setContextNote";
+    public static final String SESSION_SET_TOOLS = "session/setTools";
+
+    public static final String SESSION_EVENT = "session/event";
+    public static final String TOOL_CALL = "tool/call";
+    public static final String TOOL_CANCEL = "tool/cancel";
+
+    private Methods() {}
+}

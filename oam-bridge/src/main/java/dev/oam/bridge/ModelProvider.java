@@ -1,0 +1,15 @@
+package dev.oam.bridge;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.model.LanguageModel;
+
+/** Creates models for one {@code "model": {"type": …}} value. */
+@FunctionalInterface
+public interface ModelProvider {
+    /**
+     * @param spec the whole model object
+     * @param path the parameter's path for error messages
+     * @throws BridgeException (usually {@code -32602}) naming the bad field
+     */
+    LanguageModel create(ObjectNode spec, String path) throws BridgeException;
+}

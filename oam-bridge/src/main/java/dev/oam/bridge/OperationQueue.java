@@ -1,0 +1,126 @@
+package dev.oam.bridge;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.Log;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Per-object order: operations run one after another in submission order on a virtual thread that
+ * exists only while there is work. Different queues run in parallel.
+ */
+public final class OperationQueue {
+    private final String name;
+    private final Object lock = new Object();
+    private final ArrayDeque<Operation> queued = new ArrayDeque<>(); // guarded by lock
+    private Operation running; // guarded by lock
+    private boolean workerActive; // guarded by lock
+
+    /** The body of an operation; it answers nothing itself, the queue reports its result or error. */
+    @FunctionalInterface
+    public interface Work {
+        JsonNode run(Operation operation) throws Exception;
+    }
+
+    public OperationQueue(String name) {
+        this.name = name;
+    }
+
+    /** Queues {@code work} for {@code request}; the queue answers the request. */
+    public void submit(BridgeRequest request, Work work) {
+        Operation operation = new Operation(request, work);
+        synchronized (lock) {
+            queued.addLast(operation);
+            if (workerActive) {
+                return;
+            }
+            workerActive = true;
+        }
+        Thread.ofVirtual().name("oam-queue-" + name).start(this::drain);
+    }
+
+    public boolean busy() {
+        synchronized (lock) {
+            return running != null;
+        }
+    }
+
+    /** Operations waiting behind the running one. */
+    public int pending() {
+        synchronized (lock) {
+            return queued.size();
+        }
+    }
+
+    /**
+     * Cancels the running operation and every queued one; queued ones are answered with
+     * {@code -32009} at once. Returns how many were cancelled (committed work is not counted).
+     */
+    public int cancelAll() {
+        List<Operation> dropped;
+        Operation current;
+        synchronized (lock) {
+            dropped = new ArrayList<>(queued);
+            queued.clear();
+            current = running;
+        }
+        int count = 0;
+        if (current != null && current.cancel()) {
+            count++;
+        }
+        for (Operation operation : dropped) {
+            if (operation.cancel()) {
+                operation.request().failCancelled();
+                count++;
+            }
+        }
+        return count;
+    }
+
+    private void drain() {
+        while (true) {
+            Operation operation;
+            synchronized (lock) {
+                operation = queued.pollFirst();
+                if (operation == null) {
+                    workerActive = false;
+                    running = null;
+                    return;
+                }
+                if (!operation.start()) {
+                    continue;
+                }
+                running = operation;
+            }
+            execute(operation);
+            synchronized (lock) {
+                running = null;
+            }
+        }
+    }
+
+    private static void execute(Operation operation) {
+        BridgeRequest request = operation.request();
+        try {
+            JsonNode result = operation.work().run(operation);
+            if (operation.finish()) {
+                request.respond(result);
+            } else {
+                request.failCancelled();
+            }
+        } catch (Exception e) {
+            if (operation.isCancelled()) {
+                request.failCancelled();
+            } else {
+                operation.finish();
+                request.fail(BridgeEngine.toBridgeException(e));
+            }
+        } catch (Throwable t) {
+            Log.error("operation '" + request.method() + "' failed", t);
+            operation.finish();
+            request.fail(new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error: " + t));
+        }
+    }
+}

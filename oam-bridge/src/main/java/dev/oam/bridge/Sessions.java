@@ -1,0 +1,298 @@
+package dev.oam.bridge;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.IntNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.Agent;
+import dev.oam.core.agent.AgentOptions;
+import dev.oam.core.agent.TurnContext;
+import dev.oam.core.agent.TurnEvent;
+import dev.oam.core.agent.TurnListener;
+import dev.oam.core.agent.TurnRequest;
+import dev.oam.core.agent.TurnResult;
+import dev.oam.core.json.Json;
+import dev.oam.core.model.ModelAvailability;
+import dev.oam.core.tool.ToolChannel;
+import dev.oam.core.tool.ToolDefinition;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** The {@code session/*} methods and the sessions they manage. */
+final class Sessions {
+    private final BridgeEngine engine;
+    private final Map<String, BridgeSession> sessions = new LinkedHashMap<>(); // guarded by this
+    private final AtomicLong generatedIds = new AtomicLong();
+
+    Sessions(BridgeEngine engine) {
+        this.engine = engine;
+    }
+
+    void register(MethodRegistry.Builder registry) {
+        registry.register(Methods.SESSION_CREATE, this::create);
+        registry.register(Methods.SESSION_RESPOND, this::respond);
+        registry.register(Methods.SESSION_CANCEL, this::cancel);
+        registry.register(Methods.SESSION_RESET, this::reset);
+        registry.register(Methods.SESSION_DELETE, this::delete);
+        registry.register(Methods.SESSION_LIST, this::list);
+        registry.register(Methods.SESSION_SET_INSTRUCTIONS, this::setInstructions);
+        registry.register(Methods.SESSION_SET_CONTEXT_NOTE, this::setContextNote);
+        registry.register(Methods.SESSION_SET_TOOLS, this::setTools);
+    }
+
+    synchronized void cancelAll() {
+        for (BridgeSession session : sessions.values()) {
+            session.queue.cancelAll();
+        }
+    }
+
+    synchronized void clear() {
+        sessions.clear();
+    }
+
+    synchronized int count() {
+        return sessions.size();
+    }
+
+    private synchronized BridgeSession find(Params params) throws BridgeException {
+        String id = params.string("session");
+        BridgeSession session = sessions.get(id);
+        if (session == null) {
+            throw BridgeException.of(ErrorCode.SESSION_NOT_FOUND, "No session '" + id + "'.", "session", TextNode.valueOf(id));
+        }
+        return session;
+    }
+
+    /** Validates an object id: 1–128 printable characters. */
+    static String checkId(String id, String path) throws BridgeException {
+        int length = id.codePointCount(0, id.length());
+        boolean printable = id.codePoints().allMatch(c -> !Character.isISOControl(c) && Character.isDefined(c)
+                && Character.getType(c) != Character.SURROGATE && Character.getType(c) != Character.LINE_SEPARATOR
+                && Character.getType(c) != Character.PARAGRAPH_SEPARATOR);
+        if (length < 1 || length > 128 || !printable) {
+            throw BridgeException.invalidParams("Parameter '" + path + "' must be 1–128 printable characters.");
+        }
+        return id;
+    }
+
+    private Reply create(BridgeRequest request) throws BridgeException {
+        Params params = request.params();
+        List<String> warnings = new ArrayList<>();
+        String requested = params.optionalString("session");
+        if (requested != null) {
+            checkId(requested, "session");
+        }
+        String instructions = params.optionalString("instructions");
+        List<ToolDefinition> tools = List.of();
+        JsonNode toolsNode = params.get("tools");
+        if (toolsNode != null) {
+            ToolDefinitions.Parsed parsed = ToolDefinitions.parse(toolsNode, "tools");
+            tools = parsed.tools();
+            warnings.addAll(parsed.warnings());
+        }
+        ToolDefinitions.countWarning(tools.size()).ifPresent(warnings::add);
+        Params optionsParams = params.object("options");
+        AgentOptions options = Options.agentOptions(optionsParams, engine.configuration().defaultToolTimeout());
+        warnEnabledTools(options.enabledTools(), tools, "options.enabledTools", warnings);
+        Models.Created model = Models.create(engine.configuration(), params.get("model"), "model");
+        if (model.description().equals("system")) {
+            ModelAvailability availability = engine.systemAvailability();
+            if (!availability.available()) {
+                warnings.add("The system model is unavailable (" + availability.reason() + ")"
+                        + (availability.message() != null ? ": " + availability.message() : ".")
+                        + " Turns fail with model_unavailable until it is ready.");
+            }
+        }
+        List<String> unknown = params.unknownWarnings();
+        warnings.addAll(0, unknown);
+        String id;
+        synchronized (this) {
+            if (requested != null && sessions.containsKey(requested)) {
+                throw BridgeException.of(ErrorCode.SESSION_EXISTS, "A session '" + requested + "' already exists.",
+                        "session", TextNode.valueOf(requested));
+            }
+            int limit = engine.configuration().maxSessions();
+            if (sessions.size() >= limit) {
+                throw BridgeException.of(ErrorCode.SESSION_LIMIT, "Too many sessions (the limit is " + limit
+                        + "); delete one first.", "limit", IntNode.valueOf(limit));
+            }
+            id = requested;
+            while (id == null || sessions.containsKey(id)) {
+                id = "s" + generatedIds.incrementAndGet();
+            }
+            Agent agent = new Agent(model.model(), instructions, tools, options, List.of());
+            sessions.put(id, new BridgeSession(id, agent, model.description()));
+        }
+        ObjectNode result = Json.object();
+        result.put("session", id);
+        result.set("warnings", Json.strings(warnings));
+        return Reply.result(result);
+    }
+
+    private static void warnEnabledTools(List<String> enabled, List<ToolDefinition> tools, String path, List<String> warnings) {
+        if (enabled == null) {
+            return;
+        }
+        for (String name : enabled) {
+            if (tools.stream().noneMatch(t -> t.name().equals(name))) {
+                warnings.add("Parameter '" + path + "' names '" + name + "', which is not one of the session's tools.");
+            }
+        }
+    }
+
+    private Reply respond(BridgeRequest request) throws BridgeException {
+        Params params = request.params();
+        BridgeSession session = find(params);
+        String prompt = params.string("prompt");
+        JsonNode schema = params.get("schema");
+        if (schema != null && !schema.isObject()) {
+            throw params.mistyped("schema", "a JSON Schema object");
+        }
+        boolean stream = params.bool("stream", false);
+        TurnRequest turn = new TurnRequest(prompt, schema,
+                Options.toolChoice(params, "toolChoice"),
+                params.optionalInt("maxToolRounds", 0),
+                params.optionalInt("maxToolCalls", 0),
+                params.optionalStringList("enabledTools"));
+        List<String> warnings = params.unknownWarnings();
+        ObjectNode context = Json.object();
+        context.put("session", session.id);
+        session.queue.submit(request, operation -> {
+            TurnListener listener = stream ? eventSender(request, context) : TurnListener.NONE;
+            ToolChannel channel = engine.clientCalls().channel(context, request.requestId());
+            TurnResult result = session.agent.respond(turn,
+                    new TurnContext(operation.token(), listener, channel, operation::commit));
+            ObjectNode out = Json.object();
+            out.put("session", session.id);
+            Coding.turnResult(out, result);
+            if (!warnings.isEmpty()) {
+                out.set("warnings", Json.strings(warnings));
+            }
+            return out;
+        });
+        return Reply.pending();
+    }
+
+    /** Sends {@code session/event} notifications (or another namespace's) for a streaming request. */
+    static TurnListener eventSender(BridgeRequest request, ObjectNode context) {
+        return eventSender(request, context, Methods.SESSION_EVENT);
+    }
+
+    static TurnListener eventSender(BridgeRequest request, ObjectNode context, String method) {
+        return (TurnEvent event) -> {
+            ObjectNode params = context.deepCopy();
+            params.set("requestId", request.requestId());
+            params.set("event", Coding.event(event));
+            request.notify(method, params);
+        };
+    }
+
+    private Reply cancel(BridgeRequest request) throws BridgeException {
+        BridgeSession session = find(request.params());
+        int count = session.queue.cancelAll();
+        ObjectNode result = Json.object();
+        result.put("session", session.id);
+        result.put("cancelled", count);
+        return Reply.result(result);
+    }
+
+    private Reply delete(BridgeRequest request) throws BridgeException {
+        BridgeSession session = find(request.params());
+        synchronized (this) {
+            sessions.remove(session.id);
+        }
+        session.queue.cancelAll();
+        ObjectNode result = Json.object();
+        result.put("session", session.id);
+        result.put("deleted", true);
+        return Reply.result(result);
+    }
+
+    private Reply list(BridgeRequest request) {
+        List<BridgeSession> snapshot;
+        synchronized (this) {
+            snapshot = List.copyOf(sessions.values());
+        }
+        ArrayNode array = Json.array();
+        for (BridgeSession session : snapshot) {
+            ObjectNode item = array.addObject();
+            item.put("session", session.id);
+            item.put("model", session.modelDescription);
+            if (session.agent.instructions() != null) {
+                item.put("instructions", session.agent.instructions());
+            }
+            item.set("tools", Json.strings(session.agent.tools().stream().map(ToolDefinition::name).toList()));
+            item.put("busy", session.queue.busy());
+            item.put("pendingOperations", session.queue.pending());
+            item.put("entries", session.agent.history().size());
+            item.put("createdAt", DateTimeFormatter.ISO_INSTANT.format(session.createdAt.truncatedTo(ChronoUnit.MILLIS)));
+        }
+        ObjectNode result = Json.object();
+        result.set("sessions", array);
+        return Reply.result(result);
+    }
+
+    private Reply reset(BridgeRequest request) throws BridgeException {
+        BridgeSession session = find(request.params());
+        session.queue.submit(request, operation -> {
+            operation.commit();
+            session.agent.reset();
+            return sessionResult(session);
+        });
+        return Reply.pending();
+    }
+
+    private Reply setInstructions(BridgeRequest request) throws BridgeException {
+        Params params = request.params();
+        BridgeSession session = find(params);
+        String instructions = params.optionalString("instructions");
+        session.queue.submit(request, operation -> {
+            operation.commit();
+            session.agent.setInstructions(instructions);
+            return sessionResult(session);
+        });
+        return Reply.pending();
+    }
+
+    private Reply setContextNote(BridgeRequest request) throws BridgeException {
+        Params params = request.params();
+        BridgeSession session = find(params);
+        String note = params.optionalString("note");
+        session.queue.submit(request, operation -> {
+            operation.commit();
+            session.agent.setContextNote(note);
+            return sessionResult(session);
+        });
+        return Reply.pending();
+    }
+
+    private Reply setTools(BridgeRequest request) throws BridgeException {
+        Params params = request.params();
+        BridgeSession session = find(params);
+        ToolDefinitions.Parsed parsed = ToolDefinitions.parse(params.require("tools"), "tools");
+        List<String> warnings = new ArrayList<>(parsed.warnings());
+        ToolDefinitions.countWarning(parsed.tools().size()).ifPresent(warnings::add);
+        session.queue.submit(request, operation -> {
+            operation.commit();
+            session.agent.setTools(parsed.tools());
+            ObjectNode result = sessionResult(session);
+            result.set("warnings", Json.strings(warnings));
+            return result;
+        });
+        return Reply.pending();
+    }
+
+    private static ObjectNode sessionResult(BridgeSession session) {
+        ObjectNode result = Json.object();
+        result.put("session", session.id);
+        return result;
+    }
+
+}

@@ -1,0 +1,37 @@
+package dev.oam.cli;
+
+import dev.oam.bridge.BridgeEngine;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code oam} command. */
+@Command(name = "oam", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = "oam for Java: a JSON-RPC 2.0 bridge that lets game engines drive local LLM agents with real tool calls.",
+        subcommands = {StdioCommand.class})
+public final class Main implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
+        int code = commandLine().execute(args);
+        System.exit(code);
+    }
+
+    static CommandLine commandLine() {
+        CommandLine cli = new CommandLine(new Main());
+        cli.setOut(new java.io.PrintWriter(System.err, true));
+        return cli;
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.err);
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"oam " + BridgeEngine.VERSION + " (protocol " + BridgeEngine.PROTOCOL_VERSION + ")"};
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package dev.oam.cli;
+
+import dev.oam.bridge.BridgeConfiguration;
+import dev.oam.bridge.BridgeEngine;
+import dev.oam.core.Log;
+import java.io.BufferedOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code oam stdio}: the bridge over standard input and output. */
+@Command(name = "stdio", mixinStandardHelpOptions = true,
+        description = {"Serve the bridge protocol over stdin/stdout: one JSON-RPC 2.0 message per line.",
+                "Standard output carries protocol messages only; logs go to standard error."})
+final class StdioCommand implements Callable<Integer> {
+    @Option(names = "--log-level", defaultValue = "warning", paramLabel = "LEVEL",
+            description = "debug, info, warning (default), error or off.")
+    String logLevel;
+
+    @Option(names = "--max-sessions", defaultValue = "64", paramLabel = "N", description = "Session limit (default 64).")
+    int maxSessions;
+
+    @Option(names = "--tool-timeout", defaultValue = "120", paramLabel = "SECONDS",
+            description = "Default time the engine has to answer a tool/call (default 120; 0 = forever; at most 86400).")
+    double toolTimeout;
+
+    @Option(names = "--no-scripted-models", description = "Refuse scripted models.")
+    boolean noScriptedModels;
+
+    @Option(names = "--model", paramLabel = "PATH.gguf|URL", description = "The system model (also OAM_MODEL).")
+    String model;
+
+    @Option(names = "--model-name", paramLabel = "NAME", description = "The model name on an OpenAI-compatible server (also OAM_MODEL_NAME).")
+    String modelName;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintStream protocolOut = new PrintStream(new FileOutputStream(FileDescriptor.out), false);
+        // Anything that prints to System.out by accident must not corrupt the protocol stream.
+        System.setOut(System.err);
+        return serve(System.in, new BufferedOutputStream(protocolOut, 64 * 1024));
+    }
+
+    int serve(InputStream in, OutputStream out) throws Exception {
+        try {
+            Log.setLevel(Log.parseLevel(logLevel));
+        } catch (IllegalArgumentException e) {
+            System.err.println("oam stdio: " + e.getMessage());
+            return 2;
+        }
+        if (maxSessions < 1) {
+            System.err.println("oam stdio: --max-sessions must be at least 1");
+            return 2;
+        }
+        if (!(toolTimeout >= 0 && toolTimeout <= 86_400)) {
+            System.err.println("oam stdio: --tool-timeout must be a number of seconds from 0 to 86400 (0 means no limit)");
+            return 2;
+        }
+        String modelLocation = model != null ? model : System.getenv("OAM_MODEL");
+        if (modelLocation != null && !modelLocation.isBlank()) {
+            System.err.println("oam stdio: this build has no backend for the system model '" + modelLocation
+                    + "' yet (llama.cpp and OpenAI-compatible backends are coming); use scripted models for now.");
+            return 2;
+        }
+        CountDownLatch done = new CountDownLatch(1);
+        BridgeConfiguration configuration = BridgeConfiguration.builder()
+                .maxSessions(maxSessions)
+                .defaultToolTimeout(Duration.ofNanos((long) (toolTimeout * 1e9)))
+                .allowsScriptedModels(!noScriptedModels)
+                .onShutdown(done::countDown)
+                .build();
+        BridgeEngine engine = new BridgeEngine(configuration, StdioTransport.sink(out));
+        Thread reader = Thread.ofPlatform().daemon().name("oam-stdin").start(() -> {
+            try {
+                StdioTransport.pump(in, engine);
+                Log.debug("end of input; waiting for outstanding requests");
+                engine.awaitIdle(Duration.ofDays(365));
+            } catch (Exception e) {
+                Log.warning("reading standard input failed: " + e);
+            } finally {
+                done.countDown();
+            }
+        });
+        done.await();
+        engine.close();
+        out.flush();
+        Log.debug("stdio server stopped" + (reader.isAlive() ? " (after shutdown)" : ""));
+        return 0;
+    }
+}

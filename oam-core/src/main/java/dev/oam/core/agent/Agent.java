@@ -1,0 +1,434 @@
+package dev.oam.core.agent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.model.GenerationOptions;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelListener;
+import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ModelResponse;
+import dev.oam.core.tool.ToolCall;
+import dev.oam.core.tool.ToolChannel;
+import dev.oam.core.tool.ToolDefinition;
+import dev.oam.core.tool.ToolRecord;
+import dev.oam.core.tool.ToolReply;
+import dev.oam.core.transcript.TranscriptEntry;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An agent: instructions, tools, options and a conversation, driven one turn at a time.
+ *
+ * <p>Concurrency: mutators and {@link #respond} must be called by one thread at a time (the
+ * session's queue guarantees it); the getters may be called from any thread and see immutable
+ * snapshots.
+ */
+public final class Agent {
+    private static final long FIRST_BACKOFF_MS = 300;
+
+    private final LanguageModel model;
+    private volatile @Nullable String instructions;
+    private volatile @Nullable String contextNote;
+    private volatile List<ToolDefinition> tools;
+    private volatile AgentOptions options;
+    private volatile List<TranscriptEntry> history;
+    private volatile List<TranscriptEntry> inProgress = List.of();
+
+    public Agent(LanguageModel model, @Nullable String instructions, List<ToolDefinition> tools, AgentOptions options,
+            List<TranscriptEntry> history) {
+        this.model = model;
+        this.instructions = instructions;
+        this.tools = List.copyOf(tools);
+        this.options = options;
+        this.history = List.copyOf(history);
+    }
+
+    public LanguageModel model() {
+        return model;
+    }
+
+    public @Nullable String instructions() {
+        return instructions;
+    }
+
+    public @Nullable String contextNote() {
+        return contextNote;
+    }
+
+    public List<ToolDefinition> tools() {
+        return tools;
+    }
+
+    public AgentOptions options() {
+        return options;
+    }
+
+    /** The committed conversation (entries after the instructions). */
+    public List<TranscriptEntry> history() {
+        return history;
+    }
+
+    /** The committed conversation plus the running turn's entries so far. */
+    public List<TranscriptEntry> historyWithTurnInProgress() {
+        List<TranscriptEntry> turn = inProgress;
+        if (turn.isEmpty()) {
+            return history;
+        }
+        List<TranscriptEntry> all = new ArrayList<>(history);
+        all.addAll(turn);
+        return List.copyOf(all);
+    }
+
+    public void setInstructions(@Nullable String instructions) {
+        this.instructions = instructions;
+    }
+
+    public void setContextNote(@Nullable String note) {
+        this.contextNote = note;
+    }
+
+    public void setTools(List<ToolDefinition> tools) {
+        this.tools = List.copyOf(tools);
+    }
+
+    public void setOptions(AgentOptions options) {
+        this.options = options;
+    }
+
+    public void replaceHistory(List<TranscriptEntry> entries) {
+        this.history = List.copyOf(entries);
+    }
+
+    /** Clears the conversation and the context note; keeps instructions and tools. */
+    public void reset() {
+        this.history = List.of();
+        this.contextNote = null;
+    }
+
+    /**
+     * Runs one turn. On success the prompt, the tool rounds and the answer are appended to the
+     * history (after {@code context.commit()}); on failure or cancellation nothing changes.
+     */
+    public TurnResult respond(TurnRequest request, TurnContext context) throws AgentException {
+        AgentOptions opts = options;
+        List<ToolDefinition> toolSet = tools;
+        TurnPolicy policy = policy(request, opts, toolSet);
+        List<TranscriptEntry> base = history;
+        List<TranscriptEntry> turn = new ArrayList<>();
+        turn.add(TranscriptEntry.Prompt.of(request.prompt(), request.schema()));
+        inProgress = List.copyOf(turn);
+        try {
+            return runTurn(request, context, opts, toolSet, policy, base, turn);
+        } finally {
+            inProgress = List.of();
+        }
+    }
+
+    private TurnResult runTurn(TurnRequest request, TurnContext context, AgentOptions opts, List<ToolDefinition> toolSet,
+            TurnPolicy policy, List<TranscriptEntry> base, List<TranscriptEntry> turn) throws AgentException {
+        CancellationToken token = context.token();
+        List<Step> steps = new ArrayList<>();
+        List<ToolRecord> records = new ArrayList<>();
+        Usage usage = Usage.ZERO;
+        int rounds = 0;
+        int callCount = 0;
+        boolean respondedDirectly = false;
+        for (int index = 0; ; index++) {
+            token.check();
+            StepPlan plan = plan(policy, toolSet, index, rounds, callCount, respondedDirectly);
+            Step step = new Step(index, rounds, plan.mode(), plan.tools().stream().map(ToolDefinition::name).toList(), 0);
+            steps.add(step);
+            context.listener().onEvent(new TurnEvent.ModelStep(step));
+            List<TranscriptEntry> visible = new ArrayList<>(base);
+            visible.addAll(turn);
+            ModelRequest modelRequest = new ModelRequest(instructions, contextNote, visible, plan.tools(), plan.mode(),
+                    plan.offerRespondDirectly(), request.schema(), GenerationOptions.of(opts));
+            ModelResponse response = generate(modelRequest, context, opts, !records.isEmpty());
+            usage = usage.plus(response.usage());
+            switch (response) {
+                case ModelResponse.Answer answer -> {
+                    JsonNode structured = request.schema() == null ? null : answer.structured();
+                    if (request.schema() != null && structured == null) {
+                        throw new AgentException(ErrorCode.GENERATION_FAILED,
+                                "The model's answer is not JSON for the requested schema.");
+                    }
+                    TranscriptEntry.Response entry = structured == null
+                            ? TranscriptEntry.Response.text(answer.text())
+                            : TranscriptEntry.Response.structured(answer.text(), structured, "Response");
+                    turn.add(entry);
+                    context.commit().commit();
+                    List<TranscriptEntry> committed = new ArrayList<>(history);
+                    committed.addAll(turn);
+                    history = List.copyOf(committed);
+                    return new TurnResult(answer.text(), structured, records, usage, steps);
+                }
+                case ModelResponse.ToolCalls calls -> {
+                    if (plan.mode() == ToolCallingMode.DISALLOWED) {
+                        throw new AgentException(ErrorCode.GENERATION_FAILED,
+                                "The model called a tool in a step where tools are disabled (step " + index + ").");
+                    }
+                    List<ToolCall> real = new ArrayList<>();
+                    for (ToolCall call : calls.calls()) {
+                        if (!(plan.offerRespondDirectly() && call.name().equals(ToolDefinition.RESPOND_DIRECTLY))) {
+                            real.add(call);
+                        }
+                    }
+                    if (real.isEmpty()) {
+                        respondedDirectly = true;
+                        continue;
+                    }
+                    List<ToolRecord> round = runToolRound(real, plan.tools(), callCount, policy.maxToolCalls(), opts, context);
+                    turn.add(TranscriptEntry.ToolCalls.of(real));
+                    for (ToolRecord record : round) {
+                        turn.add(TranscriptEntry.ToolOutput.of(record.call().name(), record.call().id(), record.reply().modelText()));
+                    }
+                    inProgress = List.copyOf(turn);
+                    records.addAll(round);
+                    rounds++;
+                    callCount += real.size();
+                }
+            }
+        }
+    }
+
+    /** The turn's policy; a {@code {"tool": name}} naming a tool the agent lacks is rejected here. */
+    private static TurnPolicy policy(TurnRequest request, AgentOptions opts, List<ToolDefinition> toolSet) throws AgentException {
+        TurnPolicy base = TurnPolicy.of(opts);
+        TurnPolicy policy = new TurnPolicy(
+                request.toolChoice() != null ? request.toolChoice() : base.toolChoice(),
+                request.maxToolRounds() != null ? request.maxToolRounds() : base.maxToolRounds(),
+                request.maxToolCalls() != null ? request.maxToolCalls() : base.maxToolCalls(),
+                request.enabledTools() != null ? request.enabledTools() : base.enabledTools());
+        if (policy.toolChoice() instanceof ToolChoice.Named named
+                && toolSet.stream().noneMatch(tool -> tool.name().equals(named.tool()))) {
+            throw new AgentException(ErrorCode.INVALID_PARAMS,
+                    "Parameter 'toolChoice' names the tool '" + named.tool() + "', which the session does not have.");
+        }
+        return policy;
+    }
+
+    record StepPlan(ToolCallingMode mode, List<ToolDefinition> tools, boolean offerRespondDirectly) {}
+
+    /** The per-step steering rules (GAME-LAYER.md §3.11). */
+    static StepPlan plan(TurnPolicy policy, List<ToolDefinition> toolSet, int index, int rounds, int calls,
+            boolean respondedDirectly) {
+        List<ToolDefinition> enabled = toolSet;
+        if (policy.enabledTools() != null) {
+            Set<String> allowed = new LinkedHashSet<>(policy.enabledTools());
+            enabled = toolSet.stream().filter(tool -> allowed.contains(tool.name())).toList();
+        }
+        ToolChoice choice = policy.toolChoice();
+        ToolCallingMode mode;
+        if (choice instanceof ToolChoice.None || respondedDirectly
+                || rounds >= policy.maxToolRounds() || calls >= policy.maxToolCalls()) {
+            mode = ToolCallingMode.DISALLOWED;
+        } else if ((choice instanceof ToolChoice.Required || choice instanceof ToolChoice.Explicit) && rounds == 0) {
+            mode = ToolCallingMode.REQUIRED;
+        } else if (choice instanceof ToolChoice.Named named && rounds == 0) {
+            mode = ToolCallingMode.REQUIRED;
+            enabled = enabled.stream().filter(tool -> tool.name().equals(named.tool())).toList();
+        } else {
+            mode = ToolCallingMode.ALLOWED;
+        }
+        if (enabled.isEmpty()) {
+            mode = ToolCallingMode.DISALLOWED;
+        }
+        if (mode == ToolCallingMode.DISALLOWED) {
+            return new StepPlan(mode, List.of(), false);
+        }
+        boolean offer = choice instanceof ToolChoice.Explicit && index == 0;
+        return new StepPlan(mode, enabled, offer);
+    }
+
+    private ModelResponse generate(ModelRequest request, TurnContext context, AgentOptions opts, boolean toolRan)
+            throws AgentException {
+        CancellationToken token = context.token();
+        long backoff = FIRST_BACKOFF_MS;
+        for (int attempt = 1; ; attempt++) {
+            TextAccumulator text = new TextAccumulator(context.listener());
+            try {
+                ModelResponse response = model.respond(request, text, token);
+                token.check();
+                return response;
+            } catch (AgentException e) {
+                if (token.isCancelled()) {
+                    throw AgentException.cancelled();
+                }
+                if (!e.isRetryable() || toolRan || attempt >= opts.maxAttempts()) {
+                    throw e;
+                }
+                text.resetIfStreamed();
+                token.sleep(backoff);
+                backoff *= 2;
+            } catch (RuntimeException e) {
+                if (token.isCancelled()) {
+                    throw AgentException.cancelled();
+                }
+                throw e;
+            }
+        }
+    }
+
+    /** Turns model text callbacks into {@code text} events with the whole answer so far. */
+    private static final class TextAccumulator implements ModelListener {
+        private final TurnListener listener;
+        private final StringBuilder text = new StringBuilder();
+        private boolean streamed;
+
+        TextAccumulator(TurnListener listener) {
+            this.listener = listener;
+        }
+
+        @Override
+        public void onText(String delta) {
+            if (delta.isEmpty()) {
+                return;
+            }
+            text.append(delta);
+            streamed = true;
+            listener.onEvent(new TurnEvent.Text(delta, text.toString(), false));
+        }
+
+        @Override
+        public void onReset(String whole) {
+            text.setLength(0);
+            text.append(whole);
+            streamed = true;
+            listener.onEvent(new TurnEvent.Text(whole, whole, true));
+        }
+
+        @Override
+        public void onPartial(JsonNode value) {
+            listener.onEvent(new TurnEvent.Partial(value));
+        }
+
+        void resetIfStreamed() {
+            if (streamed) {
+                onReset("");
+            }
+        }
+    }
+
+    /**
+     * Runs the client tool calls of one step: every call is sent before any answer is awaited, and
+     * the records come back in completion order. Timeouts and cancellation abandon the calls still
+     * outstanding.
+     */
+    private static List<ToolRecord> runToolRound(List<ToolCall> calls, List<ToolDefinition> enabled, int callsBefore,
+            int maxToolCalls, AgentOptions opts, TurnContext context) throws AgentException {
+        int n = calls.size();
+        ToolChannel.PendingCall[] pending = new ToolChannel.PendingCall[n];
+        ToolReply[] immediate = new ToolReply[n];
+        Duration[] timeouts = new Duration[n];
+        for (int i = 0; i < n; i++) {
+            ToolCall call = calls.get(i);
+            ToolDefinition definition = enabled.stream().filter(t -> t.name().equals(call.name())).findFirst().orElse(null);
+            if (callsBefore + i >= maxToolCalls) {
+                immediate[i] = ToolReply.error("Tool call limit reached (maxToolCalls is " + maxToolCalls + "); '"
+                        + call.name() + "' was not run. Answer with what you have.");
+            } else if (definition == null) {
+                immediate[i] = ToolReply.error("Tool '" + call.name() + "' is not available. Available tools: "
+                        + String.join(", ", enabled.stream().map(ToolDefinition::name).toList()) + ".");
+            } else {
+                timeouts[i] = definition.effectiveTimeout(opts.toolTimeout());
+            }
+        }
+        for (ToolCall call : calls) {
+            context.listener().onEvent(new TurnEvent.ToolCallStarted(call, "client"));
+        }
+        long[] started = new long[n];
+        BlockingQueue<Integer> done = new LinkedBlockingQueue<>();
+        for (int i = 0; i < n; i++) {
+            started[i] = System.nanoTime();
+            if (immediate[i] == null) {
+                pending[i] = context.tools().send(calls.get(i));
+                int index = i;
+                pending[i].reply().whenComplete((reply, error) -> done.offer(index));
+            } else {
+                done.offer(i);
+            }
+        }
+        Runnable wake = () -> done.offer(-1);
+        CancellationToken token = context.token();
+        token.onCancel(wake);
+        List<ToolRecord> records = new ArrayList<>();
+        boolean[] finished = new boolean[n];
+        try {
+            while (records.size() < n) {
+                if (token.isCancelled()) {
+                    abandonAll(pending, finished, "The request was cancelled.");
+                    throw AgentException.cancelled();
+                }
+                long now = System.nanoTime();
+                long wait = Long.MAX_VALUE;
+                for (int i = 0; i < n; i++) {
+                    if (!finished[i] && immediate[i] == null && !timeouts[i].isZero()) {
+                        long deadline = started[i] + nanos(timeouts[i]);
+                        if (deadline - now <= 0) {
+                            finished[i] = true;
+                            String message = "Tool '" + calls.get(i).name() + "' timed out after " + seconds(timeouts[i]) + "s.";
+                            pending[i].abandon("Error: " + message);
+                            record(records, calls.get(i), ToolReply.error(message), now - started[i], context);
+                        } else {
+                            wait = Math.min(wait, deadline - now);
+                        }
+                    }
+                }
+                if (records.size() == n) {
+                    break;
+                }
+                Integer index = wait == Long.MAX_VALUE ? done.take() : done.poll(wait, TimeUnit.NANOSECONDS);
+                if (index == null || index < 0 || finished[index]) {
+                    continue;
+                }
+                finished[index] = true;
+                ToolReply reply = immediate[index] != null ? immediate[index] : pending[index].reply().join();
+                record(records, calls.get(index), reply, System.nanoTime() - started[index], context);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            abandonAll(pending, finished, "The request was cancelled.");
+            throw AgentException.cancelled();
+        } finally {
+            token.removeListener(wake);
+        }
+        return records;
+    }
+
+    private static void record(List<ToolRecord> records, ToolCall call, ToolReply reply, long nanos, TurnContext context) {
+        ToolRecord record = ToolRecord.of(call, reply, nanos);
+        records.add(record);
+        context.listener().onEvent(new TurnEvent.ToolCallCompleted(record));
+    }
+
+    private static void abandonAll(ToolChannel.PendingCall[] pending, boolean[] finished, String reason) {
+        for (int i = 0; i < pending.length; i++) {
+            if (pending[i] != null && !finished[i]) {
+                finished[i] = true;
+                pending[i].abandon(reason);
+            }
+        }
+    }
+
+    private static long nanos(Duration duration) {
+        try {
+            return duration.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE / 4;
+        }
+    }
+
+    /** Seconds as written by a person: {@code 120}, {@code 0.2}. */
+    public static String seconds(Duration duration) {
+        BigDecimal seconds = BigDecimal.valueOf(duration.getSeconds()).add(BigDecimal.valueOf(duration.getNano(), 9));
+        return seconds.stripTrailingZeros().toPlainString();
+    }
+}

@@ -1,0 +1,43 @@
+package dev.oam.core.agent;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.json.Json;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A turn failed with one of the agent error codes (-32001…-32012). Tool failures are not agent
+ * exceptions: they travel back to the model as error outputs.
+ */
+public final class AgentException extends Exception {
+    private final ErrorCode code;
+    private final ObjectNode data;
+
+    public AgentException(ErrorCode code, String message) {
+        this(code, message, null);
+    }
+
+    public AgentException(ErrorCode code, String message, @Nullable ObjectNode data) {
+        super(message, null, false, false);
+        this.code = code;
+        this.data = data == null ? Json.object() : data;
+    }
+
+    public static AgentException cancelled() {
+        return new AgentException(ErrorCode.CANCELLED, "The request was cancelled.");
+    }
+
+    public ErrorCode code() {
+        return code;
+    }
+
+    /** Extra members for the error's {@code data} object (besides {@code code}). */
+    public ObjectNode data() {
+        return data;
+    }
+
+    /** Transient failures that {@code maxAttempts} may retry. */
+    public boolean isRetryable() {
+        return code == ErrorCode.GENERATION_FAILED;
+    }
+}

@@ -1,0 +1,58 @@
+package dev.oam.core.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.tool.ToolDefinition;
+import dev.oam.core.transcript.TranscriptEntry;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Everything one model step sees.
+ *
+ * @param entries the visible conversation, ending with this turn's prompt and the turn's tool rounds so far
+ * @param tools the tools enabled for this step (empty when {@code mode} is disallowed)
+ * @param offerRespondDirectly whether the hidden {@code respond_directly} tool is offered too
+ * @param schema the JSON Schema of the answer for structured turns
+ */
+public record ModelRequest(
+        @Nullable String instructions,
+        @Nullable String contextNote,
+        List<TranscriptEntry> entries,
+        List<ToolDefinition> tools,
+        ToolCallingMode mode,
+        boolean offerRespondDirectly,
+        @Nullable JsonNode schema,
+        GenerationOptions options) {
+
+    public ModelRequest {
+        entries = List.copyOf(entries);
+        tools = List.copyOf(tools);
+    }
+
+    /** The text of this turn's prompt ("" when there is none). */
+    public String prompt() {
+        for (int i = entries.size() - 1; i >= 0; i--) {
+            if (entries.get(i) instanceof TranscriptEntry.Prompt prompt) {
+                return prompt.text();
+            }
+        }
+        return "";
+    }
+
+    /** This turn's tool outputs as the model saw them, oldest first. */
+    public List<String> turnToolOutputs() {
+        List<String> outputs = new ArrayList<>();
+        for (int i = entries.size() - 1; i >= 0; i--) {
+            TranscriptEntry entry = entries.get(i);
+            if (entry instanceof TranscriptEntry.Prompt) {
+                break;
+            }
+            if (entry instanceof TranscriptEntry.ToolOutput output) {
+                outputs.add(0, output.text());
+            }
+        }
+        return outputs;
+    }
+}

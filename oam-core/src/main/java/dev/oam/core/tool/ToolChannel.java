@@ -1,0 +1,32 @@
+package dev.oam.core.tool;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * How a turn reaches the engine that executes its client tools. The bridge implements it with
+ * {@code tool/call} requests; tests implement it directly.
+ */
+public interface ToolChannel {
+    /** Sends one call; never blocks on the engine's answer. */
+    PendingCall send(ToolCall call);
+
+    /** A call the engine has not answered yet. */
+    interface PendingCall {
+        /** Completes with the engine's reply; never completes exceptionally. */
+        CompletableFuture<ToolReply> reply();
+
+        /** The turn no longer needs the output ({@code tool/cancel}); a later reply is ignored. */
+        void abandon(String reason);
+    }
+
+    /** A channel whose engine has no tools: every call gets an error output. */
+    ToolChannel NONE = call -> new PendingCall() {
+        @Override
+        public CompletableFuture<ToolReply> reply() {
+            return CompletableFuture.completedFuture(ToolReply.error("No engine is connected to run '" + call.name() + "'."));
+        }
+
+        @Override
+        public void abandon(String reason) {}
+    };
+}
