@@ -57,11 +57,17 @@ public final class BridgeEngine implements AutoCloseable {
     private final AtomicLong localIds = new AtomicLong();
     private volatile boolean shutDown;
 
+    /** An engine whose outgoing lines go to {@code sink} (called on the writer thread, one line at a time). */
     public BridgeEngine(BridgeConfiguration configuration, Consumer<String> sink) {
-        this(configuration, (MessageSink) sink::accept);
+        this((MessageSink) sink::accept, configuration);
     }
 
-    public BridgeEngine(BridgeConfiguration configuration, MessageSink sink) {
+    /** An engine writing to a sink that can be flushed (stdio). */
+    public static BridgeEngine withSink(BridgeConfiguration configuration, MessageSink sink) {
+        return new BridgeEngine(sink, configuration);
+    }
+
+    private BridgeEngine(MessageSink sink, BridgeConfiguration configuration) {
         this.configuration = Objects.requireNonNull(configuration, "configuration");
         this.outbound = new Outbound(sink);
         this.sessions = new Sessions(this);
@@ -273,6 +279,9 @@ public final class BridgeEngine implements AutoCloseable {
             params = Json.object();
         } else if (paramsNode.isObject()) {
             params = (ObjectNode) paramsNode;
+        } else if (notification) {
+            Log.warning("ignored notification '" + method + "': its params are not an object");
+            return;
         } else {
             reject(local, id, BridgeException.invalidParams("Params must be an object (by name), not "
                     + (paramsNode.isArray() ? "an array" : "a " + paramsNode.getNodeType().name().toLowerCase(java.util.Locale.ROOT)) + "."));

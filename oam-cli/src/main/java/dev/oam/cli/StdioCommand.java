@@ -76,7 +76,7 @@ final class StdioCommand implements Callable<Integer> {
                 .allowsScriptedModels(!noScriptedModels)
                 .onShutdown(done::countDown)
                 .build();
-        BridgeEngine engine = new BridgeEngine(configuration, StdioTransport.sink(out));
+        BridgeEngine engine = BridgeEngine.withSink(configuration, StdioTransport.sink(out));
         Thread reader = Thread.ofPlatform().daemon().name("oam-stdin").start(() -> {
             try {
                 StdioTransport.pump(in, engine);

@@ -352,15 +352,20 @@ public final class Agent {
                 pending[i] = context.tools().send(calls.get(i));
                 int index = i;
                 pending[i].reply().whenComplete((reply, error) -> done.offer(index));
-            } else {
-                done.offer(i);
+            }
+        }
+        // Calls that were never sent completed at once, so they come first in completion order.
+        List<ToolRecord> records = new ArrayList<>();
+        boolean[] finished = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            if (immediate[i] != null) {
+                finished[i] = true;
+                record(records, calls.get(i), immediate[i], 0, context);
             }
         }
         Runnable wake = () -> done.offer(-1);
         CancellationToken token = context.token();
         token.onCancel(wake);
-        List<ToolRecord> records = new ArrayList<>();
-        boolean[] finished = new boolean[n];
         try {
             while (records.size() < n) {
                 if (token.isCancelled()) {
@@ -390,7 +395,7 @@ public final class Agent {
                     continue;
                 }
                 finished[index] = true;
-                ToolReply reply = immediate[index] != null ? immediate[index] : pending[index].reply().join();
+                ToolReply reply = pending[index].reply().join();
                 record(records, calls.get(index), reply, System.nanoTime() - started[index], context);
             }
         } catch (InterruptedException e) {

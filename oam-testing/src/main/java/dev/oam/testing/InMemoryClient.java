@@ -1,0 +1,86 @@
+package dev.oam.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.bridge.BridgeConfiguration;
+import dev.oam.bridge.BridgeEngine;
+import dev.oam.core.json.Json;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/** A client wired straight to an in-process {@link BridgeEngine}. */
+public final class InMemoryClient implements ProtocolClient {
+    private final BridgeEngine engine;
+    private final LinkedBlockingQueue<JsonNode> inbox = new LinkedBlockingQueue<>();
+    private final List<String> garbage = new CopyOnWriteArrayList<>();
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    private InMemoryClient(BridgeConfiguration.Builder configuration) {
+        this.engine = new BridgeEngine(configuration.onShutdown(stopped::countDown).build(), line -> {
+            try {
+                JsonNode node = Json.parse(line);
+                if (!node.isObject() || line.indexOf('\n') >= 0) {
+                    garbage.add(line);
+                } else {
+                    inbox.add(node);
+                }
+            } catch (Exception e) {
+                garbage.add(line);
+            }
+        });
+    }
+
+    public static InMemoryClient connect(BridgeConfiguration.Builder configuration) {
+        return new InMemoryClient(configuration);
+    }
+
+    public BridgeEngine engine() {
+        return engine;
+    }
+
+    @Override
+    public void send(byte[] line) {
+        engine.receive(line, 0, line.length);
+    }
+
+    @Override
+    public JsonNode poll(Duration timeout) throws InterruptedException {
+        return inbox.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public List<String> garbage() {
+        return garbage;
+    }
+
+    @Override
+    public void endInput() {
+        Thread.ofVirtual().start(() -> {
+            try {
+                engine.awaitIdle(Duration.ofDays(1));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            engine.close();
+            stopped.countDown();
+        });
+    }
+
+    @Override
+    public boolean awaitStopped(Duration timeout) throws InterruptedException {
+        return stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public int exitCode() {
+        return 0;
+    }
+
+    @Override
+    public void close() {
+        engine.close();
+    }
+}

@@ -1,0 +1,137 @@
+package dev.oam.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.json.Json;
+import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/** A client talking to a real {@code oam stdio} child process. Its stderr is kept for diagnostics. */
+public final class StdioClient implements ProtocolClient {
+    private final Process process;
+    private final OutputStream stdin;
+    private final LinkedBlockingQueue<JsonNode> inbox = new LinkedBlockingQueue<>();
+    private final List<String> garbage = new CopyOnWriteArrayList<>();
+    private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+    private final Object writeLock = new Object();
+
+    private StdioClient(Process process) {
+        this.process = process;
+        this.stdin = process.getOutputStream();
+        Thread.ofPlatform().daemon().name("stdio-client-out").start(this::readStdout);
+        Thread.ofPlatform().daemon().name("stdio-client-err").start(() -> copy(process.getErrorStream()));
+    }
+
+    /** Starts {@code command} (e.g. {@code bin/oam stdio --tool-timeout 5}). */
+    public static StdioClient start(List<String> command) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.redirectInput(ProcessBuilder.Redirect.PIPE);
+        return new StdioClient(builder.start());
+    }
+
+    private void readStdout() {
+        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                try {
+                    JsonNode node = Json.parse(line);
+                    if (node.isObject()) {
+                        inbox.add(node);
+                    } else {
+                        garbage.add(line);
+                    }
+                } catch (Exception e) {
+                    garbage.add(line);
+                }
+            }
+        } catch (IOException e) {
+            // process ended
+        }
+    }
+
+    private void copy(InputStream in) {
+        byte[] buffer = new byte[8192];
+        try {
+            int n;
+            while ((n = in.read(buffer)) > 0) {
+                synchronized (stderr) {
+                    stderr.write(buffer, 0, n);
+                }
+            }
+        } catch (IOException e) {
+            // process ended
+        }
+    }
+
+    public String stderr() {
+        synchronized (stderr) {
+            return stderr.toString(StandardCharsets.UTF_8);
+        }
+    }
+
+    @Override
+    public void send(byte[] line) {
+        synchronized (writeLock) {
+            try {
+                stdin.write(line);
+                stdin.write('\n');
+                stdin.flush();
+            } catch (IOException e) {
+                throw new IllegalStateException("the bridge process closed its input; stderr:\n" + stderr(), e);
+            }
+        }
+    }
+
+    @Override
+    public JsonNode poll(Duration timeout) throws InterruptedException {
+        return inbox.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public List<String> garbage() {
+        return garbage;
+    }
+
+    @Override
+    public void endInput() {
+        synchronized (writeLock) {
+            try {
+                stdin.close();
+            } catch (IOException e) {
+                // already closed
+            }
+        }
+    }
+
+    @Override
+    public boolean awaitStopped(Duration timeout) throws InterruptedException {
+        return process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public int exitCode() {
+        return process.exitValue();
+    }
+
+    @Override
+    public void close() {
+        endInput();
+        try {
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+        }
+    }
+}
