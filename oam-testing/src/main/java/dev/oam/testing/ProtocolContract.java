@@ -1179,6 +1179,155 @@ public abstract class ProtocolContract {
         }
     }
 
+    // ---------------------------------------------------------------- stress
+
+    /**
+     * Thousands of pipelined requests over dozens of sessions, with tool calls answered as they come
+     * and random cancels: every request id is answered exactly once, and nothing else is answered.
+     */
+    @Test
+    void stressEveryRequestIsAnsweredExactlyOnce() throws Exception {
+        java.util.Random random = new java.util.Random(20261202L);
+        int sessions = 24;
+        int requests = 3000;
+        ProtocolClient client = connect("--tool-timeout", "30");
+        try {
+            java.util.Map<String, Integer> answers = new java.util.concurrent.ConcurrentHashMap<>();
+            java.util.Set<String> expected = new java.util.HashSet<>();
+            java.util.Set<String> streaming = new java.util.HashSet<>();
+            List<String> toSend = new ArrayList<>();
+            for (int s = 0; s < sessions; s++) {
+                StringBuilder steps = new StringBuilder("[");
+                for (int k = 0; k < 300; k++) {
+                    if (k > 0) {
+                        steps.append(',');
+                    }
+                    int kind = random.nextInt(10);
+                    String delay = random.nextInt(4) == 0 ? ",\"delayMs\":" + random.nextInt(3) : "";
+                    if (kind < 5) {
+                        steps.append("{\"text\":\"answer ").append(k).append(" of s").append(s).append("\",\"chunks\":3").append(delay).append('}');
+                    } else if (kind < 8) {
+                        steps.append("{\"toolCalls\":[{\"name\":\"ring_bell\"}").append(kind == 7 ? ",{\"name\":\"ring_bell\"}" : "")
+                                .append("]").append(delay).append('}');
+                    } else if (kind == 8) {
+                        steps.append("{\"template\":\"{prompt} {toolOutputs}\"").append(delay).append('}');
+                    } else {
+                        steps.append("{\"error\":\"guardrail_violation\"}");
+                    }
+                }
+                steps.append(']');
+                String id = "c" + s;
+                expected.add("\"" + id + "\"");
+                toSend.add("{\"jsonrpc\":\"2.0\",\"id\":\"" + id + "\",\"method\":\"session/create\",\"params\":{\"session\":\"s" + s
+                        + "\",\"tools\":[" + BELL_TOOL + "],\"options\":{\"maxToolRounds\":3},\"model\":"
+                        + scripted(steps.toString()) + "}}");
+            }
+            for (int i = 0; i < requests; i++) {
+                String session = "s" + random.nextInt(sessions);
+                int kind = random.nextInt(100);
+                String method;
+                String params;
+                boolean notification = false;
+                if (kind < 50) {
+                    boolean stream = random.nextBoolean();
+                    method = "session/respond";
+                    params = "{\"session\":\"" + session + "\",\"prompt\":\"p" + i + "\",\"stream\":" + stream + "}";
+                    if (stream) {
+                        streaming.add(String.valueOf(i));
+                    }
+                } else if (kind < 58) {
+                    method = "session/setContextNote";
+                    params = "{\"session\":\"" + session + "\",\"note\":\"n" + i + "\"}";
+                } else if (kind < 64) {
+                    method = "session/list";
+                    params = null;
+                } else if (kind < 72) {
+                    method = "ping";
+                    params = null;
+                } else if (kind < 80) {
+                    method = "session/cancel";
+                    params = "{\"session\":\"" + session + "\"}";
+                } else if (kind < 86) {
+                    method = "session/cancel";
+                    params = "{\"session\":\"" + session + "\"}";
+                    notification = true;
+                } else if (kind < 92) {
+                    method = "session/reset";
+                    params = "{\"session\":\"" + session + "\"}";
+                } else if (kind < 97) {
+                    method = "session/setInstructions";
+                    params = "{\"session\":\"" + session + "\",\"instructions\":\"i" + i + "\"}";
+                } else {
+                    method = "session/respond";
+                    params = "{\"session\":\"missing\",\"prompt\":\"x\"}";
+                }
+                if (notification) {
+                    toSend.add("{\"jsonrpc\":\"2.0\",\"method\":\"" + method + "\",\"params\":" + params + "}");
+                } else {
+                    expected.add(String.valueOf(i));
+                    toSend.add("{\"jsonrpc\":\"2.0\",\"id\":" + i + ",\"method\":\"" + method + "\""
+                            + (params == null ? "" : ",\"params\":" + params) + "}");
+                }
+            }
+            Thread sender = Thread.ofPlatform().start(() -> toSend.forEach(client::send));
+            java.util.Map<String, Integer> responseIndex = new java.util.HashMap<>();
+            java.util.Map<String, Integer> lastEventIndex = new java.util.HashMap<>();
+            java.util.Set<String> toolCallIds = new java.util.HashSet<>();
+            int[] cancelled = {0};
+            int index = 0;
+            long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+            while (answers.size() < expected.size() && System.nanoTime() < deadline) {
+                JsonNode message = client.poll(Duration.ofMillis(500));
+                if (message == null) {
+                    continue;
+                }
+                index++;
+                String method = message.path("method").asText(null);
+                if ("tool/call".equals(method)) {
+                    assertThat(toolCallIds.add(message.get("id").asText())).as("tool/call ids are unique").isTrue();
+                    if (random.nextInt(10) > 0) {
+                        client.send("{\"jsonrpc\":\"2.0\",\"id\":\"" + message.get("id").asText() + "\",\"result\":{\"output\":\"ding\"}}");
+                    } else {
+                        client.send("{\"jsonrpc\":\"2.0\",\"id\":\"" + message.get("id").asText() + "\",\"error\":{\"code\":1,\"message\":\"jammed\"}}");
+                    }
+                } else if ("session/event".equals(method)) {
+                    String requestId = Json.write(message.path("params").path("requestId"));
+                    assertThat(streaming).as("events only for streaming turns").contains(requestId);
+                    assertThat(responseIndex).as("no event after its response").doesNotContainKey(requestId);
+                    lastEventIndex.put(requestId, index);
+                } else if (method == null) {
+                    String id = Json.write(message.get("id"));
+                    answers.merge(id, 1, Integer::sum);
+                    if (message.path("error").path("code").asInt() == -32009) {
+                        cancelled[0]++;
+                    }
+                    responseIndex.put(id, index);
+                    assertThat(expected).as("only requests are answered").contains(id);
+                } else {
+                    assertThat(method).isIn("tool/cancel");
+                }
+            }
+            sender.join();
+            assertThat(answers.keySet()).containsExactlyInAnyOrderElementsOf(expected);
+            assertThat(answers.values()).allMatch(count -> count == 1);
+            ProtocolClient c = client;
+            c.send("{\"jsonrpc\":\"2.0\",\"id\":\"final\",\"method\":\"ping\"}");
+            JsonNode last;
+            do {
+                last = c.poll(Duration.ofSeconds(30));
+                assertThat(last).as("the final ping is answered").isNotNull();
+                if (last.has("id") && !last.has("method")) {
+                    assertThat(Json.write(last.get("id"))).as("nothing else is answered").isEqualTo("\"final\"");
+                }
+            } while (!(last.has("id") && !last.has("method")));
+            assertThat(client.garbage()).isEmpty();
+            assertThat(toolCallIds).as("the stress run exercised tool calls").hasSizeGreaterThan(100);
+            assertThat(cancelled[0]).as("the stress run exercised cancellation").isGreaterThan(10);
+        } finally {
+            client.close();
+        }
+    }
+
     // ---------------------------------------------------------------- shutdown and end of input
 
     @Test
