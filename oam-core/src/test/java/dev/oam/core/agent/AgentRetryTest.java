@@ -54,6 +54,18 @@ class AgentRetryTest {
     }
 
     @Test
+    void backoffDoublesBetweenAttempts() throws Exception {
+        Agent agent = agent(scripted("""
+                {"steps": [{"error": "generation_failed"}, {"error": "generation_failed"}, {"text": "ok"}]}"""), 3);
+
+        long start = System.nanoTime();
+        TurnResult result = respond(agent);
+
+        assertThat(result.text()).isEqualTo("ok");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300 + 600));
+    }
+
+    @Test
     void maxAttemptsOneNeverRetries() {
         ScriptedModel model = scripted("{\"steps\": [{\"error\": \"generation_failed\"}, {\"text\": \"ok\"}]}");
 

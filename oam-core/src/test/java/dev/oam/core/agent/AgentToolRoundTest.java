@@ -9,6 +9,7 @@ import static dev.oam.core.testing.Fixtures.tool;
 import static dev.oam.core.testing.TestOptions.options;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.testing.RecordingListener;
@@ -126,13 +127,13 @@ class AgentToolRoundTest {
                 .map(entry -> (TranscriptEntry.ToolOutput) entry)
                 .extracting(TranscriptEntry.ToolOutput::toolName, TranscriptEntry.ToolOutput::text)
                 .containsExactly(
-                        org.assertj.core.groups.Tuple.tuple("say", "The gate opened."),
-                        org.assertj.core.groups.Tuple.tuple("open_gate", "{\"opened\":true,\"gate\":\"north\"}"),
-                        org.assertj.core.groups.Tuple.tuple("ring_bell", "Error: Chain jammed."));
+                        tuple("say", "The gate opened."),
+                        tuple("open_gate", "{\"opened\":true,\"gate\":\"north\"}"),
+                        tuple("ring_bell", "Error: Chain jammed."));
         assertThat(result.toolCalls()).extracting(ToolRecord::output, ToolRecord::isError).containsExactly(
-                org.assertj.core.groups.Tuple.tuple(TextNode.valueOf("The gate opened."), false),
-                org.assertj.core.groups.Tuple.tuple(json("{\"opened\": true, \"gate\": \"north\"}"), false),
-                org.assertj.core.groups.Tuple.tuple(TextNode.valueOf("Chain jammed."), true));
+                tuple(TextNode.valueOf("The gate opened."), false),
+                tuple(json("{\"opened\": true, \"gate\": \"north\"}"), false),
+                tuple(TextNode.valueOf("Chain jammed."), true));
     }
 
     @Test
@@ -192,7 +193,7 @@ class AgentToolRoundTest {
         TurnResult result = awaitResult(turn);
 
         assertThat(result.toolCalls()).extracting(record -> record.call().id(), ToolRecord::isError).containsExactly(
-                org.assertj.core.groups.Tuple.tuple("c2", true), org.assertj.core.groups.Tuple.tuple("c1", false));
+                tuple("c2", true), tuple("c1", false));
         assertThat(result.text()).isEqualTo("Error: Tool 'ring_bell' timed out after 0.05s.\nopened");
     }
 
