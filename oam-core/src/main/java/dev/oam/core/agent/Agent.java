@@ -402,6 +402,9 @@ public final class Agent {
             Thread.currentThread().interrupt();
             abandonAll(pending, finished, "The request was cancelled.");
             throw AgentException.cancelled();
+        } catch (RuntimeException | Error e) {
+            abandonAll(pending, finished, "The request failed.");
+            throw e;
         } finally {
             token.removeListener(wake);
         }

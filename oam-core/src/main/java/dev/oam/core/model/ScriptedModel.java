@@ -229,12 +229,25 @@ public final class ScriptedModel implements LanguageModel {
         return pieces;
     }
 
+    private static final java.util.regex.Pattern PLACEHOLDER =
+            java.util.regex.Pattern.compile("\\{(prompt|toolOutputs|toolOutput)\\}");
+
+    /** Substitutes the placeholders in one pass, so text they bring in is never expanded again. */
     static String fill(String template, ModelRequest request) {
         List<String> outputs = request.turnToolOutputs();
         String latest = outputs.isEmpty() ? "" : outputs.get(outputs.size() - 1);
-        return template.replace("{prompt}", request.prompt())
-                .replace("{toolOutputs}", String.join("\n", outputs))
-                .replace("{toolOutput}", latest);
+        java.util.regex.Matcher matcher = PLACEHOLDER.matcher(template);
+        StringBuilder out = new StringBuilder();
+        while (matcher.find()) {
+            String value = switch (matcher.group(1)) {
+                case "prompt" -> request.prompt();
+                case "toolOutputs" -> String.join("\n", outputs);
+                default -> latest;
+            };
+            matcher.appendReplacement(out, java.util.regex.Matcher.quoteReplacement(value));
+        }
+        matcher.appendTail(out);
+        return out.toString();
     }
 
     private static int inputTokens(ModelRequest request) {

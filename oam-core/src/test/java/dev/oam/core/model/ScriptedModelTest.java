@@ -23,7 +23,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -168,7 +167,6 @@ class ScriptedModelTest {
     }
 
     @Test
-    @Disabled("BUG: template substitution is sequential, so placeholders inside the prompt text are expanded too")
     void templateDoesNotExpandPlaceholdersThatComeFromThePrompt() throws Exception {
         ScriptedModel model = scripted("{\"steps\": [{\"template\": \"Echo: {prompt}\"}]}");
 
