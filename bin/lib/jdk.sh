@@ -57,5 +57,5 @@ oam_maven() { # runs Maven with the JDK found; all of its output goes to stderr
   major=$(oam_java_major "$OAM_JDK")
   local opts="${MAVEN_OPTS:-}"
   if [ "$major" -ge 24 ]; then opts="$opts --sun-misc-unsafe-memory-access=allow"; fi
-  JAVA_HOME="$OAM_JDK" MAVEN_OPTS="$opts" "$OAM_MVN" "$@"
+  JAVA_HOME="$OAM_JDK" MAVEN_OPTS="$opts" "$OAM_MVN" -Dstyle.color=never "$@"
 }
