@@ -22,7 +22,8 @@ oam_find_jdk() { # sets OAM_JDK
       OAM_JDK="$JAVA_HOME"; return 0
     fi
   fi
-  for cand in /usr/lib/jvm/*; do
+  local dirs="${OAM_JVM_DIRS:-/usr/lib/jvm}" dir
+  for cand in $(for dir in $dirs; do ls -d "$dir"/* 2>/dev/null; done); do
     [ -d "$cand" ] || continue
     [ -L "$cand" ] && continue
     v=$(oam_java_major "$cand")
@@ -33,7 +34,7 @@ oam_find_jdk() { # sets OAM_JDK
   if [ -z "$best" ]; then
     {
       echo "oam: no JDK 21 or newer was found."
-      echo "  Looked at JAVA_HOME (${JAVA_HOME:-unset}) and the JDKs under /usr/lib/jvm."
+      echo "  Looked at JAVA_HOME (${JAVA_HOME:-unset}) and the JDKs under ${OAM_JVM_DIRS:-/usr/lib/jvm}."
       echo "  Install one (for example: apt-get install openjdk-21-jdk) or point JAVA_HOME at one."
     } >&2
     exit 1
