@@ -135,7 +135,6 @@ public final class BridgeEngine implements AutoCloseable {
      * Events name a private {@code local-<n>} request id.
      */
     public CompletableFuture<JsonNode> call(String method, @Nullable JsonNode params) {
-        CompletableFuture<JsonNode> future = new CompletableFuture<>();
         ObjectNode message = Json.object();
         message.put("jsonrpc", "2.0");
         message.put("id", "local-" + localIds.incrementAndGet());
@@ -143,8 +142,50 @@ public final class BridgeEngine implements AutoCloseable {
         if (params != null) {
             message.set("params", params);
         }
-        dispatch(message, future);
+        return callMessage(message).thenCompose(response -> {
+            JsonNode error = response.get("error");
+            if (error == null) {
+                return CompletableFuture.completedFuture(response.get("result"));
+            }
+            ObjectNode data = error.path("data").isObject() ? (ObjectNode) error.get("data") : Json.object();
+            return CompletableFuture.failedFuture(new BridgeException(error.path("code").asInt(),
+                    data.path("code").asText("internal_error"), error.path("message").asText(), data));
+        });
+    }
+
+    /**
+     * Handles one request message whose response is delivered to the returned future instead of the
+     * sink (its events and {@code tool/call}s still go to the sink first). {@code jsonrpc} and
+     * {@code id} may be absent: without an id, events name a private {@code local-<n>} id. This is
+     * what {@code oam_call_blocking} uses.
+     */
+    public CompletableFuture<ObjectNode> callMessage(ObjectNode request) {
+        CompletableFuture<ObjectNode> future = new CompletableFuture<>();
+        ObjectNode message = request.deepCopy();
+        if (!message.has("jsonrpc")) {
+            message.put("jsonrpc", "2.0");
+        }
+        if (!message.has("id")) {
+            message.put("id", "local-" + localIds.incrementAndGet());
+        }
+        dispatch(message, future::complete);
         return future;
+    }
+
+    /**
+     * Cancels the queued or running work of every in-flight request with this id (it is then
+     * answered {@code -32009}). Returns how many requests had work to cancel.
+     */
+    public int cancel(JsonNode id) {
+        String key = Json.write(id);
+        int count = 0;
+        for (BridgeRequest request : List.copyOf(inflight.values())) {
+            JsonNode requestId = request.id() != null ? request.id() : request.requestId();
+            if (Json.write(requestId).equals(key) && request.cancel()) {
+                count++;
+            }
+        }
+        return count;
     }
 
     /** Waits until every request received so far has been answered, or the timeout passed. */
@@ -218,7 +259,7 @@ public final class BridgeEngine implements AutoCloseable {
         inflight.remove(request.sequence());
     }
 
-    private void dispatch(JsonNode root, @Nullable CompletableFuture<JsonNode> local) {
+    private void dispatch(JsonNode root, @Nullable Consumer<ObjectNode> local) {
         dispatchLock.lock();
         try {
             dispatchLocked(root, local);
@@ -227,7 +268,7 @@ public final class BridgeEngine implements AutoCloseable {
         }
     }
 
-    private void dispatchLocked(JsonNode root, @Nullable CompletableFuture<JsonNode> local) {
+    private void dispatchLocked(JsonNode root, @Nullable Consumer<ObjectNode> local) {
         if (!root.isObject()) {
             reject(local, null, new BridgeException(ErrorCode.INVALID_MESSAGE, root.isArray()
                     ? "Batches are not supported; send one JSON object per line."
@@ -321,6 +362,7 @@ public final class BridgeEngine implements AutoCloseable {
     private void runDeferred(BridgeRequest request, Reply.Work work) {
         CancellationToken token = CancellationToken.create();
         deferred.add(token);
+        request.setCanceller(token::cancel);
         Thread.ofVirtual().name("oam-deferred-" + request.method()).start(() -> {
             try {
                 JsonNode result = work.run(token);
@@ -353,12 +395,13 @@ public final class BridgeEngine implements AutoCloseable {
                 + "); please report it. Details are in the bridge's log.");
     }
 
-    private void reject(@Nullable CompletableFuture<JsonNode> local, @Nullable JsonNode id, BridgeException error) {
+    private void reject(@Nullable Consumer<ObjectNode> local, @Nullable JsonNode id, BridgeException error) {
+        ObjectNode message = errorMessage(id == null ? NullNode.getInstance() : id, error);
         if (local != null) {
-            outbound.after(() -> local.completeExceptionally(error));
+            outbound.after(() -> local.accept(message));
             return;
         }
-        outbound.send(errorMessage(id == null ? NullNode.getInstance() : id, error));
+        outbound.send(message);
     }
 
     private void parseError(Exception e) {

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
-import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
@@ -19,11 +19,12 @@ public final class BridgeRequest {
     private final JsonNode requestId;
     private final String method;
     private final Params params;
-    private final @Nullable CompletableFuture<JsonNode> local;
+    private final @Nullable Consumer<ObjectNode> local;
     private final AtomicBoolean answered = new AtomicBoolean();
+    private volatile @Nullable Runnable canceller;
 
     BridgeRequest(BridgeEngine engine, long sequence, @Nullable JsonNode id, JsonNode requestId, String method, Params params,
-            @Nullable CompletableFuture<JsonNode> local) {
+            @Nullable Consumer<ObjectNode> local) {
         this.engine = engine;
         this.sequence = sequence;
         this.id = id;
@@ -73,15 +74,11 @@ public final class BridgeRequest {
             return false;
         }
         engine.finished(this);
-        if (local != null) {
-            engine.outbound().after(() -> local.complete(result));
-        } else if (id != null) {
-            ObjectNode message = Json.object();
-            message.put("jsonrpc", "2.0");
-            message.set("id", id);
-            message.set("result", result);
-            engine.outbound().send(message);
-        }
+        ObjectNode message = Json.object();
+        message.put("jsonrpc", "2.0");
+        message.set("id", id == null ? requestId : id);
+        message.set("result", result);
+        deliver(message);
         return true;
     }
 
@@ -90,13 +87,34 @@ public final class BridgeRequest {
             return false;
         }
         engine.finished(this);
-        if (local != null) {
-            engine.outbound().after(() -> local.completeExceptionally(error));
-        } else if (id != null) {
-            engine.outbound().send(BridgeEngine.errorMessage(id, error));
-        } else {
+        if (id == null && local == null) {
             dev.oam.core.Log.debug("notification '" + method + "' failed: " + error.getMessage());
+            return true;
         }
+        deliver(BridgeEngine.errorMessage(id == null ? requestId : id, error));
+        return true;
+    }
+
+    private void deliver(ObjectNode message) {
+        if (local != null) {
+            engine.outbound().after(() -> local.accept(message));
+        } else if (id != null) {
+            engine.outbound().send(message);
+        }
+    }
+
+    /** Sets how this request is cancelled by {@link BridgeEngine#cancel(JsonNode)} while it is in flight. */
+    void setCanceller(Runnable canceller) {
+        this.canceller = canceller;
+    }
+
+    /** Cancels the request's work if it is queued or deferred; returns whether there was any to cancel. */
+    boolean cancel() {
+        Runnable action = canceller;
+        if (action == null || answered.get()) {
+            return false;
+        }
+        action.run();
         return true;
     }
 

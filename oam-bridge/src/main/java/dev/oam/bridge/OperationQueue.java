@@ -31,6 +31,12 @@ public final class OperationQueue {
     /** Queues {@code work} for {@code request}; the queue answers the request. */
     public void submit(BridgeRequest request, Work work) {
         Operation operation = new Operation(request, work);
+        request.setCanceller(() -> {
+            boolean queuedBefore = operation.wasQueued();
+            if (operation.cancel() && queuedBefore) {
+                request.failCancelled();
+            }
+        });
         synchronized (lock) {
             queued.addLast(operation);
             if (workerActive) {

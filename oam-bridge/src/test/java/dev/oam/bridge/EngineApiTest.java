@@ -55,6 +55,27 @@ class EngineApiTest {
     }
 
     @Test
+    void callMessageReturnsTheWholeResponseAndCancelStopsItsWork() throws Exception {
+        try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.defaults(), lines::add)) {
+            engine.call("session/create", json("{\"session\":\"g\",\"model\":{\"type\":\"scripted\",\"steps\":[{\"text\":\"late\",\"delayMs\":60000}]}}"))
+                    .get(10, TimeUnit.SECONDS);
+            CompletableFuture<com.fasterxml.jackson.databind.node.ObjectNode> running = engine.callMessage(
+                    (com.fasterxml.jackson.databind.node.ObjectNode) json("{\"id\":\"turn\",\"method\":\"session/respond\",\"params\":{\"session\":\"g\",\"prompt\":\"x\"}}"));
+            CompletableFuture<com.fasterxml.jackson.databind.node.ObjectNode> queued = engine.callMessage(
+                    (com.fasterxml.jackson.databind.node.ObjectNode) json("{\"id\":7,\"method\":\"session/respond\",\"params\":{\"session\":\"g\",\"prompt\":\"y\"}}"));
+            assertThat(engine.cancel(json("7"))).isEqualTo(1);
+            assertThat(queued.get(10, TimeUnit.SECONDS).toString()).contains("\"id\":7").contains("-32009");
+            assertThat(engine.cancel(json("\"turn\""))).isEqualTo(1);
+            assertThat(running.get(10, TimeUnit.SECONDS).toString())
+                    .startsWith("{\"jsonrpc\":\"2.0\",\"id\":\"turn\",\"error\"").contains("cancelled");
+            assertThat(engine.cancel(json("\"turn\""))).isEqualTo(0);
+            assertThat(engine.callMessage((com.fasterxml.jackson.databind.node.ObjectNode) json("{\"method\":\"ping\"}"))
+                    .get(10, TimeUnit.SECONDS).path("id").asText()).startsWith("local-");
+            assertThat(lines).isEmpty();
+        }
+    }
+
+    @Test
     void shutdownAnswersWorkThatIgnoresCancellationWithShutDownAfterABoundedWait() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch onShutdown = new CountDownLatch(1);
