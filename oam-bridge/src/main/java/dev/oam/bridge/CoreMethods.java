@@ -1,6 +1,13 @@
 package dev.oam.bridge;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.schema.GenerationSchema;
+import dev.oam.core.schema.SchemaException;
+import dev.oam.core.tool.ToolDefinition;
+import java.util.ArrayList;
+import java.util.List;
 import dev.oam.core.json.Json;
 
 /** {@code initialize}, {@code ping}, {@code model/availability} and {@code shutdown}. */
@@ -29,6 +36,47 @@ final class CoreMethods {
         });
         registry.register(Methods.PING, request -> Reply.result(Json.object()));
         registry.register(Methods.MODEL_AVAILABILITY, request -> Reply.result(Coding.availability(engine.systemAvailability())));
+        registry.register(Methods.SCHEMA_VALIDATE, request -> {
+            Params params = request.params();
+            JsonNode schema = params.require("schema");
+            String name = params.optionalString("name");
+            if (!schema.isObject() && !schema.isBoolean()) {
+                throw params.mistyped("schema", "a JSON Schema object");
+            }
+            GenerationSchema generation;
+            try {
+                generation = GenerationSchema.convert(schema, name == null ? "Response" : name);
+            } catch (SchemaException e) {
+                throw ToolDefinitions.invalidSchema(e, "schema");
+            }
+            ObjectNode result = Json.object();
+            result.set("warnings", Json.strings(generation.warnings()));
+            result.set("generationSchema", generation.json());
+            return Reply.result(result);
+        });
+        registry.register(Methods.TOOLS_VALIDATE, request -> {
+            Params params = request.params();
+            ToolDefinitions.Parsed parsed = ToolDefinitions.parse(params.require("tools"), "tools");
+            ArrayNode tools = Json.array();
+            for (ToolDefinition tool : parsed.tools()) {
+                ObjectNode item = tools.addObject();
+                item.put("name", tool.name());
+                List<String> own = new ArrayList<>();
+                for (String warning : parsed.warnings()) {
+                    if (warning.startsWith(tool.name() + ":")) {
+                        own.add(warning);
+                    }
+                }
+                item.set("warnings", Json.strings(own));
+                item.set("generationSchema", tool.schema().json());
+            }
+            ObjectNode result = Json.object();
+            result.set("tools", tools);
+            List<String> overall = new ArrayList<>();
+            ToolDefinitions.countWarning(parsed.tools().size()).ifPresent(overall::add);
+            result.set("warnings", Json.strings(overall));
+            return Reply.result(result);
+        });
         registry.register(Methods.SHUTDOWN, request -> {
             engine.beginShutdown(request);
             return Reply.pending();

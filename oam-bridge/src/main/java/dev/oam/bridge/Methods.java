@@ -16,6 +16,10 @@ public final class Methods {
     public static final String SESSION_SET_INSTRUCTIONS = "session/setInstructions";
     public static final String SESSION_SET_CONTEXT_NOTE = "session/setContextNote";
     public static final String SESSION_SET_TOOLS = "session/setTools";
+    public static final String SESSION_TRANSCRIPT = "session/transcript";
+    public static final String SESSION_COMPACT = "session/compact";
+    public static final String SCHEMA_VALIDATE = "schema/validate";
+    public static final String TOOLS_VALIDATE = "tools/validate";
 
     public static final String SESSION_EVENT = "session/event";
     public static final String TOOL_CALL = "tool/call";

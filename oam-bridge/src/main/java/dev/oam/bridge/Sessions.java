@@ -15,6 +15,10 @@ import dev.oam.core.agent.TurnRequest;
 import dev.oam.core.agent.TurnResult;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.ModelAvailability;
+import dev.oam.core.schema.GenerationSchema;
+import dev.oam.core.schema.SchemaException;
+import dev.oam.core.transcript.TranscriptCodec;
+import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
 import java.time.format.DateTimeFormatter;
@@ -45,6 +49,8 @@ final class Sessions {
         registry.register(Methods.SESSION_SET_INSTRUCTIONS, this::setInstructions);
         registry.register(Methods.SESSION_SET_CONTEXT_NOTE, this::setContextNote);
         registry.register(Methods.SESSION_SET_TOOLS, this::setTools);
+        registry.register(Methods.SESSION_TRANSCRIPT, this::transcript);
+        registry.register(Methods.SESSION_COMPACT, this::compact);
     }
 
     synchronized void cancelAll() {
@@ -89,11 +95,22 @@ final class Sessions {
         if (requested != null) {
             checkId(requested, "session");
         }
-        String instructions = params.optionalString("instructions");
+        TranscriptCodec.Restored restored = null;
+        JsonNode history = params.get("history");
+        if (history != null) {
+            try {
+                restored = TranscriptCodec.read(history, "history");
+            } catch (IllegalArgumentException e) {
+                throw BridgeException.invalidParams(e.getMessage());
+            }
+        }
+        String instructions = params.containsKey("instructions") || restored == null
+                ? params.optionalString("instructions") : restored.instructions();
         List<ToolDefinition> tools = List.of();
-        JsonNode toolsNode = params.get("tools");
+        JsonNode toolsNode = params.containsKey("tools") || restored == null ? params.get("tools") : restored.tools();
+        String toolsPath = params.containsKey("tools") || restored == null ? "tools" : "history (saved tools)";
         if (toolsNode != null) {
-            ToolDefinitions.Parsed parsed = ToolDefinitions.parse(toolsNode, "tools");
+            ToolDefinitions.Parsed parsed = ToolDefinitions.parse(toolsNode, toolsPath);
             tools = parsed.tools();
             warnings.addAll(parsed.warnings());
         }
@@ -127,7 +144,11 @@ final class Sessions {
             while (id == null || sessions.containsKey(id)) {
                 id = "s" + generatedIds.incrementAndGet();
             }
-            Agent agent = new Agent(model.model(), instructions, tools, options, List.of());
+            Agent agent = new Agent(model.model(), instructions, tools, options,
+                    restored == null ? List.of() : restored.entries());
+            if (restored != null && restored.hasInstructionsEntry()) {
+                agent.setInstructionsEntryId(restored.instructionsEntryId());
+            }
             sessions.put(id, new BridgeSession(id, agent, model.description()));
         }
         ObjectNode result = Json.object();
@@ -152,8 +173,16 @@ final class Sessions {
         BridgeSession session = find(params);
         String prompt = params.string("prompt");
         JsonNode schema = params.get("schema");
-        if (schema != null && !schema.isObject()) {
-            throw params.mistyped("schema", "a JSON Schema object");
+        List<String> schemaWarnings = List.of();
+        if (schema != null) {
+            if (!schema.isObject()) {
+                throw params.mistyped("schema", "a JSON Schema object");
+            }
+            try {
+                schemaWarnings = GenerationSchema.convert(schema, "Response").warnings();
+            } catch (SchemaException e) {
+                throw ToolDefinitions.invalidSchema(e, "schema");
+            }
         }
         boolean stream = params.bool("stream", false);
         TurnRequest turn = new TurnRequest(prompt, schema,
@@ -161,7 +190,8 @@ final class Sessions {
                 params.optionalInt("maxToolRounds", 0),
                 params.optionalInt("maxToolCalls", 0),
                 params.optionalStringList("enabledTools"));
-        List<String> warnings = params.unknownWarnings();
+        List<String> warnings = new ArrayList<>(params.unknownWarnings());
+        warnings.addAll(schemaWarnings);
         ObjectNode context = Json.object();
         context.put("session", session.id);
         session.queue.submit(request, operation -> {
@@ -284,6 +314,37 @@ final class Sessions {
             session.agent.setTools(parsed.tools());
             ObjectNode result = sessionResult(session);
             result.set("warnings", Json.strings(warnings));
+            return result;
+        });
+        return Reply.pending();
+    }
+
+    private Reply transcript(BridgeRequest request) throws BridgeException {
+        BridgeSession session = find(request.params());
+        Agent agent = session.agent;
+        ObjectNode result = sessionResult(session);
+        result.set("transcript", TranscriptCodec.write(agent.instructionsEntryId(), agent.instructions(), agent.tools(),
+                agent.historyWithTurnInProgress()));
+        return Reply.result(result);
+    }
+
+    private Reply compact(BridgeRequest request) throws BridgeException {
+        Params params = request.params();
+        BridgeSession session = find(params);
+        Integer keepNode = params.optionalInt("keepRecentTurns", 0);
+        int keep = keepNode == null ? 2 : keepNode;
+        String summaryInstructions = params.optionalString("summaryInstructions");
+        ObjectNode context = Json.object();
+        context.put("session", session.id);
+        session.queue.submit(request, operation -> {
+            String summary = session.agent.compact(keep, summaryInstructions, new TurnContext(operation.token(),
+                    TurnListener.NONE, engine.clientCalls().channel(context, request.requestId()), operation::commit));
+            ObjectNode result = sessionResult(session);
+            if (summary == null) {
+                result.putNull("summary");
+            } else {
+                result.put("summary", summary);
+            }
             return result;
         });
         return Reply.pending();

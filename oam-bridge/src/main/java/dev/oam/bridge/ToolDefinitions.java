@@ -3,6 +3,8 @@ package dev.oam.bridge;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
+import dev.oam.core.schema.GenerationSchema;
+import dev.oam.core.schema.SchemaException;
 import dev.oam.core.tool.ToolDefinition;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -96,9 +98,25 @@ public final class ToolDefinitions {
             if (timeoutNode != null && !timeoutNode.isNull()) {
                 timeout = Params.seconds(timeoutNode, at + ".timeoutSeconds");
             }
-            tools.add(new ToolDefinition(name, text, schema, timeout));
+            GenerationSchema generation;
+            try {
+                generation = GenerationSchema.convertParameters(schema, name);
+            } catch (SchemaException e) {
+                throw invalidSchema(e, at + ".parameters");
+            }
+            warnings.addAll(generation.warnings());
+            tools.add(new ToolDefinition(name, text, schema, timeout, generation));
         }
         return new Parsed(tools, warnings);
+    }
+
+    /** {@code -32007 invalid_schema} with {@code data.path} (the parameter) and {@code data.schemaPath} (inside the schema). */
+    public static BridgeException invalidSchema(SchemaException e, String path) {
+        ObjectNode data = Json.object();
+        data.put("path", path);
+        data.put("schemaPath", e.schemaPath());
+        return new BridgeException(dev.oam.core.ErrorCode.INVALID_SCHEMA,
+                "Invalid schema in '" + path + "' at " + e.schemaPath() + ": " + e.getMessage(), data);
     }
 
     /** The warning for more than {@link #RECOMMENDED_MAX_TOOLS} tools, if any. */

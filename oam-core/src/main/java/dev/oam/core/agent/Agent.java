@@ -7,6 +7,11 @@ import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.schema.GenerationSchema;
+import dev.oam.core.schema.PartialJson;
+import dev.oam.core.schema.SchemaException;
+import dev.oam.core.json.Json;
+import dev.oam.core.transcript.TranscriptEntry.Prompt;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
@@ -41,6 +46,7 @@ public final class Agent {
     private volatile AgentOptions options;
     private volatile List<TranscriptEntry> history;
     private volatile List<TranscriptEntry> inProgress = List.of();
+    private volatile String instructionsEntryId = TranscriptEntry.newId();
 
     public Agent(LanguageModel model, @Nullable String instructions, List<ToolDefinition> tools, AgentOptions options,
             List<TranscriptEntry> history) {
@@ -87,6 +93,15 @@ public final class Agent {
         return List.copyOf(all);
     }
 
+    /** The id of the transcript's instructions entry (kept across a save and restore). */
+    public String instructionsEntryId() {
+        return instructionsEntryId;
+    }
+
+    public void setInstructionsEntryId(String id) {
+        this.instructionsEntryId = id;
+    }
+
     public void setInstructions(@Nullable String instructions) {
         this.instructions = instructions;
     }
@@ -121,19 +136,28 @@ public final class Agent {
         AgentOptions opts = options;
         List<ToolDefinition> toolSet = tools;
         TurnPolicy policy = policy(request, opts, toolSet);
+        GenerationSchema schema = null;
+        if (request.schema() != null) {
+            try {
+                schema = GenerationSchema.convert(request.schema(), "Response");
+            } catch (SchemaException e) {
+                throw new AgentException(ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
+            }
+        }
         List<TranscriptEntry> base = history;
         List<TranscriptEntry> turn = new ArrayList<>();
         turn.add(TranscriptEntry.Prompt.of(request.prompt(), request.schema()));
         inProgress = List.copyOf(turn);
         try {
-            return runTurn(request, context, opts, toolSet, policy, base, turn);
+            return runTurn(request, schema, context, opts, toolSet, policy, base, turn);
         } finally {
             inProgress = List.of();
         }
     }
 
-    private TurnResult runTurn(TurnRequest request, TurnContext context, AgentOptions opts, List<ToolDefinition> toolSet,
-            TurnPolicy policy, List<TranscriptEntry> base, List<TranscriptEntry> turn) throws AgentException {
+    private TurnResult runTurn(TurnRequest request, @Nullable GenerationSchema schema, TurnContext context, AgentOptions opts,
+            List<ToolDefinition> toolSet, TurnPolicy policy, List<TranscriptEntry> base, List<TranscriptEntry> turn)
+            throws AgentException {
         CancellationToken token = context.token();
         List<Step> steps = new ArrayList<>();
         List<ToolRecord> records = new ArrayList<>();
@@ -144,31 +168,31 @@ public final class Agent {
         for (int index = 0; ; index++) {
             token.check();
             StepPlan plan = plan(policy, toolSet, index, rounds, callCount, respondedDirectly);
-            Step step = new Step(index, rounds, plan.mode(), plan.tools().stream().map(ToolDefinition::name).toList(), 0);
+            Fitted fitted = fit(base, turn, plan, schema, opts);
+            Step step = new Step(index, rounds, plan.mode(), plan.tools().stream().map(ToolDefinition::name).toList(),
+                    fitted.trimmedEntries());
             steps.add(step);
             context.listener().onEvent(new TurnEvent.ModelStep(step));
-            List<TranscriptEntry> visible = new ArrayList<>(base);
-            visible.addAll(turn);
-            ModelRequest modelRequest = new ModelRequest(instructions, contextNote, visible, plan.tools(), plan.mode(),
-                    plan.offerRespondDirectly(), request.schema(), GenerationOptions.of(opts));
-            ModelResponse response = generate(modelRequest, context, opts, !records.isEmpty());
+            ModelResponse response = generate(fitted.request(), context, opts, !records.isEmpty(), schema);
             usage = usage.plus(response.usage());
             switch (response) {
                 case ModelResponse.Answer answer -> {
-                    JsonNode structured = request.schema() == null ? null : answer.structured();
-                    if (request.schema() != null && structured == null) {
-                        throw new AgentException(ErrorCode.GENERATION_FAILED,
-                                "The model's answer is not JSON for the requested schema.");
+                    String text = answer.text();
+                    JsonNode structured = null;
+                    TranscriptEntry.Response entry;
+                    if (schema != null) {
+                        structured = schema.reorder(structuredValue(answer));
+                        text = Json.write(structured);
+                        entry = TranscriptEntry.Response.structured(text, structured, "Response");
+                    } else {
+                        entry = TranscriptEntry.Response.text(text);
                     }
-                    TranscriptEntry.Response entry = structured == null
-                            ? TranscriptEntry.Response.text(answer.text())
-                            : TranscriptEntry.Response.structured(answer.text(), structured, "Response");
                     turn.add(entry);
                     context.commit().commit();
                     List<TranscriptEntry> committed = new ArrayList<>(history);
                     committed.addAll(turn);
                     history = List.copyOf(committed);
-                    return new TurnResult(answer.text(), structured, records, usage, steps);
+                    return new TurnResult(text, structured, records, usage, steps);
                 }
                 case ModelResponse.ToolCalls calls -> {
                     if (plan.mode() == ToolCallingMode.DISALLOWED) {
@@ -197,6 +221,133 @@ public final class Agent {
                 }
             }
         }
+    }
+
+    /** The JSON value of a structured answer (validated already by {@link #generate}). */
+    private static JsonNode structuredValue(ModelResponse.Answer answer) {
+        if (answer.structured() != null) {
+            return answer.structured();
+        }
+        try {
+            return Json.parse(answer.text().strip());
+        } catch (Exception e) {
+            throw new IllegalStateException("a validated answer must be JSON", e);
+        }
+    }
+
+    /** Why a structured answer is unusable, or {@code null} when it fits the schema. */
+    private static @Nullable String violation(ModelResponse response, @Nullable GenerationSchema schema) {
+        if (schema == null || !(response instanceof ModelResponse.Answer answer)) {
+            return null;
+        }
+        JsonNode value = answer.structured();
+        if (value == null) {
+            try {
+                value = Json.parse(answer.text().strip());
+            } catch (Exception e) {
+                return "The model's answer is not JSON for the requested schema.";
+            }
+        }
+        return schema.firstViolation(value).map(v -> "The model's answer does not match the schema: " + v).orElse(null);
+    }
+
+    record Fitted(ModelRequest request, int trimmedEntries) {}
+
+    /**
+     * Builds the step's request and, with {@code trimHistory}, hides the oldest complete turns of the
+     * history until instructions, tools, the visible history and the reserved answer tokens fit the
+     * model's context. The running turn is never hidden.
+     */
+    private Fitted fit(List<TranscriptEntry> base, List<TranscriptEntry> turn, StepPlan plan, @Nullable GenerationSchema schema,
+            AgentOptions opts) throws AgentException {
+        List<List<TranscriptEntry>> turns = splitTurns(base);
+        int budget = model.contextSize() - opts.reservedResponseTokens();
+        int hidden = 0;
+        int trimmedEntries = 0;
+        while (true) {
+            List<TranscriptEntry> visible = new ArrayList<>();
+            for (int i = hidden; i < turns.size(); i++) {
+                visible.addAll(turns.get(i));
+            }
+            visible.addAll(turn);
+            ModelRequest request = new ModelRequest(instructions, contextNote, visible, plan.tools(), plan.mode(),
+                    plan.offerRespondDirectly(), schema, GenerationOptions.of(opts));
+            int tokens = model.countTokens(request);
+            if (tokens <= budget) {
+                return new Fitted(request, trimmedEntries);
+            }
+            if (!opts.trimHistory() || hidden == turns.size()) {
+                throw new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, "The conversation needs " + tokens
+                        + " tokens plus " + opts.reservedResponseTokens() + " reserved for the answer, but the context holds "
+                        + model.contextSize() + (opts.trimHistory() ? " even with every earlier turn hidden" : " (trimHistory is off)")
+                        + ". Shorten the prompt or instructions, use session/compact, or start a new session.");
+            }
+            trimmedEntries += turns.get(hidden).size();
+            hidden++;
+        }
+    }
+
+    /** Splits entries into turns, each starting at a prompt (entries before the first prompt form a turn of their own). */
+    public static List<List<TranscriptEntry>> splitTurns(List<TranscriptEntry> entries) {
+        List<List<TranscriptEntry>> turns = new ArrayList<>();
+        List<TranscriptEntry> current = null;
+        for (TranscriptEntry entry : entries) {
+            if (current == null || entry instanceof Prompt) {
+                current = new ArrayList<>();
+                turns.add(current);
+            }
+            current.add(entry);
+        }
+        return turns;
+    }
+
+    /** Instructions for the summary when the caller gives none. */
+    public static final String DEFAULT_SUMMARY_INSTRUCTIONS = "Summarize the conversation you are given in a few short "
+            + "sentences: who said what, facts learned, promises made and anything still unresolved. Write only the summary.";
+
+    /**
+     * Summarizes all but the {@code keepRecentTurns} most recent turns with one model call, appends
+     * the summary to the context note and drops those turns. Returns {@code null} (and calls no
+     * model) when there is nothing to compact. Nothing changes unless the commit point is passed.
+     */
+    public @Nullable String compact(int keepRecentTurns, @Nullable String summaryInstructions, TurnContext context)
+            throws AgentException {
+        List<List<TranscriptEntry>> turns = splitTurns(history);
+        if (turns.size() <= keepRecentTurns) {
+            return null;
+        }
+        List<List<TranscriptEntry>> older = turns.subList(0, turns.size() - keepRecentTurns);
+        StringBuilder material = new StringBuilder();
+        String note = contextNote;
+        for (List<TranscriptEntry> oldTurn : older) {
+            for (TranscriptEntry entry : oldTurn) {
+                material.append(switch (entry) {
+                    case TranscriptEntry.Prompt p -> "User: " + p.text();
+                    case TranscriptEntry.ToolCalls c -> "Assistant called " + String.join(", ",
+                            c.calls().stream().map(call -> call.name() + Json.write(call.arguments())).toList());
+                    case TranscriptEntry.ToolOutput o -> "Tool " + o.toolName() + " returned: " + o.text();
+                    case TranscriptEntry.Response r -> "Assistant: " + r.text();
+                }).append('\n');
+            }
+        }
+        AgentOptions opts = options;
+        ModelRequest request = new ModelRequest(summaryInstructions != null ? summaryInstructions : DEFAULT_SUMMARY_INSTRUCTIONS,
+                null, List.of(TranscriptEntry.Prompt.of(material.toString().strip(), null)), List.of(),
+                ToolCallingMode.DISALLOWED, false, null, GenerationOptions.of(opts));
+        ModelResponse response = generate(request, new TurnContext(context.token(), TurnListener.NONE, context.tools(),
+                context.commit()), opts, false, null);
+        if (!(response instanceof ModelResponse.Answer answer)) {
+            throw new AgentException(ErrorCode.GENERATION_FAILED, "The model called a tool instead of writing the summary.");
+        }
+        String summary = answer.text().strip();
+        context.commit().commit();
+        List<TranscriptEntry> kept = new ArrayList<>();
+        for (List<TranscriptEntry> recent : turns.subList(turns.size() - keepRecentTurns, turns.size())) {
+            kept.addAll(recent);
+        }
+        contextNote = note == null || note.isBlank() ? summary : note.strip() + "\n\n" + summary;
+        history = List.copyOf(kept);
+        return summary;
     }
 
     /** The turn's policy; a {@code {"tool": name}} naming a tool the agent lacks is rejected here. */
@@ -248,21 +399,29 @@ public final class Agent {
         return new StepPlan(mode, enabled, offer);
     }
 
-    private ModelResponse generate(ModelRequest request, TurnContext context, AgentOptions opts, boolean toolRan)
-            throws AgentException {
+    private ModelResponse generate(ModelRequest request, TurnContext context, AgentOptions opts, boolean toolRan,
+            @Nullable GenerationSchema schema) throws AgentException {
         CancellationToken token = context.token();
         long backoff = FIRST_BACKOFF_MS;
         for (int attempt = 1; ; attempt++) {
-            TextAccumulator text = new TextAccumulator(context.listener());
+            TextAccumulator text = new TextAccumulator(context.listener(), schema);
             try {
                 ModelResponse response = model.respond(request, text, token);
                 token.check();
+                String violation = violation(response, schema);
+                if (violation != null) {
+                    if (!model.retriesInvalidOutput() || attempt >= opts.maxAttempts()) {
+                        throw new AgentException(ErrorCode.GENERATION_FAILED, violation);
+                    }
+                    text.resetIfStreamed();
+                    continue;
+                }
                 return response;
             } catch (AgentException e) {
                 if (token.isCancelled()) {
                     throw AgentException.cancelled();
                 }
-                if (!e.isRetryable() || toolRan || attempt >= opts.maxAttempts()) {
+                if (!e.isRetryable() || toolRan || attempt >= opts.maxAttempts() || isInvalidOutput(e, schema)) {
                     throw e;
                 }
                 text.resetIfStreamed();
@@ -277,14 +436,24 @@ public final class Agent {
         }
     }
 
-    /** Turns model text callbacks into {@code text} events with the whole answer so far. */
+    private static boolean isInvalidOutput(AgentException e, @Nullable GenerationSchema schema) {
+        return schema != null && e.getMessage() != null && e.getMessage().startsWith("The model's answer ");
+    }
+
+    /**
+     * Turns model text callbacks into events: {@code text} events with the whole answer so far, or,
+     * in schema turns, {@code partial} events with the value the JSON so far implies.
+     */
     private static final class TextAccumulator implements ModelListener {
         private final TurnListener listener;
+        private final @Nullable GenerationSchema schema;
         private final StringBuilder text = new StringBuilder();
+        private JsonNode lastPartial;
         private boolean streamed;
 
-        TextAccumulator(TurnListener listener) {
+        TextAccumulator(TurnListener listener, @Nullable GenerationSchema schema) {
             this.listener = listener;
+            this.schema = schema;
         }
 
         @Override
@@ -294,7 +463,11 @@ public final class Agent {
             }
             text.append(delta);
             streamed = true;
-            listener.onEvent(new TurnEvent.Text(delta, text.toString(), false));
+            if (schema == null) {
+                listener.onEvent(new TurnEvent.Text(delta, text.toString(), false));
+            } else {
+                partial(PartialJson.parse(text.toString()));
+            }
         }
 
         @Override
@@ -302,18 +475,34 @@ public final class Agent {
             text.setLength(0);
             text.append(whole);
             streamed = true;
-            listener.onEvent(new TurnEvent.Text(whole, whole, true));
+            if (schema == null) {
+                listener.onEvent(new TurnEvent.Text(whole, whole, true));
+            } else {
+                lastPartial = null;
+                partial(PartialJson.parse(whole));
+            }
         }
 
         @Override
         public void onPartial(JsonNode value) {
-            listener.onEvent(new TurnEvent.Partial(value));
+            partial(value);
+        }
+
+        private void partial(@Nullable JsonNode value) {
+            if (value == null || value.equals(lastPartial)) {
+                return;
+            }
+            lastPartial = value;
+            listener.onEvent(new TurnEvent.Partial(schema == null ? value : schema.reorder(value)));
         }
 
         void resetIfStreamed() {
-            if (streamed) {
+            if (streamed && schema == null) {
                 onReset("");
             }
+            streamed = false;
+            lastPartial = null;
+            text.setLength(0);
         }
     }
 
@@ -337,6 +526,10 @@ public final class Agent {
             } else if (definition == null) {
                 immediate[i] = ToolReply.error("Tool '" + call.name() + "' is not available. Available tools: "
                         + String.join(", ", enabled.stream().map(ToolDefinition::name).toList()) + ".");
+            } else if (definition.schema().firstViolation(call.arguments()).isPresent()) {
+                immediate[i] = ToolReply.error("Invalid arguments for '" + call.name() + "': "
+                        + definition.schema().firstViolation(call.arguments()).get()
+                        + ". Call it again with arguments that match its parameters.");
             } else {
                 timeouts[i] = definition.effectiveTimeout(opts.toolTimeout());
             }

@@ -1,7 +1,7 @@
 package dev.oam.core.model;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptEntry;
 import java.util.ArrayList;
@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * @param entries the visible conversation, ending with this turn's prompt and the turn's tool rounds so far
  * @param tools the tools enabled for this step (empty when {@code mode} is disallowed)
  * @param offerRespondDirectly whether the hidden {@code respond_directly} tool is offered too
- * @param schema the JSON Schema of the answer for structured turns
+ * @param schema the generation schema of the answer for structured turns
  */
 public record ModelRequest(
         @Nullable String instructions,
@@ -23,7 +23,7 @@ public record ModelRequest(
         List<ToolDefinition> tools,
         ToolCallingMode mode,
         boolean offerRespondDirectly,
-        @Nullable JsonNode schema,
+        @Nullable GenerationSchema schema,
         GenerationOptions options) {
 
     public ModelRequest {

@@ -14,7 +14,7 @@ public sealed interface ScriptStep {
 
     record Template(String template, int chunks, long delayMs) implements ScriptStep {}
 
-    record Json(JsonNode value, long delayMs) implements ScriptStep {}
+    record Json(JsonNode value, int chunks, long delayMs) implements ScriptStep {}
 
     record ToolCalls(List<Call> calls, long delayMs) implements ScriptStep {
         public ToolCalls {

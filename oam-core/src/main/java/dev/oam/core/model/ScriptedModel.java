@@ -8,10 +8,7 @@ import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
 import dev.oam.core.tool.ToolCall;
-import dev.oam.core.tool.ToolDefinition;
-import dev.oam.core.transcript.TranscriptEntry;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -87,7 +84,7 @@ public final class ScriptedModel implements LanguageModel {
             return new ScriptStep.Template(string(node, "template", path), chunks, delay);
         }
         if (node.has("json")) {
-            return new ScriptStep.Json(node.get("json").deepCopy(), delay);
+            return new ScriptStep.Json(node.get("json").deepCopy(), chunks, delay);
         }
         if (present(node, "toolCalls")) {
             JsonNode calls = node.get("toolCalls");
@@ -146,6 +143,12 @@ public final class ScriptedModel implements LanguageModel {
         return Math.max(0, steps.size() - cursor.get());
     }
 
+    /** A script is the model: an answer it gives is never replaced by another step's. */
+    @Override
+    public boolean retriesInvalidOutput() {
+        return false;
+    }
+
     @Override
     public ModelAvailability availability() {
         return ModelAvailability.ready(8192, "scripted", List.of());
@@ -159,15 +162,11 @@ public final class ScriptedModel implements LanguageModel {
             token.sleep(step.delayMs());
         }
         token.check();
-        int input = inputTokens(request);
+        int input = Tokens.estimate(request);
         return switch (step) {
             case ScriptStep.Text text -> answer(text.text(), text.chunks(), input, listener);
             case ScriptStep.Template template -> answer(fill(template.template(), request), template.chunks(), input, listener);
-            case ScriptStep.Json json -> {
-                String text = Json.write(json.value());
-                listener.onPartial(json.value());
-                yield new ModelResponse.Answer(text, json.value().deepCopy(), new Usage(input, 0, Tokens.estimate(text)));
-            }
+            case ScriptStep.Json json -> answer(Json.write(json.value()), json.chunks(), input, listener, json.value().deepCopy());
             case ScriptStep.ToolCalls calls -> {
                 List<ToolCall> out = new ArrayList<>();
                 for (ScriptStep.Call call : calls.calls()) {
@@ -182,10 +181,13 @@ public final class ScriptedModel implements LanguageModel {
     }
 
     private static ModelResponse answer(String text, int chunks, int input, ModelListener listener) {
+        return answer(text, chunks, input, listener, parseJsonObjectOrNull(text));
+    }
+
+    private static ModelResponse answer(String text, int chunks, int input, ModelListener listener, JsonNode structured) {
         for (String piece : split(text, chunks)) {
             listener.onText(piece);
         }
-        JsonNode structured = parseJsonObjectOrNull(text);
         return new ModelResponse.Answer(text, structured, new Usage(input, 0, Tokens.estimate(text)));
     }
 
@@ -250,22 +252,4 @@ public final class ScriptedModel implements LanguageModel {
         return out.toString();
     }
 
-    private static int inputTokens(ModelRequest request) {
-        int total = Tokens.estimate(request.instructions() == null ? "" : request.instructions())
-                + Tokens.estimate(request.contextNote() == null ? "" : request.contextNote());
-        for (Iterator<TranscriptEntry> it = request.entries().iterator(); it.hasNext(); ) {
-            total += switch (it.next()) {
-                case TranscriptEntry.Prompt p -> Tokens.estimate(p.text()) + 4;
-                case TranscriptEntry.ToolCalls c -> 4 + c.calls().stream()
-                        .mapToInt(call -> Tokens.estimate(call.name() + Json.write(call.arguments()))).sum();
-                case TranscriptEntry.ToolOutput o -> Tokens.estimate(o.text()) + 4;
-                case TranscriptEntry.Response r -> Tokens.estimate(r.text()) + 4;
-            };
-        }
-        for (ToolDefinition tool : request.tools()) {
-            total += Tokens.estimate(tool.name() + (tool.description() == null ? "" : tool.description())
-                    + Json.write(tool.parameters()));
-        }
-        return total;
-    }
 }
