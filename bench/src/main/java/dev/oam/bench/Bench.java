@@ -785,7 +785,7 @@ public final class Bench {
         out.append(summary.render());
 
         if (!config.sections().isEmpty()) {
-            out.append("\nOnly sections ").append(config.sections()).append(" ran (--sections); the others show n/a.\n");
+            out.append("\nOnly sections ").append(new TreeSet<>(config.sections())).append(" ran (--sections); the others show n/a.\n");
         }
         if (!failures.isEmpty()) {
             out.append("\nFailures (figures shown as n/a):\n");
