@@ -28,7 +28,7 @@ final class InProcessChannel extends Channel {
 
     InProcessChannel(String name) {
         super(name);
-        this.engine = new BridgeEngine(BridgeConfiguration.defaults(), new MessageSink() {
+        this.engine = BridgeEngine.withSink(BridgeConfiguration.defaults(), new MessageSink() {
             @Override
             public void send(String line) {
                 deliver(line);

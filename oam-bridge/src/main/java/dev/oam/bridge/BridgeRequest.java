@@ -73,12 +73,12 @@ public final class BridgeRequest {
         if (!answered.compareAndSet(false, true)) {
             return false;
         }
-        engine.finished(this);
         ObjectNode message = Json.object();
         message.put("jsonrpc", "2.0");
         message.set("id", id == null ? requestId : id);
         message.set("result", result);
         deliver(message);
+        engine.finished(this); // after queueing, so whoever waits for idle also finds the response queued
         return true;
     }
 
@@ -86,12 +86,12 @@ public final class BridgeRequest {
         if (!answered.compareAndSet(false, true)) {
             return false;
         }
-        engine.finished(this);
         if (id == null && local == null) {
             dev.oam.core.Log.debug("notification '" + method + "' failed: " + error.getMessage());
-            return true;
+        } else {
+            deliver(BridgeEngine.errorMessage(id == null ? requestId : id, error));
         }
-        deliver(BridgeEngine.errorMessage(id == null ? requestId : id, error));
+        engine.finished(this);
         return true;
     }
 

@@ -238,8 +238,8 @@ public abstract class ProtocolContract {
             c.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"pad\":\"" + pad + "\"}}");
             assertThat(c.result(1)).isEqualTo(Json.object());
             c.call(2, "session/create", "{\"session\":\"big\",\"model\":" + scripted("[{\"template\":\"{prompt}\"}]") + "}");
-            JsonNode turn = c.call(3, "session/respond", "{\"session\":\"big\",\"prompt\":\"" + pad + "\"}");
-            assertThat(turn.path("text").asText()).hasSize(pad.length());
+            JsonNode tooLong = c.request(3, "session/respond", "{\"session\":\"big\",\"prompt\":\"" + pad + "\"}").error(3);
+            assertThat(code(tooLong)).isEqualTo("context_size_exceeded");
             assertThat(c.call(4, "ping", null)).isEqualTo(Json.object());
         }
     }

@@ -47,6 +47,7 @@ public final class Agent {
     private volatile List<TranscriptEntry> history;
     private volatile List<TranscriptEntry> inProgress = List.of();
     private volatile String instructionsEntryId = TranscriptEntry.newId();
+    private final TokenCache tokens = new TokenCache();
 
     public Agent(LanguageModel model, @Nullable String instructions, List<ToolDefinition> tools, AgentOptions options,
             List<TranscriptEntry> history) {
@@ -192,6 +193,9 @@ public final class Agent {
                     List<TranscriptEntry> committed = new ArrayList<>(history);
                     committed.addAll(turn);
                     history = List.copyOf(committed);
+                    if (committed.size() % 64 < turn.size()) {
+                        tokens.retainOnly(history);
+                    }
                     return new TurnResult(text, structured, records, usage, steps);
                 }
                 case ModelResponse.ToolCalls calls -> {
@@ -261,29 +265,85 @@ public final class Agent {
     private Fitted fit(List<TranscriptEntry> base, List<TranscriptEntry> turn, StepPlan plan, @Nullable GenerationSchema schema,
             AgentOptions opts) throws AgentException {
         List<List<TranscriptEntry>> turns = splitTurns(base);
+        int fixed = tokens.text(instructions) + tokens.text(contextNote);
+        for (ToolDefinition tool : plan.tools()) {
+            fixed += tokens.tool(tool);
+        }
+        if (schema != null) {
+            fixed += tokens.schema(schema);
+        }
+        int[] turnTokens = new int[turns.size()];
+        int total = fixed;
+        for (int i = 0; i < turns.size(); i++) {
+            for (TranscriptEntry entry : turns.get(i)) {
+                turnTokens[i] += tokens.entry(entry);
+            }
+            total += turnTokens[i];
+        }
+        for (TranscriptEntry entry : turn) {
+            total += tokens.entry(entry);
+        }
         int budget = model.contextSize() - opts.reservedResponseTokens();
         int hidden = 0;
         int trimmedEntries = 0;
-        while (true) {
-            List<TranscriptEntry> visible = new ArrayList<>();
-            for (int i = hidden; i < turns.size(); i++) {
-                visible.addAll(turns.get(i));
-            }
-            visible.addAll(turn);
-            ModelRequest request = new ModelRequest(instructions, contextNote, visible, plan.tools(), plan.mode(),
-                    plan.offerRespondDirectly(), schema, GenerationOptions.of(opts));
-            int tokens = model.countTokens(request);
-            if (tokens <= budget) {
-                return new Fitted(request, trimmedEntries);
-            }
+        while (total > budget) {
             if (!opts.trimHistory() || hidden == turns.size()) {
-                throw new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, "The conversation needs " + tokens
+                throw new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, "The conversation needs " + total
                         + " tokens plus " + opts.reservedResponseTokens() + " reserved for the answer, but the context holds "
                         + model.contextSize() + (opts.trimHistory() ? " even with every earlier turn hidden" : " (trimHistory is off)")
                         + ". Shorten the prompt or instructions, use session/compact, or start a new session.");
             }
+            total -= turnTokens[hidden];
             trimmedEntries += turns.get(hidden).size();
             hidden++;
+        }
+        List<TranscriptEntry> visible = new ArrayList<>(base.size() - trimmedEntries + turn.size());
+        for (int i = hidden; i < turns.size(); i++) {
+            visible.addAll(turns.get(i));
+        }
+        visible.addAll(turn);
+        ModelRequest request = new ModelRequest(instructions, contextNote, visible, plan.tools(), plan.mode(),
+                plan.offerRespondDirectly(), schema, GenerationOptions.of(opts), total);
+        return new Fitted(request, trimmedEntries);
+    }
+
+    /**
+     * Token counts by identity: history entries, tools and schemas are immutable and reused from step
+     * to step, so each is counted once. Pruned to the live history at every commit.
+     */
+    private final class TokenCache {
+        private final java.util.Map<Object, Integer> counts = new java.util.IdentityHashMap<>(); // guarded by this
+
+        synchronized int entry(TranscriptEntry entry) {
+            return counts.computeIfAbsent(entry, e -> model.countTokens((TranscriptEntry) e));
+        }
+
+        synchronized int tool(ToolDefinition tool) {
+            return counts.computeIfAbsent(tool, t -> model.countTokens(tool.name() + " "
+                    + (tool.description() == null ? "" : tool.description()) + " " + Json.write(tool.parameters())));
+        }
+
+        synchronized int schema(GenerationSchema schema) {
+            return counts.computeIfAbsent(schema, s -> model.countTokens(Json.write(schema.json())));
+        }
+
+        synchronized int text(@Nullable String text) {
+            if (text == null || text.isEmpty()) {
+                return 0;
+            }
+            return counts.computeIfAbsent(text, t -> model.countTokens(text));
+        }
+
+        synchronized void retainOnly(List<TranscriptEntry> live) {
+            java.util.Map<Object, Integer> kept = new java.util.IdentityHashMap<>();
+            for (TranscriptEntry entry : live) {
+                Integer count = counts.get(entry);
+                if (count != null) {
+                    kept.put(entry, count);
+                }
+            }
+            counts.clear();
+            counts.putAll(kept);
         }
     }
 

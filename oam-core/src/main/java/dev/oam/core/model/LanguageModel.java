@@ -2,6 +2,7 @@ package dev.oam.core.model;
 
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.transcript.TranscriptEntry;
 
 /**
  * The SPI every model backend implements. One call runs one inference step. Implementations
@@ -20,9 +21,17 @@ public interface LanguageModel {
         return DEFAULT_CONTEXT_SIZE;
     }
 
-    /** Input tokens of a step: exact for models with a tokenizer, {@link Tokens#estimate(ModelRequest)} otherwise. */
-    default int countTokens(ModelRequest request) {
-        return Tokens.estimate(request);
+    /** Tokens of a piece of text: exact for models with a tokenizer, {@link Tokens#estimate(String)} otherwise. */
+    default int countTokens(String text) {
+        return Tokens.estimate(text);
+    }
+
+    /**
+     * Tokens one transcript entry takes in a prompt, framing included. Callers cache the answer per
+     * entry, so an implementation may be slow.
+     */
+    default int countTokens(TranscriptEntry entry) {
+        return Tokens.estimate(entry);
     }
 
     /** Whether an answer that does not fit its schema may be generated again (within {@code maxAttempts}). */

@@ -15,6 +15,8 @@ import org.jspecify.annotations.Nullable;
  * @param tools the tools enabled for this step (empty when {@code mode} is disallowed)
  * @param offerRespondDirectly whether the hidden {@code respond_directly} tool is offered too
  * @param schema the generation schema of the answer for structured turns
+ * @param inputTokens the agent's count of this request's input tokens (what {@code usage.inputTokens} reports
+ *     for models that do not count themselves)
  */
 public record ModelRequest(
         @Nullable String instructions,
@@ -24,11 +26,24 @@ public record ModelRequest(
         ToolCallingMode mode,
         boolean offerRespondDirectly,
         @Nullable GenerationSchema schema,
-        GenerationOptions options) {
+        GenerationOptions options,
+        int inputTokens) {
 
     public ModelRequest {
         entries = List.copyOf(entries);
         tools = List.copyOf(tools);
+    }
+
+    /** A request whose input tokens are estimated with {@link Tokens}. */
+    public ModelRequest(@Nullable String instructions, @Nullable String contextNote, List<TranscriptEntry> entries,
+            List<ToolDefinition> tools, ToolCallingMode mode, boolean offerRespondDirectly, @Nullable GenerationSchema schema,
+            GenerationOptions options) {
+        this(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, options, -1);
+    }
+
+    /** {@link #inputTokens} when the agent counted them, else the {@link Tokens} estimate. */
+    public int estimatedInputTokens() {
+        return inputTokens >= 0 ? inputTokens : Tokens.estimate(this);
     }
 
     /** The text of this turn's prompt ("" when there is none). */

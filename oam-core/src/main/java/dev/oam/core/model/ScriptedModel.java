@@ -162,7 +162,7 @@ public final class ScriptedModel implements LanguageModel {
             token.sleep(step.delayMs());
         }
         token.check();
-        int input = Tokens.estimate(request);
+        int input = request.estimatedInputTokens();
         return switch (step) {
             case ScriptStep.Text text -> answer(text.text(), text.chunks(), input, listener);
             case ScriptStep.Template template -> answer(fill(template.template(), request), template.chunks(), input, listener);
