@@ -255,6 +255,17 @@ public final class BridgeEngine implements AutoCloseable {
         return sessions;
     }
 
+    /**
+     * Tracks a request answered later (queued or deferred) until it is answered. Requests answered
+     * by their handler are never tracked; a request answered before it got here is dropped again.
+     */
+    private void track(BridgeRequest request) {
+        inflight.put(request.sequence(), request);
+        if (request.isAnswered()) {
+            inflight.remove(request.sequence());
+        }
+    }
+
     void finished(BridgeRequest request) {
         inflight.remove(request.sequence());
     }
@@ -346,13 +357,15 @@ public final class BridgeEngine implements AutoCloseable {
                     "method", TextNode.valueOf(method)));
             return;
         }
-        inflight.put(seq, request);
         try {
             Reply reply = handler.handle(request);
             switch (reply) {
                 case Reply.Result result -> request.respond(result.value());
-                case Reply.Deferred work -> runDeferred(request, work.work());
-                case Reply.Pending pending -> { }
+                case Reply.Deferred work -> {
+                    track(request);
+                    runDeferred(request, work.work());
+                }
+                case Reply.Pending pending -> track(request);
             }
         } catch (Exception e) {
             request.fail(toBridgeException(e));
