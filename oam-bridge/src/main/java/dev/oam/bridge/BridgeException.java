@@ -59,7 +59,7 @@ public final class BridgeException extends Exception {
         error.put("message", getMessage());
         ObjectNode fullData = Json.object();
         fullData.put("code", dataCode);
-        data.fields().forEachRemaining(e -> {
+        data.properties().forEach(e -> {
             if (!e.getKey().equals("code")) {
                 fullData.set(e.getKey(), e.getValue());
             }

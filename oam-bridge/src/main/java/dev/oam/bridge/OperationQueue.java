@@ -100,33 +100,35 @@ public final class OperationQueue {
                 }
                 running = operation;
             }
-            execute(operation);
+            Runnable answer = execute(operation);
             synchronized (lock) {
                 running = null;
             }
+            // Answered after the queue stopped counting it as running, so a client that has the
+            // answer never sees the session busy with it.
+            answer.run();
         }
     }
 
-    private static void execute(Operation operation) {
+    private static Runnable execute(Operation operation) {
         BridgeRequest request = operation.request();
         try {
             JsonNode result = operation.work().run(operation);
             if (operation.finish()) {
-                request.respond(result);
-            } else {
-                request.failCancelled();
+                return () -> request.respond(result);
             }
+            return request::failCancelled;
         } catch (Exception e) {
             if (operation.isCancelled()) {
-                request.failCancelled();
-            } else {
-                operation.finish();
-                request.fail(BridgeEngine.toBridgeException(e));
+                return request::failCancelled;
             }
+            operation.finish();
+            BridgeException error = BridgeEngine.toBridgeException(e);
+            return () -> request.fail(error);
         } catch (Throwable t) {
             Log.error("operation '" + request.method() + "' failed", t);
             operation.finish();
-            request.fail(new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error: " + t));
+            return () -> request.fail(new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error: " + t));
         }
     }
 }

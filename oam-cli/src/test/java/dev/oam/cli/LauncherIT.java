@@ -20,7 +20,7 @@ class LauncherIT {
 
     private static Run run(Map<String, String> env, String... args) throws IOException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder();
-        builder.command(new java.util.ArrayList<>(List.of(StdioContractIT.launcher().toString())));
+        builder.command(new java.util.ArrayList<>(List.of(Transports.launcher().toString())));
         builder.command().addAll(List.of(args));
         builder.environment().putAll(env);
         builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));

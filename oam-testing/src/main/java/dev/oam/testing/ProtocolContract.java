@@ -18,33 +18,7 @@ import org.junit.jupiter.api.Timeout;
  * its configuration).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-public abstract class ProtocolContract {
-    protected static final String GATE_TOOL = "{\"name\":\"open_gate\",\"description\":\"Open a named gate.\","
-            + "\"parameters\":{\"type\":\"object\",\"properties\":{\"gate\":{\"type\":\"string\"}},\"required\":[\"gate\"]}}";
-    protected static final String BELL_TOOL = "{\"name\":\"ring_bell\",\"description\":\"Ring the bell.\"}";
-
-    /** Connects a client to a fresh bridge started with these {@code oam stdio} flags. */
-    protected abstract ProtocolClient connect(String... flags) throws Exception;
-
-    protected Conversation open(String... flags) throws Exception {
-        return new Conversation(connect(flags));
-    }
-
-    protected static String scripted(String stepsJson) {
-        return "{\"type\":\"scripted\",\"steps\":" + stepsJson + "}";
-    }
-
-    /** Creates a session with tools, options and a script; returns the create result. */
-    protected static JsonNode create(Conversation c, String session, String toolsJson, String optionsJson, String stepsJson) {
-        String id = "create-" + session;
-        return c.call(id, "session/create", "{\"session\":\"" + session + "\",\"tools\":" + toolsJson
-                + ",\"options\":" + optionsJson + ",\"model\":" + scripted(stepsJson) + "}");
-    }
-
-    protected static String code(JsonNode error) {
-        return error.path("data").path("code").asText();
-    }
-
+public abstract class ProtocolContract extends ContractSupport {
     // ---------------------------------------------------------------- framing (§1, §8)
 
     @Test

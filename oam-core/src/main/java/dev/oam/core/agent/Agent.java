@@ -264,7 +264,7 @@ public final class Agent {
      */
     private Fitted fit(List<TranscriptEntry> base, List<TranscriptEntry> turn, StepPlan plan, @Nullable GenerationSchema schema,
             AgentOptions opts) throws AgentException {
-        List<List<TranscriptEntry>> turns = splitTurns(base);
+        HistoryIndex index = index(base);
         int fixed = tokens.text(instructions) + tokens.text(contextNote);
         for (ToolDefinition tool : plan.tools()) {
             fixed += tokens.tool(tool);
@@ -272,39 +272,87 @@ public final class Agent {
         if (schema != null) {
             fixed += tokens.schema(schema);
         }
-        int[] turnTokens = new int[turns.size()];
-        int total = fixed;
-        for (int i = 0; i < turns.size(); i++) {
-            for (TranscriptEntry entry : turns.get(i)) {
-                turnTokens[i] += tokens.entry(entry);
-            }
-            total += turnTokens[i];
-        }
+        int total = fixed + index.total();
         for (TranscriptEntry entry : turn) {
             total += tokens.entry(entry);
         }
         int budget = model.contextSize() - opts.reservedResponseTokens();
         int hidden = 0;
-        int trimmedEntries = 0;
+        int turns = index.turnStarts().length;
         while (total > budget) {
-            if (!opts.trimHistory() || hidden == turns.size()) {
+            if (!opts.trimHistory() || hidden == turns) {
                 throw new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, "The conversation needs " + total
                         + " tokens plus " + opts.reservedResponseTokens() + " reserved for the answer, but the context holds "
                         + model.contextSize() + (opts.trimHistory() ? " even with every earlier turn hidden" : " (trimHistory is off)")
                         + ". Shorten the prompt or instructions, use session/compact, or start a new session.");
             }
-            total -= turnTokens[hidden];
-            trimmedEntries += turns.get(hidden).size();
+            total -= index.turnTokens()[hidden];
             hidden++;
         }
-        List<TranscriptEntry> visible = new ArrayList<>(base.size() - trimmedEntries + turn.size());
-        for (int i = hidden; i < turns.size(); i++) {
-            visible.addAll(turns.get(i));
-        }
+        int firstVisible = hidden == turns ? base.size() : index.turnStarts()[hidden];
+        List<TranscriptEntry> visible = new ArrayList<>(base.size() - firstVisible + turn.size());
+        visible.addAll(base.subList(firstVisible, base.size()));
         visible.addAll(turn);
         ModelRequest request = new ModelRequest(instructions, contextNote, visible, plan.tools(), plan.mode(),
                 plan.offerRespondDirectly(), schema, GenerationOptions.of(opts), total);
-        return new Fitted(request, trimmedEntries);
+        return new Fitted(request, firstVisible);
+    }
+
+    /**
+     * Where each turn of a history starts and how many tokens it takes, kept for the current
+     * history and extended when a turn is committed, so a step never walks the whole history.
+     */
+    private record HistoryIndex(List<TranscriptEntry> history, int[] turnStarts, int[] turnTokens, int total) {}
+
+    private volatile @Nullable HistoryIndex historyIndex;
+
+    private HistoryIndex index(List<TranscriptEntry> entries) {
+        HistoryIndex current = historyIndex;
+        if (current != null && current.history() == entries) {
+            return current;
+        }
+        HistoryIndex built;
+        if (current != null && entries.size() > current.history().size()
+                && entries.get(current.history().size()) instanceof Prompt
+                && (current.history().isEmpty() || entries.get(current.history().size() - 1) == current.history().get(current.history().size() - 1))) {
+            built = extend(current, entries);
+        } else {
+            built = extend(new HistoryIndex(List.of(), new int[0], new int[0], 0), entries);
+        }
+        historyIndex = built;
+        return built;
+    }
+
+    private HistoryIndex extend(HistoryIndex from, List<TranscriptEntry> entries) {
+        int[] starts = from.turnStarts();
+        int[] counts = from.turnTokens();
+        int total = from.total();
+        List<Integer> newStarts = new ArrayList<>();
+        List<Integer> newCounts = new ArrayList<>();
+        int current = -1;
+        for (int i = from.history().size(); i < entries.size(); i++) {
+            TranscriptEntry entry = entries.get(i);
+            if (entry instanceof Prompt || (starts.length == 0 && newStarts.isEmpty())) {
+                newStarts.add(i);
+                newCounts.add(0);
+                current = newCounts.size() - 1;
+            }
+            int count = tokens.entry(entry);
+            if (current >= 0) {
+                newCounts.set(current, newCounts.get(current) + count);
+            } else {
+                counts = counts.clone();
+                counts[counts.length - 1] += count;
+            }
+            total += count;
+        }
+        int[] allStarts = java.util.Arrays.copyOf(starts, starts.length + newStarts.size());
+        int[] allCounts = java.util.Arrays.copyOf(counts, counts.length + newCounts.size());
+        for (int k = 0; k < newStarts.size(); k++) {
+            allStarts[starts.length + k] = newStarts.get(k);
+            allCounts[counts.length + k] = newCounts.get(k);
+        }
+        return new HistoryIndex(entries, allStarts, allCounts, total);
     }
 
     /**

@@ -80,7 +80,7 @@ final class SchemaConverter {
             return ref(schema, pointer, depth);
         }
         List<String> described = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = schema.fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = schema.properties().iterator(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> field = it.next();
             String key = field.getKey();
             if (UNENFORCED.contains(key) || (key.equals("additionalProperties") && field.getValue().isObject())
@@ -107,7 +107,7 @@ final class SchemaConverter {
             copy.set("type", out.get("type"));
         }
         copy.put("description", description);
-        out.fields().forEachRemaining(e -> {
+        out.properties().forEach(e -> {
             if (!e.getKey().equals("type") && !e.getKey().equals("description")) {
                 copy.set(e.getKey(), e.getValue());
             }
@@ -387,7 +387,7 @@ final class SchemaConverter {
             pieces.add(resolved(node(parts.get(i), pointer + "/allOf/" + i, depth + 1)));
         }
         ObjectNode own = Json.object();
-        schema.fields().forEachRemaining(e -> {
+        schema.properties().forEach(e -> {
             if (!e.getKey().equals("allOf") && !e.getKey().equals("description")) {
                 own.set(e.getKey(), e.getValue());
             }
@@ -401,7 +401,7 @@ final class SchemaConverter {
                 throw new SchemaException(pointer + "/allOf/" + Math.min(i, parts.size() - 1),
                         "'allOf' is supported for object schemas only.");
             }
-            piece.path("properties").fields().forEachRemaining(e -> properties.set(e.getKey(), e.getValue()));
+            piece.path("properties").properties().forEach(e -> properties.set(e.getKey(), e.getValue()));
             for (JsonNode r : piece.path("required")) {
                 boolean seen = false;
                 for (JsonNode existing : required) {

@@ -91,7 +91,7 @@ final class SchemaValidator {
                         return path + ": missing required property '" + name.textValue() + "'";
                     }
                 }
-                for (Iterator<Map.Entry<String, JsonNode>> it = value.fields(); it.hasNext(); ) {
+                for (Iterator<Map.Entry<String, JsonNode>> it = value.properties().iterator(); it.hasNext(); ) {
                     Map.Entry<String, JsonNode> field = it.next();
                     JsonNode propertySchema = properties.get(field.getKey());
                     String at = path + "/" + field.getKey().replace("~", "~0").replace("/", "~1");
@@ -175,7 +175,7 @@ final class SchemaValidator {
                     out.set(name, reorder(root, (ObjectNode) properties.get(name), value.get(name)));
                 }
             }
-            value.fields().forEachRemaining(e -> {
+            value.properties().forEach(e -> {
                 if (!out.has(e.getKey())) {
                     out.set(e.getKey(), e.getValue());
                 }

@@ -1,0 +1,43 @@
+package dev.oam.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.json.Json;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** What every contract suite shares: how to connect, and helpers for scripted sessions. */
+public abstract class ContractSupport {
+    protected static final String GATE_TOOL = "{\"name\":\"open_gate\",\"description\":\"Open a named gate.\","
+            + "\"parameters\":{\"type\":\"object\",\"properties\":{\"gate\":{\"type\":\"string\"}},\"required\":[\"gate\"]}}";
+    protected static final String BELL_TOOL = "{\"name\":\"ring_bell\",\"description\":\"Ring the bell.\"}";
+
+    /** Connects a client to a fresh bridge started with these {@code oam stdio} flags. */
+    protected abstract ProtocolClient connect(String... flags) throws Exception;
+
+    protected Conversation open(String... flags) throws Exception {
+        return new Conversation(connect(flags));
+    }
+
+    protected static String scripted(String stepsJson) {
+        return "{\"type\":\"scripted\",\"steps\":" + stepsJson + "}";
+    }
+
+    /** Creates a session with tools, options and a script; returns the create result. */
+    protected static JsonNode create(Conversation c, String session, String toolsJson, String optionsJson, String stepsJson) {
+        String id = "create-" + session;
+        return c.call(id, "session/create", "{\"session\":\"" + session + "\",\"tools\":" + toolsJson
+                + ",\"options\":" + optionsJson + ",\"model\":" + scripted(stepsJson) + "}");
+    }
+
+    protected static String code(JsonNode error) {
+        return error.path("data").path("code").asText();
+    }
+
+}
