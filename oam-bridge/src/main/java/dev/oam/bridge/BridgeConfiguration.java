@@ -90,6 +90,14 @@ public record BridgeConfiguration(
             return this;
         }
 
+        /** Serves the {@code type} of each backend (see {@link ModelBackend#discover()}). */
+        public Builder backends(java.util.List<ModelBackend> backends) {
+            for (ModelBackend backend : backends) {
+                this.modelProviders.put(backend.type(), backend::create);
+            }
+            return this;
+        }
+
         public Builder extensions(List<BridgeExtension> extensions) {
             this.extensions = List.copyOf(extensions);
             return this;

@@ -2,6 +2,9 @@ package dev.oam.cli;
 
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
+import dev.oam.bridge.ModelBackend;
+import dev.oam.core.model.LanguageModel;
+import java.util.List;
 import dev.oam.core.Log;
 import java.io.BufferedOutputStream;
 import java.io.FileDescriptor;
@@ -63,10 +66,12 @@ final class StdioCommand implements Callable<Integer> {
             System.err.println("oam stdio: --tool-timeout must be a number of seconds from 0 to 86400 (0 means no limit)");
             return 2;
         }
-        String modelLocation = model != null ? model : System.getenv("OAM_MODEL");
-        if (modelLocation != null && !modelLocation.isBlank()) {
-            System.err.println("oam stdio: this build has no backend for the system model '" + modelLocation
-                    + "' yet (llama.cpp and OpenAI-compatible backends are coming); use scripted models for now.");
+        List<ModelBackend> backends = ModelBackend.discover();
+        LanguageModel systemModel;
+        try {
+            systemModel = SystemModel.resolve(backends, model, modelName);
+        } catch (SystemModel.ConfigurationException e) {
+            System.err.println("oam stdio: " + e.getMessage());
             return 2;
         }
         CountDownLatch done = new CountDownLatch(1);
@@ -74,6 +79,8 @@ final class StdioCommand implements Callable<Integer> {
                 .maxSessions(maxSessions)
                 .defaultToolTimeout(Duration.ofNanos((long) (toolTimeout * 1e9)))
                 .allowsScriptedModels(!noScriptedModels)
+                .backends(backends)
+                .systemModel(systemModel)
                 .onShutdown(done::countDown)
                 .build();
         BridgeEngine engine = BridgeEngine.withSink(configuration, StdioTransport.sink(out));
@@ -90,6 +97,7 @@ final class StdioCommand implements Callable<Integer> {
         });
         done.await();
         engine.close();
+        backends.forEach(ModelBackend::close);
         out.flush();
         Log.debug("stdio server stopped" + (reader.isAlive() ? " (after shutdown)" : ""));
         return 0;
