@@ -40,9 +40,9 @@ public record BridgeConfiguration(
         Objects.requireNonNull(onShutdown, "onShutdown");
     }
 
-    /** The extensions every transport ships with. Empty until the game extension lands. */
+    /** The extensions every transport ships with: a fresh game extension (NPCs, decisions, worlds, content). */
     public static List<BridgeExtension> standardExtensions() {
-        return List.of();
+        return List.of(new dev.oam.bridge.game.GameExtension());
     }
 
     public static BridgeConfiguration defaults() {

@@ -122,6 +122,22 @@ public final class BridgeRequest {
         return fail(new BridgeException(ErrorCode.CANCELLED, "The request was cancelled."));
     }
 
+    /**
+     * The channel for this request's client tools: {@code tool/call} requests whose params are
+     * {@code context} (e.g. {@code {"npc": "gorm"}}) plus {@code requestId} and {@code call}.
+     */
+    public dev.oam.core.tool.ToolChannel toolChannel(ObjectNode context) {
+        return engine.clientCalls().channel(context, requestId);
+    }
+
+    /**
+     * A turn listener sending {@code method} notifications ({@code <namespace>/event}) with
+     * {@code {…context, requestId, event}} params, as {@code session/event} does.
+     */
+    public dev.oam.core.agent.TurnListener events(ObjectNode context, String method) {
+        return Sessions.eventSender(this, context, method);
+    }
+
     /** Sends a notification (an event) through the single writer, before this request's response. */
     public void notify(String notificationMethod, ObjectNode notificationParams) {
         engine.sendNotification(notificationMethod, notificationParams);

@@ -643,7 +643,7 @@ public final class Agent {
             }
         }
         for (ToolCall call : calls) {
-            context.listener().onEvent(new TurnEvent.ToolCallStarted(call, "client"));
+            context.listener().onEvent(new TurnEvent.ToolCallStarted(call, context.tools().execution(call.name())));
         }
         long[] started = new long[n];
         BlockingQueue<Integer> done = new LinkedBlockingQueue<>();

@@ -10,6 +10,11 @@ public interface ToolChannel {
     /** Sends one call; never blocks on the engine's answer. */
     PendingCall send(ToolCall call);
 
+    /** {@code "client"} for tools the engine runs through {@code tool/call}, {@code "local"} for tools run inside the bridge. */
+    default String execution(String toolName) {
+        return "client";
+    }
+
     /** A call the engine has not answered yet. */
     interface PendingCall {
         /** Completes with the engine's reply; never completes exceptionally. */

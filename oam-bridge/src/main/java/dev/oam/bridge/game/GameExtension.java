@@ -1,0 +1,44 @@
+package dev.oam.bridge.game;
+
+import dev.oam.bridge.BridgeEngine;
+import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.BridgeExtension;
+import dev.oam.bridge.MethodRegistry;
+import dev.oam.game.world.WorldState;
+import java.util.List;
+
+/**
+ * The game methods (PROTOCOL.md §6): {@code npc/*}, {@code decision/*}, {@code world/*} and
+ * {@code content/generate}. One instance per engine.
+ */
+public final class GameExtension implements BridgeExtension {
+    public static final String NPC_EVENT = "npc/event";
+    public static final String WORLD_CHANGED = "world/changed";
+
+    final Worlds worlds = new Worlds();
+    final Npcs npcs = new Npcs(this);
+
+    @Override
+    public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
+        WorldMethods.register(registry, this);
+        NpcMethods.register(registry, this);
+        DecisionMethods.register(registry, this);
+        ContentMethods.register(registry, this);
+    }
+
+    @Override
+    public List<String> notificationMethods() {
+        return List.of(NPC_EVENT, WORLD_CHANGED);
+    }
+
+    /** Shares a world the Java host owns under {@code id}; NPCs and {@code world/*} requests then use it. */
+    public void addWorld(WorldState world, String id) throws BridgeException {
+        worlds.add(id, world);
+    }
+
+    @Override
+    public void shutdown() {
+        npcs.shutdown();
+        worlds.shutdown();
+    }
+}
