@@ -74,6 +74,9 @@ public final class Coding {
     public static ObjectNode event(TurnEvent event) {
         ObjectNode node = Json.object();
         switch (event) {
+            case TurnEvent.External e -> {
+                return e.json();
+            }
             case TurnEvent.ModelStep e -> {
                 node.put("type", "modelStep");
                 node.set("step", step(e.step()));

@@ -11,17 +11,18 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class Operation {
     enum State { QUEUED, RUNNING, COMMITTED, CANCELLED, DONE }
 
-    private final BridgeRequest request;
+    private final @org.jspecify.annotations.Nullable BridgeRequest request;
     private final OperationQueue.Work work;
     private final CancellationToken token = CancellationToken.create();
     private final AtomicReference<State> state = new AtomicReference<>(State.QUEUED);
 
-    Operation(BridgeRequest request, OperationQueue.Work work) {
+    Operation(@org.jspecify.annotations.Nullable BridgeRequest request, OperationQueue.Work work) {
         this.request = request;
         this.work = work;
     }
 
-    public BridgeRequest request() {
+    /** The request this operation answers, or {@code null} for background work. */
+    public @org.jspecify.annotations.Nullable BridgeRequest request() {
         return request;
     }
 

@@ -24,6 +24,12 @@ public final class OperationQueue {
         JsonNode run(Operation operation) throws Exception;
     }
 
+    /** Work queued by the bridge itself (e.g. an NPC's background compaction): nobody is answered. */
+    @FunctionalInterface
+    public interface BackgroundWork {
+        void run(Operation operation) throws Exception;
+    }
+
     public OperationQueue(String name) {
         this.name = name;
     }
@@ -36,6 +42,22 @@ public final class OperationQueue {
             if (operation.cancel() && queuedBefore) {
                 request.failCancelled();
             }
+        });
+        synchronized (lock) {
+            queued.addLast(operation);
+            if (workerActive) {
+                return;
+            }
+            workerActive = true;
+        }
+        Thread.ofVirtual().name("oam-queue-" + name).start(this::drain);
+    }
+
+    /** Queues work that answers nobody; cancel counts and stops it like any other operation. */
+    public void submitBackground(BackgroundWork work) {
+        Operation operation = new Operation(null, op -> {
+            work.run(op);
+            return null;
         });
         synchronized (lock) {
             queued.addLast(operation);
@@ -78,7 +100,9 @@ public final class OperationQueue {
         }
         for (Operation operation : dropped) {
             if (operation.cancel()) {
-                operation.request().failCancelled();
+                if (operation.request() != null) {
+                    operation.request().failCancelled();
+                }
                 count++;
             }
         }
@@ -112,6 +136,19 @@ public final class OperationQueue {
 
     private static Runnable execute(Operation operation) {
         BridgeRequest request = operation.request();
+        if (request == null) {
+            try {
+                operation.work().run(operation);
+            } catch (Exception e) {
+                if (!operation.isCancelled()) {
+                    Log.warning("background work failed: " + e.getMessage());
+                }
+            } catch (Throwable t) {
+                Log.error("background work failed", t);
+            }
+            operation.finish();
+            return () -> { };
+        }
         try {
             JsonNode result = operation.work().run(operation);
             if (operation.finish()) {

@@ -1,10 +1,422 @@
 package dev.oam.bridge.game;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.BridgeRequest;
 import dev.oam.bridge.MethodRegistry;
+import dev.oam.bridge.Options;
+import dev.oam.bridge.Params;
+import dev.oam.bridge.Reply;
+import dev.oam.bridge.ToolDefinitions;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.ToolChoice;
+import dev.oam.core.json.Json;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.core.tool.ToolDefinition;
+import dev.oam.core.transcript.TranscriptCodec;
+import dev.oam.core.transcript.TranscriptEntry;
+import dev.oam.game.npc.Memory;
+import dev.oam.game.npc.MemoryTools;
+import dev.oam.game.npc.NpcOptions;
+import dev.oam.game.npc.Persona;
+import dev.oam.game.world.WorldState;
+import dev.oam.game.world.WorldTools;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
-/** {@code npc/*}. */
+/** {@code npc/*} (PROTOCOL.md §6). */
 final class NpcMethods {
     private NpcMethods() {}
 
-    static void register(MethodRegistry.Builder registry, GameExtension game) {}
+    static void register(MethodRegistry.Builder registry, GameExtension game) {
+        registry.register("npc/create", request -> create(request, game, false));
+        registry.register("npc/restore", request -> create(request, game, true));
+        registry.register("npc/talk", request -> talk(request, game));
+        registry.register("npc/bark", request -> bark(request, game));
+        registry.register("npc/state", request -> state(request, game));
+        registry.register("npc/update", request -> update(request, game));
+        registry.register("npc/reset", request -> reset(request, game));
+        registry.register("npc/cancel", request -> cancel(request, game));
+        registry.register("npc/delete", request -> delete(request, game));
+        registry.register("npc/list", request -> list(game));
+    }
+
+    /** What create and restore read, validated together before anything changes. */
+    private record Spec(Persona persona, NpcOptions options, Memory memory, List<ToolDefinition> tools, @Nullable String worldId,
+            @Nullable WorldState world, List<TranscriptEntry> history, List<String> warnings) {}
+
+    private static Reply create(BridgeRequest request, GameExtension game, boolean restore) throws BridgeException {
+        Params params = request.params();
+        List<String> warnings = new ArrayList<>();
+        JsonNode saved = null;
+        if (restore) {
+            saved = params.require("state");
+            if (saved.isObject() && saved.has("state") && saved.get("state").isObject() && !saved.has("persona")) {
+                saved = saved.get("state");
+            }
+            if (!saved.isObject() || !saved.path("persona").isObject()) {
+                throw BridgeException.invalidParams("Parameter 'state' must be an NPC save state from npc/state.");
+            }
+        }
+        String id;
+        if (params.containsKey("npc") && params.get("npc") != null) {
+            id = params.string("npc");
+        } else if (saved != null && saved.path("npc").isTextual() && !params.containsKey("npc")) {
+            id = saved.get("npc").textValue();
+        } else {
+            id = null;
+        }
+        if (id != null) {
+            checkId(id);
+        }
+        Params personaParams = restore ? Params.of((ObjectNode) saved.get("persona")) : params.object("persona");
+        if (!restore) {
+            params.require("persona");
+        }
+        Persona persona = PersonaParams.read(personaParams);
+        Params optionsParams;
+        if (restore && !params.containsKey("options")) {
+            optionsParams = Params.of(saved.path("options").isObject() ? (ObjectNode) saved.get("options") : Json.object());
+        } else {
+            optionsParams = params.object("options");
+        }
+        NpcOptions options = NpcOptionsParams.read(optionsParams, request.engine().configuration().defaultToolTimeout());
+        Memory memory = Memory.EMPTY;
+        JsonNode memoryNode = restore ? saved.get("memory") : params.get("memory");
+        if (memoryNode != null && !memoryNode.isNull()) {
+            memory = readMemory(memoryNode, restore ? "state.memory" : "memory");
+        }
+        List<ToolDefinition> tools = List.of();
+        JsonNode toolsNode = restore && !params.containsKey("tools") ? saved.get("tools") : params.get("tools");
+        if (toolsNode != null && !toolsNode.isNull()) {
+            ToolDefinitions.Parsed parsed = ToolDefinitions.parse(toolsNode, restore && !params.containsKey("tools") ? "state.tools" : "tools");
+            tools = parsed.tools();
+            warnings.addAll(parsed.warnings());
+        }
+        String worldId;
+        if (restore && !params.containsKey("world")) {
+            worldId = saved.path("world").isTextual() ? saved.get("world").textValue() : null;
+        } else {
+            worldId = params.optionalString("world");
+        }
+        WorldState world = null;
+        if (worldId != null) {
+            world = game.worlds.find(worldId);
+            if (world == null) {
+                if (restore && !params.containsKey("world")) {
+                    warnings.add("The saved world '" + worldId + "' no longer exists; the NPC was restored without it.");
+                    worldId = null;
+                } else {
+                    throw BridgeException.of(ErrorCode.WORLD_NOT_FOUND, "No world '" + worldId + "'.", "world", TextNode.valueOf(worldId));
+                }
+            }
+        }
+        List<TranscriptEntry> history = List.of();
+        if (restore && saved.has("transcript") && !saved.get("transcript").isNull()) {
+            try {
+                history = TranscriptCodec.read(saved.get("transcript"), "state.transcript").entries();
+            } catch (IllegalArgumentException e) {
+                throw BridgeException.invalidParams(e.getMessage());
+            }
+        }
+        LanguageModel model = request.engine().makeModel(params.get("model"), "model");
+        String modelDescription = modelDescription(params.get("model"));
+        List<String> toolNames = validateTools(tools, world != null, options);
+        ToolDefinitions.countWarning(toolNames.size()).ifPresent(warnings::add);
+        if (!restore) {
+            personaParams.unknownWarnings().forEach(warnings::add);
+        }
+        warnings.addAll(0, params.unknownWarnings());
+        if (id == null) {
+            game.npcs.checkFree(null);
+            id = game.npcs.newId();
+        }
+        Npc npc = new Npc(id, persona, options, memory, tools, worldId, world, model, modelDescription, history);
+        game.npcs.add(npc);
+        ObjectNode result = Json.object();
+        result.put("npc", id);
+        result.set("tools", Json.strings(npc.allTools().stream().map(ToolDefinition::name).toList()));
+        result.set("warnings", Json.strings(warnings));
+        return Reply.result(result);
+    }
+
+    private static String modelDescription(@Nullable JsonNode model) {
+        if (model == null || model.isNull()) {
+            return "system";
+        }
+        return model.isTextual() ? model.textValue() : model.path("type").asText("system");
+    }
+
+    /** Client tool names must not clash with the built-in ones; the grounding tool must exist. Returns every tool name. */
+    private static List<String> validateTools(List<ToolDefinition> tools, boolean hasWorld, NpcOptions options) throws BridgeException {
+        List<String> names = new ArrayList<>();
+        tools.forEach(t -> names.add(t.name()));
+        Set<String> builtIn = new HashSet<>();
+        if (hasWorld) {
+            if (!options.worldReadable().isEmpty()) {
+                builtIn.add(WorldTools.READ);
+            }
+            if (!options.worldWritable().isEmpty()) {
+                builtIn.add(WorldTools.UPDATE);
+            }
+        }
+        if (options.rememberFact()) {
+            builtIn.add(MemoryTools.REMEMBER_FACT);
+        }
+        if (options.changeRelationship()) {
+            builtIn.add(MemoryTools.CHANGE_RELATIONSHIP);
+        }
+        for (String name : names) {
+            if (builtIn.contains(name) || name.equals(WorldTools.READ) || name.equals(WorldTools.UPDATE)
+                    || name.equals(MemoryTools.REMEMBER_FACT) || name.equals(MemoryTools.CHANGE_RELATIONSHIP)) {
+                throw BridgeException.invalidParams("Parameter 'tools': the name '" + name + "' belongs to a built-in NPC tool.");
+            }
+        }
+        for (String n : List.of(WorldTools.READ, WorldTools.UPDATE, MemoryTools.REMEMBER_FACT, MemoryTools.CHANGE_RELATIONSHIP)) {
+            if (builtIn.contains(n)) {
+                names.add(n);
+            }
+        }
+        if (options.groundingTool() != null && !names.contains(options.groundingTool())) {
+            throw BridgeException.invalidParams("Parameter 'options.groundingTool' names '" + options.groundingTool()
+                    + "', which is not one of the NPC's tools (" + String.join(", ", names) + ").");
+        }
+        if (options.toolChoice() instanceof ToolChoice.Named named && !names.contains(named.tool())) {
+            throw BridgeException.invalidParams("Parameter 'options.toolChoice' names '" + named.tool()
+                    + "', which is not one of the NPC's tools.");
+        }
+        return names;
+    }
+
+    static Memory readMemory(JsonNode node, String path) throws BridgeException {
+        if (!node.isObject()) {
+            throw BridgeException.invalidParams("Parameter '" + path + "' must be an object {facts, relationship, summary}.");
+        }
+        Params memory = Params.of((ObjectNode) node);
+        List<String> facts = memory.optionalStringList("facts");
+        JsonNode relationship = memory.get("relationship");
+        int value = 0;
+        if (relationship != null) {
+            if (!relationship.isNumber() || relationship.decimalValue().abs().compareTo(java.math.BigDecimal.valueOf(100)) > 0) {
+                throw BridgeException.invalidParams("Parameter '" + path + ".relationship' must be a number from -100 to 100.");
+            }
+            value = relationship.decimalValue().setScale(0, java.math.RoundingMode.HALF_UP).intValue();
+        }
+        String summary = memory.optionalString("summary");
+        return new Memory(facts == null ? List.of() : facts, value, summary);
+    }
+
+    static ObjectNode writeMemory(Memory memory) {
+        ObjectNode node = Json.object();
+        node.set("facts", Json.strings(memory.facts()));
+        node.put("relationship", memory.relationship());
+        if (memory.summary() != null) {
+            node.put("summary", memory.summary());
+        }
+        return node;
+    }
+
+    private static void checkId(String id) throws BridgeException {
+        int length = id.codePointCount(0, id.length());
+        boolean printable = id.codePoints().allMatch(c -> !Character.isISOControl(c) && Character.isDefined(c));
+        if (length < 1 || length > 128 || !printable) {
+            throw BridgeException.invalidParams("Parameter 'npc' must be 1–128 printable characters.");
+        }
+    }
+
+    private static Reply talk(BridgeRequest request, GameExtension game) throws BridgeException {
+        Params params = request.params();
+        Npc npc = game.npcs.require(params.string("npc"));
+        String line = params.string("line");
+        JsonNode context = params.get("context");
+        boolean stream = params.bool("stream", false);
+        ToolChoice override = Options.toolChoice(params, "toolChoice");
+        npc.queue.submit(request, operation -> npc.talk(operation, request, line, context, stream, override, game));
+        return Reply.pending();
+    }
+
+    private static Reply bark(BridgeRequest request, GameExtension game) throws BridgeException {
+        Params params = request.params();
+        Npc npc = game.npcs.require(params.string("npc"));
+        JsonNode situation = params.get("situation");
+        return Reply.deferred(token -> {
+            String line = npc.bark(situation, token);
+            ObjectNode result = Json.object();
+            result.put("npc", npc.id);
+            result.put("line", line);
+            return result;
+        });
+    }
+
+    static ObjectNode saveState(Npc npc) {
+        ObjectNode state = Json.object();
+        state.put("version", 1);
+        state.set("persona", PersonaParams.write(npc.persona));
+        state.set("memory", writeMemory(npc.memory));
+        state.set("transcript", TranscriptCodec.write(npc.agent.instructionsEntryId(), null, List.of(), npc.agent.history()));
+        state.put("npc", npc.id);
+        state.set("options", NpcOptionsParams.write(npc.options));
+        ArrayNode tools = state.putArray("tools");
+        for (ToolDefinition tool : npc.clientTools) {
+            ObjectNode t = tools.addObject();
+            t.put("name", tool.name());
+            if (tool.description() != null) {
+                t.put("description", tool.description());
+            }
+            t.set("parameters", tool.parameters());
+            if (tool.timeout() != null) {
+                t.put("timeoutSeconds", new java.math.BigDecimal(dev.oam.core.agent.Agent.seconds(tool.timeout())));
+            }
+        }
+        if (npc.worldId != null) {
+            state.put("world", npc.worldId);
+        } else {
+            state.putNull("world");
+        }
+        return state;
+    }
+
+    private static Reply state(BridgeRequest request, GameExtension game) throws BridgeException {
+        Params params = request.params();
+        Npc npc = game.npcs.require(params.string("npc"));
+        boolean settle = params.bool("settle", true);
+        if (!settle) {
+            return Reply.result(stateResult(npc));
+        }
+        npc.queue.submit(request, operation -> {
+            operation.commit();
+            return stateResult(npc);
+        });
+        return Reply.pending();
+    }
+
+    private static ObjectNode stateResult(Npc npc) {
+        ObjectNode result = Json.object();
+        result.put("npc", npc.id);
+        result.set("state", saveState(npc));
+        return result;
+    }
+
+    private static Reply update(BridgeRequest request, GameExtension game) throws BridgeException {
+        Params params = request.params();
+        Npc npc = game.npcs.require(params.string("npc"));
+        JsonNode personaPatch = params.get("persona");
+        JsonNode optionsPatch = params.get("options");
+        JsonNode memoryPatch = params.get("memory");
+        JsonNode toolsNode = params.containsKey("tools") ? params.json().get("tools") : null;
+        for (String[] p : new String[][] {{"persona", ""}, {"options", ""}, {"memory", ""}}) {
+            JsonNode value = params.get(p[0]);
+            if (value != null && !value.isObject()) {
+                throw params.mistyped(p[0], "an object (a JSON merge patch)");
+            }
+        }
+        List<String> warnings = new ArrayList<>(params.unknownWarnings());
+        List<ToolDefinition> newTools = null;
+        if (toolsNode != null && !toolsNode.isNull()) {
+            ToolDefinitions.Parsed parsed = ToolDefinitions.parse(toolsNode, "tools");
+            newTools = parsed.tools();
+            warnings.addAll(parsed.warnings());
+        }
+        List<ToolDefinition> toolsForCheck = newTools;
+        npc.queue.submit(request, operation -> {
+            // All-or-nothing: compute everything first, validate, then apply.
+            Persona persona = npc.persona;
+            if (personaPatch != null) {
+                JsonNode merged = NpcOptionsParams.mergePatch(PersonaParams.write(persona), personaPatch);
+                persona = PersonaParams.read(Params.of((ObjectNode) merged));
+            }
+            NpcOptions options = npc.options;
+            if (optionsPatch != null) {
+                JsonNode merged = NpcOptionsParams.mergePatch(NpcOptionsParams.write(options), optionsPatch);
+                options = NpcOptionsParams.read(Params.of((ObjectNode) merged), request.engine().configuration().defaultToolTimeout());
+            }
+            Memory memory = npc.memory;
+            if (memoryPatch != null) {
+                JsonNode merged = NpcOptionsParams.mergePatch(writeMemory(memory), memoryPatch);
+                memory = readMemory(merged, "memory");
+            }
+            List<ToolDefinition> tools = toolsForCheck != null ? toolsForCheck : npc.clientTools;
+            List<String> names = validateTools(tools, npc.world != null, options);
+            List<String> all = new ArrayList<>(warnings);
+            ToolDefinitions.countWarning(names.size()).ifPresent(all::add);
+            operation.commit();
+            npc.persona = persona;
+            npc.options = options;
+            npc.memory = memory;
+            npc.clientTools = List.copyOf(tools);
+            ObjectNode result = Json.object();
+            result.put("npc", npc.id);
+            result.set("warnings", Json.strings(all));
+            return result;
+        });
+        return Reply.pending();
+    }
+
+    private static Reply reset(BridgeRequest request, GameExtension game) throws BridgeException {
+        Params params = request.params();
+        Npc npc = game.npcs.require(params.string("npc"));
+        boolean clearMemory = params.bool("clearMemory", false);
+        npc.queue.submit(request, operation -> {
+            operation.commit();
+            npc.agent.replaceHistory(List.of());
+            npc.turnCount = 0;
+            if (clearMemory) {
+                npc.memory = Memory.EMPTY;
+            }
+            return Json.object().put("npc", npc.id);
+        });
+        return Reply.pending();
+    }
+
+    private static Reply cancel(BridgeRequest request, GameExtension game) throws BridgeException {
+        Npc npc = game.npcs.require(request.params().string("npc"));
+        int count = npc.queue.cancelAll();
+        ObjectNode result = Json.object();
+        result.put("npc", npc.id);
+        result.put("cancelled", count);
+        return Reply.result(result);
+    }
+
+    private static Reply delete(BridgeRequest request, GameExtension game) throws BridgeException {
+        Npc npc = game.npcs.require(request.params().string("npc"));
+        game.npcs.remove(npc.id);
+        npc.queue.cancelAll();
+        ObjectNode result = Json.object();
+        result.put("npc", npc.id);
+        result.put("deleted", true);
+        return Reply.result(result);
+    }
+
+    private static Reply list(GameExtension game) {
+        ArrayNode array = Json.array();
+        for (Npc npc : game.npcs.all()) {
+            ObjectNode item = array.addObject();
+            item.put("npc", npc.id);
+            item.put("name", npc.persona.name());
+            item.put("role", npc.persona.role());
+            if (npc.worldId != null) {
+                item.put("world", npc.worldId);
+            } else {
+                item.putNull("world");
+            }
+            item.put("model", npc.modelDescription);
+            item.set("tools", Json.strings(npc.clientTools.stream().map(ToolDefinition::name).toList()));
+            item.put("turnCount", npc.turnCount);
+            item.put("relationship", npc.memory.relationship());
+            item.put("busy", npc.queue.busy());
+            item.put("pendingOperations", npc.queue.pending());
+            item.put("createdAt", DateTimeFormatter.ISO_INSTANT.format(npc.createdAt.truncatedTo(ChronoUnit.MILLIS)));
+        }
+        ObjectNode result = Json.object();
+        result.set("npcs", array);
+        return Reply.result(result);
+    }
 }

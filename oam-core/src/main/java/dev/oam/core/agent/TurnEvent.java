@@ -1,6 +1,7 @@
 package dev.oam.core.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolRecord;
 
@@ -16,4 +17,9 @@ public sealed interface TurnEvent {
     record ToolCallStarted(ToolCall call, String execution) implements TurnEvent {}
 
     record ToolCallCompleted(ToolRecord record) implements TurnEvent {}
+
+    /** An event defined by an extension (e.g. an NPC's {@code lineDelta}), already in its wire form. */
+    non-sealed interface External extends TurnEvent {
+        ObjectNode json();
+    }
 }

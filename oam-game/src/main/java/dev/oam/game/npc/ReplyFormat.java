@@ -1,0 +1,16 @@
+package dev.oam.game.npc;
+
+/** How an NPC replies (PROTOCOL.md §6, the replyFormat trade-off). */
+public enum ReplyFormat {
+    AUTOMATIC("automatic"), STRUCTURED("structured"), TEXT("text");
+
+    private final String wireName;
+
+    ReplyFormat(String wireName) {
+        this.wireName = wireName;
+    }
+
+    public String wireName() {
+        return wireName;
+    }
+}
