@@ -34,6 +34,11 @@ public final class Params {
         return new Params(node, "");
     }
 
+    /** A params view whose messages name members under {@code name} ({@code options} → {@code 'options.x'}). */
+    public static Params of(ObjectNode node, String name) {
+        return new Params(node, name.isEmpty() ? "" : name + ".");
+    }
+
     public ObjectNode json() {
         return node;
     }

@@ -211,7 +211,7 @@ final class Npc {
         String spoken = isFallback ? nextFallback() : reply.line();
         tracker.finish(reply.emotion(), spoken);
         scheduleCompaction(game);
-        return turnResult(spoken, reply.emotion(), reply.playerOptions(), reply.endsConversation(), result.toolCalls(),
+        return turnResult(spoken, reply.emotion(), reply.playerOptions(), reply.endsConversation(), records,
                 after.relationship(), isFallback, result.usage());
     }
 

@@ -77,14 +77,15 @@ final class NpcMethods {
         if (id != null) {
             checkId(id);
         }
-        Params personaParams = restore ? Params.of((ObjectNode) saved.get("persona")) : params.object("persona");
+        Params personaParams = restore ? Params.of((ObjectNode) saved.get("persona"), "state.persona") : params.object("persona");
         if (!restore) {
             params.require("persona");
         }
         Persona persona = PersonaParams.read(personaParams);
         Params optionsParams;
         if (restore && !params.containsKey("options")) {
-            optionsParams = Params.of(saved.path("options").isObject() ? (ObjectNode) saved.get("options") : Json.object());
+            optionsParams = Params.of(saved.path("options").isObject() ? (ObjectNode) saved.get("options") : Json.object(),
+                    "state.options");
         } else {
             optionsParams = params.object("options");
         }
@@ -331,12 +332,13 @@ final class NpcMethods {
             Persona persona = npc.persona;
             if (personaPatch != null) {
                 JsonNode merged = NpcOptionsParams.mergePatch(PersonaParams.write(persona), personaPatch);
-                persona = PersonaParams.read(Params.of((ObjectNode) merged));
+                persona = PersonaParams.read(Params.of((ObjectNode) merged, "persona"));
             }
             NpcOptions options = npc.options;
             if (optionsPatch != null) {
                 JsonNode merged = NpcOptionsParams.mergePatch(NpcOptionsParams.write(options), optionsPatch);
-                options = NpcOptionsParams.read(Params.of((ObjectNode) merged), request.engine().configuration().defaultToolTimeout());
+                options = NpcOptionsParams.read(Params.of((ObjectNode) merged, "options"),
+                        request.engine().configuration().defaultToolTimeout());
             }
             Memory memory = npc.memory;
             if (memoryPatch != null) {

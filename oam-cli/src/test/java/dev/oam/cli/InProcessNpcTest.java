@@ -1,0 +1,12 @@
+package dev.oam.cli;
+
+import dev.oam.testing.NpcContract;
+import dev.oam.testing.ProtocolClient;
+
+/** The NPC contract against the in-process engine. */
+class InProcessNpcTest extends NpcContract {
+    @Override
+    protected ProtocolClient connect(String... flags) {
+        return Transports.inProcess(flags);
+    }
+}

@@ -1,0 +1,12 @@
+package dev.oam.cli;
+
+import dev.oam.testing.NpcContract;
+import dev.oam.testing.ProtocolClient;
+
+/** The NPC contract against {@code bin/oam stdio}. */
+class StdioNpcIT extends NpcContract {
+    @Override
+    protected ProtocolClient connect(String... flags) throws Exception {
+        return Transports.stdio(flags);
+    }
+}
