@@ -14,6 +14,8 @@ public final class TestOptions {
     private @Nullable List<String> enabledTools;
     private Duration toolTimeout = AgentOptions.DEFAULT_TOOL_TIMEOUT;
     private int maxAttempts = 2;
+    private boolean trimHistory = true;
+    private int reservedResponseTokens = 1024;
 
     private TestOptions() {}
 
@@ -51,8 +53,18 @@ public final class TestOptions {
         return this;
     }
 
+    public TestOptions trimHistory(boolean value) {
+        trimHistory = value;
+        return this;
+    }
+
+    public TestOptions reservedResponseTokens(int value) {
+        reservedResponseTokens = value;
+        return this;
+    }
+
     public AgentOptions build() {
-        return new AgentOptions(toolChoice, maxToolRounds, maxToolCalls, enabledTools, null, null, null, toolTimeout, true,
-                1024, maxAttempts);
+        return new AgentOptions(toolChoice, maxToolRounds, maxToolCalls, enabledTools, null, null, null, toolTimeout,
+                trimHistory, reservedResponseTokens, maxAttempts);
     }
 }
