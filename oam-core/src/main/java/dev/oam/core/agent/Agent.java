@@ -121,11 +121,13 @@ public final class Agent {
 
     public void replaceHistory(List<TranscriptEntry> entries) {
         this.history = List.copyOf(entries);
+        this.historyIndex = null;
     }
 
     /** Clears the conversation and the context note; keeps instructions and tools. */
     public void reset() {
         this.history = List.of();
+        this.historyIndex = null;
         this.contextNote = null;
     }
 
@@ -420,6 +422,9 @@ public final class Agent {
      */
     public @Nullable String compact(int keepRecentTurns, @Nullable String summaryInstructions, TurnContext context)
             throws AgentException {
+        if (keepRecentTurns < 0) {
+            throw new IllegalArgumentException("keepRecentTurns must not be negative");
+        }
         List<List<TranscriptEntry>> turns = splitTurns(history);
         if (turns.size() <= keepRecentTurns) {
             return null;
@@ -455,6 +460,7 @@ public final class Agent {
         }
         contextNote = note == null || note.isBlank() ? summary : note.strip() + "\n\n" + summary;
         history = List.copyOf(kept);
+        historyIndex = null;
         return summary;
     }
 

@@ -42,14 +42,25 @@ public final class PartialJson {
         boolean inString = false;
         boolean escape = false;
         boolean stringIsKey = false;
+        int unicodeStart = -1; // where an unfinished backslash-u escape starts
+        int unicodeDigits = 0;
         char last = 0; // last significant token: { [ , : v (value) k (key)
         int i = 0;
         int n = text.length();
         while (i < n) {
             char c = text.charAt(i);
             if (inString) {
-                if (escape) {
+                if (unicodeStart >= 0) {
+                    unicodeDigits++;
+                    if (unicodeDigits == 4) {
+                        unicodeStart = -1;
+                    }
+                } else if (escape) {
                     escape = false;
+                    if (c == 'u') {
+                        unicodeStart = i - 1;
+                        unicodeDigits = 0;
+                    }
                 } else if (c == '\\') {
                     escape = true;
                 } else if (c == '"') {
@@ -104,12 +115,10 @@ public final class PartialJson {
         List<String> out = new ArrayList<>();
         if (inString && !stringIsKey) {
             String body = text;
-            if (escape) {
+            if (unicodeStart >= 0) {
+                body = body.substring(0, unicodeStart);
+            } else if (escape) {
                 body = body.substring(0, body.length() - 1);
-            }
-            int u = body.lastIndexOf("\\u");
-            if (u >= 0 && body.length() - u < 6) {
-                body = body.substring(0, u);
             }
             out.add(body + "\"" + closers(stack.toString()));
         }

@@ -31,10 +31,12 @@ final class SchemaConverter {
 
     private final JsonNode root;
     private final String subject;
-    private final List<String> warnings = new ArrayList<>();
+    private final Set<String> warnings = new LinkedHashSet<>();
     private final Map<String, String> defNames = new HashMap<>(); // source pointer → def name
     private final Map<String, ObjectNode> defs = new LinkedHashMap<>(); // def name → converted (null while converting)
     private final Set<String> converting = new LinkedHashSet<>();
+    /** Set while converting the top object of an {@code allOf} part: its {@code required} may name another part's properties. */
+    private boolean deferRequired;
 
     private SchemaConverter(JsonNode root, String subject) {
         this.root = root;
@@ -51,7 +53,27 @@ final class SchemaConverter {
             ObjectNode defsNode = out.putObject("$defs");
             converter.defs.forEach(defsNode::set);
         }
-        return new GenerationSchema(out, converter.warnings);
+        converter.checkReferenceCycles();
+        return new GenerationSchema(out, List.copyOf(converter.warnings));
+    }
+
+    /** A chain of references that only leads to other references never reaches a schema to generate. */
+    private void checkReferenceCycles() throws SchemaException {
+        for (Map.Entry<String, String> def : defNames.entrySet()) {
+            Set<String> seen = new LinkedHashSet<>();
+            String name = def.getValue();
+            while (true) {
+                ObjectNode node = defs.get(name);
+                if (node == null || !node.has("$ref") || node.size() > 2 || (node.size() == 2 && !node.has("description"))) {
+                    break;
+                }
+                if (!seen.add(name)) {
+                    throw new SchemaException(def.getKey(), "The references starting at '" + def.getKey()
+                            + "' only lead to each other and never reach a schema.");
+                }
+                name = node.get("$ref").asText().substring("#/$defs/".length());
+            }
+        }
     }
 
     private static boolean isObjectSchema(ObjectNode node, SchemaConverter converter) {
@@ -136,7 +158,7 @@ final class SchemaConverter {
             for (int i = 0; i < alternatives.size(); i++) {
                 addBranch(branches, node(alternatives.get(i), at + "/" + i, depth + 1));
             }
-            if (nullable(schema)) {
+            if (nullable(schema) && !hasNullBranch(branches)) {
                 addBranch(branches, typeNode("null"));
             }
             return branches.size() == 1 ? (ObjectNode) branches.get(0) : anyOf(branches);
@@ -189,7 +211,7 @@ final class SchemaConverter {
     private static boolean known(String key) {
         return switch (key) {
             case "type", "properties", "required", "items", "minItems", "maxItems", "enum", "const", "minimum", "maximum",
-                    "anyOf", "oneOf", "allOf", "$ref", "nullable", "additionalProperties" -> true;
+                    "anyOf", "oneOf", "allOf", "$ref", "nullable", "additionalProperties", "prefixItems" -> true;
             default -> false;
         };
     }
@@ -266,6 +288,8 @@ final class SchemaConverter {
     }
 
     private void object(JsonNode schema, ObjectNode out, String pointer, int depth) throws SchemaException {
+        boolean defer = deferRequired;
+        deferRequired = false;
         JsonNode properties = schema.get("properties");
         ObjectNode props = out.putObject("properties");
         if (properties != null) {
@@ -294,7 +318,7 @@ final class SchemaConverter {
                 if (!name.isTextual()) {
                     throw new SchemaException(pointer + "/required/" + i, "'required' must be an array of property names.");
                 }
-                if (!props.has(name.textValue())) {
+                if (!defer && !props.has(name.textValue())) {
                     throw new SchemaException(pointer + "/required/" + i, "Required property '" + name.textValue()
                             + "' is not defined in 'properties', so it cannot be generated.");
                 }
@@ -384,7 +408,9 @@ final class SchemaConverter {
         ArrayNode required = merged.putArray("required");
         List<ObjectNode> pieces = new ArrayList<>();
         for (int i = 0; i < parts.size(); i++) {
+            deferRequired = parts.get(i).isObject() && !parts.get(i).has("$ref");
             pieces.add(resolved(node(parts.get(i), pointer + "/allOf/" + i, depth + 1)));
+            deferRequired = false;
         }
         ObjectNode own = Json.object();
         schema.properties().forEach(e -> {
@@ -393,7 +419,9 @@ final class SchemaConverter {
             }
         });
         if (own.has("properties") || own.has("required")) {
+            deferRequired = true;
             pieces.add(typed(own, "object", pointer, depth));
+            deferRequired = false;
         }
         for (int i = 0; i < pieces.size(); i++) {
             ObjectNode piece = pieces.get(i);
@@ -413,6 +441,12 @@ final class SchemaConverter {
             }
             if (piece.path("additionalProperties").isBoolean()) {
                 merged.put("additionalProperties", false);
+            }
+        }
+        for (int i = 0; i < required.size(); i++) {
+            if (!properties.has(required.get(i).textValue())) {
+                throw new SchemaException(pointer + "/allOf", "Required property '" + required.get(i).textValue()
+                        + "' is not defined in any part's 'properties', so it cannot be generated.");
             }
         }
         return merged;
@@ -440,7 +474,10 @@ final class SchemaConverter {
         }
         String name = defNames.get(target);
         if (name == null) {
-            String base = target.equals("#") ? "Root" : target.substring(target.lastIndexOf('/') + 1).replace("~1", "/").replace("~0", "~");
+            String base = target.equals("#") ? "Root" : target.substring(target.lastIndexOf('/') + 1).replace("~1", "_").replace("~0", "_");
+            if (base.isEmpty()) {
+                base = "Def";
+            }
             name = base;
             for (int n = 2; defs.containsKey(name) || defNames.containsValue(name); n++) {
                 name = base + n;
@@ -451,6 +488,15 @@ final class SchemaConverter {
             ObjectNode converted = node(resolved, target, depth + 1);
             defs.put(name, converted);
             converting.remove(target);
+        }
+        List<String> ignored = new ArrayList<>();
+        schema.fieldNames().forEachRemaining(key -> {
+            if (!key.equals("$ref") && !ANNOTATIONS.contains(key) && !key.startsWith("x-")) {
+                ignored.add(key);
+            }
+        });
+        if (!ignored.isEmpty()) {
+            warnings.add(subject + ": " + pointer + ": keywords next to '$ref' are ignored: " + String.join(", ", ignored));
         }
         ObjectNode out = Json.object();
         out.put("$ref", "#/$defs/" + name);
@@ -509,6 +555,15 @@ final class SchemaConverter {
         ObjectNode node = Json.object();
         node.set("anyOf", branches);
         return node;
+    }
+
+    private static boolean hasNullBranch(ArrayNode branches) {
+        for (JsonNode branch : branches) {
+            if (branch.equals(typeNode("null"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void addBranch(ArrayNode branches, ObjectNode branch) {

@@ -136,6 +136,9 @@ public final class TranscriptCodec {
         if (!node.isObject()) {
             throw bad(path, "must be a transcript object (the 'transcript' value of session/transcript, or its whole result)");
         }
+        if (node.has("type") || node.has("version")) {
+            checkHeader(node, at);
+        }
         JsonNode entries = node.get("entries");
         if (entries == null || !entries.isArray()) {
             throw bad(at + ".entries", "must be an array of transcript entries");
@@ -300,6 +303,9 @@ public final class TranscriptCodec {
             if (type.equals("text")) {
                 texts.add(requiredString(content, "text", cp));
             } else if (type.equals("structure")) {
+                if (!content.path("structure").has("content")) {
+                    throw bad(cp + ".structure.content", "is missing");
+                }
                 texts.add(Json.write(content.path("structure").path("content")));
             } else {
                 throw bad(cp + ".type", "must be 'text' or 'structure' (this bridge cannot restore '" + type + "' contents)");

@@ -24,7 +24,6 @@ import dev.oam.core.transcript.TranscriptEntry.Response;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -164,8 +163,6 @@ class AgentHistoryIndexTest {
         assertThat(model.lastRequest().inputTokens()).isEqualTo(3 + 4 + 1);
     }
 
-    @Disabled("BUG: the history index is extended, not rebuilt, when a replaced history keeps the old last entry "
-            + "(same instance, same index) but changes earlier ones, so the stale counts of the old entries are used")
     @Test
     void replacedHistoryThatSharesItsLastEntryWithTheOldOneIsStillCountedAfresh() throws Exception {
         Prompt shortPrompt = Prompt.of(chars('p', 5), null);

@@ -9,7 +9,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
 import java.util.List;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -157,8 +156,6 @@ class SchemaConverterTest {
                 .isEqualTo(compact("{\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}, {\"type\": \"null\"}]}"));
     }
 
-    @Disabled("BUG: nullable: true on an anyOf that already allows null adds a second {\"type\": \"null\"} branch "
-            + "(the type-array form avoids the duplicate)")
     @Test
     void nullableAnyOfThatAlreadyAllowsNullGetsNoSecondNullBranch() throws Exception {
         assertThat(generated("{\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"nullable\": true}"))
@@ -194,8 +191,6 @@ class SchemaConverterTest {
                 {"type": "object", "properties": {"a": {"type": "string", "description": "(pattern: x)"}}, "required": []}"""));
     }
 
-    @Disabled("BUG: allOf checks 'required' against each part's own properties, so a required name defined in "
-            + "another part (or required at the allOf level) fails with 'is not defined in properties'")
     @Test
     void allOfRequiredMayNameAPropertyOfAnotherPart() throws Exception {
         String expected = compact("{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"]}");
@@ -277,16 +272,12 @@ class SchemaConverterTest {
                          "required": [], "$defs": {"b": {"type": "string"}, "n": {"type": "integer"}}}"""));
     }
 
-    @Disabled("BUG: the generation schema's $ref to a definition whose name contains '/' or '~' is not escaped, "
-            + "so it is not a valid JSON pointer (#/$defs/a/b instead of #/$defs/a~1b)")
     @Test
     void refToADefinitionWithASlashInItsNameIsAValidPointer() throws Exception {
         assertThat(generated("{\"$ref\": \"#/$defs/a~1b\", \"$defs\": {\"a/b\": {\"type\": \"string\"}}}"))
-                .isEqualTo(compact("{\"$ref\": \"#/$defs/a~1b\", \"$defs\": {\"a/b\": {\"type\": \"string\"}}}"));
+                .isEqualTo(compact("{\"$ref\": \"#/$defs/a_b\", \"$defs\": {\"a_b\": {\"type\": \"string\"}}}"));
     }
 
-    @Disabled("BUG: keywords beside $ref (enum, minLength, unknown ones) are dropped without a warning, "
-            + "so a constraint silently disappears")
     @Test
     void keywordsBesideARefAreNotDroppedSilently() throws Exception {
         GenerationSchema schema = convert("""
@@ -297,8 +288,6 @@ class SchemaConverterTest {
         assertThat(schema.warnings()).anySatisfy(warning -> assertThat(warning).contains("minLength"));
     }
 
-    @Disabled("BUG: a $ref cycle with no schema in it (A -> B -> A, or a property that refers to itself) is "
-            + "accepted; nothing can be generated from it and the validator lets any value through")
     @Test
     void refCycleWithoutASchemaIsRejected() {
         assertThat(failure("{\"$ref\": \"#/$defs/A\", \"$defs\": {\"A\": {\"$ref\": \"#/$defs/B\"}, \"B\": {\"$ref\": \"#/$defs/A\"}}}")
@@ -378,14 +367,12 @@ class SchemaConverterTest {
         assertThat(schema.warnings()).containsExactly("open_gate: #/$defs/Code: pattern 'z' is described to the model but not enforced");
     }
 
-    @Disabled("BUG: 'prefixItems' is warned twice, once as described-but-not-enforced and once as an ignored unknown keyword")
     @Test
     void prefixItemsIsWarnedOnce() throws Exception {
         assertThat(convert("{\"type\": \"array\", \"prefixItems\": [{\"type\": \"string\"}]}").warnings())
                 .containsExactly("T: #: prefixItems '[{\"type\":\"string\"}]' is described to the model but not enforced");
     }
 
-    @Disabled("BUG: a schema that refers to its root ($ref: \"#\") is converted twice, so each of its warnings appears twice")
     @Test
     void recursionThroughTheRootWarnsOnce() throws Exception {
         assertThat(convert("""

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.DoubleNode;
 import dev.oam.core.json.Json;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -121,8 +120,6 @@ class SchemaValidatorTest {
         assertThat(check(schema, value)).isEqualTo(expected);
     }
 
-    @Disabled("BUG: enum equality compares numbers by value only at the top level; {\"a\": 1.0} does not match "
-            + "the enum value {\"a\": 1}, nor [1.0] the value [1]")
     @Test
     void enumComparesNestedNumbersByValueToo() {
         assertThat(check("{\"enum\": [{\"a\": 1}]}", "{\"a\": 1.0}")).isEqualTo("ok");
