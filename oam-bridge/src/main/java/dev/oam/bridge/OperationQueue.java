@@ -43,6 +43,10 @@ public final class OperationQueue {
                 request.failCancelled();
             }
         });
+        enqueue(operation);
+    }
+
+    private void enqueue(Operation operation) {
         synchronized (lock) {
             queued.addLast(operation);
             if (workerActive) {
@@ -55,18 +59,10 @@ public final class OperationQueue {
 
     /** Queues work that answers nobody; cancel counts and stops it like any other operation. */
     public void submitBackground(BackgroundWork work) {
-        Operation operation = new Operation(null, op -> {
+        enqueue(new Operation(null, op -> {
             work.run(op);
             return null;
-        });
-        synchronized (lock) {
-            queued.addLast(operation);
-            if (workerActive) {
-                return;
-            }
-            workerActive = true;
-        }
-        Thread.ofVirtual().name("oam-queue-" + name).start(this::drain);
+        }));
     }
 
     public boolean busy() {

@@ -271,33 +271,26 @@ final class Sessions {
 
     private Reply reset(BridgeRequest request) throws BridgeException {
         BridgeSession session = find(request.params());
-        session.queue.submit(request, operation -> {
-            operation.commit();
-            session.agent.reset();
-            return sessionResult(session);
-        });
-        return Reply.pending();
+        return applyInOrder(request, session, () -> session.agent.reset());
     }
 
     private Reply setInstructions(BridgeRequest request) throws BridgeException {
-        Params params = request.params();
-        BridgeSession session = find(params);
-        String instructions = params.optionalString("instructions");
-        session.queue.submit(request, operation -> {
-            operation.commit();
-            session.agent.setInstructions(instructions);
-            return sessionResult(session);
-        });
-        return Reply.pending();
+        BridgeSession session = find(request.params());
+        String instructions = request.params().optionalString("instructions");
+        return applyInOrder(request, session, () -> session.agent.setInstructions(instructions));
     }
 
     private Reply setContextNote(BridgeRequest request) throws BridgeException {
-        Params params = request.params();
-        BridgeSession session = find(params);
-        String note = params.optionalString("note");
+        BridgeSession session = find(request.params());
+        String note = request.params().optionalString("note");
+        return applyInOrder(request, session, () -> session.agent.setContextNote(note));
+    }
+
+    /** Queues a setting change behind the session's earlier operations; it answers {@code {session}} once applied. */
+    private static Reply applyInOrder(BridgeRequest request, BridgeSession session, Runnable change) {
         session.queue.submit(request, operation -> {
             operation.commit();
-            session.agent.setContextNote(note);
+            change.run();
             return sessionResult(session);
         });
         return Reply.pending();
