@@ -432,4 +432,49 @@ public abstract class NpcContract extends ContractSupport {
             assertThat(c.indexOf(c.response(4))).isGreaterThan(c.indexOf(c.response(2)));
         }
     }
+
+    @Test
+    void worldToolsRunLocallyAndSubscribersHearNpcWritesBeforeTheResponse() throws Exception {
+        try (Conversation c = open()) {
+            c.call(1, "world/create", "{\"world\":\"village\",\"state\":{\"player\":{\"name\":\"Aria\",\"gold\":60},"
+                    + "\"forge\":{\"swords\":3,\"price\":45}}}");
+            JsonNode sub = c.call(2, "world/subscribe", "{\"world\":\"village\",\"path\":\"player\"}");
+            JsonNode created = c.call(3, "npc/create", "{\"npc\":\"gorm\",\"persona\":" + GORM + ",\"world\":\"village\","
+                    + "\"options\":{\"replyFormat\":\"text\",\"worldWritable\":[\"player.gold\"],\"worldContextPaths\":[\"player.name\",\"forge\"]},"
+                    + "\"model\":" + scripted("[{\"toolCalls\":[{\"name\":\"read_world_state\",\"arguments\":{\"path\":\"forge.price\"}},"
+                    + "{\"name\":\"update_world_state\",\"arguments\":{\"path\":\"player.gold\",\"value\":\"15\"}},"
+                    + "{\"name\":\"update_world_state\",\"arguments\":{\"path\":\"forge.swords\",\"value\":\"2\"}}]},"
+                    + "{\"template\":\"[happy] {prompt} | {toolOutputs}\"}]") + "}");
+            assertThat(created.path("tools").toString()).isEqualTo("[\"read_world_state\",\"update_world_state\"]");
+            c.request(4, "npc/talk", "{\"npc\":\"gorm\",\"line\":\"One sword, please.\",\"context\":\"The player holds out coins.\",\"stream\":true}");
+            JsonNode turn = c.result(4);
+            JsonNode changed = c.await(m -> Conversation.isEvent(m, "world/changed"), "world/changed");
+            assertThat(changed.path("params").path("subscription").asText()).isEqualTo(sub.path("subscription").asText());
+            assertThat(changed.path("params").path("path").asText()).isEqualTo("player.gold");
+            assertThat(changed.path("params").path("oldValue").asInt()).isEqualTo(60);
+            assertThat(changed.path("params").path("newValue").isNumber()).as("a number stays a number").isTrue();
+            assertThat(changed.path("params").path("newValue").asInt()).isEqualTo(15);
+            assertThat(c.indexOf(changed)).isLessThan(c.indexOf(c.response(4)));
+            String line = turn.path("line").asText();
+            assertThat(line).contains("Game state:").contains("player.name: Aria").contains("forge.swords: 3").contains("forge.price: 45")
+                    .contains("Situation: The player holds out coins.").contains("Player: One sword, please.");
+            assertThat(line).contains("45").contains("read-only");
+            assertThat(turn.path("toolCalls")).hasSize(3);
+            assertThat(npcEvents(c, 4).stream().filter(e -> e.path("type").asText().equals("toolCallStarted")))
+                    .allSatisfy(e -> assertThat(e.path("execution").asText()).isEqualTo("local"));
+            assertThat(c.call(5, "world/get", "{\"world\":\"village\",\"path\":\"forge.swords\"}").path("value").asInt()).isEqualTo(3);
+            JsonNode worlds = c.call(6, "world/list", null).path("worlds");
+            assertThat(worlds.get(0).path("npcs").asInt()).isEqualTo(1);
+            assertThat(c.call(7, "npc/list", null).path("npcs").get(0).path("world").asText()).isEqualTo("village");
+            JsonNode saved = c.call(8, "npc/state", "{\"npc\":\"gorm\"}");
+            assertThat(saved.path("state").path("world").asText()).isEqualTo("village");
+            c.call(9, "npc/delete", "{\"npc\":\"gorm\"}");
+            c.call(10, "world/delete", "{\"world\":\"village\"}");
+            JsonNode restored = c.call(11, "npc/restore", "{\"state\":" + Json.write(saved) + ",\"model\":\"scripted\"}");
+            assertThat(restored.path("warnings").toString()).contains("village");
+            assertThat(c.call(12, "npc/list", null).path("npcs").get(0).path("world").isNull()).isTrue();
+            JsonNode badPath = c.request(13, "npc/create", "{\"persona\":{\"name\":\"X\"},\"options\":{\"worldReadable\":[\"a..b\"]}}").error(13);
+            assertThat(badPath.path("message").asText()).contains("'options.worldReadable'");
+        }
+    }
 }

@@ -41,9 +41,9 @@ final class NpcOptionsParams {
         Integer rounds = p.optionalInt("maxToolRounds", 0);
         Integer calls = p.optionalInt("maxToolCalls", 0);
         Duration timeout = p.optionalSeconds("toolTimeoutSeconds");
-        List<String> readable = p.optionalStringList("worldReadable");
-        List<String> writable = p.optionalStringList("worldWritable");
-        List<String> contextPaths = p.optionalStringList("worldContextPaths");
+        List<String> readable = paths(p, "worldReadable");
+        List<String> writable = paths(p, "worldWritable");
+        List<String> contextPaths = paths(p, "worldContextPaths");
         boolean remember = d.rememberFact();
         boolean change = d.changeRelationship();
         JsonNode memoryTools = p.get("memoryTools");
@@ -124,6 +124,21 @@ final class NpcOptionsParams {
                 fallbackOnGuardrail != null ? fallbackOnGuardrail : d.fallbackOnGuardrail(),
                 fallbackLines != null ? fallbackLines : d.fallbackLines(), temperature, maxTokens,
                 barkTokens != null ? barkTokens : d.barkMaximumTokens(), sampling);
+    }
+
+    private static List<String> paths(Params p, String name) throws BridgeException {
+        List<String> paths = p.optionalStringList(name);
+        if (paths != null) {
+            for (String path : paths) {
+                try {
+                    dev.oam.game.world.WorldPath.parse(path);
+                } catch (dev.oam.game.world.WorldException e) {
+                    throw BridgeException.invalidParams("Parameter '" + p.path(name) + "' has a malformed world path '" + path
+                            + "': " + e.getMessage());
+                }
+            }
+        }
+        return paths;
     }
 
     static ObjectNode write(NpcOptions o) {
