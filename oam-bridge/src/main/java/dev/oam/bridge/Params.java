@@ -34,6 +34,15 @@ public final class Params {
         return new Params(node, "");
     }
 
+    /**
+     * Params for an object found at {@code path} that is not a member of another Params (an array
+     * element such as {@code requests[1]}): errors and warnings name {@code requests[1].options}. Its
+     * unknown keys are reported by its own {@link #unknownWarnings()}.
+     */
+    public static Params of(ObjectNode node, String path) {
+        return new Params(node, path + ".");
+    }
+
     public ObjectNode json() {
         return node;
     }
