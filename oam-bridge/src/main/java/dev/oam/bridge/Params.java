@@ -34,7 +34,11 @@ public final class Params {
         return new Params(node, "");
     }
 
-    /** A params view whose messages name members under {@code name} ({@code options} → {@code 'options.x'}). */
+    /**
+     * Params for an object found at {@code name} that is not read through another Params (a saved
+     * state, an array element such as {@code requests[1]}): messages name {@code requests[1].options}.
+     * Its unknown keys are reported by its own {@link #unknownWarnings()}.
+     */
     public static Params of(ObjectNode node, String name) {
         return new Params(node, name.isEmpty() ? "" : name + ".");
     }

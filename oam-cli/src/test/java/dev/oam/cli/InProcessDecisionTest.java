@@ -1,0 +1,12 @@
+package dev.oam.cli;
+
+import dev.oam.testing.DecisionContract;
+import dev.oam.testing.ProtocolClient;
+
+/** The decision and content contract against the in-process engine. */
+class InProcessDecisionTest extends DecisionContract {
+    @Override
+    protected ProtocolClient connect(String... flags) {
+        return Transports.inProcess(flags);
+    }
+}

@@ -1,0 +1,12 @@
+package dev.oam.cli;
+
+import dev.oam.testing.DecisionContract;
+import dev.oam.testing.ProtocolClient;
+
+/** The decision and content contract against {@code bin/oam stdio}. */
+class StdioDecisionIT extends DecisionContract {
+    @Override
+    protected ProtocolClient connect(String... flags) throws Exception {
+        return Transports.stdio(flags);
+    }
+}

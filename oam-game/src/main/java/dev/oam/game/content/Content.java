@@ -1,0 +1,56 @@
+package dev.oam.game.content;
+
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.Agent;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.AgentOptions;
+import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.ToolChoice;
+import dev.oam.core.agent.TurnContext;
+import dev.oam.core.agent.TurnListener;
+import dev.oam.core.agent.TurnRequest;
+import dev.oam.core.agent.TurnResult;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.core.tool.ToolChannel;
+import dev.oam.game.PromptText;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/** Schema-shaped content: items, quests, rumors, loot (GAME-LAYER.md §3.9). One fresh agent per piece. */
+public final class Content {
+    public static final String DEFAULT_INSTRUCTIONS = "You write content for a video game. Follow the requested format "
+            + "exactly. Keep every text short, vivid and consistent with the game's facts.";
+
+    private Content() {}
+
+    /**
+     * Generates content matching the request's schema. Errors (guardrails, an invalid answer, cancellation)
+     * are thrown as they are.
+     */
+    public static GeneratedContent generate(ContentRequest request, LanguageModel model, ToolChannel tools,
+            CancellationToken token) throws AgentException {
+        token.check();
+        Agent agent = new Agent(model, request.instructions() != null ? request.instructions() : DEFAULT_INSTRUCTIONS,
+                request.tools(), options(request), List.of());
+        TurnRequest turn = new TurnRequest(prompt(request.prompt(), PromptText.facts(request.context())), request.schema(),
+                null, null, null, null);
+        TurnResult result = agent.respond(turn, new TurnContext(token, TurnListener.NONE, tools, TurnContext.CommitPoint.NONE));
+        if (result.structured() == null) {
+            throw new AgentException(ErrorCode.GENERATION_FAILED, "The model gave no structured content.");
+        }
+        return new GeneratedContent(result.structured(), result.toolCalls(), result.usage());
+    }
+
+    /** Tool choice auto when there are tools, none otherwise; the other settings are the agent defaults. */
+    static AgentOptions options(ContentRequest request) {
+        AgentOptions defaults = AgentOptions.defaults(request.toolTimeout());
+        return new AgentOptions(request.tools().isEmpty() ? ToolChoice.NONE : ToolChoice.AUTO, defaults.maxToolRounds(),
+                defaults.maxToolCalls(), null, request.temperature(), null, null, request.toolTimeout(),
+                defaults.trimHistory(), defaults.reservedResponseTokens(), defaults.maxAttempts());
+    }
+
+    /** The prompt: the request's text, then "Facts: …" on the next line when there are facts. */
+    public static String prompt(String text, @Nullable String facts) {
+        return facts == null ? text : text + "\nFacts: " + facts;
+    }
+}
