@@ -39,8 +39,13 @@ class OpenAISystemModelIT {
         try (Conversation c = new Conversation(Transports.stdio("--model", url, "--model-name", "tiny"))) {
             JsonNode init = c.call(1, "initialize", "{}");
             assertThat(init.path("capabilities").path("models")).extracting(JsonNode::asText).contains("system", "openai");
-            assertThat(init.path("model").path("available").asBoolean()).isTrue();
-            assertThat(init.path("model").path("variant").asText()).isEqualTo("tiny");
+            // The first probe of the server runs in the background; each availability call waits up to 1.5 s for it.
+            JsonNode availability = init.path("model");
+            for (int i = 0; i < 20 && availability.path("message").asText().startsWith("Waiting"); i++) {
+                availability = c.call("availability-" + i, "model/availability", "{}");
+            }
+            assertThat(availability.path("available").asBoolean()).as(availability.toString()).isTrue();
+            assertThat(availability.path("variant").asText()).isEqualTo("tiny");
             c.call(2, "session/create", "{\"session\":\"guard\",\"instructions\":\"You are a guard.\"}");
             JsonNode result = c.call(3, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Hello.\"}");
             assertThat(result.path("text").asText()).isEqualTo("Halt! Who goes there?");

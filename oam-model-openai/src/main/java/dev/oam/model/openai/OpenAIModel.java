@@ -219,10 +219,18 @@ final class OpenAIModel implements LanguageModel {
         return null; // the server did not list its models: let it pick
     }
 
+    /**
+     * Called on the dispatcher, so it never waits long: a fresh answer is returned as is, a stale one
+     * is returned while a new probe runs in the background, and only the very first call waits (at
+     * most {@link #PROBE_WAIT}) for a probe.
+     */
     @Override
     public ModelAvailability availability() {
         synchronized (lock) {
-            if (known != null && System.nanoTime() - knownAt < (known.available() ? AVAILABLE_FRESH_NANOS : UNAVAILABLE_FRESH_NANOS)) {
+            if (known != null) {
+                if (System.nanoTime() - knownAt >= (known.available() ? AVAILABLE_FRESH_NANOS : UNAVAILABLE_FRESH_NANOS)) {
+                    probeFuture();
+                }
                 return known;
             }
         }
@@ -239,6 +247,11 @@ final class OpenAIModel implements LanguageModel {
     /** Starts a probe in the background (the system model does so when it is configured). */
     void startProbe() {
         probeFuture();
+    }
+
+    /** Waits up to {@code wait} for a probe (the running one, or a new one); {@code null} when it takes longer. */
+    @Nullable ModelAvailability probe(Duration wait) {
+        return awaitProbe(wait);
     }
 
     private @Nullable ModelAvailability awaitProbe(Duration wait) {

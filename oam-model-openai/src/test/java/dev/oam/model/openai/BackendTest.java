@@ -84,7 +84,7 @@ class BackendTest extends WireSupport {
         fake = startFake();
         fake.models("ollama", "llama3.2:latest", "qwen2.5:3b");
         {
-            connect(Map.of(), backend -> backend.systemModel(fake.baseUrl(), "llama3.2"));
+            connect(Map.of(), backend -> probedSystemModel(backend, fake.baseUrl(), "llama3.2"));
             JsonNode availability = c.call(1, "model/availability", "{}");
             assertThat(availability.path("available").asBoolean()).isTrue();
             assertThat(availability.path("variant").asText()).isEqualTo("llama3.2:latest");
@@ -99,7 +99,7 @@ class BackendTest extends WireSupport {
         fake = startFake();
         fake.models("llamacpp", "/models/qwen2.5-3b-instruct-q4_k_m.gguf").then(text("Hi."));
         {
-            connect(Map.of(), backend -> backend.systemModel(fake.baseUrl() + "/", null));
+            connect(Map.of(), backend -> probedSystemModel(backend, fake.baseUrl() + "/", null));
             c.call(1, "session/create", "{\"session\":\"s\"}");
             JsonNode result = c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello.\"}");
             assertThat(result.path("text").asText()).isEqualTo("Hi.");
@@ -114,7 +114,7 @@ class BackendTest extends WireSupport {
         fake = startFake();
         fake.models("vllm", "Qwen/Qwen2.5-7B-Instruct");
         {
-            connect(Map.of(), backend -> backend.systemModel(fake.baseUrl(), "mistral"));
+            connect(Map.of(), backend -> probedSystemModel(backend, fake.baseUrl(), "mistral"));
             JsonNode availability = c.call(1, "model/availability", "{}");
             assertThat(availability.path("available").asBoolean()).isFalse();
             assertThat(availability.path("reason").asText()).isEqualTo("model_not_ready");
@@ -131,7 +131,7 @@ class BackendTest extends WireSupport {
             port = socket.getLocalPort();
         }
         int closed = port;
-        connect(Map.of(), backend -> backend.systemModel("http://127.0.0.1:" + closed + "/v1", "m"));
+        connect(Map.of(), backend -> probedSystemModel(backend, "http://127.0.0.1:" + closed + "/v1", "m"));
         JsonNode availability = c.call(1, "model/availability", "{}");
         assertThat(availability.path("available").asBoolean()).isFalse();
         assertThat(availability.path("reason").asText()).isEqualTo("model_not_ready");
@@ -146,7 +146,7 @@ class BackendTest extends WireSupport {
         fake = startFake();
         fake.modelsStatus(404); // no model list: availability cannot tell until a turn fails
         {
-            connect(Map.of(), backend -> backend.systemModel(fake.baseUrl(), "gone"));
+            connect(Map.of(), backend -> probedSystemModel(backend, fake.baseUrl(), "gone"));
             assertThat(c.call(1, "model/availability", "{}").path("available").asBoolean()).isTrue();
             c.call(2, "session/create", "{\"session\":\"s\"}");
             c.request(3, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello.\"}");

@@ -52,6 +52,21 @@ class QuirksTest extends WireSupport {
     }
 
     @Test
+    void emulatedExplicitStepOffersRespondDirectlyAsABranch() throws Exception {
+        open(Quirk.IGNORES_TOOL_CHOICE);
+        createSession("guard", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"explicit\"}", "");
+        fake.then(text("Good evening!"), call("respond_directly", "{}"), text("Good evening, traveller."));
+        JsonNode result = c.call(1, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Good evening.\"}");
+        JsonNode branches = fake.chat(1).body().path("response_format").path("json_schema").path("schema").path("anyOf");
+        assertThat(branches).extracting(b -> b.path("properties").path("name").path("enum").get(0).asText())
+                .containsExactly("open_gate", "respond_directly");
+        assertThat(fake.chat(2).body().has("tools")).isFalse();
+        assertThat(fake.chat(2).body().has("response_format")).isFalse();
+        assertThat(result.path("text").asText()).isEqualTo("Good evening, traveller.");
+        assertThat(result.path("toolCalls")).isEmpty();
+    }
+
+    @Test
     void emptyCallIdsAreReplacedWithGeneratedOnes() throws Exception {
         open(Quirk.EMPTY_IDS);
         createSession("guard", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"required\"}", "");

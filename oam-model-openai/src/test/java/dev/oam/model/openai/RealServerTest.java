@@ -25,7 +25,7 @@ class RealServerTest extends WireSupport {
         assumeTrue(url != null && !url.isBlank(), "OAM_TEST_OPENAI_URL is not set");
         String model = System.getenv("OAM_TEST_OPENAI_MODEL");
         String mode = System.getenv().getOrDefault("OAM_TEST_OPENAI_MODE", "auto");
-        connect(System.getenv(), backend -> backend.systemModel(url, model == null || model.isBlank() ? null : model));
+        connect(System.getenv(), backend -> probedSystemModel(backend, url, model == null || model.isBlank() ? null : model));
         spec = "\"system\"";
         if (!mode.equals("auto")) {
             assumeTrue(model != null && !model.isBlank(), "OAM_TEST_OPENAI_MODE needs OAM_TEST_OPENAI_MODEL");

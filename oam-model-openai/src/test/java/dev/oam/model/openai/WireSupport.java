@@ -80,6 +80,15 @@ abstract class WireSupport {
         return c;
     }
 
+    /** The backend's system model for {@code url}, its first availability probe finished (tests never race it). */
+    static LanguageModel probedSystemModel(OpenAIBackend backend, String url, String name) {
+        OpenAIModel model = (OpenAIModel) backend.systemModel(url, name);
+        if (model.probe(java.time.Duration.ofSeconds(20)) == null) {
+            throw new AssertionError("the availability probe did not finish");
+        }
+        return model;
+    }
+
     void createSession(String id, String tools, String options, String modelExtra) {
         c.call("create-" + id, "session/create", "{\"session\":\"" + id + "\",\"instructions\":\"You are a castle guard.\","
                 + "\"tools\":" + tools + ",\"options\":" + options + ",\"model\":" + fake.spec(modelExtra) + "}");
