@@ -1,0 +1,330 @@
+package dev.oam.model.openai;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.agent.Sampling;
+import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.json.Json;
+import dev.oam.core.model.GenerationOptions;
+import dev.oam.core.model.ModelRequest;
+import dev.oam.core.schema.GenerationSchema;
+import dev.oam.core.tool.ToolCall;
+import dev.oam.core.tool.ToolDefinition;
+import dev.oam.core.transcript.TranscriptEntry;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Builds the Chat Completions body of one model step: the transcript as messages, the step's tools
+ * and {@code tool_choice} (native), or a {@code response_format} of the allowed calls (emulated), the
+ * answer's schema and the sampling options.
+ */
+final class ChatRequests {
+    static final String RESPOND_DIRECTLY_DESCRIPTION =
+            "Call this instead of another tool when you can answer the user without one.";
+    /** The {@code response_format} name of an emulated step. */
+    static final String EMULATION_NAME = "ToolCall";
+
+    private ChatRequests() {}
+
+    /** A step with OpenAI's own {@code tools} / {@code tool_choice} (or no tools when the step disallows them). */
+    static ObjectNode nativeBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory) {
+        GenerationSchema schema = request.schema();
+        boolean answerMayFollow = request.mode() != ToolCallingMode.REQUIRED;
+        String extra = schema != null && answerMayFollow ? schemaGuidance(schema) : null;
+        ObjectNode body = base(request, model, stream, textHistory, extra);
+        if (request.mode() != ToolCallingMode.DISALLOWED) {
+            ArrayNode tools = body.putArray("tools");
+            for (ToolDefinition tool : request.tools()) {
+                tools.add(function(tool.name(), tool.description(), tool.schema().json()));
+            }
+            if (request.offerRespondDirectly()) {
+                tools.add(function(ToolDefinition.RESPOND_DIRECTLY, RESPOND_DIRECTLY_DESCRIPTION, emptyObjectSchema()));
+            }
+            if (request.mode() == ToolCallingMode.REQUIRED) {
+                if (tools.size() == 1) {
+                    ObjectNode named = body.putObject("tool_choice");
+                    named.put("type", "function");
+                    named.putObject("function").put("name", tools.get(0).path("function").path("name").textValue());
+                } else {
+                    body.put("tool_choice", "required");
+                }
+            } else {
+                body.put("tool_choice", "auto");
+            }
+        }
+        if (schema != null && answerMayFollow) {
+            body.set("response_format", responseFormat("Response", schema.json()));
+        }
+        return body;
+    }
+
+    /**
+     * A step whose tool calls come as JSON constrained by {@code response_format}: one branch per allowed
+     * tool ({@code {"name": that tool, "arguments": its parameters}}), plus {@code {"answer": …}} when the
+     * step may answer instead.
+     */
+    static ObjectNode emulatedBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory) {
+        boolean mayAnswer = request.mode() == ToolCallingMode.ALLOWED;
+        ObjectNode body = base(request, model, stream, textHistory, emulationGuidance(request, mayAnswer));
+        body.set("response_format", responseFormat(EMULATION_NAME, emulationSchema(request, mayAnswer)));
+        return body;
+    }
+
+    static ObjectNode emulationSchema(ModelRequest request, boolean mayAnswer) {
+        ObjectNode defs = Json.object();
+        ArrayNode branches = Json.array();
+        int i = 0;
+        for (ToolDefinition tool : request.tools()) {
+            branches.add(callBranch(tool.name(), hoist(tool.schema().json(), "t" + i++ + "_", defs)));
+        }
+        if (request.offerRespondDirectly()) {
+            branches.add(callBranch(ToolDefinition.RESPOND_DIRECTLY, emptyObjectSchema()));
+        }
+        if (mayAnswer) {
+            GenerationSchema schema = request.schema();
+            ObjectNode answer = Json.object();
+            answer.put("type", "object");
+            answer.putObject("properties").set("answer", schema == null ? Json.object().put("type", "string")
+                    : hoist(schema.json(), "answer_", defs));
+            answer.putArray("required").add("answer");
+            answer.put("additionalProperties", false);
+            branches.add(answer);
+        }
+        ObjectNode root;
+        if (branches.size() == 1) {
+            root = (ObjectNode) branches.get(0);
+        } else {
+            root = Json.object();
+            root.set("anyOf", branches);
+        }
+        if (!defs.isEmpty()) {
+            root.set("$defs", defs);
+        }
+        return root;
+    }
+
+    private static ObjectNode callBranch(String name, JsonNode parameters) {
+        ObjectNode branch = Json.object();
+        branch.put("type", "object");
+        ObjectNode properties = branch.putObject("properties");
+        ObjectNode nameSchema = properties.putObject("name");
+        nameSchema.put("type", "string");
+        nameSchema.putArray("enum").add(name);
+        properties.set("arguments", parameters);
+        branch.putArray("required").add("name").add("arguments");
+        branch.put("additionalProperties", false);
+        return branch;
+    }
+
+    /**
+     * A copy of {@code schema} whose {@code $defs} move into {@code defs} under {@code prefix}, with every
+     * {@code #/$defs/…} reference renamed, so several schemas can live in one document.
+     */
+    static JsonNode hoist(ObjectNode schema, String prefix, ObjectNode defs) {
+        ObjectNode copy = schema.deepCopy();
+        JsonNode own = copy.remove("$defs");
+        if (own != null && own.isObject()) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = own.properties().iterator(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> def = it.next();
+                defs.set(prefix + def.getKey(), renameRefs(def.getValue().deepCopy(), prefix));
+            }
+        }
+        return renameRefs(copy, prefix);
+    }
+
+    private static JsonNode renameRefs(JsonNode node, String prefix) {
+        if (node instanceof ObjectNode object) {
+            JsonNode ref = object.get("$ref");
+            if (ref != null && ref.isTextual() && ref.textValue().startsWith("#/$defs/")) {
+                object.put("$ref", "#/$defs/" + prefix + ref.textValue().substring("#/$defs/".length()));
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> it = object.properties().iterator(); it.hasNext(); ) {
+                renameRefs(it.next().getValue(), prefix);
+            }
+        } else if (node instanceof ArrayNode array) {
+            for (JsonNode item : array) {
+                renameRefs(item, prefix);
+            }
+        }
+        return node;
+    }
+
+    private static ObjectNode base(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
+            @Nullable String extra) {
+        ObjectNode body = Json.object();
+        if (model != null) {
+            body.put("model", model);
+        }
+        body.set("messages", messages(request, textHistory, extra));
+        options(body, request.options());
+        body.put("stream", stream);
+        if (stream) {
+            body.putObject("stream_options").put("include_usage", true);
+        }
+        return body;
+    }
+
+    static void options(ObjectNode body, GenerationOptions options) {
+        if (options.temperature() != null) {
+            body.put("temperature", options.temperature());
+        }
+        if (options.maxResponseTokens() != null) {
+            body.put("max_tokens", options.maxResponseTokens());
+        }
+        switch (options.sampling()) {
+            case null -> { }
+            case Sampling.Greedy greedy -> body.put("temperature", 0);
+            case Sampling.TopK topK -> {
+                body.put("top_k", topK.k());
+                if (topK.seed() != null) {
+                    body.put("seed", topK.seed());
+                }
+            }
+            case Sampling.TopP topP -> {
+                body.put("top_p", topP.p());
+                if (topP.seed() != null) {
+                    body.put("seed", topP.seed());
+                }
+            }
+        }
+    }
+
+    /**
+     * The conversation as messages. With {@code textHistory} (endpoints whose tools are emulated), tool
+     * calls are the assistant's JSON and tool outputs a user message, since such servers may not
+     * accept tool messages; consecutive user messages are then merged, as strict chat templates
+     * require alternating roles.
+     */
+    static ArrayNode messages(ModelRequest request, boolean textHistory, @Nullable String extra) {
+        ArrayNode messages = Json.array();
+        List<String> system = new ArrayList<>();
+        addIfPresent(system, request.instructions());
+        addIfPresent(system, request.contextNote());
+        addIfPresent(system, extra);
+        if (!system.isEmpty()) {
+            messages.addObject().put("role", "system").put("content", String.join("\n\n", system));
+        }
+        for (TranscriptEntry entry : request.entries()) {
+            switch (entry) {
+                case TranscriptEntry.Prompt prompt -> user(messages, prompt.text(), textHistory);
+                case TranscriptEntry.Response response -> messages.addObject().put("role", "assistant").put("content", response.text());
+                case TranscriptEntry.ToolCalls calls -> {
+                    if (textHistory) {
+                        List<String> lines = new ArrayList<>();
+                        for (ToolCall call : calls.calls()) {
+                            lines.add(Json.write(callJson(call)));
+                        }
+                        messages.addObject().put("role", "assistant").put("content", String.join("\n", lines));
+                    } else {
+                        ObjectNode message = messages.addObject();
+                        message.put("role", "assistant");
+                        message.put("content", "");
+                        ArrayNode toolCalls = message.putArray("tool_calls");
+                        for (ToolCall call : calls.calls()) {
+                            ObjectNode item = toolCalls.addObject();
+                            item.put("id", call.id());
+                            item.put("type", "function");
+                            item.putObject("function").put("name", call.name()).put("arguments", Json.write(call.arguments()));
+                        }
+                    }
+                }
+                case TranscriptEntry.ToolOutput output -> {
+                    if (textHistory) {
+                        user(messages, "Output of the tool " + output.toolName() + ": " + output.text(), true);
+                    } else {
+                        messages.addObject().put("role", "tool").put("tool_call_id", output.callId()).put("content", output.text());
+                    }
+                }
+            }
+        }
+        return messages;
+    }
+
+    private static void user(ArrayNode messages, String text, boolean merge) {
+        if (merge && !messages.isEmpty()) {
+            JsonNode last = messages.get(messages.size() - 1);
+            if ("user".equals(last.path("role").asText()) && last.path("content").isTextual()) {
+                String previous = last.path("content").textValue();
+                ((ObjectNode) last).put("content", previous.isEmpty() ? text : text.isEmpty() ? previous : previous + "\n\n" + text);
+                return;
+            }
+        }
+        messages.addObject().put("role", "user").put("content", text);
+    }
+
+    static ObjectNode callJson(ToolCall call) {
+        ObjectNode node = Json.object();
+        node.put("name", call.name());
+        node.set("arguments", call.arguments());
+        return node;
+    }
+
+    private static void addIfPresent(List<String> parts, @Nullable String text) {
+        if (text != null && !text.isBlank()) {
+            parts.add(text.strip());
+        }
+    }
+
+    private static ObjectNode function(String name, @Nullable String description, JsonNode parameters) {
+        ObjectNode tool = Json.object();
+        tool.put("type", "function");
+        ObjectNode function = tool.putObject("function");
+        function.put("name", name);
+        // llama-server rejects a tool without a description.
+        function.put("description", description == null || description.isBlank() ? name : description);
+        function.set("parameters", parameters);
+        return tool;
+    }
+
+    private static ObjectNode emptyObjectSchema() {
+        ObjectNode schema = Json.object();
+        schema.put("type", "object");
+        schema.putObject("properties");
+        schema.put("additionalProperties", false);
+        return schema;
+    }
+
+    private static ObjectNode responseFormat(String name, JsonNode schema) {
+        ObjectNode format = Json.object();
+        format.put("type", "json_schema");
+        ObjectNode jsonSchema = format.putObject("json_schema");
+        jsonSchema.put("name", name);
+        jsonSchema.set("schema", schema);
+        return format;
+    }
+
+    private static String schemaGuidance(GenerationSchema schema) {
+        return "Your answer must be a JSON value that follows this JSON Schema: " + Json.write(schema.json());
+    }
+
+    private static String emulationGuidance(ModelRequest request, boolean mayAnswer) {
+        StringBuilder out = new StringBuilder("Tools you can call:");
+        for (ToolDefinition tool : request.tools()) {
+            out.append("\n- ").append(tool.name());
+            if (tool.description() != null && !tool.description().isBlank()) {
+                out.append(": ").append(tool.description().strip());
+            }
+            out.append(" Arguments: ").append(Json.write(tool.schema().json()));
+        }
+        if (request.offerRespondDirectly()) {
+            out.append("\n- ").append(ToolDefinition.RESPOND_DIRECTLY).append(": ").append(RESPOND_DIRECTLY_DESCRIPTION)
+                    .append(" Arguments: {}");
+        }
+        out.append("\nReply with one JSON object and nothing else. To call a tool: {\"name\": \"<tool name>\", \"arguments\": {…}}.");
+        if (mayAnswer) {
+            GenerationSchema schema = request.schema();
+            out.append(schema == null
+                    ? "\nTo answer without calling a tool: {\"answer\": \"<your answer>\"}."
+                    : "\nTo answer without calling a tool: {\"answer\": <a JSON value that follows this JSON Schema: "
+                            + Json.write(schema.json()) + ">}.");
+        } else {
+            out.append("\nCall one of these tools now.");
+        }
+        return out.toString();
+    }
+}

@@ -1,0 +1,543 @@
+package dev.oam.model.openai;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.oam.core.json.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An OpenAI-compatible Chat Completions server on 127.0.0.1 that plays a script of model outputs and
+ * behaves like the real servers it stands for, quirks included: Ollama (ignores {@code tool_choice},
+ * models without tool support), llama-server (empty call ids, 500 on streaming with tools, rejects a
+ * tool without a description), 429 with {@code Retry-After}, SSE written in awkward byte pieces, a
+ * connection dropped mid-stream, content filters, refusals, context-length errors and unknown models.
+ * Every request is recorded for assertions.
+ */
+final class FakeOpenAIServer implements AutoCloseable {
+    enum Quirk {
+        /** Ollama: a forced step may be answered with text. Without it, text for a forced step is a script error. */
+        IGNORES_TOOL_CHOICE,
+        /** llama-server: tool calls come with {@code "id": ""}. */
+        EMPTY_IDS,
+        /** llama-server (some versions): 500 when a streamed request carries tools. */
+        NO_STREAM_WITH_TOOLS,
+        /** Ollama with a model without a tool template: 400 for any request with tools. */
+        NO_TOOL_SUPPORT,
+        /** SSE lines end in CRLF and carry keep-alive comments. */
+        CRLF,
+        /** Tool-call deltas carry no {@code index}. */
+        NO_INDEX,
+    }
+
+    /** What the fake model does for one chat request. */
+    sealed interface Reply {}
+
+    record Text(String text) implements Reply {}
+
+    record Calls(List<Call> calls) implements Reply {}
+
+    record Refusal(String text) implements Reply {}
+
+    record Filtered(String partial) implements Reply {}
+
+    record Error(int status, String body, Map<String, String> headers) implements Reply {}
+
+    /** Streams {@code partial}, then breaks the connection. */
+    record Drop(String partial) implements Reply {}
+
+    /** Streams {@code partial}, then keeps the connection open (with keep-alive comments) until the client leaves. */
+    record Hang(String partial) implements Reply {}
+
+    /** Streams {@code partial}, then ends the response cleanly but without {@code finish_reason} or {@code [DONE]}. */
+    record Truncated(String partial) implements Reply {}
+
+    record Call(String name, String arguments) {}
+
+    record Recorded(String method, String path, Map<String, List<String>> headers, JsonNode body) {
+        String header(String name) {
+            for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+                if (e.getKey().equalsIgnoreCase(name)) {
+                    return e.getValue().get(0);
+                }
+            }
+            return null;
+        }
+
+        boolean streamed() {
+            return body.path("stream").asBoolean(false);
+        }
+
+        boolean hasTools() {
+            return body.path("tools").isArray() && !body.path("tools").isEmpty();
+        }
+
+        List<String> toolNames() {
+            List<String> names = new ArrayList<>();
+            body.path("tools").forEach(t -> names.add(t.path("function").path("name").asText()));
+            return names;
+        }
+
+        JsonNode messages() {
+            return body.path("messages");
+        }
+    }
+
+    private final HttpServer server;
+    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final Set<Quirk> quirks;
+    private final ConcurrentLinkedQueue<Reply> script = new ConcurrentLinkedQueue<>();
+    private final List<Recorded> requests = new CopyOnWriteArrayList<>();
+    private final List<String> problems = new CopyOnWriteArrayList<>();
+    private volatile List<String> models = List.of("fake-model");
+    private volatile String ownedBy = "fake";
+    private volatile int modelsStatus = 200;
+    private volatile String requiredKey;
+    private volatile int[] pieces = {1, 2, 3, 5, 8, 13};
+    private volatile int promptTokens = 120;
+    private volatile int cachedTokens = 96;
+    private final Object requestsLock = new Object();
+    final CountDownLatch clientLeft = new CountDownLatch(1);
+    final CountDownLatch hanging = new CountDownLatch(1);
+
+    private FakeOpenAIServer(Set<Quirk> quirks) throws IOException {
+        this.quirks = quirks;
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.setExecutor(executor);
+        server.createContext("/v1/", this::handle);
+        server.start();
+    }
+
+    static FakeOpenAIServer start(Quirk... quirks) throws IOException {
+        return new FakeOpenAIServer(quirks.length == 0 ? EnumSet.noneOf(Quirk.class) : EnumSet.copyOf(List.of(quirks)));
+    }
+
+    String baseUrl() {
+        return "http://127.0.0.1:" + server.getAddress().getPort() + "/v1";
+    }
+
+    /** The model spec of a session using this server. */
+    String spec(String extra) {
+        return "{\"type\":\"openai\",\"baseUrl\":\"" + baseUrl() + "\",\"model\":\"fake-model\"" + (extra.isEmpty() ? "" : "," + extra) + "}";
+    }
+
+    FakeOpenAIServer then(Reply... replies) {
+        script.addAll(List.of(replies));
+        return this;
+    }
+
+    FakeOpenAIServer models(String ownedBy, String... ids) {
+        this.models = List.of(ids);
+        this.ownedBy = ownedBy;
+        return this;
+    }
+
+    FakeOpenAIServer modelsStatus(int status) {
+        this.modelsStatus = status;
+        return this;
+    }
+
+    FakeOpenAIServer requireKey(String key) {
+        this.requiredKey = key;
+        return this;
+    }
+
+    FakeOpenAIServer pieces(int... sizes) {
+        this.pieces = sizes;
+        return this;
+    }
+
+    FakeOpenAIServer usage(int prompt, int cached) {
+        this.promptTokens = prompt;
+        this.cachedTokens = cached;
+        return this;
+    }
+
+    static Text text(String text) {
+        return new Text(text);
+    }
+
+    static Calls call(String name, String arguments) {
+        return new Calls(List.of(new Call(name, arguments)));
+    }
+
+    static Calls calls(Call... calls) {
+        return new Calls(List.of(calls));
+    }
+
+    static Error error(int status, String body, Map<String, String> headers) {
+        return new Error(status, body, headers);
+    }
+
+    /** Chat requests so far, in arrival order. */
+    List<Recorded> chats() {
+        return requests.stream().filter(r -> r.path().endsWith("/chat/completions")).toList();
+    }
+
+    List<Recorded> requests() {
+        return List.copyOf(requests);
+    }
+
+    /** Waits until {@code count} chat requests have arrived. */
+    Recorded chat(int index) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        synchronized (requestsLock) {
+            while (chats().size() <= index) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new AssertionError("chat request " + index + " never arrived; got " + chats().size());
+                }
+                requestsLock.wait(Math.max(1, left / 1_000_000));
+            }
+        }
+        return chats().get(index);
+    }
+
+    /** Script errors the fake noticed (a test bug when not empty). */
+    List<String> problems() {
+        return problems;
+    }
+
+    int remaining() {
+        return script.size();
+    }
+
+    private void handle(HttpExchange exchange) throws IOException {
+        JsonNode body;
+        byte[] raw = exchange.getRequestBody().readAllBytes();
+        try {
+            body = raw.length == 0 ? Json.object() : Json.parse(new String(raw, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            send(exchange, 400, error("invalid_request_error", "body is not JSON"), Map.of());
+            return;
+        }
+        Recorded request = new Recorded(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
+                Map.copyOf(exchange.getRequestHeaders()), body);
+        requests.add(request);
+        synchronized (requestsLock) {
+            requestsLock.notifyAll();
+        }
+        if (requiredKey != null) {
+            String auth = request.header("Authorization");
+            if (auth == null || !auth.equals("Bearer " + requiredKey)) {
+                // Like OpenAI, echo (part of) the key that was rejected.
+                send(exchange, 401, error("invalid_api_key", "Incorrect API key provided: "
+                        + (auth == null ? "none" : auth.substring(Math.min(7, auth.length())))), Map.of());
+                return;
+            }
+        }
+        String path = request.path();
+        if (path.equals("/v1/models") && request.method().equals("GET")) {
+            if (modelsStatus != 200) {
+                send(exchange, modelsStatus, error("not_found", "no such endpoint"), Map.of());
+                return;
+            }
+            ObjectNode list = Json.object();
+            list.put("object", "list");
+            ArrayNode data = list.putArray("data");
+            for (String id : models) {
+                data.addObject().put("id", id).put("object", "model").put("owned_by", ownedBy);
+            }
+            send(exchange, 200, list, Map.of());
+            return;
+        }
+        if (!path.equals("/v1/chat/completions") || !request.method().equals("POST")) {
+            send(exchange, 404, error("not_found", "unknown url " + path), Map.of());
+            return;
+        }
+        chat(exchange, request);
+    }
+
+    private void chat(HttpExchange exchange, Recorded request) throws IOException {
+        JsonNode body = request.body();
+        String model = body.path("model").asText("");
+        if (!models.contains(model) && !ownedBy.equals("llamacpp")) {
+            send(exchange, 404, error("model_not_found", "model \"" + model + "\" not found, try pulling it first"), Map.of());
+            return;
+        }
+        if (quirks.contains(Quirk.NO_TOOL_SUPPORT) && request.hasTools()) {
+            send(exchange, 400, error("invalid_request_error", "registry.ollama.ai/library/" + model + " does not support tools"),
+                    Map.of());
+            return;
+        }
+        if (quirks.contains(Quirk.NO_STREAM_WITH_TOOLS) && request.streamed() && request.hasTools()) {
+            ObjectNode error = Json.object();
+            error.putObject("error").put("code", 500).put("message", "Cannot use tools with stream").put("type", "server_error");
+            send(exchange, 500, error, Map.of());
+            return;
+        }
+        for (JsonNode tool : body.path("tools")) {
+            if (!tool.path("function").path("description").isTextual()) {
+                send(exchange, 400, error("invalid_request_error", "tool has no description"), Map.of());
+                return;
+            }
+        }
+        Reply reply = script.poll();
+        if (reply == null) {
+            problems.add("script exhausted at request " + chats().size());
+            send(exchange, 500, error("server_error", "fake: the script is exhausted"), Map.of());
+            return;
+        }
+        JsonNode choice = body.get("tool_choice");
+        boolean forced = choice != null && (choice.isObject() || "required".equals(choice.asText()));
+        if (reply instanceof Text && forced && !quirks.contains(Quirk.IGNORES_TOOL_CHOICE)) {
+            problems.add("text scripted for a forced step");
+            send(exchange, 500, error("server_error", "fake: text scripted for a forced step"), Map.of());
+            return;
+        }
+        switch (reply) {
+            case Error e -> {
+                exchange.getResponseHeaders().add("Content-Type", "application/json");
+                e.headers().forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
+                byte[] bytes = e.body().getBytes(StandardCharsets.UTF_8);
+                exchange.sendResponseHeaders(e.status(), bytes.length);
+                try (OutputStream out = exchange.getResponseBody()) {
+                    out.write(bytes);
+                }
+            }
+            case Text t -> answer(exchange, request, t.text(), List.of(), "stop", null);
+            case Refusal r -> answer(exchange, request, "", List.of(), "stop", r.text());
+            case Filtered f -> answer(exchange, request, f.partial(), List.of(), "content_filter", null);
+            case Calls c -> {
+                if (request.hasTools()) {
+                    answer(exchange, request, "", c.calls(), "tool_calls", null);
+                } else if (body.path("response_format").path("type").asText().equals("json_schema")) {
+                    Call first = c.calls().get(0);
+                    answer(exchange, request, "{\"name\": \"" + first.name() + "\", \"arguments\": " + first.arguments() + "}",
+                            List.of(), "stop", null);
+                } else {
+                    problems.add("calls scripted but no tools offered");
+                    send(exchange, 500, error("server_error", "fake: calls scripted but no tools offered"), Map.of());
+                }
+            }
+            case Drop d -> {
+                startStream(exchange);
+                OutputStream out = exchange.getResponseBody();
+                write(out, textChunks(d.partial()));
+                throw new IOException("fake: connection dropped"); // the server closes the socket mid-body
+            }
+            case Truncated t -> {
+                startStream(exchange);
+                try (OutputStream out = exchange.getResponseBody()) {
+                    write(out, textChunks(t.partial()));
+                }
+            }
+            case Hang h -> {
+                startStream(exchange);
+                OutputStream out = exchange.getResponseBody();
+                write(out, textChunks(h.partial()));
+                hanging.countDown();
+                long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+                try {
+                    while (System.nanoTime() < deadline) {
+                        out.write(": keep-alive\n\n".getBytes(StandardCharsets.UTF_8));
+                        out.flush();
+                        if (clientLeft.await(5, TimeUnit.MILLISECONDS)) {
+                            break;
+                        }
+                    }
+                } catch (IOException e) {
+                    clientLeft.countDown();
+                    throw e;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                out.close();
+            }
+        }
+    }
+
+    private void answer(HttpExchange exchange, Recorded request, String content, List<Call> calls, String finish, String refusal)
+            throws IOException {
+        int completion = Math.max(1, content.length() / 4 + calls.size() * 8);
+        if (!request.streamed()) {
+            ObjectNode response = Json.object();
+            response.put("id", "chatcmpl-fake");
+            response.put("object", "chat.completion");
+            response.put("model", request.body().path("model").asText());
+            ObjectNode choice = response.putArray("choices").addObject();
+            choice.put("index", 0);
+            ObjectNode message = choice.putObject("message");
+            message.put("role", "assistant");
+            if (calls.isEmpty()) {
+                message.put("content", content);
+            } else {
+                message.putNull("content");
+                ArrayNode toolCalls = message.putArray("tool_calls");
+                for (int i = 0; i < calls.size(); i++) {
+                    ObjectNode call = toolCalls.addObject();
+                    call.put("id", id(i));
+                    call.put("type", "function");
+                    call.putObject("function").put("name", calls.get(i).name()).put("arguments", calls.get(i).arguments());
+                }
+            }
+            if (refusal != null) {
+                message.put("refusal", refusal);
+            }
+            choice.put("finish_reason", finish);
+            response.set("usage", usage(completion));
+            send(exchange, 200, response, Map.of());
+            return;
+        }
+        startStream(exchange);
+        List<String> events = new ArrayList<>();
+        ObjectNode role = chunk(request);
+        role.withArray("choices").addObject().put("index", 0).putObject("delta").put("role", "assistant");
+        events.add(Json.write(role));
+        events.addAll(textChunks(content));
+        if (refusal != null) {
+            for (String piece : split(refusal, 5)) {
+                ObjectNode c = chunk(request);
+                c.withArray("choices").addObject().put("index", 0).putObject("delta").put("refusal", piece);
+                events.add(Json.write(c));
+            }
+        }
+        for (int i = 0; i < calls.size(); i++) {
+            Call call = calls.get(i);
+            ObjectNode first = chunk(request);
+            ObjectNode delta = first.withArray("choices").addObject().put("index", 0).putObject("delta");
+            ObjectNode item = delta.putArray("tool_calls").addObject();
+            if (!quirks.contains(Quirk.NO_INDEX)) {
+                item.put("index", i);
+            }
+            item.put("id", id(i));
+            item.put("type", "function");
+            item.putObject("function").put("name", call.name()).put("arguments", "");
+            events.add(Json.write(first));
+            for (String piece : split(call.arguments(), 4)) {
+                ObjectNode c = chunk(request);
+                ObjectNode d = c.withArray("choices").addObject().put("index", 0).putObject("delta");
+                ObjectNode part = d.putArray("tool_calls").addObject();
+                if (!quirks.contains(Quirk.NO_INDEX)) {
+                    part.put("index", i);
+                }
+                part.putObject("function").put("arguments", piece);
+                events.add(Json.write(c));
+            }
+        }
+        ObjectNode end = chunk(request);
+        end.withArray("choices").addObject().put("index", 0).put("finish_reason", finish).putObject("delta");
+        events.add(Json.write(end));
+        if (request.body().path("stream_options").path("include_usage").asBoolean(false)) {
+            ObjectNode usage = chunk(request);
+            usage.putArray("choices");
+            usage.set("usage", usage(completion));
+            events.add(Json.write(usage));
+        }
+        events.add("[DONE]");
+        try (OutputStream out = exchange.getResponseBody()) {
+            write(out, events);
+        }
+    }
+
+    private String id(int i) {
+        return quirks.contains(Quirk.EMPTY_IDS) ? "" : "call_fake" + (chats().size()) + "_" + i;
+    }
+
+    private ObjectNode usage(int completion) {
+        ObjectNode usage = Json.object();
+        usage.put("prompt_tokens", promptTokens);
+        usage.put("completion_tokens", completion);
+        usage.put("total_tokens", promptTokens + completion);
+        usage.putObject("prompt_tokens_details").put("cached_tokens", cachedTokens);
+        return usage;
+    }
+
+    private static ObjectNode chunk(Recorded request) {
+        ObjectNode chunk = Json.object();
+        chunk.put("id", "chatcmpl-fake");
+        chunk.put("object", "chat.completion.chunk");
+        chunk.put("model", request.body().path("model").asText());
+        return chunk;
+    }
+
+    private static List<String> textChunks(String content) {
+        List<String> events = new ArrayList<>();
+        for (String piece : split(content, 3)) {
+            ObjectNode c = Json.object();
+            c.put("object", "chat.completion.chunk");
+            c.putArray("choices").addObject().put("index", 0).putObject("delta").put("content", piece);
+            events.add(Json.write(c));
+        }
+        return events;
+    }
+
+    /** Splits by code points so a piece never cuts a surrogate pair (the byte writer cuts characters instead). */
+    static List<String> split(String text, int size) {
+        List<String> pieces = new ArrayList<>();
+        int[] cps = text.codePoints().toArray();
+        for (int i = 0; i < cps.length; i += size) {
+            pieces.add(new String(cps, i, Math.min(size, cps.length - i)));
+        }
+        return pieces;
+    }
+
+    private void startStream(HttpExchange exchange) throws IOException {
+        exchange.getResponseHeaders().add("Content-Type", "text/event-stream");
+        exchange.getResponseHeaders().add("Cache-Control", "no-cache");
+        exchange.sendResponseHeaders(200, 0);
+    }
+
+    /** Writes SSE events in small byte pieces (cutting lines, CRLFs and UTF-8 characters), flushing each. */
+    private void write(OutputStream out, List<String> events) throws IOException {
+        String eol = quirks.contains(Quirk.CRLF) ? "\r\n" : "\n";
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        for (String event : events) {
+            if (quirks.contains(Quirk.CRLF)) {
+                all.writeBytes((": keep-alive" + eol).getBytes(StandardCharsets.UTF_8));
+            }
+            all.writeBytes(("data: " + event + eol + eol).getBytes(StandardCharsets.UTF_8));
+        }
+        byte[] bytes = all.toByteArray();
+        int[] sizes = pieces;
+        int k = 0;
+        for (int i = 0; i < bytes.length; ) {
+            int n = Math.min(sizes[k++ % sizes.length], bytes.length - i);
+            out.write(bytes, i, n);
+            out.flush();
+            i += n;
+        }
+    }
+
+    private static ObjectNode error(String code, String message) {
+        ObjectNode error = Json.object();
+        error.putObject("error").put("message", message).put("type", "invalid_request_error").put("code", code);
+        return error;
+    }
+
+    private static void send(HttpExchange exchange, int status, JsonNode body, Map<String, String> headers) throws IOException {
+        byte[] bytes = Json.write(body).getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().add("Content-Type", "application/json");
+        headers.forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
+        exchange.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+
+    @Override
+    public void close() {
+        clientLeft.countDown();
+        server.stop(0);
+        executor.shutdownNow();
+    }
+}
