@@ -525,7 +525,7 @@ public final class Agent {
                 String violation = violation(response, schema);
                 if (violation != null) {
                     if (!model.retriesInvalidOutput() || attempt >= opts.maxAttempts()) {
-                        throw new AgentException(ErrorCode.GENERATION_FAILED, violation);
+                        throw AgentException.invalidOutput(violation);
                     }
                     text.resetIfStreamed();
                     continue;
@@ -535,7 +535,7 @@ public final class Agent {
                 if (token.isCancelled()) {
                     throw AgentException.cancelled();
                 }
-                if (!e.isRetryable() || toolRan || attempt >= opts.maxAttempts() || isInvalidOutput(e, schema)) {
+                if (!e.isRetryable() || toolRan || attempt >= opts.maxAttempts() || e.isInvalidOutput()) {
                     throw e;
                 }
                 text.resetIfStreamed();
@@ -550,9 +550,6 @@ public final class Agent {
         }
     }
 
-    private static boolean isInvalidOutput(AgentException e, @Nullable GenerationSchema schema) {
-        return schema != null && e.getMessage() != null && e.getMessage().startsWith("The model's answer ");
-    }
 
     /**
      * Turns model text callbacks into events: {@code text} events with the whole answer so far, or,

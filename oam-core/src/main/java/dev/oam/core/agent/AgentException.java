@@ -12,6 +12,7 @@ import org.jspecify.annotations.Nullable;
 public final class AgentException extends Exception {
     private final ErrorCode code;
     private final ObjectNode data;
+    private boolean invalidOutput;
 
     public AgentException(ErrorCode code, String message) {
         this(code, message, null);
@@ -21,6 +22,17 @@ public final class AgentException extends Exception {
         super(message, null, false, false);
         this.code = code;
         this.data = data == null ? Json.object() : data;
+    }
+
+    /** The model produced output that does not fit its schema ({@code -32012}); retried only when the model allows it. */
+    public static AgentException invalidOutput(String message) {
+        AgentException e = new AgentException(ErrorCode.GENERATION_FAILED, message);
+        e.invalidOutput = true;
+        return e;
+    }
+
+    public boolean isInvalidOutput() {
+        return invalidOutput;
     }
 
     public static AgentException cancelled() {
