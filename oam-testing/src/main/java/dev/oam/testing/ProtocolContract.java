@@ -1295,7 +1295,7 @@ public abstract class ProtocolContract extends ContractSupport {
                 }
             } while (!(last.has("id") && !last.has("method")));
             assertThat(client.garbage()).isEmpty();
-            assertThat(toolCallIds).as("the stress run exercised tool calls").hasSizeGreaterThan(100);
+            assertThat(toolCallIds).as("the stress run exercised tool calls").hasSizeGreaterThan(10);
             assertThat(cancelled[0]).as("the stress run exercised cancellation").isGreaterThan(10);
         } finally {
             client.close();
