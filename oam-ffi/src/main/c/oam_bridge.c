@@ -8,7 +8,7 @@
  * runs after oam_bridge_destroy() returns. When the callback itself destroys its bridge, the memory
  * is released by oam_native_deliver() once the callback has returned.
  */
-#define OAM_BUILDING_LIBRARY 1
+#define OAM_BUILDING_LIBRARY 1 /* exports, not imports, on Windows */
 #include "open_apple_models.h"
 #include "oam_internal.h"
 
@@ -119,6 +119,7 @@ OAM_API const char *oam_version(void) {
     return OAM_VERSION;
 }
 
+/* "NAME=value" for every setting the Java side reads (see NativeBridge.configure). */
 static jobjectArray settings_array(JNIEnv *env, const char *log_level, int owns_jvm) {
     static const char *names[] = {"OAM_BRIDGE_MAX_SESSIONS", "OAM_BRIDGE_TOOL_TIMEOUT", "OAM_BRIDGE_SCRIPTED_MODELS"};
     char entries[5][512];
@@ -134,21 +135,22 @@ static jobjectArray settings_array(JNIEnv *env, const char *log_level, int owns_
         }
     }
     jclass string_class = (*env)->FindClass(env, "java/lang/String");
-    if (string_class == NULL) {
-        return NULL;
-    }
-    jobjectArray array = (*env)->NewObjectArray(env, count, string_class, NULL);
+    jobjectArray array = string_class ? (*env)->NewObjectArray(env, count, string_class, NULL) : NULL;
     for (int i = 0; array != NULL && i < count; i++) {
         jstring entry = (*env)->NewStringUTF(env, entries[i]);
         if (entry == NULL) {
             return NULL;
         }
         (*env)->SetObjectArrayElement(env, array, i, entry);
-        (*env)->DeleteLocalRef(env, entry);
     }
-    (*env)->DeleteLocalRef(env, string_class);
     return array;
 }
+
+/*
+ * Every call from the host runs in a local frame of its own: host threads stay attached to the
+ * JVM without Java frames, so a local reference that escaped would live as long as the thread.
+ */
+#define LOCAL_FRAME_CAPACITY 16
 
 OAM_API oam_bridge *oam_bridge_create(oam_callback callback, void *user_data) {
     const char *log_level = oam_log_configure();
@@ -166,8 +168,10 @@ OAM_API oam_bridge *oam_bridge_create(oam_callback callback, void *user_data) {
         return NULL;
     }
     oam_bridge *bridge = (oam_bridge *)calloc(1, sizeof *bridge);
-    if (bridge == NULL) {
+    if (bridge == NULL || (*env)->PushLocalFrame(env, LOCAL_FRAME_CAPACITY) != JNI_OK) {
+        oam_jvm_report_exception(env, "oam_bridge_create: out of memory");
         oam_log(OAM_LOG_ERROR, "oam_bridge_create: out of memory");
+        free(bridge);
         return NULL;
     }
     oam_mutex_init(&bridge->lock);
@@ -175,20 +179,17 @@ OAM_API oam_bridge *oam_bridge_create(oam_callback callback, void *user_data) {
     bridge->callback = callback;
     bridge->user_data = user_data;
     bridge->java = java;
-    jobject peer = NULL;
     jobjectArray settings = settings_array(env, log_level, owns_jvm);
-    if (settings != NULL) {
-        peer = (*env)->CallStaticObjectMethod(env, java->entry, java->create, (jlong)(intptr_t)bridge, settings);
-        (*env)->DeleteLocalRef(env, settings);
+    jobject peer = settings == NULL ? NULL
+        : (*env)->CallStaticObjectMethod(env, java->entry, java->create, (jlong)(intptr_t)bridge, settings);
+    int failed = oam_jvm_report_exception(env, "cannot create the bridge") || peer == NULL;
+    if (!failed) {
+        bridge->peer = (*env)->NewGlobalRef(env, peer);
+        failed = bridge->peer == NULL;
     }
-    if (oam_jvm_report_exception(env, "cannot create the bridge") || peer == NULL) {
-        free_bridge(bridge);
-        return NULL;
-    }
-    bridge->peer = (*env)->NewGlobalRef(env, peer);
-    (*env)->DeleteLocalRef(env, peer);
-    if (bridge->peer == NULL) {
-        oam_log(OAM_LOG_ERROR, "cannot create the bridge: out of memory in the JVM");
+    (*env)->PopLocalFrame(env, NULL);
+    if (failed) {
+        oam_log(OAM_LOG_DEBUG, "oam_bridge_create failed");
         free_bridge(bridge);
         return NULL;
     }
@@ -210,6 +211,10 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *line) {
     if (env == NULL) {
         return OAM_ERROR_INTERNAL;
     }
+    if ((*env)->PushLocalFrame(env, LOCAL_FRAME_CAPACITY) != JNI_OK) {
+        oam_jvm_report_exception(env, "oam_bridge_send: out of memory in the JVM");
+        return OAM_ERROR_INTERNAL;
+    }
     int rc = OAM_OK;
     jbyteArray bytes = (*env)->NewByteArray(env, (jsize)length);
     if (bytes == NULL) {
@@ -221,8 +226,8 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *line) {
         if (oam_jvm_report_exception(env, "oam_bridge_send failed")) {
             rc = OAM_ERROR_INTERNAL;
         }
-        (*env)->DeleteLocalRef(env, bytes);
     }
+    (*env)->PopLocalFrame(env, NULL);
     return rc;
 }
 
@@ -247,13 +252,17 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *json, int32_t ti
     if (env == NULL) {
         return error_line(-32603, "internal_error", "Internal error: this thread could not be attached to the JVM.");
     }
+    if ((*env)->PushLocalFrame(env, LOCAL_FRAME_CAPACITY) != JNI_OK) {
+        oam_jvm_report_exception(env, "oam_call_blocking: out of memory in the JVM");
+        return error_line(-32603, "internal_error", "Internal error: out of memory in the JVM.");
+    }
     char *result = NULL;
     jbyteArray bytes = (*env)->NewByteArray(env, (jsize)length);
     if (bytes != NULL) {
         (*env)->SetByteArrayRegion(env, bytes, 0, (jsize)length, (const jbyte *)json);
         jbyteArray answer = (jbyteArray)(*env)->CallObjectMethod(env, bridge->peer, bridge->java->call_blocking, bytes,
                                                                 (jlong)timeout_ms);
-        if (!oam_jvm_report_exception(env, "oam_call_blocking failed") && answer != NULL) {
+        if (answer != NULL && !(*env)->ExceptionCheck(env)) {
             jsize size = (*env)->GetArrayLength(env, answer);
             result = (char *)malloc((size_t)size + 1);
             if (result != NULL) {
@@ -261,13 +270,13 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *json, int32_t ti
                 result[size] = 0;
             }
         }
-        if (answer != NULL) {
-            (*env)->DeleteLocalRef(env, answer);
-        }
-        (*env)->DeleteLocalRef(env, bytes);
     }
-    if (result == NULL && !(*env)->ExceptionCheck(env)) {
-        oam_jvm_report_exception(env, "oam_call_blocking");
+    if (oam_jvm_report_exception(env, "oam_call_blocking failed") && result != NULL) {
+        free(result);
+        result = NULL;
+    }
+    (*env)->PopLocalFrame(env, NULL);
+    if (result == NULL) {
         result = error_line(-32603, "internal_error", "Internal error: the call failed; see the bridge's log.");
     }
     return result;

@@ -8,6 +8,7 @@
  *   4. the newest JDK >= 21 under the usual install directories (OAM_JVM_DIRS replaces them).
  * The classpath is OAM_CLASSPATH, or oam.jar in the directory of this library.
  */
+#define OAM_BUILDING_LIBRARY 1 /* exports, not imports, on Windows */
 #include "oam_internal.h"
 #include "open_apple_models.h"
 

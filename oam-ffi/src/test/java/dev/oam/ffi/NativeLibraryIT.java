@@ -82,6 +82,14 @@ class NativeLibraryIT {
         passes("call-blocking");
     }
 
+    @Test
+    void theJvmsJniChecksFindNothingToComplainAbout() {
+        for (String name : List.of("stress", "call-blocking", "destroy-in-callback", "send-invalid")) {
+            Run run = passes(name, Map.of("OAM_JVM_OPTIONS", "-Xcheck:jni"));
+            assertThat(run.err()).as(name).doesNotContain("WARNING").doesNotContain("FATAL ERROR");
+        }
+    }
+
     // ---------------------------------------------------------------- finding the JVM and the jar
 
     @Test
