@@ -45,6 +45,8 @@
  *   - Calling oam_bridge_destroy() from inside the callback of the same bridge is allowed; it
  *     must be the last thing the callback does with that bridge. The cancelled work is then
  *     wound down in the background.
+ *   - Because destroy waits for a running callback, do not call it while holding a lock that
+ *     your callback takes. Destroying a bridge twice is undefined behaviour.
  *   - Using a bridge in another thread (send, call_blocking) while it is being destroyed is
  *     undefined behaviour. Bindings count their in-flight native calls, send a
  *     {"jsonrpc":"2.0","method":"shutdown"} notification (which makes waiting calls return),
