@@ -73,12 +73,17 @@ public final class BridgeRequest {
         if (!answered.compareAndSet(false, true)) {
             return false;
         }
-        engine.finished(this);
         ObjectNode message = Json.object();
         message.put("jsonrpc", "2.0");
         message.set("id", id == null ? requestId : id);
         message.set("result", result);
-        deliver(message);
+        try {
+            deliver(message);
+        } finally {
+            // Only once the answer is queued: whoever waits for the in-flight set to empty (end of
+            // input, shutdown, close) then stops the writer behind it, not in front of it.
+            engine.finished(this);
+        }
         return true;
     }
 
@@ -86,13 +91,16 @@ public final class BridgeRequest {
         if (!answered.compareAndSet(false, true)) {
             return false;
         }
-        engine.finished(this);
-        if (id == null && local == null) {
-            dev.oam.core.Log.debug("notification '" + method + "' failed: " + error.getMessage());
+        try {
+            if (id == null && local == null) {
+                dev.oam.core.Log.debug("notification '" + method + "' failed: " + error.getMessage());
+                return true;
+            }
+            deliver(BridgeEngine.errorMessage(id == null ? requestId : id, error));
             return true;
+        } finally {
+            engine.finished(this); // after queueing, as in respond
         }
-        deliver(BridgeEngine.errorMessage(id == null ? requestId : id, error));
-        return true;
     }
 
     private void deliver(ObjectNode message) {
