@@ -100,33 +100,36 @@ public final class OperationQueue {
                 }
                 running = operation;
             }
-            execute(operation);
+            Runnable answer = execute(operation);
+            // Not busy any more before the answer goes out: a client that reacts to the answer
+            // (session/list) must not still see the operation running.
             synchronized (lock) {
                 running = null;
             }
+            answer.run();
         }
     }
 
-    private static void execute(Operation operation) {
+    /** Runs the operation; returns how to answer it. */
+    private static Runnable execute(Operation operation) {
         BridgeRequest request = operation.request();
         try {
             JsonNode result = operation.work().run(operation);
             if (operation.finish()) {
-                request.respond(result);
-            } else {
-                request.failCancelled();
+                return () -> request.respond(result);
             }
+            return request::failCancelled;
         } catch (Exception e) {
             if (operation.isCancelled()) {
-                request.failCancelled();
-            } else {
-                operation.finish();
-                request.fail(BridgeEngine.toBridgeException(e));
+                return request::failCancelled;
             }
+            operation.finish();
+            BridgeException error = BridgeEngine.toBridgeException(e);
+            return () -> request.fail(error);
         } catch (Throwable t) {
             Log.error("operation '" + request.method() + "' failed", t);
             operation.finish();
-            request.fail(new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error: " + t));
+            return () -> request.fail(new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error: " + t));
         }
     }
 }
