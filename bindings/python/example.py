@@ -80,7 +80,8 @@ async def main(bridge: Bridge) -> None:
         village = await bridge.create_world({"player": {"gold": 60}}, world="village")
         gorm = await bridge.create_npc(
             {"name": "Gorm", "role": "the village blacksmith"}, tools=["check_inventory"], world="village",
-            options={"groundingTool": "check_inventory", "worldReadable": [], "worldContextPaths": ["player"]},
+            options={"groundingTool": "check_inventory", "worldReadable": [], "worldContextPaths": ["player"],
+                     "playerOptionCount": 1},
             model=scripted({"toolCalls": [{"name": "check_inventory", "arguments": {"item": "iron sword"}}]},
                            {"json": {"emotion": "proud", "line": "Three swords, finest in the valley.",
                                      "player_options": ["Buy one"], "ends_conversation": False}}),
@@ -88,7 +89,7 @@ async def main(bridge: Bridge) -> None:
         reply = await gorm.talk("Any swords?", on_line=lambda line: print("\r  Gorm: " + line, end="", flush=True))
         print("\n  emotion: %s" % reply["emotion"])
         choice = await bridge.decide("A thief grabs a sword.", ["chase", "shout"], actor="gorm", fallback="shout",
-                                     model=scripted({"json": {"reasoning": "Too slow.", "optionID": "shout",
+                                     model=scripted({"json": {"reasoning": "Too slow.", "choice": "shout",
                                                               "confidence": 80}}))
         print("  Gorm decides: %s" % choice["optionID"])
         print("  save: %d keys" % len(await gorm.state()))
