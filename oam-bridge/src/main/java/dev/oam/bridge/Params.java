@@ -212,6 +212,18 @@ public final class Params {
         return params;
     }
 
+    /** An object id ({@code session}, {@code npc}, {@code world}): 1–128 printable characters. */
+    public static String checkId(String id, String path) throws BridgeException {
+        int length = id.codePointCount(0, id.length());
+        boolean printable = id.codePoints().allMatch(c -> !Character.isISOControl(c) && Character.isDefined(c)
+                && Character.getType(c) != Character.SURROGATE && Character.getType(c) != Character.LINE_SEPARATOR
+                && Character.getType(c) != Character.PARAGRAPH_SEPARATOR);
+        if (length < 1 || length > 128 || !printable) {
+            throw BridgeException.invalidParams("Parameter '" + path + "' must be 1–128 printable characters.");
+        }
+        return id;
+    }
+
     public BridgeException mistyped(String name, String expected) {
         return BridgeException.invalidParams("Parameter '" + path(name) + "' must be " + expected + ".");
     }

@@ -76,24 +76,12 @@ final class Sessions {
         return session;
     }
 
-    /** Validates an object id: 1–128 printable characters. */
-    static String checkId(String id, String path) throws BridgeException {
-        int length = id.codePointCount(0, id.length());
-        boolean printable = id.codePoints().allMatch(c -> !Character.isISOControl(c) && Character.isDefined(c)
-                && Character.getType(c) != Character.SURROGATE && Character.getType(c) != Character.LINE_SEPARATOR
-                && Character.getType(c) != Character.PARAGRAPH_SEPARATOR);
-        if (length < 1 || length > 128 || !printable) {
-            throw BridgeException.invalidParams("Parameter '" + path + "' must be 1–128 printable characters.");
-        }
-        return id;
-    }
-
     private Reply create(BridgeRequest request) throws BridgeException {
         Params params = request.params();
         List<String> warnings = new ArrayList<>();
         String requested = params.optionalString("session");
         if (requested != null) {
-            checkId(requested, "session");
+            Params.checkId(requested, "session");
         }
         TranscriptCodec.Restored restored = null;
         JsonNode history = params.get("history");

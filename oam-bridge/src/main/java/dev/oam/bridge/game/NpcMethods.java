@@ -75,7 +75,7 @@ final class NpcMethods {
             id = null;
         }
         if (id != null) {
-            checkId(id);
+            Params.checkId(id, "npc");
         }
         Params personaParams = restore ? Params.of((ObjectNode) saved.get("persona"), "state.persona") : params.object("persona");
         if (!restore) {
@@ -223,14 +223,6 @@ final class NpcMethods {
             node.put("summary", memory.summary());
         }
         return node;
-    }
-
-    private static void checkId(String id) throws BridgeException {
-        int length = id.codePointCount(0, id.length());
-        boolean printable = id.codePoints().allMatch(c -> !Character.isISOControl(c) && Character.isDefined(c));
-        if (length < 1 || length > 128 || !printable) {
-            throw BridgeException.invalidParams("Parameter 'npc' must be 1–128 printable characters.");
-        }
     }
 
     private static Reply talk(BridgeRequest request, GameExtension game) throws BridgeException {

@@ -54,7 +54,7 @@ final class WorldMethods {
         Params params = request.params();
         String requested = params.optionalString("world");
         if (requested != null) {
-            Worlds.checkId(requested, params.path("world"));
+            Params.checkId(requested, params.path("world"));
         }
         JsonNode state = params.get("state");
         WorldState world;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.Params;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
 import dev.oam.game.world.WorldChange;
@@ -127,7 +128,7 @@ final class Worlds {
 
     /** Adds a host-owned world; {@code -32053 world_exists} when the id is taken, {@code -32055} past the limit. */
     void add(String id, WorldState world) throws BridgeException {
-        checkId(id, "world");
+        Params.checkId(id, "world");
         insert(id, world);
     }
 
@@ -226,17 +227,5 @@ final class Worlds {
         }
         worlds.clear();
         subscriptions.clear();
-    }
-
-    /** Validates an object id as {@code session/create} does: 1–128 printable characters. */
-    static String checkId(String id, String path) throws BridgeException {
-        int length = id.codePointCount(0, id.length());
-        boolean printable = id.codePoints().allMatch(c -> !Character.isISOControl(c) && Character.isDefined(c)
-                && Character.getType(c) != Character.SURROGATE && Character.getType(c) != Character.LINE_SEPARATOR
-                && Character.getType(c) != Character.PARAGRAPH_SEPARATOR);
-        if (length < 1 || length > 128 || !printable) {
-            throw BridgeException.invalidParams("Parameter '" + path + "' must be 1–128 printable characters.");
-        }
-        return id;
     }
 }

@@ -12,6 +12,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Collection;
+import java.util.Map;
 
 /**
  * The one JSON configuration of the project. Floats are read as exact decimals so that ids and
@@ -82,5 +83,46 @@ public final class Json {
     /** What a model sees of a JSON value: strings as their text, anything else as compact JSON. */
     public static String text(JsonNode node) {
         return node.isTextual() ? node.textValue() : write(node);
+    }
+
+    /** JSON equality where numbers compare by value ({@code 1 = 1.0}, at any depth) and objects ignore key order. */
+    public static boolean sameValue(JsonNode a, JsonNode b) {
+        if (a.isNumber() && b.isNumber()) {
+            if (!finite(a) || !finite(b)) {
+                return a.equals(b);
+            }
+            return a.decimalValue().compareTo(b.decimalValue()) == 0;
+        }
+        if (a.getNodeType() != b.getNodeType()) {
+            return false;
+        }
+        if (a.isObject()) {
+            if (a.size() != b.size()) {
+                return false;
+            }
+            for (Map.Entry<String, JsonNode> member : a.properties()) {
+                JsonNode other = b.get(member.getKey());
+                if (other == null || !sameValue(member.getValue(), other)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (a.isArray()) {
+            if (a.size() != b.size()) {
+                return false;
+            }
+            for (int i = 0; i < a.size(); i++) {
+                if (!sameValue(a.get(i), b.get(i))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return a.equals(b);
+    }
+
+    private static boolean finite(JsonNode number) {
+        return !(number.isDouble() || number.isFloat()) || Double.isFinite(number.doubleValue());
     }
 }

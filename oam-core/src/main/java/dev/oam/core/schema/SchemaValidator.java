@@ -138,35 +138,8 @@ final class SchemaValidator {
         return null;
     }
 
-    /** JSON equality with numbers compared by value at any depth ({@code 1.0} equals {@code 1}). */
     static boolean same(JsonNode a, JsonNode b) {
-        if (a.isNumber() && b.isNumber()) {
-            return a.decimalValue().compareTo(b.decimalValue()) == 0;
-        }
-        if (a.isArray() && b.isArray()) {
-            if (a.size() != b.size()) {
-                return false;
-            }
-            for (int i = 0; i < a.size(); i++) {
-                if (!same(a.get(i), b.get(i))) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        if (a.isObject() && b.isObject()) {
-            if (a.size() != b.size()) {
-                return false;
-            }
-            for (Map.Entry<String, JsonNode> field : a.properties()) {
-                JsonNode other = b.get(field.getKey());
-                if (other == null || !same(field.getValue(), other)) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        return a.equals(b);
+        return Json.sameValue(a, b);
     }
 
     private static String article(String type) {

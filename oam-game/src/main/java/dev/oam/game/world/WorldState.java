@@ -407,43 +407,7 @@ public final class WorldState {
 
     /** JSON equality where numbers compare by value ({@code 1 = 1.0}) and objects ignore key order. */
     static boolean same(JsonNode a, JsonNode b) {
-        if (a.isNumber() && b.isNumber()) {
-            if (!finite(a) || !finite(b)) {
-                return a.equals(b);
-            }
-            return a.decimalValue().compareTo(b.decimalValue()) == 0;
-        }
-        if (a.getNodeType() != b.getNodeType()) {
-            return false;
-        }
-        if (a.isObject()) {
-            if (a.size() != b.size()) {
-                return false;
-            }
-            for (Map.Entry<String, JsonNode> member : a.properties()) {
-                JsonNode other = b.get(member.getKey());
-                if (other == null || !same(member.getValue(), other)) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        if (a.isArray()) {
-            if (a.size() != b.size()) {
-                return false;
-            }
-            for (int i = 0; i < a.size(); i++) {
-                if (!same(a.get(i), b.get(i))) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        return a.equals(b);
-    }
-
-    private static boolean finite(JsonNode number) {
-        return !(number.isDouble() || number.isFloat()) || Double.isFinite(number.doubleValue());
+        return Json.sameValue(a, b);
     }
 
     /** "a number", "a list", … for messages. */
