@@ -287,9 +287,8 @@ final class Sessions {
     private Reply setTools(BridgeRequest request) throws BridgeException {
         Params params = request.params();
         BridgeSession session = find(params);
-        ToolDefinitions.Parsed parsed = ToolDefinitions.parse(params.require("tools"), "tools");
-        List<String> warnings = new ArrayList<>(parsed.warnings());
-        ToolDefinitions.countWarning(parsed.tools().size()).ifPresent(warnings::add);
+        ToolDefinitions.Parsed parsed = ToolDefinitions.parseCounted(params.require("tools"), "tools");
+        List<String> warnings = parsed.warnings();
         session.queue.submit(request, operation -> {
             operation.commit();
             session.agent.setTools(parsed.tools());

@@ -119,6 +119,17 @@ public final class ToolDefinitions {
                 "Invalid schema in '" + path + "' at " + e.schemaPath() + ": " + e.getMessage(), data);
     }
 
+    /**
+     * Reads an optional {@code tools} value (absent: no tools) with its warnings, the tool-count
+     * warning included.
+     */
+    public static Parsed parseCounted(@org.jspecify.annotations.Nullable JsonNode value, String path) throws BridgeException {
+        Parsed parsed = value == null ? new Parsed(List.of(), List.of()) : parse(value, path);
+        List<String> warnings = new ArrayList<>(parsed.warnings());
+        countWarning(parsed.tools().size()).ifPresent(warnings::add);
+        return new Parsed(parsed.tools(), warnings);
+    }
+
     /** The warning for more than {@link #RECOMMENDED_MAX_TOOLS} tools, if any. */
     public static Optional<String> countWarning(int count) {
         if (count <= RECOMMENDED_MAX_TOOLS) {

@@ -52,15 +52,9 @@ final class ContentMethods {
         }
         String instructions = params.optionalString("instructions");
         JsonNode context = params.get("context");
-        List<ToolDefinition> tools = List.of();
-        List<String> toolWarnings = new ArrayList<>();
-        JsonNode toolsNode = params.get("tools");
-        if (toolsNode != null) {
-            ToolDefinitions.Parsed parsed = ToolDefinitions.parse(toolsNode, params.path("tools"));
-            tools = parsed.tools();
-            toolWarnings.addAll(parsed.warnings());
-        }
-        ToolDefinitions.countWarning(tools.size()).ifPresent(toolWarnings::add);
+        ToolDefinitions.Parsed parsedTools = ToolDefinitions.parseCounted(params.get("tools"), params.path("tools"));
+        List<ToolDefinition> tools = parsedTools.tools();
+        List<String> toolWarnings = new ArrayList<>(parsedTools.warnings());
         Duration timeout = params.optionalSeconds("toolTimeoutSeconds");
         Double temperature = params.optionalNumber("temperature", 0);
         LanguageModel model = request.engine().makeModel(params.get("model"), params.path("model"));

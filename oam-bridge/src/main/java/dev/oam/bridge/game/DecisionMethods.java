@@ -234,15 +234,9 @@ final class DecisionMethods {
         }
         Persona actor = actor(params, game);
         JsonNode context = params.get("context");
-        List<ToolDefinition> tools = List.of();
-        List<String> toolWarnings = new ArrayList<>();
-        JsonNode toolsNode = params.get("tools");
-        if (toolsNode != null) {
-            ToolDefinitions.Parsed parsed = ToolDefinitions.parse(toolsNode, params.path("tools"));
-            tools = parsed.tools();
-            toolWarnings.addAll(parsed.warnings());
-        }
-        ToolDefinitions.countWarning(tools.size()).ifPresent(toolWarnings::add);
+        ToolDefinitions.Parsed parsedTools = ToolDefinitions.parseCounted(params.get("tools"), params.path("tools"));
+        List<ToolDefinition> tools = parsedTools.tools();
+        List<String> toolWarnings = new ArrayList<>(parsedTools.warnings());
         ToolChoice choice = Options.toolChoice(params, "toolChoice");
         if (choice instanceof ToolChoice.Named named && tools.stream().noneMatch(t -> t.name().equals(named.tool()))) {
             throw BridgeException.invalidParams("Parameter '" + params.path("toolChoice") + "' names the tool '" + named.tool()
