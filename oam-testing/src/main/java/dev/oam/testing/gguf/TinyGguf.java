@@ -239,6 +239,11 @@ public final class TinyGguf {
             return layout().fileSize();
         }
 
+        /** Where the tensor data starts: the header, metadata and tensor infos, padded to 32 bytes. */
+        long headerSize() {
+            return layout().header.length;
+        }
+
         private Layout layout() {
             if (embedding % heads != 0) {
                 throw new IllegalStateException("embedding " + embedding + " is not a multiple of heads " + heads);
