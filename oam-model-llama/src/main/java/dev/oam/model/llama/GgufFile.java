@@ -484,13 +484,13 @@ public final class GgufFile {
         }
 
         /**
-         * Checks that {@code count} items of at least {@code minBytes} each can fit in what remains, so nothing
-         * is allocated for a count a corrupt file made up.
+         * Checks that {@code count} (the u64 just read) items of at least {@code minBytes} each can fit in what
+         * remains, so nothing is allocated for a count a corrupt file made up.
          */
         private long count(long count, int minBytes, String what) throws GgufException {
             long remaining = remaining();
             if (count < 0 || count > remaining / minBytes || count > Integer.MAX_VALUE - 8) {
-                throw corrupt("it claims " + Long.toUnsignedString(count) + " " + what + " at byte " + position()
+                throw corrupt("it claims " + Long.toUnsignedString(count) + " " + what + " at byte " + (position() - 8)
                         + ", more than its remaining " + remaining + " bytes can hold");
             }
             return count;
@@ -498,7 +498,7 @@ public final class GgufFile {
 
         private String string(String what) throws IOException, GgufException {
             long at = position();
-            long length = u64("the length of " + what);
+            long length = u64(what);
             long remaining = remaining();
             if (length < 0 || length > remaining) {
                 throw corrupt(what + " at byte " + at + " claims " + Long.toUnsignedString(length)
