@@ -301,7 +301,8 @@ final class Gbnf {
                     newFirst = first.isEmpty() ? "(" + member + restAfter + ")?" : member + restAfter + " | " + first;
                     newRest = rest.isEmpty() ? "(" + withComma + ")?" : withComma + " | " + rest;
                 }
-                first = rule("members", newFirst);
+                // a required member's form is used at most once (by the object or one optional predecessor)
+                first = required.get(i) ? newFirst : rule("members", newFirst);
                 rest = i > 0 ? rule("more", newRest) : "";
             }
             return rule("object", "\"{\" " + first + " \"}\"");
