@@ -111,9 +111,12 @@ public final class LlamaEngine implements Engine {
                 .setParallel(settings.slots())
                 .setThreads(settings.threads())
                 .setThreadsBatch(settings.threadsBatch())
-                .setGpuLayers(settings.gpuLayers())
                 .disableContextShift()
                 .enableJinja();
+        if (settings.gpuLayers() > 0) {
+            // Only when asked: without a GPU build the option prints a warning to stdout (fd 1).
+            parameters.setGpuLayers(settings.gpuLayers());
+        }
         if (!Log.enabled(Log.Level.DEBUG)) {
             parameters.disableLog();
         }
@@ -265,9 +268,9 @@ public final class LlamaEngine implements Engine {
         }
     }
 
-    /** Busy slots now (tests: a cancelled request must leave none). */
-    int busySlots() {
-        return slots.busySlots();
+    /** The admission queue and slots (tests watch it). */
+    SlotTable slotTable() {
+        return slots;
     }
 
     private void ensureUsable() {
@@ -348,11 +351,14 @@ public final class LlamaEngine implements Engine {
                 }
                 if (!cancelRequested) {
                     String answer = text.toString();
+                    // The binding does not report the sampled token ids: count the answer's own tokens, at most
+                    // what was asked (a model may sample a longer split of the same text than the tokenizer).
                     int[] generated = answer.isEmpty() ? new int[0] : model.encode(answer);
-                    held = concat(prompt, generated, Math.max(0, generated.length - 1));
-                    terminal = new Done(new EngineResult(answer, prompt.length, lease.cached(), generated.length));
+                    int count = Math.min(generated.length, maxTokens);
+                    held = concat(prompt, generated, Math.max(0, count - 1));
+                    terminal = new Done(new EngineResult(answer, prompt.length, lease.cached(), count));
                     Log.debug("llama slot " + lease.id() + ": " + prompt.length + " prompt tokens (" + lease.cached()
-                            + " cached), " + generated.length + " generated in " + steps + " steps");
+                            + " cached), " + count + " generated in " + steps + " steps");
                 }
             } catch (Throwable e) {
                 terminal = new Failed(e);
@@ -402,6 +408,14 @@ public final class LlamaEngine implements Engine {
                         Thread.currentThread().interrupt();
                         throw AgentException.cancelled();
                     }
+                    // Once cancelled, a request ends cancelled even if its result is already queued.
+                    if (cancelRequested || event instanceof Cancelled) {
+                        waitForWorker();
+                        if (closed && !token.isCancelled()) {
+                            throw SlotTable.closedError();
+                        }
+                        throw AgentException.cancelled();
+                    }
                     switch (event) {
                         case Delta d -> {
                             try {
@@ -416,13 +430,7 @@ public final class LlamaEngine implements Engine {
                             return d.result();
                         }
                         case Failed f -> throw failure(f.error());
-                        case Cancelled c -> {
-                            waitForWorker();
-                            if (closed && !token.isCancelled()) {
-                                throw SlotTable.closedError();
-                            }
-                            throw AgentException.cancelled();
-                        }
+                        case Cancelled c -> throw new IllegalStateException("handled above");
                     }
                 }
             } finally {

@@ -72,6 +72,7 @@ final class SlotTable {
         lock.lock();
         try {
             waiting.addLast(ticket);
+            changed.signalAll();
             try {
                 while (true) {
                     if (closed) {
@@ -147,6 +148,24 @@ final class SlotTable {
         lock.lock();
         try {
             return waiting.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Waits until {@code condition} (read under the lock) holds; false on timeout. For tests. */
+    boolean await(java.util.function.Predicate<SlotTable> condition, long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        lock.lock();
+        try {
+            while (!condition.test(this)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                changed.awaitNanos(left);
+            }
+            return true;
         } finally {
             lock.unlock();
         }
