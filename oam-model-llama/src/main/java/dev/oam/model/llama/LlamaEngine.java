@@ -99,6 +99,28 @@ public final class LlamaEngine implements Engine {
         this.chat = new ChatRenderer(file.chatTemplate() == null ? null : model::applyTemplate);
     }
 
+    /**
+     * Loads {@code file} (and, the first time in this JVM, llama.cpp's native library). Keep the engine for the
+     * life of the process: see {@link #close()}.
+     *
+     * @throws IOException the native library or the model cannot be loaded (the message says why)
+     */
+    public static LlamaEngine open(GgufFile file, EngineSettings settings) throws IOException {
+        return open(modelFile(file), settings);
+    }
+
+    static ModelFile modelFile(GgufFile file) {
+        String name = file.name();
+        if (name == null || name.isBlank()) {
+            String fileName = file.path().getFileName().toString();
+            name = fileName.toLowerCase(Locale.ROOT).endsWith(".gguf") ? fileName.substring(0, fileName.length() - 5) : fileName;
+        }
+        // llama.cpp adds BOS when the file says so; without the key, SentencePiece vocabularies add it, BPE ones not.
+        Object addBos = file.metadata().get("tokenizer.ggml.add_bos_token");
+        boolean bos = addBos instanceof Boolean b ? b : !"gpt2".equals(file.metadata().get("tokenizer.ggml.model"));
+        return new ModelFile(file.path(), name, file.contextLength(), file.chatTemplate(), file.controlTokens(), bos);
+    }
+
     static LlamaEngine open(ModelFile file, EngineSettings requested) throws IOException {
         if (!Files.isRegularFile(file.path()) || !Files.isReadable(file.path())) {
             throw new IOException("model file " + file.path() + " does not exist or is not readable");
@@ -107,7 +129,8 @@ public final class LlamaEngine implements Engine {
         NativeLibrary.load();
         ModelParameters parameters = new ModelParameters()
                 .setModel(file.path().toAbsolutePath().toString())
-                .setCtxSize(settings.slots() * settings.contextSize())
+                .setCtxSize(kvCells(settings))
+                .setDefragThold(0.1f)
                 .setParallel(settings.slots())
                 .setThreads(settings.threads())
                 .setThreadsBatch(settings.threadsBatch())
@@ -135,6 +158,18 @@ public final class LlamaEngine implements Engine {
         Log.info("llama model '" + file.name() + "' loaded in " + millis + " ms (" + settings.slots() + " slot(s) of "
                 + settings.contextSize() + " tokens, " + settings.threads() + "/" + settings.threadsBatch() + " threads)");
         return new LlamaEngine(file, settings, model, millis, ComputeGate.PROCESS);
+    }
+
+    /**
+     * The KV cache size. llama.cpp places each batch of prompt tokens in contiguous free cells and fails the
+     * request (and every other running one) when there is no such run; with several slots, tokens decoded in
+     * parallel interleave, so freed cells are scattered (measured: a 511-token prompt failed with 963 of 1024
+     * cells free). Several slots therefore get one slot's worth of spare cells; the context of a request stays
+     * {@code contextSize}, enforced here (llama.cpp's own per-slot limit is then a little larger).
+     */
+    static int kvCells(EngineSettings settings) {
+        int slots = settings.slots();
+        return (slots == 1 ? 1 : slots + 1) * settings.contextSize();
     }
 
     private static long nativeHandle(LlamaModel model) {
