@@ -292,15 +292,17 @@ public final class LlamaEngine implements Engine {
         if (r.maxTokens() < 1) {
             throw new IllegalArgumentException("maxTokens must be at least 1, was " + r.maxTokens());
         }
-        if (!(r.temperature() >= 0) || !Double.isFinite(r.temperature())) {
-            throw new IllegalArgumentException("temperature must be finite and ≥ 0, was " + r.temperature());
+        if (Double.isNaN(r.temperature()) || r.temperature() < 0) {
+            throw new IllegalArgumentException("temperature must be ≥ 0, was " + r.temperature());
         }
-        if (r.topK() < 0) {
-            throw new IllegalArgumentException("topK must be ≥ 0, was " + r.topK());
+        if (Double.isNaN(r.topP())) {
+            throw new IllegalArgumentException("topP must be a number");
         }
-        if (!(r.topP() > 0 && r.topP() <= 1)) {
-            throw new IllegalArgumentException("topP must be in (0, 1], was " + r.topP());
-        }
+    }
+
+    /** top-p as llama.cpp takes it: at most 1, and above 0 (a threshold of 0 keeps only the likeliest token). */
+    static float topP(double topP) {
+        return (float) Math.min(1.0, Math.max(1e-6, topP));
     }
 
     /** The admission queue and slots (tests watch it). */
@@ -412,9 +414,9 @@ public final class LlamaEngine implements Engine {
         private InferenceParameters parameters() {
             InferenceParameters p = new InferenceParameters(request.prompt())
                     .setNPredict(maxTokens)
-                    .setTemperature((float) request.temperature())
-                    .setTopK(request.topK())
-                    .setTopP((float) request.topP())
+                    .setTemperature((float) Math.min(request.temperature(), 100.0))
+                    .setTopK(Math.max(0, request.topK()))
+                    .setTopP(topP(request.topP()))
                     .setSeed(seed32(request.seed()))
                     .setCachePrompt(true);
             if (request.grammar() != null) {
