@@ -544,6 +544,77 @@ static created_vms_fn loaded_created_vms(void) {
 #endif
 }
 
+/* ---- process hygiene for native model code (llama.cpp) ------------------------------------ */
+
+/*
+ * ggml forks gdb on an assert and prints the backtrace on the process's stdout unless
+ * GGML_NO_BACKTRACE is set; in a game that stdout may be the game's own (or a protocol). Set it
+ * before the JVM starts (so the JVM's System.getenv sees it too), and never override a value the
+ * host chose. Only done when this library creates the JVM: a host that runs its own JVM owns its
+ * environment.
+ */
+static void no_native_backtraces(void) {
+    if (getenv("GGML_NO_BACKTRACE") != NULL) {
+        return;
+    }
+#if defined(_WIN32)
+    _putenv_s("GGML_NO_BACKTRACE", "1");
+#else
+    setenv("GGML_NO_BACKTRACE", "1", 0);
+#endif
+    oam_log(OAM_LOG_DEBUG, "set GGML_NO_BACKTRACE=1 in this process");
+}
+
+static int make_dir(const char *path) {
+#if defined(_WIN32)
+    return CreateDirectoryA(path, NULL) || GetLastError() == ERROR_ALREADY_EXISTS;
+#else
+    return mkdir(path, 0700) == 0 || errno == EEXIST;
+#endif
+}
+
+/*
+ * "-XX:ErrorFile=<cache>/oam/hs_err_pid%p.log" into out, so that a JVM crash report never lands in
+ * the game's working directory: <cache> is XDG_CACHE_HOME or ~/.cache (Linux), ~/Library/Caches
+ * (macOS), %LOCALAPPDATA% (Windows). Returns 0 (and the JVM keeps its default) when the folder
+ * cannot be made. An -XX:ErrorFile in OAM_JVM_OPTIONS comes later and wins.
+ */
+static int error_file_option(char *out, size_t size) {
+    char base[OAM_PATH_MAX] = "";
+    char dir[OAM_PATH_MAX];
+#if defined(_WIN32)
+    const char *local = getenv("LOCALAPPDATA");
+    if (local != NULL && *local) {
+        snprintf(base, sizeof base, "%s", local);
+    }
+#else
+    const char *home = getenv("HOME");
+#  if defined(__APPLE__)
+    if (home != NULL && *home) {
+        path_join(base, sizeof base, home, "Library/Caches");
+    }
+#  else
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (xdg != NULL && *xdg == '/') {
+        snprintf(base, sizeof base, "%s", xdg);
+    } else if (home != NULL && *home) {
+        path_join(base, sizeof base, home, ".cache");
+    }
+#  endif
+#endif
+    if (!base[0]) {
+        return 0;
+    }
+    make_dir(base); /* one level only: a missing home is not ours to make */
+    path_join(dir, sizeof dir, base, "oam");
+    if (!dir[0] || !make_dir(dir)) {
+        oam_log(OAM_LOG_DEBUG, "cannot make %s; JVM crash reports go to the JVM's default place", dir);
+        return 0;
+    }
+    int n = snprintf(out, size, "-XX:ErrorFile=%s%shs_err_pid%%p.log", dir, OAM_PATH_SEP_STR);
+    return n > 0 && (size_t)n < size;
+}
+
 /* Splits OAM_JVM_OPTIONS at whitespace into options[] (pointers into storage). */
 static int extra_options(char *storage, size_t size, JavaVMOption *options, int max) {
     const char *value = getenv("OAM_JVM_OPTIONS");
@@ -607,6 +678,7 @@ static JavaVM *start_vm(const char *classpath, JNIEnv **env) {
         return vm;
     }
     static char class_path_option[OAM_PATH_MAX * 2 + 32];
+    static char error_file[OAM_PATH_MAX + 64];
     static char extra_storage[8192];
     snprintf(class_path_option, sizeof class_path_option, "-Djava.class.path=%s", classpath);
     JavaVMOption options[64];
@@ -614,8 +686,12 @@ static JavaVM *start_vm(const char *classpath, JNIEnv **env) {
     options[count++].optionString = class_path_option;
     /* Leave SIGINT, SIGTERM, SIGHUP and SIGQUIT to the host. */
     options[count++].optionString = "-Xrs";
-    /* The entry class declares a native method; allow it without a warning on newer JDKs. */
+    /* The entry class declares a native method, and model backends load native code (JNI, FFM):
+       allow both without a warning on newer JDKs (and before later JDKs refuse). */
     options[count++].optionString = "--enable-native-access=ALL-UNNAMED";
+    if (error_file_option(error_file, sizeof error_file)) {
+        options[count++].optionString = error_file;
+    }
     for (int i = 0; i < count; i++) {
         options[i].extraInfo = NULL;
     }
@@ -625,6 +701,7 @@ static JavaVM *start_vm(const char *classpath, JNIEnv **env) {
     args.nOptions = count;
     args.options = options;
     args.ignoreUnrecognized = JNI_FALSE;
+    no_native_backtraces();
     oam_log(OAM_LOG_INFO, "starting the JVM %s with classpath %s", library_path, classpath);
     jint rc = create(&vm, (void **)env, &args);
     if (rc != JNI_OK) {

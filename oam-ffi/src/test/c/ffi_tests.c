@@ -1078,6 +1078,72 @@ static int scenario_join(void) {
     return 0;
 }
 
+/* A String from Java as a malloc'ed C string ("<null>" for null). */
+static char *java_string(JNIEnv *env, jobject value) {
+    if (value == NULL) {
+        return strdup("<null>");
+    }
+    const char *chars = (*env)->GetStringUTFChars(env, (jstring)value, NULL);
+    char *copy = strdup(chars ? chars : "<null>");
+    (*env)->ReleaseStringUTFChars(env, (jstring)value, chars);
+    return copy;
+}
+
+/*
+ * Process hygiene when the library starts the JVM: GGML_NO_BACKTRACE is 1 afterwards if the host
+ * had not set it, and keeps the host's value if it had; the JVM sees the same value (it was set
+ * before the JVM started); with OAM_TEST_ERROR_FILE the JVM's arguments hold that -XX:ErrorFile.
+ */
+static int scenario_hygiene(void) {
+    const char *before = getenv("GGML_NO_BACKTRACE");
+    char expected[256];
+    snprintf(expected, sizeof expected, "%s", before ? before : "1");
+    note("GGML_NO_BACKTRACE before: %s", before ? before : "<unset>");
+    recorder r;
+    recorder_init(&r);
+    oam_bridge *bridge = create_recorded(&r);
+    send_ok(bridge, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+    free(await_line(&r, NULL, test_response, "1", "the ping's response"));
+    const char *after = getenv("GGML_NO_BACKTRACE");
+    CHECK(after != NULL && strcmp(after, expected) == 0, "GGML_NO_BACKTRACE in the host: %s, expected %s",
+          after ? after : "<unset>", expected);
+
+    jint(JNICALL * created_vms)(JavaVM **, jsize, jsize *) =
+        (jint(JNICALL *)(JavaVM **, jsize, jsize *))dlsym(RTLD_DEFAULT, "JNI_GetCreatedJavaVMs");
+    CHECK(created_vms != NULL, "no JVM library in the process");
+    JavaVM *vm = NULL;
+    jsize count = 0;
+    CHECK(created_vms(&vm, 1, &count) == JNI_OK && count == 1, "no JVM was created");
+    JNIEnv *env = NULL;
+    CHECK((*vm)->AttachCurrentThread(vm, (void **)&env, NULL) == JNI_OK, "cannot attach");
+    jclass system = (*env)->FindClass(env, "java/lang/System");
+    jmethodID getenv_id = (*env)->GetStaticMethodID(env, system, "getenv", "(Ljava/lang/String;)Ljava/lang/String;");
+    char *seen = java_string(env, (*env)->CallStaticObjectMethod(env, system, getenv_id,
+                                                                 (*env)->NewStringUTF(env, "GGML_NO_BACKTRACE")));
+    CHECK(strcmp(seen, expected) == 0, "the JVM's System.getenv(\"GGML_NO_BACKTRACE\"): %s, expected %s", seen, expected);
+    free(seen);
+
+    const char *error_file = getenv("OAM_TEST_ERROR_FILE");
+    if (error_file != NULL) {
+        jclass factory = (*env)->FindClass(env, "java/lang/management/ManagementFactory");
+        jobject runtime = (*env)->CallStaticObjectMethod(
+            env, factory, (*env)->GetStaticMethodID(env, factory, "getRuntimeMXBean", "()Ljava/lang/management/RuntimeMXBean;"));
+        jclass bean = (*env)->FindClass(env, "java/lang/management/RuntimeMXBean");
+        jobject arguments = (*env)->CallObjectMethod(env, runtime, (*env)->GetMethodID(env, bean, "getInputArguments", "()Ljava/util/List;"));
+        jclass object = (*env)->FindClass(env, "java/lang/Object");
+        char *text = java_string(env, (*env)->CallObjectMethod(env, arguments,
+                                                               (*env)->GetMethodID(env, object, "toString", "()Ljava/lang/String;")));
+        note("JVM arguments: %s", text);
+        CHECK(strstr(text, "--enable-native-access=ALL-UNNAMED") != NULL, "native access is not enabled: %s", text);
+        CHECK(strstr(text, error_file) != NULL, "no %s among the JVM's arguments: %s", error_file, text);
+        free(text);
+    }
+    CHECK(!(*env)->ExceptionCheck(env), "a Java exception while checking");
+    destroy_recorded(&r);
+    recorder_free(&r);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: oam-ffi-tests SCENARIO\n");
@@ -1099,6 +1165,7 @@ int main(int argc, char **argv) {
         {"cycles", scenario_cycles},
         {"call-blocking", scenario_call_blocking},
         {"join", scenario_join},
+        {"hygiene", scenario_hygiene},
     };
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
         if (strcmp(argv[1], scenarios[i].name) == 0) {

@@ -6,12 +6,10 @@ import dev.oam.bridge.ModelBackend;
 import dev.oam.core.model.LanguageModel;
 import java.util.List;
 import dev.oam.core.Log;
+import dev.oam.core.os.Posix;
 import java.io.BufferedOutputStream;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.PrintStream;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -45,18 +43,41 @@ final class StdioCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        PrintStream protocolOut = new PrintStream(new FileOutputStream(FileDescriptor.out), false);
-        // Anything that prints to System.out by accident must not corrupt the protocol stream.
-        System.setOut(System.err);
-        return serve(System.in, new BufferedOutputStream(protocolOut, 64 * 1024));
+        return run(System.in);
     }
 
-    int serve(InputStream in, OutputStream out) throws Exception {
+    /** What {@code oam stdio} does with its standard input (tests hand in a scripted one). */
+    int run(InputStream in) throws Exception {
+        // First of all, before any backend or native library is loaded (see StdoutGuard).
+        StdoutGuard guard = StdoutGuard.install();
+        noNativeBacktraces();
+        return serve(in, new BufferedOutputStream(guard.protocolOut(), 64 * 1024), guard.description());
+    }
+
+    /**
+     * ggml forks gdb on an assert and prints its backtrace on stdout unless GGML_NO_BACKTRACE is set.
+     * bin/oam exports it; this covers {@code java -jar oam.jar stdio}. A value the user set is kept.
+     * Runs before any other thread of ours exists (setenv is not thread-safe in C).
+     */
+    static void noNativeBacktraces() {
+        if (Posix.isAvailable()) {
+            try {
+                Posix.setenv("GGML_NO_BACKTRACE", "1", false);
+            } catch (java.io.IOException e) {
+                Log.warning("cannot set GGML_NO_BACKTRACE: " + e.getMessage());
+            }
+        }
+    }
+
+    int serve(InputStream in, OutputStream out, String guardDescription) throws Exception {
         try {
             Log.setLevel(Log.parseLevel(logLevel));
         } catch (IllegalArgumentException e) {
             System.err.println("oam stdio: " + e.getMessage());
             return 2;
+        }
+        if (!guardDescription.isEmpty()) {
+            Log.debug("stdout guard: " + guardDescription);
         }
         if (maxSessions < 1) {
             System.err.println("oam stdio: --max-sessions must be at least 1");

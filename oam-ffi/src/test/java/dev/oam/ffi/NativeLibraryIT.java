@@ -27,6 +27,7 @@ class NativeLibraryIT {
         all.put("OAM_CLASSPATH", null);
         all.put("OAM_BRIDGE_LOG", null);
         all.put("OAM_JVM_OPTIONS", null);
+        all.put("GGML_NO_BACKTRACE", null);
         all.putAll(env);
         Run run = NativeFiles.run(List.of(NativeFiles.dir().resolve("oam-ffi-tests").toString(), name), all, 150);
         System.err.println("--- " + name + ":\n" + run.err());
@@ -88,6 +89,24 @@ class NativeLibraryIT {
             Run run = passes(name, Map.of("OAM_JVM_OPTIONS", "-Xcheck:jni"));
             assertThat(run.err()).as(name).doesNotContain("WARNING").doesNotContain("FATAL ERROR");
         }
+    }
+
+    // ---------------------------------------------------------------- process hygiene
+
+    @Test
+    void aJvmTheLibraryStartsHasNoGgmlBacktracesAndAPrivateCrashFolder(@TempDir Path temp) {
+        Path cache = temp.resolve("cache"); // not there yet: the library makes it
+        Path reports = cache.resolve("oam");
+        Run run = passes("hygiene", Map.of("XDG_CACHE_HOME", cache.toString(),
+                "OAM_TEST_ERROR_FILE", "-XX:ErrorFile=" + reports.resolve("hs_err_pid%p.log")));
+        assertThat(run.err()).contains("GGML_NO_BACKTRACE before: <unset>");
+        assertThat(reports).isDirectory();
+    }
+
+    @Test
+    void aGgmlNoBacktraceTheHostSetIsKept() {
+        Run run = passes("hygiene", Map.of("GGML_NO_BACKTRACE", "host-value"));
+        assertThat(run.err()).contains("GGML_NO_BACKTRACE before: host-value");
     }
 
     // ---------------------------------------------------------------- finding the JVM and the jar

@@ -1,0 +1,97 @@
+package dev.oam.model.llama;
+
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.CancellationToken;
+import java.util.ArrayDeque;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Lets one model compute at a time in the process: two loaded llama.cpp models decoding at once were seen to
+ * corrupt each other and abort in grammar steps. Any number of generations of the same engine may be inside
+ * together (its slots decode in one batch); another engine waits until they have all left. Entry is FIFO:
+ * once an engine is waiting, later arrivals of the running engine queue behind it, so no engine starves.
+ * Waiting is cancellable through the request's token (or an interrupt).
+ */
+final class ComputeGate {
+    static final ComputeGate PROCESS = new ComputeGate();
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final ArrayDeque<Ticket> queue = new ArrayDeque<>(); // guarded by lock
+    private @Nullable Object owner; // guarded by lock
+    private int inside; // guarded by lock
+
+    private record Ticket(Object engine) {}
+
+    /** Waits until {@code engine} may compute; throws {@code cancelled} when the token is cancelled first. */
+    void enter(Object engine, CancellationToken token) throws AgentException {
+        Runnable wake = this::wakeAll;
+        token.onCancel(wake);
+        Ticket ticket = new Ticket(engine);
+        lock.lock();
+        try {
+            queue.addLast(ticket);
+            try {
+                while (true) {
+                    if (token.isCancelled()) {
+                        throw AgentException.cancelled();
+                    }
+                    if (queue.peekFirst() == ticket && (owner == null || owner == engine)) {
+                        owner = engine;
+                        inside++;
+                        return;
+                    }
+                    try {
+                        changed.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw AgentException.cancelled();
+                    }
+                }
+            } finally {
+                queue.remove(ticket);
+                changed.signalAll();
+            }
+        } finally {
+            lock.unlock();
+            token.removeListener(wake);
+        }
+    }
+
+    /** Leaves the gate; called once per successful {@link #enter}. */
+    void exit(Object engine) {
+        lock.lock();
+        try {
+            if (owner != engine || inside == 0) {
+                throw new IllegalStateException("exit without enter");
+            }
+            if (--inside == 0) {
+                owner = null;
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Generations inside the gate now (tests). */
+    int inside() {
+        lock.lock();
+        try {
+            return inside;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void wakeAll() {
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+}

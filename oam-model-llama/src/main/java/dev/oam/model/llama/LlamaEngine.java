@@ -1,0 +1,504 @@
+package dev.oam.model.llama;
+
+import de.kherud.llama.InferenceParameters;
+import de.kherud.llama.LlamaIterator;
+import de.kherud.llama.LlamaModel;
+import de.kherud.llama.LlamaOutput;
+import de.kherud.llama.ModelParameters;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.Log;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.CancellationToken;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The real {@link Engine}: one GGUF model loaded in-process by llama.cpp through {@code de.kherud:llama}.
+ *
+ * <p>Lifetime: create one engine per model file per process and keep it. The binding cannot free a model
+ * ({@code LlamaModel.close()} leaks the context and a thread), so {@link #close()} only cancels running work,
+ * refuses new work and stops the engine's threads; the native memory stays until the process exits.
+ *
+ * <p>Threads. No call that waits in native code runs on the caller's thread (the bridge calls from virtual
+ * threads, and a virtual thread blocked in JNI pins its carrier on a 2-core machine): each generation runs on one
+ * of the engine's platform worker threads ({@code oam-llama-<n>}, daemon, one per slot), which owns the
+ * binding's iterator; the caller waits on a queue of deltas and runs {@code onDelta} itself. Tokenising
+ * ({@code encode}) and template probing are short native calls that never wait, and run on the caller.
+ *
+ * <p>Cancelling is cooperative, because the binding's {@code cancel()} from another thread strands the consumer
+ * for ever: the token's listener sets a flag and wakes the caller, which returns {@code cancelled}; the worker
+ * sees the flag after its current token and calls {@code cancel()} itself (always, in {@code finally}). The
+ * caller waits for that up to {@link #CANCEL_WAIT_MS} so the slot is normally free again when it returns; a
+ * worker still processing a long prompt frees the slot when its first token arrives.
+ *
+ * <p>Requests queue fairly for the slots ({@link SlotTable}), then for the process-wide {@link ComputeGate}
+ * (one model computes at a time), and each is pinned to its slot with llama.cpp's {@code id_slot}.
+ */
+public final class LlamaEngine implements Engine {
+    static final long CANCEL_WAIT_MS = 2_000;
+    private static final AtomicInteger THREAD_NUMBERS = new AtomicInteger();
+    private static final int TOKEN_CACHE_ENTRIES = 512;
+    private static final int TOKEN_CACHE_MAX_CHARS = 16 * 1024;
+    /** Stands for the BOS token at the start of a prompt; equal in every prompt, so prefixes compare right. */
+    private static final int BOS = -1;
+
+    /** What the engine needs to know about the file (from {@link GgufFile}). */
+    record ModelFile(Path path, String name, int contextLength, @Nullable String chatTemplate, Set<String> controlTokens,
+            boolean addBos) {
+        ModelFile {
+            controlTokens = Set.copyOf(controlTokens);
+        }
+    }
+
+    private final ModelFile file;
+    private final EngineSettings settings;
+    private final LlamaModel model;
+    private final SlotTable slots;
+    private final ExecutorService workers;
+    private final ChatRenderer chat;
+    private final ComputeGate gate;
+    private final Set<Generation> running = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Map<String, Integer> tokenCounts = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+            return size() > TOKEN_CACHE_ENTRIES;
+        }
+    }; // guarded by itself
+    private volatile boolean closed;
+    private final long loadMillis;
+
+    private LlamaEngine(ModelFile file, EngineSettings settings, LlamaModel model, long loadMillis, ComputeGate gate) {
+        this.file = file;
+        this.settings = settings;
+        this.model = model;
+        this.loadMillis = loadMillis;
+        this.gate = gate;
+        this.slots = new SlotTable(settings.slots());
+        this.workers = Executors.newFixedThreadPool(settings.slots(), r -> {
+            Thread t = new Thread(r, "oam-llama-" + THREAD_NUMBERS.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.chat = new ChatRenderer(file.chatTemplate() == null ? null : model::applyTemplate);
+    }
+
+    /**
+     * Loads {@code file} (and, the first time in this JVM, llama.cpp's native library). Keep the engine for the
+     * life of the process: see {@link #close()}.
+     *
+     * @throws IOException the native library or the model cannot be loaded (the message says why)
+     */
+    public static LlamaEngine open(GgufFile file, EngineSettings settings) throws IOException {
+        return open(modelFile(file), settings);
+    }
+
+    static ModelFile modelFile(GgufFile file) {
+        String name = file.name();
+        if (name == null || name.isBlank()) {
+            String fileName = file.path().getFileName().toString();
+            name = fileName.toLowerCase(Locale.ROOT).endsWith(".gguf") ? fileName.substring(0, fileName.length() - 5) : fileName;
+        }
+        // llama.cpp adds BOS when the file says so; without the key, SentencePiece vocabularies add it, BPE ones not.
+        Object addBos = file.metadata().get("tokenizer.ggml.add_bos_token");
+        boolean bos = addBos instanceof Boolean b ? b : !"gpt2".equals(file.metadata().get("tokenizer.ggml.model"));
+        return new ModelFile(file.path(), name, file.contextLength(), file.chatTemplate(), file.controlTokens(), bos);
+    }
+
+    static LlamaEngine open(ModelFile file, EngineSettings requested) throws IOException {
+        if (!Files.isRegularFile(file.path()) || !Files.isReadable(file.path())) {
+            throw new IOException("model file " + file.path() + " does not exist or is not readable");
+        }
+        EngineSettings settings = requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
+        NativeLibrary.load();
+        ModelParameters parameters = new ModelParameters()
+                .setModel(file.path().toAbsolutePath().toString())
+                .setCtxSize(kvCells(settings))
+                .setDefragThold(0.1f)
+                .setParallel(settings.slots())
+                .setThreads(settings.threads())
+                .setThreadsBatch(settings.threadsBatch())
+                .disableContextShift()
+                .enableJinja();
+        if (settings.gpuLayers() > 0) {
+            // Only when asked: without a GPU build the option prints a warning to stdout (fd 1).
+            parameters.setGpuLayers(settings.gpuLayers());
+        }
+        if (!Log.enabled(Log.Level.DEBUG)) {
+            parameters.disableLog();
+        }
+        long start = System.nanoTime();
+        LlamaModel model;
+        try {
+            model = new LlamaModel(parameters);
+        } catch (RuntimeException e) {
+            throw new IOException("llama.cpp cannot load " + file.path() + ": " + e.getMessage(), e);
+        }
+        if (nativeHandle(model) == 0) {
+            // A rejected option makes the constructor return with no context; any call would then crash the JVM.
+            throw new IOException("llama.cpp did not load " + file.path() + " (rejected parameters " + parameters + ")");
+        }
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        Log.info("llama model '" + file.name() + "' loaded in " + millis + " ms (" + settings.slots() + " slot(s) of "
+                + settings.contextSize() + " tokens, " + settings.threads() + "/" + settings.threadsBatch() + " threads)");
+        return new LlamaEngine(file, settings, model, millis, ComputeGate.PROCESS);
+    }
+
+    /**
+     * The KV cache size. llama.cpp places each batch of prompt tokens in contiguous free cells and fails the
+     * request (and every other running one) when there is no such run; with several slots, tokens decoded in
+     * parallel interleave, so freed cells are scattered (measured: a 511-token prompt failed with 963 of 1024
+     * cells free). Several slots therefore get one slot's worth of spare cells; the context of a request stays
+     * {@code contextSize}, enforced here (llama.cpp's own per-slot limit is then a little larger).
+     */
+    static int kvCells(EngineSettings settings) {
+        int slots = settings.slots();
+        return (slots == 1 ? 1 : slots + 1) * settings.contextSize();
+    }
+
+    private static long nativeHandle(LlamaModel model) {
+        try {
+            Field ctx = LlamaModel.class.getDeclaredField("ctx");
+            ctx.setAccessible(true);
+            return ctx.getLong(model);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return -1; // unknown: assume loaded
+        }
+    }
+
+    @Override
+    public String name() {
+        return file.name();
+    }
+
+    @Override
+    public int contextSize() {
+        return settings.contextSize();
+    }
+
+    /** The settings in force, every default resolved. */
+    public EngineSettings settings() {
+        return settings;
+    }
+
+    /** How long loading the model took (without the native library). */
+    public long loadMillis() {
+        return loadMillis;
+    }
+
+    @Override
+    public int countTokens(String text) {
+        ensureUsable();
+        boolean cacheable = text.length() <= TOKEN_CACHE_MAX_CHARS;
+        if (cacheable) {
+            synchronized (tokenCounts) {
+                Integer known = tokenCounts.get(text);
+                if (known != null) {
+                    return known;
+                }
+            }
+        }
+        int count = model.encode(text).length;
+        if (cacheable) {
+            synchronized (tokenCounts) {
+                tokenCounts.put(text, count);
+            }
+        }
+        return count;
+    }
+
+    @Override
+    public String renderChat(List<ChatMessage> messages) {
+        ensureUsable();
+        return chat.render(messages);
+    }
+
+    @Override
+    public Set<String> controlTokens() {
+        return file.controlTokens();
+    }
+
+    /** The tokens llama.cpp evaluates for {@code prompt}: BOS (when the model adds one) and the prompt's tokens. */
+    int[] promptTokens(String prompt) {
+        int[] tokens = model.encode(prompt);
+        if (!file.addBos()) {
+            return tokens;
+        }
+        int[] withBos = new int[tokens.length + 1];
+        withBos[0] = BOS;
+        System.arraycopy(tokens, 0, withBos, 1, tokens.length);
+        return withBos;
+    }
+
+    @Override
+    public EngineResult generate(EngineRequest request, Object sessionKey, Consumer<String> onDelta,
+            CancellationToken token) throws AgentException {
+        check(request);
+        if (closed) {
+            throw SlotTable.closedError();
+        }
+        token.check();
+        int[] prompt = promptTokens(request.prompt());
+        int context = settings.contextSize();
+        if (prompt.length + 1 > context) {
+            throw new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, String.format(Locale.ROOT,
+                    "The prompt has %d tokens; the context holds %d (prompt and at least one generated token).",
+                    prompt.length, context));
+        }
+        // llama.cpp stops (context shift is off) once prompt + generated reach the context: ask for no more.
+        int maxTokens = Math.max(1, Math.min(request.maxTokens(), context - prompt.length - 1));
+        SlotTable.Lease lease = slots.acquire(prompt, sessionKey, token);
+        Generation generation = null;
+        boolean enteredGate = false;
+        try {
+            gate.enter(this, token);
+            enteredGate = true;
+            generation = new Generation(request, maxTokens, prompt, lease);
+            running.add(generation);
+            workers.execute(generation);
+        } catch (AgentException | RuntimeException | Error e) {
+            if (generation != null) {
+                running.remove(generation);
+            }
+            if (enteredGate) {
+                gate.exit(this);
+            }
+            slots.release(lease, Arrays.copyOf(prompt, lease.cached()));
+            if (e instanceof RejectedExecutionException) {
+                throw SlotTable.closedError();
+            }
+            throw e;
+        }
+        return generation.await(onDelta, token);
+    }
+
+    private static void check(EngineRequest r) {
+        if (r.maxTokens() < 1) {
+            throw new IllegalArgumentException("maxTokens must be at least 1, was " + r.maxTokens());
+        }
+        if (Double.isNaN(r.temperature()) || r.temperature() < 0) {
+            throw new IllegalArgumentException("temperature must be ≥ 0, was " + r.temperature());
+        }
+        if (Double.isNaN(r.topP())) {
+            throw new IllegalArgumentException("topP must be a number");
+        }
+    }
+
+    /** top-p as llama.cpp takes it: at most 1, and above 0 (a threshold of 0 keeps only the likeliest token). */
+    static float topP(double topP) {
+        return (float) Math.min(1.0, Math.max(1e-6, topP));
+    }
+
+    /** The admission queue and slots (tests watch it). */
+    SlotTable slotTable() {
+        return slots;
+    }
+
+    private void ensureUsable() {
+        if (closed) {
+            throw new IllegalStateException("the llama engine for '" + file.name() + "' is closed");
+        }
+    }
+
+    /**
+     * Cancels running and queued generations, refuses new ones ({@code model_unavailable}) and stops the worker
+     * threads once they are done. The native model is not freed (the binding cannot); drop the engine and let the
+     * process exit reclaim it. Idempotent.
+     */
+    public void close() {
+        closed = true;
+        slots.close();
+        for (Generation g : running) {
+            g.cancel();
+        }
+        workers.shutdown();
+    }
+
+    /** Sent from the worker to the caller. */
+    private sealed interface Event {}
+
+    private record Delta(String text) implements Event {}
+
+    private record Done(EngineResult result) implements Event {}
+
+    private record Failed(Throwable error) implements Event {}
+
+    private record Cancelled() implements Event {}
+
+    /** One generation: run by a worker thread, awaited by the caller. */
+    private final class Generation implements Runnable {
+        private final EngineRequest request;
+        private final int maxTokens;
+        private final int[] prompt;
+        private final SlotTable.Lease lease;
+        private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
+        private final CountDownLatch finished = new CountDownLatch(1);
+        private volatile boolean cancelRequested;
+
+        Generation(EngineRequest request, int maxTokens, int[] prompt, SlotTable.Lease lease) {
+            this.request = request;
+            this.maxTokens = maxTokens;
+            this.prompt = prompt;
+            this.lease = lease;
+        }
+
+        void cancel() {
+            cancelRequested = true;
+            events.add(new Cancelled());
+        }
+
+        /** Runs on the worker thread. The terminal event is sent last, once the slot and the gate are free. */
+        @Override
+        public void run() {
+            int[] held = Arrays.copyOf(prompt, lease.cached());
+            Event terminal = new Cancelled();
+            try {
+                StringBuilder text = new StringBuilder();
+                int steps = 0;
+                if (!cancelRequested) {
+                    LlamaIterator iterator = model.generate(parameters()).iterator();
+                    try {
+                        while (iterator.hasNext() && !cancelRequested) {
+                            LlamaOutput output = iterator.next();
+                            steps++;
+                            if (!output.text.isEmpty()) {
+                                text.append(output.text);
+                                events.add(new Delta(output.text));
+                            }
+                        }
+                    } finally {
+                        iterator.cancel(); // on this thread only: from another thread it strands next()
+                    }
+                }
+                if (!cancelRequested) {
+                    String answer = text.toString();
+                    // The binding does not report the sampled token ids: count the answer's own tokens, at most
+                    // what was asked (a model may sample a longer split of the same text than the tokenizer).
+                    int[] generated = answer.isEmpty() ? new int[0] : model.encode(answer);
+                    int count = Math.min(generated.length, maxTokens);
+                    held = concat(prompt, generated, Math.max(0, count - 1));
+                    terminal = new Done(new EngineResult(answer, prompt.length, lease.cached(), count));
+                    Log.debug("llama slot " + lease.id() + ": " + prompt.length + " prompt tokens (" + lease.cached()
+                            + " cached), " + count + " generated in " + steps + " steps");
+                }
+            } catch (Throwable e) {
+                terminal = new Failed(e);
+            } finally {
+                try {
+                    gate.exit(LlamaEngine.this);
+                    slots.release(lease, held);
+                } finally {
+                    running.remove(this);
+                    finished.countDown();
+                    events.add(terminal);
+                }
+            }
+        }
+
+        private InferenceParameters parameters() {
+            InferenceParameters p = new InferenceParameters(request.prompt())
+                    .setNPredict(maxTokens)
+                    .setTemperature((float) Math.min(request.temperature(), 100.0))
+                    .setTopK(Math.max(0, request.topK()))
+                    .setTopP(topP(request.topP()))
+                    .setSeed(seed32(request.seed()))
+                    .setCachePrompt(true);
+            if (request.grammar() != null) {
+                p.setGrammar(request.grammar());
+            }
+            // Only ids in [0, slots) are ever sent: llama.cpp waits for ever on a slot that does not exist.
+            if (lease.id() >= settings.slots()) {
+                throw new IllegalStateException("slot " + lease.id() + " out of range");
+            }
+            RawParameters.putInt(p, "id_slot", lease.id());
+            return p;
+        }
+
+        /** Runs on the caller's thread: forwards deltas until the worker is done or the token is cancelled. */
+        EngineResult await(Consumer<String> onDelta, CancellationToken token) throws AgentException {
+            Runnable onCancel = this::cancel;
+            token.onCancel(onCancel);
+            try {
+                while (true) {
+                    Event event;
+                    try {
+                        event = events.take();
+                    } catch (InterruptedException e) {
+                        cancel();
+                        waitForWorker();
+                        Thread.currentThread().interrupt();
+                        throw AgentException.cancelled();
+                    }
+                    // Once cancelled, a request ends cancelled even if its result is already queued.
+                    if (cancelRequested || event instanceof Cancelled) {
+                        waitForWorker();
+                        if (closed && !token.isCancelled()) {
+                            throw SlotTable.closedError();
+                        }
+                        throw AgentException.cancelled();
+                    }
+                    switch (event) {
+                        case Delta d -> {
+                            try {
+                                onDelta.accept(d.text());
+                            } catch (RuntimeException | Error e) {
+                                cancel();
+                                waitForWorker();
+                                throw e;
+                            }
+                        }
+                        case Done d -> {
+                            return d.result();
+                        }
+                        case Failed f -> throw failure(f.error());
+                        case Cancelled c -> throw new IllegalStateException("handled above");
+                    }
+                }
+            } finally {
+                token.removeListener(onCancel);
+            }
+        }
+
+        private void waitForWorker() {
+            try {
+                if (!finished.await(CANCEL_WAIT_MS, TimeUnit.MILLISECONDS)) {
+                    Log.info("llama slot " + lease.id() + " is still busy after a cancel (a long prompt is being processed)");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static AgentException failure(Throwable e) {
+        Log.error("llama generation failed", e);
+        return new AgentException(ErrorCode.GENERATION_FAILED, "The local model failed: " + e.getMessage());
+    }
+
+    /** llama.cpp takes a 32-bit seed, and 0xFFFFFFFF means "random": fold the long into 31 bits. */
+    static int seed32(long seed) {
+        return (int) ((seed ^ (seed >>> 32)) & 0x7FFF_FFFFL);
+    }
+
+    private static int[] concat(int[] a, int[] b, int bLength) {
+        int[] out = Arrays.copyOf(a, a.length + bLength);
+        System.arraycopy(b, 0, out, a.length, bLength);
+        return out;
+    }
+}

@@ -1,0 +1,224 @@
+package dev.oam.model.llama;
+
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.Sampling;
+import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.agent.Usage;
+import dev.oam.core.model.GenerationOptions;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelAvailability;
+import dev.oam.core.model.ModelListener;
+import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.Tokens;
+import dev.oam.core.transcript.TranscriptEntry;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A local GGUF model run by an {@link Engine}: renders each step's prompt ({@link ChatPrompt}), constrains
+ * the output with a GBNF grammar built from the step's mode, tools and schema ({@link StepGrammar}),
+ * streams it ({@link StepStream}) and reads it back ({@link StepOutput}).
+ *
+ * <p>The engine loads in the background; until it is loaded the model is {@code model_not_ready}, and
+ * steps wait for it (cancellably). Thread safety: any number of sessions may run steps at once; the
+ * class keeps no mutable state besides the lazily computed framing count.
+ */
+public final class LlamaLanguageModel implements LanguageModel {
+    /** The temperature when the session sets none (llama.cpp's own default is 0.8; 0.7 is a little steadier). */
+    public static final double DEFAULT_TEMPERATURE = 0.7;
+    /** top-k and top-p when the session sets no sampling: llama.cpp's defaults. */
+    public static final int DEFAULT_TOP_K = 40;
+    public static final double DEFAULT_TOP_P = 0.95;
+    /** The sampler seed when neither the step nor the model configures one, so runs are reproducible. */
+    public static final long DEFAULT_SEED = 42;
+    /** Tokens a free-text answer may take when {@code maxResponseTokens} is not set. */
+    public static final int DEFAULT_TEXT_TOKENS = 512;
+    /** Tokens a grammar-constrained output (calls, JSON) may take when {@code maxResponseTokens} is not set. */
+    public static final int DEFAULT_GRAMMAR_TOKENS = 1024;
+    /** The least a step that may call tools gets, whatever {@code maxResponseTokens} says, so a call fits. */
+    public static final int MIN_CALL_TOKENS = 256;
+    /** Longest JSON string the grammar allows, in characters. */
+    public static final int MAX_STRING = 256;
+
+    private final String name;
+    private final int contextSize;
+    private final CompletableFuture<Engine> engine;
+    private final @Nullable Long seed;
+    private final List<String> languages;
+    private volatile int framing = -1;
+
+    /**
+     * @param name the model's name ({@code variant} in {@code model/availability})
+     * @param contextSize tokens one session's prompt and answer may take together
+     * @param engine completes with the loaded engine, or exceptionally with the reason loading failed
+     * @param seed the sampler seed when a step sets none ({@code null}: {@link #DEFAULT_SEED})
+     */
+    public LlamaLanguageModel(String name, int contextSize, CompletableFuture<Engine> engine, @Nullable Long seed,
+            List<String> languages) {
+        if (contextSize < 1) {
+            throw new IllegalArgumentException("contextSize must be at least 1, not " + contextSize);
+        }
+        this.name = name;
+        this.contextSize = contextSize;
+        this.engine = engine;
+        this.seed = seed;
+        this.languages = List.copyOf(languages);
+    }
+
+    @Override
+    public ModelAvailability availability() {
+        if (!engine.isDone()) {
+            return ModelAvailability.unavailable("model_not_ready", "loading " + name + "…");
+        }
+        if (engine.isCompletedExceptionally()) {
+            return ModelAvailability.unavailable("unknown", loadFailure());
+        }
+        return ModelAvailability.ready(contextSize, name, languages);
+    }
+
+    @Override
+    public int contextSize() {
+        return contextSize;
+    }
+
+    @Override
+    public boolean retriesInvalidOutput() {
+        return true;
+    }
+
+    @Override
+    public int countTokens(String text) {
+        Engine loaded = loaded();
+        return loaded == null ? Tokens.estimate(text) : loaded.countTokens(text);
+    }
+
+    /** The entry as the prompt renders it: its message in the chat template, less the template's fixed framing. */
+    @Override
+    public int countTokens(TranscriptEntry entry) {
+        Engine loaded = loaded();
+        if (loaded == null) {
+            return Tokens.estimate(entry);
+        }
+        ChatMessage message = ChatPrompt.entry(entry, loaded.controlTokens());
+        int fixed = framing;
+        if (fixed < 0) {
+            fixed = loaded.countTokens(loaded.renderChat(List.of()));
+            framing = fixed;
+        }
+        return Math.max(1, loaded.countTokens(loaded.renderChat(List.of(message))) - fixed);
+    }
+
+    @Override
+    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+        token.check();
+        Engine loaded = awaitEngine(token);
+        int maxTokens = maxTokens(request);
+        String grammar = StepGrammar.of(request, maxString(maxTokens));
+        String prompt = loaded.renderChat(ChatPrompt.messages(request, loaded.controlTokens()));
+        EngineRequest engineRequest = engineRequest(prompt, grammar, maxTokens, request.options());
+        StepStream stream = new StepStream(request, listener);
+        EngineResult result = loaded.generate(engineRequest, sessionKey(request), stream, token);
+        token.check();
+        Usage usage = new Usage(result.inputTokens(), Math.min(Math.max(0, result.cachedInputTokens()), result.inputTokens()),
+                result.outputTokens());
+        ModelResponse response = StepOutput.parse(result.text(), request, usage);
+        stream.finish(response);
+        return response;
+    }
+
+    /**
+     * The conversation's identity for the engine's prompt cache. The model never sees a session, but it
+     * sees what a session keeps stable: the id of the first visible entry (a UUID, the same object from
+     * step to step and turn to turn, kept across save and restore) and the system message. The key
+     * changes only when history trimming or compaction hides that entry, and then the cached prefix is
+     * gone anyway. Two sessions restored from one transcript share a key; the engine still tells them
+     * apart by their longest common prefix.
+     */
+    static String sessionKey(ModelRequest request) {
+        String first = request.entries().isEmpty() ? "-" : request.entries().get(0).id();
+        String system = ChatPrompt.system(request.instructions(), request.contextNote());
+        return first + "/" + Integer.toHexString(system == null ? 0 : system.hashCode());
+    }
+
+    /** {@code maxResponseTokens} or a default; steps that may call tools get at least {@link #MIN_CALL_TOKENS}. */
+    static int maxTokens(ModelRequest request) {
+        Integer configured = request.options().maxResponseTokens();
+        boolean grammar = request.schema() != null || request.mode() != ToolCallingMode.DISALLOWED;
+        int tokens = configured != null ? configured : grammar ? DEFAULT_GRAMMAR_TOKENS : DEFAULT_TEXT_TOKENS;
+        return request.mode() == ToolCallingMode.DISALLOWED ? Math.max(1, tokens) : Math.max(MIN_CALL_TOKENS, tokens);
+    }
+
+    /** Strings may take about half the step's tokens (one token can be as short as one character). */
+    static int maxString(int maxTokens) {
+        return Math.max(16, Math.min(MAX_STRING, maxTokens / 2));
+    }
+
+    EngineRequest engineRequest(String prompt, @Nullable String grammar, int maxTokens, GenerationOptions options) {
+        double temperature = options.temperature() != null ? options.temperature() : DEFAULT_TEMPERATURE;
+        int topK = DEFAULT_TOP_K;
+        double topP = DEFAULT_TOP_P;
+        Long stepSeed = null;
+        switch (options.sampling()) {
+            case null -> { }
+            case Sampling.Greedy greedy -> temperature = 0;
+            case Sampling.TopK k -> {
+                topK = k.k();
+                topP = 1;
+                stepSeed = k.seed();
+            }
+            case Sampling.TopP p -> {
+                topK = 0;
+                topP = p.p();
+                stepSeed = p.seed();
+            }
+        }
+        long sampler = stepSeed != null ? stepSeed : seed != null ? seed : DEFAULT_SEED;
+        return new EngineRequest(prompt, grammar, maxTokens, Math.max(0, temperature), topK, topP, sampler);
+    }
+
+    /** The engine once loaded; {@code null} while loading or after a failed load. */
+    private @Nullable Engine loaded() {
+        return engine.isDone() && !engine.isCompletedExceptionally() ? engine.join() : null;
+    }
+
+    private Engine awaitEngine(CancellationToken token) throws AgentException {
+        if (!engine.isDone()) {
+            CompletableFuture<Void> cancelled = new CompletableFuture<>();
+            Runnable wake = () -> cancelled.complete(null);
+            token.onCancel(wake);
+            try {
+                CompletableFuture.anyOf(engine, cancelled).get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw AgentException.cancelled();
+            } catch (ExecutionException e) {
+                // the engine failed to load: reported below
+            } finally {
+                token.removeListener(wake);
+            }
+            token.check();
+        }
+        if (engine.isCompletedExceptionally()) {
+            throw new AgentException(ErrorCode.MODEL_UNAVAILABLE, loadFailure());
+        }
+        return engine.join();
+    }
+
+    private String loadFailure() {
+        try {
+            engine.join();
+            return "The model " + name + " failed to load.";
+        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            String message = cause.getMessage();
+            return message == null || message.isBlank() ? "The model " + name + " failed to load (" + cause.getClass().getSimpleName() + ")."
+                    : message;
+        }
+    }
+}

@@ -1,0 +1,120 @@
+package dev.oam.model.llama;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.agent.Usage;
+import dev.oam.core.json.Json;
+import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ModelResponse;
+import dev.oam.core.schema.GenerationSchema;
+import dev.oam.core.tool.ToolCall;
+import dev.oam.core.tool.ToolDefinition;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Reads a step's output. The grammar already shapes it, but the grammar may have been ignored
+ * (llama.cpp drops a grammar it cannot parse) and the output may be cut off at the token limit (the
+ * engine reports no stop reason), so everything is parsed and validated again:
+ *
+ * <ul>
+ *   <li>tool calls: complete JSON of the one call format, offered tools only, arguments valid for the
+ *       tool's generation schema; otherwise a retryable {@code generation_failed} (as the OpenAI backend's
+ *       emulated calls). Exception: once a tool ran in this turn the agent no longer retries, so a
+ *       well-formed call with invalid arguments is passed on and the agent answers it with an error
+ *       output the model can correct ({@code Invalid arguments for …});
+ *   <li>structured answers: parsed and put in schema order; the agent validates them with the same
+ *       validator and regenerates within {@code maxAttempts} (also after a tool ran);
+ *   <li>text answers: the text without leading white space, exactly what was streamed.
+ * </ul>
+ */
+final class StepOutput {
+    private static final Pattern CALLS_START = Pattern.compile("^\\{\\s*\"tool_calls\"\\s*:");
+    private static final int SHOWN = 200;
+
+    private StepOutput() {}
+
+    /** Whether {@code text} (with leading white space) is, or begins like, the tool-call form. */
+    static boolean looksLikeCalls(String text) {
+        return CALLS_START.matcher(text.stripLeading()).find();
+    }
+
+    static ModelResponse parse(String text, ModelRequest request, Usage usage) throws AgentException {
+        ToolCallingMode mode = request.mode();
+        if (mode == ToolCallingMode.REQUIRED || (mode == ToolCallingMode.ALLOWED && looksLikeCalls(text))) {
+            return new ModelResponse.ToolCalls(calls(text, request), usage);
+        }
+        GenerationSchema schema = request.schema();
+        if (schema != null) {
+            JsonNode value = null;
+            try {
+                value = schema.reorder(Json.parse(text.strip()));
+            } catch (Exception e) {
+                // not JSON (cut off?): the agent's validation reports it and regenerates
+            }
+            return new ModelResponse.Answer(text, value, usage);
+        }
+        return new ModelResponse.Answer(text.stripLeading(), null, usage);
+    }
+
+    private static List<ToolCall> calls(String text, ModelRequest request) throws AgentException {
+        JsonNode root;
+        try {
+            root = Json.parse(text.strip());
+        } catch (Exception e) {
+            throw invalid("it is not complete JSON (cut off at the token limit?)", text);
+        }
+        JsonNode array = root.get("tool_calls");
+        if (!root.isObject() || root.size() != 1 || array == null || !array.isArray() || array.isEmpty()) {
+            throw invalid("it is not {\"tool_calls\":[…]} with at least one call", text);
+        }
+        boolean toolRan = !request.turnToolOutputs().isEmpty();
+        List<ToolCall> calls = new ArrayList<>();
+        Set<String> ids = new HashSet<>();
+        for (JsonNode item : array) {
+            if (!item.isObject() || !item.path("name").isTextual()) {
+                throw invalid("a call has no name", text);
+            }
+            String name = item.get("name").textValue();
+            JsonNode arguments = item.get("arguments");
+            if (arguments != null && !arguments.isNull() && !arguments.isObject()) {
+                throw invalid("the arguments of '" + name + "' are not an object", text);
+            }
+            ObjectNode args = arguments instanceof ObjectNode object ? object : Json.object();
+            boolean direct = request.offerRespondDirectly() && name.equals(ToolDefinition.RESPOND_DIRECTLY);
+            Optional<ToolDefinition> tool = request.tools().stream().filter(t -> t.name().equals(name)).findFirst();
+            if (!direct && tool.isEmpty()) {
+                throw invalid("it calls '" + name + "', which is not offered in this step", text);
+            }
+            if (tool.isPresent() && !toolRan) {
+                Optional<String> violation = tool.get().schema().firstViolation(args);
+                if (violation.isPresent()) {
+                    throw invalid("the arguments of '" + name + "' do not match its parameters: " + violation.get(), text);
+                }
+            }
+            String id;
+            do {
+                id = ToolCall.newId();
+            } while (!ids.add(id));
+            calls.add(new ToolCall(id, name, args));
+        }
+        return calls;
+    }
+
+    private static AgentException invalid(String why, String text) {
+        return new AgentException(ErrorCode.GENERATION_FAILED, "The model's output is not a valid tool call (" + why + "): "
+                + shorten(text));
+    }
+
+    static String shorten(String text) {
+        String flat = text.strip();
+        return flat.length() <= SHOWN ? flat : flat.substring(0, SHOWN) + "…";
+    }
+}

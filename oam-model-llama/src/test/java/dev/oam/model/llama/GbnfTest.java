@@ -1,0 +1,181 @@
+package dev.oam.model.llama;
+
+import static dev.oam.model.llama.Fixtures.schema;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.oam.core.schema.GenerationSchema;
+import java.util.Collections;
+import org.junit.jupiter.api.Test;
+
+/** Every schema node kind as GBNF, checked by parsing the grammar and matching samples against it. */
+class GbnfTest {
+    private static GbnfChecker grammar(String schemaJson, int maxString) {
+        GenerationSchema schema = schema(schemaJson);
+        Gbnf gbnf = new Gbnf(maxString);
+        String text = gbnf.build(gbnf.schema(schema.json()).root());
+        return GbnfChecker.parse(text);
+    }
+
+    private static GbnfChecker grammar(String schemaJson) {
+        return grammar(schemaJson, 32);
+    }
+
+    @Test
+    void objectsAreCompactInSchemaOrderWithRequiredAlwaysAndOptionalMaybe() {
+        GbnfChecker g = grammar("""
+                {"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"boolean"},
+                 "d":{"type":"null"}},"required":["a","c"],"additionalProperties":false}""");
+        assertThat(g.accepts("{\"a\":\"x\",\"c\":true}")).isTrue();
+        assertThat(g.accepts("{\"a\":\"x\",\"b\":5,\"c\":false,\"d\":null}")).isTrue();
+        assertThat(g.accepts("{\"a\":\"\",\"c\":true,\"d\":null}")).isTrue();
+        assertThat(g.accepts("{\"c\":true,\"a\":\"x\"}")).as("schema order").isFalse();
+        assertThat(g.accepts("{\"a\":\"x\"}")).as("required c").isFalse();
+        assertThat(g.accepts("{\"a\":\"x\",\"c\":true,\"e\":1}")).as("extra key").isFalse();
+        assertThat(g.accepts("{\"a\": \"x\",\"c\":true}")).as("no white space").isFalse();
+        assertThat(g.accepts("{\"a\":\"x\",,\"c\":true}")).isFalse();
+    }
+
+    @Test
+    void objectsWithOnlyOptionalPropertiesNeverGetStrayCommas() {
+        GbnfChecker g = grammar("""
+                {"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"}}}""");
+        for (String ok : new String[] {"{}", "{\"a\":1}", "{\"b\":2}", "{\"a\":1,\"c\":3}", "{\"a\":1,\"b\":2,\"c\":3}"}) {
+            assertThat(g.accepts(ok)).as(ok).isTrue();
+        }
+        for (String bad : new String[] {"{,}", "{,\"b\":2}", "{\"a\":1,}", "{\"b\":2,\"a\":1}", "{\"a\":1,\"a\":1}"}) {
+            assertThat(g.accepts(bad)).as(bad).isFalse();
+        }
+        assertThat(grammar("{\"type\":\"object\",\"properties\":{}}").accepts("{}")).isTrue();
+    }
+
+    @Test
+    void decisionEnumsAllowOnlyTheListedValuesAndTheRange() {
+        GbnfChecker g = grammar(Fixtures.DECISION);
+        assertThat(g.accepts("{\"reasoning\":\"Outnumbered.\",\"choice\":\"flee\",\"confidence\":80}")).isTrue();
+        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"fight\",\"confidence\":0}")).isTrue();
+        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"fight\",\"confidence\":100}")).isTrue();
+        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"dance\",\"confidence\":80}")).isFalse();
+        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"flee\",\"confidence\":101}")).isFalse();
+        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"flee\",\"confidence\":-1}")).isFalse();
+        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"flee\",\"confidence\":07}")).isFalse();
+    }
+
+    @Test
+    void stringsAreBoundedAndEscapedAsJson() {
+        GbnfChecker g = grammar("{\"type\":\"string\"}", 8);
+        assertThat(g.accepts("\"12345678\"")).isTrue();
+        assertThat(g.accepts("\"123456789\"")).isFalse();
+        assertThat(g.accepts("\"a\\\"b\\n\\u00e9\"")).isTrue();
+        assertThat(g.accepts("\"café 🐉\"")).isTrue();
+        assertThat(g.accepts("\"a\nb\"")).as("raw control character").isFalse();
+        assertThat(g.accepts("\"a\\qb\"")).as("unknown escape").isFalse();
+        assertThat(g.accepts("\"open")).as("unterminated").isFalse();
+    }
+
+    @Test
+    void numbersHaveBoundedDigitsNoExponentAndRespectSigns() {
+        GbnfChecker integer = grammar("{\"type\":\"integer\"}");
+        assertThat(integer.accepts("-12")).isTrue();
+        assertThat(integer.accepts("0")).isTrue();
+        assertThat(integer.accepts("01")).isFalse();
+        assertThat(integer.accepts("1.5")).isFalse();
+        assertThat(integer.accepts("1e5")).isFalse();
+        assertThat(integer.accepts("1".repeat(Gbnf.MAX_DIGITS))).isTrue();
+        assertThat(integer.accepts("1".repeat(Gbnf.MAX_DIGITS + 1))).isFalse();
+        GbnfChecker number = grammar("{\"type\":\"number\",\"minimum\":0}");
+        assertThat(number.accepts("3.25")).isTrue();
+        assertThat(number.accepts("7")).isTrue();
+        assertThat(number.accepts("-0.5")).as("minimum 0: no sign").isFalse();
+        assertThat(number.accepts("1.")).isFalse();
+        assertThat(number.accepts(".5")).isFalse();
+        assertThat(grammar("{\"type\":\"integer\",\"maximum\":-1}").accepts("5")).as("maximum < 0: sign required").isFalse();
+        GbnfChecker wide = grammar("{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000}");
+        assertThat(wide.accepts("99999")).isTrue();
+        assertThat(wide.accepts("1000000")).as("bounded by the maximum's digit count").isFalse();
+    }
+
+    @Test
+    void arraysRespectMinAndMaxItemsWithADefaultBound() {
+        GbnfChecker g = grammar("{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":1,\"maxItems\":3}");
+        assertThat(g.accepts("[]")).isFalse();
+        assertThat(g.accepts("[1]")).isTrue();
+        assertThat(g.accepts("[1,2,3]")).isTrue();
+        assertThat(g.accepts("[1,2,3,4]")).isFalse();
+        assertThat(g.accepts("[1,]")).isFalse();
+        GbnfChecker unbounded = grammar("{\"type\":\"array\",\"items\":{\"type\":\"boolean\"}}");
+        String eight = "[" + String.join(",", Collections.nCopies(Gbnf.DEFAULT_MAX_ITEMS, "true")) + "]";
+        String nine = "[" + String.join(",", Collections.nCopies(Gbnf.DEFAULT_MAX_ITEMS + 1, "true")) + "]";
+        assertThat(unbounded.accepts("[]")).isTrue();
+        assertThat(unbounded.accepts(eight)).isTrue();
+        assertThat(unbounded.accepts(nine)).isFalse();
+        GbnfChecker none = grammar("{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"maxItems\":0}");
+        assertThat(none.accepts("[]")).isTrue();
+        assertThat(none.accepts("[1]")).isFalse();
+    }
+
+    @Test
+    void anyOfAndNullableAcceptEachBranch() {
+        GbnfChecker g = grammar("{\"type\":[\"string\",\"null\"]}");
+        assertThat(g.accepts("\"x\"")).isTrue();
+        assertThat(g.accepts("null")).isTrue();
+        assertThat(g.accepts("1")).isFalse();
+        GbnfChecker mixed = grammar("{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"boolean\"}},\"required\":[\"x\"]}]}");
+        assertThat(mixed.accepts("5")).isTrue();
+        assertThat(mixed.accepts("{\"x\":false}")).isTrue();
+        assertThat(mixed.accepts("{}")).isFalse();
+    }
+
+    @Test
+    void recursiveReferencesAreUnrolledToABoundedDepth() {
+        GbnfChecker g = grammar("""
+                {"$defs":{"Node":{"type":"object","properties":{"name":{"type":"string"},
+                  "children":{"type":"array","items":{"$ref":"#/$defs/Node"}}},"required":["name"]}},
+                 "$ref":"#/$defs/Node"}""");
+        assertThat(g.accepts("{\"name\":\"a\"}")).isTrue();
+        assertThat(g.accepts("{\"name\":\"a\",\"children\":[{\"name\":\"b\",\"children\":[{\"name\":\"c\"}]},{\"name\":\"d\"}]}")).isTrue();
+        assertThat(g.accepts("{\"name\":\"a\",\"children\":[{\"nom\":\"b\"}]}")).isFalse();
+        String deep = "{\"name\":\"x\"}";
+        for (int i = 0; i < Gbnf.MAX_REF_DEPTH + 2; i++) {
+            deep = "{\"name\":\"x\",\"children\":[" + deep + "]}";
+        }
+        assertThat(g.accepts(deep)).as("deeper than the bound").isFalse();
+    }
+
+    @Test
+    void anythingIsAnyJsonValueNestedAFewLevels() {
+        GbnfChecker g = grammar("{\"type\":\"object\",\"properties\":{\"extra\":{}},\"required\":[\"extra\"]}");
+        assertThat(g.accepts("{\"extra\":null}")).isTrue();
+        assertThat(g.accepts("{\"extra\":{\"k\":[1,\"two\",true]}}")).isTrue();
+        assertThat(g.accepts("{\"extra\":[[[[1]]]]}")).as("deeper than " + Gbnf.ANY_DEPTH).isFalse();
+        assertThat(g.accepts("{\"extra\":undefined}")).isFalse();
+    }
+
+    @Test
+    void enumLiteralsWithQuotesBackslashesAndNonAsciiAreEscapedForGbnf() {
+        String schemaJson = "{\"type\":\"string\",\"enum\":[\"say \\\"hi\\\"\",\"back\\\\slash\",\"café\",\"🐉\",\"two\\nlines\"]}";
+        Gbnf gbnf = new Gbnf(16);
+        String text = gbnf.build(gbnf.schema(schema(schemaJson).json()).root());
+        assertThat(text).contains("caf\\xE9").contains("\\U0001F409").doesNotContain("é").doesNotContain("🐉");
+        GbnfChecker g = GbnfChecker.parse(text);
+        assertThat(g.accepts("\"say \\\"hi\\\"\"")).isTrue();
+        assertThat(g.accepts("\"back\\\\slash\"")).isTrue();
+        assertThat(g.accepts("\"café\"")).isTrue();
+        assertThat(g.accepts("\"🐉\"")).isTrue();
+        assertThat(g.accepts("\"two\\nlines\"")).isTrue();
+        assertThat(g.accepts("\"cafe\"")).isFalse();
+    }
+
+    @Test
+    void literalEscapesEveryCharacterGbnfCouldMisread() {
+        assertThat(Gbnf.literal("a\"b\\c\n\u0001é\u20AC")).isEqualTo("\"a\\\"b\\\\c\\x0A\\x01\\xE9\\u20AC\"");
+    }
+
+    @Test
+    void theCheckerRefusesWhatLlamaCppWouldNotParse() {
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> GbnfChecker.parse("root ::= missing\n"))).hasMessageContaining("undefined");
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> GbnfChecker.parse("root ::= a_b\na_b ::= \"x\"\n"))).isNotNull();
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> GbnfChecker.parse("root ::= \"\\q\"\n"))).hasMessageContaining("escape");
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> GbnfChecker.parse("item ::= \"x\"\n"))).hasMessageContaining("root");
+        assertThat(GbnfChecker.parse("root ::= \"a\" [b-d]{1,2} (\"x\" | \"y\")?\n").accepts("acdx")).isTrue();
+    }
+}

@@ -1,0 +1,24 @@
+package dev.oam.model.llama;
+
+import dev.oam.core.agent.CancellationToken;
+import java.nio.file.Path;
+
+/** Run by {@link NativeHygieneTest} in a child JVM: touches the engine's classes, then loads and runs the model. */
+public final class NativeHygieneProbe {
+    private NativeHygieneProbe() {}
+
+    public static void main(String[] args) throws Exception {
+        Class.forName(LlamaEngine.class.getName(), true, NativeHygieneProbe.class.getClassLoader());
+        EngineSettings settings = EngineSettings.defaults().withContextSize(64).withThreads(1).withThreadsBatch(1);
+        if (System.getProperty("de.kherud.llama.lib.path") != null) {
+            System.err.println("library configured before the first model");
+            System.exit(3);
+        }
+        LlamaEngine engine = LlamaEngine.open(GgufFile.read(Path.of(args[0])), settings);
+        EngineResult result = engine.generate(new EngineRequest("hello guard", null, 8, 0, 0, 1, 1), "probe", d -> {},
+                CancellationToken.create());
+        System.err.println("generated " + result.outputTokens() + " tokens; library in "
+                + System.getProperty("de.kherud.llama.lib.path"));
+        System.exit(0); // the binding's native server thread is never detached: the JVM would not end by itself
+    }
+}

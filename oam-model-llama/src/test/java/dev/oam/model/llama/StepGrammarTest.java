@@ -1,0 +1,87 @@
+package dev.oam.model.llama;
+
+import static dev.oam.model.llama.Fixtures.CHECK_INVENTORY;
+import static dev.oam.model.llama.Fixtures.OPEN_GATE;
+import static dev.oam.model.llama.Fixtures.prompt;
+import static dev.oam.model.llama.Fixtures.request;
+import static dev.oam.model.llama.Fixtures.schema;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.model.ModelRequest;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The grammar of each step form. */
+class StepGrammarTest {
+    private static final String OPEN = "{\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"north\"}}]}";
+    private static final String TWO = "{\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"south\",\"force\":true}},"
+            + "{\"name\":\"check_inventory\",\"arguments\":{}}]}";
+    private static final String DIRECT = "{\"tool_calls\":[{\"name\":\"respond_directly\",\"arguments\":{}}]}";
+
+    private static GbnfChecker grammar(ModelRequest request) throws Exception {
+        return GbnfChecker.parse(StepGrammar.of(request, 64));
+    }
+
+    @Test
+    void requiredStepsAllowOnlyCallsOfTheEnabledToolsWithValidArguments() throws Exception {
+        GbnfChecker g = grammar(request(prompt("Open it."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null));
+        assertThat(g.accepts(OPEN)).isTrue();
+        assertThat(g.accepts(TWO)).isTrue();
+        assertThat(g.accepts("The gate is open.")).isFalse();
+        assertThat(g.accepts(OPEN.replace("north", "west"))).as("enum argument").isFalse();
+        assertThat(g.accepts("{\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{}}]}")).as("required argument").isFalse();
+        assertThat(g.accepts(OPEN.replace("open_gate", "burn_gate"))).isFalse();
+        assertThat(g.accepts(DIRECT)).as("not offered").isFalse();
+        assertThat(g.accepts("{\"tool_calls\":[]}")).isFalse();
+        String five = "{\"tool_calls\":[" + String.join(",", java.util.Collections.nCopies(StepGrammar.MAX_CALLS + 1,
+                "{\"name\":\"check_inventory\",\"arguments\":{}}")) + "]}";
+        assertThat(g.accepts(five)).isFalse();
+    }
+
+    @Test
+    void respondDirectlyIsACallOfItsOwnOnlyWhenOffered() throws Exception {
+        GbnfChecker g = grammar(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null));
+        assertThat(g.accepts(DIRECT)).isTrue();
+        assertThat(g.accepts(OPEN)).isTrue();
+        assertThat(g.accepts(DIRECT.replace("]}", ",{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"north\"}}]}"))).isFalse();
+    }
+
+    @Test
+    void allowedTextStepsAcceptCallsOrTextThatCannotStartLikeACall() throws Exception {
+        GbnfChecker g = grammar(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null));
+        assertThat(g.accepts(OPEN)).isTrue();
+        assertThat(g.accepts("Halt! Who goes there? {not a call}\nNext line.")).isTrue();
+        assertThat(g.accepts("{\"answer\":\"hi\"}")).isFalse();
+        assertThat(g.accepts(" leading space")).isFalse();
+        assertThat(g.accepts("")).isFalse();
+    }
+
+    @Test
+    void allowedStructuredStepsAcceptCallsOrTheSchemasJson() throws Exception {
+        GbnfChecker g = grammar(request(prompt("Decide."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false,
+                schema(Fixtures.DECISION)));
+        assertThat(g.accepts(OPEN)).isTrue();
+        assertThat(g.accepts("{\"reasoning\":\"r\",\"choice\":\"flee\",\"confidence\":3}")).isTrue();
+        assertThat(g.accepts("{\"reasoning\":\"r\",\"choice\":\"hide\",\"confidence\":3}")).isFalse();
+        assertThat(g.accepts("Flee!")).isFalse();
+    }
+
+    @Test
+    void disallowedStepsHaveNoGrammarForTextAndTheSchemaOtherwise() throws Exception {
+        assertThat(StepGrammar.of(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.DISALLOWED, false, null), 64)).isNull();
+        GbnfChecker g = grammar(request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED, false, schema(Fixtures.DECISION)));
+        assertThat(g.accepts("{\"reasoning\":\"r\",\"choice\":\"fight\",\"confidence\":55}")).isTrue();
+        assertThat(g.accepts(OPEN)).isFalse();
+    }
+
+    @Test
+    void stringsInCallsAreBoundedByTheStepsBudget() throws Exception {
+        ModelRequest request = request(prompt("Say."), List.of(Fixtures.tool("say", "Says a line.",
+                "{\"type\":\"object\",\"properties\":{\"line\":{\"type\":\"string\"}},\"required\":[\"line\"]}")),
+                ToolCallingMode.REQUIRED, false, null);
+        GbnfChecker g = GbnfChecker.parse(StepGrammar.of(request, 16));
+        assertThat(g.accepts("{\"tool_calls\":[{\"name\":\"say\",\"arguments\":{\"line\":\"" + "x".repeat(16) + "\"}}]}")).isTrue();
+        assertThat(g.accepts("{\"tool_calls\":[{\"name\":\"say\",\"arguments\":{\"line\":\"" + "x".repeat(17) + "\"}}]}")).isFalse();
+    }
+}
