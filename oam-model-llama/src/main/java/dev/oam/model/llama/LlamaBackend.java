@@ -107,7 +107,7 @@ public final class LlamaBackend implements ModelBackend {
     public LanguageModel create(ObjectNode spec, String path) throws BridgeException {
         LlamaSettings settings = LlamaSettings.parse(spec, path);
         try {
-            return model(settings);
+            return model(settings, null);
         } catch (GgufException e) {
             throw BridgeException.invalidParams("Parameter '" + path + ".path': " + e.getMessage());
         } catch (SettingsConflict e) {
@@ -123,10 +123,11 @@ public final class LlamaBackend implements ModelBackend {
     @Override
     public LanguageModel systemModel(String location, @Nullable String name) throws Exception {
         Path path = Path.of(location.strip()).toAbsolutePath().normalize();
-        return model(new LlamaSettings(path, 0, 0, 0, null));
+        return model(new LlamaSettings(path, 0, 0, 0, null), name);
     }
 
-    private LanguageModel model(LlamaSettings settings) throws GgufException, SettingsConflict {
+    /** @param name the name to report instead of the file's ({@code --model-name}) */
+    private LanguageModel model(LlamaSettings settings, @Nullable String name) throws GgufException, SettingsConflict {
         Path key = canonical(settings.path());
         Loaded entry;
         synchronized (lock) {
@@ -145,7 +146,7 @@ public final class LlamaBackend implements ModelBackend {
                 checkSame(entry, settings);
             }
         }
-        return new LlamaLanguageModel(modelName(entry.file()), entry.settings().contextSize(), entry.engine(), settings.seed(),
+        return new LlamaLanguageModel(name != null ? name : modelName(entry.file()), entry.settings().contextSize(), entry.engine(), settings.seed(),
                 languages);
     }
 
