@@ -1,0 +1,243 @@
+package dev.oam.model.llama;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.ModelBackend;
+import dev.oam.core.Log;
+import dev.oam.core.model.LanguageModel;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Local GGUF models run in-process by llama.cpp: serves {@code {"type": "llama", "path", …}} and
+ * {@code --model PATH.gguf} / {@code OAM_MODEL} system models. Found through
+ * {@code META-INF/services/dev.oam.bridge.ModelBackend}.
+ *
+ * <p>Nothing native happens until a model is created: discovering the backend loads no native code. Each
+ * model file is loaded once per process, in the background on a thread {@code oam-llama-load}, and shared by
+ * every session naming it; the first use fixes its context size, threads and GPU layers (a later use asking
+ * for other values is refused). A file whose load failed stays failed until the process restarts: llama.cpp
+ * cannot free a half-loaded model, so loading it again would only leak.
+ */
+public final class LlamaBackend implements ModelBackend {
+    public static final String TYPE = "llama";
+
+    /**
+     * What the host decides for every llama model of this process.
+     *
+     * @param slots sessions that generate at once on one model (each gets {@code contextSize} tokens)
+     * @param threads generation threads; 0 picks one less than the cores (at least 1)
+     * @param threadsBatch prompt-processing threads; 0 picks the cores
+     * @param contextSize tokens per session when the model value names none; 0 picks
+     *     min({@value LanguageModel#DEFAULT_CONTEXT_SIZE}, the file's trained context)
+     */
+    public record Defaults(int slots, int threads, int threadsBatch, int contextSize) {
+        public static final Defaults STANDARD = new Defaults(1, 0, 0, 0);
+
+        public Defaults {
+            if (slots < 1 || slots > 16) {
+                throw new IllegalArgumentException("slots must be from 1 to 16");
+            }
+            if (threads < 0 || threadsBatch < 0 || contextSize < 0) {
+                throw new IllegalArgumentException("threads and context size must not be negative");
+            }
+        }
+
+        /**
+         * From {@code OAM_LLAMA_SLOTS}, {@code OAM_LLAMA_THREADS}, {@code OAM_LLAMA_THREADS_BATCH} and
+         * {@code OAM_LLAMA_CONTEXT}; unset or invalid values keep the standard ones (invalid ones are logged).
+         */
+        public static Defaults fromEnvironment(UnaryOperator<@Nullable String> environment) {
+            return new Defaults(read(environment, "OAM_LLAMA_SLOTS", 1, 16, 1), read(environment, "OAM_LLAMA_THREADS", 1, 256, 0),
+                    read(environment, "OAM_LLAMA_THREADS_BATCH", 1, 256, 0),
+                    read(environment, "OAM_LLAMA_CONTEXT", LlamaSettings.MIN_CONTEXT, LlamaSettings.MAX_CONTEXT, 0));
+        }
+
+        private static int read(UnaryOperator<@Nullable String> environment, String name, int min, int max, int fallback) {
+            String text = environment.apply(name);
+            if (text == null || text.isBlank()) {
+                return fallback;
+            }
+            try {
+                int value = Integer.parseInt(text.strip());
+                if (value >= min && value <= max) {
+                    return value;
+                }
+            } catch (NumberFormatException e) {
+                // logged below
+            }
+            Log.warning(name + "='" + text + "' is not an integer from " + min + " to " + max + "; using the default");
+            return fallback;
+        }
+    }
+
+    /** One model file: what was read of it, the settings it was loaded with and the engine (loading or loaded). */
+    private record Loaded(GgufFile file, EngineSettings settings, CompletableFuture<Engine> engine) {}
+
+    private final Defaults defaults;
+    private final List<String> languages;
+    private final Object lock = new Object();
+    private final Map<Path, Loaded> loaded = new HashMap<>(); // guarded by lock
+    private boolean closed; // guarded by lock
+
+    /** Host defaults from the environment ({@link Defaults#fromEnvironment}), languages {@code ["en"]}. */
+    public LlamaBackend() {
+        this(Defaults.fromEnvironment(System::getenv), List.of("en"));
+    }
+
+    public LlamaBackend(Defaults defaults, List<String> languages) {
+        this.defaults = defaults;
+        this.languages = List.copyOf(languages);
+    }
+
+    @Override
+    public String type() {
+        return TYPE;
+    }
+
+    @Override
+    public LanguageModel create(ObjectNode spec, String path) throws BridgeException {
+        LlamaSettings settings = LlamaSettings.parse(spec, path);
+        try {
+            return model(settings, null);
+        } catch (GgufException e) {
+            throw BridgeException.invalidParams("Parameter '" + path + ".path': " + e.getMessage());
+        } catch (SettingsConflict e) {
+            throw BridgeException.invalidParams("Parameter '" + path + "." + e.member + "': " + e.getMessage());
+        }
+    }
+
+    @Override
+    public boolean servesSystemModel(String location) {
+        return LlamaSettings.isGgufLocation(location);
+    }
+
+    @Override
+    public LanguageModel systemModel(String location, @Nullable String name) throws Exception {
+        Path path = Path.of(location.strip()).toAbsolutePath().normalize();
+        return model(new LlamaSettings(path, 0, 0, 0, null), name);
+    }
+
+    /** @param name the name to report instead of the file's ({@code --model-name}) */
+    private LanguageModel model(LlamaSettings settings, @Nullable String name) throws GgufException, SettingsConflict {
+        Path key = canonical(settings.path());
+        Loaded entry;
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException("the llama backend is closed");
+            }
+            entry = loaded.get(key);
+            if (entry == null) {
+                GgufFile file = GgufFile.read(key);
+                EngineSettings engineSettings = engineSettings(settings, file);
+                CompletableFuture<Engine> engine = new CompletableFuture<>();
+                entry = new Loaded(file, engineSettings, engine);
+                loaded.put(key, entry);
+                Thread.ofPlatform().daemon().name("oam-llama-load").start(() -> load(file, engineSettings, engine));
+            } else {
+                checkSame(entry, settings);
+            }
+        }
+        return new LlamaLanguageModel(name != null ? name : modelName(entry.file()), entry.settings().contextSize(), entry.engine(), settings.seed(),
+                languages);
+    }
+
+    private EngineSettings engineSettings(LlamaSettings settings, GgufFile file) throws SettingsConflict {
+        int trained = file.contextLength();
+        int context = settings.contextSize() > 0 ? settings.contextSize()
+                : defaults.contextSize() > 0 ? Math.min(defaults.contextSize(), trained)
+                : Math.min(LanguageModel.DEFAULT_CONTEXT_SIZE, trained);
+        if (context > trained) {
+            throw new SettingsConflict("contextSize", "must not exceed the context the model was trained for (" + trained
+                    + " tokens).");
+        }
+        int cores = Runtime.getRuntime().availableProcessors();
+        int threads = settings.threads() > 0 ? settings.threads() : defaults.threads() > 0 ? defaults.threads() : Math.max(1, cores - 1);
+        int threadsBatch = defaults.threadsBatch() > 0 ? defaults.threadsBatch() : Math.max(threads, cores);
+        return new EngineSettings(context, defaults.slots(), threads, threadsBatch, settings.gpuLayers());
+    }
+
+    private static void checkSame(Loaded entry, LlamaSettings settings) throws SettingsConflict {
+        EngineSettings have = entry.settings();
+        if (settings.contextSize() > 0 && settings.contextSize() != have.contextSize()) {
+            throw new SettingsConflict("contextSize", "this file is already loaded with contextSize " + have.contextSize()
+                    + "; one loaded model serves every session naming the file, so omit contextSize or give "
+                    + have.contextSize() + ".");
+        }
+        if (settings.threads() > 0 && settings.threads() != have.threads()) {
+            throw new SettingsConflict("threads", "this file is already loaded with " + have.threads()
+                    + " threads; omit threads or give " + have.threads() + ".");
+        }
+        if (settings.gpuLayers() != 0 && settings.gpuLayers() != have.gpuLayers()) {
+            throw new SettingsConflict("gpuLayers", "this file is already loaded with gpuLayers " + have.gpuLayers()
+                    + "; omit gpuLayers or give " + have.gpuLayers() + ".");
+        }
+    }
+
+    private static void load(GgufFile file, EngineSettings settings, CompletableFuture<Engine> engine) {
+        long start = System.nanoTime();
+        try {
+            LlamaEngine loadedEngine = LlamaEngine.open(file, settings);
+            Log.info("loaded " + file.path() + " in " + (System.nanoTime() - start) / 1_000_000 + " ms");
+            engine.complete(loadedEngine);
+        } catch (Throwable e) { // an UnsatisfiedLinkError must reach the sessions too
+            Log.warning("cannot load " + file.path() + ": " + e.getMessage());
+            engine.completeExceptionally(e);
+        }
+    }
+
+    static String modelName(GgufFile file) {
+        String name = file.name();
+        if (name != null && !name.isBlank()) {
+            return name.strip();
+        }
+        String fileName = file.path().getFileName().toString();
+        return fileName.regionMatches(true, fileName.length() - 5, ".gguf", 0, 5) ? fileName.substring(0, fileName.length() - 5)
+                : fileName;
+    }
+
+    private static Path canonical(Path path) throws GgufException {
+        try {
+            return path.toRealPath();
+        } catch (IOException e) {
+            if (!Files.exists(path)) {
+                throw new GgufException("the model file " + path + " does not exist.");
+            }
+            throw new GgufException("cannot open the model file " + path + ": " + e.getMessage());
+        }
+    }
+
+    /** Cancels running generations and refuses new models; loaded weights stay mapped until the process exits. */
+    @Override
+    public void close() {
+        List<CompletableFuture<Engine>> engines = new ArrayList<>();
+        synchronized (lock) {
+            closed = true;
+            loaded.values().forEach(entry -> engines.add(entry.engine()));
+        }
+        for (CompletableFuture<Engine> engine : engines) {
+            Engine ready = engine.getNow(null);
+            if (ready instanceof LlamaEngine llama) {
+                llama.close();
+            }
+        }
+    }
+
+    /** A model value asks for settings other than those its file was loaded with. */
+    private static final class SettingsConflict extends Exception {
+        final String member;
+
+        SettingsConflict(String member, String message) {
+            super(message);
+            this.member = member;
+        }
+    }
+}

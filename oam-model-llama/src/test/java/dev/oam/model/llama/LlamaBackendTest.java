@@ -1,0 +1,150 @@
+package dev.oam.model.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.ModelBackend;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.json.Json;
+import dev.oam.core.model.GenerationOptions;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelAvailability;
+import dev.oam.core.model.ModelListener;
+import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ModelResponse;
+import dev.oam.core.transcript.TranscriptEntry;
+import dev.oam.testing.gguf.TinyGguf;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The backend: model values, file checks before native code, one engine per file, system models. */
+class LlamaBackendTest {
+    private static final Path DIR = TinyEngines.MODELS.resolve("backend");
+    private static Path tiny;
+
+    @BeforeAll
+    static void writeModel() throws IOException {
+        tiny = DIR.resolve("backend-tiny.gguf");
+        TinyGguf.tiny().name("backend-tiny").write(tiny);
+    }
+
+    private static ObjectNode spec(String json) throws Exception {
+        return (ObjectNode) Json.parse(json);
+    }
+
+    private static BridgeException refused(LlamaBackend backend, String json) throws Exception {
+        ObjectNode value = spec(json);
+        return catchThrowableOfType(BridgeException.class, () -> backend.create(value, "model"));
+    }
+
+    @Test
+    void badModelValuesAreInvalidParamsNamingTheMember() throws Exception {
+        LlamaBackend backend = new LlamaBackend(LlamaBackend.Defaults.STANDARD, List.of("en"));
+        assertThat(refused(backend, "{\"type\":\"llama\"}").getMessage()).contains("'model.path'");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":5}").getMessage()).contains("'model.path' must be");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"gpu\":1}").getMessage())
+                .contains("'model.gpu' is not a member");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"contextSize\":10}").getMessage())
+                .contains("'model.contextSize' must be an integer from 256");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"threads\":1.5}").getMessage())
+                .contains("'model.threads'");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"seed\":-1}").getMessage())
+                .contains("'model.seed' must be a non-negative integer");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"seed\":1}").code())
+                .isEqualTo(ErrorCode.INVALID_PARAMS.code());
+    }
+
+    @Test
+    void filesAreCheckedBeforeNativeCodeSeesThem() throws Exception {
+        LlamaBackend backend = new LlamaBackend(LlamaBackend.Defaults.STANDARD, List.of("en"));
+        Path missing = DIR.resolve("missing.gguf");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + missing + "\"}").getMessage())
+                .contains("'model.path'").contains("does not exist");
+        Path text = DIR.resolve("not-a-model.gguf");
+        Files.writeString(text, "hello, I am not a model");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + text + "\"}").getMessage())
+                .contains("'model.path'").contains("is not a GGUF file");
+        Path truncated = DIR.resolve("truncated.gguf");
+        byte[] bytes = Files.readAllBytes(tiny);
+        Files.write(truncated, java.util.Arrays.copyOf(bytes, bytes.length / 2));
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + truncated + "\"}").getMessage())
+                .contains("'model.path'").contains("truncated");
+    }
+
+    @Test
+    void oneEngineServesEveryModelNamingTheFileAndItsSettingsAreFixedByTheFirstUse() throws Exception {
+        LlamaBackend backend = new LlamaBackend(new LlamaBackend.Defaults(1, 1, 1, 0), List.of("en", "de"));
+        LanguageModel first = backend.create(spec("{\"type\":\"llama\",\"path\":\"" + tiny + "\",\"contextSize\":512}"), "model");
+        // the same file through another spelling of its path
+        String other = DIR.resolve("..").resolve("backend").resolve("backend-tiny.gguf").toString();
+        LanguageModel second = backend.create(spec("{\"type\":\"llama\",\"path\":\"" + other + "\",\"seed\":7}"), "model");
+        assertThat(first.contextSize()).isEqualTo(512);
+        assertThat(second.contextSize()).isEqualTo(512);
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + tiny + "\",\"contextSize\":1024}").getMessage())
+                .contains("'model.contextSize'").contains("already loaded with contextSize 512");
+
+        ModelResponse answer = first.respond(greedyPrompt(), ModelListener.NONE, CancellationToken.create());
+        assertThat(answer).isInstanceOf(ModelResponse.Answer.class);
+        ModelAvailability ready = second.availability();
+        assertThat(ready.available()).isTrue();
+        assertThat(ready.variant()).isEqualTo("backend-tiny");
+        assertThat(ready.contextSize()).isEqualTo(512);
+        assertThat(ready.supportedLanguages()).containsExactly("en", "de");
+        // exact counts from the tokenizer once loaded ("the player should attack the goblin" is 6 tokens)
+        assertThat(second.countTokens("the player should attack the goblin")).isEqualTo(6);
+    }
+
+    @Test
+    void aContextLargerThanTheModelWasTrainedForIsRefused() throws Exception {
+        Path small = DIR.resolve("small-context.gguf");
+        TinyGguf.tiny().contextLength(1024).write(small);
+        LlamaBackend backend = new LlamaBackend(LlamaBackend.Defaults.STANDARD, List.of("en"));
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + small + "\",\"contextSize\":2048}").getMessage())
+                .contains("'model.contextSize'").contains("trained for (1024 tokens)");
+    }
+
+    @Test
+    void systemModelsAreGgufPathsAndTheirNameCanBeGiven() throws Exception {
+        LlamaBackend backend = new LlamaBackend(new LlamaBackend.Defaults(1, 1, 1, 512), List.of("en"));
+        assertThat(backend.servesSystemModel("/models/qwen2.5-0.5b-instruct-q4_k_m.gguf")).isTrue();
+        assertThat(backend.servesSystemModel("models/X.GGUF")).isTrue();
+        assertThat(backend.servesSystemModel("http://127.0.0.1:11434/v1")).isFalse();
+        assertThat(backend.servesSystemModel(".gguf")).isFalse();
+        assertThatThrownBy(() -> backend.systemModel(DIR.resolve("nope.gguf").toString(), null))
+                .hasMessageContaining("does not exist");
+        LanguageModel model = backend.systemModel(tiny.toString(), "Innkeeper 1B");
+        model.respond(greedyPrompt(), ModelListener.NONE, CancellationToken.create());
+        assertThat(model.availability().variant()).isEqualTo("Innkeeper 1B");
+        assertThat(model.contextSize()).isEqualTo(512);
+    }
+
+    @Test
+    void discoveryFindsTheBackend() {
+        assertThat(ModelBackend.discover()).anyMatch(backend -> backend instanceof LlamaBackend);
+        assertThat(new LlamaBackend().type()).isEqualTo("llama");
+    }
+
+    @Test
+    void aClosedBackendCancelsNothingItDoesNotOwnAndRefusesNewModels() throws Exception {
+        LlamaBackend backend = new LlamaBackend(LlamaBackend.Defaults.STANDARD, List.of("en"));
+        backend.close();
+        ObjectNode value = spec("{\"type\":\"llama\",\"path\":\"" + tiny + "\"}");
+        assertThatThrownBy(() -> backend.create(value, "model")).isInstanceOf(IllegalStateException.class);
+    }
+
+    private static ModelRequest greedyPrompt() {
+        return new ModelRequest("You are a guard.", null, List.of(TranscriptEntry.Prompt.of("hello", null)), List.of(),
+                ToolCallingMode.DISALLOWED, false, null,
+                new GenerationOptions(0.0, 4, dev.oam.core.agent.Sampling.GREEDY));
+    }
+
+}
