@@ -273,8 +273,10 @@ public final class LlamaBench {
         decision = GenerationSchema.convert(Json.parse("""
                 {"type":"object","properties":{
                   "reasoning":{"type":"string","maxLength":80},
+                  "plan":{"type":"array","minItems":10,"maxItems":10,
+                          "items":{"type":"string","enum":["attack","flee","beg","trade","hide","talk"]}},
                   "choice":{"type":"string","enum":["attack","flee","beg","trade"]}},
-                 "required":["reasoning","choice"],"additionalProperties":false}"""), "decision");
+                 "required":["reasoning","plan","choice"],"additionalProperties":false}"""), "decision");
         tools = List.of(
                 new ToolDefinition("open_gate", "Opens a gate of the castle.", (ObjectNode) Json.parse("""
                         {"type":"object","properties":{"gate_id":{"type":"string","maxLength":8}},
@@ -312,9 +314,16 @@ public final class LlamaBench {
     // ---- the measurements ---------------------------------------------------------------------------------------
 
     /** What one side's request took. */
-    private record Outcome(long firstNanos, long totalNanos, int promptTokens, int cachedTokens, int outputTokens, String text) {
-        double tokensPerSecondAfterFirst() {
-            return outputTokens < 2 || firstNanos <= 0 ? Double.NaN : (outputTokens - 1) / ((totalNanos - firstNanos) / 1e9);
+    private record Outcome(long firstNanos, long lastNanos, long totalNanos, int promptTokens, int cachedTokens,
+            int outputTokens, String text) {
+        /** Tokens after the first over the time from the first to the last delta: the decoding rate as delivered. */
+        double tokensPerSecond() {
+            return outputTokens < 2 || lastNanos <= firstNanos ? Double.NaN : (outputTokens - 1) / ((lastNanos - firstNanos) / 1e9);
+        }
+
+        /** From the last delta to the call's return: stopping, counting, parsing. */
+        double tailMillis() {
+            return lastNanos <= 0 ? Double.NaN : (totalNanos - lastNanos) / 1e6;
         }
     }
 
@@ -322,7 +331,7 @@ public final class LlamaBench {
         if (side.equals(RAW)) {
             EngineRequest built = timed.capture(() -> model.respond(request, ModelListener.NONE, CancellationToken.create()));
             RawLlama.Run run = raw.generate(built, true);
-            return new Outcome(run.firstNanos(), run.totalNanos(), run.promptTokens(), -1, run.outputTokens(), run.text());
+            return new Outcome(run.firstNanos(), run.lastNanos(), run.totalNanos(), run.promptTokens(), -1, run.outputTokens(), run.text());
         }
         timed.reset();
         long start = System.nanoTime();
@@ -341,7 +350,8 @@ public final class LlamaBench {
             note("ours: the adapter rejected an output (" + failure + "); its timing is kept");
         }
         long first = timed.firstDeltaNanos();
-        return new Outcome(first == 0 ? 0 : first - start, end - start, result.inputTokens(), result.cachedInputTokens(),
+        long last = timed.lastDeltaNanos();
+        return new Outcome(first == 0 ? 0 : first - start, last == 0 ? 0 : last - start, end - start, result.inputTokens(), result.cachedInputTokens(),
                 result.outputTokens(), result.text());
     }
 
@@ -363,7 +373,8 @@ public final class LlamaBench {
         Outcome o = measure(side, request);
         checkSame("generation", side, o.text());
         if (measured) {
-            record("generation tokens/s, free text", side, o.tokensPerSecondAfterFirst(), o.outputTokens());
+            record("generation tokens/s, free text", side, o.tokensPerSecond(), o.outputTokens());
+            record("after the last token ms, free text", side, o.tailMillis(), o.outputTokens());
         }
     }
 
@@ -373,7 +384,8 @@ public final class LlamaBench {
         Outcome o = measure(side, request);
         checkSame("decision JSON", side, o.text());
         if (measured) {
-            record("generation tokens/s, JSON grammar", side, o.tokensPerSecondAfterFirst(), o.outputTokens());
+            record("generation tokens/s, JSON grammar", side, o.tokensPerSecond(), o.outputTokens());
+            record("after the last token ms, JSON grammar", side, o.tailMillis(), o.outputTokens());
         }
     }
 
@@ -383,7 +395,8 @@ public final class LlamaBench {
         Outcome o = measure(side, request);
         checkSame("tool call", side, o.text());
         if (measured) {
-            record("generation tokens/s, tool-call grammar", side, o.tokensPerSecondAfterFirst(), o.outputTokens());
+            record("generation tokens/s, tool-call grammar", side, o.tokensPerSecond(), o.outputTokens());
+            record("after the last token ms, tool-call grammar", side, o.tailMillis(), o.outputTokens());
         }
     }
 
@@ -427,6 +440,9 @@ public final class LlamaBench {
     /** Greedy decoding of the same prompt must give the same text on both sides (and in every round). */
     private void checkSame(String what, String side, String text) {
         String earlier = generated.putIfAbsent(what, text);
+        if (earlier == null) {
+            progress(what + " output: " + abbreviate(text));
+        }
         if (earlier != null && !earlier.equals(text)) {
             note(what + ": " + side + " generated a different text than the first run (" + abbreviate(text) + " vs "
                     + abbreviate(earlier) + ")");
@@ -434,8 +450,12 @@ public final class LlamaBench {
     }
 
     private static String abbreviate(String text) {
+        return abbreviate(text, 60);
+    }
+
+    private static String abbreviate(String text, int length) {
         String flat = text.replace("\n", "\\n");
-        return flat.length() <= 60 ? "\"" + flat + "\"" : "\"" + flat.substring(0, 60) + "…\"";
+        return flat.length() <= length ? "\"" + flat + "\"" : "\"" + flat.substring(0, length) + "…\"";
     }
 
     private void note(String message) {
@@ -535,7 +555,7 @@ public final class LlamaBench {
         for (String measure : measures) {
             Stat r = Stat.of(values.getOrDefault(new Key(measure, RAW), List.of()));
             Stat o = Stat.of(values.getOrDefault(new Key(measure, OURS), List.of()));
-            int decimals = measure.startsWith("first token") ? 1 : 0;
+            int decimals = measure.contains(" ms") || measure.startsWith("first token") ? 1 : 0;
             String ratio = r.count() == 0 || o.count() == 0 ? "" : String.format(Locale.US, "%.2f", o.median() / r.median());
             table.row(measure, tokenText(measure), r.count() == 0 ? "-" : r.text(decimals), o.text(decimals), ratio);
             for (String side : List.of(RAW, OURS)) {
@@ -548,7 +568,7 @@ public final class LlamaBench {
                 line.put("bench", "llama");
                 line.put("measure", measure);
                 line.put("side", side);
-                line.put("unit", measure.startsWith("first token") ? "ms" : measure.contains("tokens/s") ? "tokens/s" : "tokens");
+                line.put("unit", measure.startsWith("first token") || measure.contains(" ms") ? "ms" : measure.contains("tokens/s") ? "tokens/s" : "tokens");
                 line.put("median", round(s.median()));
                 line.put("min", round(s.min()));
                 line.put("max", round(s.max()));
@@ -579,6 +599,10 @@ public final class LlamaBench {
         load1.put("loadAverageBefore", loadBefore);
         load1.put("loadAverageAfter", loadAfter);
         json.append(Json.write(load1)).append('\n');
+        out.append("\noutputs (greedy; the same on both sides unless a note says otherwise):\n");
+        for (Map.Entry<String, String> e : generated.entrySet()) {
+            out.append("  ").append(e.getKey()).append(": ").append(abbreviate(e.getValue(), 100)).append('\n');
+        }
         if (!notes.isEmpty()) {
             out.append("\nnotes:\n");
             for (String n : notes) {

@@ -17,7 +17,7 @@ import java.nio.file.Path;
  */
 final class RawLlama {
     /** What one generation took. */
-    record Run(long firstNanos, long totalNanos, int promptTokens, int outputTokens, String text) {}
+    record Run(long firstNanos, long lastNanos, long totalNanos, int promptTokens, int outputTokens, String text) {}
 
     private final LlamaModel model;
     private final long loadNanos;
@@ -59,7 +59,7 @@ final class RawLlama {
         return loadNanos;
     }
 
-    /** Runs {@code request} with the prompt cache on or off; times the first non-empty text and the end. */
+    /** Runs {@code request} with the prompt cache on or off; times the first and last non-empty text and the end. */
     Run generate(EngineRequest request, boolean cachePrompt) {
         InferenceParameters p = new InferenceParameters(request.prompt())
                 .setNPredict(request.maxTokens())
@@ -73,14 +73,16 @@ final class RawLlama {
         }
         StringBuilder text = new StringBuilder();
         long first = 0;
+        long last = 0;
         long start = System.nanoTime();
         LlamaIterator iterator = model.generate(p).iterator();
         try {
             while (iterator.hasNext()) {
                 LlamaOutput output = iterator.next();
                 if (!output.text.isEmpty()) {
+                    last = System.nanoTime();
                     if (first == 0) {
-                        first = System.nanoTime();
+                        first = last;
                     }
                     text.append(output.text);
                 }
@@ -93,7 +95,7 @@ final class RawLlama {
         // Counted as LlamaEngine counts (the binding does not report token ids): BOS + prompt, the answer re-encoded.
         int prompt = model.encode(request.prompt()).length + 1;
         int output = answer.isEmpty() ? 0 : Math.min(model.encode(answer).length, request.maxTokens());
-        return new Run(first == 0 ? 0 : first - start, end - start, prompt, output, answer);
+        return new Run(first == 0 ? 0 : first - start, last == 0 ? 0 : last - start, end - start, prompt, output, answer);
     }
 
     /** As {@code LlamaEngine.seed32}: llama.cpp takes 32 bits, and 0xFFFFFFFF means "random". */

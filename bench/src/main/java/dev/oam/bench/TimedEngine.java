@@ -30,6 +30,7 @@ final class TimedEngine implements Engine {
     private @Nullable EngineRequest lastRequest;
     private @Nullable EngineResult lastResult;
     private long firstDeltaNanos;
+    private long lastDeltaNanos;
 
     TimedEngine(Engine delegate) {
         this.delegate = delegate;
@@ -63,11 +64,17 @@ final class TimedEngine implements Engine {
         lastRequest = null;
         lastResult = null;
         firstDeltaNanos = 0;
+        lastDeltaNanos = 0;
     }
 
     /** {@link System#nanoTime()} when the first delta of the last generation was handed to the adapter; 0 if none. */
     long firstDeltaNanos() {
         return firstDeltaNanos;
+    }
+
+    /** {@link System#nanoTime()} when the last delta of the last generation was handed to the adapter; 0 if none. */
+    long lastDeltaNanos() {
+        return lastDeltaNanos;
     }
 
     @Nullable EngineResult lastResult() {
@@ -111,9 +118,11 @@ final class TimedEngine implements Engine {
             throw new Captured();
         }
         EngineResult result = delegate.generate(request, sessionKey, delta -> {
+            long now = System.nanoTime();
             if (firstDeltaNanos == 0) {
-                firstDeltaNanos = System.nanoTime();
+                firstDeltaNanos = now;
             }
+            lastDeltaNanos = now;
             onDelta.accept(delta);
         }, token);
         lastResult = result;
