@@ -416,6 +416,16 @@ public final class LlamaBench {
             record("first token, turn 2, uncached", side, millis(uncached.firstNanos()), uncached.promptTokens());
             if (side.equals(OURS)) {
                 record("turn 2 prompt tokens reused", side, cached.cachedTokens(), cached.promptTokens());
+                // Where our layer's time before the first token goes, outside the timed requests: the adapter up to
+                // the engine call (messages, escaping, rendering), then tokenising the whole prompt once.
+                ModelRequest again = request(system, entries, List.of(), ToolCallingMode.DISALLOWED, null, 8);
+                long start = System.nanoTime();
+                EngineRequest built = timed.capture(() -> model.respond(again, ModelListener.NONE, CancellationToken.create()));
+                long rendered = System.nanoTime();
+                raw.encode(built.prompt());
+                long encoded = System.nanoTime();
+                record("turn 2: adapter before the engine ms", side, (rendered - start) / 1e6, cached.promptTokens());
+                record("turn 2: tokenising the prompt ms", side, (encoded - rendered) / 1e6, cached.promptTokens());
             }
         }
     }

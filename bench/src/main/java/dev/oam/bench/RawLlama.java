@@ -98,6 +98,11 @@ final class RawLlama {
         return new Run(first == 0 ? 0 : first - start, last == 0 ? 0 : last - start, end - start, prompt, output, answer);
     }
 
+    /** Tokens of {@code text} (no BOS): the tokenising {@code LlamaEngine} does on the caller before each request. */
+    int encode(String text) {
+        return model.encode(text).length;
+    }
+
     /** As {@code LlamaEngine.seed32}: llama.cpp takes 32 bits, and 0xFFFFFFFF means "random". */
     private static int seed32(long seed) {
         return (int) ((seed ^ (seed >>> 32)) & 0x7FFF_FFFFL);
