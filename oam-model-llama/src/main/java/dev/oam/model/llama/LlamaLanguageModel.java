@@ -121,7 +121,7 @@ public final class LlamaLanguageModel implements LanguageModel {
         int maxTokens = maxTokens(request);
         String grammar = StepGrammar.of(request, maxString(maxTokens));
         String prompt = loaded.renderChat(ChatPrompt.messages(request, loaded.controlTokens()));
-        EngineRequest engineRequest = engineRequest(prompt, grammar, maxTokens, request.options());
+        EngineRequest engineRequest = engineRequest(prompt, grammar, grammar == null ? maxTokens : contextSize, request.options());
         StepStream stream = new StepStream(request, listener);
         EngineResult result = loaded.generate(engineRequest, sessionKey(request), stream, token);
         token.check();
@@ -146,7 +146,13 @@ public final class LlamaLanguageModel implements LanguageModel {
         return first + "/" + Integer.toHexString(system == null ? 0 : system.hashCode());
     }
 
-    /** {@code maxResponseTokens} or a default; steps that may call tools get at least {@link #MIN_CALL_TOKENS}. */
+    /**
+     * {@code maxResponseTokens} or a default; steps that may call tools get at least {@link #MIN_CALL_TOKENS}.
+     * It is the hard limit of free text only. A grammar-constrained step uses it to size its strings
+     * ({@link #maxString}) and may then run to the end of the context: its grammar's language is finite, so it
+     * ends on its own, whereas a cut would turn a well-formed call or answer into a failure (four calls with
+     * a few strings each easily exceed 256 tokens, and a retry with the same seed is cut at the same place).
+     */
     static int maxTokens(ModelRequest request) {
         Integer configured = request.options().maxResponseTokens();
         boolean grammar = request.schema() != null || request.mode() != ToolCallingMode.DISALLOWED;

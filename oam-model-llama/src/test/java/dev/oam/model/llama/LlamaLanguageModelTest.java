@@ -223,7 +223,13 @@ class LlamaLanguageModelTest {
         assertThat(engine.last().maxTokens()).isEqualTo(LlamaLanguageModel.DEFAULT_TEXT_TOKENS);
         engine.then("{\"tool_calls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]}");
         respond(request(prompt("Hi."), List.of(CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null, new GenerationOptions(null, 40, null)));
-        assertThat(engine.last().maxTokens()).isEqualTo(LlamaLanguageModel.MIN_CALL_TOKENS);
+        assertThat(engine.last().maxTokens()).as("a grammar ends the step, not the token limit").isEqualTo(model.contextSize());
+        engine.then("{\"choice\":\"flee\"}");
+        respond(request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false,
+                schema("{\"type\":\"object\",\"properties\":{\"choice\":{\"type\":\"string\"}},\"required\":[\"choice\"]}"),
+                new GenerationOptions(null, 40, null)));
+        assertThat(engine.last().maxTokens()).isEqualTo(model.contextSize());
+        assertThat(engine.last().grammar()).contains("char{0,20}");
     }
 
     @Test
