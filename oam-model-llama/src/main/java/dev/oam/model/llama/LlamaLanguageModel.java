@@ -43,6 +43,8 @@ public final class LlamaLanguageModel implements LanguageModel {
     public static final int DEFAULT_GRAMMAR_TOKENS = 1024;
     /** The least a step that may call tools gets, whatever {@code maxResponseTokens} says, so a call fits. */
     public static final int MIN_CALL_TOKENS = 256;
+    /** Strings a constrained step keeps before it gives up parallel calls to fit its budget. */
+    static final int FITTING_STRING = 32;
     /** Longest JSON string the grammar allows, in characters. */
     public static final int MAX_STRING = 256;
 
@@ -118,10 +120,9 @@ public final class LlamaLanguageModel implements LanguageModel {
     public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
         token.check();
         Engine loaded = awaitEngine(token);
-        int maxTokens = maxTokens(request);
-        String grammar = StepGrammar.of(request, maxString(maxTokens));
+        StepPlan plan = plan(request, contextSize);
         String prompt = loaded.renderChat(ChatPrompt.messages(request, loaded.controlTokens()));
-        EngineRequest engineRequest = engineRequest(prompt, grammar, grammar == null ? maxTokens : contextSize, request.options());
+        EngineRequest engineRequest = engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options());
         StepStream stream = new StepStream(request, listener);
         EngineResult result = loaded.generate(engineRequest, sessionKey(request), stream, token);
         token.check();
@@ -146,13 +147,61 @@ public final class LlamaLanguageModel implements LanguageModel {
         return first + "/" + Integer.toHexString(system == null ? 0 : system.hashCode());
     }
 
+    /** A step's grammar ({@code null}: free text) and the most tokens it may generate. */
+    record StepPlan(@Nullable String grammar, int maxTokens) {}
+
     /**
-     * {@code maxResponseTokens} or a default; steps that may call tools get at least {@link #MIN_CALL_TOKENS}.
-     * It is the hard limit of free text only. A grammar-constrained step uses it to size its strings
-     * ({@link #maxString}) and may then run to the end of the context: its grammar's language is finite, so it
-     * ends on its own, whereas a cut would turn a well-formed call or answer into a failure (four calls with
-     * a few strings each easily exceed 256 tokens, and a retry with the same seed is cut at the same place).
+     * The step's grammar, sized so that it ends within the step's budget ({@link #maxTokens}): the longest
+     * output a grammar allows, in bytes, bounds its tokens ({@link GrammarBound}), so strings get the longest
+     * bound (up to {@link #maxString}) whose grammar fits, and parallel calls are given up before strings
+     * shrink below {@link #FITTING_STRING} characters (then one call gets the longest strings that fit). Free text is not counted: the budget cuts it, which
+     * leaves a shorter answer, whereas a cut call or JSON answer would be a failure. Only when even one call
+     * with one-character strings cannot fit (a large schema and a tiny {@code maxResponseTokens}) does the
+     * step get what that grammar needs.
      */
+    static StepPlan plan(ModelRequest request, int contextSize) throws AgentException {
+        int budget = maxTokens(request);
+        boolean calls = StepGrammar.mayCall(request.mode());
+        if (!calls && request.schema() == null) {
+            return new StepPlan(null, budget);
+        }
+        int longest = maxString(budget);
+        int floor = Math.min(FITTING_STRING, longest);
+        for (int maxCalls = calls ? StepGrammar.MAX_CALLS : 1; maxCalls >= 1; maxCalls--) {
+            int fitting = largestFittingString(request, maxCalls, longest, budget);
+            if (fitting >= floor) {
+                return new StepPlan(StepGrammar.of(request, fitting, maxCalls), budget);
+            }
+        }
+        int fitting = largestFittingString(request, 1, longest, budget);
+        if (fitting >= 1) {
+            return new StepPlan(StepGrammar.of(request, fitting, 1), budget);
+        }
+        String smallest = StepGrammar.of(request, 1, 1);
+        long needed = bound(smallest);
+        return new StepPlan(smallest, (int) Math.max(budget, Math.min(needed, contextSize)));
+    }
+
+    /** The longest string bound in [1, longest] whose grammar fits {@code budget} bytes, or 0 when none does. */
+    private static int largestFittingString(ModelRequest request, int maxCalls, int longest, int budget) throws AgentException {
+        int low = 0; // fits (0 stands for "none")
+        int high = longest;
+        while (low < high) {
+            int middle = (low + high + 1) >>> 1;
+            if (bound(StepGrammar.of(request, middle, maxCalls)) <= budget) {
+                low = middle;
+            } else {
+                high = middle - 1;
+            }
+        }
+        return low;
+    }
+
+    private static long bound(@Nullable String grammar) {
+        return grammar == null ? 0 : GrammarBound.maxBytes(grammar, StepGrammar::isFreeText);
+    }
+
+    /** {@code maxResponseTokens} or a default; steps that may call tools get at least {@link #MIN_CALL_TOKENS}. */
     static int maxTokens(ModelRequest request) {
         Integer configured = request.options().maxResponseTokens();
         boolean grammar = request.schema() != null || request.mode() != ToolCallingMode.DISALLOWED;

@@ -223,13 +223,17 @@ class LlamaLanguageModelTest {
         assertThat(engine.last().maxTokens()).isEqualTo(LlamaLanguageModel.DEFAULT_TEXT_TOKENS);
         engine.then("{\"tool_calls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]}");
         respond(request(prompt("Hi."), List.of(CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null, new GenerationOptions(null, 40, null)));
-        assertThat(engine.last().maxTokens()).as("a grammar ends the step, not the token limit").isEqualTo(model.contextSize());
+        assertThat(engine.last().maxTokens()).as("a step that may call gets room for a call")
+                .isEqualTo(LlamaLanguageModel.MIN_CALL_TOKENS);
+        assertThat(GrammarBound.maxBytes(engine.last().grammar(), StepGrammar::isFreeText)).isLessThanOrEqualTo(256);
         engine.then("{\"choice\":\"flee\"}");
         respond(request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false,
                 schema("{\"type\":\"object\",\"properties\":{\"choice\":{\"type\":\"string\"}},\"required\":[\"choice\"]}"),
                 new GenerationOptions(null, 40, null)));
-        assertThat(engine.last().maxTokens()).isEqualTo(model.contextSize());
-        assertThat(engine.last().grammar()).contains("char{0,20}");
+        assertThat(engine.last().maxTokens()).as("maxResponseTokens bounds constrained steps too").isEqualTo(40);
+        // {"choice":"…"} is 13 bytes around the string and a character takes at most 6 (a u-escape): 4 fit in 40
+        assertThat(engine.last().grammar()).contains("char{0,4}");
+        assertThat(GrammarBound.maxBytes(engine.last().grammar(), StepGrammar::isFreeText)).isLessThanOrEqualTo(40);
     }
 
     @Test
