@@ -76,7 +76,7 @@ public final class LlamaLanguageModel implements LanguageModel {
     @Override
     public ModelAvailability availability() {
         if (!engine.isDone()) {
-            return ModelAvailability.unavailable("model_not_ready", "loading " + name + "…");
+            return ModelAvailability.loading(name);
         }
         if (engine.isCompletedExceptionally()) {
             return ModelAvailability.unavailable("unknown", loadFailure());

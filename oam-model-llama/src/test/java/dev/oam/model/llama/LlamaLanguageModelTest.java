@@ -264,6 +264,7 @@ class LlamaLanguageModelTest {
         LlamaLanguageModel pending = new LlamaLanguageModel("tiny-q4", 4096, loading, null, List.of("en", "de"));
         assertThat(pending.availability().available()).isFalse();
         assertThat(pending.availability().reason()).isEqualTo("model_not_ready");
+        assertThat(pending.availability().isLoading()).as("a loading model says so").isTrue();
         assertThat(pending.availability().message()).isEqualTo("loading tiny-q4…");
         loading.complete(engine);
         assertThat(pending.availability().available()).isTrue();
