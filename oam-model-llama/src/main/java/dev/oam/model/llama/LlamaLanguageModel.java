@@ -32,6 +32,8 @@ import org.jspecify.annotations.Nullable;
 public final class LlamaLanguageModel implements LanguageModel {
     /** The temperature when the session sets none (llama.cpp's own default is 0.8; 0.7 is a little steadier). */
     public static final double DEFAULT_TEMPERATURE = 0.7;
+    /** The least temperature of a step asked again after an invalid output (a greedy draw would repeat it). */
+    public static final double RETRY_TEMPERATURE = 0.3;
     /** top-k and top-p when the session sets no sampling: llama.cpp's defaults. */
     public static final int DEFAULT_TOP_K = 40;
     public static final double DEFAULT_TOP_P = 0.95;
@@ -122,7 +124,7 @@ public final class LlamaLanguageModel implements LanguageModel {
         Engine loaded = awaitEngine(token);
         StepPlan plan = plan(request, contextSize);
         String prompt = loaded.renderChat(ChatPrompt.messages(request, loaded.controlTokens()));
-        EngineRequest engineRequest = engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options());
+        EngineRequest engineRequest = engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options(), request.attempt());
         StepStream stream = new StepStream(request, listener);
         EngineResult result = loaded.generate(engineRequest, sessionKey(request), stream, token);
         token.check();
@@ -215,6 +217,15 @@ public final class LlamaLanguageModel implements LanguageModel {
     }
 
     EngineRequest engineRequest(String prompt, @Nullable String grammar, int maxTokens, GenerationOptions options) {
+        return engineRequest(prompt, grammar, maxTokens, options, 1);
+    }
+
+    /**
+     * The engine's settings for one step. A step asked again ({@code attempt} > 1, after an invalid or failed
+     * output) draws with another seed, derived from the first so runs stay reproducible, and a greedy step
+     * samples at {@link #RETRY_TEMPERATURE}: the same draw would only repeat the same invalid output.
+     */
+    EngineRequest engineRequest(String prompt, @Nullable String grammar, int maxTokens, GenerationOptions options, int attempt) {
         double temperature = options.temperature() != null ? options.temperature() : DEFAULT_TEMPERATURE;
         int topK = DEFAULT_TOP_K;
         double topP = DEFAULT_TOP_P;
@@ -234,6 +245,10 @@ public final class LlamaLanguageModel implements LanguageModel {
             }
         }
         long sampler = stepSeed != null ? stepSeed : seed != null ? seed : DEFAULT_SEED;
+        if (attempt > 1) {
+            sampler += 0x9E3779B97F4A7C15L * (attempt - 1);
+            temperature = Math.max(temperature, RETRY_TEMPERATURE);
+        }
         return new EngineRequest(prompt, grammar, maxTokens, Math.max(0, temperature), topK, topP, sampler);
     }
 

@@ -197,6 +197,20 @@ class LlamaLanguageModelTest {
                 new TurnContext(CancellationToken.create(), TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE)));
         assertThat(e.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
         assertThat(engine.calls).hasSize(2);
+        EngineRequest first = engine.calls.get(0).request();
+        EngineRequest again = engine.calls.get(1).request();
+        assertThat(again.seed()).as("a retry draws again").isNotEqualTo(first.seed());
+        assertThat(again.temperature()).isEqualTo(first.temperature());
+    }
+
+    @Test
+    void aGreedyStepAskedAgainSamplesWithADerivedSeed() {
+        GenerationOptions greedy = new GenerationOptions(null, null, Sampling.GREEDY);
+        EngineRequest first = model.engineRequest("p", null, 10, greedy, 1);
+        EngineRequest second = model.engineRequest("p", null, 10, greedy, 2);
+        assertThat(first.temperature()).isZero();
+        assertThat(second.temperature()).isEqualTo(LlamaLanguageModel.RETRY_TEMPERATURE);
+        assertThat(second.seed()).isNotEqualTo(first.seed()).isEqualTo(model.engineRequest("p", null, 10, greedy, 2).seed());
     }
 
     @Test
