@@ -7,6 +7,7 @@ import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.testing.Conversation;
+import dev.oam.testing.Events;
 import dev.oam.testing.InMemoryClient;
 import dev.oam.testing.gguf.TinyGguf;
 import java.io.IOException;
@@ -112,16 +113,7 @@ abstract class LlamaWireSupport {
 
     /** The concatenated deltas of a streamed turn's {@code text} events, applying resets. */
     static String streamedText(List<JsonNode> events) {
-        StringBuilder text = new StringBuilder();
-        for (JsonNode event : events) {
-            if (event.path("type").asText().equals("text")) {
-                if (event.path("isReset").asBoolean()) {
-                    text.setLength(0);
-                }
-                text.append(event.path("delta").asText());
-            }
-        }
-        return text.toString();
+        return Events.streamedText(events);
     }
 
     static List<String> fieldNames(JsonNode object) {
