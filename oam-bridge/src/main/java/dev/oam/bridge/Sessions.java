@@ -112,7 +112,8 @@ final class Sessions {
             if (!availability.available()) {
                 warnings.add("The system model is unavailable (" + availability.reason() + ")"
                         + (availability.message() != null ? ": " + availability.message() : ".")
-                        + " Turns fail with model_unavailable until it is ready.");
+                        + (availability.isLoading() ? " Turns wait until it is loaded."
+                                : " Turns fail with model_unavailable until it is ready."));
             }
         }
         List<String> unknown = params.unknownWarnings();

@@ -520,7 +520,7 @@ public final class Agent {
         for (int attempt = 1; ; attempt++) {
             TextAccumulator text = new TextAccumulator(context.listener(), schema);
             try {
-                ModelResponse response = model.respond(request, text, token);
+                ModelResponse response = model.respond(attempt == 1 ? request : request.withAttempt(attempt), text, token);
                 token.check();
                 String violation = violation(response, schema);
                 if (violation != null) {

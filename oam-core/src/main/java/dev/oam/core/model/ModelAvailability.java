@@ -11,6 +11,7 @@ public record ModelAvailability(
         @Nullable Integer contextSize,
         @Nullable String variant,
         List<String> supportedLanguages) {
+    private static final String LOADING = "loading ";
 
     public ModelAvailability {
         supportedLanguages = List.copyOf(supportedLanguages);
@@ -18,6 +19,16 @@ public record ModelAvailability(
 
     public static ModelAvailability ready(int contextSize, @Nullable String variant, List<String> languages) {
         return new ModelAvailability(true, null, null, contextSize, variant, languages);
+    }
+
+    /** A model that is being loaded: {@code model_not_ready}, and steps wait for it instead of failing. */
+    public static ModelAvailability loading(String name) {
+        return unavailable("model_not_ready", LOADING + name + "…");
+    }
+
+    /** Whether this says the model is still loading ({@link #loading}). */
+    public boolean isLoading() {
+        return !available && "model_not_ready".equals(reason) && message != null && message.startsWith(LOADING);
     }
 
     public static ModelAvailability unavailable(String reason, String message) {

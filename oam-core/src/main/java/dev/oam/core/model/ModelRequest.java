@@ -17,6 +17,8 @@ import org.jspecify.annotations.Nullable;
  * @param schema the generation schema of the answer for structured turns
  * @param inputTokens the agent's count of this request's input tokens (what {@code usage.inputTokens} reports
  *     for models that do not count themselves)
+ * @param attempt 1 for the first generation of this step, 2 and up when the agent asks again because the
+ *     output was invalid or the model failed (a sampling model should not repeat the same draw)
  */
 public record ModelRequest(
         @Nullable String instructions,
@@ -27,11 +29,28 @@ public record ModelRequest(
         boolean offerRespondDirectly,
         @Nullable GenerationSchema schema,
         GenerationOptions options,
-        int inputTokens) {
+        int inputTokens,
+        int attempt) {
 
     public ModelRequest {
         entries = List.copyOf(entries);
         tools = List.copyOf(tools);
+        if (attempt < 1) {
+            throw new IllegalArgumentException("attempt must be at least 1");
+        }
+    }
+
+    /** A first attempt. */
+    public ModelRequest(@Nullable String instructions, @Nullable String contextNote, List<TranscriptEntry> entries,
+            List<ToolDefinition> tools, ToolCallingMode mode, boolean offerRespondDirectly, @Nullable GenerationSchema schema,
+            GenerationOptions options, int inputTokens) {
+        this(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, options, inputTokens, 1);
+    }
+
+    /** The same step asked again. */
+    public ModelRequest withAttempt(int number) {
+        return new ModelRequest(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, options,
+                inputTokens, number);
     }
 
     /** A request whose input tokens are estimated with {@link Tokens}. */

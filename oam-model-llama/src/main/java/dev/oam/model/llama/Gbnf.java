@@ -153,9 +153,23 @@ final class Gbnf {
     /**
      * A JSON number: an optional sign (none when {@code min ≥ 0}, required when {@code max < 0}), at most
      * {@link #MAX_DIGITS} integer digits without leading zeros, and for non-integers an optional fraction.
-     * No exponent. Ranges that are not enumerated are enforced by validating the output.
+     * No exponent. A non-integer range with whole, non-negative bounds at most {@value #ENUMERATED_RANGE}
+     * apart is exact: each integer part below the maximum with any fraction, or the maximum itself. Other
+     * ranges are enforced by validating the output (and a retry with the same seed is likely to repeat it).
      */
     String number(@Nullable BigDecimal min, @Nullable BigDecimal max, boolean integer) {
+        if (!integer && min != null && max != null && min.signum() >= 0 && isWhole(min) && isWhole(max) && max.compareTo(min) > 0
+                && max.subtract(min).compareTo(BigDecimal.valueOf(ENUMERATED_RANGE)) <= 0) {
+            BigInteger lo = min.toBigIntegerExact();
+            BigInteger hi = max.toBigIntegerExact();
+            List<String> below = new ArrayList<>();
+            for (BigInteger i = lo; i.compareTo(hi) < 0; i = i.add(BigInteger.ONE)) {
+                below.add(literal(i.toString()));
+            }
+            String fraction = "(\".\" [0-9]{1," + FRACTION_DIGITS + "})?";
+            return rule("number-range", "(" + String.join(" | ", below) + ") " + fraction + " | " + literal(hi.toString())
+                    + " (\".\" \"0\"{1," + FRACTION_DIGITS + "})?");
+        }
         String sign = min != null && min.signum() >= 0 ? "" : max != null && max.signum() < 0 ? "\"-\" " : "\"-\"? ";
         int digits = MAX_DIGITS;
         if (min != null && max != null) {
@@ -165,6 +179,10 @@ final class Gbnf {
         String intPart = digits == 1 ? "[0-9]" : "(\"0\" | [1-9] [0-9]{0," + (digits - 1) + "})";
         String body = (sign + intPart + (integer ? "" : " (\".\" [0-9]{1," + FRACTION_DIGITS + "})?")).strip();
         return rule(integer ? "integer" : "number", body);
+    }
+
+    private static boolean isWhole(BigDecimal value) {
+        return value.signum() == 0 || value.stripTrailingZeros().scale() <= 0;
     }
 
     /** An integer; small closed ranges are listed exactly. */

@@ -32,6 +32,8 @@ import org.jspecify.annotations.Nullable;
 public final class LlamaLanguageModel implements LanguageModel {
     /** The temperature when the session sets none (llama.cpp's own default is 0.8; 0.7 is a little steadier). */
     public static final double DEFAULT_TEMPERATURE = 0.7;
+    /** The least temperature of a step asked again after an invalid output (a greedy draw would repeat it). */
+    public static final double RETRY_TEMPERATURE = 0.3;
     /** top-k and top-p when the session sets no sampling: llama.cpp's defaults. */
     public static final int DEFAULT_TOP_K = 40;
     public static final double DEFAULT_TOP_P = 0.95;
@@ -43,6 +45,8 @@ public final class LlamaLanguageModel implements LanguageModel {
     public static final int DEFAULT_GRAMMAR_TOKENS = 1024;
     /** The least a step that may call tools gets, whatever {@code maxResponseTokens} says, so a call fits. */
     public static final int MIN_CALL_TOKENS = 256;
+    /** Strings a constrained step keeps before it gives up parallel calls to fit its budget. */
+    static final int FITTING_STRING = 32;
     /** Longest JSON string the grammar allows, in characters. */
     public static final int MAX_STRING = 256;
 
@@ -74,7 +78,7 @@ public final class LlamaLanguageModel implements LanguageModel {
     @Override
     public ModelAvailability availability() {
         if (!engine.isDone()) {
-            return ModelAvailability.unavailable("model_not_ready", "loading " + name + "…");
+            return ModelAvailability.loading(name);
         }
         if (engine.isCompletedExceptionally()) {
             return ModelAvailability.unavailable("unknown", loadFailure());
@@ -118,10 +122,9 @@ public final class LlamaLanguageModel implements LanguageModel {
     public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
         token.check();
         Engine loaded = awaitEngine(token);
-        int maxTokens = maxTokens(request);
-        String grammar = StepGrammar.of(request, maxString(maxTokens));
+        StepPlan plan = plan(request, contextSize);
         String prompt = loaded.renderChat(ChatPrompt.messages(request, loaded.controlTokens()));
-        EngineRequest engineRequest = engineRequest(prompt, grammar, maxTokens, request.options());
+        EngineRequest engineRequest = engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options(), request.attempt());
         StepStream stream = new StepStream(request, listener);
         EngineResult result = loaded.generate(engineRequest, sessionKey(request), stream, token);
         token.check();
@@ -146,6 +149,60 @@ public final class LlamaLanguageModel implements LanguageModel {
         return first + "/" + Integer.toHexString(system == null ? 0 : system.hashCode());
     }
 
+    /** A step's grammar ({@code null}: free text) and the most tokens it may generate. */
+    record StepPlan(@Nullable String grammar, int maxTokens) {}
+
+    /**
+     * The step's grammar, sized so that it ends within the step's budget ({@link #maxTokens}): the longest
+     * output a grammar allows, in bytes, bounds its tokens ({@link GrammarBound}), so strings get the longest
+     * bound (up to {@link #maxString}) whose grammar fits, and parallel calls are given up before strings
+     * shrink below {@link #FITTING_STRING} characters (then one call gets the longest strings that fit). Free text is not counted: the budget cuts it, which
+     * leaves a shorter answer, whereas a cut call or JSON answer would be a failure. Only when even one call
+     * with one-character strings cannot fit (a large schema and a tiny {@code maxResponseTokens}) does the
+     * step get what that grammar needs.
+     */
+    static StepPlan plan(ModelRequest request, int contextSize) throws AgentException {
+        int budget = maxTokens(request);
+        boolean calls = StepGrammar.mayCall(request.mode());
+        if (!calls && request.schema() == null) {
+            return new StepPlan(null, budget);
+        }
+        int longest = maxString(budget);
+        int floor = Math.min(FITTING_STRING, longest);
+        for (int maxCalls = calls ? StepGrammar.MAX_CALLS : 1; maxCalls >= 1; maxCalls--) {
+            int fitting = largestFittingString(request, maxCalls, longest, budget);
+            if (fitting >= floor) {
+                return new StepPlan(StepGrammar.of(request, fitting, maxCalls), budget);
+            }
+        }
+        int fitting = largestFittingString(request, 1, longest, budget);
+        if (fitting >= 1) {
+            return new StepPlan(StepGrammar.of(request, fitting, 1), budget);
+        }
+        String smallest = StepGrammar.of(request, 1, 1);
+        long needed = bound(smallest);
+        return new StepPlan(smallest, (int) Math.max(budget, Math.min(needed, contextSize)));
+    }
+
+    /** The longest string bound in [1, longest] whose grammar fits {@code budget} bytes, or 0 when none does. */
+    private static int largestFittingString(ModelRequest request, int maxCalls, int longest, int budget) throws AgentException {
+        int low = 0; // fits (0 stands for "none")
+        int high = longest;
+        while (low < high) {
+            int middle = (low + high + 1) >>> 1;
+            if (bound(StepGrammar.of(request, middle, maxCalls)) <= budget) {
+                low = middle;
+            } else {
+                high = middle - 1;
+            }
+        }
+        return low;
+    }
+
+    private static long bound(@Nullable String grammar) {
+        return grammar == null ? 0 : GrammarBound.maxBytes(grammar, StepGrammar::isFreeText);
+    }
+
     /** {@code maxResponseTokens} or a default; steps that may call tools get at least {@link #MIN_CALL_TOKENS}. */
     static int maxTokens(ModelRequest request) {
         Integer configured = request.options().maxResponseTokens();
@@ -160,6 +217,15 @@ public final class LlamaLanguageModel implements LanguageModel {
     }
 
     EngineRequest engineRequest(String prompt, @Nullable String grammar, int maxTokens, GenerationOptions options) {
+        return engineRequest(prompt, grammar, maxTokens, options, 1);
+    }
+
+    /**
+     * The engine's settings for one step. A step asked again ({@code attempt} > 1, after an invalid or failed
+     * output) draws with another seed, derived from the first so runs stay reproducible, and a greedy step
+     * samples at {@link #RETRY_TEMPERATURE}: the same draw would only repeat the same invalid output.
+     */
+    EngineRequest engineRequest(String prompt, @Nullable String grammar, int maxTokens, GenerationOptions options, int attempt) {
         double temperature = options.temperature() != null ? options.temperature() : DEFAULT_TEMPERATURE;
         int topK = DEFAULT_TOP_K;
         double topP = DEFAULT_TOP_P;
@@ -179,6 +245,10 @@ public final class LlamaLanguageModel implements LanguageModel {
             }
         }
         long sampler = stepSeed != null ? stepSeed : seed != null ? seed : DEFAULT_SEED;
+        if (attempt > 1) {
+            sampler += 0x9E3779B97F4A7C15L * (attempt - 1);
+            temperature = Math.max(temperature, RETRY_TEMPERATURE);
+        }
         return new EngineRequest(prompt, grammar, maxTokens, Math.max(0, temperature), topK, topP, sampler);
     }
 

@@ -28,11 +28,21 @@ final class StepGrammar {
     static final int MAX_CALLS = 4;
     /** How every tool-call output starts (and how the history shows calls). */
     static final String CALLS_PREFIX = "{\"tool_calls\":[";
+    private static final String TEXT_RULE = "text";
 
     private StepGrammar() {}
 
-    /** The grammar, or {@code null} for unconstrained text. */
+    /** The grammar with up to {@link #MAX_CALLS} calls, or {@code null} for unconstrained text. */
     static @Nullable String of(ModelRequest request, int maxString) throws AgentException {
+        return of(request, maxString, MAX_CALLS);
+    }
+
+    /**
+     * The grammar, or {@code null} for unconstrained text.
+     *
+     * @param maxCalls the most calls a tool-call output may hold (1 to {@link #MAX_CALLS})
+     */
+    static @Nullable String of(ModelRequest request, int maxString, int maxCalls) throws AgentException {
         Gbnf gbnf = new Gbnf(maxString);
         String answer = null;
         GenerationSchema schema = request.schema();
@@ -46,13 +56,18 @@ final class StepGrammar {
         }
         return switch (request.mode()) {
             case DISALLOWED -> answer == null ? null : gbnf.build(answer);
-            case REQUIRED -> gbnf.build(calls(gbnf, request));
-            case ALLOWED -> gbnf.build(calls(gbnf, request) + " | " + (answer != null ? answer
-                    : gbnf.rule("text", "[^{ \\t\\r\\n] [^\\x00]*")));
+            case REQUIRED -> gbnf.build(calls(gbnf, request, maxCalls));
+            case ALLOWED -> gbnf.build(calls(gbnf, request, maxCalls) + " | " + (answer != null ? answer
+                    : gbnf.rule(TEXT_RULE, "[^{ \\t\\r\\n] [^\\x00]*")));
         };
     }
 
-    private static String calls(Gbnf gbnf, ModelRequest request) throws AgentException {
+    /** Whether {@code rule} is the free text of an answer (its length is the token limit's business). */
+    static boolean isFreeText(String rule) {
+        return rule.startsWith(TEXT_RULE + "-");
+    }
+
+    private static String calls(Gbnf gbnf, ModelRequest request, int maxCalls) throws AgentException {
         List<String> alternatives = new ArrayList<>();
         for (ToolDefinition tool : request.tools()) {
             String arguments = gbnf.schema(tool.schema().json()).root();
@@ -64,7 +79,7 @@ final class StepGrammar {
         List<String> forms = new ArrayList<>();
         if (!alternatives.isEmpty()) {
             String call = alternatives.size() == 1 ? alternatives.get(0) : gbnf.rule("call", String.join(" | ", alternatives));
-            forms.add(call + " (\",\" " + call + "){0," + (MAX_CALLS - 1) + "}");
+            forms.add(maxCalls <= 1 ? call : call + " (\",\" " + call + "){0," + (maxCalls - 1) + "}");
         }
         if (request.offerRespondDirectly()) {
             forms.add(Gbnf.literal("{\"name\":\"" + ToolDefinition.RESPOND_DIRECTLY + "\",\"arguments\":{}}"));

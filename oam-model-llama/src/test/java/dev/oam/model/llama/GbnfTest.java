@@ -95,6 +95,20 @@ class GbnfTest {
     }
 
     @Test
+    void smallWholeNumberRangesAreExact() {
+        GbnfChecker range = grammar("{\"type\":\"number\",\"minimum\":2,\"maximum\":30}");
+        assertThat(range.accepts("2")).isTrue();
+        assertThat(range.accepts("29.999")).isTrue();
+        assertThat(range.accepts("30")).isTrue();
+        assertThat(range.accepts("30.00")).isTrue();
+        assertThat(range.accepts("30.5")).as("above the maximum").isFalse();
+        assertThat(range.accepts("88.85")).isFalse();
+        assertThat(range.accepts("1.9")).as("below the minimum").isFalse();
+        assertThat(range.accepts("02")).isFalse();
+        assertThat(grammar("{\"type\":\"number\",\"minimum\":-1,\"maximum\":1}").accepts("-0.5")).as("other ranges: digits only").isTrue();
+    }
+
+    @Test
     void arraysRespectMinAndMaxItemsWithADefaultBound() {
         GbnfChecker g = grammar("{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":1,\"maxItems\":3}");
         assertThat(g.accepts("[]")).isFalse();

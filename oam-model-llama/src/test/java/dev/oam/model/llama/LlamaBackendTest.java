@@ -30,6 +30,8 @@ import org.junit.jupiter.api.Test;
 class LlamaBackendTest {
     private static final Path DIR = TinyEngines.MODELS.resolve("backend");
     private static Path tiny;
+    /** One backend for the tests that load the tiny file: each backend loads its files once, and loads leak. */
+    private static final LlamaBackend LOADING = new LlamaBackend(new LlamaBackend.Defaults(1, 1, 1, 512), List.of("en", "de"));
 
     @BeforeAll
     static void writeModel() throws IOException {
@@ -82,7 +84,7 @@ class LlamaBackendTest {
 
     @Test
     void oneEngineServesEveryModelNamingTheFileAndItsSettingsAreFixedByTheFirstUse() throws Exception {
-        LlamaBackend backend = new LlamaBackend(new LlamaBackend.Defaults(1, 1, 1, 0), List.of("en", "de"));
+        LlamaBackend backend = LOADING;
         LanguageModel first = backend.create(spec("{\"type\":\"llama\",\"path\":\"" + tiny + "\",\"contextSize\":512}"), "model");
         // the same file through another spelling of its path
         String other = DIR.resolve("..").resolve("backend").resolve("backend-tiny.gguf").toString();
@@ -114,7 +116,7 @@ class LlamaBackendTest {
 
     @Test
     void systemModelsAreGgufPathsAndTheirNameCanBeGiven() throws Exception {
-        LlamaBackend backend = new LlamaBackend(new LlamaBackend.Defaults(1, 1, 1, 512), List.of("en"));
+        LlamaBackend backend = LOADING;
         assertThat(backend.servesSystemModel("/models/qwen2.5-0.5b-instruct-q4_k_m.gguf")).isTrue();
         assertThat(backend.servesSystemModel("models/X.GGUF")).isTrue();
         assertThat(backend.servesSystemModel("http://127.0.0.1:11434/v1")).isFalse();

@@ -346,13 +346,18 @@ class LlamaEngineTest {
     void threadsDoNotGrowOverManyGenerations() throws Exception {
         run(greedy(STORY, 4), "threads");
         int before = Thread.getAllStackTraces().size();
+        long workersBefore = workers();
         for (int i = 0; i < 200; i++) {
             run(new EngineRequest(STORY, null, 4, i % 2 == 0 ? 0 : 0.8, 0, 1, i), "threads-" + (i % 3));
         }
         int after = Thread.getAllStackTraces().size();
         assertThat(after).isLessThanOrEqualTo(before);
-        long workers = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("oam-llama-")).count();
-        assertThat(workers).isLessThanOrEqualTo(3); // 2 slots here, 1 in the template-less engine
+        // other test classes in this JVM may have opened engines of their own: compare, do not count absolutely
+        assertThat(workers()).isEqualTo(workersBefore);
+    }
+
+    private static long workers() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("oam-llama-")).count();
     }
 
     private static CompletableFuture<EngineResult> generateAsync(EngineRequest request, Object session, CancellationToken token) {

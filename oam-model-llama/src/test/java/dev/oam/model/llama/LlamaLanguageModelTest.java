@@ -197,6 +197,20 @@ class LlamaLanguageModelTest {
                 new TurnContext(CancellationToken.create(), TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE)));
         assertThat(e.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
         assertThat(engine.calls).hasSize(2);
+        EngineRequest first = engine.calls.get(0).request();
+        EngineRequest again = engine.calls.get(1).request();
+        assertThat(again.seed()).as("a retry draws again").isNotEqualTo(first.seed());
+        assertThat(again.temperature()).isEqualTo(first.temperature());
+    }
+
+    @Test
+    void aGreedyStepAskedAgainSamplesWithADerivedSeed() {
+        GenerationOptions greedy = new GenerationOptions(null, null, Sampling.GREEDY);
+        EngineRequest first = model.engineRequest("p", null, 10, greedy, 1);
+        EngineRequest second = model.engineRequest("p", null, 10, greedy, 2);
+        assertThat(first.temperature()).isZero();
+        assertThat(second.temperature()).isEqualTo(LlamaLanguageModel.RETRY_TEMPERATURE);
+        assertThat(second.seed()).isNotEqualTo(first.seed()).isEqualTo(model.engineRequest("p", null, 10, greedy, 2).seed());
     }
 
     @Test
@@ -223,7 +237,17 @@ class LlamaLanguageModelTest {
         assertThat(engine.last().maxTokens()).isEqualTo(LlamaLanguageModel.DEFAULT_TEXT_TOKENS);
         engine.then("{\"tool_calls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]}");
         respond(request(prompt("Hi."), List.of(CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null, new GenerationOptions(null, 40, null)));
-        assertThat(engine.last().maxTokens()).isEqualTo(LlamaLanguageModel.MIN_CALL_TOKENS);
+        assertThat(engine.last().maxTokens()).as("a step that may call gets room for a call")
+                .isEqualTo(LlamaLanguageModel.MIN_CALL_TOKENS);
+        assertThat(GrammarBound.maxBytes(engine.last().grammar(), StepGrammar::isFreeText)).isLessThanOrEqualTo(256);
+        engine.then("{\"choice\":\"flee\"}");
+        respond(request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false,
+                schema("{\"type\":\"object\",\"properties\":{\"choice\":{\"type\":\"string\"}},\"required\":[\"choice\"]}"),
+                new GenerationOptions(null, 40, null)));
+        assertThat(engine.last().maxTokens()).as("maxResponseTokens bounds constrained steps too").isEqualTo(40);
+        // {"choice":"…"} is 13 bytes around the string and a character takes at most 6 (a u-escape): 4 fit in 40
+        assertThat(engine.last().grammar()).contains("char{0,4}");
+        assertThat(GrammarBound.maxBytes(engine.last().grammar(), StepGrammar::isFreeText)).isLessThanOrEqualTo(40);
     }
 
     @Test
@@ -254,6 +278,7 @@ class LlamaLanguageModelTest {
         LlamaLanguageModel pending = new LlamaLanguageModel("tiny-q4", 4096, loading, null, List.of("en", "de"));
         assertThat(pending.availability().available()).isFalse();
         assertThat(pending.availability().reason()).isEqualTo("model_not_ready");
+        assertThat(pending.availability().isLoading()).as("a loading model says so").isTrue();
         assertThat(pending.availability().message()).isEqualTo("loading tiny-q4…");
         loading.complete(engine);
         assertThat(pending.availability().available()).isTrue();

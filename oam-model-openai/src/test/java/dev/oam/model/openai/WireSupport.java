@@ -5,6 +5,7 @@ import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.core.Log;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.testing.Conversation;
+import dev.oam.testing.Events;
 import dev.oam.testing.InMemoryClient;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -96,16 +97,7 @@ abstract class WireSupport {
 
     /** The concatenated deltas of a streamed turn's text events, applying resets. */
     static String streamedText(List<JsonNode> events) {
-        StringBuilder text = new StringBuilder();
-        for (JsonNode event : events) {
-            if (event.path("type").asText().equals("text")) {
-                if (event.path("isReset").asBoolean()) {
-                    text.setLength(0);
-                }
-                text.append(event.path("delta").asText());
-            }
-        }
-        return text.toString();
+        return Events.streamedText(events);
     }
 
     static List<String> types(List<JsonNode> events) {
