@@ -13,8 +13,12 @@ import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.model.Tokens;
+import dev.oam.core.schema.GenerationSchema;
+import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptEntry;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -47,6 +51,8 @@ public final class LlamaLanguageModel implements LanguageModel {
     public static final int MIN_CALL_TOKENS = 256;
     /** Strings a constrained step keeps before it gives up parallel calls to fit its budget. */
     static final int FITTING_STRING = 32;
+    /** Step shapes whose grammar is remembered ({@link #cachedPlan}). */
+    private static final int PLANS = 16;
     /** Longest JSON string the grammar allows, in characters. */
     public static final int MAX_STRING = 256;
 
@@ -56,6 +62,12 @@ public final class LlamaLanguageModel implements LanguageModel {
     private final @Nullable Long seed;
     private final List<String> languages;
     private volatile int framing = -1;
+    private final Map<PlanKey, StepPlan> plans = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<PlanKey, StepPlan> eldest) {
+            return size() > PLANS;
+        }
+    }; // guarded by itself
 
     /**
      * @param name the model's name ({@code variant} in {@code model/availability})
@@ -122,7 +134,7 @@ public final class LlamaLanguageModel implements LanguageModel {
     public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
         token.check();
         Engine loaded = awaitEngine(token);
-        StepPlan plan = plan(request, contextSize);
+        StepPlan plan = cachedPlan(request);
         String prompt = loaded.renderChat(ChatPrompt.messages(request, loaded.controlTokens()));
         EngineRequest engineRequest = engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options(), request.attempt());
         StepStream stream = new StepStream(request, listener);
@@ -147,6 +159,30 @@ public final class LlamaLanguageModel implements LanguageModel {
         String first = request.entries().isEmpty() ? "-" : request.entries().get(0).id();
         String system = ChatPrompt.system(request.instructions(), request.contextNote());
         return first + "/" + Integer.toHexString(system == null ? 0 : system.hashCode());
+    }
+
+    /** What a step's plan depends on: the same tools, schema, mode and budget give the same grammar. */
+    private record PlanKey(List<ToolDefinition> tools, @Nullable GenerationSchema schema, ToolCallingMode mode,
+            boolean offerRespondDirectly, int budget) {}
+
+    /**
+     * {@link #plan} remembered for the last {@value #PLANS} shapes of step: sizing a grammar builds it a few
+     * times over (2–10 ms for a tool step), and a conversation repeats the same few shapes.
+     */
+    private StepPlan cachedPlan(ModelRequest request) throws AgentException {
+        PlanKey key = new PlanKey(request.tools(), request.schema(), request.mode(), request.offerRespondDirectly(),
+                maxTokens(request));
+        synchronized (plans) {
+            StepPlan known = plans.get(key);
+            if (known != null) {
+                return known;
+            }
+        }
+        StepPlan plan = plan(request, contextSize);
+        synchronized (plans) {
+            plans.put(key, plan);
+        }
+        return plan;
     }
 
     /** A step's grammar ({@code null}: free text) and the most tokens it may generate. */

@@ -204,6 +204,21 @@ class LlamaLanguageModelTest {
     }
 
     @Test
+    void theSameShapeOfStepReusesItsGrammarAndAnotherBudgetGetsItsOwn() throws Exception {
+        engine.then("{\"tool_calls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]}")
+                .then("{\"tool_calls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]}")
+                .then("{\"tool_calls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]}");
+        respond(request(prompt("Hi."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null));
+        String first = engine.last().grammar();
+        respond(request(prompt("Something else."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null));
+        assertThat(engine.last().grammar()).isSameAs(first);
+        respond(request(prompt("Hi."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null,
+                new GenerationOptions(null, 300, null)));
+        assertThat(engine.last().grammar()).isNotSameAs(first);
+        assertThat(engine.last().maxTokens()).isEqualTo(300);
+    }
+
+    @Test
     void aGreedyStepAskedAgainSamplesWithADerivedSeed() {
         GenerationOptions greedy = new GenerationOptions(null, null, Sampling.GREEDY);
         EngineRequest first = model.engineRequest("p", null, 10, greedy, 1);
