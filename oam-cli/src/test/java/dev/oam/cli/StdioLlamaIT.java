@@ -73,10 +73,29 @@ class StdioLlamaIT {
             assertThat(client.exitCode()).isZero();
             assertThat(client.garbage()).as("stdout carries JSON-RPC only").isEmpty();
             assertThat(client.stderr()).doesNotContain("restricted method");
+            assertThat(client.stderr()).as("native logs only at --log-level debug").doesNotContain("llama_model_loader");
         }
         assertThat(listing(tmp)).as("nothing llama* created or deleted in java.io.tmpdir").isEqualTo(before);
         try (Stream<Path> files = Files.walk(natives)) {
             assertThat(files.filter(Files::isRegularFile).map(p -> p.getFileName().toString())).anyMatch(n -> n.contains("jllama"));
+        }
+    }
+
+    @Test
+    void nativeLogsGoToStderrAtDebugLevel(@TempDir Path dir) throws Exception {
+        Path model = dir.resolve("debug-tiny.gguf");
+        TinyGguf.tiny().name("debug-tiny").write(model);
+        List<String> command = List.of("env", "OAM_NATIVE_DIR=" + dir.resolve("native"), "OAM_LLAMA_THREADS=1",
+                "OAM_LLAMA_THREADS_BATCH=1", "OAM_LLAMA_CONTEXT=2048", Transports.launcher().toString(), "stdio", "--log-level",
+                "debug", "--model", model.toString());
+        StdioClient client = StdioClient.start(command);
+        try (Conversation c = new Conversation(client)) {
+            c.call(1, "session/create", "{\"session\":\"s\",\"options\":{\"maxResponseTokens\":2}}");
+            assertThat(c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hi.\"}").path("text").isTextual()).isTrue();
+            client.endInput();
+            assertThat(client.awaitStopped(Duration.ofSeconds(30))).isTrue();
+            assertThat(client.garbage()).as("stdout carries JSON-RPC only").isEmpty();
+            assertThat(client.stderr()).contains("llama_model_loader");
         }
     }
 }
