@@ -19,6 +19,8 @@ final class Outbound {
     private final Thread thread;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean sinkBroken;
+    private final Object closeLock = new Object();
+    private boolean closed; // guarded by closeLock
 
     Outbound(MessageSink sink) {
         this.sink = sink;
@@ -31,9 +33,19 @@ final class Outbound {
         queue.offer(Json.write(message));
     }
 
-    /** Runs {@code action} on the writer thread after every message queued before it was delivered. */
+    /**
+     * Runs {@code action} on the writer thread after every message queued before it was delivered; once the
+     * writer is closed, at once on the caller's thread (nothing more will be delivered), so a caller waiting
+     * on it is never left waiting.
+     */
     void after(Runnable action) {
-        queue.offer(action);
+        synchronized (closeLock) {
+            if (!closed) {
+                queue.offer(action);
+                return;
+            }
+        }
+        action.run();
     }
 
     boolean isWriterThread() {
@@ -42,7 +54,10 @@ final class Outbound {
 
     /** Delivers what is queued, then stops the thread (waits at most {@code millis}). */
     void close(long millis) {
-        queue.offer(STOP);
+        synchronized (closeLock) {
+            closed = true;
+            queue.offer(STOP);
+        }
         if (isWriterThread()) {
             return;
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
 import java.time.Duration;
 import java.util.List;
@@ -52,6 +53,17 @@ class EngineApiTest {
                     .satisfies(e -> assertThat(((BridgeException) e).dataCode()).isEqualTo("method_not_found"));
             assertThat(lines).isEmpty();
         }
+    }
+
+    @Test
+    void callsAfterCloseFailWithShuttingDownInsteadOfWaitingForever() throws Exception {
+        BridgeEngine engine = new BridgeEngine(BridgeConfiguration.defaults(), lines::add);
+        engine.close();
+        assertThatThrownBy(() -> engine.call("ping", null).get(5, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class).cause().isInstanceOf(BridgeException.class)
+                .extracting(e -> ((BridgeException) e).code()).isEqualTo(-32023);
+        ObjectNode message = (ObjectNode) Json.parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+        assertThat(engine.callMessage(message).get(5, TimeUnit.SECONDS).path("error").path("code").asInt()).isEqualTo(-32023);
     }
 
     @Test
