@@ -1,9 +1,11 @@
 package dev.oam.core.tool;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.json.Json;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.SchemaException;
 import java.time.Duration;
+import java.util.List;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -17,6 +19,9 @@ import org.jspecify.annotations.Nullable;
 public record ToolDefinition(String name, @Nullable String description, ObjectNode parameters, @Nullable Duration timeout,
         GenerationSchema schema) {
     public static final String RESPOND_DIRECTLY = "respond_directly";
+    /** How every backend describes the hidden {@link #RESPOND_DIRECTLY} tool to a model. */
+    public static final String RESPOND_DIRECTLY_DESCRIPTION =
+            "Call this instead of another tool when you can answer the user without one.";
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.\\-]{1,64}");
 
     public ToolDefinition {
@@ -45,5 +50,28 @@ public record ToolDefinition(String name, @Nullable String description, ObjectNo
 
     public Duration effectiveTimeout(Duration sessionDefault) {
         return timeout == null ? sessionDefault : timeout;
+    }
+
+    /**
+     * The text that lists tools to a model that sees them in its prompt rather than through an API:
+     * {@code Tools you can call:} and a line per tool with its description and its parameters' generation
+     * schema, then {@code respond_directly} when offered.
+     *
+     * @param parametersLabel what the schema is called in the lines ({@code "Parameters:"}, {@code "Arguments:"})
+     */
+    public static String promptListing(List<ToolDefinition> tools, boolean offerRespondDirectly, String parametersLabel) {
+        StringBuilder out = new StringBuilder("Tools you can call:");
+        for (ToolDefinition tool : tools) {
+            out.append("\n- ").append(tool.name());
+            if (tool.description() != null && !tool.description().isBlank()) {
+                out.append(": ").append(tool.description().strip());
+            }
+            out.append(' ').append(parametersLabel).append(' ').append(Json.write(tool.schema().json()));
+        }
+        if (offerRespondDirectly) {
+            out.append("\n- ").append(RESPOND_DIRECTLY).append(": ").append(RESPOND_DIRECTLY_DESCRIPTION).append(' ')
+                    .append(parametersLabel).append(" {}");
+        }
+        return out.toString();
     }
 }

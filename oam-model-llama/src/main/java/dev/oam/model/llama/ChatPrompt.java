@@ -38,7 +38,6 @@ import org.jspecify.annotations.Nullable;
  * user, a tool, the instructions or the history can open or close a message.
  */
 final class ChatPrompt {
-    static final String RESPOND_DIRECTLY_DESCRIPTION = "Call this instead of another tool when you can answer without one.";
     private static final char ZERO_WIDTH_SPACE = '\u200B';
 
     private ChatPrompt() {}
@@ -119,18 +118,8 @@ final class ChatPrompt {
         if (!tools) {
             return schema == null ? null : "Answer with only a JSON value that follows this JSON Schema: " + Json.write(schema.json());
         }
-        StringBuilder out = new StringBuilder("Tools you can call:");
-        for (ToolDefinition tool : request.tools()) {
-            out.append("\n- ").append(tool.name());
-            if (tool.description() != null && !tool.description().isBlank()) {
-                out.append(": ").append(tool.description().strip());
-            }
-            out.append(" Parameters: ").append(Json.write(tool.schema().json()));
-        }
-        if (request.offerRespondDirectly()) {
-            out.append("\n- ").append(ToolDefinition.RESPOND_DIRECTLY).append(": ").append(RESPOND_DIRECTLY_DESCRIPTION)
-                    .append(" Parameters: {}");
-        }
+        StringBuilder out = new StringBuilder(ToolDefinition.promptListing(request.tools(), request.offerRespondDirectly(),
+                "Parameters:"));
         out.append("\nTo call tools, reply with only {\"tool_calls\":[{\"name\":\"<tool>\",\"arguments\":{…}}]}.");
         if (request.mode() == ToolCallingMode.REQUIRED) {
             out.append(" Call a tool now.");

@@ -9,6 +9,7 @@ import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.tool.ToolCall;
+import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptEntry;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,7 +42,7 @@ class ChatPromptTest {
     @Test
     void respondDirectlyIsDescribedOnlyWhenOffered() {
         String offered = render(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null));
-        assertThat(offered).contains("- respond_directly: " + ChatPrompt.RESPOND_DIRECTLY_DESCRIPTION).contains("Call a tool now.");
+        assertThat(offered).contains("- respond_directly: " + ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION).contains("Call a tool now.");
         String notOffered = render(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false, null));
         assertThat(notOffered).doesNotContain("respond_directly").contains("Call a tool now.");
     }

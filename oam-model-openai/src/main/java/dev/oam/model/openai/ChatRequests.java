@@ -24,8 +24,6 @@ import org.jspecify.annotations.Nullable;
  * answer's schema and the sampling options.
  */
 final class ChatRequests {
-    static final String RESPOND_DIRECTLY_DESCRIPTION =
-            "Call this instead of another tool when you can answer the user without one.";
     /** The {@code response_format} name of an emulated step. */
     static final String EMULATION_NAME = "ToolCall";
 
@@ -43,7 +41,7 @@ final class ChatRequests {
                 tools.add(function(tool.name(), tool.description(), tool.schema().json()));
             }
             if (request.offerRespondDirectly()) {
-                tools.add(function(ToolDefinition.RESPOND_DIRECTLY, RESPOND_DIRECTLY_DESCRIPTION, emptyObjectSchema()));
+                tools.add(function(ToolDefinition.RESPOND_DIRECTLY, ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION, emptyObjectSchema()));
             }
             if (request.mode() == ToolCallingMode.REQUIRED) {
                 if (tools.size() == 1) {
@@ -303,18 +301,8 @@ final class ChatRequests {
     }
 
     private static String emulationGuidance(ModelRequest request, boolean mayAnswer) {
-        StringBuilder out = new StringBuilder("Tools you can call:");
-        for (ToolDefinition tool : request.tools()) {
-            out.append("\n- ").append(tool.name());
-            if (tool.description() != null && !tool.description().isBlank()) {
-                out.append(": ").append(tool.description().strip());
-            }
-            out.append(" Arguments: ").append(Json.write(tool.schema().json()));
-        }
-        if (request.offerRespondDirectly()) {
-            out.append("\n- ").append(ToolDefinition.RESPOND_DIRECTLY).append(": ").append(RESPOND_DIRECTLY_DESCRIPTION)
-                    .append(" Arguments: {}");
-        }
+        StringBuilder out = new StringBuilder(ToolDefinition.promptListing(request.tools(), request.offerRespondDirectly(),
+                "Arguments:"));
         out.append("\nReply with one JSON object and nothing else. To call a tool: {\"name\": \"<tool name>\", \"arguments\": {…}}.");
         if (mayAnswer) {
             GenerationSchema schema = request.schema();
