@@ -2,8 +2,6 @@ package dev.oam.model.llama;
 
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
-import java.util.ArrayDeque;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
@@ -17,47 +15,21 @@ import org.jspecify.annotations.Nullable;
 final class ComputeGate {
     static final ComputeGate PROCESS = new ComputeGate();
 
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
-    private final ArrayDeque<Ticket> queue = new ArrayDeque<>(); // guarded by lock
+    private final FairQueue queue = new FairQueue();
+    private final ReentrantLock lock = queue.lock;
     private @Nullable Object owner; // guarded by lock
     private int inside; // guarded by lock
 
-    private record Ticket(Object engine) {}
-
     /** Waits until {@code engine} may compute; throws {@code cancelled} when the token is cancelled first. */
     void enter(Object engine, CancellationToken token) throws AgentException {
-        Runnable wake = this::wakeAll;
-        token.onCancel(wake);
-        Ticket ticket = new Ticket(engine);
-        lock.lock();
-        try {
-            queue.addLast(ticket);
-            try {
-                while (true) {
-                    if (token.isCancelled()) {
-                        throw AgentException.cancelled();
-                    }
-                    if (queue.peekFirst() == ticket && (owner == null || owner == engine)) {
-                        owner = engine;
-                        inside++;
-                        return;
-                    }
-                    try {
-                        changed.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw AgentException.cancelled();
-                    }
-                }
-            } finally {
-                queue.remove(ticket);
-                changed.signalAll();
+        queue.await(token, () -> {}, () -> {
+            if (owner != null && owner != engine) {
+                return null;
             }
-        } finally {
-            lock.unlock();
-            token.removeListener(wake);
-        }
+            owner = engine;
+            inside++;
+            return Boolean.TRUE;
+        });
     }
 
     /** Leaves the gate; called once per successful {@link #enter}. */
@@ -70,7 +42,7 @@ final class ComputeGate {
             if (--inside == 0) {
                 owner = null;
             }
-            changed.signalAll();
+            queue.changed.signalAll();
         } finally {
             lock.unlock();
         }
@@ -81,15 +53,6 @@ final class ComputeGate {
         lock.lock();
         try {
             return inside;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void wakeAll() {
-        lock.lock();
-        try {
-            changed.signalAll();
         } finally {
             lock.unlock();
         }

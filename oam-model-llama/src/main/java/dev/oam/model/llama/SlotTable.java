@@ -3,7 +3,6 @@ package dev.oam.model.llama;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
-import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.locks.Condition;
@@ -45,10 +44,10 @@ final class SlotTable {
         }
     }
 
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
+    private final FairQueue queue = new FairQueue();
+    private final ReentrantLock lock = queue.lock;
+    private final Condition changed = queue.changed;
     private final Slot[] slots;
-    private final ArrayDeque<Object> waiting = new ArrayDeque<>(); // guarded by lock
     private boolean closed; // guarded by lock
     private long clock; // guarded by lock
 
@@ -66,45 +65,20 @@ final class SlotTable {
      *     waiting; {@code model_unavailable} once the engine is closed
      */
     Lease acquire(int[] prompt, Object session, CancellationToken token) throws AgentException {
-        Runnable wake = this::wakeAll;
-        token.onCancel(wake);
-        Object ticket = new Object();
-        lock.lock();
-        try {
-            waiting.addLast(ticket);
-            changed.signalAll();
-            try {
-                while (true) {
-                    if (closed) {
-                        throw closedError();
-                    }
-                    if (token.isCancelled()) {
-                        throw AgentException.cancelled();
-                    }
-                    if (waiting.peekFirst() == ticket) {
-                        Slot best = choose(prompt, session);
-                        if (best != null) {
-                            best.busy = true;
-                            best.owner = session;
-                            int cached = Math.min(commonPrefix(best.held, prompt), prompt.length - 1);
-                            return new Lease(best, Math.max(0, cached));
-                        }
-                    }
-                    try {
-                        changed.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw AgentException.cancelled();
-                    }
-                }
-            } finally {
-                waiting.remove(ticket);
-                changed.signalAll();
+        return queue.await(token, () -> {
+            if (closed) {
+                throw closedError();
             }
-        } finally {
-            lock.unlock();
-            token.removeListener(wake);
-        }
+        }, () -> {
+            Slot best = choose(prompt, session);
+            if (best == null) {
+                return null;
+            }
+            best.busy = true;
+            best.owner = session;
+            int cached = Math.min(commonPrefix(best.held, prompt), prompt.length - 1);
+            return new Lease(best, Math.max(0, cached));
+        });
     }
 
     /** Frees the lease's slot, recording the tokens its cache now holds. */
@@ -145,12 +119,7 @@ final class SlotTable {
     }
 
     int waiting() {
-        lock.lock();
-        try {
-            return waiting.size();
-        } finally {
-            lock.unlock();
-        }
+        return queue.waiting();
     }
 
     /** Waits until {@code condition} (read under the lock) holds; false on timeout. For tests. */
@@ -207,14 +176,5 @@ final class SlotTable {
 
     static AgentException closedError() {
         return new AgentException(ErrorCode.MODEL_UNAVAILABLE, "The model was closed.");
-    }
-
-    private void wakeAll() {
-        lock.lock();
-        try {
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
     }
 }
