@@ -5,10 +5,9 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.json.Json;
+import dev.oam.testing.StreamCapture;
 import java.io.BufferedReader;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -237,15 +236,14 @@ class StdoutGuardIT {
         private final OutputStream stdin;
         private final LinkedBlockingQueue<JsonNode> responses = new LinkedBlockingQueue<>();
         private final List<String> stdoutLines = new CopyOnWriteArrayList<>();
-        private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+        private final StreamCapture stderr;
         private final Thread outReader;
-        private final Thread errReader;
 
         private Child(Process process) {
             this.process = process;
             this.stdin = process.getOutputStream();
             outReader = Thread.ofPlatform().daemon().start(this::readStdout);
-            errReader = Thread.ofPlatform().daemon().start(() -> copy(process.getErrorStream()));
+            stderr = StreamCapture.start(process.getErrorStream(), "stray-writer-err");
         }
 
         static List<String> strayWriterCommand(String... extra) {
@@ -295,7 +293,7 @@ class StdoutGuardIT {
             }
             assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("exits; stderr:\n%s", stderr()).isTrue();
             outReader.join();
-            errReader.join();
+            stderr.join();
             return process.exitValue();
         }
 
@@ -304,9 +302,7 @@ class StdoutGuardIT {
         }
 
         String stderr() {
-            synchronized (stderr) {
-                return stderr.toString(StandardCharsets.UTF_8);
-            }
+            return stderr.text();
         }
 
         private void readStdout() {
@@ -318,20 +314,6 @@ class StdoutGuardIT {
                         responses.add(Json.parse(line));
                     } catch (IOException e) {
                         // not JSON: kept in stdoutLines for the assertions
-                    }
-                }
-            } catch (IOException e) {
-                // the process ended
-            }
-        }
-
-        private void copy(InputStream in) {
-            byte[] buffer = new byte[8192];
-            try {
-                int n;
-                while ((n = in.read(buffer)) > 0) {
-                    synchronized (stderr) {
-                        stderr.write(buffer, 0, n);
                     }
                 }
             } catch (IOException e) {

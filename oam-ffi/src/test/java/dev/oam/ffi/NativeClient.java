@@ -2,11 +2,11 @@ package dev.oam.ffi;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.json.Json;
+import dev.oam.testing.Inbox;
 import dev.oam.testing.ProtocolClient;
+import dev.oam.testing.StreamCapture;
 import java.io.BufferedReader;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.math.BigDecimal;
@@ -17,8 +17,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -35,9 +33,8 @@ final class NativeClient implements ProtocolClient {
 
     private final Process process;
     private final OutputStream stdin;
-    private final LinkedBlockingQueue<JsonNode> inbox = new LinkedBlockingQueue<>();
-    private final List<String> garbage = new CopyOnWriteArrayList<>();
-    private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+    private final Inbox inbox = new Inbox();
+    private final StreamCapture stderr;
     private final Object lock = new Object();
     private final Map<String, Integer> outstanding = new HashMap<>(); // guarded by lock
     private final Set<String> shutdownIds = new HashSet<>(); // guarded by lock
@@ -48,7 +45,7 @@ final class NativeClient implements ProtocolClient {
         this.process = process;
         this.stdin = process.getOutputStream();
         Thread.ofPlatform().daemon().name("native-client-out").start(this::readStdout);
-        Thread.ofPlatform().daemon().name("native-client-err").start(this::readStderr);
+        this.stderr = StreamCapture.start(process.getErrorStream(), "native-client-err");
     }
 
     /** Starts the host; {@code oam stdio} flags become the library's environment settings. */
@@ -143,19 +140,8 @@ final class NativeClient implements ProtocolClient {
         try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = reader.readLine()) != null) {
-                JsonNode node;
-                try {
-                    node = Json.parse(line);
-                } catch (Exception e) {
-                    garbage.add(line);
-                    continue;
-                }
-                if (!node.isObject()) {
-                    garbage.add(line);
-                    continue;
-                }
-                inbox.add(node);
-                if (node.has("id") && !node.has("method")) {
+                JsonNode node = inbox.accept(line);
+                if (node != null && node.has("id") && !node.has("method")) {
                     answered(node);
                 }
             }
@@ -164,24 +150,8 @@ final class NativeClient implements ProtocolClient {
         }
     }
 
-    private void readStderr() {
-        byte[] buffer = new byte[8192];
-        try (InputStream in = process.getErrorStream()) {
-            int n;
-            while ((n = in.read(buffer)) > 0) {
-                synchronized (stderr) {
-                    stderr.write(buffer, 0, n);
-                }
-            }
-        } catch (IOException e) {
-            // the host ended
-        }
-    }
-
     String stderr() {
-        synchronized (stderr) {
-            return stderr.toString(StandardCharsets.UTF_8);
-        }
+        return stderr.text();
     }
 
     private void closeInputLocked() {
@@ -197,12 +167,12 @@ final class NativeClient implements ProtocolClient {
 
     @Override
     public JsonNode poll(Duration timeout) throws InterruptedException {
-        return inbox.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return inbox.poll(timeout);
     }
 
     @Override
     public List<String> garbage() {
-        return garbage;
+        return inbox.garbage();
     }
 
     @Override

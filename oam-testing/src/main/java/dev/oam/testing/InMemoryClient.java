@@ -3,34 +3,19 @@ package dev.oam.testing;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
-import dev.oam.core.json.Json;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /** A client wired straight to an in-process {@link BridgeEngine}. */
 public final class InMemoryClient implements ProtocolClient {
     private final BridgeEngine engine;
-    private final LinkedBlockingQueue<JsonNode> inbox = new LinkedBlockingQueue<>();
-    private final List<String> garbage = new CopyOnWriteArrayList<>();
+    private final Inbox inbox = new Inbox();
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     private InMemoryClient(BridgeConfiguration.Builder configuration) {
-        this.engine = new BridgeEngine(configuration.onShutdown(stopped::countDown).build(), line -> {
-            try {
-                JsonNode node = Json.parse(line);
-                if (!node.isObject() || line.indexOf('\n') >= 0) {
-                    garbage.add(line);
-                } else {
-                    inbox.add(node);
-                }
-            } catch (Exception e) {
-                garbage.add(line);
-            }
-        });
+        this.engine = new BridgeEngine(configuration.onShutdown(stopped::countDown).build(), inbox::accept);
     }
 
     public static InMemoryClient connect(BridgeConfiguration.Builder configuration) {
@@ -48,12 +33,12 @@ public final class InMemoryClient implements ProtocolClient {
 
     @Override
     public JsonNode poll(Duration timeout) throws InterruptedException {
-        return inbox.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return inbox.poll(timeout);
     }
 
     @Override
     public List<String> garbage() {
-        return garbage;
+        return inbox.garbage();
     }
 
     @Override

@@ -1,34 +1,28 @@
 package dev.oam.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.core.json.Json;
 import java.io.BufferedReader;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /** A client talking to a real {@code oam stdio} child process. Its stderr is kept for diagnostics. */
 public final class StdioClient implements ProtocolClient {
     private final Process process;
     private final OutputStream stdin;
-    private final LinkedBlockingQueue<JsonNode> inbox = new LinkedBlockingQueue<>();
-    private final List<String> garbage = new CopyOnWriteArrayList<>();
-    private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+    private final Inbox inbox = new Inbox();
+    private final StreamCapture stderr;
     private final Object writeLock = new Object();
 
     private StdioClient(Process process) {
         this.process = process;
         this.stdin = process.getOutputStream();
         Thread.ofPlatform().daemon().name("stdio-client-out").start(this::readStdout);
-        Thread.ofPlatform().daemon().name("stdio-client-err").start(() -> copy(process.getErrorStream()));
+        this.stderr = StreamCapture.start(process.getErrorStream(), "stdio-client-err");
     }
 
     /** Starts {@code command} (e.g. {@code bin/oam stdio --tool-timeout 5}). */
@@ -42,30 +36,7 @@ public final class StdioClient implements ProtocolClient {
         try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = reader.readLine()) != null) {
-                try {
-                    JsonNode node = Json.parse(line);
-                    if (node.isObject()) {
-                        inbox.add(node);
-                    } else {
-                        garbage.add(line);
-                    }
-                } catch (Exception e) {
-                    garbage.add(line);
-                }
-            }
-        } catch (IOException e) {
-            // process ended
-        }
-    }
-
-    private void copy(InputStream in) {
-        byte[] buffer = new byte[8192];
-        try {
-            int n;
-            while ((n = in.read(buffer)) > 0) {
-                synchronized (stderr) {
-                    stderr.write(buffer, 0, n);
-                }
+                inbox.accept(line);
             }
         } catch (IOException e) {
             // process ended
@@ -73,9 +44,7 @@ public final class StdioClient implements ProtocolClient {
     }
 
     public String stderr() {
-        synchronized (stderr) {
-            return stderr.toString(StandardCharsets.UTF_8);
-        }
+        return stderr.text();
     }
 
     @Override
@@ -93,12 +62,12 @@ public final class StdioClient implements ProtocolClient {
 
     @Override
     public JsonNode poll(Duration timeout) throws InterruptedException {
-        return inbox.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return inbox.poll(timeout);
     }
 
     @Override
     public List<String> garbage() {
-        return garbage;
+        return inbox.garbage();
     }
 
     @Override
