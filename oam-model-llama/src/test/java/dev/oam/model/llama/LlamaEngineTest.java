@@ -254,15 +254,13 @@ class LlamaEngineTest {
     }
 
     @Test
-    void theSecondTurnReusesThePromptCacheExactlyAndFaster() throws Exception {
+    void theSecondTurnReusesThePromptCacheExactly() throws Exception {
         String system = longText("cache system prompt", 300);
         String answer = "{\"choice\": \"flee\"}";
         String grammar = "root ::= " + Json.write(Json.mapper().getNodeFactory().textNode(answer));
         List<ChatMessage> turn1 = List.of(new ChatMessage("system", system), new ChatMessage("user", "a dragon"));
         String prompt1 = engine.renderChat(turn1);
-        long start1 = System.nanoTime();
         EngineResult first = engine.generate(forced(prompt1, grammar, 1), "cache", d -> {}, CancellationToken.create());
-        long millis1 = System.nanoTime() - start1;
         assertThat(first.text()).isEqualTo(answer);
 
         List<ChatMessage> turn2 = new ArrayList<>(turn1);
@@ -275,13 +273,11 @@ class LlamaEngineTest {
         assertThat(engine.promptTokens(prompt2)).startsWith(engine.promptTokens(prompt1 + answer));
         assertThat(engine.promptTokens(prompt1 + answer)).hasSize(tokens1.length + answerTokens);
 
-        long start2 = System.nanoTime();
         EngineResult second = engine.generate(forced(prompt2, grammar, 1), "cache", d -> {}, CancellationToken.create());
-        long millis2 = System.nanoTime() - start2;
         assertThat(second.inputTokens()).isEqualTo(engine.promptTokens(prompt2).length);
         // BOS and the first prompt, and the answer but its last token (llama.cpp never decodes the final token)
         assertThat(second.cachedInputTokens()).isEqualTo(tokens1.length + answerTokens - 1);
-        assertThat(millis2).as("the cached turn is much faster (%d vs %d ns)", millis2, millis1).isLessThan(millis1 / 2);
+        // how much faster that makes the turn is measured by bench/run llama, not asserted here
     }
 
     @Test
