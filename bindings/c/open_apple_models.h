@@ -105,11 +105,14 @@ typedef void (*oam_callback)(const char *message, void *user_data);
  * Creates a bridge whose messages go to callback. The first call in a process starts (or joins)
  * the JVM, which takes a moment; later calls are quick. Settings come from the environment at
  * the time of the call: OAM_BRIDGE_LOG, and this edition's OAM_BRIDGE_MAX_SESSIONS (default 64),
- * OAM_BRIDGE_TOOL_TIMEOUT (seconds, default 120, 0 = wait forever) and
- * OAM_BRIDGE_SCRIPTED_MODELS (0 refuses scripted models).
+ * OAM_BRIDGE_TOOL_TIMEOUT (seconds, default 120, 0 = wait forever),
+ * OAM_BRIDGE_SCRIPTED_MODELS (0 refuses scripted models), and the system model like
+ * `oam stdio --model`: OAM_MODEL (a .gguf file or an http(s)://.../v1 URL), OAM_MODEL_NAME and
+ * OAM_API_KEY (see bindings/README.md).
  *
  * Returns NULL when callback is NULL or the bridge cannot start (no suitable JVM, the engine's
- * jar is missing, a bad setting); the reason is written to stderr. It never aborts the process.
+ * jar is missing, a bad setting, a system model that cannot be served); the reason is written to
+ * stderr. It never aborts the process.
  */
 OAM_API oam_bridge *oam_bridge_create(oam_callback callback, void *user_data);
 

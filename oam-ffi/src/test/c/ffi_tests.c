@@ -1144,6 +1144,54 @@ static int scenario_hygiene(void) {
     return 0;
 }
 
+/* 1 when a line of /proc/self/maps contains text (a library mapped into this process), 0 when none does. */
+static int mapped(const char *text) {
+    FILE *maps = fopen("/proc/self/maps", "r");
+    CHECK(maps != NULL, "cannot read /proc/self/maps: %s", strerror(errno));
+    char line[8192];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, maps) != NULL) {
+        found = strstr(line, text) != NULL;
+    }
+    fclose(maps);
+    return found;
+}
+
+/*
+ * llama.cpp's library (libjllama) is mapped only once a llama model is created: creating a bridge,
+ * whose configuration discovers the llama backend, and running a scripted turn load nothing native;
+ * a session on the GGUF file OAM_TEST_GGUF does (unless OAM_TEST_NO_LLAMA_TURN is set).
+ */
+static int scenario_lazy_llama(void) {
+    const char *gguf = getenv("OAM_TEST_GGUF");
+    CHECK(gguf != NULL && *gguf, "OAM_TEST_GGUF is not set");
+    recorder r;
+    recorder_init(&r);
+    oam_bridge *bridge = create_recorded(&r);
+    char *init = call_ok(bridge, "{\"method\":\"initialize\",\"params\":{}}");
+    CHECK(strstr(init, "\"llama\"") != NULL, "the llama backend is not registered: %s", init);
+    free(init);
+    free(call_ok(bridge, "{\"method\":\"session/create\",\"params\":{\"session\":\"s\",\"model\":\"scripted\"}}"));
+    free(call_ok(bridge, "{\"method\":\"session/respond\",\"params\":{\"session\":\"s\",\"prompt\":\"Hi.\"}}"));
+    CHECK(!mapped("jllama"), "llama.cpp was loaded before any llama model was created");
+    note("no jllama before a llama model");
+    if (getenv("OAM_TEST_NO_LLAMA_TURN") != NULL) { /* -Xcheck:jni: de.kherud:llama's JNI code draws warnings */
+        destroy_recorded(&r);
+        recorder_free(&r);
+        return 0;
+    }
+    char request[8192];
+    snprintf(request, sizeof request, "{\"method\":\"session/create\",\"params\":{\"session\":\"l\",\"model\":"
+             "{\"type\":\"llama\",\"path\":\"%s\"},\"options\":{\"maxResponseTokens\":2}}}", gguf);
+    free(call_ok(bridge, request));
+    free(call_ok(bridge, "{\"method\":\"session/respond\",\"params\":{\"session\":\"l\",\"prompt\":\"Hi.\"}}"));
+    CHECK(mapped("jllama"), "a llama turn ran but no jllama is mapped (is the check blind?)");
+    note("jllama mapped after the llama turn");
+    destroy_recorded(&r);
+    recorder_free(&r);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: oam-ffi-tests SCENARIO\n");
@@ -1166,6 +1214,7 @@ int main(int argc, char **argv) {
         {"call-blocking", scenario_call_blocking},
         {"join", scenario_join},
         {"hygiene", scenario_hygiene},
+        {"lazy-llama", scenario_lazy_llama},
     };
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
         if (strcmp(argv[1], scenarios[i].name) == 0) {

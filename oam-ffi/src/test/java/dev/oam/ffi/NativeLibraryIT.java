@@ -3,6 +3,7 @@ package dev.oam.ffi;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.ffi.NativeFiles.Run;
+import dev.oam.testing.gguf.TinyGguf;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,11 +85,15 @@ class NativeLibraryIT {
     }
 
     @Test
-    void theJvmsJniChecksFindNothingToComplainAbout() {
+    void theJvmsJniChecksFindNothingToComplainAbout(@TempDir Path temp) throws IOException {
         for (String name : List.of("stress", "call-blocking", "destroy-in-callback", "send-invalid")) {
             Run run = passes(name, Map.of("OAM_JVM_OPTIONS", "-Xcheck:jni"));
             assertThat(run.err()).as(name).doesNotContain("WARNING").doesNotContain("FATAL ERROR");
         }
+        // With the llama backend registered (it is in oam.jar), short of creating a llama model: once one runs,
+        // de.kherud:llama's own JNI code draws "JNI call made without checking exceptions" warnings (on stdout).
+        Run run = passes("lazy-llama", lazyLlama(temp, Map.of("OAM_JVM_OPTIONS", "-Xcheck:jni", "OAM_TEST_NO_LLAMA_TURN", "1")));
+        assertThat(run.err()).contains("no jllama before a llama model").doesNotContain("WARNING").doesNotContain("FATAL ERROR");
     }
 
     // ---------------------------------------------------------------- process hygiene
@@ -107,6 +112,23 @@ class NativeLibraryIT {
     void aGgmlNoBacktraceTheHostSetIsKept() {
         Run run = passes("hygiene", Map.of("GGML_NO_BACKTRACE", "host-value"));
         assertThat(run.err()).contains("GGML_NO_BACKTRACE before: host-value");
+    }
+
+    /** The llama backend is on the class path of oam.jar and registered by every create, yet loads nothing native. */
+    private static Map<String, String> lazyLlama(Path temp, Map<String, String> more) throws IOException {
+        Path model = temp.resolve("lazy.gguf");
+        TinyGguf.tiny().name("lazy").write(model);
+        Map<String, String> env = new HashMap<>(Map.of("OAM_TEST_GGUF", model.toString(),
+                "OAM_NATIVE_DIR", NativeFiles.dir().resolveSibling("llama-native").toString(), "OAM_LLAMA_THREADS", "1",
+                "OAM_LLAMA_THREADS_BATCH", "1", "OAM_LLAMA_CONTEXT", "2048"));
+        env.putAll(more);
+        return env;
+    }
+
+    @Test
+    void llamaCppIsLoadedOnlyWhenALlamaModelIsCreated(@TempDir Path temp) throws IOException {
+        Run run = passes("lazy-llama", lazyLlama(temp, Map.of()));
+        assertThat(run.err()).contains("no jllama before a llama model").contains("jllama mapped after the llama turn");
     }
 
     // ---------------------------------------------------------------- finding the JVM and the jar
