@@ -1074,6 +1074,10 @@ static int scenario_join(void) {
     jobject out = (*env)->GetStaticObjectField(env, system, (*env)->GetStaticFieldID(env, system, "out", "Ljava/io/PrintStream;"));
     jobject err = (*env)->GetStaticObjectField(env, system, (*env)->GetStaticFieldID(env, system, "err", "Ljava/io/PrintStream;"));
     CHECK(!(*env)->IsSameObject(env, out, err), "the library redirected the host's System.out");
+    /* The bridge may load ggml into the joined JVM later (a llama model): no gdb backtrace on the host's stdout. */
+    const char *backtrace = getenv("GGML_NO_BACKTRACE");
+    CHECK(backtrace != NULL && strcmp(backtrace, "1") == 0, "GGML_NO_BACKTRACE after joining: %s",
+          backtrace ? backtrace : "<unset>");
     note("joined the host's JVM");
     return 0;
 }

@@ -51,6 +51,22 @@ class NativeBridgeTest {
     }
 
     @Test
+    void theModelBackendsAndTheSystemModelComeFromTheSettings() {
+        BridgeConfiguration plain = NativeBridge.configure(new String[0]);
+        assertThat(plain.modelProviders()).containsKeys("llama", "openai");
+        assertThat(plain.systemModel()).isNull();
+        BridgeConfiguration served = NativeBridge.configure(new String[] {"OAM_MODEL=http://127.0.0.1:9/v1",
+                "OAM_MODEL_NAME=qwen2.5:3b", "OAM_API_KEY=sk-test"});
+        assertThat(served.systemModel()).isNotNull();
+        assertThat(served.systemModel().contextSize()).isPositive();
+        assertThatThrownBy(() -> NativeBridge.configure(new String[] {"OAM_MODEL=/nowhere/npc.gguf"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("OAM_MODEL: ")
+                .hasMessageContaining("/nowhere/npc.gguf").hasMessageContaining("does not exist");
+        assertThatThrownBy(() -> NativeBridge.configure(new String[] {"OAM_MODEL=gopher://old"}))
+                .hasMessageContaining("no model backend in this build serves 'gopher://old' (backends: ");
+    }
+
+    @Test
     void badSettingsNameTheirVariable() {
         assertThatThrownBy(() -> NativeBridge.configure(new String[] {"OAM_BRIDGE_MAX_SESSIONS=0"}))
                 .hasMessageContaining("OAM_BRIDGE_MAX_SESSIONS=0");

@@ -1,5 +1,7 @@
 package dev.oam.model.llama;
 
+import dev.oam.core.os.Posix;
+
 import dev.oam.core.agent.CancellationToken;
 import java.nio.file.Path;
 
@@ -14,7 +16,9 @@ public final class NativeHygieneProbe {
             System.err.println("library configured before the first model");
             System.exit(3);
         }
+        String before = Posix.getenv("GGML_NO_BACKTRACE").orElse("<unset>");
         LlamaEngine engine = LlamaEngine.open(GgufFile.read(Path.of(args[0])), settings);
+        System.err.println("GGML_NO_BACKTRACE before: " + before + ", after: " + Posix.getenv("GGML_NO_BACKTRACE").orElse("<unset>"));
         EngineResult result = engine.generate(new EngineRequest("hello guard", null, 8, 0, 0, 1, 1), "probe", d -> {},
                 CancellationToken.create());
         System.err.println("generated " + result.outputTokens() + " tokens; library in "

@@ -23,6 +23,17 @@ import org.junit.jupiter.api.Timeout;
 class NativeHygieneTest {
     @Test
     void loadingLeavesTheTemporaryFolderAndStandardOutputAlone() throws Exception {
+        assertThat(probe("host-value")).contains("GGML_NO_BACKTRACE before: host-value, after: host-value");
+    }
+
+    /** A host other than oam stdio and the C library (a game's own JVM): the backend sets it before ggml is loaded. */
+    @Test
+    void loadingSetsGgmlNoBacktraceWhenTheHostDidNot() throws Exception {
+        assertThat(probe(null)).contains("GGML_NO_BACKTRACE before: <unset>, after: 1");
+    }
+
+    /** Runs the probe with this GGML_NO_BACKTRACE (null: unset) and checks the hygiene; returns its stderr. */
+    private static String probe(String ggmlNoBacktrace) throws Exception {
         Path work = Files.createDirectories(TinyEngines.MODELS.resolve("hygiene-" + UUID.randomUUID()));
         Path model = TinyEngines.MODELS.resolve("tiny-hygiene.gguf");
         TinyGguf.tiny().write(model);
@@ -37,7 +48,11 @@ class NativeHygieneTest {
                 "--enable-native-access=ALL-UNNAMED", "-Djava.io.tmpdir=" + tmp, "-cp",
                 System.getProperty("java.class.path"), NativeHygieneProbe.class.getName(), model.toString());
         builder.environment().put("OAM_NATIVE_DIR", nativeDir.toString());
-        builder.environment().put("GGML_NO_BACKTRACE", "1");
+        if (ggmlNoBacktrace == null) {
+            builder.environment().remove("GGML_NO_BACKTRACE");
+        } else {
+            builder.environment().put("GGML_NO_BACKTRACE", ggmlNoBacktrace);
+        }
         builder.redirectOutput(work.resolve("stdout").toFile()).redirectError(work.resolve("stderr").toFile());
         Process child = builder.start();
         assertThat(child.waitFor(90, TimeUnit.SECONDS)).isTrue();
@@ -50,6 +65,7 @@ class NativeHygieneTest {
         assertThat(Files.readString(canary)).isEqualTo("precious");
         assertThat(list(nativeDir)).containsExactly("libjllama.so", "tmp");
         assertThat(list(nativeDir.resolve("tmp"))).isEmpty();
+        return stderr;
     }
 
     private static List<String> list(Path folder) throws IOException {
