@@ -6,7 +6,6 @@ import dev.oam.bridge.ModelBackend;
 import dev.oam.bridge.ModelBackends;
 import dev.oam.bridge.ModelSpec;
 import java.util.List;
-import org.jspecify.annotations.Nullable;
 import dev.oam.core.Log;
 import dev.oam.core.os.Posix;
 import java.io.BufferedOutputStream;
@@ -15,6 +14,7 @@ import java.io.OutputStream;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
