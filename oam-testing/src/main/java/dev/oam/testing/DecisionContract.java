@@ -446,6 +446,7 @@ public abstract class DecisionContract extends ContractSupport {
             assertThat(c.indexOf(c.response(1))).isLessThan(c.indexOf(c.response(2)));
             JsonNode toolCancel = c.await(m -> Conversation.isEvent(m, "tool/cancel"), "tool/cancel");
             assertThat(toolCancel.path("params").path("id").asText()).isEqualTo(call.path("id").asText());
+            c.client().endInput();
             assertThat(c.client().awaitStopped(Duration.ofSeconds(20))).isTrue();
         }
     }
