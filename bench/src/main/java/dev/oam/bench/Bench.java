@@ -770,7 +770,7 @@ public final class Bench {
                 verdict(stdioRatio == null ? null : stdioRatio >= 0.5));
         summary.row("in-process ping throughput / in-process echo", fixed(pingInProcess == null ? null : pingInProcess.ratioMedian(), 2), "-", "-");
         Double toolP99 = s == null ? null : s.toolRoundTrip().all().p99() / 1e6;
-        summary.row("p99 tool round trip, stdio (ms)", fixed(toolP99, 3), "< 2 ms", verdict(toolP99 == null ? null : toolP99 < 2.0));
+        summary.row("p99 tool round trip, stdio (ms)", fixed(toolP99, 3), "< 1 ms", verdict(toolP99 == null ? null : toolP99 < 1.0));
         summary.row("p99 tool round trip, in-process (ms)", fixed(p == null ? null : p.toolRoundTrip().all().p99() / 1e6, 3), "-", "-");
         summary.row("p50 / p99 tool round trip over p50 / p99 echo ping, stdio", s == null ? "n/a"
                 : fixed((double) s.toolRoundTrip().all().p50() / s.echoPing().all().p50(), 2) + " / "

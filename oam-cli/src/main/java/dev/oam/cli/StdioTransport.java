@@ -34,6 +34,11 @@ public final class StdioTransport {
             public void flush() throws IOException {
                 out.flush();
             }
+
+            @Override
+            public boolean allowsCallerDelivery() {
+                return true; // a pipe does not care which thread writes
+            }
         };
     }
 
