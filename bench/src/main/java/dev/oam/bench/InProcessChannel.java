@@ -84,8 +84,9 @@ final class InProcessChannel extends Channel {
 
     @Override
     Meter.Reading reading() {
-        return new Meter.Reading(Meter.ownCpuNanos(), Meter.contextSwitches(ProcessHandle.current().pid()), flushes,
-                System.nanoTime());
+        long pid = ProcessHandle.current().pid();
+        return new Meter.Reading(Meter.ownCpuNanos(), Meter.contextSwitches(pid), flushes, System.nanoTime(),
+                Meter.runQueueWait(pid));
     }
 
     @Override

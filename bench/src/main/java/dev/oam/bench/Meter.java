@@ -12,8 +12,16 @@ import java.nio.file.Path;
  * {@code /proc}; elsewhere they are reported as unknown (-1).
  */
 final class Meter {
-    /** A reading of the counters. */
-    record Reading(long cpuNanos, long switches, long deliveries, long nanos) {
+    /**
+     * A reading of the counters.
+     *
+     * @param runWaitNanos time the server's threads spent runnable but waiting for a CPU (Linux schedstat), or -1
+     */
+    record Reading(long cpuNanos, long switches, long deliveries, long nanos, long runWaitNanos) {
+        Reading(long cpuNanos, long switches, long deliveries, long nanos) {
+            this(cpuNanos, switches, deliveries, nanos, -1);
+        }
+
         /** Per-item figures between {@code this} (earlier) and {@code later}. */
         Usage perItem(Reading later, long items) {
             double cpu = cpuNanos < 0 || later.cpuNanos < 0 ? Double.NaN : (later.cpuNanos - cpuNanos) / 1e3 / items;
@@ -22,7 +30,9 @@ final class Meter {
             double perDelivery = deliveries < 0 || chunks <= 0 ? Double.NaN : items / (double) chunks;
             double cores = cpuNanos < 0 || later.cpuNanos < 0 ? Double.NaN
                     : (later.cpuNanos - cpuNanos) / (double) Math.max(1, later.nanos - nanos);
-            return new Usage(cpu, sw, perDelivery, cores);
+            double wait = runWaitNanos < 0 || later.runWaitNanos < 0 ? Double.NaN
+                    : (later.runWaitNanos - runWaitNanos) / 1e3 / items;
+            return new Usage(cpu, sw, perDelivery, cores, wait);
         }
     }
 
@@ -31,10 +41,12 @@ final class Meter {
      * @param switches server context switches per item
      * @param itemsPerDelivery messages per pipe read (stdio) or per sink flush (in-process)
      * @param cores average cores the server kept busy
+     * @param runWaitMicros microseconds per item the server's threads were ready to run but waited for a CPU:
+     *     time other work on the machine took from the server, whatever the server's own design
      */
-    record Usage(double cpuMicros, double switches, double itemsPerDelivery, double cores) {
+    record Usage(double cpuMicros, double switches, double itemsPerDelivery, double cores, double runWaitMicros) {
         static Usage median(Usage[] all) {
-            return new Usage(med(all, 0), med(all, 1), med(all, 2), med(all, 3));
+            return new Usage(med(all, 0), med(all, 1), med(all, 2), med(all, 3), med(all, 4));
         }
 
         private static double med(Usage[] all, int field) {
@@ -45,7 +57,8 @@ final class Meter {
                     case 0 -> u.cpuMicros;
                     case 1 -> u.switches;
                     case 2 -> u.itemsPerDelivery;
-                    default -> u.cores;
+                    case 3 -> u.cores;
+                    default -> u.runWaitMicros;
                 };
             }
             java.util.Arrays.sort(values);
@@ -60,25 +73,29 @@ final class Meter {
         private long switches;
         private long deliveries;
         private long nanos;
+        private long runWait;
         private boolean cpuKnown = true;
         private boolean switchesKnown = true;
         private boolean deliveriesKnown = true;
+        private boolean runWaitKnown = true;
 
         void add(Reading before, Reading after) {
             cpuKnown &= before.cpuNanos() >= 0 && after.cpuNanos() >= 0;
             switchesKnown &= before.switches() >= 0 && after.switches() >= 0;
             deliveriesKnown &= before.deliveries() >= 0 && after.deliveries() >= 0;
+            runWaitKnown &= before.runWaitNanos() >= 0 && after.runWaitNanos() >= 0;
             cpu += after.cpuNanos() - before.cpuNanos();
             switches += after.switches() - before.switches();
             deliveries += after.deliveries() - before.deliveries();
             nanos += after.nanos() - before.nanos();
+            runWait += after.runWaitNanos() - before.runWaitNanos();
         }
 
         Usage perItem(long items) {
-            Reading zero = new Reading(0, 0, 0, 0);
+            Reading zero = new Reading(0, 0, deliveriesKnown ? 0 : -1, 0, 0);
             Reading sum = new Reading(cpuKnown ? cpu : -1, switchesKnown ? switches : -1,
-                    deliveriesKnown ? deliveries : -1, nanos);
-            return (deliveriesKnown ? zero : new Reading(0, 0, -1, 0)).perItem(sum, items);
+                    deliveriesKnown ? deliveries : -1, nanos, runWaitKnown ? runWait : -1);
+            return zero.perItem(sum, items);
         }
     }
 
@@ -109,6 +126,31 @@ final class Meter {
                     }
                 } catch (IOException | NumberFormatException e) {
                     // a thread that ended while we looked; its switches are lost, which is fine
+                }
+            }
+        } catch (IOException e) {
+            return -1;
+        }
+        return total;
+    }
+
+    /**
+     * Nanoseconds every thread of {@code pid} has spent runnable but waiting for a CPU (the second field of
+     * Linux's {@code /proc/<pid>/task/<tid>/schedstat}), or -1.
+     */
+    static long runQueueWait(long pid) {
+        Path tasks = Path.of("/proc", String.valueOf(pid), "task");
+        if (!Files.isDirectory(tasks)) {
+            return -1;
+        }
+        long total = 0;
+        try (DirectoryStream<Path> dir = Files.newDirectoryStream(tasks)) {
+            for (Path task : dir) {
+                try {
+                    String[] fields = Files.readString(task.resolve("schedstat")).trim().split("\\s+");
+                    total += Long.parseLong(fields[1]);
+                } catch (IOException | RuntimeException e) {
+                    // a thread that ended while we looked, or no schedstat: counted as nothing
                 }
             }
         } catch (IOException e) {

@@ -113,7 +113,8 @@ final class StdioChannel extends Channel {
     @Override
     Meter.Reading reading() {
         long cpu = process.toHandle().info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(-1L);
-        return new Meter.Reading(cpu, Meter.contextSwitches(process.pid()), reads, System.nanoTime());
+        return new Meter.Reading(cpu, Meter.contextSwitches(process.pid()), reads, System.nanoTime(),
+                Meter.runQueueWait(process.pid()));
     }
 
     private String exitCode() {

@@ -24,12 +24,13 @@ final class Table {
     void row(String label, Dist dist, Meter.Usage usage) {
         String cpu = usage == null ? "" : number(usage.cpuMicros(), 1);
         String switches = usage == null ? "" : number(usage.switches(), 2);
+        String wait = usage == null ? "" : number(usage.runWaitMicros(), 1);
         if (dist == null) {
-            row(label, "n/a", "n/a", "n/a", "n/a", "n/a", cpu, switches);
+            row(label, "n/a", "n/a", "n/a", "n/a", "n/a", cpu, switches, wait);
             return;
         }
         row(label, String.format(Locale.US, "%,d", dist.count()), micros(dist.p50()), micros(dist.p90()),
-                micros(dist.p99()), micros(dist.max()), cpu, switches);
+                micros(dist.p99()), micros(dist.max()), cpu, switches, wait);
     }
 
     /** A usage row: CPU µs per item, cores busy, context switches per item, items per delivery. */

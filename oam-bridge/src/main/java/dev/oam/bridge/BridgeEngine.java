@@ -223,11 +223,28 @@ public final class BridgeEngine implements AutoCloseable {
 
     /** Sends a notification through the single writer. */
     public void sendNotification(String method, ObjectNode params) {
+        outbound.send(notification(method, params));
+    }
+
+    static ObjectNode notification(String method, ObjectNode params) {
         ObjectNode message = Json.object();
         message.put("jsonrpc", "2.0");
         message.put("method", method);
         message.set("params", params);
-        outbound.send(message);
+        return message;
+    }
+
+    /**
+     * Sends a message a worker produced about its own request (an event, a {@code tool/call}, the answer),
+     * called with no lock held: a worker thread may deliver it itself when the writer is idle (see
+     * {@link Outbound}); the dispatcher always hands it over, so it never waits for the client.
+     */
+    void sendFromWorker(ObjectNode message) {
+        if (dispatchLock.isHeldByCurrentThread()) {
+            outbound.send(message);
+        } else {
+            outbound.sendFromWorker(message);
+        }
     }
 
     ModelAvailability systemAvailability() {

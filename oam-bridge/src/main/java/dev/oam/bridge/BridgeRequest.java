@@ -99,7 +99,7 @@ public final class BridgeRequest {
         if (local != null) {
             engine.outbound().after(() -> local.accept(message));
         } else if (id != null) {
-            engine.outbound().send(message);
+            engine.sendFromWorker(message);
         }
     }
 
@@ -138,8 +138,11 @@ public final class BridgeRequest {
         return Sessions.eventSender(this, context, method);
     }
 
-    /** Sends a notification (an event) through the single writer, before this request's response. */
+    /**
+     * Sends a notification (an event) through the single writer, before this request's response. Call it from
+     * the thread working on the request, holding no lock: on stdio that thread may write the line itself.
+     */
     public void notify(String notificationMethod, ObjectNode notificationParams) {
-        engine.sendNotification(notificationMethod, notificationParams);
+        engine.sendFromWorker(BridgeEngine.notification(notificationMethod, notificationParams));
     }
 }

@@ -40,7 +40,7 @@ final class ClientCalls {
             message.put("id", id);
             message.put("method", Methods.TOOL_CALL);
             message.set("params", params);
-            engine.outbound().send(message);
+            engine.sendFromWorker(message); // the agent's thread, holding no lock
             return call1;
         };
     }

@@ -1,10 +1,24 @@
 package dev.oam.bridge;
 
-/** Where outgoing lines go (stdout, a C callback, an in-process consumer). Called by the writer thread only. */
+/**
+ * Where outgoing lines go (stdout, a C callback, an in-process consumer). Called one line at a time, in order,
+ * by the engine's writer thread, or (when {@link #allowsCallerDelivery()}) by a worker thread delivering its
+ * own message while the writer is idle; never by two threads at once.
+ */
 public interface MessageSink {
     /** Delivers one message (one JSON object, no newline). */
     void send(String line) throws Exception;
 
     /** Called when no further message is waiting, so buffered sinks can flush. */
     default void flush() throws Exception {}
+
+    /**
+     * Whether a worker thread (a virtual thread answering a request, or sending that request's events) may
+     * deliver its message itself when nothing is queued, instead of handing it to the writer thread. That saves
+     * a thread hand-off per message; a sink that must always be called on one thread (a host callback) keeps
+     * the default {@code false}.
+     */
+    default boolean allowsCallerDelivery() {
+        return false;
+    }
 }

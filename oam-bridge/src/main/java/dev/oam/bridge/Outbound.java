@@ -3,34 +3,100 @@ package dev.oam.bridge;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The single writer: every outgoing message goes through one queue and one thread, so messages are
- * delivered one at a time in the order they were produced. Producers never block (the queue is
- * unbounded), so a client that is slow to read cannot stall the dispatcher.
+ * The single writer: every outgoing message goes through one queue, and one thread at a time delivers, so
+ * messages reach the sink one at a time in the order they were produced. Producers never block on the sink
+ * (the queue is unbounded), so a client that is slow to read cannot stall the dispatcher.
+ *
+ * <p>The writer thread delivers what is queued. For a sink that {@linkplain MessageSink#allowsCallerDelivery()
+ * allows it}, a virtual thread sending a request's own message ({@link #sendFromWorker}) delivers it itself
+ * when nothing is queued and nobody is delivering: it skips the hand-off to the writer thread (one thread
+ * wake-up less on a tool round trip). Such a worker may then block on a slow client; it holds no lock while it
+ * does (callers of {@code sendFromWorker} hold none, and this class releases its own before delivering), and
+ * the dispatcher never delivers, so reading input goes on.
  */
 final class Outbound {
     private static final Object STOP = new Object();
 
-    private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
     private final MessageSink sink;
+    private final boolean callerDelivery;
     private final Thread thread;
     private final CountDownLatch stopped = new CountDownLatch(1);
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition ready = lock.newCondition(); // something queued and nobody delivering
+    private final ArrayDeque<Object> queue = new ArrayDeque<>(); // guarded by lock: lines, after-actions, STOP
+    private boolean delivering; // guarded by lock: one thread at a time uses the sink
+    private boolean closed; // guarded by lock
     private volatile boolean sinkBroken;
-    private final Object closeLock = new Object();
-    private boolean closed; // guarded by closeLock
 
     Outbound(MessageSink sink) {
         this.sink = sink;
+        this.callerDelivery = sink.allowsCallerDelivery();
         this.thread = Thread.ofPlatform().daemon().name("oam-writer").unstarted(this::run);
         thread.start();
     }
 
     /** Serializes on the caller's thread, then queues. */
     void send(JsonNode message) {
-        queue.offer(Json.write(message));
+        enqueue(Json.write(message));
+    }
+
+    /**
+     * Like {@link #send}, for a message a worker sends about its own request (an event or the answer) while it
+     * holds no lock: on a virtual thread, with a sink that allows it and nothing queued, it is delivered at once
+     * on this thread.
+     */
+    void sendFromWorker(JsonNode message) {
+        String line = Json.write(message);
+        if (!callerDelivery || !Thread.currentThread().isVirtual()) {
+            enqueue(line);
+            return;
+        }
+        lock.lock();
+        try {
+            if (closed || delivering || !queue.isEmpty()) {
+                queue.addLast(line);
+                ready.signal();
+                return;
+            }
+            delivering = true;
+        } finally {
+            lock.unlock();
+        }
+        try {
+            deliver(line);
+            flush();
+        } finally {
+            lock.lock();
+            try {
+                delivering = false;
+                if (!queue.isEmpty()) {
+                    ready.signal();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private void enqueue(Object item) {
+        lock.lock();
+        try {
+            queue.addLast(item);
+            if (!delivering) {
+                ready.signal();
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -39,11 +105,17 @@ final class Outbound {
      * on it is never left waiting.
      */
     void after(Runnable action) {
-        synchronized (closeLock) {
+        lock.lock();
+        try {
             if (!closed) {
-                queue.offer(action);
+                queue.addLast(action);
+                if (!delivering) {
+                    ready.signal();
+                }
                 return;
             }
+        } finally {
+            lock.unlock();
         }
         action.run();
     }
@@ -54,40 +126,75 @@ final class Outbound {
 
     /** Delivers what is queued, then stops the thread (waits at most {@code millis}). */
     void close(long millis) {
-        synchronized (closeLock) {
+        lock.lock();
+        try {
             closed = true;
-            queue.offer(STOP);
+            queue.addLast(STOP);
+            ready.signal();
+        } finally {
+            lock.unlock();
         }
         if (isWriterThread()) {
             return;
         }
         try {
-            stopped.await(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+            stopped.await(millis, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
 
     private void run() {
+        List<Object> batch = new ArrayList<>();
         try {
             while (true) {
-                Object item = queue.take();
-                if (item == STOP) {
-                    flush();
-                    return;
+                lock.lock();
+                try {
+                    while (queue.isEmpty() || delivering) {
+                        ready.await();
+                    }
+                    delivering = true;
+                    batch.addAll(queue);
+                    queue.clear();
+                } finally {
+                    lock.unlock();
                 }
-                if (item instanceof String line) {
-                    deliver(line);
-                } else if (item instanceof Runnable action) {
-                    flush();
-                    try {
-                        action.run();
-                    } catch (RuntimeException e) {
-                        Log.error("an after-delivery action failed", e);
+                boolean stop = false;
+                for (Object item : batch) {
+                    if (item == STOP) {
+                        stop = true;
+                        break;
+                    }
+                    if (item instanceof String line) {
+                        deliver(line);
+                    } else if (item instanceof Runnable action) {
+                        flush();
+                        try {
+                            action.run();
+                        } catch (RuntimeException e) {
+                            Log.error("an after-delivery action failed", e);
+                        }
                     }
                 }
-                if (queue.isEmpty()) {
-                    flush();
+                batch.clear();
+                boolean runDry;
+                lock.lock();
+                try {
+                    runDry = stop || queue.isEmpty();
+                } finally {
+                    lock.unlock();
+                }
+                if (runDry) {
+                    flush(); // still the only one delivering, and without the lock: producers never wait for the sink
+                }
+                lock.lock();
+                try {
+                    delivering = false;
+                } finally {
+                    lock.unlock();
+                }
+                if (stop) {
+                    return;
                 }
             }
         } catch (InterruptedException e) {

@@ -14,6 +14,7 @@ import java.io.OutputStream;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -23,6 +24,9 @@ import picocli.CommandLine.Option;
         description = {"Serve the bridge protocol over stdin/stdout: one JSON-RPC 2.0 message per line.",
                 "Standard output carries protocol messages only; logs go to standard error."})
 final class StdioCommand implements Callable<Integer> {
+    /** After {@code shutdown}, how long stdin may stay open without a byte before the server exits anyway. */
+    static final Duration SHUTDOWN_QUIET = Duration.ofSeconds(5);
+
     @Option(names = "--log-level", defaultValue = "warning", paramLabel = "LEVEL",
             description = "debug, info, warning (default), error or off.")
     String logLevel;
@@ -102,7 +106,7 @@ final class StdioCommand implements Callable<Integer> {
         }
         // This process owns its backends: they are closed when the server stops.
         List<ModelBackend> backends = ModelBackend.discover();
-        CountDownLatch done = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1); // end of input handled, or shutdown delivered
         BridgeConfiguration configuration;
         try {
             configuration = BridgeConfiguration.builder()
@@ -118,19 +122,34 @@ final class StdioCommand implements Callable<Integer> {
             backends.forEach(ModelBackend::close);
             return 2;
         }
+        CountDownLatch inputEnded = new CountDownLatch(1);
         BridgeEngine engine = BridgeEngine.withSink(configuration, StdioTransport.sink(out));
+        StdioTransport.Activity input = new StdioTransport.Activity(in);
         Thread reader = Thread.ofPlatform().daemon().name("oam-stdin").start(() -> {
             try {
-                StdioTransport.pump(in, engine);
+                StdioTransport.pump(input, engine);
                 Log.debug("end of input; waiting for outstanding requests");
                 engine.awaitIdle(Duration.ofDays(365));
             } catch (Exception e) {
                 Log.warning("reading standard input failed: " + e);
             } finally {
+                inputEnded.countDown();
                 done.countDown();
             }
         });
         done.await();
+        if (inputEnded.getCount() > 0) {
+            // Shut down by request. Lines the client wrote after `shutdown` are still read and refused with
+            // -32023 (the engine refuses every request now) until end of input, so none is dropped unread; a
+            // client that keeps its end open without writing gets the exit after SHUTDOWN_QUIET.
+            Log.debug("shut down; refusing further requests until end of input");
+            while (!inputEnded.await(Math.max(1, input.quietLeft(SHUTDOWN_QUIET)), TimeUnit.NANOSECONDS)) {
+                if (input.quietLeft(SHUTDOWN_QUIET) <= 0) {
+                    Log.debug("no input for " + SHUTDOWN_QUIET.toSeconds() + " s after shutdown; exiting");
+                    break;
+                }
+            }
+        }
         engine.close();
         backends.forEach(ModelBackend::close);
         out.flush();

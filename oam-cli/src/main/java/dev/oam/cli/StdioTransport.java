@@ -2,10 +2,12 @@ package dev.oam.cli;
 
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.MessageSink;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 
 /**
@@ -32,7 +34,40 @@ public final class StdioTransport {
             public void flush() throws IOException {
                 out.flush();
             }
+
+            @Override
+            public boolean allowsCallerDelivery() {
+                return true; // a pipe does not care which thread writes
+            }
         };
+    }
+
+    /** An input stream that remembers when bytes last arrived (read by another thread than the reader). */
+    public static final class Activity extends FilterInputStream {
+        private volatile long lastInput = System.nanoTime();
+
+        public Activity(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            lastInput = System.nanoTime();
+            return b;
+        }
+
+        @Override
+        public int read(byte[] buffer, int offset, int length) throws IOException {
+            int n = super.read(buffer, offset, length);
+            lastInput = System.nanoTime();
+            return n;
+        }
+
+        /** Nanoseconds until the input will have been quiet for {@code quiet}; 0 or less once it has. */
+        public long quietLeft(Duration quiet) {
+            return lastInput + quiet.toNanos() - System.nanoTime();
+        }
     }
 
     /** Reads lines until end of input, handing each to the engine in order. */

@@ -143,6 +143,9 @@ public abstract class DecisionContract extends ContractSupport {
         try (Conversation c = open()) {
             String params = "{\"situation\": \"Blood everywhere.\", \"options\": [\"flee\", \"fight\"], %s"
                     + "\"model\": {\"type\": \"scripted\", \"steps\": [{\"error\": \"%s\"}]}}";
+            JsonNode answered = c.call("answered", "decision/decide", line(("{\"situation\": \"Blood everywhere.\", "
+                    + "\"options\": [\"flee\", \"fight\"], \"fallbackOptionID\": \" flee \", \"model\": {\"type\": \"scripted\", "
+                    + "\"steps\": [%s]}}").formatted(answer("fight", "r", 50)))).path("usage");
             for (String error : List.of("guardrail_violation", "refusal")) {
                 JsonNode result = c.call(error, "decision/decide", line(params.formatted("\"fallbackOptionID\": \" flee \",", error)));
                 assertThat(keys(result)).as(error)
@@ -151,7 +154,9 @@ public abstract class DecisionContract extends ContractSupport {
                 assertThat(result.path("reasoning").asText()).isEmpty();
                 assertThat(result.path("confidence").asInt()).isZero();
                 assertThat(result.path("toolCalls").toString()).isEqualTo("[]");
-                assertZeroUsage(result.path("usage"));
+                // The blocked step read the whole prompt (as the answered one did) and wrote nothing.
+                assertThat(result.path("usage").toString()).isEqualTo("{\"inputTokens\":" + answered.path("inputTokens").asInt()
+                        + ",\"cachedInputTokens\":0,\"outputTokens\":0,\"totalTokens\":" + answered.path("inputTokens").asInt() + "}");
                 assertThat(result.path("isFallback").asBoolean()).isTrue();
             }
             JsonNode blocked = c.request(3, "decision/decide", line(params.formatted("", "guardrail_violation"))).error(3);
@@ -160,6 +165,20 @@ public abstract class DecisionContract extends ContractSupport {
             JsonNode other = c.request(4, "decision/decide",
                     line(params.formatted("\"fallbackOptionID\": \"flee\",", "context_size_exceeded"))).error(4);
             assertThat(other.path("code").asInt()).as("only guardrails and refusals fall back").isEqualTo(-32004);
+        }
+    }
+
+    @Test
+    void theUsageOfAnAttemptAskedAgainIsCounted() throws Exception {
+        try (Conversation c = open()) {
+            String params = "{\"situation\": \"A locked door.\", \"options\": [\"pick\", \"leave\"], "
+                    + "\"model\": {\"type\": \"scripted\", \"steps\": [%s]}}";
+            JsonNode once = c.call(1, "decision/decide", line(params.formatted(answer("pick", "r", 50)))).path("usage");
+            // A transient failure is asked again (maxAttempts 2): the failed attempt read the prompt too.
+            JsonNode twice = c.call(2, "decision/decide", line(params.formatted("{\"error\": \"generation_failed\"}, "
+                    + answer("pick", "r", 50)))).path("usage");
+            assertThat(twice.path("inputTokens").asInt()).isEqualTo(2 * once.path("inputTokens").asInt());
+            assertThat(twice.path("outputTokens").asInt()).isEqualTo(once.path("outputTokens").asInt());
         }
     }
 
@@ -427,6 +446,7 @@ public abstract class DecisionContract extends ContractSupport {
             assertThat(c.indexOf(c.response(1))).isLessThan(c.indexOf(c.response(2)));
             JsonNode toolCancel = c.await(m -> Conversation.isEvent(m, "tool/cancel"), "tool/cancel");
             assertThat(toolCancel.path("params").path("id").asText()).isEqualTo(call.path("id").asText());
+            c.client().endInput();
             assertThat(c.client().awaitStopped(Duration.ofSeconds(20))).isTrue();
         }
     }
@@ -464,6 +484,25 @@ public abstract class DecisionContract extends ContractSupport {
             assertThat(keys(content.path("stats"))).containsExactly("attack", "weight");
             assertThat(content.toString())
                     .isEqualTo("{\"name\":\"Iron sword\",\"price\":45,\"stats\":{\"attack\":7,\"weight\":2.5},\"tags\":[\"sharp\"]}");
+        }
+    }
+
+    @Test
+    void contentDropsKeysAClosedSchemaDoesNotAllowAndKeepsThemOtherwise() throws Exception {
+        try (Conversation c = open()) {
+            JsonNode closed = c.call(1, "content/generate", line("""
+                    {"prompt": "A potion.",
+                     "schema": {"type": "object", "additionalProperties": false, "required": ["name", "effect"],
+                                "properties": {"name": {"type": "string"},
+                                               "effect": {"type": "object", "additionalProperties": false,
+                                                          "properties": {"hp": {"type": "integer"}}}}},
+                     "model": {"type": "scripted", "steps": [{"json": {"rarity": "rare", "effect": {"hp": 20, "note": "fizzy"},
+                                                                        "name": "Red potion"}}]}}"""));
+            assertThat(closed.path("content").toString()).isEqualTo("{\"name\":\"Red potion\",\"effect\":{\"hp\":20}}");
+            JsonNode open = c.call(2, "content/generate", line("""
+                    {"prompt": "A potion.", "schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                     "model": {"type": "scripted", "steps": [{"json": {"rarity": "rare", "name": "Red potion"}}]}}"""));
+            assertThat(open.path("content").toString()).isEqualTo("{\"name\":\"Red potion\",\"rarity\":\"rare\"}");
         }
     }
 

@@ -143,6 +143,78 @@ public abstract class NpcContract extends ContractSupport {
     }
 
     @Test
+    void aStructuredReplyThatMissesTheSchemaIsReadLenientlyInsteadOfFailingTheTurn() throws Exception {
+        try (Conversation c = open()) {
+            // The default count is 3: two usable options (after an empty one and a duplicate), an emotion outside the
+            // enum, no ends_conversation and a key the schema does not have.
+            npc(c, "few", "{\"replyFormat\":\"structured\"}", "[]", "[{\"json\":{\"emotion\":\"gruff\",\"line\":\"Hm.\","
+                    + "\"player_options\":[\"Bye\",\" \",\"bye\",\"* Why?\"],\"thoughts\":\"tired\"}}]");
+            JsonNode few = c.call(2, "npc/talk", "{\"npc\":\"few\",\"line\":\"Hello\"}");
+            assertThat(few.path("line").asText()).isEqualTo("Hm.");
+            assertThat(few.path("emotion").asText()).isEqualTo("annoyed");
+            assertThat(few.path("playerOptions").toString()).isEqualTo("[\"Bye\",\"Why?\"]");
+            assertThat(few.path("endsConversation").asBoolean(true)).isFalse();
+            assertThat(few.path("isFallback").asBoolean(true)).isFalse();
+            // Count 2 and three options: the first two are kept. An emotion nothing matches is the default one.
+            npc(c, "many", "{\"replyFormat\":\"structured\",\"playerOptionCount\":2}", "[]",
+                    "[{\"json\":{\"emotion\":\"zzz\",\"line\":\"Welcome!\",\"player_options\":[\"1. A\",\"2) B\",\"3. C\"],"
+                            + "\"ends_conversation\":true}}]");
+            JsonNode many = c.call(3, "npc/talk", "{\"npc\":\"many\",\"line\":\"Hello\"}");
+            assertThat(many.path("playerOptions").toString()).isEqualTo("[\"A\",\"B\"]");
+            assertThat(many.path("emotion").asText()).isEqualTo("neutral");
+            assertThat(many.path("endsConversation").asBoolean()).isTrue();
+            // No line at all: the turn still succeeds, with a fallback line.
+            npc(c, "mute", "{\"replyFormat\":\"structured\",\"playerOptionCount\":0}", "[]",
+                    "[{\"json\":{\"emotion\":\"sad\",\"player_options\":[\"x\"]}}]");
+            JsonNode mute = c.call(4, "npc/talk", "{\"npc\":\"mute\",\"line\":\"Hello\"}");
+            assertThat(mute.path("isFallback").asBoolean()).isTrue();
+            assertThat(mute.path("emotion").asText()).isEqualTo("sad");
+            assertThat(mute.path("playerOptions")).isEmpty();
+            // An answer that is not a JSON object cannot be read as a reply.
+            npc(c, "list", "{\"replyFormat\":\"structured\"}", "[]", "[{\"json\":[\"Hm.\"]}]");
+            assertThat(c.request(5, "npc/talk", "{\"npc\":\"list\",\"line\":\"Hello\"}").error(5).path("code").asInt())
+                    .isEqualTo(-32012);
+        }
+    }
+
+    @Test
+    void aTurnsUsageCountsEveryAttemptItMade() throws Exception {
+        try (Conversation c = open()) {
+            String toolStep = "{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{\"item\":\"axe\"}}]}";
+            String blocked = "{\"error\":\"guardrail_violation\"}";
+            String[][] npcs = {
+                    {"answered", "structured", toolStep + "," + reply("happy", "Two axes.")},
+                    {"blocked", "structured", toolStep + "," + blocked},
+                    {"retried", "automatic", toolStep + "," + blocked + ",{\"text\":\"[happy] Two axes, thirty gold.\"}"},
+                    {"retryBlocked", "automatic", toolStep + "," + blocked + "," + blocked},
+            };
+            List<JsonNode> usage = new ArrayList<>();
+            for (String[] n : npcs) {
+                npc(c, n[0], "{\"replyFormat\":\"" + n[1] + "\",\"groundingTool\":\"check_inventory\"}", "[" + INVENTORY_TOOL + "]",
+                        "[" + n[2] + "]");
+                c.request("talk-" + n[0], "npc/talk", "{\"npc\":\"" + n[0] + "\",\"line\":\"Axes?\"}");
+                c.reply(c.toolCall(), "{\"output\":\"2 axes, 30 gold\"}");
+                usage.add(c.result("talk-" + n[0]).path("usage"));
+            }
+            JsonNode answered = usage.get(0);
+            JsonNode fallback = usage.get(1);
+            JsonNode retried = usage.get(2);
+            JsonNode retryFallback = usage.get(3);
+            // The blocked step read the same prompt the answered one did; only the answer's tokens are missing.
+            assertThat(fallback.path("inputTokens").asInt()).isEqualTo(answered.path("inputTokens").asInt());
+            assertThat(fallback.path("outputTokens").asInt()).isPositive().isLessThan(answered.path("outputTokens").asInt());
+            // A retry adds its own step to the blocked attempt's two.
+            assertThat(retried.path("inputTokens").asInt()).isEqualTo(retryFallback.path("inputTokens").asInt())
+                    .isGreaterThan(fallback.path("inputTokens").asInt());
+            assertThat(retryFallback.path("outputTokens").asInt()).isEqualTo(fallback.path("outputTokens").asInt());
+            assertThat(retried.path("outputTokens").asInt()).isGreaterThan(retryFallback.path("outputTokens").asInt());
+            for (JsonNode u : usage) {
+                assertThat(u.path("totalTokens").asInt()).isEqualTo(u.path("inputTokens").asInt() + u.path("outputTokens").asInt());
+            }
+        }
+    }
+
+    @Test
     void aLongStreamedConversationsEventsAddUpToEachLine() throws Exception {
         try (Conversation c = open()) {
             String[] lines = {"Welcome to my forge, traveler.", "\\\"Iron is cheap, steel is not.\\\"", "Gorm: Off with you now!",

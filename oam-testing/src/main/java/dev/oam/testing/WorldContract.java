@@ -299,6 +299,49 @@ public abstract class WorldContract extends ContractSupport {
     }
 
     @Test
+    void removingAListItemNotifiesTheSubscribersOfEveryIndexItMoved() throws Exception {
+        try (Conversation c = open()) {
+            c.call(1, "world/create", "{\"world\":\"w\",\"state\":{\"list\":[\"a\",\"b\",\"c\",\"d\"]}}");
+            c.call(2, "world/subscribe", "{\"world\":\"w\",\"path\":\"list[3]\"}");
+            c.call(3, "world/subscribe", "{\"world\":\"w\",\"path\":\"list.0\"}");
+            c.call(4, "world/subscribe", "{\"world\":\"w\",\"path\":\"list\"}");
+            JsonNode removed = c.call(5, "world/remove", "{\"world\":\"w\",\"path\":\"list[1]\"}");
+            assertThat(removed.path("oldValue").asText()).isEqualTo("b");
+            // Every later item moved, so the change is the whole list: list[3] (now gone) hears it, and so does
+            // list.0 (unchanged, but a subscriber of a list's items is told whenever the list's order changes).
+            List<JsonNode> changes = changes(c.messagesFrom(0));
+            assertThat(changes).extracting(p -> p.path("subscription").asText()).containsExactly("sub1", "sub2", "sub3");
+            assertThat(changes).allSatisfy(p -> assertThat(p).isEqualTo(json("{\"world\":\"w\",\"subscription\":\""
+                    + p.path("subscription").asText() + "\",\"path\":\"list\",\"oldValue\":[\"a\",\"b\",\"c\",\"d\"],"
+                    + "\"newValue\":[\"a\",\"c\",\"d\"]}")));
+            // The last item moves nothing: only its own index changed.
+            List<JsonNode> last = changesBefore(c, 6, "world/remove", "{\"world\":\"w\",\"path\":\"list.2\"}");
+            assertThat(last).extracting(p -> p.path("subscription").asText() + " " + p.path("path").asText())
+                    .containsExactly("sub3 list.2");
+        }
+    }
+
+    @Test
+    void keysWithDotsSlashesAndBracketsAreAddressedByQuotedSegments() throws Exception {
+        try (Conversation c = open()) {
+            c.call(1, "world/create", "{\"world\":\"w\",\"state\":{\"stats\":{\"hp.max\":30,\"hp\":{\"max\":99},\"a/b[0]\":1}}}");
+            assertThat(c.call(2, "world/get", "{\"world\":\"w\",\"path\":\"stats[\\\"hp.max\\\"]\"}").path("value").asInt())
+                    .isEqualTo(30);
+            assertThat(c.call(3, "world/get", "{\"world\":\"w\",\"path\":\"stats.hp.max\"}").path("value").asInt()).isEqualTo(99);
+            c.call(4, "world/subscribe", "{\"world\":\"w\",\"path\":\"stats['hp.max']\"}");
+            c.call(5, "world/subscribe", "{\"world\":\"w\",\"path\":\"stats.hp.max\"}");
+            List<JsonNode> changes = changesBefore(c, 6, "world/set",
+                    "{\"world\":\"w\",\"path\":\"stats['a/b[0]']\",\"value\":2}");
+            assertThat(changes).isEmpty();
+            changes = changesBefore(c, 7, "world/set", "{\"world\":\"w\",\"path\":\"stats[\\\"hp.max\\\"]\",\"value\":31}");
+            assertThat(changes).extracting(p -> p.path("subscription").asText() + " " + p.path("path").asText())
+                    .as("only the subscriber of that key, with a path that addresses it").containsExactly("sub1 stats[\"hp.max\"]");
+            assertThat(c.call(8, "world/get", "{\"world\":\"w\",\"path\":\"stats\"}").path("value"))
+                    .isEqualTo(json("{\"hp.max\":31,\"hp\":{\"max\":99},\"a/b[0]\":2}"));
+        }
+    }
+
+    @Test
     void aMergeNotifiesOncePerChangedLeaf() throws Exception {
         try (Conversation c = village(open())) {
             c.call(1, "world/subscribe", "{\"world\":\"village\"}");

@@ -171,15 +171,18 @@ final class Npc {
         TurnContext turnContext = new TurnContext(operation.token(), listener, channel, operation::commit);
         TurnResult result;
         Replies.Reply reply;
+        Usage earlier = Usage.ZERO; // the blocked first attempt's, once the turn retries as text
         try {
             try {
+                // The model is held to the exact reply schema; any JSON object is accepted and read leniently.
                 result = agent.respond(new TurnRequest(prompt, textMode ? null : NpcPrompts.replySchema(p, o), choice,
-                        o.maxToolRounds(), o.maxToolCalls(), null), turnContext);
+                        o.maxToolRounds(), o.maxToolCalls(), null, textMode ? null : Replies.acceptedSchema()), turnContext);
                 reply = textMode ? Replies.text(result.text(), p) : Replies.structured(result.structured(), p, o);
             } catch (AgentException first) {
                 if (!(isBlock(first) && o.replyFormat() == ReplyFormat.AUTOMATIC && !operation.token().isCancelled())) {
                     throw first;
                 }
+                earlier = first.usage();
                 List<String> facts = new ArrayList<>();
                 for (ToolRecord record : records) {
                     if (!record.isError()) {
@@ -200,7 +203,8 @@ final class Npc {
                 operation.commit();
                 String fallback = nextFallback();
                 tracker.finish(p.defaultEmotion(), fallback);
-                return turnResult(fallback, p.defaultEmotion(), List.of(), false, records, memory.relationship(), true, Usage.ZERO);
+                return turnResult(fallback, p.defaultEmotion(), List.of(), false, records, memory.relationship(), true,
+                        earlier.plus(failure.usage()));
             }
             throw failure;
         }
@@ -212,7 +216,7 @@ final class Npc {
         tracker.finish(reply.emotion(), spoken);
         scheduleCompaction(game);
         return turnResult(spoken, reply.emotion(), reply.playerOptions(), reply.endsConversation(), records,
-                after.relationship(), isFallback, result.usage());
+                after.relationship(), isFallback, earlier.plus(result.usage()));
     }
 
     private static boolean isBlock(AgentException e) {

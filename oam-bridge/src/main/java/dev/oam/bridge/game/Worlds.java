@@ -73,7 +73,7 @@ final class Worlds {
             try {
                 return WorldPath.parse(change.path());
             } catch (WorldException e) {
-                return null; // a key that no path can address (e.g. one with a dot): tell everyone
+                return null; // never for a path WorldPath wrote; if it happens, tell everyone
             }
         }
 

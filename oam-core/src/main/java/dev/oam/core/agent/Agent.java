@@ -140,9 +140,11 @@ public final class Agent {
         List<ToolDefinition> toolSet = tools;
         TurnPolicy policy = policy(request, opts, toolSet);
         GenerationSchema schema = null;
+        GenerationSchema accept = null;
         if (request.schema() != null) {
             try {
                 schema = GenerationSchema.convert(request.schema(), "Response");
+                accept = request.acceptSchema() == null ? schema : GenerationSchema.convert(request.acceptSchema(), "Response");
             } catch (SchemaException e) {
                 throw new AgentException(ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
             }
@@ -152,15 +154,15 @@ public final class Agent {
         turn.add(TranscriptEntry.Prompt.of(request.prompt(), request.schema()));
         inProgress = List.copyOf(turn);
         try {
-            return runTurn(request, schema, context, opts, toolSet, policy, base, turn);
+            return runTurn(request, schema, accept, context, opts, toolSet, policy, base, turn);
         } finally {
             inProgress = List.of();
         }
     }
 
-    private TurnResult runTurn(TurnRequest request, @Nullable GenerationSchema schema, TurnContext context, AgentOptions opts,
-            List<ToolDefinition> toolSet, TurnPolicy policy, List<TranscriptEntry> base, List<TranscriptEntry> turn)
-            throws AgentException {
+    private TurnResult runTurn(TurnRequest request, @Nullable GenerationSchema schema, @Nullable GenerationSchema accept,
+            TurnContext context, AgentOptions opts, List<ToolDefinition> toolSet, TurnPolicy policy, List<TranscriptEntry> base,
+            List<TranscriptEntry> turn) throws AgentException {
         CancellationToken token = context.token();
         List<Step> steps = new ArrayList<>();
         List<ToolRecord> records = new ArrayList<>();
@@ -168,64 +170,68 @@ public final class Agent {
         int rounds = 0;
         int callCount = 0;
         boolean respondedDirectly = false;
-        for (int index = 0; ; index++) {
-            token.check();
-            StepPlan plan = plan(policy, toolSet, index, rounds, callCount, respondedDirectly);
-            Fitted fitted = fit(base, turn, plan, schema, opts);
-            Step step = new Step(index, rounds, plan.mode(), plan.tools().stream().map(ToolDefinition::name).toList(),
-                    fitted.trimmedEntries());
-            steps.add(step);
-            context.listener().onEvent(new TurnEvent.ModelStep(step));
-            ModelResponse response = generate(fitted.request(), context, opts, !records.isEmpty(), schema);
-            usage = usage.plus(response.usage());
-            switch (response) {
-                case ModelResponse.Answer answer -> {
-                    String text = answer.text();
-                    JsonNode structured = null;
-                    TranscriptEntry.Response entry;
-                    if (schema != null) {
-                        structured = schema.reorder(structuredValue(answer));
-                        text = Json.write(structured);
-                        entry = TranscriptEntry.Response.structured(text, structured, "Response");
-                    } else {
-                        entry = TranscriptEntry.Response.text(text);
-                    }
-                    turn.add(entry);
-                    context.commit().commit();
-                    List<TranscriptEntry> committed = new ArrayList<>(history);
-                    committed.addAll(turn);
-                    history = List.copyOf(committed);
-                    if (committed.size() % 64 < turn.size()) {
-                        tokens.retainOnly(history);
-                    }
-                    return new TurnResult(text, structured, records, usage, steps);
-                }
-                case ModelResponse.ToolCalls calls -> {
-                    if (plan.mode() == ToolCallingMode.DISALLOWED) {
-                        throw new AgentException(ErrorCode.GENERATION_FAILED,
-                                "The model called a tool in a step where tools are disabled (step " + index + ").");
-                    }
-                    List<ToolCall> real = new ArrayList<>();
-                    for (ToolCall call : calls.calls()) {
-                        if (!(plan.offerRespondDirectly() && call.name().equals(ToolDefinition.RESPOND_DIRECTLY))) {
-                            real.add(call);
+        try {
+            for (int index = 0; ; index++) {
+                token.check();
+                StepPlan plan = plan(policy, toolSet, index, rounds, callCount, respondedDirectly);
+                Fitted fitted = fit(base, turn, plan, schema, opts);
+                Step step = new Step(index, rounds, plan.mode(), plan.tools().stream().map(ToolDefinition::name).toList(),
+                        fitted.trimmedEntries());
+                steps.add(step);
+                context.listener().onEvent(new TurnEvent.ModelStep(step));
+                ModelResponse response = generate(fitted.request(), context, opts, !records.isEmpty(), schema, accept);
+                usage = usage.plus(response.usage());
+                switch (response) {
+                    case ModelResponse.Answer answer -> {
+                        String text = answer.text();
+                        JsonNode structured = null;
+                        TranscriptEntry.Response entry;
+                        if (schema != null) {
+                            structured = schema.reorder(structuredValue(answer));
+                            text = Json.write(structured);
+                            entry = TranscriptEntry.Response.structured(text, structured, "Response");
+                        } else {
+                            entry = TranscriptEntry.Response.text(text);
                         }
+                        turn.add(entry);
+                        context.commit().commit();
+                        List<TranscriptEntry> committed = new ArrayList<>(history);
+                        committed.addAll(turn);
+                        history = List.copyOf(committed);
+                        if (committed.size() % 64 < turn.size()) {
+                            tokens.retainOnly(history);
+                        }
+                        return new TurnResult(text, structured, records, usage, steps);
                     }
-                    if (real.isEmpty()) {
-                        respondedDirectly = true;
-                        continue;
+                    case ModelResponse.ToolCalls calls -> {
+                        if (plan.mode() == ToolCallingMode.DISALLOWED) {
+                            throw new AgentException(ErrorCode.GENERATION_FAILED,
+                                    "The model called a tool in a step where tools are disabled (step " + index + ").");
+                        }
+                        List<ToolCall> real = new ArrayList<>();
+                        for (ToolCall call : calls.calls()) {
+                            if (!(plan.offerRespondDirectly() && call.name().equals(ToolDefinition.RESPOND_DIRECTLY))) {
+                                real.add(call);
+                            }
+                        }
+                        if (real.isEmpty()) {
+                            respondedDirectly = true;
+                            continue;
+                        }
+                        List<ToolRecord> round = runToolRound(real, plan.tools(), callCount, policy.maxToolCalls(), opts, context);
+                        turn.add(TranscriptEntry.ToolCalls.of(real));
+                        for (ToolRecord record : round) {
+                            turn.add(TranscriptEntry.ToolOutput.of(record.call().name(), record.call().id(), record.reply().modelText()));
+                        }
+                        inProgress = List.copyOf(turn);
+                        records.addAll(round);
+                        rounds++;
+                        callCount += real.size();
                     }
-                    List<ToolRecord> round = runToolRound(real, plan.tools(), callCount, policy.maxToolCalls(), opts, context);
-                    turn.add(TranscriptEntry.ToolCalls.of(real));
-                    for (ToolRecord record : round) {
-                        turn.add(TranscriptEntry.ToolOutput.of(record.call().name(), record.call().id(), record.reply().modelText()));
-                    }
-                    inProgress = List.copyOf(turn);
-                    records.addAll(round);
-                    rounds++;
-                    callCount += real.size();
                 }
             }
+        } catch (AgentException e) {
+            throw e.withUsage(usage); // what the steps before the failure consumed
         }
     }
 
@@ -448,7 +454,7 @@ public final class Agent {
                 null, List.of(TranscriptEntry.Prompt.of(material.toString().strip(), null)), List.of(),
                 ToolCallingMode.DISALLOWED, false, null, GenerationOptions.of(opts));
         ModelResponse response = generate(request, new TurnContext(context.token(), TurnListener.NONE, context.tools(),
-                context.commit()), opts, false, null);
+                context.commit()), opts, false, null, null);
         if (!(response instanceof ModelResponse.Answer answer)) {
             throw new AgentException(ErrorCode.GENERATION_FAILED, "The model called a tool instead of writing the summary.");
         }
@@ -513,31 +519,35 @@ public final class Agent {
         return new StepPlan(mode, enabled, offer);
     }
 
+    /** One step, asked again within {@code maxAttempts} where that may help; the answer must fit {@code accept}. */
     private ModelResponse generate(ModelRequest request, TurnContext context, AgentOptions opts, boolean toolRan,
-            @Nullable GenerationSchema schema) throws AgentException {
+            @Nullable GenerationSchema schema, @Nullable GenerationSchema accept) throws AgentException {
         CancellationToken token = context.token();
         long backoff = FIRST_BACKOFF_MS;
+        Usage retried = Usage.ZERO; // what the attempts asked again consumed
         for (int attempt = 1; ; attempt++) {
             TextAccumulator text = new TextAccumulator(context.listener(), schema);
             try {
                 ModelResponse response = model.respond(attempt == 1 ? request : request.withAttempt(attempt), text, token);
                 token.check();
-                String violation = violation(response, schema);
+                String violation = violation(response, accept);
                 if (violation != null) {
                     if (!model.retriesInvalidOutput() || attempt >= opts.maxAttempts()) {
-                        throw AgentException.invalidOutput(violation);
+                        throw AgentException.invalidOutput(violation).withUsage(response.usage());
                     }
+                    retried = retried.plus(response.usage());
                     text.resetIfStreamed();
                     continue;
                 }
-                return response;
+                return plusUsage(response, retried);
             } catch (AgentException e) {
                 if (token.isCancelled()) {
-                    throw AgentException.cancelled();
+                    throw AgentException.cancelled().withUsage(retried.plus(e.usage()));
                 }
                 if (!e.isRetryable() || toolRan || attempt >= opts.maxAttempts() || e.isInvalidOutput()) {
-                    throw e;
+                    throw e.withUsage(retried);
                 }
+                retried = retried.plus(e.usage());
                 text.resetIfStreamed();
                 token.sleep(backoff);
                 backoff *= 2;
@@ -550,6 +560,17 @@ public final class Agent {
         }
     }
 
+
+    /** {@code response} with {@code extra} added to its usage. */
+    private static ModelResponse plusUsage(ModelResponse response, Usage extra) {
+        if (extra.equals(Usage.ZERO)) {
+            return response;
+        }
+        return switch (response) {
+            case ModelResponse.Answer a -> new ModelResponse.Answer(a.text(), a.structured(), extra.plus(a.usage()));
+            case ModelResponse.ToolCalls c -> new ModelResponse.ToolCalls(c.calls(), extra.plus(c.usage()));
+        };
+    }
 
     /**
      * Turns model text callbacks into events: {@code text} events with the whole answer so far, or,

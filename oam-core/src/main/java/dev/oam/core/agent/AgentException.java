@@ -13,6 +13,7 @@ public final class AgentException extends Exception {
     private final ErrorCode code;
     private final ObjectNode data;
     private boolean invalidOutput;
+    private Usage usage = Usage.ZERO;
 
     public AgentException(ErrorCode code, String message) {
         this(code, message, null);
@@ -33,6 +34,20 @@ public final class AgentException extends Exception {
 
     public boolean isInvalidOutput() {
         return invalidOutput;
+    }
+
+    /**
+     * The tokens the failed turn had consumed: its finished steps, attempts the agent asked again, and the
+     * failing step itself when the model reported them (a blocked step's prompt was still read).
+     */
+    public Usage usage() {
+        return usage;
+    }
+
+    /** Adds {@code spent} to {@link #usage()}; returns this exception, for {@code throw e.withUsage(…)}. */
+    public AgentException withUsage(Usage spent) {
+        usage = usage.plus(spent);
+        return this;
     }
 
     public static AgentException cancelled() {

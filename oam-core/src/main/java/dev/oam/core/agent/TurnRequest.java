@@ -7,6 +7,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * One turn's input. The overrides replace the session options for this turn only; {@code null}
  * keeps the session's value.
+ *
+ * @param schema the schema the model is held to (what constrained backends generate from)
+ * @param acceptSchema a looser schema an answer only has to fit to be accepted, for callers that read the
+ *     answer leniently themselves (an NPC reply); {@code null}: the answer must fit {@code schema}
  */
 public record TurnRequest(
         String prompt,
@@ -14,10 +18,20 @@ public record TurnRequest(
         @Nullable ToolChoice toolChoice,
         @Nullable Integer maxToolRounds,
         @Nullable Integer maxToolCalls,
-        @Nullable List<String> enabledTools) {
+        @Nullable List<String> enabledTools,
+        @Nullable JsonNode acceptSchema) {
 
     public TurnRequest {
         enabledTools = enabledTools == null ? null : List.copyOf(enabledTools);
+        if (acceptSchema != null && schema == null) {
+            throw new IllegalArgumentException("acceptSchema needs a schema");
+        }
+    }
+
+    /** A turn whose answer must fit its schema. */
+    public TurnRequest(String prompt, @Nullable JsonNode schema, @Nullable ToolChoice toolChoice, @Nullable Integer maxToolRounds,
+            @Nullable Integer maxToolCalls, @Nullable List<String> enabledTools) {
+        this(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, enabledTools, null);
     }
 
     public static TurnRequest of(String prompt) {

@@ -175,8 +175,10 @@ public final class ScriptedModel implements LanguageModel {
                 yield new ModelResponse.ToolCalls(out, new Usage(input, 0, Tokens.estimate(Json.write(Json.mapper().valueToTree(
                         out.stream().map(c -> Map.of("name", c.name(), "arguments", c.arguments())).toList())))));
             }
+            // The prompt was read before the step failed, as a server reports for a blocked answer.
             case ScriptStep.Error error -> throw new AgentException(error.code(),
-                    error.message() != null ? error.message() : "Scripted failure: " + error.code().dataCode() + ".");
+                    error.message() != null ? error.message() : "Scripted failure: " + error.code().dataCode() + ".")
+                    .withUsage(new Usage(input, 0, 0));
         };
     }
 

@@ -34,6 +34,14 @@ public record GenerationSchema(ObjectNode json, List<String> warnings) {
         return SchemaValidator.firstViolation(json, value);
     }
 
+    /**
+     * {@code value} without the members that objects closed by {@code additionalProperties: false} do not define
+     * (recursively); everything else is kept as it is, so the result may still break the schema in other ways.
+     */
+    public JsonNode withoutUnknownKeys(JsonNode value) {
+        return SchemaValidator.withoutUnknownKeys(json, json, value, 0);
+    }
+
     /** {@code value} with object keys in schema property order (recursively); unknown keys keep their place at the end. */
     public JsonNode reorder(JsonNode value) {
         return SchemaValidator.reorder(json, json, value);

@@ -152,6 +152,47 @@ final class SchemaValidator {
         return kind;
     }
 
+    /**
+     * {@code value} without the members closed objects ({@code additionalProperties: false}) do not define,
+     * recursively; of alternatives, the first branch the pruned value then fits decides.
+     */
+    static JsonNode withoutUnknownKeys(ObjectNode root, ObjectNode raw, JsonNode value, int depth) {
+        if (depth > MAX_DEPTH) {
+            return value;
+        }
+        ObjectNode schema = resolve(root, raw);
+        JsonNode anyOf = schema.get("anyOf");
+        if (anyOf != null) {
+            for (JsonNode branch : anyOf) {
+                JsonNode pruned = withoutUnknownKeys(root, (ObjectNode) branch, value, depth + 1);
+                if (check(root, (ObjectNode) branch, pruned, "#", 0) == null) {
+                    return pruned;
+                }
+            }
+            return value;
+        }
+        if (value.isObject()) {
+            JsonNode properties = schema.path("properties");
+            boolean closed = schema.path("additionalProperties").isBoolean();
+            ObjectNode out = Json.object();
+            value.properties().forEach(e -> {
+                JsonNode property = properties.get(e.getKey());
+                if (property instanceof ObjectNode propertySchema) {
+                    out.set(e.getKey(), withoutUnknownKeys(root, propertySchema, e.getValue(), depth + 1));
+                } else if (!closed) {
+                    out.set(e.getKey(), e.getValue());
+                }
+            });
+            return out;
+        }
+        if (value.isArray() && schema.get("items") instanceof ObjectNode items) {
+            ArrayNode out = Json.array();
+            value.forEach(item -> out.add(withoutUnknownKeys(root, items, item, depth + 1)));
+            return out;
+        }
+        return value;
+    }
+
     static JsonNode reorder(ObjectNode root, ObjectNode raw, JsonNode value) {
         ObjectNode schema = resolve(root, raw);
         JsonNode anyOf = schema.get("anyOf");

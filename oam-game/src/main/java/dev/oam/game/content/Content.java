@@ -11,7 +11,10 @@ import dev.oam.core.agent.TurnListener;
 import dev.oam.core.agent.TurnRequest;
 import dev.oam.core.agent.TurnResult;
 import dev.oam.core.model.LanguageModel;
+import dev.oam.core.schema.GenerationSchema;
+import dev.oam.core.schema.SchemaException;
 import dev.oam.core.tool.ToolChannel;
+import dev.oam.game.LenientModel;
 import dev.oam.game.PromptText;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -30,8 +33,16 @@ public final class Content {
     public static GeneratedContent generate(ContentRequest request, LanguageModel model, ToolChannel tools,
             CancellationToken token) throws AgentException {
         token.check();
-        Agent agent = new Agent(model, request.instructions() != null ? request.instructions() : DEFAULT_INSTRUCTIONS,
-                request.tools(), options(request), List.of());
+        GenerationSchema schema;
+        try {
+            schema = GenerationSchema.convert(request.schema(), "Content");
+        } catch (SchemaException e) {
+            throw new AgentException(ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
+        }
+        // Keys a closed object does not define are dropped rather than failing the piece: the game gets what it asked for.
+        Agent agent = new Agent(new LenientModel(model, answer -> answer == null ? null : schema.withoutUnknownKeys(answer)),
+                request.instructions() != null ? request.instructions() : DEFAULT_INSTRUCTIONS, request.tools(), options(request),
+                List.of());
         TurnRequest turn = new TurnRequest(prompt(request.prompt(), PromptText.facts(request.context())), request.schema(),
                 null, null, null, null);
         TurnResult result = agent.respond(turn, new TurnContext(token, TurnListener.NONE, tools, TurnContext.CommitPoint.NONE));

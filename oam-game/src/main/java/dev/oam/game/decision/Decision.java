@@ -31,8 +31,8 @@ public record Decision(String optionID, String reasoning, int confidence, List<T
         return new Decision(optionID, "", 100, List.of(), Usage.ZERO, false);
     }
 
-    /** The fallback answer for a blocked or refused decision. */
-    static Decision fallback(String optionID) {
-        return new Decision(optionID, "", 0, List.of(), Usage.ZERO, true);
+    /** The fallback answer for a blocked or refused decision; {@code usage} is what the blocked attempt consumed. */
+    static Decision fallback(String optionID, Usage usage) {
+        return new Decision(optionID, "", 0, List.of(), usage, true);
     }
 }

@@ -15,6 +15,7 @@ import dev.oam.core.agent.TurnResult;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.tool.ToolChannel;
+import dev.oam.game.LenientModel;
 import dev.oam.game.PromptText;
 import dev.oam.game.npc.Persona;
 import java.util.ArrayList;
@@ -48,8 +49,9 @@ public final class Decisions {
             return Decision.only(ids.get(0));
         }
         token.check();
-        Agent agent = new Agent(new LenientAnswers(model, ids), instructions(request.instructions(), request.actor()),
-                request.tools(), options(request), List.of());
+        // COMPAT.md's lenient reading (choice case, confidence range, missing fields) happens before the schema check.
+        Agent agent = new Agent(new LenientModel(model, answer -> DecisionAnswer.normalize(answer, ids)),
+                instructions(request.instructions(), request.actor()), request.tools(), options(request), List.of());
         TurnRequest turn = new TurnRequest(prompt(request.situation(), PromptText.facts(request.context()), request.options()),
                 schema(request.options()), null, null, null, null);
         try {
@@ -60,7 +62,7 @@ public final class Decisions {
         } catch (AgentException e) {
             boolean blocked = e.code() == ErrorCode.GUARDRAIL_VIOLATION || e.code() == ErrorCode.REFUSAL;
             if (blocked && request.fallbackOptionID() != null) {
-                return Decision.fallback(request.fallbackOptionID());
+                return Decision.fallback(request.fallbackOptionID(), e.usage());
             }
             throw e;
         }

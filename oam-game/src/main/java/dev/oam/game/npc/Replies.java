@@ -1,6 +1,8 @@
 package dev.oam.game.npc;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.json.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -15,6 +17,15 @@ public final class Replies {
 
     /** A text reply split into its tag and line; {@code tagStreaming} while a tag may still be arriving. */
     public record TextSplit(@Nullable String tag, String line, boolean tagStreaming) {}
+
+    /**
+     * What a structured reply must be to be read: any JSON object. The model is held to the exact reply schema,
+     * but a reply that misses it in a way {@link #structured} can read (an unknown emotion, fewer or more player
+     * options, a missing or extra key) must not cost the turn (GAME-LAYER.md §3.4).
+     */
+    public static ObjectNode acceptedSchema() {
+        return Json.object().put("type", "object");
+    }
 
     private static final int MAX_STREAMING_TAG = 24;
     private static final String OPENING_QUOTES = "\"“'‘«";

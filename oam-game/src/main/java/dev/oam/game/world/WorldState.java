@@ -127,8 +127,10 @@ public final class WorldState {
 
     /**
      * Removes the value at {@code path} and returns it, or {@code null} when there was none (also when
-     * the path runs through a scalar). Removing from a list shifts the items after it. Removing the
-     * root empties the world and returns the old root.
+     * the path runs through a scalar). Removing from a list shifts the items after it, so every later index
+     * changes: that is reported as one change of the whole list (old and new list), which reaches the
+     * listeners of each index; removing the last item is a change of that index only. Removing the root
+     * empties the world and returns the old root.
      */
     public @Nullable JsonNode remove(String path) throws WorldException {
         WorldPath parsed = WorldPath.parse(path);
@@ -145,18 +147,23 @@ public final class WorldState {
             }
             JsonNode parent = lookup(root, parsed.parent());
             JsonNode old = null;
+            WorldChange change = null;
             if (parent instanceof ObjectNode object) {
                 old = object.remove(parsed.last());
             } else if (parent instanceof ArrayNode array) {
                 int index = index(parsed.last());
-                if (index >= 0 && index < array.size()) {
+                if (index >= 0 && index < array.size() - 1) {
+                    ArrayNode before = array.deepCopy();
+                    old = array.remove(index);
+                    change = new WorldChange(parsed.parent().toString(), before, array.deepCopy());
+                } else if (index >= 0 && index < array.size()) {
                     old = array.remove(index);
                 }
             }
             if (old == null) {
                 return null;
             }
-            commit(List.of(new WorldChange(parsed.toString(), old, null)));
+            commit(List.of(change != null ? change : new WorldChange(parsed.toString(), old, null)));
             return old.deepCopy();
         } finally {
             lock.unlock();
@@ -183,7 +190,7 @@ public final class WorldState {
                 }
                 JsonNode value = lookup(root, parsed);
                 if (value != null) {
-                    flatten(value, parsed.toString(), 0, lines);
+                    flatten(value, parsed, 0, lines);
                 }
             }
         } finally {
@@ -423,16 +430,15 @@ public final class WorldState {
         };
     }
 
-    private static void flatten(JsonNode value, String path, int depth, List<String> lines) {
+    private static void flatten(JsonNode value, WorldPath path, int depth, List<String> lines) {
         if (value instanceof ObjectNode object && !object.isEmpty() && depth < SUMMARY_DEPTH) {
             for (Map.Entry<String, JsonNode> member : object.properties()) {
-                String key = member.getKey();
-                flatten(member.getValue(), path.isEmpty() ? key : path + "." + key, depth + 1, lines);
+                flatten(member.getValue(), path.child(member.getKey()), depth + 1, lines);
             }
             return;
         }
         String text = value.isTextual() ? value.textValue() : Json.write(value);
-        lines.add((path.isEmpty() ? "state" : path) + ": " + cut(text, SUMMARY_VALUE_LENGTH));
+        lines.add((path.isRoot() ? "state" : path.toString()) + ": " + cut(text, SUMMARY_VALUE_LENGTH));
     }
 
     /** {@code text} cut to {@code max} code points: the first {@code max - 3} plus "...". */

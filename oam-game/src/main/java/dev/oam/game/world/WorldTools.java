@@ -236,7 +236,6 @@ public final class WorldTools {
         if (json.length() <= OUTPUT_LIMIT) {
             return value.deepCopy();
         }
-        String where = path.isRoot() ? "" : path + ".";
         if (value instanceof ObjectNode object) {
             ObjectNode preview = Json.object();
             int used = 2;
@@ -261,8 +260,8 @@ public final class WorldTools {
                 used += size;
                 shown++;
             }
-            String note = "Shortened because it is large. Read a narrower path such as '" + where
-                    + object.fieldNames().next() + "' for details.";
+            String note = "Shortened because it is large. Read a narrower path such as '"
+                    + path.child(object.fieldNames().next()) + "' for details.";
             if (shown < object.size()) {
                 note += " Showing " + shown + " of " + object.size() + " keys.";
             }
@@ -282,8 +281,8 @@ public final class WorldTools {
             }
             ObjectNode shortened = Json.object();
             shortened.set("items", kept);
-            shortened.put("_note", "Showing " + kept.size() + " of " + array.size() + " items. Read '" + where
-                    + kept.size() + "' and so on for the others.");
+            shortened.put("_note", "Showing " + kept.size() + " of " + array.size() + " items. Read '"
+                    + path.child(String.valueOf(kept.size())) + "' and so on for the others.");
             return shortened;
         }
         if (value.isTextual()) {

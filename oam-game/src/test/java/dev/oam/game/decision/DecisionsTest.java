@@ -137,7 +137,11 @@ class DecisionsTest {
     void guardrailsAndRefusalsGiveTheFallbackOption() throws Exception {
         RecordingModel model = RecordingModel.playing("[{\"error\":\"guardrail_violation\"},{\"error\":\"refusal\"}]");
         DecisionRequest request = request("Blood everywhere.", OPTIONS, List.of(), ToolChoice.AUTO, " beg ");
-        assertThat(decide(request, model)).isEqualTo(new Decision("beg", "", 0, List.of(), Usage.ZERO, true));
+        Decision blocked = decide(request, model);
+        // The blocked step read the prompt; its tokens are the fallback's usage.
+        int prompt = model.requests().get(0).estimatedInputTokens();
+        assertThat(blocked).isEqualTo(new Decision("beg", "", 0, List.of(), new Usage(prompt, 0, 0), true));
+        assertThat(prompt).isPositive();
         assertThat(decide(request, model).isFallback()).isTrue();
     }
 

@@ -66,9 +66,45 @@ class WorldStateTest {
     }
 
     @Test
+    void quotedSegmentsAddressKeysWithDotsSlashesAndBrackets() throws Exception {
+        WorldState world = world("{\"stats\":{\"hp.max\":30,\"a/b\":1,\"x[0]\":2,\"\":3,\" pad \":4,\"q\\\"\":5},"
+                + "\"$\":{\"k\":6},\"hp\":{\"max\":99}}");
+        assertThat(world.get("stats[\"hp.max\"]")).isEqualTo(json("30"));
+        assertThat(world.get("stats['hp.max']")).isEqualTo(json("30"));
+        assertThat(world.get("stats[ \"hp.max\" ]")).isEqualTo(json("30"));
+        assertThat(world.get("stats[\"a/b\"]")).isEqualTo(json("1"));
+        assertThat(world.get("stats[\"x[0]\"]")).isEqualTo(json("2"));
+        assertThat(world.get("stats[\"\"]")).isEqualTo(json("3"));
+        assertThat(world.get("stats[\" pad \"]")).isEqualTo(json("4"));
+        assertThat(world.get("stats[\"q\\\"\"]")).isEqualTo(json("5"));
+        assertThat(world.get("stats['q\"']")).isEqualTo(json("5"));
+        assertThat(world.get("[\"$\"].k")).isEqualTo(json("6"));
+        assertThat(world.get("stats[\"hp\\u002emax\"]")).isEqualTo(json("30"));
+        // The old forms mean what they meant.
+        assertThat(world.get("hp.max")).isEqualTo(json("99"));
+        assertThat(world.get("hp['max']")).isEqualTo(json("99"));
+        // The canonical form quotes exactly the keys a dot path cannot hold, and parses back to the same path.
+        for (List<String> segments : List.of(List.of("stats", "hp.max"), List.of("a/b", "c"), List.of("x[0]"), List.of("", "y"),
+                List.of(" pad "), List.of("q\"", "'"), List.of("$"), List.of("a", "$"), List.of("party", "0", "name"))) {
+            WorldPath path = new WorldPath(segments);
+            assertThat(WorldPath.parse(path.toString())).as(path.toString()).isEqualTo(path);
+        }
+        assertThat(new WorldPath(List.of("stats", "hp.max", "x")).toString()).isEqualTo("stats[\"hp.max\"].x");
+        assertThat(new WorldPath(List.of("$", "k")).toString()).isEqualTo("[\"$\"].k");
+        assertThat(new WorldPath(List.of("party", "0", "name")).toString()).isEqualTo("party.0.name");
+        // Changes carry the canonical path, so a listener can address what changed.
+        Recorder recorder = new Recorder();
+        world.addListener(recorder);
+        world.set("stats[\"hp.max\"]", json("31"));
+        assertThat(recorder.lines).containsExactly("stats[\"hp.max\"]: 30 -> 31");
+        assertThat(world.summary(List.of("stats"), 30)).startsWith("stats[\"hp.max\"]: 31\n");
+    }
+
+    @Test
     void malformedPathsAreRejectedNamingThePath() {
         WorldState world = new WorldState();
-        for (String bad : List.of("a..b", ".a", "a.", "a[0", "a]", "a[]", "a[0]b", "a.[0]", "$..a", "a//b")) {
+        for (String bad : List.of("a..b", ".a", "a.", "a[0", "a]", "a[]", "a[0]b", "a.[0]", "$..a", "a//b", "a[\"b]", "a[\"b\"c]",
+                "a[\"\\q\"]", "a['b'c]", "a[\"\\u12\"]")) {
             assertThatThrownBy(() -> world.get(bad)).as(bad).isInstanceOf(WorldException.class)
                     .hasMessageContaining("'" + bad + "' is not a valid path")
                     .satisfies(e -> assertThat(((WorldException) e).path()).isEqualTo(bad));
@@ -255,8 +291,12 @@ class WorldStateTest {
         assertThat(world.remove("player.gold")).isEqualTo(json("12"));
         assertThat(world.remove("player.gold")).isNull();
         assertThat(world.remove("party.9")).isNull();
-        assertThat(recorder.lines).containsExactly("party.0: \"Aria\" -> -", "player.gold: 12 -> -");
-        assertThat(world.version()).isEqualTo(2);
+        assertThat(world.remove("party.1")).isEqualTo(json("\"Cora\""));
+        // Removing the first item moved every later one: the change is the whole list, which reaches the
+        // listeners of each index; removing the last item moved nothing, so only that index changed.
+        assertThat(recorder.lines).containsExactly("party: [\"Aria\",\"Bran\",\"Cora\"] -> [\"Bran\",\"Cora\"]",
+                "player.gold: 12 -> -", "party.1: \"Cora\" -> -");
+        assertThat(world.version()).isEqualTo(3);
         assertThatThrownBy(() -> world.remove("a..b")).isInstanceOf(WorldException.class);
     }
 

@@ -132,8 +132,8 @@ final class OpenAIModel implements LanguageModel {
         } catch (HttpFailure failure) {
             completion = fallback(failure, request, model, stream, hasTools, token);
         }
-        Outputs.checkStopped(completion);
         Usage usage = Outputs.usage(completion, request);
+        Outputs.checkStopped(completion, usage);
         String content = completion.content.toString();
         ModelResponse response = completion.calls.isEmpty()
                 ? new ModelResponse.Answer(content, request.schema() == null ? null : Outputs.lenientJson(content), usage)
@@ -183,8 +183,8 @@ final class OpenAIModel implements LanguageModel {
         } catch (HttpFailure failure) {
             throw Failures.map(failure, settings);
         }
-        Outputs.checkStopped(completion);
         Usage usage = before.plus(Outputs.usage(completion, request));
+        Outputs.checkStopped(completion, usage);
         ModelResponse response = Outputs.emulated(completion.content.toString(), request, usage);
         sink.finish(response);
         return response;

@@ -25,15 +25,16 @@ import org.jspecify.annotations.Nullable;
 final class Outputs {
     private Outputs() {}
 
-    /** Refusals and content filters end the step whatever else came with them. */
-    static void checkStopped(Completion completion) throws AgentException {
+    /** Refusals and content filters end the step whatever else came with them; the error carries the step's usage. */
+    static void checkStopped(Completion completion, Usage usage) throws AgentException {
         String refusal = completion.refusal.toString().strip();
         if (!refusal.isEmpty()) {
-            throw new AgentException(ErrorCode.REFUSAL, "The model refused: " + Failures.shorten(refusal));
+            throw new AgentException(ErrorCode.REFUSAL, "The model refused: " + Failures.shorten(refusal)).withUsage(usage);
         }
         if ("content_filter".equals(completion.finishReason)) {
             throw new AgentException(ErrorCode.GUARDRAIL_VIOLATION, "The model server's content filter stopped the answer"
-                    + (completion.content.isEmpty() ? "." : " after: " + Failures.shorten(completion.content.toString())));
+                    + (completion.content.isEmpty() ? "." : " after: " + Failures.shorten(completion.content.toString())))
+                    .withUsage(usage);
         }
     }
 

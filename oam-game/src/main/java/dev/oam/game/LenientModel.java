@@ -1,7 +1,6 @@
-package dev.oam.game.decision;
+package dev.oam.game;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
@@ -11,23 +10,23 @@ import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.transcript.TranscriptEntry;
-import java.util.List;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A view of a model for one decision that reads its answers the lenient way before the agent checks them
- * against the decision schema: a choice that differs from an option id only in case, a confidence outside
- * 0–100 or with decimals, and a missing confidence or reasoning are put in the schema's form. Without it,
- * the strict schema check would reject answers that COMPAT.md says to accept. Grammar-constrained models
- * never need it; it matters for servers that ignore the schema, and for scripts.
+ * A view of a model for one game call that puts each structured answer in the schema's form before the agent
+ * checks it against the schema, so a cosmetic mismatch the game layer reads leniently (a choice in the wrong
+ * case, a confidence out of range, a key the schema does not allow) does not fail the call. Grammar-constrained
+ * models never need it; it matters for servers that ignore the schema, and for scripts.
  */
-final class LenientAnswers implements LanguageModel {
+public final class LenientModel implements LanguageModel {
     private final LanguageModel model;
-    private final List<String> ids;
+    private final UnaryOperator<@Nullable JsonNode> normalize;
 
-    LenientAnswers(LanguageModel model, List<String> ids) {
+    /** @param normalize the answer in the schema's form, or {@code null} to leave it to the schema check */
+    public LenientModel(LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize) {
         this.model = model;
-        this.ids = List.copyOf(ids);
+        this.normalize = normalize;
     }
 
     @Override
@@ -36,7 +35,7 @@ final class LenientAnswers implements LanguageModel {
         if (request.schema() == null || !(response instanceof ModelResponse.Answer answer)) {
             return response;
         }
-        ObjectNode normalized = DecisionAnswer.normalize(value(answer), ids);
+        JsonNode normalized = normalize.apply(value(answer));
         return normalized == null ? response : new ModelResponse.Answer(Json.write(normalized), normalized, answer.usage());
     }
 

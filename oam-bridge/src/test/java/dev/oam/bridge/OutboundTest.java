@@ -1,0 +1,147 @@
+package dev.oam.bridge;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.oam.core.json.Json;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class OutboundTest {
+    /** Records each line with the thread that delivered it, and whether two threads were ever inside at once. */
+    static final class RecordingSink implements MessageSink {
+        final boolean callerDelivery;
+        final List<String> lines = new ArrayList<>(); // guarded by this
+        final List<String> threads = new ArrayList<>(); // guarded by this
+        final AtomicInteger inside = new AtomicInteger();
+        volatile boolean overlapped;
+
+        RecordingSink(boolean callerDelivery) {
+            this.callerDelivery = callerDelivery;
+        }
+
+        @Override
+        public void send(String line) {
+            if (inside.incrementAndGet() > 1) {
+                overlapped = true;
+            }
+            synchronized (this) {
+                lines.add(line);
+                threads.add(Thread.currentThread().isVirtual() ? "virtual" : Thread.currentThread().getName());
+            }
+            inside.decrementAndGet();
+        }
+
+        @Override
+        public boolean allowsCallerDelivery() {
+            return callerDelivery;
+        }
+
+        synchronized List<String> lines() {
+            return List.copyOf(lines);
+        }
+
+        synchronized List<String> threads() {
+            return List.copyOf(threads);
+        }
+    }
+
+    private static void awaitDelivered(Outbound outbound) throws InterruptedException {
+        CountDownLatch delivered = new CountDownLatch(1);
+        outbound.after(delivered::countDown);
+        assertThat(delivered.await(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void aWorkerOnAVirtualThreadDeliversItsOwnMessageWhileTheWriterIsIdle() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        Outbound outbound = new Outbound(sink);
+        Thread worker = Thread.ofVirtual().start(() -> outbound.sendFromWorker(Json.object().put("n", 1)));
+        worker.join();
+        // Delivered before sendFromWorker returned, on the worker's own thread: no hand-off to oam-writer.
+        assertThat(sink.lines()).containsExactly("{\"n\":1}");
+        assertThat(sink.threads()).containsExactly("virtual");
+        outbound.close(1000);
+    }
+
+    @Test
+    void platformThreadsAndSinksThatDoNotAllowItHandTheMessageToTheWriter() throws Exception {
+        RecordingSink stdio = new RecordingSink(true);
+        Outbound outbound = new Outbound(stdio);
+        outbound.sendFromWorker(Json.object().put("n", 1)); // a platform thread, like the dispatcher
+        awaitDelivered(outbound);
+        assertThat(stdio.threads()).containsExactly("oam-writer");
+        outbound.close(1000);
+
+        RecordingSink callback = new RecordingSink(false);
+        Outbound host = new Outbound(callback);
+        Thread worker = Thread.ofVirtual().start(() -> host.sendFromWorker(Json.object().put("n", 2)));
+        worker.join();
+        awaitDelivered(host);
+        assertThat(callback.threads()).containsExactly("oam-writer");
+        host.close(1000);
+    }
+
+    @Test
+    void concurrentProducersKeepTheirOrderEachMessageArrivesOnceAndTheSinkIsNeverEnteredTwice() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        Outbound outbound = new Outbound(sink);
+        int producers = 6;
+        int each = 400;
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 0; p < producers; p++) {
+            int producer = p;
+            Runnable work = () -> {
+                for (int i = 0; i < each; i++) {
+                    if (producer == 0) {
+                        outbound.send(Json.object().put("p", producer).put("i", i)); // always queued
+                    } else {
+                        outbound.sendFromWorker(Json.object().put("p", producer).put("i", i));
+                    }
+                }
+            };
+            threads.add(producer % 2 == 0 ? Thread.ofPlatform().start(work) : Thread.ofVirtual().start(work));
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        awaitDelivered(outbound);
+        assertThat(sink.overlapped).as("two threads inside the sink at once").isFalse();
+        List<String> lines = sink.lines();
+        assertThat(lines).hasSize(producers * each).doesNotHaveDuplicates();
+        Map<Integer, Integer> next = new HashMap<>();
+        for (String line : lines) {
+            var node = Json.parse(line);
+            int producer = node.get("p").asInt();
+            assertThat(node.get("i").asInt()).as("producer %d in order", producer).isEqualTo(next.getOrDefault(producer, 0));
+            next.put(producer, node.get("i").asInt() + 1);
+        }
+        outbound.close(1000);
+    }
+
+    @Test
+    void anAfterActionRunsOnceEverythingSentBeforeItWasDelivered() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        Outbound outbound = new Outbound(sink);
+        List<Integer> seenByAction = new ArrayList<>();
+        outbound.send(Json.object().put("n", 1));
+        Thread worker = Thread.ofVirtual().start(() -> outbound.sendFromWorker(Json.object().put("n", 2)));
+        worker.join();
+        CountDownLatch ran = new CountDownLatch(1);
+        outbound.after(() -> {
+            seenByAction.add(sink.lines().size());
+            ran.countDown();
+        });
+        assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(seenByAction).containsExactly(2);
+        assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
+        outbound.close(1000);
+    }
+}
