@@ -245,7 +245,8 @@ class NativeTransport:
         self._on_line = on_line
         handle = self._library.lib.oam_bridge_create(self._callback, None)
         if not handle:
-            raise RuntimeError("oam_bridge_create failed (no JVM 21+ found, or no oam.jar?); the reason is on stderr")
+            raise RuntimeError("oam_bridge_create failed; the reason is on stderr (no Java 21+ found, no oam.jar, "
+                               "or a bad setting such as OAM_MODEL)")
         self._handle = handle
 
     def _deliver(self, line: bytes, _user_data: Any) -> None:

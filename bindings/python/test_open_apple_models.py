@@ -16,6 +16,7 @@ import enum
 import gc
 import io
 import os
+import socket
 import sys
 import threading
 import time
@@ -488,6 +489,140 @@ class NativeBridgeTest(BridgeContract, unittest.TestCase):
 class StdioBridgeTest(BridgeContract, unittest.TestCase):
     stdio = True
 
+    def make_bridge(self):
+        return Bridge.over_stdio()
+
+
+# ---------------------------------------------------------------------------------------------
+# real model backends behind the binding
+
+
+GGUF = os.environ.get("OAM_TEST_GGUF")
+OPENAI_URL = os.environ.get("OAM_TEST_OPENAI_URL")
+GATE = {"type": "object", "properties": {"gate": {"type": "string", "enum": ["north", "south"]}}, "required": ["gate"]}
+
+
+class variables:
+    """Sets environment variables while a bridge is made (the library reads them in oam_bridge_create, an
+    ``oam stdio`` child inherits them), then puts the old values back."""
+
+    def __init__(self, **values):
+        self.values = values
+
+    def __enter__(self):
+        self.saved = {name: os.environ.get(name) for name in self.values}
+        os.environ.update(self.values)
+
+    def __exit__(self, *exc):
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+class ModelContract:
+    """The llama backend on a generated GGUF (OAM_TEST_GGUF) and the openai backend on the in-project fake
+    server (OAM_TEST_OPENAI_URL, which calls open_gate when it may and then answers from the tool's result);
+    PythonBindingIT provides both. A system model comes from OAM_MODEL/OAM_MODEL_NAME like for ``oam stdio``."""
+
+    def make_bridge(self):
+        raise NotImplementedError
+
+    def bridge_with(self, **values):
+        with variables(**values):
+            bridge = self.make_bridge()
+        self.addCleanup(bridge.close)
+        return bridge
+
+    def gate_turn(self, bridge, model=None):
+        seen = []
+
+        @bridge.tool(description="Open a named gate.", parameters=GATE)
+        def open_gate(args, context):
+            seen.append(args["gate"])
+            return {"opened": True}
+
+        async def main():
+            session = await bridge.create_session(
+                instructions="You guard the gate.", tools=["open_gate"], model=model,
+                options={"toolChoice": "required", "maxToolRounds": 1, "maxResponseTokens": 8})
+            return await session.respond("Open the north gate.", on_text=lambda delta: None)
+
+        result = run(main())
+        self.assertEqual(len(seen), 1)
+        self.assertIn(seen[0], ("north", "south"))
+        self.assertEqual(result["toolCalls"][0]["output"], {"opened": True})
+        self.assertGreater(result["usage"]["inputTokens"], 0)
+        return result
+
+    def test_a_llama_session_calls_a_tool(self):
+        bridge = self.bridge_with()
+        self.assertIsInstance(self.gate_turn(bridge, {"type": "llama", "path": GGUF})["text"], str)
+
+    def test_an_openai_session_calls_a_tool(self):
+        bridge = self.bridge_with()
+        result = self.gate_turn(bridge, {"type": "openai", "baseUrl": OPENAI_URL, "model": "fake-model"})
+        self.assertEqual(result["text"], 'The gate answered: {"opened":true}')
+
+    def test_oam_model_names_a_gguf_system_model(self):
+        bridge = self.bridge_with(OAM_MODEL=GGUF, OAM_MODEL_NAME="py-warden")
+        self.gate_turn(bridge)  # the default model is the system model; the turn waits for it to load
+        availability = run(bridge.model_availability())
+        self.assertTrue(availability["available"], availability)
+        self.assertEqual(availability["variant"], "py-warden")
+
+    def test_oam_model_names_an_openai_system_model(self):
+        bridge = self.bridge_with(OAM_MODEL=OPENAI_URL, OAM_MODEL_NAME="fake-model")
+
+        async def main():
+            session = await bridge.create_session(instructions="You are a guard.")
+            return await session.respond("Hello.")
+
+        self.assertEqual(run(main())["text"], "fake-model heard: Hello.")
+
+    def test_bad_model_files_and_a_server_that_is_down_fail_alone(self):
+        bridge = self.bridge_with()
+        missing = os.path.join(os.path.dirname(GGUF), "missing-%d.gguf" % os.getpid())
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+
+        async def main():
+            with self.assertRaises(BridgeError) as refused:
+                await bridge.create_session(model={"type": "llama", "path": missing})
+            down = await bridge.create_session(
+                model={"type": "openai", "baseUrl": "http://127.0.0.1:%d/v1" % port, "model": "gone"})
+            with self.assertRaises(BridgeError) as failed:
+                await down.respond("Hello?")
+            return refused.exception, failed.exception
+
+        refused, failed = run(main())
+        self.assertEqual(refused.code, -32602)
+        self.assertIn(missing, refused.message)
+        self.assertIn("does not exist", refused.message)
+        self.assertEqual(failed.code, -32001)
+        self.assertIn("127.0.0.1:%d" % port, failed.message)
+        self.gate_turn(bridge, {"type": "llama", "path": GGUF})  # the bridge and its other sessions go on
+
+
+@unittest.skipUnless(GGUF and OPENAI_URL, "OAM_TEST_GGUF and OAM_TEST_OPENAI_URL are not set (PythonBindingIT sets them)")
+@unittest.skipUnless(_library_available() or os.environ.get("OAM_REQUIRE_NATIVE"), "libOpenAppleModelsFFI is not built")
+class NativeModelTest(ModelContract, unittest.TestCase):
+    def make_bridge(self):
+        return Bridge()
+
+    def test_a_system_model_the_library_cannot_serve_fails_the_bridge_not_the_process(self):
+        missing = os.path.join(os.path.dirname(GGUF), "absent-%d.gguf" % os.getpid())
+        with variables(OAM_MODEL=missing), self.assertRaises(RuntimeError) as caught:
+            Bridge()  # the reason (naming OAM_MODEL and the file) is on stderr
+        self.assertIn("OAM_MODEL", str(caught.exception))
+        self.assertEqual(run(self.bridge_with().ping()), {})
+
+
+@unittest.skipUnless(GGUF and OPENAI_URL, "OAM_TEST_GGUF and OAM_TEST_OPENAI_URL are not set (PythonBindingIT sets them)")
+@unittest.skipUnless(os.environ.get("OAM_STDIO_COMMAND"), "OAM_STDIO_COMMAND is not set")
+class StdioModelTest(ModelContract, unittest.TestCase):
     def make_bridge(self):
         return Bridge.over_stdio()
 

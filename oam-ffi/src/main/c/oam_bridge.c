@@ -119,29 +119,92 @@ OAM_API const char *oam_version(void) {
     return OAM_VERSION;
 }
 
-/* "NAME=value" for every setting the Java side reads (see NativeBridge.configure). */
+/*
+ * A Java string from UTF-8 bytes (decoded here: NewStringUTF expects modified UTF-8, which differs for
+ * characters beyond U+FFFF). Malformed bytes become U+FFFD. NULL when the JVM is out of memory.
+ */
+static jstring java_string_from_utf8(JNIEnv *env, const char *text) {
+    size_t length = strlen(text);
+    jchar *units = (jchar *)malloc((length + 1) * 2 * sizeof(jchar));
+    if (units == NULL) {
+        return NULL;
+    }
+    size_t n = 0;
+    const unsigned char *p = (const unsigned char *)text;
+    size_t i = 0;
+    while (i < length) {
+        uint32_t code_point = 0xFFFD;
+        size_t used = 1;
+        unsigned char lead = p[i];
+        size_t need = lead < 0x80 ? 0 : lead >= 0xC2 && lead <= 0xDF ? 1 : lead >= 0xE0 && lead <= 0xEF ? 2
+                      : lead >= 0xF0 && lead <= 0xF4 ? 3 : 4;
+        if (need == 0) {
+            code_point = lead;
+        } else if (need <= 3 && length - i > need && utf8_valid(p + i, need + 1)) {
+            code_point = lead & (need == 1 ? 0x1F : need == 2 ? 0x0F : 0x07);
+            for (size_t k = 1; k <= need; k++) {
+                code_point = (code_point << 6) | (p[i + k] & 0x3F);
+            }
+            used = need + 1;
+        }
+        if (code_point >= 0x10000) {
+            code_point -= 0x10000;
+            units[n++] = (jchar)(0xD800 + (code_point >> 10));
+            units[n++] = (jchar)(0xDC00 + (code_point & 0x3FF));
+        } else {
+            units[n++] = (jchar)code_point;
+        }
+        i += used;
+    }
+    jstring string = (*env)->NewString(env, units, (jsize)n);
+    free(units);
+    return string;
+}
+
+/*
+ * "NAME=value" for every setting the Java side reads (see NativeBridge.configure): the bridge's own
+ * and the system model's, from the environment at the time of the call.
+ */
 static jobjectArray settings_array(JNIEnv *env, const char *log_level, int owns_jvm) {
-    static const char *names[] = {"OAM_BRIDGE_MAX_SESSIONS", "OAM_BRIDGE_TOOL_TIMEOUT", "OAM_BRIDGE_SCRIPTED_MODELS"};
-    char entries[5][512];
+    static const char *names[] = {"OAM_BRIDGE_MAX_SESSIONS", "OAM_BRIDGE_TOOL_TIMEOUT", "OAM_BRIDGE_SCRIPTED_MODELS",
+                                  "OAM_MODEL", "OAM_MODEL_NAME", "OAM_API_KEY"};
+    enum { MAX_SETTINGS = 2 + sizeof names / sizeof names[0] };
+    char *entries[MAX_SETTINGS];
     int count = 0;
-    snprintf(entries[count++], sizeof entries[0], "OAM_BRIDGE_LOG=%s", log_level);
+    size_t level_size = strlen(log_level) + 16;
+    entries[count] = (char *)malloc(level_size);
+    if (entries[count] != NULL) {
+        snprintf(entries[count++], level_size, "OAM_BRIDGE_LOG=%s", log_level);
+    }
     if (owns_jvm) {
-        snprintf(entries[count++], sizeof entries[0], "OAM_FFI_OWNS_JVM=1");
+        entries[count++] = copy_string("OAM_FFI_OWNS_JVM=1", strlen("OAM_FFI_OWNS_JVM=1"));
     }
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *value = getenv(names[i]);
         if (value != NULL && *value) {
-            snprintf(entries[count++], sizeof entries[0], "%s=%s", names[i], value);
+            size_t size = strlen(names[i]) + strlen(value) + 2;
+            entries[count] = (char *)malloc(size);
+            if (entries[count] != NULL) {
+                snprintf(entries[count++], size, "%s=%s", names[i], value);
+            }
         }
     }
+    jobjectArray array = NULL;
     jclass string_class = (*env)->FindClass(env, "java/lang/String");
-    jobjectArray array = string_class ? (*env)->NewObjectArray(env, count, string_class, NULL) : NULL;
-    for (int i = 0; array != NULL && i < count; i++) {
-        jstring entry = (*env)->NewStringUTF(env, entries[i]);
-        if (entry == NULL) {
-            return NULL;
+    if (string_class != NULL) {
+        array = (*env)->NewObjectArray(env, count, string_class, NULL);
+    }
+    for (int i = 0; i < count; i++) {
+        if (array != NULL) {
+            jstring entry = entries[i] != NULL ? java_string_from_utf8(env, entries[i]) : NULL;
+            if (entry == NULL) {
+                array = NULL;
+            } else {
+                (*env)->SetObjectArrayElement(env, array, i, entry);
+                (*env)->DeleteLocalRef(env, entry);
+            }
         }
-        (*env)->SetObjectArrayElement(env, array, i, entry);
+        free(entries[i]);
     }
     return array;
 }

@@ -550,8 +550,8 @@ static created_vms_fn loaded_created_vms(void) {
  * ggml forks gdb on an assert and prints the backtrace on the process's stdout unless
  * GGML_NO_BACKTRACE is set; in a game that stdout may be the game's own (or a protocol). Set it
  * before the JVM starts (so the JVM's System.getenv sees it too), and never override a value the
- * host chose. Only done when this library creates the JVM: a host that runs its own JVM owns its
- * environment.
+ * host chose. Also done when the library joins a JVM the host runs: the bridge may load ggml into
+ * it later (the llama backend loads it when a llama model is first created).
  */
 static void no_native_backtraces(void) {
     if (getenv("GGML_NO_BACKTRACE") != NULL) {
@@ -645,6 +645,7 @@ static int extra_options(char *storage, size_t size, JavaVMOption *options, int 
 }
 
 static JavaVM *start_vm(const char *classpath, JNIEnv **env) {
+    no_native_backtraces(); /* before the JVM starts, and before a joined JVM ever loads ggml */
     created_vms_fn created = loaded_created_vms();
     JavaVM *vm = running_vm(created);
     if (vm != NULL) {
@@ -701,7 +702,6 @@ static JavaVM *start_vm(const char *classpath, JNIEnv **env) {
     args.nOptions = count;
     args.options = options;
     args.ignoreUnrecognized = JNI_FALSE;
-    no_native_backtraces();
     oam_log(OAM_LOG_INFO, "starting the JVM %s with classpath %s", library_path, classpath);
     jint rc = create(&vm, (void **)env, &args);
     if (rc != JNI_OK) {

@@ -58,6 +58,8 @@ public record BridgeConfiguration(
         private Duration defaultToolTimeout = AgentOptions.DEFAULT_TOOL_TIMEOUT;
         private boolean allowsScriptedModels = true;
         private @Nullable LanguageModel systemModel;
+        private @Nullable ModelSpec systemModelSpec;
+        private @Nullable List<ModelBackend> backends; // null: ModelBackends.discovered()
         private final Map<String, ModelProvider> modelProviders = new LinkedHashMap<>();
         private List<BridgeExtension> extensions = standardExtensions();
         private Runnable onShutdown = () -> {};
@@ -80,8 +82,23 @@ public record BridgeConfiguration(
             return this;
         }
 
+        /** The model behind {@code "system"}, made by the host itself; replaces an earlier {@link #systemModel(ModelSpec)}. */
         public Builder systemModel(@Nullable LanguageModel model) {
             this.systemModel = model;
+            this.systemModelSpec = null;
+            return this;
+        }
+
+        /**
+         * The model behind {@code "system"}, made by this configuration's backends when {@link #build()} runs, the same way
+         * {@code oam stdio --model} and the C ABI's {@code OAM_MODEL} do: for example
+         * {@code systemModel(new ModelSpec.Llama(Path.of("model.gguf")))} or
+         * {@code systemModel(new ModelSpec.OpenAI(URI.create("http://127.0.0.1:11434/v1"), "qwen2.5:3b"))};
+         * {@code null} for none. Replaces an earlier {@link #systemModel(LanguageModel)}.
+         */
+        public Builder systemModel(@Nullable ModelSpec spec) {
+            this.systemModelSpec = spec;
+            this.systemModel = null;
             return this;
         }
 
@@ -90,11 +107,13 @@ public record BridgeConfiguration(
             return this;
         }
 
-        /** Serves the {@code type} of each backend (see {@link ModelBackend#discover()}). */
-        public Builder backends(java.util.List<ModelBackend> backends) {
-            for (ModelBackend backend : backends) {
-                this.modelProviders.put(backend.type(), backend::create);
-            }
+        /**
+         * The backends that serve model types and the system model, instead of the ones discovered on the class path
+         * ({@link ModelBackends#discovered()}, the default); {@code List.of()} for none. The host owns them (closing
+         * them is its business). A {@link #modelProvider} for the same type wins.
+         */
+        public Builder backends(List<ModelBackend> backends) {
+            this.backends = List.copyOf(backends);
             return this;
         }
 
@@ -108,9 +127,20 @@ public record BridgeConfiguration(
             return this;
         }
 
+        /**
+         * @throws ModelBackends.ModelSetupException the {@link #systemModel(ModelSpec)} cannot be served (a missing or
+         *     unreadable file, a bad URL, no backend for it); the message names the cause
+         */
         public BridgeConfiguration build() {
-            return new BridgeConfiguration(maxSessions, defaultToolTimeout, allowsScriptedModels, systemModel,
-                    modelProviders, extensions, onShutdown);
+            List<ModelBackend> serving = backends != null ? backends : ModelBackends.discovered();
+            Map<String, ModelProvider> providers = new LinkedHashMap<>();
+            for (ModelBackend backend : serving) {
+                providers.putIfAbsent(backend.type(), backend::create);
+            }
+            providers.putAll(modelProviders);
+            LanguageModel system = systemModelSpec != null ? ModelBackends.systemModel(serving, systemModelSpec) : systemModel;
+            return new BridgeConfiguration(maxSessions, defaultToolTimeout, allowsScriptedModels, system, providers, extensions,
+                    onShutdown);
         }
     }
 }

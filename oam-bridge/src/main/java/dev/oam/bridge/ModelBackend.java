@@ -5,6 +5,7 @@ import dev.oam.core.model.LanguageModel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,6 +30,16 @@ public interface ModelBackend {
      * @throws Exception with a message fit for the person starting the bridge
      */
     LanguageModel systemModel(String location, @Nullable String name) throws Exception;
+
+    /**
+     * The system model at {@code location}, reading the host's other variables (such as {@code OAM_API_KEY})
+     * through {@code environment}: the process environment for {@code oam stdio}, the settings of each
+     * {@code oam_bridge_create} for the C ABI. Backends that read none keep this default.
+     */
+    default LanguageModel systemModel(String location, @Nullable String name, UnaryOperator<@Nullable String> environment)
+            throws Exception {
+        return systemModel(location, name);
+    }
 
     /** Frees what the backend holds (loaded models, connections); called once when the host stops. */
     default void close() {}

@@ -3,8 +3,10 @@ package dev.oam.cli;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.ModelBackend;
-import dev.oam.core.model.LanguageModel;
+import dev.oam.bridge.ModelBackends;
+import dev.oam.bridge.ModelSpec;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import dev.oam.core.Log;
 import dev.oam.core.os.Posix;
 import java.io.BufferedOutputStream;
@@ -69,6 +71,17 @@ final class StdioCommand implements Callable<Integer> {
         }
     }
 
+    /** A host variable: {@code --model} and {@code --model-name} stand for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}. */
+    private @Nullable String variable(String name) {
+        if (name.equals(ModelSpec.MODEL_VARIABLE) && model != null) {
+            return model;
+        }
+        if (name.equals(ModelSpec.NAME_VARIABLE) && modelName != null) {
+            return modelName;
+        }
+        return System.getenv(name);
+    }
+
     int serve(InputStream in, OutputStream out, String guardDescription) throws Exception {
         try {
             Log.setLevel(Log.parseLevel(logLevel));
@@ -87,23 +100,24 @@ final class StdioCommand implements Callable<Integer> {
             System.err.println("oam stdio: --tool-timeout must be a number of seconds from 0 to 86400 (0 means no limit)");
             return 2;
         }
+        // This process owns its backends: they are closed when the server stops.
         List<ModelBackend> backends = ModelBackend.discover();
-        LanguageModel systemModel;
+        CountDownLatch done = new CountDownLatch(1);
+        BridgeConfiguration configuration;
         try {
-            systemModel = SystemModel.resolve(backends, model, modelName);
-        } catch (SystemModel.ConfigurationException e) {
+            configuration = BridgeConfiguration.builder()
+                    .maxSessions(maxSessions)
+                    .defaultToolTimeout(Duration.ofNanos((long) (toolTimeout * 1e9)))
+                    .allowsScriptedModels(!noScriptedModels)
+                    .backends(backends)
+                    .systemModel(ModelSpec.fromEnvironment(this::variable))
+                    .onShutdown(done::countDown)
+                    .build();
+        } catch (ModelBackends.ModelSetupException e) {
             System.err.println("oam stdio: " + e.getMessage());
+            backends.forEach(ModelBackend::close);
             return 2;
         }
-        CountDownLatch done = new CountDownLatch(1);
-        BridgeConfiguration configuration = BridgeConfiguration.builder()
-                .maxSessions(maxSessions)
-                .defaultToolTimeout(Duration.ofNanos((long) (toolTimeout * 1e9)))
-                .allowsScriptedModels(!noScriptedModels)
-                .backends(backends)
-                .systemModel(systemModel)
-                .onShutdown(done::countDown)
-                .build();
         BridgeEngine engine = BridgeEngine.withSink(configuration, StdioTransport.sink(out));
         Thread reader = Thread.ofPlatform().daemon().name("oam-stdin").start(() -> {
             try {

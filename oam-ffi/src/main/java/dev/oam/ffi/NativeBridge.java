@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.ModelBackends;
+import dev.oam.bridge.ModelSpec;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;
@@ -15,6 +17,8 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -49,7 +53,8 @@ public final class NativeBridge {
     /**
      * Called by {@code oam_bridge_create}. {@code settings} are {@code NAME=value} pairs the C side
      * read from the environment ({@code OAM_BRIDGE_LOG}, {@code OAM_BRIDGE_MAX_SESSIONS},
-     * {@code OAM_BRIDGE_TOOL_TIMEOUT}, {@code OAM_BRIDGE_SCRIPTED_MODELS}, {@code OAM_FFI_OWNS_JVM}).
+     * {@code OAM_BRIDGE_TOOL_TIMEOUT}, {@code OAM_BRIDGE_SCRIPTED_MODELS}, {@code OAM_FFI_OWNS_JVM}, and the
+     * system model's {@code OAM_MODEL}, {@code OAM_MODEL_NAME}, {@code OAM_API_KEY}).
      * A bad value throws {@link IllegalArgumentException} naming the variable.
      */
     static NativeBridge create(long handle, String[] settings) {
@@ -61,11 +66,14 @@ public final class NativeBridge {
 
     static BridgeConfiguration configure(String[] settings) {
         BridgeConfiguration.Builder builder = BridgeConfiguration.builder();
+        Map<String, String> variables = new HashMap<>();
         for (String setting : settings) {
             int eq = setting.indexOf('=');
             String name = eq < 0 ? setting : setting.substring(0, eq);
             String value = eq < 0 ? "" : setting.substring(eq + 1).strip();
             switch (name) {
+                // The system model, resolved like oam stdio's --model/--model-name (the backend reads OAM_API_KEY).
+                case ModelSpec.MODEL_VARIABLE, ModelSpec.NAME_VARIABLE, "OAM_API_KEY" -> variables.put(name, value);
                 case "OAM_BRIDGE_LOG" -> Log.setLevel(Log.parseLevel(value));
                 case "OAM_BRIDGE_MAX_SESSIONS" -> {
                     int max;
@@ -101,7 +109,13 @@ public final class NativeBridge {
                 default -> Log.debug("ignored the unknown setting " + name);
             }
         }
-        return builder.build();
+        // The backends are the process's discovered ones (ModelBackends.discovered()), shared by every bridge.
+        builder.systemModel(ModelSpec.fromEnvironment(variables::get));
+        try {
+            return builder.build();
+        } catch (ModelBackends.ModelSetupException e) {
+            throw new IllegalArgumentException(ModelSpec.MODEL_VARIABLE + ": " + e.getMessage(), e);
+        }
     }
 
     /**

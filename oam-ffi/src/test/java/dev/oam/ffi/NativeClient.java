@@ -50,12 +50,13 @@ final class NativeClient implements ProtocolClient {
 
     /** Starts the host; {@code oam stdio} flags become the library's environment settings. */
     static NativeClient start(String... flags) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(NativeFiles.dir().resolve("oam-ffi-host").toString());
+        return start(Map.of(), flags);
+    }
+
+    /** Starts the host with these environment variables too (the system model's {@code OAM_MODEL}, …). */
+    static NativeClient start(Map<String, String> variables, String... flags) throws IOException {
+        ProcessBuilder builder = host(variables);
         Map<String, String> env = builder.environment();
-        env.put("OAM_JAVA_HOME", NativeFiles.javaHome());
-        env.remove("OAM_CLASSPATH");
-        // Each case starts a JVM in a fresh host process; these options start it faster.
-        env.put("OAM_JVM_OPTIONS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1");
         for (int i = 0; i < flags.length; i++) {
             switch (flags[i]) {
                 case "--max-sessions" -> env.put("OAM_BRIDGE_MAX_SESSIONS", flags[++i]);
@@ -66,6 +67,28 @@ final class NativeClient implements ProtocolClient {
             }
         }
         return new NativeClient(builder.start());
+    }
+
+    /**
+     * The host program with a quick JVM, llama.cpp small and its native library extracted under target/, and
+     * {@code variables} on top (none of the system model's variables come from the environment of the build).
+     */
+    static ProcessBuilder host(Map<String, String> variables) {
+        ProcessBuilder builder = new ProcessBuilder(NativeFiles.dir().resolve("oam-ffi-host").toString());
+        Map<String, String> env = builder.environment();
+        env.put("OAM_JAVA_HOME", NativeFiles.javaHome());
+        env.remove("OAM_CLASSPATH");
+        // Each case starts a JVM in a fresh host process; these options start it faster.
+        env.put("OAM_JVM_OPTIONS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1");
+        for (String name : List.of("OAM_MODEL", "OAM_MODEL_NAME", "OAM_API_KEY", "GGML_NO_BACKTRACE")) {
+            env.remove(name);
+        }
+        env.put("OAM_NATIVE_DIR", NativeFiles.dir().resolveSibling("llama-native").toString());
+        env.put("OAM_LLAMA_THREADS", "1");
+        env.put("OAM_LLAMA_THREADS_BATCH", "1");
+        env.put("OAM_LLAMA_CONTEXT", "2048");
+        env.putAll(variables);
+        return builder;
     }
 
     @Override

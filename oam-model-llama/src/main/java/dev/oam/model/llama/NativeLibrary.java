@@ -1,6 +1,7 @@
 package dev.oam.model.llama;
 
 import dev.oam.core.Log;
+import dev.oam.core.os.Posix;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -77,6 +78,7 @@ final class NativeLibrary {
                     throw new IOException("cannot extract llama.cpp's native library into " + folder + ": " + e
                             + " (set " + ENV_DIR + " to a writable folder)", e);
                 }
+                noBacktraces();
                 initialiseBinding(library.getParent());
                 loadedFrom = library.getParent();
                 return loadedFrom;
@@ -190,6 +192,26 @@ final class NativeLibrary {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * ggml forks gdb on an assert and prints its backtrace on the process's stdout unless GGML_NO_BACKTRACE is set.
+     * {@code oam stdio} and the C library set it at their start; this covers every other host (a game's own JVM)
+     * before ggml is loaded. A value already set is kept.
+     */
+    private static void noBacktraces() {
+        if (!Posix.isAvailable()) {
+            return; // JDK 21, or Windows, where ggml runs no debugger
+        }
+        try {
+            if (Posix.getenv("GGML_NO_BACKTRACE").isPresent()) {
+                return; // the usual case: set by the host (bin/oam, oam stdio, the C library, the user)
+            }
+            // Other threads exist by now; setenv adds one entry once, before ggml is there to read it.
+            Posix.setenv("GGML_NO_BACKTRACE", "1", false);
+        } catch (IOException e) {
+            Log.warning("cannot set GGML_NO_BACKTRACE: " + e.getMessage());
         }
     }
 

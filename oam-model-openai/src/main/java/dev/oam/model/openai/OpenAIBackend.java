@@ -58,7 +58,13 @@ public final class OpenAIBackend implements ModelBackend {
 
     @Override
     public LanguageModel systemModel(String location, @Nullable String name) {
-        OpenAIModel model = model(Settings.system(location, name, environment));
+        return systemModel(location, name, environment);
+    }
+
+    /** The key comes from {@code OAM_API_KEY} as {@code hostEnvironment} gives it (the C ABI's settings of one bridge). */
+    @Override
+    public LanguageModel systemModel(String location, @Nullable String name, UnaryOperator<@Nullable String> hostEnvironment) {
+        OpenAIModel model = model(Settings.system(location, name, hostEnvironment));
         model.startProbe(); // so the first model/availability rarely has to wait
         return model;
     }

@@ -1,6 +1,6 @@
 package dev.oam.model.openai;
 
-import static dev.oam.model.openai.FakeOpenAIServer.text;
+import static dev.oam.testing.openai.FakeOpenAIServer.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import dev.oam.testing.openai.FakeOpenAIServer;
 
 /** Configuration, discovery, the system model and availability. */
 @Timeout(60)

@@ -1,7 +1,7 @@
 package dev.oam.model.openai;
 
-import static dev.oam.model.openai.FakeOpenAIServer.error;
-import static dev.oam.model.openai.FakeOpenAIServer.text;
+import static dev.oam.testing.openai.FakeOpenAIServer.error;
+import static dev.oam.testing.openai.FakeOpenAIServer.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import dev.oam.testing.openai.FakeOpenAIServer;
 
 /** Server failures become the protocol's errors; cancellation and timeouts abort the HTTP request. */
 @Timeout(60)

@@ -1,19 +1,20 @@
 package dev.oam.model.openai;
 
-import static dev.oam.model.openai.FakeOpenAIServer.call;
-import static dev.oam.model.openai.FakeOpenAIServer.error;
-import static dev.oam.model.openai.FakeOpenAIServer.text;
+import static dev.oam.testing.openai.FakeOpenAIServer.call;
+import static dev.oam.testing.openai.FakeOpenAIServer.error;
+import static dev.oam.testing.openai.FakeOpenAIServer.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.json.Json;
-import dev.oam.model.openai.FakeOpenAIServer.Filtered;
-import dev.oam.model.openai.FakeOpenAIServer.Recorded;
+import dev.oam.testing.openai.FakeOpenAIServer.Filtered;
+import dev.oam.testing.openai.FakeOpenAIServer.Recorded;
 import dev.oam.testing.Conversation;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import dev.oam.testing.openai.FakeOpenAIServer;
 
 /**
  * The game methods on an OpenAI-compatible server, through the wire: a streamed NPC conversation (grounding

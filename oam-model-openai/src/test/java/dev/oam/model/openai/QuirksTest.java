@@ -1,17 +1,18 @@
 package dev.oam.model.openai;
 
-import static dev.oam.model.openai.FakeOpenAIServer.call;
-import static dev.oam.model.openai.FakeOpenAIServer.calls;
-import static dev.oam.model.openai.FakeOpenAIServer.text;
+import static dev.oam.testing.openai.FakeOpenAIServer.call;
+import static dev.oam.testing.openai.FakeOpenAIServer.calls;
+import static dev.oam.testing.openai.FakeOpenAIServer.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.json.Json;
-import dev.oam.model.openai.FakeOpenAIServer.Call;
-import dev.oam.model.openai.FakeOpenAIServer.Quirk;
+import dev.oam.testing.openai.FakeOpenAIServer.Call;
+import dev.oam.testing.openai.FakeOpenAIServer.Quirk;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import dev.oam.testing.openai.FakeOpenAIServer;
 
 /** Real servers' quirks, each behind its own fake: forcing, ids, streaming and tool support. */
 @Timeout(60)

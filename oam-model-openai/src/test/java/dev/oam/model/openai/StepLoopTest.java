@@ -1,7 +1,7 @@
 package dev.oam.model.openai;
 
-import static dev.oam.model.openai.FakeOpenAIServer.call;
-import static dev.oam.model.openai.FakeOpenAIServer.text;
+import static dev.oam.testing.openai.FakeOpenAIServer.call;
+import static dev.oam.testing.openai.FakeOpenAIServer.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -9,6 +9,7 @@ import dev.oam.core.json.Json;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import dev.oam.testing.openai.FakeOpenAIServer;
 
 /** The bridge's own step loop over the wire: one request per step, tools and tool_choice set per step. */
 @Timeout(60)

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import dev.oam.testing.openai.FakeOpenAIServer;
 
 /** Starts fakes, a backend and an in-process bridge for wire tests, and closes them afterwards. */
 abstract class WireSupport {

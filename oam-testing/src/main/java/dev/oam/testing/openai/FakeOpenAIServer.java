@@ -1,4 +1,4 @@
-package dev.oam.model.openai;
+package dev.oam.testing.openai;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -24,6 +24,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * An OpenAI-compatible Chat Completions server on 127.0.0.1 that plays a script of model outputs and
@@ -33,8 +34,8 @@ import java.util.concurrent.TimeUnit;
  * connection dropped mid-stream, content filters, refusals, context-length errors and unknown models.
  * Every request is recorded for assertions.
  */
-final class FakeOpenAIServer implements AutoCloseable {
-    enum Quirk {
+public final class FakeOpenAIServer implements AutoCloseable {
+    public enum Quirk {
         /** Ollama: a forced step may be answered with text. Without it, text for a forced step is a script error. */
         IGNORES_TOOL_CHOICE,
         /** llama-server: tool calls come with {@code "id": ""}. */
@@ -50,31 +51,31 @@ final class FakeOpenAIServer implements AutoCloseable {
     }
 
     /** What the fake model does for one chat request. */
-    sealed interface Reply {}
+    public sealed interface Reply {}
 
-    record Text(String text) implements Reply {}
+    public record Text(String text) implements Reply {}
 
-    record Calls(List<Call> calls) implements Reply {}
+    public record Calls(List<Call> calls) implements Reply {}
 
-    record Refusal(String text) implements Reply {}
+    public record Refusal(String text) implements Reply {}
 
-    record Filtered(String partial) implements Reply {}
+    public record Filtered(String partial) implements Reply {}
 
-    record Error(int status, String body, Map<String, String> headers) implements Reply {}
+    public record Error(int status, String body, Map<String, String> headers) implements Reply {}
 
     /** Streams {@code partial}, then breaks the connection. */
-    record Drop(String partial) implements Reply {}
+    public record Drop(String partial) implements Reply {}
 
     /** Streams {@code partial}, then keeps the connection open (with keep-alive comments) until the client leaves. */
-    record Hang(String partial) implements Reply {}
+    public record Hang(String partial) implements Reply {}
 
     /** Streams {@code partial}, then ends the response cleanly but without {@code finish_reason} or {@code [DONE]}. */
-    record Truncated(String partial) implements Reply {}
+    public record Truncated(String partial) implements Reply {}
 
-    record Call(String name, String arguments) {}
+    public record Call(String name, String arguments) {}
 
-    record Recorded(String method, String path, Map<String, List<String>> headers, JsonNode body) {
-        String header(String name) {
+    public record Recorded(String method, String path, Map<String, List<String>> headers, JsonNode body) {
+        public String header(String name) {
             for (Map.Entry<String, List<String>> e : headers.entrySet()) {
                 if (e.getKey().equalsIgnoreCase(name)) {
                     return e.getValue().get(0);
@@ -83,21 +84,21 @@ final class FakeOpenAIServer implements AutoCloseable {
             return null;
         }
 
-        boolean streamed() {
+        public boolean streamed() {
             return body.path("stream").asBoolean(false);
         }
 
-        boolean hasTools() {
+        public boolean hasTools() {
             return body.path("tools").isArray() && !body.path("tools").isEmpty();
         }
 
-        List<String> toolNames() {
+        public List<String> toolNames() {
             List<String> names = new ArrayList<>();
             body.path("tools").forEach(t -> names.add(t.path("function").path("name").asText()));
             return names;
         }
 
-        JsonNode messages() {
+        public JsonNode messages() {
             return body.path("messages");
         }
     }
@@ -112,12 +113,13 @@ final class FakeOpenAIServer implements AutoCloseable {
     private volatile String ownedBy = "fake";
     private volatile int modelsStatus = 200;
     private volatile String requiredKey;
+    private volatile Function<Recorded, Reply> responder;
     private volatile int[] pieces = {1, 2, 3, 5, 8, 13};
     private volatile int promptTokens = 120;
     private volatile int cachedTokens = 96;
     private final Object requestsLock = new Object();
-    final CountDownLatch clientLeft = new CountDownLatch(1);
-    final CountDownLatch hanging = new CountDownLatch(1);
+    public final CountDownLatch clientLeft = new CountDownLatch(1);
+    public final CountDownLatch hanging = new CountDownLatch(1);
 
     private FakeOpenAIServer(Set<Quirk> quirks) throws IOException {
         this.quirks = quirks;
@@ -127,78 +129,87 @@ final class FakeOpenAIServer implements AutoCloseable {
         server.start();
     }
 
-    static FakeOpenAIServer start(Quirk... quirks) throws IOException {
+    public static FakeOpenAIServer start(Quirk... quirks) throws IOException {
         return new FakeOpenAIServer(quirks.length == 0 ? EnumSet.noneOf(Quirk.class) : EnumSet.copyOf(List.of(quirks)));
     }
 
-    String baseUrl() {
+    public String baseUrl() {
         return "http://127.0.0.1:" + server.getAddress().getPort() + "/v1";
     }
 
     /** The model spec of a session using this server. */
-    String spec(String extra) {
+    public String spec(String extra) {
         return "{\"type\":\"openai\",\"baseUrl\":\"" + baseUrl() + "\",\"model\":\"fake-model\"" + (extra.isEmpty() ? "" : "," + extra) + "}";
     }
 
-    FakeOpenAIServer then(Reply... replies) {
+    public FakeOpenAIServer then(Reply... replies) {
         script.addAll(List.of(replies));
         return this;
     }
 
-    FakeOpenAIServer models(String ownedBy, String... ids) {
+    /**
+     * What to answer once the script is used up, decided per request (for clients whose order of requests is not
+     * fixed, such as a whole test suite in another language); without it such a request is a script error.
+     */
+    public FakeOpenAIServer otherwise(Function<Recorded, Reply> replies) {
+        this.responder = replies;
+        return this;
+    }
+
+    public FakeOpenAIServer models(String ownedBy, String... ids) {
         this.models = List.of(ids);
         this.ownedBy = ownedBy;
         return this;
     }
 
-    FakeOpenAIServer modelsStatus(int status) {
+    public FakeOpenAIServer modelsStatus(int status) {
         this.modelsStatus = status;
         return this;
     }
 
-    FakeOpenAIServer requireKey(String key) {
+    public FakeOpenAIServer requireKey(String key) {
         this.requiredKey = key;
         return this;
     }
 
-    FakeOpenAIServer pieces(int... sizes) {
+    public FakeOpenAIServer pieces(int... sizes) {
         this.pieces = sizes;
         return this;
     }
 
-    FakeOpenAIServer usage(int prompt, int cached) {
+    public FakeOpenAIServer usage(int prompt, int cached) {
         this.promptTokens = prompt;
         this.cachedTokens = cached;
         return this;
     }
 
-    static Text text(String text) {
+    public static Text text(String text) {
         return new Text(text);
     }
 
-    static Calls call(String name, String arguments) {
+    public static Calls call(String name, String arguments) {
         return new Calls(List.of(new Call(name, arguments)));
     }
 
-    static Calls calls(Call... calls) {
+    public static Calls calls(Call... calls) {
         return new Calls(List.of(calls));
     }
 
-    static Error error(int status, String body, Map<String, String> headers) {
+    public static Error error(int status, String body, Map<String, String> headers) {
         return new Error(status, body, headers);
     }
 
     /** Chat requests so far, in arrival order. */
-    List<Recorded> chats() {
+    public List<Recorded> chats() {
         return requests.stream().filter(r -> r.path().endsWith("/chat/completions")).toList();
     }
 
-    List<Recorded> requests() {
+    public List<Recorded> requests() {
         return List.copyOf(requests);
     }
 
     /** Waits until {@code count} chat requests have arrived. */
-    Recorded chat(int index) throws InterruptedException {
+    public Recorded chat(int index) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         synchronized (requestsLock) {
             while (chats().size() <= index) {
@@ -213,11 +224,11 @@ final class FakeOpenAIServer implements AutoCloseable {
     }
 
     /** Script errors the fake noticed (a test bug when not empty). */
-    List<String> problems() {
+    public List<String> problems() {
         return problems;
     }
 
-    int remaining() {
+    public int remaining() {
         return script.size();
     }
 
@@ -292,6 +303,9 @@ final class FakeOpenAIServer implements AutoCloseable {
             }
         }
         Reply reply = script.poll();
+        if (reply == null && responder != null) {
+            reply = responder.apply(request);
+        }
         if (reply == null) {
             problems.add("script exhausted at request " + chats().size());
             send(exchange, 500, error("server_error", "fake: the script is exhausted"), Map.of());
@@ -482,7 +496,7 @@ final class FakeOpenAIServer implements AutoCloseable {
     }
 
     /** Splits by code points so a piece never cuts a surrogate pair (the byte writer cuts characters instead). */
-    static List<String> split(String text, int size) {
+    public static List<String> split(String text, int size) {
         List<String> pieces = new ArrayList<>();
         int[] cps = text.codePoints().toArray();
         for (int i = 0; i < cps.length; i += size) {

@@ -1,0 +1,90 @@
+package dev.oam.bridge;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.model.LanguageModel;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The model backends of this process and the one way every host turns its configuration into a system model:
+ * {@code oam stdio} (flags and environment), the C ABI (its settings) and in-process Java
+ * ({@link BridgeConfiguration.Builder#systemModel(ModelSpec)}) all end in {@link #systemModel}.
+ */
+public final class ModelBackends {
+    private static final Object LOCK = new Object();
+    private static @Nullable List<ModelBackend> discovered; // guarded by LOCK
+
+    private ModelBackends() {}
+
+    /**
+     * The backends on the class path ({@link ModelBackend#discover()}), found once and shared by every engine of this
+     * process that does not bring its own: one loaded GGUF file serves every bridge naming it. Discovery creates the
+     * backends only; nothing native is loaded until a model is created. They are never closed (a loaded llama.cpp
+     * model cannot be freed anyway); hosts that need to close them pass their own to
+     * {@link BridgeConfiguration.Builder#backends}.
+     */
+    public static List<ModelBackend> discovered() {
+        synchronized (LOCK) {
+            if (discovered == null) {
+                discovered = List.copyOf(ModelBackend.discover());
+            }
+            return discovered;
+        }
+    }
+
+    /**
+     * The model {@code spec} describes, made by the backend that serves it.
+     *
+     * @throws ModelSetupException with a message for the person who configured the host, naming the cause
+     */
+    public static LanguageModel systemModel(List<ModelBackend> backends, ModelSpec spec) {
+        return switch (spec) {
+            case ModelSpec.Location location -> located(backends, location);
+            case ModelSpec.Llama llama -> typed(backends, "llama", llama.path().toString(), llama.toJson());
+            case ModelSpec.OpenAI openai -> typed(backends, "openai", openai.baseUrl().toString(), openai.toJson());
+        };
+    }
+
+    private static LanguageModel located(List<ModelBackend> backends, ModelSpec.Location spec) {
+        for (ModelBackend backend : backends) {
+            if (backend.servesSystemModel(spec.location())) {
+                try {
+                    return backend.systemModel(spec.location(), spec.name(), spec.environment());
+                } catch (Exception e) {
+                    throw new ModelSetupException("cannot use the model '" + spec.location() + "': " + e.getMessage(), e);
+                }
+            }
+        }
+        throw new ModelSetupException("no model backend in this build serves '" + spec.location() + "' (backends: "
+                + names(backends) + "). Give a .gguf file for llama.cpp or an http(s)://…/v1 URL for an OpenAI-compatible server.",
+                null);
+    }
+
+    private static LanguageModel typed(List<ModelBackend> backends, String type, String where, ObjectNode json) {
+        for (ModelBackend backend : backends) {
+            if (backend.type().equals(type)) {
+                try {
+                    return backend.create(json, "systemModel");
+                } catch (BridgeException e) {
+                    throw new ModelSetupException("cannot use the " + type + " model '" + where + "': "
+                            + e.getMessage().replace("Parameter 'systemModel", "'systemModel"), e);
+                } catch (RuntimeException e) {
+                    throw new ModelSetupException("cannot use the " + type + " model '" + where + "': " + e.getMessage(), e);
+                }
+            }
+        }
+        throw new ModelSetupException("no model backend of type '" + type + "' in this build (backends: " + names(backends)
+                + "); put oam-model-" + type + " on the class path.", null);
+    }
+
+    private static String names(List<ModelBackend> backends) {
+        return backends.isEmpty() ? "none" : String.join(", ", backends.stream().map(ModelBackend::type).toList());
+    }
+
+    /** The host's model configuration cannot be served; the message names the cause. */
+    public static final class ModelSetupException extends IllegalArgumentException {
+        ModelSetupException(String message, @Nullable Throwable cause) {
+            super(message, cause);
+        }
+    }
+}

@@ -1,0 +1,203 @@
+package dev.oam.bridge;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.json.Json;
+import java.math.BigDecimal;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A model as a host configures it ({@link BridgeConfiguration.Builder#systemModel(ModelSpec)}): the typed form
+ * of the wire's {@code {"type": "llama", …}} and {@code {"type": "openai", …}} values, or a {@link Location} as
+ * {@code oam stdio --model}, {@code OAM_MODEL} and the C ABI's settings give it. Every form is resolved by
+ * {@link ModelBackends#systemModel}, through the backend that serves its type or location, with the same
+ * checks and messages as the wire.
+ */
+public sealed interface ModelSpec {
+    /** The variable that names the system model: a {@code .gguf} file or an {@code http(s)://…/v1} URL. */
+    String MODEL_VARIABLE = "OAM_MODEL";
+    /** The variable with the model's name on an OpenAI-compatible server. */
+    String NAME_VARIABLE = "OAM_MODEL_NAME";
+
+    /**
+     * The system model the variables name ({@code OAM_MODEL}, {@code OAM_MODEL_NAME}; the backend reads others,
+     * such as {@code OAM_API_KEY}, through the same lookup), or {@code null} when {@code OAM_MODEL} is unset or blank.
+     */
+    static @Nullable Location fromEnvironment(UnaryOperator<@Nullable String> environment) {
+        String location = environment.apply(MODEL_VARIABLE);
+        if (location == null || location.isBlank()) {
+            return null;
+        }
+        String name = environment.apply(NAME_VARIABLE);
+        return new Location(location.strip(), name == null || name.isBlank() ? null : name.strip(), environment);
+    }
+
+    /**
+     * A local GGUF file run in-process by llama.cpp: {@code {"type": "llama", "path", "contextSize"?, "threads"?,
+     * "gpuLayers"?, "seed"?}}. Zero means the host's default (see docs/MODELS.md).
+     */
+    record Llama(Path path, int contextSize, int threads, int gpuLayers, @Nullable Long seed) implements ModelSpec {
+        public Llama {
+            Objects.requireNonNull(path, "path");
+            if (contextSize < 0 || threads < 0 || gpuLayers < 0 || seed != null && seed < 0) {
+                throw new IllegalArgumentException("contextSize, threads, gpuLayers and seed must not be negative");
+            }
+        }
+
+        public Llama(Path path) {
+            this(path, 0, 0, 0, null);
+        }
+
+        public Llama withContextSize(int tokens) {
+            return new Llama(path, tokens, threads, gpuLayers, seed);
+        }
+
+        public Llama withThreads(int count) {
+            return new Llama(path, contextSize, count, gpuLayers, seed);
+        }
+
+        public Llama withGpuLayers(int layers) {
+            return new Llama(path, contextSize, threads, layers, seed);
+        }
+
+        public Llama withSeed(long value) {
+            return new Llama(path, contextSize, threads, gpuLayers, value);
+        }
+
+        /** The wire's model object for this file. */
+        public ObjectNode toJson() {
+            ObjectNode json = Json.object();
+            json.put("type", "llama");
+            json.put("path", path.toString());
+            if (contextSize > 0) {
+                json.put("contextSize", contextSize);
+            }
+            if (threads > 0) {
+                json.put("threads", threads);
+            }
+            if (gpuLayers > 0) {
+                json.put("gpuLayers", gpuLayers);
+            }
+            if (seed != null) {
+                json.put("seed", seed);
+            }
+            return json;
+        }
+    }
+
+    /**
+     * An OpenAI-compatible Chat Completions server: {@code {"type": "openai", "baseUrl", "model", "apiKeyEnv"?,
+     * "headers"?, "toolCallMode"?, "contextSize"?, "timeoutSeconds"?}}.
+     *
+     * @param apiKeyEnv the variable holding the API key; {@code null} for {@code OAM_API_KEY}
+     * @param contextSize 0 for the default (8192)
+     * @param timeout the longest one request may take; {@code null} for the default, {@link Duration#ZERO} for none
+     */
+    record OpenAI(URI baseUrl, String model, @Nullable String apiKeyEnv, Map<String, String> headers, ToolCallMode toolCallMode,
+            int contextSize, @Nullable Duration timeout) implements ModelSpec {
+        /** How tool calls reach the server: its own {@code tools}, JSON emulation, or native with a fallback. */
+        public enum ToolCallMode {
+            NATIVE, EMULATED, AUTO;
+
+            String wireName() {
+                return name().toLowerCase(Locale.ROOT);
+            }
+        }
+
+        public OpenAI {
+            Objects.requireNonNull(baseUrl, "baseUrl");
+            Objects.requireNonNull(model, "model");
+            Objects.requireNonNull(toolCallMode, "toolCallMode");
+            headers = Map.copyOf(headers);
+            if (contextSize < 0) {
+                throw new IllegalArgumentException("contextSize must not be negative");
+            }
+            if (timeout != null && timeout.isNegative()) {
+                throw new IllegalArgumentException("timeout must not be negative");
+            }
+        }
+
+        public OpenAI(URI baseUrl, String model) {
+            this(baseUrl, model, null, Map.of(), ToolCallMode.AUTO, 0, null);
+        }
+
+        public OpenAI withApiKeyEnv(String variable) {
+            return new OpenAI(baseUrl, model, variable, headers, toolCallMode, contextSize, timeout);
+        }
+
+        public OpenAI withHeaders(Map<String, String> values) {
+            return new OpenAI(baseUrl, model, apiKeyEnv, values, toolCallMode, contextSize, timeout);
+        }
+
+        public OpenAI withToolCallMode(ToolCallMode mode) {
+            return new OpenAI(baseUrl, model, apiKeyEnv, headers, mode, contextSize, timeout);
+        }
+
+        public OpenAI withContextSize(int tokens) {
+            return new OpenAI(baseUrl, model, apiKeyEnv, headers, toolCallMode, tokens, timeout);
+        }
+
+        public OpenAI withTimeout(Duration value) {
+            return new OpenAI(baseUrl, model, apiKeyEnv, headers, toolCallMode, contextSize, value);
+        }
+
+        /** The wire's model object for this server. */
+        public ObjectNode toJson() {
+            ObjectNode json = Json.object();
+            json.put("type", "openai");
+            json.put("baseUrl", baseUrl.toString());
+            json.put("model", model);
+            if (apiKeyEnv != null) {
+                json.put("apiKeyEnv", apiKeyEnv);
+            }
+            if (!headers.isEmpty()) {
+                ObjectNode values = json.putObject("headers");
+                headers.forEach(values::put);
+            }
+            if (toolCallMode != ToolCallMode.AUTO) {
+                json.put("toolCallMode", toolCallMode.wireName());
+            }
+            if (contextSize > 0) {
+                json.put("contextSize", contextSize);
+            }
+            if (timeout != null) {
+                json.put("timeoutSeconds", BigDecimal.valueOf(timeout.toNanos()).movePointLeft(9).stripTrailingZeros());
+            }
+            return json;
+        }
+    }
+
+    /**
+     * A model named by a location, as {@code --model}/{@code OAM_MODEL} give it: the first backend that serves
+     * the location ({@link ModelBackend#servesSystemModel}) makes the model.
+     *
+     * @param location a {@code .gguf} path or an {@code http(s)://…/v1} URL
+     * @param name the model's name ({@code --model-name}, {@code OAM_MODEL_NAME}), when given
+     * @param environment where the backend reads the host's other variables ({@code OAM_API_KEY})
+     */
+    record Location(String location, @Nullable String name, UnaryOperator<@Nullable String> environment) implements ModelSpec {
+        public Location {
+            Objects.requireNonNull(location, "location");
+            Objects.requireNonNull(environment, "environment");
+            if (location.isBlank()) {
+                throw new IllegalArgumentException("location must not be blank");
+            }
+        }
+
+        /** Another host variable is read from the process environment. */
+        public Location(String location, @Nullable String name) {
+            this(location, name, System::getenv);
+        }
+
+        @Override
+        public String toString() {
+            return "Location[" + location + (name == null ? "" : ", name=" + name) + "]";
+        }
+    }
+}
