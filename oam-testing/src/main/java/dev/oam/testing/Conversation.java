@@ -21,12 +21,22 @@ public final class Conversation implements AutoCloseable {
     public static final Duration WAIT = Duration.ofSeconds(30);
 
     private final ProtocolClient client;
+    private final Duration wait;
     private final List<JsonNode> log = new ArrayList<>();
     private int toolCallsTaken;
     private final AtomicLong syncIds = new AtomicLong();
 
     public Conversation(ProtocolClient client) {
+        this(client, WAIT);
+    }
+
+    /**
+     * @param wait the longest wait for any expected message, a guard against a hung peer, never a speed check
+     *     (a real model on a loaded CPU needs minutes where a scripted one needs milliseconds)
+     */
+    public Conversation(ProtocolClient client, Duration wait) {
         this.client = client;
+        this.wait = wait;
     }
 
     public ProtocolClient client() {
@@ -94,7 +104,7 @@ public final class Conversation implements AutoCloseable {
 
     /** The first message (in arrival order) matching {@code predicate}, waiting for it if needed. */
     public JsonNode await(Predicate<JsonNode> predicate, String what) {
-        long deadline = System.nanoTime() + WAIT.toNanos();
+        long deadline = System.nanoTime() + wait.toNanos();
         int checked = 0;
         while (true) {
             synchronized (log) {

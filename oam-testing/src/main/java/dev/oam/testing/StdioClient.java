@@ -83,7 +83,11 @@ public final class StdioClient implements ProtocolClient {
 
     @Override
     public boolean awaitStopped(Duration timeout) throws InterruptedException {
-        return process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        boolean stopped = process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        if (stopped) {
+            stderr.join(); // the process is gone, so its stderr ends: keep all of it for the caller's checks
+        }
+        return stopped;
     }
 
     @Override

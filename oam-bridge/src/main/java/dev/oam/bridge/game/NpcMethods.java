@@ -129,6 +129,7 @@ final class NpcMethods {
             }
         }
         LanguageModel model = request.engine().makeModel(params.get("model"), "model");
+        warnings.addAll(model.warnings());
         String modelDescription = modelDescription(params.get("model"));
         List<String> toolNames = validateTools(tools, world != null, options);
         ToolDefinitions.countWarning(toolNames.size()).ifPresent(warnings::add);

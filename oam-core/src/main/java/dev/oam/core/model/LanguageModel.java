@@ -3,6 +3,7 @@ package dev.oam.core.model;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.transcript.TranscriptEntry;
+import java.util.List;
 
 /**
  * The SPI every model backend implements. One call runs one inference step. Implementations
@@ -37,5 +38,13 @@ public interface LanguageModel {
     /** Whether an answer that does not fit its schema may be generated again (within {@code maxAttempts}). */
     default boolean retriesInvalidOutput() {
         return true;
+    }
+
+    /**
+     * What a client should know about this model before using it (a file without a chat template, say); the
+     * bridge adds them to {@code session/create}'s {@code warnings}. Must not block.
+     */
+    default List<String> warnings() {
+        return List.of();
     }
 }

@@ -30,9 +30,10 @@ import org.jspecify.annotations.Nullable;
  * the same role are joined with a blank line, and a later system message counts as a user turn.
  *
  * <p>Fallbacks: a template that drops the system text (it has no system role) gets the system text merged into
- * the first user message, in the second shape. ChatML written here ({@code <|im_start|>role\ncontent<|im_end|>\n}
- * per message, then {@code <|im_start|>assistant\n}, every role kept as it is, {@code tool} included) is used when
- * the file has no template, when the template is ChatML itself, when a conversation cannot be normalised (it
+ * the first user message, in the second shape. A file without a template gets the frames of the {@link TurnFormat}
+ * its vocabulary fits ({@link #known}). ChatML written here ({@code <|im_start|>role\ncontent<|im_end|>\n}
+ * per message, then {@code <|im_start|>assistant\n}, every role kept as it is, {@code tool} included) is used for
+ * {@link TurnFormat#CHATML}, when the template is ChatML itself, when a conversation cannot be normalised (it
  * starts or ends with an assistant turn), and when the template's probes fail.
  */
 final class ChatRenderer {
@@ -53,9 +54,22 @@ final class ChatRenderer {
     private final String sentinelStem;
     private volatile @Nullable Frames frames;
 
+    /** @param template the file's own template; {@code null} writes ChatML */
     ChatRenderer(@Nullable Template template) {
         this.template = template;
         this.sentinelStem = "OAMSENTINEL" + Long.toHexString(ThreadLocalRandom.current().nextLong() | 1L << 60) + "N";
+    }
+
+    private ChatRenderer(Frames known) {
+        this.template = null;
+        this.sentinelStem = "";
+        this.frames = known;
+    }
+
+    /** Renders in a format the bridge knows, for a file without its own template. */
+    static ChatRenderer known(TurnFormat format) {
+        Frames f = format.frames();
+        return f == null ? new ChatRenderer((Template) null) : new ChatRenderer(f);
     }
 
     String render(List<ChatMessage> messages) {
@@ -64,7 +78,7 @@ final class ChatRenderer {
                 throw new IllegalArgumentException("unknown chat role '" + m.role() + "' (system, user, assistant, tool)");
             }
         }
-        if (template == null) {
+        if (template == null && frames == null) {
             return chatMl(messages);
         }
         Frames f = frames();
@@ -105,7 +119,7 @@ final class ChatRenderer {
 
     /** True when the model's template is used for a conversation of this shape (tests). */
     boolean usesTemplate() {
-        Frames f = template == null ? null : frames();
+        Frames f = template == null && frames == null ? null : frames();
         return f != null && !f.chatMl() && (f.withSystem() != null || f.withoutSystem() != null);
     }
 

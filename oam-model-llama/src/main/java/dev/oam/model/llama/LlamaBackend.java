@@ -79,8 +79,12 @@ public final class LlamaBackend implements ModelBackend {
         }
     }
 
-    /** One model file: what was read of it, the settings it was loaded with and the engine (loading or loaded). */
-    private record Loaded(GgufFile file, EngineSettings settings, CompletableFuture<Engine> engine) {}
+    /**
+     * One model file: what was read of it, the settings it was loaded with, the engine (loading or loaded) and
+     * the format its prompts are written in when it has no chat template.
+     */
+    private record Loaded(GgufFile file, EngineSettings settings, CompletableFuture<Engine> engine,
+            @Nullable TurnFormat turnFormat) {}
 
     private final Defaults defaults;
     private final List<String> languages;
@@ -137,17 +141,22 @@ public final class LlamaBackend implements ModelBackend {
             entry = loaded.get(key);
             if (entry == null) {
                 GgufFile file = GgufFile.read(key);
+                TurnFormat format = file.chatTemplate() == null ? TurnFormat.require(file) : null;
                 EngineSettings engineSettings = engineSettings(settings, file);
                 CompletableFuture<Engine> engine = new CompletableFuture<>();
-                entry = new Loaded(file, engineSettings, engine);
+                entry = new Loaded(file, engineSettings, engine, format);
                 loaded.put(key, entry);
+                if (format != null) {
+                    Log.warning(format.warning(modelName(file)));
+                }
                 Thread.ofPlatform().daemon().name("oam-llama-load").start(() -> load(file, engineSettings, engine));
             } else {
                 checkSame(entry, settings);
             }
         }
+        List<String> warnings = entry.turnFormat() == null ? List.of() : List.of(entry.turnFormat().warning(modelName(entry.file())));
         return new LlamaLanguageModel(name != null ? name : modelName(entry.file()), entry.settings().contextSize(), entry.engine(), settings.seed(),
-                languages);
+                languages, warnings);
     }
 
     private EngineSettings engineSettings(LlamaSettings settings, GgufFile file) throws SettingsConflict {

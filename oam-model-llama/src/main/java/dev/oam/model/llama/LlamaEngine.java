@@ -59,11 +59,18 @@ public final class LlamaEngine implements Engine {
     /** Stands for the BOS token at the start of a prompt; equal in every prompt, so prefixes compare right. */
     private static final int BOS = -1;
 
-    /** What the engine needs to know about the file (from {@link GgufFile}). */
+    /**
+     * What the engine needs to know about the file (from {@link GgufFile}).
+     *
+     * @param turnFormat the format prompts are written in when the file has no chat template (then required)
+     */
     record ModelFile(Path path, String name, int contextLength, @Nullable String chatTemplate, Set<String> controlTokens,
-            boolean addBos) {
+            boolean addBos, @Nullable TurnFormat turnFormat) {
         ModelFile {
             controlTokens = Set.copyOf(controlTokens);
+            if (chatTemplate == null && turnFormat == null) {
+                throw new IllegalArgumentException("a file without a chat template needs a turn format");
+            }
         }
     }
 
@@ -96,20 +103,26 @@ public final class LlamaEngine implements Engine {
             t.setDaemon(true);
             return t;
         });
-        this.chat = new ChatRenderer(file.chatTemplate() == null ? null : model::applyTemplate);
+        this.chat = file.chatTemplate() != null ? new ChatRenderer(model::applyTemplate) : ChatRenderer.known(file.turnFormat());
     }
 
     /**
      * Loads {@code file} (and, the first time in this JVM, llama.cpp's native library). Keep the engine for the
      * life of the process: see {@link #close()}.
      *
-     * @throws IOException the native library or the model cannot be loaded (the message says why)
+     * @throws IOException the native library or the model cannot be loaded, or the file has no chat template and
+     *     no turn format the bridge knows ({@link TurnFormat#require}; the message says why)
      */
     public static LlamaEngine open(GgufFile file, EngineSettings settings) throws IOException {
-        return open(modelFile(file), settings);
+        try {
+            return open(modelFile(file), settings);
+        } catch (GgufException e) {
+            throw new IOException(e.getMessage(), e);
+        }
     }
 
-    static ModelFile modelFile(GgufFile file) {
+    static ModelFile modelFile(GgufFile file) throws GgufException {
+        TurnFormat format = file.chatTemplate() == null ? TurnFormat.require(file) : null;
         String name = file.name();
         if (name == null || name.isBlank()) {
             String fileName = file.path().getFileName().toString();
@@ -118,7 +131,7 @@ public final class LlamaEngine implements Engine {
         // llama.cpp adds BOS when the file says so; without the key, SentencePiece vocabularies add it, BPE ones not.
         Object addBos = file.metadata().get("tokenizer.ggml.add_bos_token");
         boolean bos = addBos instanceof Boolean b ? b : !"gpt2".equals(file.metadata().get("tokenizer.ggml.model"));
-        return new ModelFile(file.path(), name, file.contextLength(), file.chatTemplate(), file.controlTokens(), bos);
+        return new ModelFile(file.path(), name, file.contextLength(), file.chatTemplate(), file.controlTokens(), bos, format);
     }
 
     static LlamaEngine open(ModelFile file, EngineSettings requested) throws IOException {
@@ -156,7 +169,9 @@ public final class LlamaEngine implements Engine {
         }
         long millis = (System.nanoTime() - start) / 1_000_000;
         Log.info("llama model '" + file.name() + "' loaded in " + millis + " ms (" + settings.slots() + " slot(s) of "
-                + settings.contextSize() + " tokens, " + settings.threads() + "/" + settings.threadsBatch() + " threads)");
+                + settings.contextSize() + " tokens, " + settings.threads() + "/" + settings.threadsBatch() + " threads; "
+                + (file.chatTemplate() != null ? "the file's own chat template" : file.turnFormat().label()
+                        + " turns, the file has no chat template") + ")");
         return new LlamaEngine(file, settings, model, millis, ComputeGate.PROCESS);
     }
 

@@ -61,6 +61,7 @@ public final class LlamaLanguageModel implements LanguageModel {
     private final CompletableFuture<Engine> engine;
     private final @Nullable Long seed;
     private final List<String> languages;
+    private final List<String> warnings;
     private volatile int framing = -1;
     private final Map<PlanKey, StepPlan> plans = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
@@ -77,6 +78,12 @@ public final class LlamaLanguageModel implements LanguageModel {
      */
     public LlamaLanguageModel(String name, int contextSize, CompletableFuture<Engine> engine, @Nullable Long seed,
             List<String> languages) {
+        this(name, contextSize, engine, seed, languages, List.of());
+    }
+
+    /** @param warnings what {@link #warnings()} reports (a file without a chat template) */
+    public LlamaLanguageModel(String name, int contextSize, CompletableFuture<Engine> engine, @Nullable Long seed,
+            List<String> languages, List<String> warnings) {
         if (contextSize < 1) {
             throw new IllegalArgumentException("contextSize must be at least 1, not " + contextSize);
         }
@@ -85,6 +92,12 @@ public final class LlamaLanguageModel implements LanguageModel {
         this.engine = engine;
         this.seed = seed;
         this.languages = List.copyOf(languages);
+        this.warnings = List.copyOf(warnings);
+    }
+
+    @Override
+    public List<String> warnings() {
+        return warnings;
     }
 
     @Override

@@ -83,6 +83,26 @@ class LlamaBackendTest {
     }
 
     @Test
+    void aFileWithoutChatTemplateGetsItsVocabularysTurnFormatWithAWarningOrIsRefusedWhenItHasNone() throws Exception {
+        LlamaBackend backend = new LlamaBackend(LlamaBackend.Defaults.STANDARD, List.of("en"));
+        byte[] bytes = TinyGguf.tiny().name("no-markers").chatTemplate(null).bytes();
+        String plain = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)
+                .replace("<|im_start|>", "<|zz_start|>").replace("<|im_end|>", "<|zz_end|>");
+        Path noMarkers = Files.write(DIR.resolve("no-markers.gguf"), plain.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        BridgeException error = refused(backend, "{\"type\":\"llama\",\"path\":\"" + noMarkers + "\"}");
+        assertThat(error.code()).isEqualTo(-32602);
+        assertThat(error.getMessage()).contains("'model.path'").contains(noMarkers.toString()).contains("no chat template");
+        assertThatThrownBy(() -> backend.systemModel(noMarkers.toString(), null)).hasMessageContaining("no chat template");
+
+        Path chatMlMarkers = DIR.resolve("backend-no-template.gguf");
+        TinyGguf.tiny().name("backend-plain").chatTemplate(null).write(chatMlMarkers);
+        LanguageModel warned = LOADING.create(spec("{\"type\":\"llama\",\"path\":\"" + chatMlMarkers + "\"}"), "model");
+        assertThat(warned.warnings()).singleElement().asString().contains("'backend-plain'").contains("no chat template")
+                .contains("ChatML turn format");
+        assertThat(LOADING.create(spec("{\"type\":\"llama\",\"path\":\"" + tiny + "\"}"), "model").warnings()).isEmpty();
+    }
+
+    @Test
     void oneEngineServesEveryModelNamingTheFileAndItsSettingsAreFixedByTheFirstUse() throws Exception {
         LlamaBackend backend = LOADING;
         LanguageModel first = backend.create(spec("{\"type\":\"llama\",\"path\":\"" + tiny + "\",\"contextSize\":512}"), "model");

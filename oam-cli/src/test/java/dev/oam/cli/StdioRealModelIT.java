@@ -1,0 +1,56 @@
+package dev.oam.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.oam.testing.ProtocolClient;
+import dev.oam.testing.RealModelContract;
+import dev.oam.testing.RealModels;
+import dev.oam.testing.StdioClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The real-model suite through a real {@code bin/oam stdio --model gemma-3-270m-q4_k_m.gguf} child; also what
+ * {@code --model} does with a file it cannot use.
+ */
+class StdioRealModelIT extends RealModelContract {
+    private StdioClient stdio;
+
+    private static List<String> command(Path model) {
+        return List.of("env", "OAM_LLAMA_THREADS=1", "OAM_LLAMA_THREADS_BATCH=2", "OAM_LLAMA_CONTEXT=2048",
+                Transports.launcher().toString(), "stdio", "--model", model.toString());
+    }
+
+    @Override
+    protected ProtocolClient connect(Path model) throws Exception {
+        stdio = StdioClient.start(command(model));
+        return stdio;
+    }
+
+    @Override
+    protected String stderr() {
+        return stdio == null ? "" : stdio.stderr();
+    }
+
+    @Test
+    void aModelFileTheBridgeCannotUseStopsItAtStartWithTheCause(@TempDir Path dir) throws Exception {
+        Object[][] cases = {
+                {truncatedCopy(RealModels.gemma(), dir.resolve("cut.gguf"), 32L << 20), "truncated"},
+                {unknownTurnMarkers(dir.resolve("plain.gguf")), "no chat template"},
+        };
+        for (Object[] bad : cases) {
+            StdioClient client = StdioClient.start(command((Path) bad[0]));
+            try {
+                assertThat(client.awaitStopped(Duration.ofMinutes(5))).isTrue();
+                assertThat(client.exitCode()).isEqualTo(2);
+                assertThat(client.garbage()).isEmpty();
+                assertThat(client.stderr()).contains("cannot use the model").contains(bad[0].toString()).contains((String) bad[1]);
+            } finally {
+                client.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+package dev.oam.ffi;
+
+import dev.oam.testing.ProtocolClient;
+import dev.oam.testing.RealModelContract;
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * The real-model suite through the C ABI: libOpenAppleModelsFFI in a C host process, Gemma 3 270M as the
+ * library's system model ({@code OAM_MODEL}).
+ */
+class NativeRealModelIT extends RealModelContract {
+    private NativeClient host;
+
+    @Override
+    protected ProtocolClient connect(Path model) throws Exception {
+        host = NativeClient.start(Map.of("OAM_MODEL", model.toString(), "OAM_LLAMA_THREADS", "1", "OAM_LLAMA_THREADS_BATCH", "2",
+                "OAM_LLAMA_CONTEXT", "2048"));
+        return host;
+    }
+
+    @Override
+    protected String stderr() {
+        return host == null ? "" : host.stderr();
+    }
+}
