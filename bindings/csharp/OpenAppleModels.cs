@@ -417,6 +417,7 @@ namespace OpenAppleModels
         private static readonly ConcurrentDictionary<OamBridge, bool> s_live = new ConcurrentDictionary<OamBridge, bool>();
         private static int s_exitHooked;
         private static Action<string> s_log = DefaultLog;
+        [ThreadStatic] private static OamBridge t_dispatching; // the bridge whose callback this thread runs inline
 
         private readonly IOamTransport _transport;
         private readonly bool _inline;
@@ -539,11 +540,37 @@ namespace OpenAppleModels
                 {
                     LogWarning("sending shutdown failed: " + e.Message);
                 }
+                if (t_dispatching == this)
+                {
+                    // On the bridge's own thread, inside its callback: the calls in flight can only return once
+                    // this callback has, so the native bridge goes from another thread when they have.
+                    FailEverything();
+                    var closer = new Thread(() =>
+                    {
+                        WaitForNativeCalls();
+                        CloseTransport();
+                    });
+                    closer.IsBackground = true;
+                    closer.Name = "OamBridge.Dispose";
+                    closer.Start();
+                    return;
+                }
             }
+            WaitForNativeCalls();
+            CloseTransport();
+            FailEverything();
+        }
+
+        private void WaitForNativeCalls()
+        {
             lock (_nativeLock)
             {
                 while (_nativeCalls > _heldByThisThread.Value) Monitor.Wait(_nativeLock);
             }
+        }
+
+        private void CloseTransport()
+        {
             try
             {
                 _transport.Close();
@@ -554,6 +581,10 @@ namespace OpenAppleModels
             }
             bool ignored;
             s_live.TryRemove(this, out ignored);
+        }
+
+        private void FailEverything()
+        {
             foreach (var key in _pending.Keys)
             {
                 Pending pending;
@@ -596,7 +627,16 @@ namespace OpenAppleModels
             if (IsDisposed) return;
             if (_inline)
             {
-                DispatchLine(line);
+                var outer = t_dispatching;
+                t_dispatching = this;
+                try
+                {
+                    DispatchLine(line);
+                }
+                finally
+                {
+                    t_dispatching = outer;
+                }
                 return;
             }
             _queue.Enqueue(line);

@@ -188,6 +188,37 @@ namespace OpenAppleModels.Tests
             Check.Equal("shut_down", ((OamException)turn.Exception.InnerException).Name);
             AssertSendsThrowShutDown(inline);
 
+            // On the callback thread while another thread waits in CallBlocking: Dispose wakes it and waits for it.
+            var busy = new OamBridge(dispatchOnCallbackThread: true);
+            busy.CallBlocking("session/create", J.O("session", "b", "model", J.Scripted(J.O("text", "never", "delayMs", 600000))));
+            busy.CallBlocking("session/create", J.O("session", "t", "model", J.Scripted(J.O("text", "go", "chunks", 1))));
+            Exception blockedError = null;
+            var blockedStarted = new ManualResetEventSlim();
+            busy.NotificationReceived += (method, p) =>
+            {
+                if (Json.Field(p, "session") as string == "b") blockedStarted.Set();
+                if (Json.Field(p, "session") as string == "t") busy.Dispose();
+            };
+            var blocked = new Thread(() =>
+            {
+                try
+                {
+                    busy.CallBlocking("session/respond", J.O("session", "b", "prompt", "x", "stream", true), 0);
+                }
+                catch (Exception e)
+                {
+                    blockedError = e;
+                }
+            });
+            blocked.Start();
+            Check.True(blockedStarted.Wait(Suite.WaitSeconds * 1000), "the blocking turn started");
+            var trigger = busy.Session("t").RespondAsync("x", onEvent: e => { });
+            Check.True(blocked.Join(Suite.WaitSeconds * 1000), "the blocked call returned");
+            Check.Equal("cancelled", ((OamException)blockedError).Name);
+            Check.True(((IAsyncResult)trigger).AsyncWaitHandle.WaitOne(Suite.WaitSeconds * 1000), "the trigger turn ended");
+            Check.Equal("shut_down", ((OamException)trigger.Exception.InnerException).Name);
+            AssertSendsThrowShutDown(busy);
+
             // In Pump, from a tool handler: the reply it then sends is dropped.
             var pumped = new OamBridge();
             bool sent = true;
