@@ -805,6 +805,20 @@ class GameWrapperTest(unittest.TestCase):
         self.assertEqual(transport.sent[-1]["error"]["code"], -32601)
         self.assertEqual(transport.sent[-1]["id"], "x-1")
 
+    def test_an_unregistered_tool_gets_a_json_rpc_error_as_in_the_csharp_binding(self):
+        bridge, transport = self.make(lambda message: [])
+
+        async def main():
+            bridge._bind_loop()
+            transport.deliver({"jsonrpc": "2.0", "id": "t-3", "method": "tool/call", "params": {
+                "session": "s", "call": {"id": "c", "name": "ghost", "arguments": {}}}})
+            await asyncio.sleep(0)
+
+        run(main())
+        self.assertEqual(transport.sent[-1], {"jsonrpc": "2.0", "id": "t-3", "error": {
+            "code": -32601, "message": "No handler is registered for the tool 'ghost'.",
+            "data": {"code": "method_not_found", "method": "tool/call"}}})
+
     def test_messages_that_are_not_strict_json_are_dropped(self):
         bridge, transport = self.make(lambda message: [])
         heard = []

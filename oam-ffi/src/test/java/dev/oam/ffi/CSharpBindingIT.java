@@ -1,0 +1,55 @@
+package dev.oam.ffi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.oam.ffi.NativeFiles.Run;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * bindings/csharp on Mono: {@code bindings/csharp/run-tests} compiles the binding with mcs (also its Unity
+ * parts, against a stand-in for UnityEngine) and runs its suite over this build's libOpenAppleModelsFFI. It
+ * installs Mono with apt-get when it is missing (bin/lib/mono.sh) and fails the build when Mono cannot be had
+ * or a C# test fails.
+ */
+@Timeout(value = 20, unit = TimeUnit.MINUTES)
+class CSharpBindingIT {
+    private static Path bindings() {
+        return NativeFiles.repositoryRoot().resolve("bindings/csharp");
+    }
+
+    @Test
+    void theSuitePassesOnMono() {
+        Map<String, String> env = new HashMap<>();
+        env.put("OAM_FFI_DIR", NativeFiles.dir().toString());
+        env.put("OAM_CSHARP_OUT", NativeFiles.dir().resolveSibling("csharp").toString());
+        env.put("OAM_JAVA_HOME", NativeFiles.javaHome());
+        env.put("OAM_CLASSPATH", null);
+        env.put("OAM_BRIDGE_LOG", null);
+        env.put("OAM_JVM_OPTIONS", null);
+        Run run = NativeFiles.run(List.of(bindings().resolve("run-tests").toString()), env, 1100);
+        System.err.println(run.out());
+        System.err.println(run.err());
+        assertThat(run.exit()).as(run.describe()).isZero();
+        assertThat(run.out()).containsPattern("\n\\d+ passed, 0 failed, \\d+ tests")
+                .contains("ok    BridgeTests.AToolRoundTripWithStreaming")
+                .contains("ok    LifetimeTests.EightThreadsAtOnceGetEveryAnswerExactlyOnce")
+                .contains("ok    LifetimeTests.AHundredCreateDisposeCyclesLeaveNoThreads")
+                .doesNotContain("FAIL");
+    }
+
+    @Test
+    void theReadmeShowsTheExampleThatTheBuildCompiles() throws IOException {
+        String example = Files.readString(bindings().resolve("examples/GateKeeper.cs"), StandardCharsets.UTF_8);
+        String readme = Files.readString(NativeFiles.repositoryRoot().resolve("bindings/README.md"), StandardCharsets.UTF_8);
+        assertThat(readme).contains(example.strip());
+    }
+}
