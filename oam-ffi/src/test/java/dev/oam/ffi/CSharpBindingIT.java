@@ -3,6 +3,7 @@ package dev.oam.ffi;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.ffi.NativeFiles.Run;
+import dev.oam.testing.RealModels;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
  * bindings/csharp on Mono: {@code bindings/csharp/run-tests} compiles the binding with mcs (also its Unity
  * parts, against a stand-in for UnityEngine) and runs its suite over this build's libOpenAppleModelsFFI. It
  * installs Mono with apt-get when it is missing (bin/lib/mono.sh) and fails the build when Mono cannot be had
- * or a C# test fails.
+ * or a C# test fails. Its RealModelTests run a llama session on the real Gemma 3 270M model ({@link RealModels}).
  */
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
 class CSharpBindingIT {
@@ -35,6 +36,12 @@ class CSharpBindingIT {
         env.put("OAM_CLASSPATH", null);
         env.put("OAM_BRIDGE_LOG", null);
         env.put("OAM_JVM_OPTIONS", null);
+        // RealModelTests: a llama session on Gemma 3 270M through the library.
+        env.put(RealModels.GEMMA_VARIABLE, RealModels.gemma().toString());
+        env.put("OAM_NATIVE_DIR", NativeFiles.dir().resolveSibling("llama-native").toString());
+        env.put("OAM_LLAMA_THREADS", "1");
+        env.put("OAM_LLAMA_THREADS_BATCH", "2");
+        env.put("OAM_LLAMA_CONTEXT", "2048");
         Run run = NativeFiles.run(List.of(bindings().resolve("run-tests").toString()), env, 1100);
         System.err.println(run.out());
         System.err.println(run.err());
@@ -43,6 +50,7 @@ class CSharpBindingIT {
                 .contains("ok    BridgeTests.AToolRoundTripWithStreaming")
                 .contains("ok    LifetimeTests.EightThreadsAtOnceGetEveryAnswerExactlyOnce")
                 .contains("ok    LifetimeTests.AHundredCreateDisposeCyclesLeaveNoThreads")
+                .contains("ok    RealModelTests.ALlamaSessionOnGemmaCallsAForcedToolWithValidArgumentsAndAnswers")
                 .doesNotContain("FAIL");
     }
 
