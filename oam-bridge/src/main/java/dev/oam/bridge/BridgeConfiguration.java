@@ -11,7 +11,8 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * How an engine is set up by its host. Immutable; build with {@link #builder()}.
+ * How an engine is set up by its host. Immutable; build with {@link #builder()}. One configuration may build
+ * several engines: each makes its own extensions from {@link #extensions()}' factories.
  *
  * @param systemModel the model behind {@code "system"}, or {@code null} when none is configured
  * @param onShutdown runs after the {@code shutdown} response has been delivered
@@ -22,7 +23,7 @@ public record BridgeConfiguration(
         boolean allowsScriptedModels,
         @Nullable LanguageModel systemModel,
         Map<String, ModelProvider> modelProviders,
-        List<BridgeExtension> extensions,
+        List<BridgeExtension.Factory> extensions,
         Runnable onShutdown) {
 
     /** The reason given by {@code model/availability} when no system model is configured. */
@@ -40,9 +41,9 @@ public record BridgeConfiguration(
         Objects.requireNonNull(onShutdown, "onShutdown");
     }
 
-    /** The extensions every transport ships with: a fresh game extension (NPCs, decisions, worlds, content). */
-    public static List<BridgeExtension> standardExtensions() {
-        return List.of(new dev.oam.bridge.game.GameExtension());
+    /** The extensions every transport ships with: the game extension (NPCs, decisions, worlds, content). */
+    public static List<BridgeExtension.Factory> standardExtensions() {
+        return List.of(dev.oam.bridge.game.GameExtension::new);
     }
 
     public static BridgeConfiguration defaults() {
@@ -61,7 +62,7 @@ public record BridgeConfiguration(
         private @Nullable ModelSpec systemModelSpec;
         private @Nullable List<ModelBackend> backends; // null: ModelBackends.discovered()
         private final Map<String, ModelProvider> modelProviders = new LinkedHashMap<>();
-        private List<BridgeExtension> extensions = standardExtensions();
+        private List<BridgeExtension.Factory> extensions = standardExtensions();
         private Runnable onShutdown = () -> {};
 
         private Builder() {}
@@ -117,9 +118,18 @@ public record BridgeConfiguration(
             return this;
         }
 
-        public Builder extensions(List<BridgeExtension> extensions) {
+        /**
+         * The extensions, instead of {@link #standardExtensions()}: each engine calls every factory once, in this order.
+         * Reach an engine's own instance with {@link BridgeEngine#extension(Class)}.
+         */
+        public Builder extensions(List<BridgeExtension.Factory> extensions) {
             this.extensions = List.copyOf(extensions);
             return this;
+        }
+
+        /** {@link #extensions(List)} with the factories given in order. */
+        public Builder extensions(BridgeExtension.Factory... extensions) {
+            return extensions(List.of(extensions));
         }
 
         public Builder onShutdown(Runnable onShutdown) {

@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -46,6 +47,7 @@ public final class BridgeEngine implements AutoCloseable {
 
     private final BridgeConfiguration configuration;
     private final MethodRegistry registry;
+    private final List<BridgeExtension> extensions;
     private final List<String> notificationMethods;
     private final Outbound outbound;
     private final Sessions sessions;
@@ -75,7 +77,10 @@ public final class BridgeEngine implements AutoCloseable {
         CoreMethods.register(builder, this);
         sessions.register(builder);
         List<String> notifications = new ArrayList<>(List.of(Methods.SESSION_EVENT, Methods.TOOL_CANCEL));
-        for (BridgeExtension extension : configuration.extensions()) {
+        List<BridgeExtension> made = new ArrayList<>();
+        for (BridgeExtension.Factory factory : configuration.extensions()) {
+            BridgeExtension extension = Objects.requireNonNull(factory.create(), "an extension factory returned null");
+            made.add(extension);
             extension.register(builder, this);
             for (String method : extension.notificationMethods()) {
                 if (!notifications.contains(method)) {
@@ -83,8 +88,14 @@ public final class BridgeEngine implements AutoCloseable {
                 }
             }
         }
+        this.extensions = List.copyOf(made);
         this.registry = builder.build();
         this.notificationMethods = List.copyOf(notifications);
+    }
+
+    /** This engine's own instance of an extension type (the game extension: {@code extension(GameExtension.class)}). */
+    public <T extends BridgeExtension> Optional<T> extension(Class<T> type) {
+        return extensions.stream().filter(type::isInstance).map(type::cast).findFirst();
     }
 
     public BridgeConfiguration configuration() {
@@ -542,7 +553,7 @@ public final class BridgeEngine implements AutoCloseable {
                 pending.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge shut down before this request finished."));
             }
         }
-        for (BridgeExtension extension : configuration.extensions()) {
+        for (BridgeExtension extension : extensions) {
             try {
                 extension.shutdown();
             } catch (RuntimeException e) {

@@ -101,7 +101,7 @@ class EngineApiTest {
             }
         };
         BridgeConfiguration configuration = BridgeConfiguration.builder()
-                .extensions(List.of(stubborn)).onShutdown(onShutdown::countDown).build();
+                .extensions(() -> stubborn).onShutdown(onShutdown::countDown).build();
         BridgeEngine engine = new BridgeEngine(configuration, lines::add);
         try {
             engine.receive("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/stubborn\"}");
@@ -139,7 +139,7 @@ class EngineApiTest {
                 return List.of("quest/event");
             }
         };
-        try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.builder().extensions(List.of(quests)).build(), lines::add)) {
+        try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.builder().extensions(() -> quests).build(), lines::add)) {
             JsonNode caps = engine.call("initialize", null).get(10, TimeUnit.SECONDS).path("capabilities");
             assertThat(caps.path("methods").toString()).contains("\"quest/narrate\"");
             assertThat(caps.path("notifications").toString()).isEqualTo("[\"session/event\",\"tool/cancel\",\"quest/event\"]");

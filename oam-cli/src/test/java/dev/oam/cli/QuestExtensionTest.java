@@ -93,7 +93,7 @@ class QuestExtensionTest {
 
     private static Conversation open() {
         return new Conversation(InMemoryClient.connect(BridgeConfiguration.builder()
-                .extensions(List.of(new dev.oam.bridge.game.GameExtension(), new QuestMethods()))));
+                .extensions(dev.oam.bridge.game.GameExtension::new, QuestMethods::new)));
     }
 
     @Test

@@ -22,10 +22,13 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HostWorldTest {
     private final List<String> lines = new CopyOnWriteArrayList<>();
-    private final GameExtension game = new GameExtension();
+    /** The game extension of the last {@link #engine()}; before one, a free-standing one. */
+    private GameExtension game = new GameExtension();
 
     private BridgeEngine engine() {
-        return new BridgeEngine(BridgeConfiguration.builder().extensions(List.of(game)).build(), lines::add);
+        BridgeEngine engine = new BridgeEngine(BridgeConfiguration.builder().build(), lines::add);
+        game = engine.extension(GameExtension.class).orElseThrow();
+        return engine;
     }
 
     private static JsonNode json(String text) throws Exception {
@@ -54,8 +57,8 @@ class HostWorldTest {
     @Test
     void aHostWorldIsSharedBothWays() throws Exception {
         WorldState world = new WorldState((ObjectNode) json("{\"player\":{\"gold\":60}}"));
-        game.addWorld(world, "main");
         try (BridgeEngine engine = engine()) {
+            game.addWorld(world, "main");
             assertThat(call(engine, "world/get", "{\"world\":\"main\",\"path\":\"player.gold\"}").path("value").asInt()).isEqualTo(60);
             call(engine, "world/subscribe", "{\"world\":\"main\",\"path\":\"player\"}");
             world.set("player.gold", json("45"));
@@ -91,8 +94,8 @@ class HostWorldTest {
     @Test
     void aDeletedWorldGoesOnForWhoeverHoldsItButIsNoLongerReachable() throws Exception {
         WorldState world = new WorldState();
-        game.addWorld(world, "main");
         try (BridgeEngine engine = engine()) {
+            game.addWorld(world, "main");
             call(engine, "world/subscribe", "{\"world\":\"main\"}");
             assertThat(call(engine, "world/delete", "{\"world\":\"main\"}").path("endedSubscriptions").asInt()).isEqualTo(1);
             assertThat(game.worlds.find("main")).isNull();
@@ -108,8 +111,8 @@ class HostWorldTest {
     @Test
     void changesMadeByWorldToolsOnAnotherThreadAreSentBeforeWhatThatThreadSendsNext() throws Exception {
         WorldState world = new WorldState((ObjectNode) json("{\"player\":{\"gold\":60}}"));
-        game.addWorld(world, "main");
         try (BridgeEngine engine = engine()) {
+            game.addWorld(world, "main");
             call(engine, "world/subscribe", "{\"world\":\"main\",\"path\":\"player.gold\"}");
             call(engine, "world/subscribe", "{\"world\":\"main\"}");
             WorldTools tools = new WorldTools(world, List.of(""), List.of("player"));
@@ -135,8 +138,8 @@ class HostWorldTest {
     @Test
     void shutdownForgetsWorldsAndEndsSubscriptions() throws Exception {
         WorldState world = new WorldState();
-        game.addWorld(world, "main");
         BridgeEngine engine = engine();
+        game.addWorld(world, "main");
         call(engine, "world/subscribe", "{\"world\":\"main\"}");
         engine.close();
         assertThat(game.worlds.find("main")).isNull();
@@ -158,6 +161,26 @@ class HostWorldTest {
                         assertThat(error.path("data").path("path").asText()).isEqualTo("a.b");
                         assertThat(error.path("message").asText()).isEqualTo("Cannot write 'a.b': 'a' is a number, not an object or a list.");
                     });
+        }
+    }
+
+    @Test
+    void twoEnginesBuiltFromOneConfigurationHaveTheirOwnGameState() throws Exception {
+        List<String> otherLines = new CopyOnWriteArrayList<>();
+        BridgeConfiguration configuration = BridgeConfiguration.builder().build();
+        try (BridgeEngine first = new BridgeEngine(configuration, lines::add)) {
+            BridgeEngine second = new BridgeEngine(configuration, otherLines::add);
+            assertThat(first.extension(GameExtension.class).orElseThrow())
+                    .isNotSameAs(second.extension(GameExtension.class).orElseThrow());
+            call(first, "world/create", "{\"world\":\"w\",\"state\":{\"a\":1}}");
+            call(first, "npc/create", "{\"npc\":\"bram\",\"persona\":{\"name\":\"Bram\"},\"model\":"
+                    + "{\"type\":\"scripted\",\"steps\":[{\"text\":\"hi\"}]}}");
+            assertThat(call(second, "world/list", null).path("worlds")).isEmpty();
+            assertThat(call(second, "npc/list", null).path("npcs")).isEmpty();
+            call(second, "world/create", "{\"world\":\"w\",\"state\":{\"b\":2}}"); // the same id: no conflict
+            second.close(); // shuts down the second engine's extensions only
+            assertThat(call(first, "world/get", "{\"world\":\"w\",\"path\":\"a\"}").path("value").asInt()).isEqualTo(1);
+            assertThat(call(first, "npc/list", null).path("npcs")).hasSize(1);
         }
     }
 }
