@@ -1,6 +1,7 @@
 package dev.oam.cli;
 
 import dev.oam.bridge.BridgeEngine;
+import dev.oam.core.Log;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -13,6 +14,7 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
+        Log.toConsole(); // this process is ours: logs are lines on stderr, not the JDK's System.Logger
         int code = commandLine().execute(args);
         System.exit(code);
     }

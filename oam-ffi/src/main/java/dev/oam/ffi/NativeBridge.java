@@ -65,6 +65,7 @@ public final class NativeBridge {
     }
 
     static BridgeConfiguration configure(String[] settings) {
+        Log.toConsole(); // a native host: its stderr, as oam stdio writes it (OAM_BRIDGE_LOG sets the level)
         BridgeConfiguration.Builder builder = BridgeConfiguration.builder();
         Map<String, String> variables = new HashMap<>();
         for (String setting : settings) {
