@@ -22,6 +22,25 @@ public final class InMemoryClient implements ProtocolClient {
         return new InMemoryClient(configuration);
     }
 
+    /**
+     * An engine configured as {@code oam stdio} would be by these flags (the ones the contract suites pass:
+     * {@code --max-sessions}, {@code --tool-timeout}, {@code --no-scripted-models}; {@code --log-level} is ignored),
+     * with the model backends on the class path.
+     */
+    public static InMemoryClient connectWithFlags(String... flags) {
+        BridgeConfiguration.Builder builder = BridgeConfiguration.builder();
+        for (int i = 0; i < flags.length; i++) {
+            switch (flags[i]) {
+                case "--max-sessions" -> builder.maxSessions(Integer.parseInt(flags[++i]));
+                case "--tool-timeout" -> builder.defaultToolTimeout(Duration.ofMillis((long) (Double.parseDouble(flags[++i]) * 1000)));
+                case "--no-scripted-models" -> builder.allowsScriptedModels(false);
+                case "--log-level" -> i++;
+                default -> throw new IllegalArgumentException("unknown flag " + flags[i]);
+            }
+        }
+        return connect(builder);
+    }
+
     public BridgeEngine engine() {
         return engine;
     }

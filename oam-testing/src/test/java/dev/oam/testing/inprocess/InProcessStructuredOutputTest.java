@@ -1,5 +1,6 @@
-package dev.oam.cli;
+package dev.oam.testing.inprocess;
 
+import dev.oam.testing.InMemoryClient;
 import dev.oam.testing.ProtocolClient;
 import dev.oam.testing.StructuredOutputContract;
 
@@ -7,6 +8,6 @@ import dev.oam.testing.StructuredOutputContract;
 class InProcessStructuredOutputTest extends StructuredOutputContract {
     @Override
     protected ProtocolClient connect(String... flags) {
-        return Transports.inProcess(flags);
+        return InMemoryClient.connectWithFlags(flags);
     }
 }

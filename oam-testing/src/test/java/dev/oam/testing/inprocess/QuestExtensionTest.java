@@ -1,4 +1,4 @@
-package dev.oam.cli;
+package dev.oam.testing.inprocess;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,12 +1,13 @@
-package dev.oam.cli;
+package dev.oam.testing.inprocess;
 
 import dev.oam.testing.DecisionContract;
+import dev.oam.testing.InMemoryClient;
 import dev.oam.testing.ProtocolClient;
 
 /** The decision and content contract against the in-process engine. */
 class InProcessDecisionTest extends DecisionContract {
     @Override
     protected ProtocolClient connect(String... flags) {
-        return Transports.inProcess(flags);
+        return InMemoryClient.connectWithFlags(flags);
     }
 }

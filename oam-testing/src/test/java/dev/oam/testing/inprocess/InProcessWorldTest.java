@@ -1,5 +1,6 @@
-package dev.oam.cli;
+package dev.oam.testing.inprocess;
 
+import dev.oam.testing.InMemoryClient;
 import dev.oam.testing.ProtocolClient;
 import dev.oam.testing.WorldContract;
 
@@ -7,6 +8,6 @@ import dev.oam.testing.WorldContract;
 class InProcessWorldTest extends WorldContract {
     @Override
     protected ProtocolClient connect(String... flags) {
-        return Transports.inProcess(flags);
+        return InMemoryClient.connectWithFlags(flags);
     }
 }
