@@ -102,9 +102,13 @@ final class Npc {
     }
 
     private AgentOptions agentOptions(NpcOptions o, @Nullable Integer maxTokens) {
-        AgentOptions d = AgentOptions.defaults(o.toolTimeout());
-        return new AgentOptions(d.toolChoice(), o.maxToolRounds(), o.maxToolCalls(), null, o.temperature(),
-                maxTokens, o.sampling(), o.toolTimeout(), d.trimHistory(), d.reservedResponseTokens(), d.maxAttempts());
+        return AgentOptions.defaults(o.toolTimeout()).toBuilder()
+                .maxToolRounds(o.maxToolRounds())
+                .maxToolCalls(o.maxToolCalls())
+                .temperature(o.temperature())
+                .maxResponseTokens(maxTokens)
+                .sampling(o.sampling())
+                .build();
     }
 
     private String worldSummary() {
@@ -323,8 +327,7 @@ final class Npc {
     String bark(@Nullable JsonNode situation, CancellationToken token) throws AgentException {
         Persona p = persona;
         NpcOptions o = options;
-        Persona oneSentence = new Persona(p.name(), p.role(), p.personality(), p.speakingStyle(), p.backstory(), p.goals(),
-                p.knowledge(), p.secrets(), p.defaultEmotion(), 1);
+        Persona oneSentence = p.toBuilder().maxSentences(1).build();
         String instructions = NpcPrompts.instructions(oneSentence, o, false, NpcPrompts.SecretVisibility.HIDDEN, false, false, false);
         String text = NpcPrompts.situation(situation);
         String prompt = NpcPrompts.prompt(worldSummary(), text == null || text.isBlank() ? "An ordinary moment." : text, "");

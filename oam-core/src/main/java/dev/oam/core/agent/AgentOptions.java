@@ -42,4 +42,107 @@ public record AgentOptions(
     public static AgentOptions defaults() {
         return defaults(DEFAULT_TOOL_TIMEOUT);
     }
+
+    /** A builder starting from {@link #defaults()}. */
+    public static Builder builder() {
+        return defaults().toBuilder();
+    }
+
+    /** A builder starting from these values. */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
+    /**
+     * Sets options by name instead of by position: {@code AgentOptions.builder().toolChoice(ToolChoice.REQUIRED)
+     * .maxToolRounds(2).build()}, starting from {@link #defaults()} (or {@link #toBuilder()} of any options).
+     */
+    public static final class Builder {
+        private ToolChoice toolChoice;
+        private int maxToolRounds;
+        private int maxToolCalls;
+        private @Nullable List<String> enabledTools;
+        private @Nullable Double temperature;
+        private @Nullable Integer maxResponseTokens;
+        private @Nullable Sampling sampling;
+        private Duration toolTimeout;
+        private boolean trimHistory;
+        private int reservedResponseTokens;
+        private int maxAttempts;
+
+        private Builder(AgentOptions from) {
+            this.toolChoice = from.toolChoice();
+            this.maxToolRounds = from.maxToolRounds();
+            this.maxToolCalls = from.maxToolCalls();
+            this.enabledTools = from.enabledTools();
+            this.temperature = from.temperature();
+            this.maxResponseTokens = from.maxResponseTokens();
+            this.sampling = from.sampling();
+            this.toolTimeout = from.toolTimeout();
+            this.trimHistory = from.trimHistory();
+            this.reservedResponseTokens = from.reservedResponseTokens();
+            this.maxAttempts = from.maxAttempts();
+        }
+
+        public Builder toolChoice(ToolChoice toolChoice) {
+            this.toolChoice = toolChoice;
+            return this;
+        }
+
+        public Builder maxToolRounds(int maxToolRounds) {
+            this.maxToolRounds = maxToolRounds;
+            return this;
+        }
+
+        public Builder maxToolCalls(int maxToolCalls) {
+            this.maxToolCalls = maxToolCalls;
+            return this;
+        }
+
+        public Builder enabledTools(@Nullable List<String> enabledTools) {
+            this.enabledTools = enabledTools;
+            return this;
+        }
+
+        public Builder temperature(@Nullable Double temperature) {
+            this.temperature = temperature;
+            return this;
+        }
+
+        public Builder maxResponseTokens(@Nullable Integer maxResponseTokens) {
+            this.maxResponseTokens = maxResponseTokens;
+            return this;
+        }
+
+        public Builder sampling(@Nullable Sampling sampling) {
+            this.sampling = sampling;
+            return this;
+        }
+
+        public Builder toolTimeout(Duration toolTimeout) {
+            this.toolTimeout = toolTimeout;
+            return this;
+        }
+
+        public Builder trimHistory(boolean trimHistory) {
+            this.trimHistory = trimHistory;
+            return this;
+        }
+
+        public Builder reservedResponseTokens(int reservedResponseTokens) {
+            this.reservedResponseTokens = reservedResponseTokens;
+            return this;
+        }
+
+        public Builder maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException when a value is out of range (as the record's constructor checks) */
+        public AgentOptions build() {
+            return new AgentOptions(toolChoice, maxToolRounds, maxToolCalls, enabledTools, temperature,
+                    maxResponseTokens, sampling, toolTimeout, trimHistory, reservedResponseTokens, maxAttempts);
+        }
+    }
 }

@@ -54,10 +54,10 @@ public final class Content {
 
     /** Tool choice auto when there are tools, none otherwise; the other settings are the agent defaults. */
     static AgentOptions options(ContentRequest request) {
-        AgentOptions defaults = AgentOptions.defaults(request.toolTimeout());
-        return new AgentOptions(request.tools().isEmpty() ? ToolChoice.NONE : ToolChoice.AUTO, defaults.maxToolRounds(),
-                defaults.maxToolCalls(), null, request.temperature(), null, null, request.toolTimeout(),
-                defaults.trimHistory(), defaults.reservedResponseTokens(), defaults.maxAttempts());
+        return AgentOptions.defaults(request.toolTimeout()).toBuilder()
+                .toolChoice(request.tools().isEmpty() ? ToolChoice.NONE : ToolChoice.AUTO)
+                .temperature(request.temperature())
+                .build();
     }
 
     /** The prompt: the request's text, then "Facts: …" on the next line when there are facts. */

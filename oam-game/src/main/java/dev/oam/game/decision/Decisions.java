@@ -69,10 +69,11 @@ public final class Decisions {
     }
 
     static AgentOptions options(DecisionRequest request) {
-        AgentOptions defaults = AgentOptions.defaults(request.toolTimeout());
-        ToolChoice choice = request.tools().isEmpty() ? ToolChoice.NONE : request.toolChoice();
-        return new AgentOptions(choice, request.maxToolRounds(), defaults.maxToolCalls(), null, request.temperature(), null,
-                null, request.toolTimeout(), defaults.trimHistory(), defaults.reservedResponseTokens(), defaults.maxAttempts());
+        return AgentOptions.defaults(request.toolTimeout()).toBuilder()
+                .toolChoice(request.tools().isEmpty() ? ToolChoice.NONE : request.toolChoice())
+                .maxToolRounds(request.maxToolRounds())
+                .temperature(request.temperature())
+                .build();
     }
 
     /**

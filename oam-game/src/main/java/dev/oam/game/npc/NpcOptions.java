@@ -56,6 +56,11 @@ public record NpcOptions(
                 null, null, 48, null);
     }
 
+    /** A builder starting from {@link #defaults(Duration)}. */
+    public static Builder builder(Duration toolTimeout) {
+        return defaults(toolTimeout).toBuilder();
+    }
+
     /** The fallback pool: the configured lines (trimmed, empties dropped) or the defaults. */
     public List<String> fallbackPool() {
         List<String> pool = fallbackLines.stream().map(String::strip).filter(s -> !s.isEmpty()).toList();
@@ -65,5 +70,211 @@ public record NpcOptions(
     /** {@code playerOptionCount} clamped to 0–4. */
     public int optionCount() {
         return Math.max(0, Math.min(4, playerOptionCount));
+    }
+
+    /** A builder starting from these values. */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
+    /**
+     * Sets options by name instead of by position: {@code NpcOptions.builder(timeout).playerOptionCount(2)
+     * .rememberFact(true).build()}, starting from {@link #defaults(Duration)} (or {@link #toBuilder()} of any options).
+     */
+    public static final class Builder {
+        private ReplyFormat replyFormat;
+        private @Nullable String groundingTool;
+        private ToolChoice toolChoice;
+        private int maxToolRounds;
+        private int maxToolCalls;
+        private Duration toolTimeout;
+        private List<String> worldReadable;
+        private List<String> worldWritable;
+        private List<String> worldContextPaths;
+        private boolean rememberFact;
+        private boolean changeRelationship;
+        private int maxFacts;
+        private int maxRelationshipChange;
+        private @Nullable Integer secretsUnlockAtRelationship;
+        private List<Emotion> emotions;
+        private int playerOptionCount;
+        private boolean canEndConversation;
+        private @Nullable String extraInstructions;
+        private int compactAfterTurns;
+        private int keepRecentTurns;
+        private boolean fallbackOnGuardrail;
+        private List<String> fallbackLines;
+        private @Nullable Double temperature;
+        private @Nullable Integer maximumResponseTokens;
+        private int barkMaximumTokens;
+        private @Nullable Sampling sampling;
+
+        private Builder(NpcOptions from) {
+            this.replyFormat = from.replyFormat();
+            this.groundingTool = from.groundingTool();
+            this.toolChoice = from.toolChoice();
+            this.maxToolRounds = from.maxToolRounds();
+            this.maxToolCalls = from.maxToolCalls();
+            this.toolTimeout = from.toolTimeout();
+            this.worldReadable = from.worldReadable();
+            this.worldWritable = from.worldWritable();
+            this.worldContextPaths = from.worldContextPaths();
+            this.rememberFact = from.rememberFact();
+            this.changeRelationship = from.changeRelationship();
+            this.maxFacts = from.maxFacts();
+            this.maxRelationshipChange = from.maxRelationshipChange();
+            this.secretsUnlockAtRelationship = from.secretsUnlockAtRelationship();
+            this.emotions = from.emotions();
+            this.playerOptionCount = from.playerOptionCount();
+            this.canEndConversation = from.canEndConversation();
+            this.extraInstructions = from.extraInstructions();
+            this.compactAfterTurns = from.compactAfterTurns();
+            this.keepRecentTurns = from.keepRecentTurns();
+            this.fallbackOnGuardrail = from.fallbackOnGuardrail();
+            this.fallbackLines = from.fallbackLines();
+            this.temperature = from.temperature();
+            this.maximumResponseTokens = from.maximumResponseTokens();
+            this.barkMaximumTokens = from.barkMaximumTokens();
+            this.sampling = from.sampling();
+        }
+
+        public Builder replyFormat(ReplyFormat replyFormat) {
+            this.replyFormat = replyFormat;
+            return this;
+        }
+
+        public Builder groundingTool(@Nullable String groundingTool) {
+            this.groundingTool = groundingTool;
+            return this;
+        }
+
+        public Builder toolChoice(ToolChoice toolChoice) {
+            this.toolChoice = toolChoice;
+            return this;
+        }
+
+        public Builder maxToolRounds(int maxToolRounds) {
+            this.maxToolRounds = maxToolRounds;
+            return this;
+        }
+
+        public Builder maxToolCalls(int maxToolCalls) {
+            this.maxToolCalls = maxToolCalls;
+            return this;
+        }
+
+        public Builder toolTimeout(Duration toolTimeout) {
+            this.toolTimeout = toolTimeout;
+            return this;
+        }
+
+        public Builder worldReadable(List<String> worldReadable) {
+            this.worldReadable = worldReadable;
+            return this;
+        }
+
+        public Builder worldWritable(List<String> worldWritable) {
+            this.worldWritable = worldWritable;
+            return this;
+        }
+
+        public Builder worldContextPaths(List<String> worldContextPaths) {
+            this.worldContextPaths = worldContextPaths;
+            return this;
+        }
+
+        public Builder rememberFact(boolean rememberFact) {
+            this.rememberFact = rememberFact;
+            return this;
+        }
+
+        public Builder changeRelationship(boolean changeRelationship) {
+            this.changeRelationship = changeRelationship;
+            return this;
+        }
+
+        public Builder maxFacts(int maxFacts) {
+            this.maxFacts = maxFacts;
+            return this;
+        }
+
+        public Builder maxRelationshipChange(int maxRelationshipChange) {
+            this.maxRelationshipChange = maxRelationshipChange;
+            return this;
+        }
+
+        public Builder secretsUnlockAtRelationship(@Nullable Integer secretsUnlockAtRelationship) {
+            this.secretsUnlockAtRelationship = secretsUnlockAtRelationship;
+            return this;
+        }
+
+        public Builder emotions(List<Emotion> emotions) {
+            this.emotions = emotions;
+            return this;
+        }
+
+        public Builder playerOptionCount(int playerOptionCount) {
+            this.playerOptionCount = playerOptionCount;
+            return this;
+        }
+
+        public Builder canEndConversation(boolean canEndConversation) {
+            this.canEndConversation = canEndConversation;
+            return this;
+        }
+
+        public Builder extraInstructions(@Nullable String extraInstructions) {
+            this.extraInstructions = extraInstructions;
+            return this;
+        }
+
+        public Builder compactAfterTurns(int compactAfterTurns) {
+            this.compactAfterTurns = compactAfterTurns;
+            return this;
+        }
+
+        public Builder keepRecentTurns(int keepRecentTurns) {
+            this.keepRecentTurns = keepRecentTurns;
+            return this;
+        }
+
+        public Builder fallbackOnGuardrail(boolean fallbackOnGuardrail) {
+            this.fallbackOnGuardrail = fallbackOnGuardrail;
+            return this;
+        }
+
+        public Builder fallbackLines(List<String> fallbackLines) {
+            this.fallbackLines = fallbackLines;
+            return this;
+        }
+
+        public Builder temperature(@Nullable Double temperature) {
+            this.temperature = temperature;
+            return this;
+        }
+
+        public Builder maximumResponseTokens(@Nullable Integer maximumResponseTokens) {
+            this.maximumResponseTokens = maximumResponseTokens;
+            return this;
+        }
+
+        public Builder barkMaximumTokens(int barkMaximumTokens) {
+            this.barkMaximumTokens = barkMaximumTokens;
+            return this;
+        }
+
+        public Builder sampling(@Nullable Sampling sampling) {
+            this.sampling = sampling;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException when a value is out of range (as the record's constructor checks) */
+        public NpcOptions build() {
+            return new NpcOptions(replyFormat, groundingTool, toolChoice, maxToolRounds, maxToolCalls, toolTimeout,
+                    worldReadable, worldWritable, worldContextPaths, rememberFact, changeRelationship, maxFacts,
+                    maxRelationshipChange, secretsUnlockAtRelationship, emotions, playerOptionCount,
+                    canEndConversation, extraInstructions, compactAfterTurns, keepRecentTurns, fallbackOnGuardrail,
+                    fallbackLines, temperature, maximumResponseTokens, barkMaximumTokens, sampling);
+        }
     }
 }
