@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelParameterException;
+import dev.oam.core.model.ModelProvider;
 import dev.oam.core.model.ScriptedModel;
 import dev.oam.core.model.UnavailableModel;
 import org.jspecify.annotations.Nullable;
@@ -43,7 +45,11 @@ final class Models {
                     + (config.allowsScriptedModels() ? ", scripted" : "")
                     + config.modelProviders().keySet().stream().map(k -> ", " + k).reduce("", String::concat) + ").");
         }
-        return new Created(provider.create((ObjectNode) spec, path), name);
+        try {
+            return new Created(provider.create((ObjectNode) spec, path), name);
+        } catch (ModelParameterException e) {
+            throw BridgeException.invalidParams(e.getMessage());
+        }
     }
 
     private static Created system(BridgeConfiguration config) {

@@ -7,6 +7,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
+import dev.oam.core.model.ModelBackend;
+import dev.oam.core.model.ModelBackends;
+import dev.oam.core.model.ModelParameterException;
+import dev.oam.core.model.ModelProvider;
+import dev.oam.core.model.ModelSpec;
 import dev.oam.core.model.UnavailableModel;
 import java.net.URI;
 import java.nio.file.Path;
@@ -37,10 +42,10 @@ class ModelBackendsTest {
         }
 
         @Override
-        public LanguageModel create(ObjectNode spec, String path) throws BridgeException {
+        public LanguageModel create(ObjectNode spec, String path) throws ModelParameterException {
             calls.add("create " + Json.write(spec) + " at " + path);
             if (spec.path("path").asText().contains("missing")) {
-                throw BridgeException.invalidParams("Parameter '" + path + ".path': the model file is missing.");
+                throw ModelParameterException.invalid(path + ".path", ": the model file is missing.");
             }
             return model(type);
         }

@@ -2,13 +2,13 @@ package dev.oam.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.ModelBackend;
-import dev.oam.bridge.ModelBackends;
-import dev.oam.bridge.ModelSpec;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
+import dev.oam.core.model.ModelBackend;
+import dev.oam.core.model.ModelBackends;
+import dev.oam.core.model.ModelSpec;
 import dev.oam.core.model.ScriptedModel;
 import dev.oam.core.model.UnavailableModel;
 import dev.oam.server.OpenAIServer;

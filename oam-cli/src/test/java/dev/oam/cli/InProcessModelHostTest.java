@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.bridge.BridgeConfiguration;
-import dev.oam.bridge.ModelBackends;
-import dev.oam.bridge.ModelSpec;
+import dev.oam.core.model.ModelBackends;
+import dev.oam.core.model.ModelSpec;
 import dev.oam.testing.Conversation;
 import dev.oam.testing.InMemoryClient;
 import dev.oam.testing.ModelHostContract;

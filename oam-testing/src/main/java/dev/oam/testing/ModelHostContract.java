@@ -38,7 +38,7 @@ public abstract class ModelHostContract {
 
     /**
      * A fresh bridge whose host read these variables the way this transport reads them: the environment of
-     * {@code oam stdio} and of the C library's {@code oam_bridge_create}, {@link dev.oam.bridge.ModelSpec#fromEnvironment}
+     * {@code oam stdio} and of the C library's {@code oam_bridge_create}, {@link dev.oam.core.model.ModelSpec#fromEnvironment}
      * for in-process Java. The transport adds what it needs to run llama.cpp small and quietly.
      */
     protected abstract ProtocolClient connect(Map<String, String> variables) throws Exception;

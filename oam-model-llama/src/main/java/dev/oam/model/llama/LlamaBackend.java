@@ -1,10 +1,10 @@
 package dev.oam.model.llama;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.BridgeException;
-import dev.oam.bridge.ModelBackend;
 import dev.oam.core.Log;
 import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelBackend;
+import dev.oam.core.model.ModelParameterException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Local GGUF models run in-process by llama.cpp: serves {@code {"type": "llama", "path", …}} and
  * {@code --model PATH.gguf} / {@code OAM_MODEL} system models. Found through
- * {@code META-INF/services/dev.oam.bridge.ModelBackend}.
+ * {@code META-INF/services/dev.oam.core.model.ModelBackend}.
  *
  * <p>Nothing native happens until a model is created: discovering the backend loads no native code. Each
  * model file is loaded once per process, in the background on a thread {@code oam-llama-load}, and shared by
@@ -108,14 +108,14 @@ public final class LlamaBackend implements ModelBackend {
     }
 
     @Override
-    public LanguageModel create(ObjectNode spec, String path) throws BridgeException {
+    public LanguageModel create(ObjectNode spec, String path) throws ModelParameterException {
         LlamaSettings settings = LlamaSettings.parse(spec, path);
         try {
             return model(settings, null);
         } catch (GgufException e) {
-            throw BridgeException.invalidParams("Parameter '" + path + ".path': " + e.getMessage());
+            throw ModelParameterException.invalid(path + ".path", ": " + e.getMessage());
         } catch (SettingsConflict e) {
-            throw BridgeException.invalidParams("Parameter '" + path + "." + e.member + "': " + e.getMessage());
+            throw ModelParameterException.invalid(path + "." + e.member, ": " + e.getMessage());
         }
     }
 

@@ -2,7 +2,7 @@ package dev.oam.model.llama;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.BridgeException;
+import dev.oam.core.model.ModelParameterException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Iterator;
@@ -25,17 +25,17 @@ record LlamaSettings(Path path, int contextSize, int threads, int gpuLayers, @Nu
     private static final List<String> MEMBERS = List.of("type", "path", "contextSize", "threads", "gpuLayers", "seed");
 
     /** The client's model object; every error is {@code -32602} naming the member. */
-    static LlamaSettings parse(ObjectNode spec, String where) throws BridgeException {
+    static LlamaSettings parse(ObjectNode spec, String where) throws ModelParameterException {
         for (Iterator<String> it = spec.fieldNames(); it.hasNext(); ) {
             String key = it.next();
             if (!MEMBERS.contains(key)) {
-                throw BridgeException.invalidParams("Parameter '" + where + "." + key + "' is not a member of a llama model ("
+                throw ModelParameterException.invalid(where + "." + key, "is not a member of a llama model ("
                         + String.join(", ", MEMBERS.subList(1, MEMBERS.size())) + ").");
             }
         }
         JsonNode pathNode = present(spec, "path");
         if (pathNode == null) {
-            throw BridgeException.invalidParams("Missing required parameter '" + where + ".path' (the .gguf file to load).");
+            throw ModelParameterException.missing(where + ".path", "the .gguf file to load");
         }
         if (!pathNode.isTextual() || pathNode.textValue().isBlank() || pathNode.textValue().indexOf('\0') >= 0) {
             throw mistyped(where, "path", "the path of a .gguf file");
@@ -66,7 +66,7 @@ record LlamaSettings(Path path, int contextSize, int threads, int gpuLayers, @Nu
         return text.regionMatches(true, text.length() - 5, ".gguf", 0, 5) && text.length() > 5;
     }
 
-    private static int integer(ObjectNode spec, String where, String name, int min, int max, String unit) throws BridgeException {
+    private static int integer(ObjectNode spec, String where, String name, int min, int max, String unit) throws ModelParameterException {
         JsonNode node = present(spec, name);
         if (node == null) {
             return 0;
@@ -82,7 +82,7 @@ record LlamaSettings(Path path, int contextSize, int threads, int gpuLayers, @Nu
         return value == null || value.isNull() ? null : value;
     }
 
-    private static BridgeException mistyped(String where, String name, String expected) {
-        return BridgeException.invalidParams("Parameter '" + where + "." + name + "' must be " + expected + ".");
+    private static ModelParameterException mistyped(String where, String name, String expected) {
+        return ModelParameterException.invalid(where + "." + name, "must be " + expected + ".");
     }
 }

@@ -1,9 +1,9 @@
 package dev.oam.model.openai;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.BridgeException;
-import dev.oam.bridge.ModelBackend;
 import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelBackend;
+import dev.oam.core.model.ModelParameterException;
 import java.net.http.HttpClient;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * OpenAI-compatible Chat Completions servers (Ollama, llama.cpp's llama-server, vLLM, LM Studio, a
  * Mac's {@code oam serve}): serves {@code {"type": "openai", …}} and {@code --model http(s)://…} system
- * models. Found through {@code META-INF/services/dev.oam.bridge.ModelBackend}.
+ * models. Found through {@code META-INF/services/dev.oam.core.model.ModelBackend}.
  *
  * <p>One HTTP client and one timer thread ({@code oam-openai-timer}, which aborts requests that run out
  * of time) serve every model the backend creates; both start on first use and stop in {@link #close()}.
@@ -47,7 +47,7 @@ public final class OpenAIBackend implements ModelBackend {
     }
 
     @Override
-    public LanguageModel create(ObjectNode spec, String path) throws BridgeException {
+    public LanguageModel create(ObjectNode spec, String path) throws ModelParameterException {
         return model(Settings.parse(spec, path, environment));
     }
 

@@ -2,8 +2,8 @@ package dev.oam.model.openai;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.BridgeException;
 import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelParameterException;
 import java.math.BigDecimal;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -55,18 +55,18 @@ record Settings(URI baseUrl, @Nullable String model, String apiKeyEnv, Secret ap
     }
 
     /** The client's model object; every error is {@code -32602} naming the member. */
-    static Settings parse(ObjectNode spec, String path, UnaryOperator<@Nullable String> environment) throws BridgeException {
+    static Settings parse(ObjectNode spec, String path, UnaryOperator<@Nullable String> environment) throws ModelParameterException {
         for (Iterator<String> it = spec.fieldNames(); it.hasNext(); ) {
             String key = it.next();
             if (!MEMBERS.contains(key)) {
-                throw BridgeException.invalidParams("Parameter '" + path + "." + key + "' is not a member of an openai model ("
+                throw ModelParameterException.invalid(path + "." + key, "is not a member of an openai model ("
                         + String.join(", ", MEMBERS.subList(1, MEMBERS.size())) + ").");
             }
         }
         URI baseUrl = baseUrl(requiredString(spec, path, "baseUrl"), path + ".baseUrl");
         String model = requiredString(spec, path, "model");
         if (model.isBlank() || model.length() > 256) {
-            throw BridgeException.invalidParams("Parameter '" + path + ".model' must be the server's model name (1 to 256 characters).");
+            throw ModelParameterException.invalid(path + ".model", "must be the server's model name (1 to 256 characters).");
         }
         String keyEnv = DEFAULT_KEY_ENV;
         Secret key;
@@ -77,13 +77,13 @@ record Settings(URI baseUrl, @Nullable String model, String apiKeyEnv, Secret ap
             }
             keyEnv = keyEnvNode.textValue();
             if (!ENV_NAME.matcher(keyEnv).matches() || !(keyEnv.startsWith("OAM_") || keyEnv.endsWith("_API_KEY"))) {
-                throw BridgeException.invalidParams("Parameter '" + path + ".apiKeyEnv' must name an environment variable that "
+                throw ModelParameterException.invalid(path + ".apiKeyEnv", "must name an environment variable that "
                         + "starts with OAM_ or ends with _API_KEY (such as OAM_API_KEY or OPENAI_API_KEY); other variables of "
                         + "the host are not readable from the wire.");
             }
             key = Secret.of(environment.apply(keyEnv));
             if (!key.isPresent()) {
-                throw BridgeException.invalidParams("Parameter '" + path + ".apiKeyEnv' names " + keyEnv
+                throw ModelParameterException.invalid(path + ".apiKeyEnv", "names " + keyEnv
                         + ", which is not set in the bridge's environment.");
             }
         } else {
@@ -112,8 +112,8 @@ record Settings(URI baseUrl, @Nullable String model, String apiKeyEnv, Secret ap
         if (timeoutNode != null) {
             BigDecimal seconds = timeoutNode.isNumber() ? timeoutNode.decimalValue() : null;
             if (seconds == null || seconds.signum() < 0 || seconds.compareTo(BigDecimal.valueOf(86_400)) > 0) {
-                throw BridgeException.invalidParams("Parameter '" + path
-                        + ".timeoutSeconds' must be a number of seconds from 0 to 86400 (0 means no limit).");
+                throw ModelParameterException.invalid(path + ".timeoutSeconds",
+                        "must be a number of seconds from 0 to 86400 (0 means no limit).");
             }
             timeout = Duration.ofNanos(seconds.movePointRight(9).longValue());
         }
@@ -125,8 +125,8 @@ record Settings(URI baseUrl, @Nullable String model, String apiKeyEnv, Secret ap
         URI baseUrl;
         try {
             baseUrl = baseUrl(location, "--model");
-        } catch (BridgeException e) {
-            throw new IllegalArgumentException(e.getMessage().replace("Parameter '--model'", "--model"), e);
+        } catch (ModelParameterException e) {
+            throw new IllegalArgumentException("--model " + e.problem(), e);
         }
         return new Settings(baseUrl, name, DEFAULT_KEY_ENV, Secret.of(environment.apply(DEFAULT_KEY_ENV)), Map.of(),
                 ToolCallMode.AUTO, LanguageModel.DEFAULT_CONTEXT_SIZE, DEFAULT_TIMEOUT);
@@ -137,25 +137,25 @@ record Settings(URI baseUrl, @Nullable String model, String apiKeyEnv, Secret ap
         return lower.startsWith("http://") || lower.startsWith("https://");
     }
 
-    private static URI baseUrl(String text, String path) throws BridgeException {
+    private static URI baseUrl(String text, String path) throws ModelParameterException {
         URI uri;
         try {
             uri = new URI(text.strip());
         } catch (URISyntaxException e) {
-            throw BridgeException.invalidParams("Parameter '" + path + "' must be an http:// or https:// URL such as "
+            throw ModelParameterException.invalid(path, "must be an http:// or https:// URL such as "
                     + "http://127.0.0.1:11434/v1.");
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null || uri.isOpaque()) {
-            throw BridgeException.invalidParams("Parameter '" + path + "' must be an http:// or https:// URL such as "
+            throw ModelParameterException.invalid(path, "must be an http:// or https:// URL such as "
                     + "http://127.0.0.1:11434/v1.");
         }
         if (uri.getRawUserInfo() != null) {
-            throw BridgeException.invalidParams("Parameter '" + path + "' must not contain credentials; the API key comes "
+            throw ModelParameterException.invalid(path, "must not contain credentials; the API key comes "
                     + "from the host's environment (apiKeyEnv, default OAM_API_KEY).");
         }
         if (uri.getRawQuery() != null || uri.getRawFragment() != null) {
-            throw BridgeException.invalidParams("Parameter '" + path + "' must not have a query or fragment; give the API root "
+            throw ModelParameterException.invalid(path, "must not have a query or fragment; give the API root "
                     + "such as http://127.0.0.1:11434/v1.");
         }
         String rawPath = uri.getRawPath() == null ? "" : uri.getRawPath();
@@ -165,23 +165,23 @@ record Settings(URI baseUrl, @Nullable String model, String apiKeyEnv, Secret ap
         return URI.create(scheme + "://" + uri.getRawAuthority() + rawPath);
     }
 
-    private static Map<String, String> headers(@Nullable JsonNode node, String path) throws BridgeException {
+    private static Map<String, String> headers(@Nullable JsonNode node, String path) throws ModelParameterException {
         Map<String, String> headers = new LinkedHashMap<>();
         if (node == null) {
             return headers;
         }
         if (!node.isObject()) {
-            throw BridgeException.invalidParams("Parameter '" + path + "' must be an object of header names and string values.");
+            throw ModelParameterException.invalid(path, "must be an object of header names and string values.");
         }
         for (Iterator<Map.Entry<String, JsonNode>> it = node.properties().iterator(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> header = it.next();
             String name = header.getKey();
             String where = path + "." + name;
             if (!HEADER_NAME.matcher(name).matches()) {
-                throw BridgeException.invalidParams("Parameter '" + where + "' is not a valid HTTP header name.");
+                throw ModelParameterException.invalid(where, "is not a valid HTTP header name.");
             }
             if (FORBIDDEN_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
-                throw BridgeException.invalidParams("Parameter '" + where + "' cannot be set by a client"
+                throw ModelParameterException.invalid(where, "cannot be set by a client"
                         + (name.toLowerCase(Locale.ROOT).contains("auth") || name.toLowerCase(Locale.ROOT).contains("key")
                                 ? ": API keys come from the host's environment (apiKeyEnv, default OAM_API_KEY)."
                                 : ": the bridge sets it."));
@@ -189,7 +189,7 @@ record Settings(URI baseUrl, @Nullable String model, String apiKeyEnv, Secret ap
             JsonNode value = header.getValue();
             if (!value.isTextual() || value.textValue().indexOf('\r') >= 0 || value.textValue().indexOf('\n') >= 0
                     || value.textValue().length() > 8192) {
-                throw BridgeException.invalidParams("Parameter '" + where + "' must be a string without line breaks.");
+                throw ModelParameterException.invalid(where, "must be a string without line breaks.");
             }
             headers.put(name, value.textValue());
         }
@@ -201,10 +201,10 @@ record Settings(URI baseUrl, @Nullable String model, String apiKeyEnv, Secret ap
         return value == null || value.isNull() ? null : value;
     }
 
-    private static String requiredString(ObjectNode spec, String path, String name) throws BridgeException {
+    private static String requiredString(ObjectNode spec, String path, String name) throws ModelParameterException {
         JsonNode value = present(spec, name);
         if (value == null) {
-            throw BridgeException.invalidParams("Missing required parameter '" + path + "." + name + "'.");
+            throw ModelParameterException.missing(path + "." + name, "");
         }
         if (!value.isTextual()) {
             throw mistyped(path, name, "a string");
@@ -212,8 +212,8 @@ record Settings(URI baseUrl, @Nullable String model, String apiKeyEnv, Secret ap
         return value.textValue();
     }
 
-    private static BridgeException mistyped(String path, String name, String expected) {
-        return BridgeException.invalidParams("Parameter '" + path + "." + name + "' must be " + expected + ".");
+    private static ModelParameterException mistyped(String path, String name, String expected) {
+        return ModelParameterException.invalid(path + "." + name, "must be " + expected + ".");
     }
 
     @Override

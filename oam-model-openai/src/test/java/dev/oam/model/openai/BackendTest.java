@@ -6,8 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.ModelBackend;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.ModelBackend;
+import dev.oam.testing.openai.FakeOpenAIServer;
 import java.math.BigDecimal;
 import java.net.ServerSocket;
 import java.net.http.HttpHeaders;
@@ -16,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import dev.oam.testing.openai.FakeOpenAIServer;
 
 /** Configuration, discovery, the system model and availability. */
 @Timeout(60)

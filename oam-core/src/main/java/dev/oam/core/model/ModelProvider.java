@@ -1,7 +1,6 @@
-package dev.oam.bridge;
+package dev.oam.core.model;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.model.LanguageModel;
 
 /** Creates models for one {@code "model": {"type": …}} value. */
 @FunctionalInterface
@@ -9,7 +8,7 @@ public interface ModelProvider {
     /**
      * @param spec the whole model object
      * @param path the parameter's path for error messages
-     * @throws BridgeException (usually {@code -32602}) naming the bad field
+     * @throws ModelParameterException (usually {@code -32602}) naming the bad field
      */
-    LanguageModel create(ObjectNode spec, String path) throws BridgeException;
+    LanguageModel create(ObjectNode spec, String path) throws ModelParameterException;
 }

@@ -1,14 +1,13 @@
-package dev.oam.bridge;
+package dev.oam.core.model;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.model.LanguageModel;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The model backends of this process and the one way every host turns its configuration into a system model:
  * {@code oam stdio} (flags and environment), the C ABI (its settings) and in-process Java
- * ({@link BridgeConfiguration.Builder#systemModel(ModelSpec)}) all end in {@link #systemModel}.
+ * ({@code BridgeConfiguration.Builder.systemModel(ModelSpec)}) all end in {@link #systemModel}.
  */
 public final class ModelBackends {
     private static final Object LOCK = new Object();
@@ -21,7 +20,7 @@ public final class ModelBackends {
      * process that does not bring its own: one loaded GGUF file serves every bridge naming it. Discovery creates the
      * backends only; nothing native is loaded until a model is created. They are never closed (a loaded llama.cpp
      * model cannot be freed anyway); hosts that need to close them pass their own to
-     * {@link BridgeConfiguration.Builder#backends}.
+     * {@code BridgeConfiguration.Builder.backends}.
      */
     public static List<ModelBackend> discovered() {
         synchronized (LOCK) {
@@ -65,9 +64,10 @@ public final class ModelBackends {
             if (backend.type().equals(type)) {
                 try {
                     return backend.create(json, "systemModel");
-                } catch (BridgeException e) {
+                } catch (ModelParameterException e) {
                     throw new ModelSetupException("cannot use the " + type + " model '" + where + "': "
-                            + e.getMessage().replace("Parameter 'systemModel", "'systemModel"), e);
+                            + (e.isMissing() ? e.getMessage()
+                                    : "'" + e.member() + "'" + (e.problem().startsWith(":") ? "" : " ") + e.problem()), e);
                 } catch (RuntimeException e) {
                     throw new ModelSetupException("cannot use the " + type + " model '" + where + "': " + e.getMessage(), e);
                 }

@@ -1,7 +1,6 @@
-package dev.oam.bridge;
+package dev.oam.core.model;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.model.LanguageModel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
@@ -9,7 +8,7 @@ import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A model backend found on the class path ({@code META-INF/services/dev.oam.bridge.ModelBackend}):
+ * A model backend found on the class path ({@code META-INF/services/dev.oam.core.model.ModelBackend}):
  * it serves {@code "model": {"type": type(), …}} values and, when the host configures one, the
  * system model ({@code oam stdio --model …}, {@code OAM_MODEL}).
  */
@@ -18,7 +17,7 @@ public interface ModelBackend {
     String type();
 
     /** A model for a client's {@code {"type": type(), …}} value. */
-    LanguageModel create(ObjectNode spec, String path) throws BridgeException;
+    LanguageModel create(ObjectNode spec, String path) throws ModelParameterException;
 
     /** Whether {@code location} (a file path or URL given with {@code --model}) is this backend's. */
     boolean servesSystemModel(String location);

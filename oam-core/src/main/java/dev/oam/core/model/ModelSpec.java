@@ -1,4 +1,4 @@
-package dev.oam.bridge;
+package dev.oam.core.model;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
@@ -13,7 +13,7 @@ import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A model as a host configures it ({@link BridgeConfiguration.Builder#systemModel(ModelSpec)}): the typed form
+ * A model as a host configures it ({@code BridgeConfiguration.Builder.systemModel(ModelSpec)}): the typed form
  * of the wire's {@code {"type": "llama", …}} and {@code {"type": "openai", …}} values, or a {@link Location} as
  * {@code oam stdio --model}, {@code OAM_MODEL} and the C ABI's settings give it. Every form is resolved by
  * {@link ModelBackends#systemModel}, through the backend that serves its type or location, with the same
