@@ -1,0 +1,14 @@
+/**
+ * The JSON-RPC engine ({@link dev.oam.bridge.BridgeEngine}), its configuration and the extension SPI
+ * ({@link dev.oam.bridge.BridgeExtension}); {@code dev.oam.bridge.game} serves the game methods.
+ */
+module dev.oam.bridge {
+    requires transitive dev.oam.core;
+    requires transitive dev.oam.game;
+    requires static org.jspecify;
+
+    exports dev.oam.bridge;
+    exports dev.oam.bridge.game;
+
+    uses dev.oam.core.model.ModelBackend;
+}

@@ -1,0 +1,5 @@
+/** Types are non-null unless marked {@code @Nullable}. */
+@NullMarked
+package dev.oam.core.transcript;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,15 @@
+/**
+ * GGUF models run in-process by llama.cpp (de.kherud:llama): serves {@code "type": "llama"} and {@code --model
+ * PATH.gguf}. Hosts reach it through {@link dev.oam.core.model.ModelBackend}; its package is exported to the
+ * benchmarks only.
+ */
+@SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
+module dev.oam.model.llama {
+    requires dev.oam.core;
+    requires llama; // de.kherud:llama has no module descriptor: its automatic name comes from the jar's file name
+    requires static org.jspecify;
+
+    exports dev.oam.model.llama to dev.oam.bench;
+
+    provides dev.oam.core.model.ModelBackend with dev.oam.model.llama.LlamaBackend;
+}

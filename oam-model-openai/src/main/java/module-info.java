@@ -1,0 +1,8 @@
+/** The OpenAI-compatible Chat Completions backend: serves {@code "type": "openai"} and {@code --model http(s)://…}. */
+module dev.oam.model.openai {
+    requires dev.oam.core;
+    requires java.net.http;
+    requires static org.jspecify;
+
+    provides dev.oam.core.model.ModelBackend with dev.oam.model.openai.OpenAIBackend;
+}
