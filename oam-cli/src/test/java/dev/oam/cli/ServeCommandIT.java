@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code bin/oam serve} as a child process, on every model this edition has: scripted, llama, an OpenAI server. */
-@Timeout(value = 240, unit = TimeUnit.SECONDS)
+// A separate thread: a child that never prints its address must fail the test, not block the build in readLine().
+@Timeout(value = 240, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ServeCommandIT {
     private static final String GATE = "{\"type\":\"function\",\"function\":{\"name\":\"open_gate\",\"parameters\":{\"type\":\"object\","
             + "\"properties\":{\"gate\":{\"type\":\"string\",\"enum\":[\"north\",\"south\"]}},\"required\":[\"gate\"]}}}";

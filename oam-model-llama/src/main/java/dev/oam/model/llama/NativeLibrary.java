@@ -4,6 +4,7 @@ import dev.oam.core.Log;
 import dev.oam.core.os.Posix;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
@@ -223,8 +224,9 @@ final class NativeLibrary {
         System.setProperty(TMPDIR_PROPERTY, tmp.toString());
         PrintStream out = System.out;
         long start = System.nanoTime();
-        // Anything another thread prints to System.out meanwhile goes to stderr too: harmless.
-        System.setOut(System.err);
+        // Only this thread's prints go to stderr: the host's other threads keep their stdout (oam serve prints the
+        // address it listens on while a model loads in the background; a reader of that line must get it).
+        System.setOut(loaderToStderr(Thread.currentThread(), out));
         try {
             Class.forName("de.kherud.llama.LlamaModel", true, NativeLibrary.class.getClassLoader());
         } catch (ClassNotFoundException e) {
@@ -239,5 +241,31 @@ final class NativeLibrary {
         }
         Log.debug("llama.cpp native library loaded from " + libraryFolder + " in "
                 + (System.nanoTime() - start) / 1_000_000 + " ms");
+    }
+
+    /** A System.out that sends what {@code loader} prints to stderr and what every other thread prints to {@code out}. */
+    static PrintStream loaderToStderr(Thread loader, PrintStream out) {
+        OutputStream split = new OutputStream() {
+            private PrintStream target() {
+                return Thread.currentThread() == loader ? System.err : out;
+            }
+
+            @Override
+            public void write(int b) {
+                target().write(b);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                target().write(b, off, len);
+            }
+
+            @Override
+            public void flush() {
+                out.flush();
+                System.err.flush();
+            }
+        };
+        return new PrintStream(split, true, java.nio.charset.StandardCharsets.UTF_8);
     }
 }

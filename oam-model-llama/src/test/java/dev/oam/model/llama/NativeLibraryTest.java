@@ -3,7 +3,10 @@ package dev.oam.model.llama;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -67,5 +70,23 @@ class NativeLibraryTest {
     void aMissingLibgompIsNamedInTheMessage() {
         assertThat(NativeLibrary.linkMessage(new UnsatisfiedLinkError("libgomp.so.1: cannot open shared object file")))
                 .contains("libgomp1");
+    }
+
+    @Test
+    void whileTheLibraryLoadsOnlyTheLoadingThreadsPrintsGoToStderr() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream originalErr = System.err;
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            PrintStream split = NativeLibrary.loaderToStderr(Thread.currentThread(), new PrintStream(out, true, StandardCharsets.UTF_8));
+            split.println("from the loader");
+            Thread other = Thread.ofPlatform().start(() -> split.println("oam serve: listening on http://127.0.0.1:1976/v1"));
+            other.join();
+        } finally {
+            System.setErr(originalErr);
+        }
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("oam serve: listening on http://127.0.0.1:1976/v1\n");
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("from the loader\n");
     }
 }
