@@ -137,7 +137,7 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
             blocks.add(block);
             plain.add(copy);
             ObjectNode saved = ((ObjectNode) entry).deepCopy();
-            if (block != null) {
+            if (block != null && !saved.has("x-oam-base")) {
                 saved.put("x-oam-base", base.toString()); // resolve the same way after a --resume
             }
             raw.add(saved);

@@ -62,7 +62,7 @@ class ChatCommandIT {
         String command = "env OAM_SCRIPT='" + script + "' " + Transports.launcher() + " chat " + String.join(" ", flags)
                 + "; echo $? > " + status + ".tmp; mv " + status + ".tmp " + status + "; sleep 600";
         tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", command);
-        await(session, "you> ");
+        await(session, "you>"); // capture-pane drops trailing blanks
         return session;
     }
 
@@ -72,10 +72,14 @@ class ChatCommandIT {
 
     /** Waits until the screen contains {@code text} (polling; the overall test timeout bounds it). */
     private String await(String session, String text) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120); // generous: the first run may build bin/oam
         while (true) {
             String screen = screen(session);
             if (screen.contains(text)) {
                 return screen;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the terminal never showed '" + text + "'; it shows:\n" + screen);
             }
             Thread.sleep(50);
         }
@@ -115,7 +119,11 @@ class ChatCommandIT {
     }
 
     private void awaitCount(String session, String text, int count) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (screen(session).split(java.util.regex.Pattern.quote(text), -1).length - 1 < count) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the terminal never showed '" + text + "' " + count + " times; it shows:\n" + screen(session));
+            }
             Thread.sleep(50);
         }
     }
@@ -128,7 +136,7 @@ class ChatCommandIT {
         await(s, "thinking…"); // the turn runs (the spinner is on stderr, the same terminal)
         keys(s, "C-c");
         await(s, "[stopped]");
-        await(s, "[stopped]\nyou> ");
+        await(s, "[stopped]\nyou>");
         keys(s, "-l", "again");
         keys(s, "Enter");
         String screen = await(s, "oam> Quick.");
