@@ -56,10 +56,14 @@ class ChatCommandIT {
 
     /** Starts {@code oam chat} in a new tmux session; its exit status lands in a file. */
     private String start(String script, String... flags) throws Exception {
+        return startWith("", script, flags);
+    }
+
+    private String startWith(String env, String script, String... flags) throws Exception {
         String session = "chat" + sessions.size() + "-" + ProcessHandle.current().pid();
         sessions.add(session);
         Path status = dir.resolve(session + ".status");
-        String command = "env OAM_SCRIPT='" + script + "' " + Transports.launcher() + " chat " + String.join(" ", flags)
+        String command = "env " + env + " OAM_SCRIPT='" + script + "' " + Transports.launcher() + " chat " + String.join(" ", flags)
                 + "; echo $? > " + status + ".tmp; mv " + status + ".tmp " + status + "; sleep 600";
         tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", command);
         await(session, "you>"); // capture-pane drops trailing blanks
@@ -143,6 +147,25 @@ class ChatCommandIT {
         assertThat(screen).doesNotContain("takes a minute");
         keys(s, "C-c");
         assertThat(exitStatus(s)).isEqualTo(130);
+    }
+
+    @Test
+    void colourOnATerminalUnlessNoColorIsSet() throws Exception {
+        String failing = "{\"steps\":[],\"fallback\":{\"error\":\"refusal\"}}";
+        for (boolean noColor : new boolean[] {false, true}) {
+            String s = startWith(noColor ? "NO_COLOR=1" : "", failing);
+            keys(s, "-l", "hi");
+            keys(s, "Enter");
+            await(s, "Try rephrasing your message.");
+            String escaped = tmux("capture-pane", "-p", "-e", "-t", s);
+            if (noColor) {
+                assertThat(escaped).doesNotContain("\u001b[31m");
+            } else {
+                assertThat(escaped).contains("\u001b[31m");
+            }
+            keys(s, "C-d");
+            assertThat(exitStatus(s)).isZero();
+        }
     }
 
     @Test

@@ -76,6 +76,9 @@ class RespondCommandIT {
         assertThat(choice.exit()).isEqualTo(2);
         assertThat(choice.err()).contains("nope").contains("weather");
         assertThat(oam().script("[]").run("respond", "--tool-choice", "required", "hi").exit()).isEqualTo(2);
+        CliRun.Result ask = oam().script("[]").run("respond", "--ask-tools", "hi");
+        assertThat(ask.exit()).isEqualTo(2);
+        assertThat(ask.err()).contains("--ask-tools needs a terminal");
     }
 
     @Test
