@@ -71,7 +71,7 @@ final class TurnRunner implements ToolChannel {
 
     /** A new turn. */
     Outcome run(TurnRequest request) throws AgentException {
-        return finish(() -> agent.respond(request, context()), List.of(), Usage.ZERO, List.of(), 0, 0,
+        return finish(() -> agent.respond(request, context()), List.of(), Usage.ZERO, List.of(),
                 request.maxToolRounds(), request.maxToolCalls());
     }
 
@@ -79,15 +79,14 @@ final class TurnRunner implements ToolChannel {
     Outcome resume(TurnRequest request, List<TranscriptEntry> turnSoFar, Conversation.Pending pending) throws AgentException {
         callsBefore = pending.callsUsed();
         return finish(() -> agent.resume(request, turnSoFar, pending.roundsUsed(), pending.callsUsed(), context()),
-                pending.records(), pending.usage(), pending.steps(), pending.roundsUsed(), pending.callsUsed(),
-                request.maxToolRounds(), request.maxToolCalls());
+                pending.records(), pending.usage(), pending.steps(), request.maxToolRounds(), request.maxToolCalls());
     }
 
     private interface Body {
         TurnResult run() throws AgentException;
     }
 
-    private Outcome finish(Body body, List<ToolRecord> before, Usage usageBefore, List<Step> stepsBefore, int rounds0, int calls0,
+    private Outcome finish(Body body, List<ToolRecord> before, Usage usageBefore, List<Step> stepsBefore,
             @Nullable Integer maxRounds, @Nullable Integer maxCalls) throws AgentException {
         int stepOffset = stepsBefore.size();
         try {
