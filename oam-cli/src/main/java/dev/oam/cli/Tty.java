@@ -20,6 +20,23 @@ final class Tty {
                 // try the next place
             }
         }
+        return viaJLine(fd);
+    }
+
+    /** Where descriptors are not links to their device (macOS's /dev/fd): ask JLine's native or exec provider. */
+    private static boolean viaJLine(int fd) {
+        org.jline.terminal.spi.SystemStream stream = switch (fd) {
+            case 0 -> org.jline.terminal.spi.SystemStream.Input;
+            case 1 -> org.jline.terminal.spi.SystemStream.Output;
+            default -> org.jline.terminal.spi.SystemStream.Error;
+        };
+        for (String provider : new String[] {"ffm", "exec"}) {
+            try {
+                return org.jline.terminal.spi.TerminalProvider.load(provider).isSystemStream(stream);
+            } catch (IOException | RuntimeException | LinkageError e) {
+                // the next provider
+            }
+        }
         return false;
     }
 
