@@ -60,13 +60,19 @@ class ChatCommandIT {
     }
 
     private String startWith(String env, String script, String... flags) throws Exception {
+        String session = launch(env, script, "chat " + String.join(" ", flags));
+        await(session, "you>"); // capture-pane drops trailing blanks
+        return session;
+    }
+
+    /** Runs {@code oam ARGS} in a new tmux session (a real terminal); its exit status lands in a file. */
+    private String launch(String env, String script, String args) throws Exception {
         String session = "chat" + sessions.size() + "-" + ProcessHandle.current().pid();
         sessions.add(session);
         Path status = dir.resolve(session + ".status");
-        String command = "env " + env + " OAM_SCRIPT='" + script + "' " + Transports.launcher() + " chat " + String.join(" ", flags)
+        String command = "env " + env + " OAM_SCRIPT='" + script + "' " + Transports.launcher() + " " + args
                 + "; echo $? > " + status + ".tmp; mv " + status + ".tmp " + status + "; sleep 600";
         tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", command);
-        await(session, "you>"); // capture-pane drops trailing blanks
         return session;
     }
 
@@ -111,13 +117,16 @@ class ChatCommandIT {
         keys(s, "-l", "o");
         keys(s, "Enter");
         await(s, "oam> You said: Hello world");
+        awaitCount(s, "you>", 2); // the next prompt is up: keys now reach the line editor
         keys(s, "Up"); // the history brings the line back onto the new prompt
         awaitCount(s, "you> Hello world", 2);
         keys(s, "Enter");
         awaitCount(s, "oam> You said: Hello world", 2);
+        awaitCount(s, "you>", 3);
         keys(s, "-l", "/usage");
         keys(s, "Enter");
         await(s, "2 turns");
+        awaitCount(s, "you>", 4);
         keys(s, "C-d");
         assertThat(exitStatus(s)).isZero();
     }
@@ -145,6 +154,7 @@ class ChatCommandIT {
         keys(s, "Enter");
         String screen = await(s, "oam> Quick.");
         assertThat(screen).doesNotContain("takes a minute");
+        awaitCount(s, "you>", 3); // back at the prompt: Ctrl-C now means leave
         keys(s, "C-c");
         assertThat(exitStatus(s)).isEqualTo(130);
     }
@@ -157,6 +167,7 @@ class ChatCommandIT {
             keys(s, "-l", "hi");
             keys(s, "Enter");
             await(s, "Try rephrasing your message.");
+            awaitCount(s, "you>", 2);
             String escaped = tmux("capture-pane", "-p", "-e", "-t", s);
             if (noColor) {
                 assertThat(escaped).doesNotContain("\u001b[31m");
@@ -166,6 +177,18 @@ class ChatCommandIT {
             keys(s, "C-d");
             assertThat(exitStatus(s)).isZero();
         }
+    }
+
+    @Test
+    void respondAskToolsAsksOnTheTerminalInsteadOfExitingTen() throws Exception {
+        String tool = "{\"name\":\"lookup\",\"description\":\"Looks up.\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}";
+        String s = launch("", "[{\"toolCalls\":[{\"name\":\"lookup\",\"arguments\":{}}]},{\"template\":\"Looked up: {toolOutput}\"}]",
+                "respond --ask-tools --tool-json '" + tool + "' 'look it up'");
+        await(s, "output of lookup {} (text, @file, !error)>");
+        keys(s, "-l", "!not found");
+        keys(s, "Enter");
+        await(s, "Looked up: Error: not found");
+        assertThat(exitStatus(s)).isZero();
     }
 
     @Test
