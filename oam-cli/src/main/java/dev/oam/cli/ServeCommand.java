@@ -1,20 +1,11 @@
 package dev.oam.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.Log;
-import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
-import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelBackend;
-import dev.oam.core.model.ModelBackends;
-import dev.oam.core.model.ModelSpec;
-import dev.oam.core.model.ScriptedModel;
-import dev.oam.core.model.UnavailableModel;
 import dev.oam.server.OpenAIServer;
 import dev.oam.server.ServerOptions;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code oam serve}: the OpenAI-compatible HTTP server (docs/SERVER.md). */
@@ -63,11 +55,8 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--log-level", defaultValue = "info", paramLabel = "LEVEL", description = "debug, info (default), warning, error or off.")
     String logLevel;
 
-    @Option(names = "--model", paramLabel = "PATH.gguf|URL", description = "The system model (also OAM_MODEL; OAM_SCRIPT replaces it with a scripted model).")
-    String model;
-
-    @Option(names = "--model-name", paramLabel = "NAME", description = "The model name on an OpenAI-compatible server (also OAM_MODEL_NAME).")
-    String modelName;
+    @Mixin
+    ModelSource models = new ModelSource();
 
     @Override
     public Integer call() throws Exception {
@@ -135,54 +124,7 @@ final class ServeCommand implements Callable<Integer> {
      * {@code oam stdio} would use, otherwise a stand-in that answers 503 model_unavailable.
      */
     private LanguageModel systemModel(List<ModelBackend> backends) {
-        String script = System.getenv("OAM_SCRIPT");
-        if (script != null && !script.isBlank()) {
-            return scripted(script);
-        }
-        ModelSpec spec = ModelSpec.fromEnvironment(this::variable);
-        if (spec != null) {
-            return ModelBackends.systemModel(backends, spec);
-        }
-        return new UnavailableModel(ModelAvailability.unavailable("model_not_ready", "No system model is configured: start "
-                + "oam serve with --model PATH.gguf|URL, or set OAM_MODEL (OAM_SCRIPT gives a scripted model)."));
-    }
-
-    /** A host variable: {@code --model} and {@code --model-name} stand for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}. */
-    private String variable(String name) {
-        if (name.equals(ModelSpec.MODEL_VARIABLE) && model != null) {
-            return model;
-        }
-        if (name.equals(ModelSpec.NAME_VARIABLE) && modelName != null) {
-            return modelName;
-        }
-        return System.getenv(name);
-    }
-
-    /** OAM_SCRIPT: a JSON array of steps, {@code {"steps", "fallback"}}, or the path of a file holding either. */
-    static ScriptedModel scripted(String value) {
-        String text = value.strip();
-        if (!text.startsWith("[") && !text.startsWith("{")) {
-            try {
-                text = Files.readString(Path.of(text)).strip();
-            } catch (IOException | java.nio.file.InvalidPathException e) {
-                throw new IllegalArgumentException("OAM_SCRIPT is neither JSON nor a readable file: " + e.getMessage());
-            }
-        }
-        JsonNode node;
-        try {
-            node = Json.parse(text);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("OAM_SCRIPT is not valid JSON: " + e.getMessage());
-        }
-        if (node.isArray()) {
-            ObjectNode wrapped = Json.object();
-            wrapped.set("steps", node);
-            node = wrapped;
-        }
-        if (!node.isObject()) {
-            throw new IllegalArgumentException("OAM_SCRIPT must be an array of steps or an object with 'steps'.");
-        }
-        return ScriptedModel.fromJson(node, "OAM_SCRIPT");
+        return models.resolve(backends, "oam serve");
     }
 
     private static void announce(OpenAIServer server, ServerOptions options) {

@@ -149,12 +149,44 @@ public final class Agent {
                 throw new AgentException(ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
             }
         }
-        List<TranscriptEntry> base = history;
         List<TranscriptEntry> turn = new ArrayList<>();
         turn.add(TranscriptEntry.Prompt.of(request.prompt(), request.schema()));
+        return start(request, schema, accept, context, opts, toolSet, policy, turn, 0, 0);
+    }
+
+    /**
+     * Continues a turn that stopped after a tool round whose outputs were supplied later (the command line's
+     * exit-10 loop): {@code turnSoFar} begins with the turn's prompt and ends with that round's outputs, and
+     * {@code roundsUsed} and {@code callsUsed} count what the turn had spent, so the budgets keep their rest.
+     * The request's prompt is not used; its tool choice forces the first step of the continuation. Like
+     * {@link #respond}, the whole turn is appended to the history on success only.
+     */
+    public TurnResult resume(TurnRequest request, List<TranscriptEntry> turnSoFar, int roundsUsed, int callsUsed,
+            TurnContext context) throws AgentException {
+        if (turnSoFar.isEmpty() || !(turnSoFar.get(0) instanceof TranscriptEntry.Prompt)) {
+            throw new IllegalArgumentException("a resumed turn starts with its prompt");
+        }
+        AgentOptions opts = options;
+        List<ToolDefinition> toolSet = tools;
+        TurnPolicy policy = policy(request, opts, toolSet);
+        GenerationSchema schema = null;
+        if (request.schema() != null) {
+            try {
+                schema = GenerationSchema.convert(request.schema(), "Response");
+            } catch (SchemaException e) {
+                throw new AgentException(ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
+            }
+        }
+        return start(request, schema, schema, context, opts, toolSet, policy, new ArrayList<>(turnSoFar), roundsUsed, callsUsed);
+    }
+
+    private TurnResult start(TurnRequest request, @Nullable GenerationSchema schema, @Nullable GenerationSchema accept,
+            TurnContext context, AgentOptions opts, List<ToolDefinition> toolSet, TurnPolicy policy, List<TranscriptEntry> turn,
+            int roundsUsed, int callsUsed) throws AgentException {
+        List<TranscriptEntry> base = history;
         inProgress = List.copyOf(turn);
         try {
-            return runTurn(request, schema, accept, context, opts, toolSet, policy, base, turn);
+            return runTurn(request, schema, accept, context, opts, toolSet, policy, base, turn, roundsUsed, callsUsed);
         } finally {
             inProgress = List.of();
         }
@@ -162,18 +194,18 @@ public final class Agent {
 
     private TurnResult runTurn(TurnRequest request, @Nullable GenerationSchema schema, @Nullable GenerationSchema accept,
             TurnContext context, AgentOptions opts, List<ToolDefinition> toolSet, TurnPolicy policy, List<TranscriptEntry> base,
-            List<TranscriptEntry> turn) throws AgentException {
+            List<TranscriptEntry> turn, int roundsUsed, int callsUsed) throws AgentException {
         CancellationToken token = context.token();
         List<Step> steps = new ArrayList<>();
         List<ToolRecord> records = new ArrayList<>();
         Usage usage = Usage.ZERO;
-        int rounds = 0;
-        int callCount = 0;
+        int rounds = roundsUsed;
+        int callCount = callsUsed;
         boolean respondedDirectly = false;
         try {
             for (int index = 0; ; index++) {
                 token.check();
-                StepPlan plan = plan(policy, toolSet, index, rounds, callCount, respondedDirectly);
+                StepPlan plan = plan(policy, toolSet, index, rounds - roundsUsed, rounds, callCount, respondedDirectly);
                 Fitted fitted = fit(base, turn, plan, schema, opts);
                 Step step = new Step(index, rounds, plan.mode(), plan.tools().stream().map(ToolDefinition::name).toList(),
                         fitted.trimmedEntries());
@@ -491,6 +523,12 @@ public final class Agent {
     /** The per-step steering rules (GAME-LAYER.md §3.11). */
     static StepPlan plan(TurnPolicy policy, List<ToolDefinition> toolSet, int index, int rounds, int calls,
             boolean respondedDirectly) {
+        return plan(policy, toolSet, index, rounds, rounds, calls, respondedDirectly);
+    }
+
+    /** {@code roundsThisCall}: the rounds run since this call began (forcing applies while it is 0); {@code rounds}: the turn's. */
+    static StepPlan plan(TurnPolicy policy, List<ToolDefinition> toolSet, int index, int roundsThisCall, int rounds, int calls,
+            boolean respondedDirectly) {
         List<ToolDefinition> enabled = toolSet;
         if (policy.enabledTools() != null) {
             Set<String> allowed = new LinkedHashSet<>(policy.enabledTools());
@@ -501,9 +539,9 @@ public final class Agent {
         if (choice instanceof ToolChoice.None || respondedDirectly
                 || rounds >= policy.maxToolRounds() || calls >= policy.maxToolCalls()) {
             mode = ToolCallingMode.DISALLOWED;
-        } else if ((choice instanceof ToolChoice.Required || choice instanceof ToolChoice.Explicit) && rounds == 0) {
+        } else if ((choice instanceof ToolChoice.Required || choice instanceof ToolChoice.Explicit) && roundsThisCall == 0) {
             mode = ToolCallingMode.REQUIRED;
-        } else if (choice instanceof ToolChoice.Named named && rounds == 0) {
+        } else if (choice instanceof ToolChoice.Named named && roundsThisCall == 0) {
             mode = ToolCallingMode.REQUIRED;
             enabled = enabled.stream().filter(tool -> tool.name().equals(named.tool())).toList();
         } else {
