@@ -20,8 +20,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Builds the Chat Completions body of one model step: the transcript as messages, the step's tools
- * and {@code tool_choice} (native), or a {@code response_format} of the allowed calls (emulated), the
- * answer's schema and the sampling options.
+ * and {@code tool_choice} (native), or a schema of the allowed calls (emulated), the answer's schema
+ * (each schema in the endpoint's {@link SchemaFormat}) and the sampling options.
  */
 final class ChatRequests {
     /** The {@code response_format} name of an emulated step. */
@@ -30,7 +30,8 @@ final class ChatRequests {
     private ChatRequests() {}
 
     /** A step with OpenAI's own {@code tools} / {@code tool_choice} (or no tools when the step disallows them). */
-    static ObjectNode nativeBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory) {
+    static ObjectNode nativeBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
+            SchemaFormat format) {
         GenerationSchema schema = request.schema();
         boolean answerMayFollow = request.mode() != ToolCallingMode.REQUIRED;
         String extra = schema != null && answerMayFollow ? schemaGuidance(schema) : null;
@@ -56,7 +57,7 @@ final class ChatRequests {
             }
         }
         if (schema != null && answerMayFollow) {
-            body.set("response_format", responseFormat("Response", schema.json()));
+            format.apply(body, "Response", schema.json());
         }
         return body;
     }
@@ -66,11 +67,29 @@ final class ChatRequests {
      * tool ({@code {"name": that tool, "arguments": its parameters}}), plus {@code {"answer": …}} when the
      * step may answer instead.
      */
-    static ObjectNode emulatedBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory) {
+    static ObjectNode emulatedBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
+            SchemaFormat format) {
         boolean mayAnswer = request.mode() == ToolCallingMode.ALLOWED;
         ObjectNode body = base(request, model, stream, textHistory, emulationGuidance(request, mayAnswer));
-        body.set("response_format", responseFormat(EMULATION_NAME, emulationSchema(request, mayAnswer)));
+        format.apply(body, EMULATION_NAME, emulationSchema(request, mayAnswer));
         return body;
+    }
+
+    /** The schema a body built here constrains its answer with ({@code null} when it has none). */
+    static @Nullable JsonNode constraint(ObjectNode body) {
+        JsonNode format = body.path("response_format");
+        if (format.path("json_schema").has("schema")) {
+            return format.path("json_schema").get("schema");
+        }
+        if (format.has("schema")) {
+            return format.get("schema");
+        }
+        for (String member : List.of("json_schema", "guided_json", "format")) {
+            if (body.get(member) instanceof ObjectNode schema) {
+                return schema;
+            }
+        }
+        return null;
     }
 
     static ObjectNode emulationSchema(ModelRequest request, boolean mayAnswer) {
@@ -285,15 +304,6 @@ final class ChatRequests {
         schema.putObject("properties");
         schema.put("additionalProperties", false);
         return schema;
-    }
-
-    private static ObjectNode responseFormat(String name, JsonNode schema) {
-        ObjectNode format = Json.object();
-        format.put("type", "json_schema");
-        ObjectNode jsonSchema = format.putObject("json_schema");
-        jsonSchema.put("name", name);
-        jsonSchema.set("schema", schema);
-        return format;
     }
 
     private static String schemaGuidance(GenerationSchema schema) {
