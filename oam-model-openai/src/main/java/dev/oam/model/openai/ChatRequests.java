@@ -57,7 +57,7 @@ final class ChatRequests {
             }
         }
         if (schema != null && answerMayFollow) {
-            format.apply(body, "Response", schema.json());
+            format.apply(body, "Response", bounded(schema.json(), request.options().maxResponseTokens()));
         }
         return body;
     }
@@ -71,8 +71,51 @@ final class ChatRequests {
             SchemaFormat format) {
         boolean mayAnswer = request.mode() == ToolCallingMode.ALLOWED;
         ObjectNode body = base(request, model, stream, textHistory, emulationGuidance(request, mayAnswer));
-        format.apply(body, EMULATION_NAME, emulationSchema(request, mayAnswer));
+        format.apply(body, EMULATION_NAME, bounded(emulationSchema(request, mayAnswer), request.options().maxResponseTokens()));
         return body;
+    }
+
+    /** The longest free string sent when the step has no token limit. */
+    static final int DEFAULT_MAX_STRING = 256;
+
+    /**
+     * A copy of {@code schema} whose free strings (no {@code enum}, {@code const} or {@code maxLength}) carry a
+     * {@code maxLength} that lets the whole value fit the step's token limit: about half the tokens shared among
+     * the free strings, at least 16 characters each. Servers that constrain output by grammar (llama-server)
+     * otherwise let a small model write one string until the limit cuts the JSON off, and the step fails; the
+     * embedded backend bounds its grammar's strings the same way.
+     */
+    static JsonNode bounded(JsonNode schema, @Nullable Integer maxTokens) {
+        JsonNode copy = schema.deepCopy();
+        List<ObjectNode> free = new ArrayList<>();
+        freeStrings(copy, free, 0);
+        if (free.isEmpty()) {
+            return copy;
+        }
+        int cap = maxTokens == null ? DEFAULT_MAX_STRING : Math.max(16, maxTokens / 2 / free.size());
+        for (ObjectNode string : free) {
+            string.put("maxLength", cap);
+        }
+        return copy;
+    }
+
+    private static void freeStrings(JsonNode node, List<ObjectNode> found, int depth) {
+        if (depth > 64) {
+            return;
+        }
+        if (node instanceof ObjectNode object) {
+            if ("string".equals(object.path("type").asText()) && !object.has("enum") && !object.has("const")
+                    && !object.has("maxLength")) {
+                found.add(object);
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> it = object.properties().iterator(); it.hasNext(); ) {
+                freeStrings(it.next().getValue(), found, depth + 1);
+            }
+        } else if (node instanceof ArrayNode array) {
+            for (JsonNode item : array) {
+                freeStrings(item, found, depth + 1);
+            }
+        }
     }
 
     /** The schema a body built here constrains its answer with ({@code null} when it has none). */

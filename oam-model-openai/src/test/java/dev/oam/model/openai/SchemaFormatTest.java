@@ -37,6 +37,24 @@ class SchemaFormatTest extends WireSupport {
     }
 
     @Test
+    void freeStringsAreBoundedSoTheValueFitsTheStepsTokens() throws Exception {
+        open();
+        fake.then(text("{\"mood\":\"calm\",\"note\":\"Quiet.\",\"names\":[\"Bram\"]}"), text(FLEE));
+        createSession("s", "[]", "{\"maxResponseTokens\":120}", "");
+        c.call(1, "session/respond", "{\"session\":\"s\",\"prompt\":\"Report.\",\"schema\":{\"type\":\"object\",\"properties\":{"
+                + "\"mood\":{\"type\":\"string\",\"enum\":[\"calm\",\"angry\"]},\"note\":{\"type\":\"string\"},"
+                + "\"names\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"mood\",\"note\",\"names\"]}}");
+        JsonNode sent = fake.chat(0).body().path("response_format").path("json_schema").path("schema").path("properties");
+        // Half of the 120 tokens shared by the two free strings.
+        assertThat(sent.path("note").path("maxLength").asInt()).as("%s", sent).isEqualTo(30);
+        assertThat(sent.path("names").path("items").path("maxLength").asInt()).isEqualTo(30);
+        assertThat(sent.path("mood").has("maxLength")).as("an enum is bounded already").isFalse();
+        c.call(2, "decision/decide", DECIDE.formatted(fake.spec("")));
+        JsonNode unlimited = fake.chat(1).body().path("response_format").path("json_schema").path("schema").path("properties");
+        assertThat(unlimited.path("reasoning").path("maxLength").asInt()).isEqualTo(ChatRequests.DEFAULT_MAX_STRING);
+    }
+
+    @Test
     void b4748IgnoresResponseFormatJsonSchemaSoJsonObjectWithSchemaIsFoundAndRemembered() throws Exception {
         open(Quirk.IGNORES_RESPONSE_FORMAT_SCHEMA);
         fake.then(text(FLEE));
