@@ -42,7 +42,7 @@ public final class EvalBench {
     private static final String INSTRUCTIONS = "You help the player in a fantasy town. When one of your tools fits the "
             + "player's request, call it with exactly the values the player gave. When none fits, answer in one short sentence.";
 
-    record Config(Path root, int limit, List<String> kinds, List<String> backends, int threads, int toolTokens) {}
+    record Config(Path root, int limit, Map<String, Integer> sample, List<String> kinds, List<String> backends, int threads, int toolTokens) {}
 
     /** One case on one backend. */
     record Outcome(String kind, String backend, String mode, String id, boolean right, Boolean rightArgs, boolean valid,
@@ -65,9 +65,16 @@ public final class EvalBench {
         List<String> kinds = List.of("tools", "decisions", "npc", "content");
         List<String> backends = List.of("llama", "llama-server");
         int threads = 2;
+        Map<String, Integer> sample = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--limit" -> limit = Integer.parseInt(args[++i]);
+                case "--sample" -> {
+                    for (String part : args[++i].split(",")) {
+                        String[] kv = part.split("=");
+                        sample.put(kv[0], Integer.parseInt(kv[1]));
+                    }
+                }
                 case "--kinds" -> kinds = List.of(args[++i].split(","));
                 case "--backends" -> backends = List.of(args[++i].split(","));
                 case "--threads" -> threads = Integer.parseInt(args[++i]);
@@ -75,6 +82,7 @@ public final class EvalBench {
                     System.out.println("usage: bench/run eval [--limit N] [--kinds tools,decisions,npc,content] "
                             + "[--backends llama,llama-server] [--threads N]\n"
                             + "  --limit N    the first N cases of each kind (default: all)\n"
+                            + "  --sample K=N,…  N cases of kind K spread evenly over its file (e.g. tools=16)\n"
                             + "  --threads N  threads of both backends (default 2)");
                     return;
                 }
@@ -86,7 +94,7 @@ public final class EvalBench {
         }
         int code = 1;
         try {
-            new EvalBench(new Config(root, limit, kinds, backends, threads, 96)).run();
+            new EvalBench(new Config(root, limit, sample, kinds, backends, threads, 96)).run();
             code = 0;
         } catch (Exception e) {
             System.err.println("bench eval: " + e);
@@ -117,8 +125,18 @@ public final class EvalBench {
             call("initialize", "{\"protocolVersion\":\"1.0\"}");
             for (String kind : config.kinds()) {
                 JsonNode file = Json.parse(Files.readString(set.resolve(kind + ".json")));
+                List<JsonNode> chosen = new ArrayList<>();
+                file.path("cases").forEach(chosen::add);
+                Integer spread = config.sample().get(kind);
+                if (spread != null && spread < chosen.size()) {
+                    List<JsonNode> picked = new ArrayList<>();
+                    for (int k = 0; k < spread; k++) {
+                        picked.add(chosen.get((int) ((long) k * chosen.size() / spread)));
+                    }
+                    chosen = picked;
+                }
                 int n = 0;
-                for (JsonNode c : file.path("cases")) {
+                for (JsonNode c : chosen) {
                     if (n++ >= config.limit()) {
                         break;
                     }
