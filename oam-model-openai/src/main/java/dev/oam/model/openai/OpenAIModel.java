@@ -1,6 +1,7 @@
 package dev.oam.model.openai;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
@@ -124,30 +125,76 @@ final class OpenAIModel implements LanguageModel {
     private ModelResponse nativeStep(ModelRequest request, @Nullable String model, ModelListener listener,
             CancellationToken token) throws AgentException, ToolsRejected {
         boolean hasTools = request.mode() != ToolCallingMode.DISALLOWED;
-        boolean stream = !(hasTools && endpoint.refusesStreamingWithTools());
-        Outputs.TextSink sink = new Outputs.TextSink(listener, stream && request.mode() != ToolCallingMode.REQUIRED);
-        Completion completion;
-        try {
-            completion = exchange.chat(ChatRequests.nativeBody(request, model, stream, textHistory()), stream, sink, token);
-        } catch (HttpFailure failure) {
-            completion = fallback(failure, request, model, stream, hasTools, token);
+        boolean constrained = request.schema() != null && request.mode() != ToolCallingMode.REQUIRED;
+        Usage spent = Usage.ZERO;
+        while (true) {
+            boolean stream = !(hasTools && endpoint.refusesStreamingWithTools());
+            SchemaFormat format = endpoint.schemaFormat();
+            boolean detecting = constrained && endpoint.detectsSchemaFormat();
+            Outputs.TextSink sink = new Outputs.TextSink(listener, stream && request.mode() != ToolCallingMode.REQUIRED);
+            ObjectNode body = ChatRequests.nativeBody(request, model, stream, textHistory(), format);
+            Completion completion;
+            try {
+                completion = exchange.chat(body, stream, sink, token);
+            } catch (HttpFailure failure) {
+                if (detecting && refusesSchemaFormat(failure) && endpoint.learnSchemaIgnored(format, "HTTP " + failure.status())) {
+                    continue;
+                }
+                completion = fallback(failure, request, model, stream, hasTools, format, token);
+            }
+            Usage usage = spent.plus(Outputs.usage(completion, request));
+            Outputs.checkStopped(completion, usage);
+            String content = completion.content.toString();
+            if (detecting && completion.calls.isEmpty() && !judgeSchemaFormat(format, completion, ChatRequests.constraint(body))) {
+                sink.retract();
+                spent = usage;
+                continue;
+            }
+            ModelResponse response = completion.calls.isEmpty()
+                    ? new ModelResponse.Answer(content, request.schema() == null ? null : Outputs.lenientJson(content), usage)
+                    : new ModelResponse.ToolCalls(Outputs.calls(completion), usage);
+            if (!(response instanceof ModelResponse.Answer && settings.toolCallMode() == ToolCallMode.AUTO
+                    && request.mode() == ToolCallingMode.REQUIRED)) {
+                sink.finish(response, content);
+            }
+            return response;
         }
-        Usage usage = Outputs.usage(completion, request);
-        Outputs.checkStopped(completion, usage);
-        String content = completion.content.toString();
-        ModelResponse response = completion.calls.isEmpty()
-                ? new ModelResponse.Answer(content, request.schema() == null ? null : Outputs.lenientJson(content), usage)
-                : new ModelResponse.ToolCalls(Outputs.calls(completion), usage);
-        if (!(response instanceof ModelResponse.Answer && settings.toolCallMode() == ToolCallMode.AUTO
-                && request.mode() == ToolCallingMode.REQUIRED)) {
-            sink.finish(response, content);
+    }
+
+    /**
+     * Whether the step's output (sent with the unverified {@code format}) stands: it validated against the schema
+     * sent (the format is then verified for the endpoint), or it was cut short, or every format has been tried.
+     * {@code false}: the server ignored the format, and the step is sent again in the next one.
+     */
+    private boolean judgeSchemaFormat(SchemaFormat format, Completion completion, @Nullable JsonNode schema) {
+        if (schema == null || "length".equals(completion.finishReason)) {
+            return true; // a cut-short answer says nothing about the constraint
         }
-        return response;
+        String violation = Outputs.violation(completion.content.toString(), schema);
+        if (violation == null) {
+            endpoint.learnSchemaHonoured(format);
+            return true;
+        }
+        return !endpoint.learnSchemaIgnored(format, violation);
+    }
+
+    /** A 400/422 that is about the way the schema was sent (an unknown member, a format it does not take). */
+    private static boolean refusesSchemaFormat(HttpFailure failure) {
+        if (failure.status() != 400 && failure.status() != 422) {
+            return false;
+        }
+        for (String word : List.of("response_format", "json_schema", "json_object", "guided", "format", "schema", "unrecognized",
+                "unknown", "extra")) {
+            if (failure.mentions(word)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A failed native request: retried without streaming, or handed to emulation, or mapped to a protocol error. */
     private Completion fallback(HttpFailure failure, ModelRequest request, @Nullable String model, boolean stream,
-            boolean hasTools, CancellationToken token) throws AgentException, ToolsRejected {
+            boolean hasTools, SchemaFormat format, CancellationToken token) throws AgentException, ToolsRejected {
         if (Failures.isFinal(failure) || failure.status() < 400) {
             throw Failures.map(failure, settings);
         }
@@ -155,7 +202,7 @@ final class OpenAIModel implements LanguageModel {
         boolean aboutToolsOnly = failure.mentions("tool") && !failure.mentions("stream");
         if (stream && hasTools && !aboutToolsOnly) {
             try {
-                Completion completion = exchange.chat(ChatRequests.nativeBody(request, model, false, textHistory()), false,
+                Completion completion = exchange.chat(ChatRequests.nativeBody(request, model, false, textHistory(), format), false,
                         delta -> { }, token);
                 endpoint.learnRefusesStreamingWithTools();
                 return completion;
@@ -176,18 +223,32 @@ final class OpenAIModel implements LanguageModel {
     private ModelResponse emulatedStep(ModelRequest request, @Nullable String model, ModelListener listener,
             CancellationToken token, Usage before) throws AgentException {
         boolean mayAnswer = request.mode() == ToolCallingMode.ALLOWED;
-        Outputs.AnswerSink sink = new Outputs.AnswerSink(mayAnswer ? listener : ModelListener.NONE, request.schema() != null);
-        Completion completion;
-        try {
-            completion = exchange.chat(ChatRequests.emulatedBody(request, model, true, textHistory()), true, sink, token);
-        } catch (HttpFailure failure) {
-            throw Failures.map(failure, settings);
+        Usage spent = before;
+        while (true) {
+            SchemaFormat format = endpoint.schemaFormat();
+            boolean detecting = endpoint.detectsSchemaFormat();
+            Outputs.AnswerSink sink = new Outputs.AnswerSink(mayAnswer ? listener : ModelListener.NONE, request.schema() != null);
+            ObjectNode body = ChatRequests.emulatedBody(request, model, true, textHistory(), format);
+            Completion completion;
+            try {
+                completion = exchange.chat(body, true, sink, token);
+            } catch (HttpFailure failure) {
+                if (detecting && refusesSchemaFormat(failure) && endpoint.learnSchemaIgnored(format, "HTTP " + failure.status())) {
+                    continue;
+                }
+                throw Failures.map(failure, settings);
+            }
+            Usage usage = spent.plus(Outputs.usage(completion, request));
+            Outputs.checkStopped(completion, usage);
+            if (detecting && !judgeSchemaFormat(format, completion, ChatRequests.constraint(body))) {
+                sink.retract();
+                spent = usage;
+                continue;
+            }
+            ModelResponse response = Outputs.emulated(completion.content.toString(), request, usage);
+            sink.finish(response);
+            return response;
         }
-        Usage usage = before.plus(Outputs.usage(completion, request));
-        Outputs.checkStopped(completion, usage);
-        ModelResponse response = Outputs.emulated(completion.content.toString(), request, usage);
-        sink.finish(response);
-        return response;
     }
 
     /** The server refused a request because of its tools (auto mode switches the endpoint to emulation). */

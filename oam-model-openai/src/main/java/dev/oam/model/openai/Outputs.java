@@ -11,6 +11,7 @@ import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.model.Tokens;
+import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.PartialJson;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolDefinition;
@@ -127,6 +128,23 @@ final class Outputs {
     }
 
     /**
+     * Why {@code content} is not a JSON value that validates against {@code schema} ({@code null} when it is): the
+     * check of whether a server honoured a schema. Strict: a constrained output is JSON and nothing else.
+     */
+    static @Nullable String violation(String content, JsonNode schema) {
+        JsonNode value;
+        try {
+            value = Json.parse(content.strip());
+        } catch (java.io.IOException | RuntimeException e) {
+            return "the output is not JSON";
+        }
+        if (!(schema instanceof ObjectNode object)) {
+            return null;
+        }
+        return new GenerationSchema(object, List.of()).firstViolation(value).orElse(null);
+    }
+
+    /**
      * An emulated step's JSON as calls or an answer. Anything else is a retryable
      * {@code generation_failed}: the agent generates the step again within {@code maxAttempts}.
      */
@@ -186,6 +204,14 @@ final class Outputs {
             }
         }
 
+        /** Takes back what was forwarded (the step is sent again). */
+        void retract() {
+            if (forwarded) {
+                listener.onReset("");
+                forwarded = false;
+            }
+        }
+
         /** Brings the listener in line with the step's outcome. */
         void finish(ModelResponse response, String content) {
             if (response instanceof ModelResponse.ToolCalls) {
@@ -207,6 +233,7 @@ final class Outputs {
         private final boolean structured;
         private final StringBuilder raw = new StringBuilder();
         private String shown = "";
+        private boolean partials;
 
         AnswerSink(ModelListener listener, boolean structured) {
             this.listener = listener;
@@ -222,6 +249,7 @@ final class Outputs {
             }
             JsonNode answer = object.get("answer");
             if (structured) {
+                partials = true;
                 listener.onPartial(answer);
             } else if (answer.isTextual()) {
                 show(answer.textValue());
@@ -238,6 +266,15 @@ final class Outputs {
                 listener.onReset(text);
             }
             shown = text;
+        }
+
+        /** Takes back what was shown (the step is sent again). */
+        void retract() {
+            if (!shown.isEmpty() || partials) {
+                listener.onReset("");
+                shown = "";
+                partials = false;
+            }
         }
 
         void finish(ModelResponse response) {

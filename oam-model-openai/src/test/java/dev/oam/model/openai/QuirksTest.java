@@ -171,19 +171,25 @@ class QuirksTest extends WireSupport {
     void emulatedModeRetriesOutputThatIsNoValidCallThenFails() throws Exception {
         open();
         createSession("guard", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"required\",\"maxAttempts\":2}", "\"toolCallMode\":\"emulated\"");
+        // A valid first output verifies the standard way of sending the schema; from then on outputs are the model's.
+        fake.then(call("open_gate", "{\"gate\":\"west\"}"), text("{\"answer\":\"Done.\"}"));
+        c.request(0, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Open the west gate.\"}");
+        c.reply(c.toolCall(), "{\"output\":\"ok\"}");
+        assertThat(c.result(0).path("text").asText()).isEqualTo("Done.");
+
         fake.then(text("I would rather not."), call("open_gate", "{\"gate\":\"north\"}"), text("{\"answer\":\"Opened.\"}"));
         c.request(1, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Open the north gate.\"}");
         c.reply(c.toolCall(), "{\"output\":\"ok\"}");
         assertThat(c.result(1).path("text").asText()).isEqualTo("Opened.");
         assertThat(fake.chats()).allSatisfy(r -> assertThat(r.hasTools()).isFalse());
-        assertThat(fake.chat(2).body().path("response_format").path("json_schema").path("schema").path("anyOf")).hasSize(2);
+        assertThat(fake.chat(4).body().path("response_format").path("json_schema").path("schema").path("anyOf")).hasSize(2);
 
         fake.then(text("{\"name\":\"burn_gate\",\"arguments\":{}}"), text("{\"nonsense\":true}"));
         c.request(2, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Again.\"}");
         JsonNode error = c.error(2);
         assertThat(error.path("code").asInt()).isEqualTo(-32012);
         assertThat(error.path("message").asText()).contains("not a valid tool call");
-        assertThat(fake.chats()).hasSize(5);
+        assertThat(fake.chats()).hasSize(7);
     }
 
     @Test

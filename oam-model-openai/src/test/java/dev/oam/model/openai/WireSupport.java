@@ -71,13 +71,19 @@ abstract class WireSupport {
 
     /** A bridge (with {@code systemModel} as its system model, if any) on a fresh backend. */
     Conversation connect(Map<String, String> environment, java.util.function.Function<OpenAIBackend, LanguageModel> systemModel) {
+        return connect(environment, systemModel, Conversation.WAIT);
+    }
+
+    /** The same, waiting up to {@code wait} for each answer (a real model on a shared CPU). */
+    Conversation connect(Map<String, String> environment, java.util.function.Function<OpenAIBackend, LanguageModel> systemModel,
+            java.time.Duration wait) {
         backend = new OpenAIBackend(environment::get);
         closeables.add(backend::close);
         BridgeConfiguration.Builder builder = BridgeConfiguration.builder().backends(List.of(backend));
         if (systemModel != null) {
             builder.systemModel(systemModel.apply(backend));
         }
-        c = new Conversation(InMemoryClient.connect(builder));
+        c = new Conversation(InMemoryClient.connect(builder), wait);
         closeables.add(c);
         return c;
     }

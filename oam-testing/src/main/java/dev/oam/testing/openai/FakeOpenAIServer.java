@@ -30,7 +30,7 @@ import java.util.function.Function;
  * An OpenAI-compatible Chat Completions server on 127.0.0.1 that plays a script of model outputs and
  * behaves like the real servers it stands for, quirks included: Ollama (ignores {@code tool_choice},
  * models without tool support), llama-server (empty call ids, 500 on streaming with tools, rejects a
- * tool without a description), 429 with {@code Retry-After}, SSE written in awkward byte pieces, a
+ * tool without a description; b4748 ignoring {@code response_format: json_schema}), 429 with {@code Retry-After}, SSE written in awkward byte pieces, a
  * connection dropped mid-stream, content filters, refusals, context-length errors and unknown models.
  * Every request is recorded for assertions.
  */
@@ -48,7 +48,18 @@ public final class FakeOpenAIServer implements AutoCloseable {
         CRLF,
         /** Tool-call deltas carry no {@code index}. */
         NO_INDEX,
+        /**
+         * llama-server b4748: {@code response_format: {"type": "json_schema", …}} is answered with 200 and ignored (the
+         * model writes {@link #UNCONSTRAINED}), while {@code {"type": "json_object", "schema": …}} and a top-level
+         * {@code json_schema} are honoured (the script plays).
+         */
+        IGNORES_RESPONSE_FORMAT_SCHEMA,
+        /** A server that honours no schema at all, in whatever way it is sent: every constrained request gets {@link #UNCONSTRAINED}. */
+        IGNORES_SCHEMAS,
     }
+
+    /** What the fake model writes for a request whose schema the server ignored (no script entry is used). */
+    public static final String UNCONSTRAINED = "Well, let me think about that. I would say it depends.";
 
     /** What the fake model does for one chat request. */
     public sealed interface Reply {}
@@ -302,6 +313,10 @@ public final class FakeOpenAIServer implements AutoCloseable {
                 return;
             }
         }
+        if (ignoredSchema(body)) {
+            answer(exchange, request, UNCONSTRAINED, List.of(), "stop", null);
+            return;
+        }
         Reply reply = script.poll();
         if (reply == null && responder != null) {
             reply = responder.apply(request);
@@ -334,7 +349,7 @@ public final class FakeOpenAIServer implements AutoCloseable {
             case Calls c -> {
                 if (request.hasTools()) {
                     answer(exchange, request, "", c.calls(), "tool_calls", null);
-                } else if (body.path("response_format").path("type").asText().equals("json_schema")) {
+                } else if (schemaOf(body) != null) {
                     Call first = c.calls().get(0);
                     answer(exchange, request, "{\"name\": \"" + first.name() + "\", \"arguments\": " + first.arguments() + "}",
                             List.of(), "stop", null);
@@ -378,6 +393,38 @@ public final class FakeOpenAIServer implements AutoCloseable {
                 out.close();
             }
         }
+    }
+
+    /** The schema a request constrains its answer with, in whichever of the known ways it is sent ({@code null}: none). */
+    public static JsonNode schemaOf(JsonNode body) {
+        JsonNode format = body.path("response_format");
+        if (format.path("type").asText().equals("json_schema") && format.path("json_schema").has("schema")) {
+            return format.path("json_schema").get("schema");
+        }
+        if (format.path("type").asText().equals("json_object") && format.has("schema")) {
+            return format.get("schema");
+        }
+        for (String member : List.of("json_schema", "guided_json", "format")) {
+            if (body.path(member).isObject()) {
+                return body.get(member);
+            }
+        }
+        return null;
+    }
+
+    private boolean ignoredSchema(JsonNode body) {
+        if (schemaOf(body) == null) {
+            return false;
+        }
+        if (quirks.contains(Quirk.IGNORES_SCHEMAS)) {
+            return true;
+        }
+        if (!quirks.contains(Quirk.IGNORES_RESPONSE_FORMAT_SCHEMA)) {
+            return false;
+        }
+        JsonNode format = body.path("response_format");
+        boolean honoured = (format.path("type").asText().equals("json_object") && format.has("schema")) || body.path("json_schema").isObject();
+        return !honoured;
     }
 
     private void answer(HttpExchange exchange, Recorded request, String content, List<Call> calls, String finish, String refusal)
