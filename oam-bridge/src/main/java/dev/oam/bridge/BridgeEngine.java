@@ -12,6 +12,7 @@ import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.HistoryLimits;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
@@ -50,6 +51,7 @@ public final class BridgeEngine implements AutoCloseable {
     private final Outbound outbound;
     private final Sessions sessions;
     private final ClientCalls clientCalls = new ClientCalls(this);
+    private final HistoryLimits historyLimits;
     private final ReentrantLock dispatchLock = new ReentrantLock();
     private final Map<Long, BridgeRequest> inflight = new ConcurrentHashMap<>();
     private final Set<CancellationToken> deferred = ConcurrentHashMap.newKeySet();
@@ -70,6 +72,7 @@ public final class BridgeEngine implements AutoCloseable {
     private BridgeEngine(MessageSink sink, BridgeConfiguration configuration) {
         this.configuration = Objects.requireNonNull(configuration, "configuration");
         this.outbound = new Outbound(sink);
+        this.historyLimits = configuration.memoryLimits().histories();
         this.sessions = new Sessions(this);
         MethodRegistry.Builder builder = MethodRegistry.builder();
         CoreMethods.register(builder, this);
@@ -89,6 +92,11 @@ public final class BridgeEngine implements AutoCloseable {
 
     public BridgeConfiguration configuration() {
         return configuration;
+    }
+
+    /** The history caps every session and NPC of this engine is held to (docs/RELIABILITY.md, Limits). */
+    public HistoryLimits historyLimits() {
+        return historyLimits;
     }
 
     /** Handles one incoming line (without its newline). Blank lines are ignored. */

@@ -73,11 +73,11 @@ class JsonRpcFuzzTest {
             engine.close();
         }
 
-        List<Line> lines = lines(data);
+        List<FramedLine> lines = lines(data);
         Map<String, Integer> linesById = new HashMap<>();
-        for (Line line : lines) {
-            if (line.id != null) {
-                linesById.merge(line.id, 1, Integer::sum);
+        for (FramedLine line : lines) {
+            if (line.id() != null) {
+                linesById.merge(line.id(), 1, Integer::sum);
             }
         }
         Map<String, Integer> responsesById = new HashMap<>();
@@ -116,9 +116,9 @@ class JsonRpcFuzzTest {
             assertThat(entry.getValue()).as("responses with id %s", entry.getKey())
                     .isLessThanOrEqualTo(linesById.getOrDefault(entry.getKey(), 0));
         }
-        for (Line line : lines) {
-            if (line.request && line.id != null && linesById.get(line.id) == 1) {
-                assertThat(responsesById.getOrDefault(line.id, 0)).as("responses to the request %s", line.text).isEqualTo(1);
+        for (FramedLine line : lines) {
+            if (line.request() && line.id() != null && linesById.get(line.id()) == 1) {
+                assertThat(responsesById.getOrDefault(line.id(), 0)).as("responses to the request %s", line.text()).isEqualTo(1);
             }
         }
     }
@@ -127,13 +127,9 @@ class JsonRpcFuzzTest {
         return java.util.Arrays.hashCode(data);
     }
 
-    /**
-     * One line as the transport sees it (package-private: a private record's constructor goes through a nestmate
-     * access check, which crashes HotSpot 25 on classes Jazzer has instrumented; docs/RELIABILITY.md); {@code id} as the bridge echoes it (null: none, or one it refuses). */
-    record Line(String text, @Nullable String id, boolean request) {}
 
-    private static List<Line> lines(byte[] data) {
-        List<Line> lines = new ArrayList<>();
+    private static List<FramedLine> lines(byte[] data) {
+        List<FramedLine> lines = new ArrayList<>();
         int start = 0;
         for (int i = 0; i <= data.length; i++) {
             if (i == data.length || data[i] == '\n') {
@@ -152,21 +148,21 @@ class JsonRpcFuzzTest {
         return lines;
     }
 
-    private static Line line(byte[] data, int from, int to) {
+    private static FramedLine line(byte[] data, int from, int to) {
         String text = new String(data, from, to - from, java.nio.charset.StandardCharsets.UTF_8);
         JsonNode node;
         try {
             node = Json.parse(data, from, to - from);
         } catch (Exception notJson) {
-            return new Line(text, null, false);
+            return new FramedLine(text, null, false);
         }
         if (!node.isObject() || !node.has("id")) {
-            return new Line(text, null, false);
+            return new FramedLine(text, null, false);
         }
         String id = key(node.get("id"));
         boolean request = id != null && node.path("jsonrpc").isTextual() && node.path("jsonrpc").textValue().equals("2.0")
                 && node.path("method").isTextual();
-        return new Line(text, id, request);
+        return new FramedLine(text, id, request);
     }
 
     /** The id as the bridge echoes it (BridgeEngine.normalizeId), or null for an id it refuses. */
