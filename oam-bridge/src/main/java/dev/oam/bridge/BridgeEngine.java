@@ -58,6 +58,7 @@ public final class BridgeEngine implements AutoCloseable {
     private final AtomicLong sequence = new AtomicLong();
     private final AtomicLong localIds = new AtomicLong();
     private volatile boolean shutDown;
+    private volatile @Nullable Thread shutdownThread;
 
     /** An engine whose outgoing lines go to {@code sink} (called on the writer thread, one line at a time). */
     public BridgeEngine(BridgeConfiguration configuration, Consumer<String> sink) {
@@ -208,7 +209,10 @@ public final class BridgeEngine implements AutoCloseable {
         return true;
     }
 
-    /** Shuts down as {@code shutdown} does (without a response) and stops the writer after delivering what is queued. */
+    /**
+     * Shuts down as {@code shutdown} does (without a response) and stops the writer after delivering what is queued.
+     * After a {@code shutdown} request it first lets that request finish, so its response is delivered too.
+     */
     @Override
     public void close() {
         if (!shutDown) {
@@ -216,6 +220,14 @@ public final class BridgeEngine implements AutoCloseable {
             cancelEverything();
             waitForInflight(null);
             finishShutdown();
+        }
+        Thread shutdown = shutdownThread;
+        if (shutdown != null) {
+            try {
+                shutdown.join(); // bounded: it waits at most SHUTDOWN_WAIT_MILLIS for other requests
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         outbound.close(SHUTDOWN_WAIT_MILLIS);
     }
@@ -512,12 +524,14 @@ public final class BridgeEngine implements AutoCloseable {
     void beginShutdown(BridgeRequest request) {
         shutDown = true;
         cancelEverything();
-        Thread.ofVirtual().name("oam-shutdown").start(() -> {
+        Thread thread = Thread.ofVirtual().name("oam-shutdown").unstarted(() -> {
             waitForInflight(request);
             finishShutdown();
             request.respond(Json.object());
             outbound.after(configuration.onShutdown());
         });
+        shutdownThread = thread; // before it starts, so a close() right after this sees it
+        thread.start();
     }
 
     private void cancelEverything() {
