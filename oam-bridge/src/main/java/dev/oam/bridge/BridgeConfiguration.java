@@ -20,6 +20,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param systemModel the model behind {@code "system"}, or {@code null} when none is configured
  * @param onShutdown runs after the {@code shutdown} response has been delivered
+ * @param memoryLimits caps for histories and world state ({@link MemoryLimits#DEFAULTS} unless set)
  */
 public record BridgeConfiguration(
         int maxSessions,
@@ -28,7 +29,8 @@ public record BridgeConfiguration(
         @Nullable LanguageModel systemModel,
         Map<String, ModelProvider> modelProviders,
         List<BridgeExtension.Factory> extensions,
-        Runnable onShutdown) {
+        Runnable onShutdown,
+        MemoryLimits memoryLimits) {
 
     /** The reason given by {@code model/availability} when no system model is configured. */
     public static final ModelAvailability NO_SYSTEM_MODEL = ModelAvailability.unavailable("model_not_ready",
@@ -43,6 +45,7 @@ public record BridgeConfiguration(
         modelProviders = Map.copyOf(modelProviders);
         extensions = List.copyOf(extensions);
         Objects.requireNonNull(onShutdown, "onShutdown");
+        Objects.requireNonNull(memoryLimits, "memoryLimits");
     }
 
     /** The extensions every transport ships with: the game extension (NPCs, decisions, worlds, content). */
@@ -68,6 +71,7 @@ public record BridgeConfiguration(
         private final Map<String, ModelProvider> modelProviders = new LinkedHashMap<>();
         private List<BridgeExtension.Factory> extensions = standardExtensions();
         private Runnable onShutdown = () -> {};
+        private MemoryLimits memoryLimits = MemoryLimits.DEFAULTS;
 
         private Builder() {}
 
@@ -141,6 +145,12 @@ public record BridgeConfiguration(
             return this;
         }
 
+        /** Caps for histories and world state (docs/RELIABILITY.md, Limits). */
+        public Builder memoryLimits(MemoryLimits limits) {
+            this.memoryLimits = Objects.requireNonNull(limits, "limits");
+            return this;
+        }
+
         /**
          * @throws ModelBackends.ModelSetupException the {@link #systemModel(ModelSpec)} cannot be served (a missing or
          *     unreadable file, a bad URL, no backend for it); the message names the cause
@@ -154,7 +164,7 @@ public record BridgeConfiguration(
             providers.putAll(modelProviders);
             LanguageModel system = systemModelSpec != null ? ModelBackends.systemModel(serving, systemModelSpec) : systemModel;
             return new BridgeConfiguration(maxSessions, defaultToolTimeout, allowsScriptedModels, system, providers, extensions,
-                    onShutdown);
+                    onShutdown, memoryLimits);
         }
     }
 }

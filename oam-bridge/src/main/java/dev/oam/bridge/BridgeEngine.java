@@ -12,6 +12,7 @@ import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.HistoryLimits;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
@@ -52,12 +53,14 @@ public final class BridgeEngine implements AutoCloseable {
     private final Outbound outbound;
     private final Sessions sessions;
     private final ClientCalls clientCalls = new ClientCalls(this);
+    private final HistoryLimits historyLimits;
     private final ReentrantLock dispatchLock = new ReentrantLock();
     private final Map<Long, BridgeRequest> inflight = new ConcurrentHashMap<>();
     private final Set<CancellationToken> deferred = ConcurrentHashMap.newKeySet();
     private final AtomicLong sequence = new AtomicLong();
     private final AtomicLong localIds = new AtomicLong();
     private volatile boolean shutDown;
+    private volatile @Nullable Thread shutdownThread;
 
     /** An engine whose outgoing lines go to {@code sink} (called on the writer thread, one line at a time). */
     public BridgeEngine(BridgeConfiguration configuration, Consumer<String> sink) {
@@ -72,6 +75,7 @@ public final class BridgeEngine implements AutoCloseable {
     private BridgeEngine(MessageSink sink, BridgeConfiguration configuration) {
         this.configuration = Objects.requireNonNull(configuration, "configuration");
         this.outbound = new Outbound(sink);
+        this.historyLimits = configuration.memoryLimits().histories();
         this.sessions = new Sessions(this);
         MethodRegistry.Builder builder = MethodRegistry.builder();
         CoreMethods.register(builder, this);
@@ -100,6 +104,11 @@ public final class BridgeEngine implements AutoCloseable {
 
     public BridgeConfiguration configuration() {
         return configuration;
+    }
+
+    /** The history caps every session and NPC of this engine is held to (docs/RELIABILITY.md, Limits). */
+    public HistoryLimits historyLimits() {
+        return historyLimits;
     }
 
     /** Handles one incoming line (without its newline). Blank lines are ignored. */
@@ -211,14 +220,25 @@ public final class BridgeEngine implements AutoCloseable {
         return true;
     }
 
-    /** Shuts down as {@code shutdown} does (without a response) and stops the writer after delivering what is queued. */
+    /**
+     * Shuts down as {@code shutdown} does (without a response) and stops the writer after delivering what is queued.
+     * After a {@code shutdown} request it first lets that request finish, so its response is delivered too.
+     */
     @Override
     public void close() {
         if (!shutDown) {
             shutDown = true;
             cancelEverything();
             waitForInflight(null);
-            finishShutdown();
+            finishShutdown(null);
+        }
+        Thread shutdown = shutdownThread;
+        if (shutdown != null) {
+            try {
+                shutdown.join(); // bounded: it waits at most SHUTDOWN_WAIT_MILLIS for other requests
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         outbound.close(SHUTDOWN_WAIT_MILLIS);
     }
@@ -515,12 +535,14 @@ public final class BridgeEngine implements AutoCloseable {
     void beginShutdown(BridgeRequest request) {
         shutDown = true;
         cancelEverything();
-        Thread.ofVirtual().name("oam-shutdown").start(() -> {
+        Thread thread = Thread.ofVirtual().name("oam-shutdown").unstarted(() -> {
             waitForInflight(request);
-            finishShutdown();
+            finishShutdown(request);
             request.respond(Json.object());
             outbound.after(configuration.onShutdown());
         });
+        shutdownThread = thread; // before it starts, so a close() right after this sees it
+        thread.start();
     }
 
     private void cancelEverything() {
@@ -547,12 +569,16 @@ public final class BridgeEngine implements AutoCloseable {
         }
     }
 
-    private void finishShutdown() {
+    private void finishShutdown(@Nullable BridgeRequest except) {
         for (BridgeRequest pending : List.copyOf(inflight.values())) {
             if (!pending.method().equals(Methods.SHUTDOWN)) {
                 pending.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge shut down before this request finished."));
             }
         }
+        // A request whose own answer won the race against the fail above is still in flight until that answer is
+        // queued (BridgeRequest answers, then calls finished); wait for it, so the shutdown response cannot overtake
+        // it (found by JsonRpcFuzzTest). Only such requests are left, so this takes microseconds.
+        waitForInflight(except);
         for (BridgeExtension extension : extensions) {
             try {
                 extension.shutdown();

@@ -3,12 +3,12 @@ package dev.oam.bridge;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.json.Json;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.SchemaException;
 import dev.oam.core.tool.ToolDefinition;
 import java.util.ArrayList;
 import java.util.List;
-import dev.oam.core.json.Json;
 
 /** {@code initialize}, {@code ping}, {@code model/availability} and {@code shutdown}. */
 final class CoreMethods {

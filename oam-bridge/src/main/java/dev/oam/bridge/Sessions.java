@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.Agent;
+import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.agent.TurnContext;
 import dev.oam.core.agent.TurnEvent;
@@ -17,10 +18,10 @@ import dev.oam.core.json.Json;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.SchemaException;
-import dev.oam.core.transcript.TranscriptCodec;
-import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
+import dev.oam.core.transcript.TranscriptCodec;
+import dev.oam.core.transcript.TranscriptEntry;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -60,6 +61,9 @@ final class Sessions {
     }
 
     synchronized void clear() {
+        for (BridgeSession session : sessions.values()) {
+            engine.historyLimits().detach(session.agent);
+        }
         sessions.clear();
     }
 
@@ -139,6 +143,12 @@ final class Sessions {
             if (restored != null && restored.hasInstructionsEntry()) {
                 agent.setInstructionsEntryId(restored.instructionsEntryId());
             }
+            try {
+                engine.historyLimits().check(null, agent.historySize());
+            } catch (AgentException e) {
+                throw BridgeException.from(e);
+            }
+            engine.historyLimits().attach(agent);
             sessions.put(id, new BridgeSession(id, agent, model.description()));
         }
         ObjectNode result = Json.object();
@@ -228,6 +238,7 @@ final class Sessions {
         synchronized (this) {
             sessions.remove(session.id);
         }
+        engine.historyLimits().detach(session.agent);
         session.queue.cancelAll();
         ObjectNode result = Json.object();
         result.put("session", session.id);

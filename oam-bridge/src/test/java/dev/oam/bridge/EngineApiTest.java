@@ -177,4 +177,14 @@ class EngineApiTest {
             Thread.sleep(5);
         }
     }
+
+    @Test
+    void closeRightAfterAShutdownRequestStillDeliversItsResponse() throws Exception {
+        // Found by JsonRpcFuzzTest: close() used to stop the writer while the shutdown request was still finishing.
+        BridgeEngine engine = new BridgeEngine(BridgeConfiguration.defaults(), lines::add);
+        engine.receive("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+        engine.receive("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"shutdown\"}");
+        engine.close();
+        assertThat(lines).filteredOn(l -> l.contains("\"id\":2")).hasSize(1).first().asString().contains("\"result\":{}");
+    }
 }

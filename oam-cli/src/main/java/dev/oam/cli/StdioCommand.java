@@ -2,6 +2,7 @@ package dev.oam.cli;
 
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
+import dev.oam.bridge.MemoryLimits;
 import dev.oam.core.Log;
 import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelBackends;
@@ -47,6 +48,22 @@ final class StdioCommand implements Callable<Integer> {
     @Option(names = "--model-name", paramLabel = "NAME", description = "The model name on an OpenAI-compatible server (also OAM_MODEL_NAME).")
     String modelName;
 
+    @Option(names = "--max-history-size", defaultValue = "16M", paramLabel = "SIZE",
+            description = "Cap for one session's or NPC's history, in characters of its transcript JSON (default 16M; K, M, G suffixes).")
+    String maxHistorySize;
+
+    @Option(names = "--max-total-history-size", defaultValue = "256M", paramLabel = "SIZE",
+            description = "Cap for all histories together (default 256M).")
+    String maxTotalHistorySize;
+
+    @Option(names = "--max-world-size", defaultValue = "16M", paramLabel = "SIZE",
+            description = "Cap for one world's state, in characters of its JSON (default 16M).")
+    String maxWorldSize;
+
+    @Option(names = "--max-total-world-size", defaultValue = "64M", paramLabel = "SIZE",
+            description = "Cap for all worlds together (default 64M).")
+    String maxTotalWorldSize;
+
     @Override
     public Integer call() throws Exception {
         return run(System.in);
@@ -86,6 +103,31 @@ final class StdioCommand implements Callable<Integer> {
         return System.getenv(name);
     }
 
+    /** A size such as {@code 4096}, {@code 512K}, {@code 16M} or {@code 1G} (binary multiples), at least 16. */
+    static long size(String text, String option) {
+        String t = text.strip().toUpperCase(java.util.Locale.ROOT);
+        long unit = 1;
+        if (t.endsWith("K") || t.endsWith("M") || t.endsWith("G")) {
+            unit = switch (t.charAt(t.length() - 1)) {
+                case 'K' -> 1L << 10;
+                case 'M' -> 1L << 20;
+                default -> 1L << 30;
+            };
+            t = t.substring(0, t.length() - 1);
+        }
+        long value;
+        try {
+            value = Long.parseLong(t);
+        } catch (NumberFormatException e) {
+            value = -1;
+        }
+        if (value < 0 || value > (1L << 40) / unit || value * unit < 16) {
+            throw new IllegalArgumentException(option + " must be a size of at least 16 such as 4096, 512K, 16M or 1G, not '"
+                    + text + "'");
+        }
+        return value * unit;
+    }
+
     int serve(InputStream in, OutputStream out, String guardDescription) throws Exception {
         try {
             Log.setLevel(Log.parseLevel(logLevel));
@@ -104,6 +146,14 @@ final class StdioCommand implements Callable<Integer> {
             System.err.println("oam stdio: --tool-timeout must be a number of seconds from 0 to 86400 (0 means no limit)");
             return 2;
         }
+        MemoryLimits limits;
+        try {
+            limits = new MemoryLimits(size(maxHistorySize, "--max-history-size"), size(maxTotalHistorySize, "--max-total-history-size"),
+                    size(maxWorldSize, "--max-world-size"), size(maxTotalWorldSize, "--max-total-world-size"));
+        } catch (IllegalArgumentException e) {
+            System.err.println("oam stdio: " + e.getMessage());
+            return 2;
+        }
         // This process owns its backends: they are closed when the server stops.
         List<ModelBackend> backends = ModelBackend.discover();
         CountDownLatch done = new CountDownLatch(1); // end of input handled, or shutdown delivered
@@ -116,6 +166,7 @@ final class StdioCommand implements Callable<Integer> {
                     .backends(backends)
                     .systemModel(ModelSpec.fromEnvironment(this::variable))
                     .onShutdown(done::countDown)
+                    .memoryLimits(limits)
                     .build();
         } catch (ModelBackends.ModelSetupException e) {
             System.err.println("oam stdio: " + e.getMessage());

@@ -4,6 +4,7 @@ import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.BridgeException;
 import dev.oam.bridge.BridgeExtension;
 import dev.oam.bridge.MethodRegistry;
+import dev.oam.core.agent.HistoryLimits;
 import dev.oam.game.world.WorldState;
 import java.util.List;
 
@@ -17,9 +18,13 @@ public final class GameExtension implements BridgeExtension {
 
     final Worlds worlds = new Worlds();
     final Npcs npcs = new Npcs(this);
+    /** The engine's history caps, which NPC conversations count against (set when registered). */
+    volatile HistoryLimits histories = HistoryLimits.defaults();
 
     @Override
     public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
+        histories = engine.historyLimits();
+        worlds.useBudget(engine.configuration().memoryLimits().worlds());
         WorldMethods.register(registry, this);
         NpcMethods.register(registry, this);
         DecisionMethods.register(registry, this);

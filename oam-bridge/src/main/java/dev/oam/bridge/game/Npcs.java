@@ -64,11 +64,21 @@ final class Npcs {
 
     synchronized void add(Npc npc) throws BridgeException {
         checkFree(npc.id);
+        try {
+            game.histories.check(null, npc.agent.historySize());
+        } catch (dev.oam.core.agent.AgentException e) {
+            throw BridgeException.from(e);
+        }
+        game.histories.attach(npc.agent);
         npcs.put(npc.id, npc);
     }
 
     synchronized @Nullable Npc remove(String id) {
-        return npcs.remove(id);
+        Npc npc = npcs.remove(id);
+        if (npc != null) {
+            game.histories.detach(npc.agent);
+        }
+        return npc;
     }
 
     synchronized List<Npc> all() {
@@ -85,6 +95,9 @@ final class Npcs {
             npc.queue.cancelAll();
         }
         synchronized (this) {
+            for (Npc npc : npcs.values()) {
+                game.histories.detach(npc.agent);
+            }
             npcs.clear();
         }
     }

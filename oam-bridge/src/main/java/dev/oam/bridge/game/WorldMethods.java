@@ -12,6 +12,7 @@ import dev.oam.bridge.Reply;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
 import dev.oam.game.world.WorldException;
+import dev.oam.game.world.WorldLimitException;
 import dev.oam.game.world.WorldState;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
@@ -210,11 +211,20 @@ final class WorldMethods {
         }
     }
 
-    /** {@code -32054 world_error} with {@code data.world} and {@code data.path} (the path as the client sent it). */
+    /**
+     * {@code -32054 world_error} with {@code data.world} and {@code data.path} (the path as the client sent it); a
+     * write past a size cap is {@code -32055 limit_reached} with {@code data.limit} and {@code data.scope}
+     * ({@code "world"} or {@code "total"}) as well.
+     */
     static BridgeException worldError(String world, WorldException e) {
         ObjectNode data = Json.object();
+        if (e instanceof WorldLimitException limit) {
+            data.put("limit", limit.limit());
+            data.put("scope", limit.total() ? "total" : "world");
+        }
         data.put("world", world);
         data.put("path", e.path());
-        return new BridgeException(ErrorCode.WORLD_ERROR, e.getMessage(), data);
+        return new BridgeException(e instanceof WorldLimitException ? ErrorCode.LIMIT_REACHED : ErrorCode.WORLD_ERROR,
+                e.getMessage(), data);
     }
 }

@@ -9,7 +9,9 @@ import dev.oam.bridge.Params;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
 import dev.oam.game.world.WorldChange;
+import dev.oam.game.world.WorldBudget;
 import dev.oam.game.world.WorldException;
+import dev.oam.game.world.WorldLimitException;
 import dev.oam.game.world.WorldListener;
 import dev.oam.game.world.WorldPath;
 import dev.oam.game.world.WorldState;
@@ -40,6 +42,7 @@ final class Worlds {
     static final int MAX_SUBSCRIPTIONS = 256;
 
     private final Map<String, Entry> worlds = new LinkedHashMap<>(); // guarded by this; creation order
+    private volatile WorldBudget budget = WorldBudget.defaults();
     private final Map<String, Subscription> subscriptions = new LinkedHashMap<>(); // guarded by this; creation order
     private long generatedWorlds; // guarded by this
     private long generatedSubscriptions; // guarded by this
@@ -132,7 +135,15 @@ final class Worlds {
         insert(id, world);
     }
 
-    /** Adds a world under {@code requested}, or under a generated id ({@code w1}, {@code w2}, … skipping ids in use). */
+    /** Holds the worlds {@link #create} makes from now on to these caps (host worlds are the host's to size). */
+    void useBudget(WorldBudget budget) {
+        this.budget = budget;
+    }
+
+    /**
+     * Adds a world under {@code requested}, or under a generated id ({@code w1}, {@code w2}, … skipping ids in use),
+     * and puts it under the engine's world caps ({@code -32055} when its state is already too big).
+     */
     synchronized String create(@Nullable String requested, WorldState world) throws BridgeException {
         String id = requested;
         if (id == null) {
@@ -141,7 +152,21 @@ final class Worlds {
                 id = "w" + ++generatedWorlds;
             } while (worlds.containsKey(id));
         }
-        insert(id, world);
+        if (worlds.containsKey(id)) {
+            insert(id, world); // refuses it: the id is in use
+        }
+        checkLimit();
+        try {
+            world.limitTo(budget);
+        } catch (WorldLimitException e) {
+            throw WorldMethods.worldError(id, e);
+        }
+        try {
+            insert(id, world);
+        } catch (BridgeException e) {
+            world.releaseBudget();
+            throw e;
+        }
         return id;
     }
 
@@ -174,6 +199,7 @@ final class Worlds {
             throw notFound(id);
         }
         entry.world.removeListener(entry);
+        entry.world.releaseBudget();
         int ended = entry.subscriptions.size();
         for (Subscription subscription : entry.subscriptions) {
             subscriptions.remove(subscription.id());

@@ -2,6 +2,7 @@ package dev.oam.core.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.ErrorCode;
+import dev.oam.core.json.Json;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelListener;
@@ -10,13 +11,13 @@ import dev.oam.core.model.ModelResponse;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.PartialJson;
 import dev.oam.core.schema.SchemaException;
-import dev.oam.core.json.Json;
-import dev.oam.core.transcript.TranscriptEntry.Prompt;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.tool.ToolRecord;
 import dev.oam.core.tool.ToolReply;
+import dev.oam.core.transcript.TranscriptCodec;
+import dev.oam.core.transcript.TranscriptEntry.Prompt;
 import dev.oam.core.transcript.TranscriptEntry;
 import java.math.BigDecimal;
 import java.time.Duration;
@@ -48,6 +49,8 @@ public final class Agent {
     private volatile List<TranscriptEntry> inProgress = List.of();
     private volatile String instructionsEntryId = TranscriptEntry.newId();
     private final TokenCache tokens = new TokenCache();
+    private volatile long historySize; // TranscriptCodec.size(history)
+    private volatile @Nullable HistoryLimits limits;
 
     public Agent(LanguageModel model, @Nullable String instructions, List<ToolDefinition> tools, AgentOptions options,
             List<TranscriptEntry> history) {
@@ -56,6 +59,7 @@ public final class Agent {
         this.tools = List.copyOf(tools);
         this.options = options;
         this.history = List.copyOf(history);
+        this.historySize = TranscriptCodec.size(this.history);
     }
 
     public LanguageModel model() {
@@ -121,12 +125,24 @@ public final class Agent {
 
     public void replaceHistory(List<TranscriptEntry> entries) {
         this.history = List.copyOf(entries);
+        this.historySize = TranscriptCodec.size(history);
         this.historyIndex = null;
+    }
+
+    /** The size of the committed history's transcript JSON ({@link TranscriptCodec#size(List)}), kept up to date. */
+    public long historySize() {
+        return historySize;
+    }
+
+    /** Holds this agent's turns to {@code limits} ({@link HistoryLimits#attach} calls it); {@code null}: no caps. */
+    void useLimits(@Nullable HistoryLimits limits) {
+        this.limits = limits;
     }
 
     /** Clears the conversation and the context note; keeps instructions and tools. */
     public void reset() {
         this.history = List.of();
+        this.historySize = 0;
         this.historyIndex = null;
         this.contextNote = null;
     }
@@ -205,6 +221,10 @@ public final class Agent {
         try {
             for (int index = 0; ; index++) {
                 token.check();
+                HistoryLimits caps = limits;
+                if (caps != null) {
+                    caps.check(this, historySize + TranscriptCodec.size(turn));
+                }
                 StepPlan plan = plan(policy, toolSet, index, rounds - roundsUsed, rounds, callCount, respondedDirectly);
                 Fitted fitted = fit(base, turn, plan, schema, opts);
                 Step step = new Step(index, rounds, plan.mode(), plan.tools().stream().map(ToolDefinition::name).toList(),
@@ -230,6 +250,7 @@ public final class Agent {
                         List<TranscriptEntry> committed = new ArrayList<>(history);
                         committed.addAll(turn);
                         history = List.copyOf(committed);
+                        historySize += TranscriptCodec.size(turn);
                         if (committed.size() % 64 < turn.size()) {
                             tokens.retainOnly(history);
                         }
@@ -498,6 +519,7 @@ public final class Agent {
         }
         contextNote = note == null || note.isBlank() ? summary : note.strip() + "\n\n" + summary;
         history = List.copyOf(kept);
+        historySize = TranscriptCodec.size(history);
         historyIndex = null;
         return summary;
     }

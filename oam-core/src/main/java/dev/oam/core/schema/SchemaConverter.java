@@ -259,18 +259,40 @@ final class SchemaConverter {
             JsonNode values = enumValues(schema, pointer);
             if (values != null) {
                 ArrayNode matching = Json.array();
+                List<String> outOfRange = new ArrayList<>();
                 for (JsonNode v : values) {
                     if (SchemaValidator.hasType(v, type)) {
-                        matching.add(v);
+                        // A value outside minimum/maximum would be generated (the grammar offers every enum value)
+                        // and then refused by the validator, so it is dropped here.
+                        if (inRange(v, out)) {
+                            matching.add(v);
+                        } else {
+                            outOfRange.add(Json.write(v));
+                        }
                     }
                 }
                 if (matching.isEmpty()) {
-                    throw new SchemaException(pointer + "/enum", "No value of 'enum'/'const' is of type " + type + ".");
+                    throw new SchemaException(pointer + "/enum", outOfRange.isEmpty()
+                            ? "No value of 'enum'/'const' is of type " + type + "."
+                            : "No value of 'enum'/'const' lies between 'minimum' and 'maximum'.");
+                }
+                if (!outOfRange.isEmpty()) {
+                    warnings.add(subject + ": " + pointer + ": enum values outside minimum/maximum are dropped: "
+                            + String.join(", ", outOfRange));
                 }
                 out.set("enum", matching);
             }
         }
         return out;
+    }
+
+    private static boolean inRange(JsonNode value, ObjectNode typed) {
+        if (!value.isNumber() || ((value.isDouble() || value.isFloat()) && !Double.isFinite(value.doubleValue()))) {
+            return true;
+        }
+        BigDecimal number = value.decimalValue();
+        return !(typed.has("minimum") && number.compareTo(typed.get("minimum").decimalValue()) < 0)
+                && !(typed.has("maximum") && number.compareTo(typed.get("maximum").decimalValue()) > 0);
     }
 
     private static JsonNode enumValues(JsonNode schema, String pointer) throws SchemaException {

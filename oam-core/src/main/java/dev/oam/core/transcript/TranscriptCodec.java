@@ -58,6 +58,20 @@ public final class TranscriptCodec {
         return transcript;
     }
 
+    /** The size of one entry's transcript JSON in {@link dev.oam.core.json.JsonSize} units (what the history caps count). */
+    public static long size(TranscriptEntry entry) {
+        return dev.oam.core.json.JsonSize.of(write(entry));
+    }
+
+    /** The size of these entries' transcript JSON, as {@link #size(TranscriptEntry)} adds up. */
+    public static long size(List<TranscriptEntry> entries) {
+        long total = 0;
+        for (TranscriptEntry entry : entries) {
+            total += size(entry);
+        }
+        return total;
+    }
+
     private static ObjectNode write(TranscriptEntry entry) {
         ObjectNode node = Json.object();
         node.put("id", entry.id());

@@ -495,4 +495,26 @@ class SchemaConverterTest {
         assertThat(new GenerationSchema(output, List.of()).json()).isNotSameAs(output);
         assertThatThrownBy(() -> schema.warnings().add("x")).isInstanceOf(UnsupportedOperationException.class);
     }
+
+    // ---- found by fuzzing (oam-fuzz SchemaFuzzTest) ----
+
+    @Test
+    void enumValuesOutsideMinimumAndMaximumAreDroppedSoEveryGeneratedValueValidates() throws Exception {
+        GenerationSchema schema = convert("""
+                {"type": "number", "enum": [1, 5, 2.5], "maximum": 2.5}""");
+        assertThat(Json.write(schema.json())).isEqualTo(compact("""
+                {"type": "number", "maximum": 2.5, "enum": [1, 2.5]}"""));
+        assertThat(schema.warnings()).containsExactly("T: #: enum values outside minimum/maximum are dropped: 5");
+        for (JsonNode value : schema.json().get("enum")) {
+            assertThat(schema.firstViolation(value)).isEmpty();
+        }
+    }
+
+    @Test
+    void aConstOutsideMinimumAndMaximumIsRefused() {
+        SchemaException error = failure("""
+                {"const": 5, "maximum": 2.5}""");
+        assertThat(error.schemaPath()).isEqualTo("#/enum");
+        assertThat(error.getMessage()).isEqualTo("No value of 'enum'/'const' lies between 'minimum' and 'maximum'.");
+    }
 }

@@ -1,7 +1,7 @@
 package dev.oam.game.world;
 
 /** A world path or value was rejected; {@code path} is the offending path as given. */
-public final class WorldException extends Exception {
+public class WorldException extends Exception {
     private final String path;
 
     public WorldException(String path, String message) {

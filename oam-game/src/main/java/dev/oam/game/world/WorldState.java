@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;
+import dev.oam.core.json.JsonSize;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -33,6 +34,10 @@ public final class WorldState {
     private ObjectNode root; // guarded by lock
     private volatile long version; // written under lock
     private final List<WorldListener> listeners = new CopyOnWriteArrayList<>();
+    private @Nullable WorldBudget budget; // guarded by lock
+    private boolean counted; // whether `bytes` is part of budget.used(); guarded by lock
+    private long bytes; // JsonSize of the root while a budget is set; guarded by lock
+    private long delta; // size change of the running write; guarded by lock
 
     public WorldState() {
         this(Json.object());
@@ -54,6 +59,57 @@ public final class WorldState {
     /** Counts the operations that really changed something; cheap to poll. */
     public long version() {
         return version;
+    }
+
+    /**
+     * Puts this world under {@code budget} (docs/RELIABILITY.md, Limits): from now on a write that could take
+     * its state past the budget's per-world cap, or all worlds under the budget past their total, fails with
+     * {@link WorldLimitException} and changes nothing.
+     *
+     * @throws WorldLimitException when the state is already past a cap; the world is then not under the budget
+     */
+    public void limitTo(WorldBudget budget) throws WorldLimitException {
+        lock.lock();
+        try {
+            long size = JsonSize.of(root);
+            if (size > budget.worldBytes()) {
+                throw worldCap("", "The world state", budget, size);
+            }
+            if (!budget.tryReserve(size)) {
+                throw totalCap("", "The world state", budget);
+            }
+            this.budget = budget;
+            this.bytes = size;
+            this.counted = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Stops counting this world in its budget's total (it was deleted; whoever still holds it keeps writing
+     * under the per-world cap).
+     */
+    public void releaseBudget() {
+        lock.lock();
+        try {
+            if (budget != null && counted) {
+                budget.adjust(-bytes);
+                counted = false;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The state's size in {@link JsonSize} units (what the caps count). */
+    public long size() {
+        lock.lock();
+        try {
+            return budget != null ? bytes : JsonSize.of(root);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** A deep copy of the whole state. */
@@ -95,7 +151,16 @@ public final class WorldState {
         JsonNode copy = value == null ? NullNode.getInstance() : value.deepCopy();
         lock.lock();
         try {
-            return setLocked(path, copy, given);
+            long reserved = 0;
+            if (budget != null) {
+                JsonNode old = path.isRoot() ? root : lookup(root, path);
+                reserved = reserve(JsonSize.of(copy) - (old == null ? 0 : JsonSize.of(old)) + overhead(path), given);
+            }
+            try {
+                return setLocked(path, copy, given);
+            } finally {
+                settle(reserved);
+            }
         } finally {
             lock.unlock();
         }
@@ -112,14 +177,20 @@ public final class WorldState {
         JsonNode copy = patch == null ? NullNode.getInstance() : patch.deepCopy();
         lock.lock();
         try {
-            JsonNode current = lookup(root, parsed);
-            if (copy instanceof ObjectNode patchObject && current instanceof ObjectNode target) {
-                List<WorldChange> changes = new ArrayList<>();
-                mergeInto(target, patchObject, parsed, changes);
-                commit(changes);
-                return List.copyOf(changes);
+            // A merge grows the state by at most the patch (what it deletes is not credited in advance).
+            long reserved = budget == null ? 0 : reserve(JsonSize.of(copy) + overhead(parsed), path);
+            try {
+                JsonNode current = lookup(root, parsed);
+                if (copy instanceof ObjectNode patchObject && current instanceof ObjectNode target) {
+                    List<WorldChange> changes = new ArrayList<>();
+                    mergeInto(target, patchObject, parsed, changes);
+                    commit(changes);
+                    return List.copyOf(changes);
+                }
+                return setLocked(parsed, withoutNulls(copy), path);
+            } finally {
+                settle(reserved);
             }
-            return setLocked(parsed, withoutNulls(copy), path);
         } finally {
             lock.unlock();
         }
@@ -136,11 +207,24 @@ public final class WorldState {
         WorldPath parsed = WorldPath.parse(path);
         lock.lock();
         try {
+            try {
+                return removeLocked(parsed);
+            } finally {
+                settle(0);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private @Nullable JsonNode removeLocked(WorldPath parsed) {
+        {
             if (parsed.isRoot()) {
                 ObjectNode old = root;
                 if (old.isEmpty()) {
                     return old.deepCopy();
                 }
+                delta += 2 - sizeOf(old);
                 root = Json.object();
                 commit(List.of(new WorldChange("", old, Json.object())));
                 return old.deepCopy();
@@ -150,6 +234,9 @@ public final class WorldState {
             WorldChange change = null;
             if (parent instanceof ObjectNode object) {
                 old = object.remove(parsed.last());
+                if (old != null) {
+                    delta -= JsonSize.member(parsed.last()) + sizeOf(old);
+                }
             } else if (parent instanceof ArrayNode array) {
                 int index = index(parsed.last());
                 if (index >= 0 && index < array.size() - 1) {
@@ -159,14 +246,15 @@ public final class WorldState {
                 } else if (index >= 0 && index < array.size()) {
                     old = array.remove(index);
                 }
+                if (old != null) {
+                    delta -= JsonSize.ITEM + sizeOf(old);
+                }
             }
             if (old == null) {
                 return null;
             }
             commit(List.of(change != null ? change : new WorldChange(parsed.toString(), old, null)));
             return old.deepCopy();
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -256,6 +344,7 @@ public final class WorldState {
                 return List.of();
             }
             ObjectNode old = root;
+            delta += sizeOf(object) - sizeOf(old);
             root = object;
             List<WorldChange> changes = List.of(new WorldChange("", old, object.deepCopy()));
             commit(changes);
@@ -284,11 +373,13 @@ public final class WorldState {
             boolean last = i == segments.size() - 1;
             if (container instanceof ObjectNode object) {
                 if (last) {
-                    object.set(segment, value);
+                    JsonNode previous = object.replace(segment, value);
+                    delta += sizeOf(value) - (previous == null ? -JsonSize.member(segment) : sizeOf(previous));
                     return;
                 }
                 JsonNode next = object.get(segment);
                 if (next == null || next.isNull()) {
+                    delta += 2 - (next == null ? -JsonSize.member(segment) : sizeOf(next));
                     next = Json.object();
                     object.set(segment, next);
                 }
@@ -303,13 +394,15 @@ public final class WorldState {
                 if (last) {
                     if (index == size) {
                         array.add(value);
+                        delta += JsonSize.ITEM + sizeOf(value);
                     } else {
-                        array.set(index, value);
+                        delta += sizeOf(value) - sizeOf(array.set(index, value));
                     }
                     return;
                 }
                 JsonNode next = index == size ? null : array.get(index);
                 if (next == null || next.isNull()) {
+                    delta += 2 - (next == null ? -JsonSize.ITEM : sizeOf(next));
                     next = Json.object();
                     if (index == size) {
                         array.add(next);
@@ -325,7 +418,7 @@ public final class WorldState {
         }
     }
 
-    private static void mergeInto(ObjectNode target, ObjectNode patch, WorldPath at, List<WorldChange> changes) {
+    private void mergeInto(ObjectNode target, ObjectNode patch, WorldPath at, List<WorldChange> changes) {
         for (Map.Entry<String, JsonNode> member : patch.properties()) {
             String key = member.getKey();
             JsonNode value = member.getValue();
@@ -334,6 +427,7 @@ public final class WorldState {
             if (value.isNull()) {
                 if (current != null) {
                     target.remove(key);
+                    delta -= JsonSize.member(key) + sizeOf(current);
                     changes.add(new WorldChange(child.toString(), current, null));
                 }
             } else if (value instanceof ObjectNode nested && current instanceof ObjectNode existing) {
@@ -341,6 +435,7 @@ public final class WorldState {
             } else {
                 JsonNode replacement = withoutNulls(value);
                 if (current == null || !same(current, replacement)) {
+                    delta += sizeOf(replacement) - (current == null ? -JsonSize.member(key) : sizeOf(current));
                     target.set(key, replacement);
                     changes.add(new WorldChange(child.toString(), current, replacement.deepCopy()));
                 }
@@ -378,6 +473,61 @@ public final class WorldState {
                 }
             }
         }
+    }
+
+    /** The size of a node when a budget is kept (the sizes are only needed then). */
+    private long sizeOf(JsonNode node) {
+        return budget == null ? 0 : JsonSize.of(node);
+    }
+
+    /** The most a write at {@code path} adds besides its value: the members and objects it may create on the way. */
+    private static long overhead(WorldPath path) {
+        long total = 0;
+        for (String segment : path.segments()) {
+            total += JsonSize.member(segment) + 2;
+        }
+        return total;
+    }
+
+    /**
+     * Checks that growing by at most {@code growth} keeps this world and all worlds under their caps and reserves
+     * it in the total; {@link #settle} then books what the write really changed.
+     */
+    private long reserve(long growth, String given) throws WorldLimitException {
+        WorldBudget limits = budget;
+        if (limits == null) {
+            return 0;
+        }
+        if (bytes + growth > limits.worldBytes()) {
+            throw worldCap(given, "Writing '" + given + "'", limits, bytes);
+        }
+        long reserved = Math.max(0, growth);
+        if (counted && !limits.tryReserve(reserved)) {
+            throw totalCap(given, "Writing '" + given + "'", limits);
+        }
+        return counted ? reserved : 0;
+    }
+
+    private void settle(long reserved) {
+        WorldBudget limits = budget;
+        if (limits != null) {
+            bytes += delta;
+            if (counted) {
+                limits.adjust(delta - reserved);
+            }
+        }
+        delta = 0;
+    }
+
+    private static WorldLimitException worldCap(String path, String what, WorldBudget limits, long holds) {
+        return new WorldLimitException(path, what + " could take this world past its size cap of " + limits.worldBytes()
+                + " (JSON characters; it holds " + holds + " now); remove something first.", limits.worldBytes(), false);
+    }
+
+    private static WorldLimitException totalCap(String path, String what, WorldBudget limits) {
+        return new WorldLimitException(path, what + " could take all worlds together past their size cap of "
+                + limits.totalBytes() + " (JSON characters; they hold " + limits.used() + " now); delete a world or remove "
+                + "something first.", limits.totalBytes(), true);
     }
 
     static @Nullable JsonNode lookup(JsonNode from, WorldPath path) {

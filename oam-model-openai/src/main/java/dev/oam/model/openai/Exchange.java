@@ -198,7 +198,7 @@ final class Exchange {
         return Failures.shorten(settings.apiKey().redact(message));
     }
 
-    private static void readStream(InputStream in, Completion completion, Consumer<String> onContent) throws IOException, HttpFailure {
+    static void readStream(InputStream in, Completion completion, Consumer<String> onContent) throws IOException, HttpFailure {
         SseReader reader = new SseReader(in);
         for (SseReader.Event event = reader.next(); event != null; event = reader.next()) {
             String data = event.data().strip();
