@@ -10,7 +10,7 @@ import java.util.Random;
 import org.jspecify.annotations.Nullable;
 
 /** Helpers shared by the fuzz targets: lenient JSON decoding of an input and byte streams split at chosen points. */
-final class Inputs {
+public final class Inputs {
     private Inputs() {}
 
     /** The input as JSON, or {@code null} when it is not JSON (such inputs are not what the target is about). */
@@ -35,7 +35,7 @@ final class Inputs {
      * The ways a byte stream is cut into reads: {@code 0} whole, {@code 1} one byte per read, others at
      * random points derived from the input (some reads empty-handed, as a slow network can be).
      */
-    static InputStream split(byte[] data, int way) {
+    public static InputStream split(byte[] data, int way) {
         if (way == 0) {
             return new ByteArrayInputStream(data);
         }
@@ -66,5 +66,5 @@ final class Inputs {
     }
 
     /** How many split ways {@link #split} knows besides the whole stream. */
-    static final int WAYS = 5;
+    public static final int WAYS = 5;
 }

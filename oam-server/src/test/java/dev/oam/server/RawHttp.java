@@ -58,20 +58,7 @@ final class RawHttp {
 
     /** Reads one response: the head, then a Content-Length body (or everything up to the close). */
     static Raw read(InputStream in) throws IOException {
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        int state = 0;
-        while (state < 4) {
-            int b = in.read();
-            if (b < 0) {
-                break;
-            }
-            head.write(b);
-            state = (b == '\r' && (state == 0 || state == 2)) || (b == '\n' && (state == 1 || state == 3)) ? state + 1 : 0;
-        }
-        String headText = head.toString(StandardCharsets.ISO_8859_1);
-        if (headText.isEmpty()) {
-            throw new IOException("the server closed the connection without a response");
-        }
+        String headText = head(in);
         int status = Integer.parseInt(headText.substring(9, 12));
         int length = -1;
         for (String line : headText.split("\r\n")) {

@@ -6,13 +6,11 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.json.Json;
 import dev.oam.core.tool.ToolCall;
-import java.io.ByteArrayInputStream;
+import dev.oam.fuzz.Inputs;
 import java.io.InputStream;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Random;
 
 /**
  * The server-sent-event reader and the OpenAI stream parser on top of it (what a model server, possibly a
@@ -23,15 +21,13 @@ import java.util.Random;
  * parser, nothing but {@link AgentException} the tool-call reader.
  */
 class SseFuzzTest {
-    private static final int WAYS = 5;
-
     @FuzzTest(maxDuration = "10m")
     void anySplitSameEvents(byte[] data) {
         String whole = null;
         String parsed = null;
-        for (int way = 0; way < WAYS; way++) {
-            String events = events(split(data, way));
-            String completion = completion(split(data, way));
+        for (int way = 0; way < Inputs.WAYS; way++) {
+            String events = events(Inputs.split(data, way));
+            String completion = completion(Inputs.split(data, way));
             if (way == 0) {
                 whole = events;
                 parsed = completion;
@@ -86,36 +82,5 @@ class SseFuzzTest {
             out.append("\ntools refused: ").append(e.getMessage());
         }
         return out.toString();
-    }
-
-    /** {@code 0} whole, {@code 1} one byte per read, others at random points derived from the input. */
-    private static InputStream split(byte[] data, int way) {
-        if (way == 0) {
-            return new ByteArrayInputStream(data);
-        }
-        Random random = new Random(Arrays.hashCode(data) * 31L + way);
-        return new InputStream() {
-            private int position;
-
-            @Override
-            public int read() {
-                return position < data.length ? data[position++] & 0xff : -1;
-            }
-
-            @Override
-            public int read(byte[] buffer, int offset, int length) {
-                if (length == 0) {
-                    return 0;
-                }
-                if (position >= data.length) {
-                    return -1;
-                }
-                int n = way == 1 ? 1 : 1 + random.nextInt(Math.min(length, 1 + random.nextInt(64)));
-                n = Math.min(n, Math.min(length, data.length - position));
-                System.arraycopy(data, position, buffer, offset, n);
-                position += n;
-                return n;
-            }
-        };
     }
 }
