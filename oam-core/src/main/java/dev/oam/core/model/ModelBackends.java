@@ -66,8 +66,7 @@ public final class ModelBackends {
                     return backend.create(json, "systemModel");
                 } catch (ModelParameterException e) {
                     throw new ModelSetupException("cannot use the " + type + " model '" + where + "': "
-                            + (e.isMissing() ? e.getMessage()
-                                    : "'" + e.member() + "'" + (e.problem().startsWith(":") ? "" : " ") + e.problem()), e);
+                            + e.shortMessage(), e);
                 } catch (RuntimeException e) {
                     throw new ModelSetupException("cannot use the " + type + " model '" + where + "': " + e.getMessage(), e);
                 }

@@ -47,6 +47,14 @@ public final class ModelParameterException extends Exception {
         return missing;
     }
 
+    /**
+     * The member in quotes and what is wrong, without the wire message's leading "Parameter" ({@code 'model.path': no
+     * such file}); for a missing member, the whole message.
+     */
+    public String shortMessage() {
+        return missing ? getMessage() : quoted(member, problem);
+    }
+
     /** The message with the member called {@code name} instead: {@code describe("--model")}. */
     public String describe(String name) {
         return render(name, problem, missing);
@@ -56,6 +64,10 @@ public final class ModelParameterException extends Exception {
         if (missing) {
             return "Missing required parameter '" + member + "'" + (problem.isEmpty() ? "" : " (" + problem + ")") + ".";
         }
-        return "Parameter '" + member + "'" + (problem.startsWith(":") ? "" : " ") + problem;
+        return "Parameter " + quoted(member, problem);
+    }
+
+    private static String quoted(String member, String problem) {
+        return "'" + member + "'" + (problem.startsWith(":") ? "" : " ") + problem;
     }
 }

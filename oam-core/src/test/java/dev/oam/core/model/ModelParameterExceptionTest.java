@@ -18,7 +18,8 @@ class ModelParameterExceptionTest {
     @Test
     void aColonProblemAndAMissingMemberKeepTheirWireForms() {
         assertThat(ModelParameterException.invalid("model.path", ": no such file"))
-                .hasMessage("Parameter 'model.path': no such file");
+                .hasMessage("Parameter 'model.path': no such file")
+                .satisfies(e -> assertThat(e.shortMessage()).isEqualTo("'model.path': no such file"));
         assertThat(ModelParameterException.missing("model.path", "the .gguf file to load"))
                 .hasMessage("Missing required parameter 'model.path' (the .gguf file to load).");
         assertThat(ModelParameterException.missing("model.model", "")).hasMessage("Missing required parameter 'model.model'.")
