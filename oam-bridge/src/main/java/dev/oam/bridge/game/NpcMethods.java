@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.bridge.BridgeException;
 import dev.oam.bridge.BridgeRequest;
+import dev.oam.bridge.Coding;
 import dev.oam.bridge.MethodRegistry;
 import dev.oam.bridge.Options;
 import dev.oam.bridge.Params;
@@ -13,14 +14,23 @@ import dev.oam.bridge.Reply;
 import dev.oam.bridge.ToolDefinitions;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.ToolChoice;
+import dev.oam.core.agent.TurnEvent;
+import dev.oam.core.agent.TurnListener;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptCodec;
 import dev.oam.core.transcript.TranscriptEntry;
+import dev.oam.game.npc.LineTracker;
 import dev.oam.game.npc.Memory;
 import dev.oam.game.npc.MemoryTools;
+import dev.oam.game.npc.Npc;
+import dev.oam.game.npc.NpcBark;
+import dev.oam.game.npc.NpcEvent;
 import dev.oam.game.npc.NpcOptions;
+import dev.oam.game.npc.NpcReply;
+import dev.oam.game.npc.NpcState;
+import dev.oam.game.npc.NpcTalk;
 import dev.oam.game.npc.Persona;
 import dev.oam.game.world.WorldState;
 import dev.oam.game.world.WorldTools;
@@ -141,11 +151,11 @@ final class NpcMethods {
             game.npcs.checkFree(null);
             id = game.npcs.newId();
         }
-        Npc npc = new Npc(id, persona, options, memory, tools, worldId, world, model, modelDescription, history);
-        game.npcs.add(npc);
+        Npc npc = new Npc(id, new NpcState(persona, options, memory, tools, history, null), world, model);
+        game.npcs.add(new NpcEntry(npc, modelDescription, worldId));
         ObjectNode result = Json.object();
         result.put("npc", id);
-        result.set("tools", Json.strings(npc.allTools().stream().map(ToolDefinition::name).toList()));
+        result.set("tools", Json.strings(npc.tools().stream().map(ToolDefinition::name).toList()));
         result.set("warnings", Json.strings(warnings));
         return Reply.result(result);
     }
@@ -228,38 +238,84 @@ final class NpcMethods {
 
     private static Reply talk(BridgeRequest request, GameExtension game) throws BridgeException {
         Params params = request.params();
-        Npc npc = game.npcs.require(params.string("npc"));
-        String line = params.string("line");
-        JsonNode context = params.get("context");
+        NpcEntry entry = game.npcs.require(params.string("npc"));
+        NpcTalk talk = new NpcTalk(params.string("line"), params.get("context"), Options.toolChoice(params, "toolChoice"));
         boolean stream = params.bool("stream", false);
-        ToolChoice override = Options.toolChoice(params, "toolChoice");
-        npc.queue.submit(request, operation -> npc.talk(operation, request, line, context, stream, override, game));
+        entry.queue.submit(request, operation -> {
+            ObjectNode eventContext = Json.object().put("npc", entry.id);
+            TurnListener events = stream ? request.events(eventContext, GameExtension.NPC_EVENT) : TurnListener.NONE;
+            NpcReply reply = entry.npc.talk(talk, request.toolChannel(eventContext), event -> events.onEvent(wireEvent(event)),
+                    operation.token(), operation::commit);
+            if (entry.npc.compactionDue()) {
+                entry.queue.submitBackground(compaction -> entry.npc.compact(compaction.token(), compaction::commit));
+            }
+            return talkResult(entry.id, reply);
+        });
         return Reply.pending();
+    }
+
+    /** {@code npc/talk}'s result (PROTOCOL.md §6). */
+    static ObjectNode talkResult(String id, NpcReply reply) {
+        ObjectNode out = Json.object();
+        out.put("npc", id);
+        out.put("line", reply.line());
+        out.put("emotion", reply.emotion().wireName());
+        out.set("playerOptions", Json.strings(reply.playerOptions()));
+        out.put("endsConversation", reply.endsConversation());
+        out.set("toolCalls", Coding.records(reply.toolCalls()));
+        out.put("relationship", reply.relationship());
+        out.put("isFallback", reply.isFallback());
+        out.set("usage", Coding.usage(reply.usage()));
+        return out;
+    }
+
+    /** An NPC's event as the turn event {@code npc/event} sends (tool events as sessions write them). */
+    private static TurnEvent wireEvent(NpcEvent event) {
+        return switch (event) {
+            case NpcEvent.ToolCallStarted e -> new TurnEvent.ToolCallStarted(e.call(), e.execution());
+            case NpcEvent.ToolCallCompleted e -> new TurnEvent.ToolCallCompleted(e.record());
+            case NpcEvent.Line e -> new LineEvent(e.change());
+        };
+    }
+
+    /** A line tracker's event in its wire form ({@code emotion}, {@code lineDelta}, {@code lineReset}). */
+    private record LineEvent(LineTracker.Event change) implements TurnEvent.External {
+        @Override
+        public ObjectNode json() {
+            ObjectNode node = Json.object();
+            switch (change) {
+                case LineTracker.Event.EmotionChanged e -> node.put("type", "emotion").put("emotion", e.emotion().wireName());
+                case LineTracker.Event.LineDelta e -> node.put("type", "lineDelta").put("delta", e.delta());
+                case LineTracker.Event.LineReset e -> node.put("type", "lineReset").put("line", e.line());
+            }
+            return node;
+        }
     }
 
     private static Reply bark(BridgeRequest request, GameExtension game) throws BridgeException {
         Params params = request.params();
-        Npc npc = game.npcs.require(params.string("npc"));
+        NpcEntry entry = game.npcs.require(params.string("npc"));
         JsonNode situation = params.get("situation");
         return Reply.deferred(token -> {
-            String line = npc.bark(situation, token);
+            NpcBark bark = entry.npc.bark(situation, token);
             ObjectNode result = Json.object();
-            result.put("npc", npc.id);
-            result.put("line", line);
+            result.put("npc", entry.id);
+            result.put("line", bark.line());
             return result;
         });
     }
 
-    static ObjectNode saveState(Npc npc) {
+    static ObjectNode saveState(NpcEntry entry) {
+        NpcState saved = entry.npc.state();
         ObjectNode state = Json.object();
         state.put("version", 1);
-        state.set("persona", PersonaParams.write(npc.persona));
-        state.set("memory", writeMemory(npc.memory));
-        state.set("transcript", TranscriptCodec.write(npc.agent.instructionsEntryId(), null, List.of(), npc.agent.history()));
-        state.put("npc", npc.id);
-        state.set("options", NpcOptionsParams.write(npc.options));
+        state.set("persona", PersonaParams.write(saved.persona()));
+        state.set("memory", writeMemory(saved.memory()));
+        state.set("transcript", TranscriptCodec.write(java.util.Objects.requireNonNull(saved.instructionsEntryId()), null, List.of(), saved.transcript()));
+        state.put("npc", entry.id);
+        state.set("options", NpcOptionsParams.write(saved.options()));
         ArrayNode tools = state.putArray("tools");
-        for (ToolDefinition tool : npc.clientTools) {
+        for (ToolDefinition tool : saved.tools()) {
             ObjectNode t = tools.addObject();
             t.put("name", tool.name());
             if (tool.description() != null) {
@@ -270,8 +326,8 @@ final class NpcMethods {
                 t.put("timeoutSeconds", new java.math.BigDecimal(dev.oam.core.agent.Agent.seconds(tool.timeout())));
             }
         }
-        if (npc.worldId != null) {
-            state.put("world", npc.worldId);
+        if (entry.worldId != null) {
+            state.put("world", entry.worldId);
         } else {
             state.putNull("world");
         }
@@ -280,7 +336,7 @@ final class NpcMethods {
 
     private static Reply state(BridgeRequest request, GameExtension game) throws BridgeException {
         Params params = request.params();
-        Npc npc = game.npcs.require(params.string("npc"));
+        NpcEntry npc = game.npcs.require(params.string("npc"));
         boolean settle = params.bool("settle", true);
         if (!settle) {
             return Reply.result(stateResult(npc));
@@ -292,7 +348,7 @@ final class NpcMethods {
         return Reply.pending();
     }
 
-    private static ObjectNode stateResult(Npc npc) {
+    private static ObjectNode stateResult(NpcEntry npc) {
         ObjectNode result = Json.object();
         result.put("npc", npc.id);
         result.set("state", saveState(npc));
@@ -301,7 +357,8 @@ final class NpcMethods {
 
     private static Reply update(BridgeRequest request, GameExtension game) throws BridgeException {
         Params params = request.params();
-        Npc npc = game.npcs.require(params.string("npc"));
+        NpcEntry entry = game.npcs.require(params.string("npc"));
+        Npc npc = entry.npc;
         JsonNode personaPatch = params.get("persona");
         JsonNode optionsPatch = params.get("options");
         JsonNode memoryPatch = params.get("memory");
@@ -320,35 +377,32 @@ final class NpcMethods {
             warnings.addAll(parsed.warnings());
         }
         List<ToolDefinition> toolsForCheck = newTools;
-        npc.queue.submit(request, operation -> {
+        entry.queue.submit(request, operation -> {
             // All-or-nothing: compute everything first, validate, then apply.
-            Persona persona = npc.persona;
+            Persona persona = npc.persona();
             if (personaPatch != null) {
                 JsonNode merged = NpcOptionsParams.mergePatch(PersonaParams.write(persona), personaPatch);
                 persona = PersonaParams.read(Params.of((ObjectNode) merged, "persona"));
             }
-            NpcOptions options = npc.options;
+            NpcOptions options = npc.options();
             if (optionsPatch != null) {
                 JsonNode merged = NpcOptionsParams.mergePatch(NpcOptionsParams.write(options), optionsPatch);
                 options = NpcOptionsParams.read(Params.of((ObjectNode) merged, "options"),
                         request.engine().configuration().defaultToolTimeout());
             }
-            Memory memory = npc.memory;
+            Memory memory = npc.memory();
             if (memoryPatch != null) {
                 JsonNode merged = NpcOptionsParams.mergePatch(writeMemory(memory), memoryPatch);
                 memory = readMemory(merged, "memory");
             }
-            List<ToolDefinition> tools = toolsForCheck != null ? toolsForCheck : npc.clientTools;
-            List<String> names = validateTools(tools, npc.world != null, options);
+            List<ToolDefinition> tools = toolsForCheck != null ? toolsForCheck : npc.clientTools();
+            List<String> names = validateTools(tools, npc.world() != null, options);
             List<String> all = new ArrayList<>(warnings);
             ToolDefinitions.countWarning(names.size()).ifPresent(all::add);
             operation.commit();
-            npc.persona = persona;
-            npc.options = options;
-            npc.memory = memory;
-            npc.clientTools = List.copyOf(tools);
+            npc.update(persona, options, memory, tools);
             ObjectNode result = Json.object();
-            result.put("npc", npc.id);
+            result.put("npc", entry.id);
             result.set("warnings", Json.strings(all));
             return result;
         });
@@ -357,22 +411,18 @@ final class NpcMethods {
 
     private static Reply reset(BridgeRequest request, GameExtension game) throws BridgeException {
         Params params = request.params();
-        Npc npc = game.npcs.require(params.string("npc"));
+        NpcEntry npc = game.npcs.require(params.string("npc"));
         boolean clearMemory = params.bool("clearMemory", false);
         npc.queue.submit(request, operation -> {
             operation.commit();
-            npc.agent.replaceHistory(List.of());
-            npc.turnCount = 0;
-            if (clearMemory) {
-                npc.memory = Memory.EMPTY;
-            }
+            npc.npc.reset(clearMemory);
             return Json.object().put("npc", npc.id);
         });
         return Reply.pending();
     }
 
     private static Reply cancel(BridgeRequest request, GameExtension game) throws BridgeException {
-        Npc npc = game.npcs.require(request.params().string("npc"));
+        NpcEntry npc = game.npcs.require(request.params().string("npc"));
         int count = npc.queue.cancelAll();
         ObjectNode result = Json.object();
         result.put("npc", npc.id);
@@ -381,7 +431,7 @@ final class NpcMethods {
     }
 
     private static Reply delete(BridgeRequest request, GameExtension game) throws BridgeException {
-        Npc npc = game.npcs.require(request.params().string("npc"));
+        NpcEntry npc = game.npcs.require(request.params().string("npc"));
         game.npcs.remove(npc.id);
         npc.queue.cancelAll();
         ObjectNode result = Json.object();
@@ -392,20 +442,20 @@ final class NpcMethods {
 
     private static Reply list(GameExtension game) {
         ArrayNode array = Json.array();
-        for (Npc npc : game.npcs.all()) {
+        for (NpcEntry npc : game.npcs.all()) {
             ObjectNode item = array.addObject();
             item.put("npc", npc.id);
-            item.put("name", npc.persona.name());
-            item.put("role", npc.persona.role());
+            item.put("name", npc.npc.persona().name());
+            item.put("role", npc.npc.persona().role());
             if (npc.worldId != null) {
                 item.put("world", npc.worldId);
             } else {
                 item.putNull("world");
             }
             item.put("model", npc.modelDescription);
-            item.set("tools", Json.strings(npc.clientTools.stream().map(ToolDefinition::name).toList()));
-            item.put("turnCount", npc.turnCount);
-            item.put("relationship", npc.memory.relationship());
+            item.set("tools", Json.strings(npc.npc.clientTools().stream().map(ToolDefinition::name).toList()));
+            item.put("turnCount", npc.npc.turnCount());
+            item.put("relationship", npc.npc.memory().relationship());
             item.put("busy", npc.queue.busy());
             item.put("pendingOperations", npc.queue.pending());
             item.put("createdAt", DateTimeFormatter.ISO_INSTANT.format(npc.createdAt.truncatedTo(ChronoUnit.MILLIS)));

@@ -17,7 +17,7 @@ final class Npcs {
     static final int LIMIT = 128;
 
     private final GameExtension game;
-    private final Map<String, Npc> npcs = new LinkedHashMap<>(); // guarded by this
+    private final Map<String, NpcEntry> npcs = new LinkedHashMap<>(); // guarded by this
     private final AtomicLong generated = new AtomicLong();
 
     Npcs(GameExtension game) {
@@ -26,16 +26,16 @@ final class Npcs {
 
     /** The persona of the NPC with this id (decisions can decide as an NPC), or {@code null}. */
     @Nullable Persona persona(String id) {
-        Npc npc = find(id);
-        return npc == null ? null : npc.persona;
+        NpcEntry entry = find(id);
+        return entry == null ? null : entry.npc.persona();
     }
 
-    synchronized @Nullable Npc find(String id) {
+    synchronized @Nullable NpcEntry find(String id) {
         return npcs.get(id);
     }
 
-    Npc require(String id) throws BridgeException {
-        Npc npc = find(id);
+    NpcEntry require(String id) throws BridgeException {
+        NpcEntry npc = find(id);
         if (npc == null) {
             throw BridgeException.of(ErrorCode.NPC_NOT_FOUND, "No NPC '" + id + "'.", "npc", TextNode.valueOf(id));
         }
@@ -62,26 +62,25 @@ final class Npcs {
         return id;
     }
 
-    synchronized void add(Npc npc) throws BridgeException {
-        checkFree(npc.id);
+    synchronized void add(NpcEntry entry) throws BridgeException {
+        checkFree(entry.id);
         try {
-            game.histories.check(null, npc.agent.historySize());
+            entry.npc.attachTo(game.histories);
         } catch (dev.oam.core.agent.AgentException e) {
             throw BridgeException.from(e);
         }
-        game.histories.attach(npc.agent);
-        npcs.put(npc.id, npc);
+        npcs.put(entry.id, entry);
     }
 
-    synchronized @Nullable Npc remove(String id) {
-        Npc npc = npcs.remove(id);
+    synchronized @Nullable NpcEntry remove(String id) {
+        NpcEntry npc = npcs.remove(id);
         if (npc != null) {
-            game.histories.detach(npc.agent);
+            npc.npc.detachFrom(game.histories);
         }
         return npc;
     }
 
-    synchronized List<Npc> all() {
+    synchronized List<NpcEntry> all() {
         return List.copyOf(npcs.values());
     }
 
@@ -91,12 +90,12 @@ final class Npcs {
     }
 
     void shutdown() {
-        for (Npc npc : all()) {
-            npc.queue.cancelAll();
+        for (NpcEntry entry : all()) {
+            entry.queue.cancelAll();
         }
         synchronized (this) {
-            for (Npc npc : npcs.values()) {
-                game.histories.detach(npc.agent);
+            for (NpcEntry entry : npcs.values()) {
+                entry.npc.detachFrom(game.histories);
             }
             npcs.clear();
         }

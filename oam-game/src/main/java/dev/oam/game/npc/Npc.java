@@ -1,0 +1,449 @@
+package dev.oam.game.npc;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.Agent;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.AgentOptions;
+import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.HistoryLimits;
+import dev.oam.core.agent.ToolChoice;
+import dev.oam.core.agent.TurnContext;
+import dev.oam.core.agent.TurnEvent;
+import dev.oam.core.agent.TurnListener;
+import dev.oam.core.agent.TurnRequest;
+import dev.oam.core.agent.TurnResult;
+import dev.oam.core.agent.Usage;
+import dev.oam.core.json.Json;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.core.tool.ToolCall;
+import dev.oam.core.tool.ToolChannel;
+import dev.oam.core.tool.ToolDefinition;
+import dev.oam.core.tool.ToolRecord;
+import dev.oam.core.tool.ToolReply;
+import dev.oam.core.transcript.TranscriptEntry;
+import dev.oam.game.world.WorldState;
+import dev.oam.game.world.WorldTools;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One NPC (GAME-LAYER.md §3): persona, options, memory, client tools, an optional world, and a conversation with
+ * its model. {@link #talk} runs a dialogue turn (tool assembly, instructions, the guardrail retry, fallbacks, the
+ * memory commit), {@link #compact} folds old turns into the memory summary and {@link #bark} makes an ambient line.
+ *
+ * <p>Not thread-safe for changes: {@code talk}, {@code compact}, {@code update} and {@code reset} must run one at a
+ * time (the bridge runs them on the NPC's own queue). The accessors and {@link #bark} may be called from any thread;
+ * they see the state of the last finished change.
+ */
+public final class Npc {
+    private final String id;
+    private final LanguageModel model;
+    private final Agent agent;
+    private final @Nullable WorldState world;
+    private final NpcCompactor compactor;
+    private final AtomicInteger fallbacks = new AtomicInteger();
+    private volatile Persona persona;
+    private volatile NpcOptions options;
+    private volatile Memory memory;
+    private volatile List<ToolDefinition> clientTools;
+    private volatile int turnCount;
+    private volatile boolean compactionDue;
+
+    /**
+     * An NPC in {@code state}, talking to {@code model}.
+     *
+     * @param id how messages name the NPC (e.g. "The NPC 'gorm' has no tool …")
+     * @param world the world its world tools read and write, or {@code null}
+     */
+    public Npc(String id, NpcState state, @Nullable WorldState world, LanguageModel model) {
+        this.id = Objects.requireNonNull(id, "id");
+        this.model = Objects.requireNonNull(model, "model");
+        this.world = world;
+        this.persona = state.persona();
+        this.options = state.options();
+        this.memory = state.memory();
+        this.clientTools = state.tools();
+        this.agent = new Agent(model, null, List.of(), AgentOptions.defaults(state.options().toolTimeout()), state.transcript());
+        String entryId = state.instructionsEntryId();
+        if (entryId != null) {
+            agent.setInstructionsEntryId(entryId);
+        }
+        this.turnCount = (int) state.transcript().stream().filter(e -> e instanceof TranscriptEntry.Prompt).count();
+        this.compactor = new SummaryCompactor(model); // the one place a shared compactor replaces this one
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public Persona persona() {
+        return persona;
+    }
+
+    public NpcOptions options() {
+        return options;
+    }
+
+    public Memory memory() {
+        return memory;
+    }
+
+    public List<ToolDefinition> clientTools() {
+        return clientTools;
+    }
+
+    public @Nullable WorldState world() {
+        return world;
+    }
+
+    /** How many turns the kept conversation holds (compaction does not lower it; {@link #reset} does). */
+    public int turnCount() {
+        return turnCount;
+    }
+
+    /** The NPC as a value, for saving: {@link #Npc(String, NpcState, WorldState, LanguageModel)} restores it. */
+    public NpcState state() {
+        return new NpcState(persona, options, memory, clientTools, agent.history(), agent.instructionsEntryId());
+    }
+
+    /** Every tool the model sees: client tools, then world tools, then memory tools. */
+    public List<ToolDefinition> tools() {
+        List<ToolDefinition> all = new ArrayList<>(clientTools);
+        WorldState w = world;
+        if (w != null) {
+            all.addAll(worldTools(w, options).definitions());
+        }
+        all.addAll(memoryTools(options, memory).definitions());
+        return all;
+    }
+
+    /** Replaces persona, options, memory and client tools at once (the caller validated them together). */
+    public void update(Persona newPersona, NpcOptions newOptions, Memory newMemory, List<ToolDefinition> newTools) {
+        persona = Objects.requireNonNull(newPersona, "persona");
+        options = Objects.requireNonNull(newOptions, "options");
+        memory = Objects.requireNonNull(newMemory, "memory");
+        clientTools = List.copyOf(newTools);
+    }
+
+    /** Forgets the conversation, and with {@code clearMemory} the memory too. */
+    public void reset(boolean clearMemory) {
+        agent.replaceHistory(List.of());
+        turnCount = 0;
+        if (clearMemory) {
+            memory = Memory.EMPTY;
+        }
+    }
+
+    /** Counts the conversation against {@code limits} (and checks that it fits first). */
+    public void attachTo(HistoryLimits limits) throws AgentException {
+        limits.check(null, agent.historySize());
+        limits.attach(agent);
+    }
+
+    public void detachFrom(HistoryLimits limits) {
+        limits.detach(agent);
+    }
+
+    private WorldTools worldTools(WorldState w, NpcOptions o) {
+        return new WorldTools(w, o.worldReadable(), o.worldWritable());
+    }
+
+    private static MemoryTools memoryTools(NpcOptions o, Memory base) {
+        return new MemoryTools(o.rememberFact(), o.changeRelationship(), o.maxRelationshipChange(), o.maxFacts(), base);
+    }
+
+    private static AgentOptions agentOptions(NpcOptions o, @Nullable Integer maxTokens) {
+        return AgentOptions.defaults(o.toolTimeout()).toBuilder()
+                .maxToolRounds(o.maxToolRounds())
+                .maxToolCalls(o.maxToolCalls())
+                .temperature(o.temperature())
+                .maxResponseTokens(maxTokens)
+                .sampling(o.sampling())
+                .build();
+    }
+
+    private @Nullable String worldSummary() {
+        WorldState w = world;
+        if (w == null || options.worldContextPaths().isEmpty()) {
+            return null;
+        }
+        return w.summary(options.worldContextPaths(), 30);
+    }
+
+    // ------------------------------------------------------------------------------------ talk
+
+    /**
+     * One dialogue turn (GAME-LAYER.md §3.7). World and memory tools run here; every other tool call goes to
+     * {@code clientTools}. A guardrail block or refusal retries once as plain text (reply format {@code auto}) and
+     * then, with {@code fallbackOnGuardrail}, answers a fallback line; memory changes are kept only when the turn
+     * succeeds.
+     *
+     * @param commit called right before the turn changes the NPC; throws when the turn was cancelled
+     * @throws AgentException the turn failed ({@code code()} is the wire error); the NPC is unchanged
+     */
+    public NpcReply talk(NpcTalk talk, ToolChannel clientTools, NpcEvent.Listener events, CancellationToken token,
+            TurnContext.CommitPoint commit) throws AgentException {
+        compactionDue = false;
+        NpcOptions o = options;
+        Persona p = persona;
+        Memory before = memory;
+        MemoryTools memoryTools = memoryTools(o, before);
+        WorldState w = world;
+        WorldTools worldTools = w == null ? null : worldTools(w, o);
+        List<ToolDefinition> tools = new ArrayList<>(this.clientTools);
+        if (worldTools != null) {
+            tools.addAll(worldTools.definitions());
+        }
+        tools.addAll(memoryTools.definitions());
+        boolean factTools = tools.stream().anyMatch(t -> !t.name().equals(MemoryTools.REMEMBER_FACT)
+                && !t.name().equals(MemoryTools.CHANGE_RELATIONSHIP));
+        ToolChoice override = talk.toolChoice();
+        ToolChoice choice = override != null ? override
+                : o.groundingTool() != null ? new ToolChoice.Named(o.groundingTool()) : o.toolChoice();
+        if (tools.isEmpty()) {
+            choice = ToolChoice.NONE;
+        }
+        if (choice instanceof ToolChoice.Named named && tools.stream().noneMatch(t -> t.name().equals(named.tool()))) {
+            throw new AgentException(ErrorCode.INVALID_REQUEST, "The NPC '" + id + "' has no tool '" + named.tool() + "'.");
+        }
+        boolean textMode = o.replyFormat() == ReplyFormat.TEXT;
+        NpcPrompts.SecretVisibility secrets = NpcPrompts.secrets(p, o, before.relationship());
+        agent.setInstructions(NpcPrompts.instructions(p, o, factTools, secrets, memoryTools.handles(MemoryTools.REMEMBER_FACT),
+                memoryTools.handles(MemoryTools.CHANGE_RELATIONSHIP), textMode));
+        agent.setContextNote(NpcPrompts.memoryNote(before, o.changeRelationship()));
+        agent.setTools(tools);
+        agent.setOptions(agentOptions(o, o.maximumResponseTokens()));
+        String prompt = NpcPrompts.prompt(worldSummary(), NpcPrompts.situation(talk.context()), talk.line());
+
+        LineTracker tracker = new LineTracker(p, change -> events.onEvent(new NpcEvent.Line(change)));
+        List<ToolRecord> records = new ArrayList<>();
+        TurnListener listener = event -> {
+            switch (event) {
+                case TurnEvent.ToolCallStarted started ->
+                        events.onEvent(new NpcEvent.ToolCallStarted(started.call(), started.execution()));
+                case TurnEvent.ToolCallCompleted completed -> {
+                    records.add(completed.record());
+                    events.onEvent(new NpcEvent.ToolCallCompleted(completed.record()));
+                }
+                case TurnEvent.Partial partial -> tracker.partial(partial.value());
+                case TurnEvent.Text text -> tracker.text(text.text());
+                case TurnEvent.ModelStep step -> { }
+                case TurnEvent.External external -> { } // no NPC tool emits one
+            }
+        };
+        ToolChannel channel = new NpcChannel(clientTools, worldTools, memoryTools);
+        TurnContext turnContext = new TurnContext(token, listener, channel, commit);
+        TurnResult result;
+        Replies.Reply reply;
+        Usage earlier = Usage.ZERO; // the blocked first attempt's, once the turn retries as text
+        try {
+            try {
+                // The model is held to the exact reply schema; any JSON object is accepted and read leniently.
+                result = agent.respond(new TurnRequest(prompt, textMode ? null : NpcPrompts.replySchema(p, o), choice,
+                        o.maxToolRounds(), o.maxToolCalls(), null, textMode ? null : Replies.acceptedSchema()), turnContext);
+                reply = textMode ? Replies.text(result.text(), p) : Replies.structured(result.structured(), p, o);
+            } catch (AgentException first) {
+                if (!(isBlock(first) && o.replyFormat() == ReplyFormat.AUTOMATIC && !token.isCancelled())) {
+                    throw first;
+                }
+                earlier = first.usage();
+                List<String> facts = new ArrayList<>();
+                for (ToolRecord record : records) {
+                    if (!record.isError()) {
+                        String output = record.reply().modelText();
+                        facts.add(record.call().name() + " " + Json.write(record.call().arguments()) + " → "
+                                + (output.length() > 400 ? output.substring(0, 400) : output));
+                    }
+                }
+                agent.setInstructions(NpcPrompts.instructions(p, o, factTools, secrets,
+                        memoryTools.handles(MemoryTools.REMEMBER_FACT), memoryTools.handles(MemoryTools.CHANGE_RELATIONSHIP), true));
+                result = agent.respond(new TurnRequest(NpcPrompts.retryPrompt(prompt, facts), null, ToolChoice.NONE,
+                        o.maxToolRounds(), o.maxToolCalls(), null), turnContext);
+                reply = Replies.text(result.text(), p);
+            }
+        } catch (AgentException failure) {
+            memoryTools.discard();
+            if (isBlock(failure) && o.fallbackOnGuardrail()) {
+                commit.commit();
+                String fallback = nextFallback();
+                tracker.finish(p.defaultEmotion(), fallback);
+                return new NpcReply(fallback, p.defaultEmotion(), List.of(), false, records, memory.relationship(), true,
+                        earlier.plus(failure.usage()));
+            }
+            throw failure;
+        }
+        Memory after = memoryTools.committed();
+        memory = after;
+        turnCount++;
+        boolean isFallback = reply.line().isEmpty();
+        String spoken = isFallback ? nextFallback() : reply.line();
+        tracker.finish(reply.emotion(), spoken);
+        compactionDue = compactor.due(agent.history(), o);
+        return new NpcReply(spoken, reply.emotion(), reply.playerOptions(), reply.endsConversation(), records,
+                after.relationship(), isFallback, earlier.plus(result.usage()));
+    }
+
+    private static boolean isBlock(AgentException e) {
+        return e.code() == ErrorCode.GUARDRAIL_VIOLATION || e.code() == ErrorCode.REFUSAL;
+    }
+
+    private String nextFallback() {
+        List<String> pool = options.fallbackPool();
+        return pool.get(Math.floorMod(fallbacks.getAndIncrement(), pool.size()));
+    }
+
+    // ------------------------------------------------------------------------------------ compaction
+
+    /**
+     * Whether the last {@link #talk} answered by the model left the conversation long enough to {@link #compact}
+     * (GAME-LAYER.md §3.9); a turn that failed or fell back after a guardrail block never asks for it.
+     */
+    public boolean compactionDue() {
+        return compactionDue;
+    }
+
+    /**
+     * Folds the turns before the most recent {@code keepRecentTurns} into the memory summary (GAME-LAYER.md §3.9).
+     * Does nothing when there are no older turns.
+     *
+     * @param commit called once the summary is made, right before the NPC changes
+     */
+    public void compact(CancellationToken token, TurnContext.CommitPoint commit) throws AgentException {
+        NpcCompactor.Compacted done = compactor.compact(agent.history(), memory.summary(), persona, options, token, commit);
+        if (done != null) {
+            memory = memory.withSummary(done.summary());
+            agent.replaceHistory(done.kept());
+        }
+    }
+
+    /** The NPC's own compaction: a one-off summariser turn in the NPC's voice. */
+    private static final class SummaryCompactor implements NpcCompactor {
+        private final LanguageModel model;
+
+        SummaryCompactor(LanguageModel model) {
+            this.model = model;
+        }
+
+        @Override
+        public boolean due(List<TranscriptEntry> history, NpcOptions o) {
+            if (o.compactAfterTurns() <= 0) {
+                return false;
+            }
+            int verbatim = Agent.splitTurns(history).size();
+            return verbatim >= Math.max(o.compactAfterTurns(), o.keepRecentTurns() + 1);
+        }
+
+        @Override
+        public @Nullable Compacted compact(List<TranscriptEntry> history, @Nullable String summary, Persona p, NpcOptions o,
+                CancellationToken token, TurnContext.CommitPoint commit) throws AgentException {
+            List<List<TranscriptEntry>> turns = Agent.splitTurns(history);
+            if (turns.size() <= o.keepRecentTurns()) {
+                return null;
+            }
+            StringBuilder lines = new StringBuilder();
+            for (List<TranscriptEntry> turn : turns.subList(0, turns.size() - o.keepRecentTurns())) {
+                for (TranscriptEntry entry : turn) {
+                    switch (entry) {
+                        case TranscriptEntry.Prompt prompt -> {
+                            String text = prompt.text();
+                            int at = text.lastIndexOf("Player: ");
+                            lines.append(at >= 0 ? text.substring(at) : "Player: " + text).append('\n');
+                        }
+                        case TranscriptEntry.ToolCalls calls -> calls.calls().forEach(call -> lines.append('[').append(p.name())
+                                .append(" used ").append(call.name()).append(' ').append(Json.write(call.arguments())).append("]\n"));
+                        case TranscriptEntry.ToolOutput output -> lines.append('[').append(output.toolName()).append(" result: ")
+                                .append(output.text()).append("]\n");
+                        case TranscriptEntry.Response response -> {
+                            JsonNode structured = response.structured();
+                            String spoken = structured != null ? structured.path("line").asText(response.text()) : response.text();
+                            lines.append(p.name()).append(": ").append(spoken).append('\n');
+                        }
+                    }
+                }
+            }
+            String prompt = (summary == null ? "" : "Summary so far: " + summary.strip() + "\n\n")
+                    + "Conversation to fold into the summary:\n" + lines.toString().strip();
+            String instructions = "You keep " + p.name() + "'s memory of talking with the player in a video game. Merge the "
+                    + "conversation into the summary. If " + p.name() + "'s turns are JSON, only \"line\" was said aloud. Keep names, "
+                    + "promises, deals, items, prices, facts learned and feelings. Write at most 100 words, in the third person.";
+            Agent summarizer = new Agent(model, instructions, List.of(), agentOptions(o, null), List.of());
+            TurnResult result = summarizer.respond(new TurnRequest(prompt, null, ToolChoice.NONE, 0, 0, null),
+                    new TurnContext(token, TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE));
+            commit.commit();
+            List<TranscriptEntry> kept = new ArrayList<>();
+            for (List<TranscriptEntry> turn : turns.subList(turns.size() - o.keepRecentTurns(), turns.size())) {
+                kept.addAll(turn);
+            }
+            return new Compacted(result.text().strip(), kept);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------ bark
+
+    /** A one-off ambient line: no history, memory or tools; {@code situation} as {@link NpcTalk#context()}. */
+    public NpcBark bark(@Nullable JsonNode situation, CancellationToken token) throws AgentException {
+        Persona p = persona;
+        NpcOptions o = options;
+        Persona oneSentence = p.toBuilder().maxSentences(1).build();
+        String instructions = NpcPrompts.instructions(oneSentence, o, false, NpcPrompts.SecretVisibility.HIDDEN, false, false, false);
+        String text = NpcPrompts.situation(situation);
+        String prompt = NpcPrompts.prompt(worldSummary(), text == null || text.isBlank() ? "An ordinary moment." : text, "");
+        Agent oneOff = new Agent(model, instructions, List.of(), agentOptions(o, o.barkMaximumTokens()), List.of());
+        TurnResult result = oneOff.respond(new TurnRequest(prompt, null, ToolChoice.NONE, 0, 0, null),
+                new TurnContext(token, TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE));
+        String line = Replies.bark(result.text(), p.name());
+        if (line.isEmpty()) {
+            throw new AgentException(ErrorCode.GENERATION_FAILED, "The bark came back empty.");
+        }
+        return new NpcBark(line, result.usage());
+    }
+
+    // ------------------------------------------------------------------------------------ channel
+
+    /** World and memory tools run here ("local"); client tools go to the caller's channel. */
+    private static final class NpcChannel implements ToolChannel {
+        private final ToolChannel client;
+        private final @Nullable WorldTools world;
+        private final MemoryTools memory;
+
+        NpcChannel(ToolChannel client, @Nullable WorldTools world, MemoryTools memory) {
+            this.client = client;
+            this.world = world;
+            this.memory = memory;
+        }
+
+        @Override
+        public PendingCall send(ToolCall call) {
+            if (memory.handles(call.name())) {
+                return done(memory.execute(call));
+            }
+            if (world != null && world.handles(call.name())) {
+                return done(world.execute(call));
+            }
+            return client.send(call);
+        }
+
+        @Override
+        public String execution(String toolName) {
+            return memory.handles(toolName) || (world != null && world.handles(toolName)) ? "local" : "client";
+        }
+
+        private static PendingCall done(ToolReply reply) {
+            CompletableFuture<ToolReply> future = CompletableFuture.completedFuture(reply);
+            return new PendingCall() {
+                @Override
+                public CompletableFuture<ToolReply> reply() {
+                    return future;
+                }
+
+                @Override
+                public void abandon(String reason) {}
+            };
+        }
+    }
+}

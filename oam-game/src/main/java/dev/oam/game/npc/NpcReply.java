@@ -1,0 +1,27 @@
+package dev.oam.game.npc;
+
+import dev.oam.core.agent.Usage;
+import dev.oam.core.tool.ToolRecord;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * An NPC's answer to one {@link NpcTalk} ({@code npc/talk}'s result without the NPC's id).
+ *
+ * @param line what the NPC says aloud (a fallback line when {@code isFallback})
+ * @param playerOptions suggested answers for the player, possibly none
+ * @param toolCalls every tool call of the turn, in order, client, world and memory tools alike
+ * @param relationship the NPC's attitude toward the player after the turn (−100…100)
+ * @param isFallback the line came from the NPC's fallback pool (an empty answer, or a guardrail block)
+ * @param usage the tokens of every model call of the turn, a blocked first attempt's included
+ */
+public record NpcReply(String line, Emotion emotion, List<String> playerOptions, boolean endsConversation,
+        List<ToolRecord> toolCalls, int relationship, boolean isFallback, Usage usage) {
+    public NpcReply {
+        Objects.requireNonNull(line, "line");
+        Objects.requireNonNull(emotion, "emotion");
+        playerOptions = List.copyOf(playerOptions);
+        toolCalls = List.copyOf(toolCalls);
+        Objects.requireNonNull(usage, "usage");
+    }
+}

@@ -1,0 +1,157 @@
+package dev.oam.game.npc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.ToolChoice;
+import dev.oam.core.agent.TurnContext;
+import dev.oam.core.json.Json;
+import dev.oam.core.tool.ToolChannel;
+import dev.oam.core.transcript.TranscriptEntry;
+import dev.oam.game.testing.RecordingModel;
+import dev.oam.game.testing.Tools;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The NPC as a typed object: talk with events, the guardrail fallback, compaction, save state and barks. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class NpcTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final Persona GORM = Persona.builder("Gorm").role("the village blacksmith.").build();
+
+    private static NpcState state(NpcOptions options, List<dev.oam.core.tool.ToolDefinition> tools) {
+        return new NpcState(GORM, options, Memory.EMPTY, tools, List.of(), null);
+    }
+
+    private static String reply(String emotion, String line) {
+        return "{\"json\":{\"emotion\":\"" + emotion + "\",\"line\":\"" + line
+                + "\",\"player_options\":[],\"ends_conversation\":false},\"chunks\":3}";
+    }
+
+    private static NpcReply talk(Npc npc, String line, ToolChannel tools, NpcEvent.Listener events) throws AgentException {
+        return npc.talk(NpcTalk.of(line), tools, events, CancellationToken.create(), TurnContext.CommitPoint.NONE);
+    }
+
+    @Test
+    void talkRunsClientAndMemoryToolsStreamsTheLineAndCommitsMemory() throws Exception {
+        RecordingModel model = RecordingModel.playing("[{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}},"
+                + "{\"name\":\"remember_fact\",\"arguments\":{\"fact\":\"The player wants an axe.\"}}]}," + reply("happy", "Axes are in stock.") + "]");
+        NpcOptions options = NpcOptions.builder(TIMEOUT).rememberFact(true).build();
+        Npc npc = new Npc("gorm", state(options, List.of(Tools.tool("check_inventory"))), null, model);
+        Tools client = Tools.answering("3 axes");
+        List<NpcEvent> events = new ArrayList<>();
+
+        NpcReply reply = talk(npc, "Any axes?", client, events::add);
+
+        assertThat(reply.line()).isEqualTo("Axes are in stock.");
+        assertThat(reply.emotion()).isEqualTo(Emotion.HAPPY);
+        assertThat(reply.isFallback()).isFalse();
+        assertThat(reply.toolCalls()).extracting(r -> r.call().name()).containsExactly("check_inventory", "remember_fact");
+        assertThat(client.calls()).extracting(c -> c.name()).containsExactly("check_inventory"); // memory tools run here
+        assertThat(events).filteredOn(e -> e instanceof NpcEvent.ToolCallStarted)
+                .extracting(e -> ((NpcEvent.ToolCallStarted) e).execution()).containsExactly("client", "local");
+        StringBuilder replayed = new StringBuilder();
+        for (NpcEvent event : events) {
+            if (event instanceof NpcEvent.Line(LineTracker.Event.LineDelta delta)) {
+                replayed.append(delta.delta());
+            } else if (event instanceof NpcEvent.Line(LineTracker.Event.LineReset reset)) {
+                replayed.setLength(0);
+                replayed.append(reset.line());
+            }
+        }
+        assertThat(replayed.toString()).isEqualTo(reply.line());
+        assertThat(npc.memory().facts()).containsExactly("The player wants an axe.");
+        assertThat(npc.turnCount()).isEqualTo(1);
+        assertThat(npc.tools()).extracting(t -> t.name()).containsExactly("check_inventory", "remember_fact");
+    }
+
+    @Test
+    void aBlockedTurnFallsBackWithoutChangingMemoryOrAskingForCompaction() throws Exception {
+        RecordingModel model = RecordingModel.playing("[{\"toolCalls\":[{\"name\":\"remember_fact\",\"arguments\":"
+                + "{\"fact\":\"Lost.\"}}]},{\"error\":\"guardrail_violation\"}]");
+        NpcOptions options = NpcOptions.builder(TIMEOUT).replyFormat(ReplyFormat.STRUCTURED).rememberFact(true)
+                .fallbackLines(List.of("Hm.")).compactAfterTurns(1).keepRecentTurns(0).build();
+        Npc npc = new Npc("gorm", state(options, List.of()), null, model);
+
+        NpcReply reply = talk(npc, "Say something bad.", ToolChannel.NONE, NpcEvent.Listener.NONE);
+
+        assertThat(reply.isFallback()).isTrue();
+        assertThat(reply.line()).isEqualTo("Hm.");
+        assertThat(reply.emotion()).isEqualTo(GORM.defaultEmotion());
+        assertThat(npc.memory()).isEqualTo(Memory.EMPTY);
+        assertThat(npc.turnCount()).isZero();
+        assertThat(npc.compactionDue()).isFalse();
+    }
+
+    @Test
+    void aNamedToolChoiceTheNpcLacksIsAnInvalidRequest() {
+        Npc npc = new Npc("gorm", state(NpcOptions.defaults(TIMEOUT), List.of(Tools.tool("look"))), null,
+                RecordingModel.playing("[]"));
+        assertThatThrownBy(() -> npc.talk(new NpcTalk("Hi", null, new ToolChoice.Named("nope")), ToolChannel.NONE,
+                NpcEvent.Listener.NONE, CancellationToken.create(), TurnContext.CommitPoint.NONE))
+                .isInstanceOf(AgentException.class)
+                .satisfies(e -> assertThat(((AgentException) e).code()).isEqualTo(ErrorCode.INVALID_REQUEST))
+                .hasMessage("The NPC 'gorm' has no tool 'nope'.");
+    }
+
+    @Test
+    void compactionFoldsOlderTurnsIntoTheSummaryAndKeepsTheRecentOnes() throws Exception {
+        RecordingModel model = RecordingModel.playing("[" + reply("neutral", "One.") + "," + reply("neutral", "Two.")
+                + ",{\"text\":\"The player asked twice.\"}]");
+        NpcOptions options = NpcOptions.builder(TIMEOUT).compactAfterTurns(2).keepRecentTurns(1).build();
+        Npc npc = new Npc("gorm", state(options, List.of()), null, model);
+
+        talk(npc, "First", ToolChannel.NONE, NpcEvent.Listener.NONE);
+        assertThat(npc.compactionDue()).isFalse();
+        talk(npc, "Second", ToolChannel.NONE, NpcEvent.Listener.NONE);
+        assertThat(npc.compactionDue()).isTrue();
+        List<String> commits = new ArrayList<>();
+        npc.compact(CancellationToken.create(), () -> commits.add("commit"));
+
+        assertThat(commits).containsExactly("commit");
+        assertThat(npc.memory().summary()).isEqualTo("The player asked twice.");
+        assertThat(npc.state().transcript()).filteredOn(e -> e instanceof TranscriptEntry.Prompt).hasSize(1)
+                .allSatisfy(e -> assertThat(((TranscriptEntry.Prompt) e).text()).endsWith("Second"));
+        String summarizerPrompt = model.requests().get(2).toString();
+        assertThat(summarizerPrompt).contains("Player: First").contains("Gorm: One.").doesNotContain("Second");
+    }
+
+    @Test
+    void aSavedStateRestoresTheSameNpc() throws Exception {
+        RecordingModel model = RecordingModel.playing("[" + reply("happy", "Welcome.") + "]");
+        Memory memory = new Memory(List.of("Likes iron."), 30, "They met before.");
+        Npc npc = new Npc("gorm", new NpcState(GORM, NpcOptions.defaults(TIMEOUT), memory, List.of(Tools.tool("look")), List.of(),
+                null), null, model);
+        talk(npc, "Hello", Tools.answering("ok"), NpcEvent.Listener.NONE);
+
+        NpcState saved = npc.state();
+        Npc restored = new Npc("gorm2", saved, null, RecordingModel.playing("[]"));
+
+        assertThat(restored.state()).isEqualTo(saved);
+        assertThat(restored.turnCount()).isEqualTo(1);
+        assertThat(restored.memory()).isEqualTo(memory);
+        restored.reset(true);
+        assertThat(restored.memory()).isEqualTo(Memory.EMPTY);
+        assertThat(restored.state().transcript()).isEmpty();
+        assertThat(restored.turnCount()).isZero();
+    }
+
+    @Test
+    void aBarkIsOneLineWithoutHistory() throws Exception {
+        RecordingModel model = RecordingModel.playing("[{\"text\":\"Gorm: \\\"Hot iron, fresh bread!\\\"\"}]");
+        Npc npc = new Npc("gorm", state(NpcOptions.defaults(TIMEOUT), List.of()), null, model);
+
+        NpcBark bark = npc.bark(Json.parse("\"Market day.\""), CancellationToken.create());
+
+        assertThat(bark.line()).isEqualTo("Hot iron, fresh bread!");
+        assertThat(npc.state().transcript()).isEmpty();
+        assertThat(model.requests().get(0).toString()).contains("Market day.");
+    }
+}
