@@ -1,6 +1,7 @@
 /**
  * The JSON-RPC engine ({@link dev.oam.bridge.BridgeEngine}), its configuration and the extension SPI
- * ({@link dev.oam.bridge.BridgeExtension}); {@code dev.oam.bridge.game} serves the game methods.
+ * ({@link dev.oam.bridge.BridgeExtension}); {@code dev.oam.bridge.game} serves the game methods;
+ * {@code dev.oam.bridge.client} is the typed in-process API on top ({@link dev.oam.bridge.client.Oam}).
  */
 module dev.oam.bridge {
     requires transitive dev.oam.core;
@@ -8,6 +9,7 @@ module dev.oam.bridge {
     requires static org.jspecify;
 
     exports dev.oam.bridge;
+    exports dev.oam.bridge.client;
     exports dev.oam.bridge.game;
 
     uses dev.oam.core.model.ModelBackend;
