@@ -50,11 +50,14 @@ import org.jspecify.annotations.Nullable;
  * called on the engine's writer thread, one at a time, in the order of the wire: they must not block, nor call the
  * blocking methods of this API. Tool handlers run on virtual threads of their own and may block.
  *
- * <p>Thread-safe. {@link #engine()} is the same engine for JSON-RPC use alongside (its tool calls for requests sent
- * there are left unanswered by this class: send those through the wire path you own).
+ * <p>Thread-safe. {@link #engine()} is the same engine for JSON-RPC use alongside: the lines of requests sent there
+ * (their events, {@code tool/call}s and world changes) go to the sink given to {@link #create(BridgeConfiguration,
+ * Consumer)}, which answers tool calls with {@code engine().receive(…)} as a wire host does.
  */
 public final class Oam implements AutoCloseable {
     /** What the engine's messages about one request of this class are delivered to. */
+    private record Unclaimed(WorldChange change, String line) {}
+
     record Route(Map<String, ClientTool> tools, @Nullable Consumer<JsonNode> events) {
         static final Route NONE = new Route(Map.of(), null);
     }
@@ -62,20 +65,32 @@ public final class Oam implements AutoCloseable {
     private final AtomicLong requestIds = new AtomicLong();
     private final Map<String, Route> routes = new ConcurrentHashMap<>();
     private final Map<String, Consumer<WorldChange>> subscriptions = new ConcurrentHashMap<>();
-    private final Map<String, List<WorldChange>> unclaimed = new ConcurrentHashMap<>(); // guarded by subscriptions
+    /** Changes of subscriptions not yet known while a subscribe is in flight, with their lines; guarded by subscriptions. */
+    private final Map<String, List<Unclaimed>> unclaimed = new LinkedHashMap<>();
     private final AtomicLong subscribing = new AtomicLong();
     private final BridgeEngine engine;
+    private final Consumer<String> otherLines;
     private final Sessions sessions = new Sessions();
     private final Npcs npcs = new Npcs();
     private final Worlds worlds = new Worlds();
 
-    private Oam(BridgeConfiguration configuration) {
+    private Oam(BridgeConfiguration configuration, Consumer<String> otherLines) {
+        this.otherLines = otherLines;
         this.engine = new BridgeEngine(configuration, this::deliver);
     }
 
     /** An engine built from {@code configuration} (its system model serves every session, NPC and decision). */
     public static Oam create(BridgeConfiguration configuration) {
-        return new Oam(Objects.requireNonNull(configuration, "configuration"));
+        return create(configuration, line -> Log.debug("oam: a line for no request of this API: " + line));
+    }
+
+    /**
+     * An engine whose lines about requests sent to {@link #engine()} directly go to {@code otherLines} (called on the
+     * writer thread, one line at a time, as {@link BridgeEngine}'s sink is; a {@code world/changed} of such a request
+     * that arrives while a {@link OamWorld#subscribe} is in flight is passed on after it, from the subscribing thread).
+     */
+    public static Oam create(BridgeConfiguration configuration, Consumer<String> otherLines) {
+        return new Oam(Objects.requireNonNull(configuration, "configuration"), Objects.requireNonNull(otherLines, "otherLines"));
     }
 
     public Sessions sessions() {
@@ -306,17 +321,24 @@ public final class Oam implements AutoCloseable {
         try {
             JsonNode result = await(call("world/subscribe", params, Route.NONE));
             String id = result.path("subscription").asText();
-            List<WorldChange> early;
+            List<Unclaimed> early;
             synchronized (subscriptions) {
                 subscriptions.put(id, callback);
                 early = unclaimed.remove(id);
             }
             if (early != null) {
-                early.forEach(callback); // changes delivered between the response and the line above
+                early.forEach(e -> callback.accept(e.change())); // delivered between the response and the line above
             }
             return new Subscription(this, id, result.path("world").asText(), result.path("path").asText());
         } finally {
-            subscribing.decrementAndGet();
+            List<Unclaimed> others = new ArrayList<>();
+            synchronized (subscriptions) {
+                if (subscribing.decrementAndGet() == 0) {
+                    unclaimed.values().forEach(others::addAll);
+                    unclaimed.clear();
+                }
+            }
+            others.forEach(e -> otherLines.accept(e.line())); // another host's subscriptions (made through engine())
         }
     }
 
@@ -372,17 +394,28 @@ public final class Oam implements AutoCloseable {
             return;
         }
         JsonNode params = message.path("params");
+        JsonNode requestId = params.path("requestId");
+        Route route = requestId.isTextual() ? routes.get(requestId.textValue()) : null;
         switch (message.path("method").asText("")) {
             case "tool/call" -> {
-                Route route = routes.getOrDefault(params.path("requestId").asText(), Route.NONE);
-                JsonNode id = message.path("id");
-                JsonNode call = params.path("call");
-                Thread.ofVirtual().name("oam-tool-" + call.path("name").asText()).start(() -> answer(id, route, call));
+                if (route != null) {
+                    JsonNode id = message.path("id");
+                    JsonNode call = params.path("call");
+                    Thread.ofVirtual().name("oam-tool-" + call.path("name").asText()).start(() -> answer(id, route, call));
+                    return;
+                }
             }
             case "session/event", "npc/event" -> {
-                Route route = routes.get(params.path("requestId").asText());
-                if (route != null && route.events() != null) {
-                    route.events().accept(params.path("event"));
+                if (route != null) {
+                    if (route.events() != null) {
+                        route.events().accept(params.path("event"));
+                    }
+                    return;
+                }
+            }
+            case "tool/cancel" -> {
+                if (route != null) {
+                    return; // the handler keeps running; its answer is ignored
                 }
             }
             case GameExtension.WORLD_CHANGED -> {
@@ -391,15 +424,18 @@ public final class Oam implements AutoCloseable {
                 synchronized (subscriptions) {
                     callback = subscriptions.get(change.subscription());
                     if (callback == null && subscribing.get() > 0) {
-                        unclaimed.computeIfAbsent(change.subscription(), k -> new ArrayList<>()).add(change);
+                        unclaimed.computeIfAbsent(change.subscription(), k -> new ArrayList<>()).add(new Unclaimed(change, line));
+                        return;
                     }
                 }
                 if (callback != null) {
                     callback.accept(change);
+                    return;
                 }
             }
-            default -> { } // tool/cancel (a handler's answer is then ignored) and lines of requests sent to engine()
+            default -> { }
         }
+        otherLines.accept(line);
     }
 
     /** Runs a client tool and answers its {@code tool/call}; a thrown exception is an error output. */

@@ -146,6 +146,32 @@ class OamTest {
     }
 
     @Test
+    void linesOfRequestsSentToTheEngineDirectlyGoToTheHostsSink() throws Exception {
+        ScriptedModel model = ScriptedModel.fromJson(Json.parse("{\"type\":\"scripted\",\"steps\":["
+                + "{\"toolCalls\":[{\"name\":\"wave\",\"arguments\":{}}]},{\"text\":\"Hi!\"}]}"), "model");
+        List<String> others = new CopyOnWriteArrayList<>();
+        Oam[] holder = new Oam[1];
+        try (Oam oam = Oam.create(BridgeConfiguration.builder().systemModel(model).build(), line -> {
+            others.add(line);
+            if (line.contains("\"tool/call\"")) { // answered as a wire host answers
+                String id = line.replaceAll(".*\"id\":\"(t-[0-9]+)\".*", "$1");
+                holder[0].engine().receive("{\"jsonrpc\":\"2.0\",\"id\":\"" + id + "\",\"result\":{\"output\":\"waved\"}}");
+            }
+        })) {
+            holder[0] = oam;
+            oam.engine().call("session/create", Json.parse("{\"session\":\"raw\",\"tools\":[{\"name\":\"wave\","
+                    + "\"description\":\"Waves.\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}]}")).get(10, TimeUnit.SECONDS);
+
+            var result = oam.engine().call("session/respond", Json.parse("{\"session\":\"raw\",\"prompt\":\"Hello\"}"))
+                    .get(10, TimeUnit.SECONDS);
+
+            assertThat(result.path("text").asText()).isEqualTo("Hi!");
+            assertThat(result.path("toolCalls").get(0).path("output").asText()).isEqualTo("waved");
+            assertThat(others).hasSize(1).allMatch(l -> l.contains("\"tool/call\""));
+        }
+    }
+
+    @Test
     void wireErrorsArriveAsOamExceptionsWithTheirCode() throws Exception {
         try (Oam oam = oam("[]")) {
             OamSession session = oam.sessions().create();
