@@ -223,6 +223,25 @@ public final class Oam implements AutoCloseable {
             return new OamNpc(Oam.this, result.path("npc").asText(), tools, strings(result.path("tools")),
                     strings(result.path("warnings")));
         }
+
+        /**
+         * {@code npc/restore}: the NPC {@link OamNpc#save} saved, under its saved id, with {@code tools} answering its
+         * saved client tools (a saved world that no longer exists is dropped with a warning).
+         *
+         * @throws IllegalArgumentException {@code saved} is not a text {@code save} returned
+         * @throws OamException as {@code npc/restore} answers (the id in use, a state it cannot read)
+         */
+        public OamNpc restore(String saved, ClientTool... tools) {
+            ObjectNode params = Json.object();
+            try {
+                params.set("state", Json.parse(saved));
+            } catch (JsonProcessingException e) {
+                throw new IllegalArgumentException("Not an NPC save: " + e.getOriginalMessage(), e);
+            }
+            JsonNode result = await(call("npc/restore", params, Route.NONE));
+            return new OamNpc(Oam.this, result.path("npc").asText(), List.of(tools), strings(result.path("tools")),
+                    strings(result.path("warnings")));
+        }
     }
 
     // ------------------------------------------------------------------------------------ worlds

@@ -95,6 +95,15 @@ public final class OamNpc {
         return oam.call("npc/reset", params, Oam.Route.NONE).thenApply(result -> null);
     }
 
+    /**
+     * {@code npc/state}, after the NPC's queued turns: everything the NPC is (persona, options, memory, conversation,
+     * tool definitions, world id) as an opaque text to keep with a saved game; {@link Oam.Npcs#restore} reads it.
+     */
+    public CompletableFuture<String> save() {
+        return oam.call("npc/state", Json.object().put("npc", id), Oam.Route.NONE)
+                .thenApply(result -> Json.write(result.path("state")));
+    }
+
     /** {@code npc/delete}: cancels its work and frees the id. */
     public void delete() {
         Oam.await(oam.call("npc/delete", Json.object().put("npc", id), Oam.Route.NONE));

@@ -113,6 +113,27 @@ class OamTest {
     }
 
     @Test
+    void aSavedNpcIsRestoredWithItsMemoryAndConversation() throws Exception {
+        ClientTool inventory = ClientTool.of("check_inventory", "Counts an item in the forge.", call -> "2 axes");
+        try (Oam oam = oam("[" + npcReply("happy", "Welcome!") + ",{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]},"
+                + npcReply("neutral", "Two left.") + "]")) {
+            OamNpc gorm = oam.npcs().create("gorm", Persona.named("Gorm"), null, List.of(inventory), null,
+                    new dev.oam.game.npc.Memory(List.of("The player is called Ada."), 40, null));
+            gorm.talk("Hello!").get(10, TimeUnit.SECONDS);
+            String saved = gorm.save().get(10, TimeUnit.SECONDS);
+            gorm.delete();
+
+            OamNpc restored = oam.npcs().restore(saved, inventory);
+            NpcReply reply = restored.talk("Axes?").get(10, TimeUnit.SECONDS);
+
+            assertThat(restored.id()).isEqualTo("gorm");
+            assertThat(reply.toolCalls()).extracting(r -> r.output().asText()).containsExactly("2 axes");
+            assertThat(reply.relationship()).isEqualTo(40);
+            assertThat(saved).contains("The player is called Ada.").contains("Hello!");
+        }
+    }
+
+    @Test
     void aWorldWriteReachesItsSubscriptionBeforeTheWriteReturns() throws Exception {
         try (Oam oam = oam("[]")) {
             OamWorld village = oam.worlds().create("village", Map.of("player", Map.of("gold", 60)));
