@@ -304,16 +304,10 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     /**
-     * Tracks a request answered later (queued or deferred) until it is answered. Requests answered
-     * by their handler are never tracked; a request answered before it got here is dropped again.
+     * Called by a request once its answer is queued. A request is in flight from just before its handler runs until
+     * then, so {@code shutdown} and {@link #awaitIdle} see every request whose answer is not queued yet, also one a
+     * worker is answering at this moment.
      */
-    private void track(BridgeRequest request) {
-        inflight.put(request.sequence(), request);
-        if (request.isAnswered()) {
-            inflight.remove(request.sequence());
-        }
-    }
-
     void finished(BridgeRequest request) {
         inflight.remove(request.sequence());
     }
@@ -405,15 +399,19 @@ public final class BridgeEngine implements AutoCloseable {
                     "method", TextNode.valueOf(method)));
             return;
         }
+        // In flight before the handler runs: a queued request may be answered by its worker at once, and until that
+        // answer is queued (finished() removes it) a shutdown must see it. Registering it only after the handler and
+        // dropping it again when it "is answered" lost the race where the worker had claimed the answer but not yet
+        // queued it: the shutdown response went first and the answer was dropped (found by JsonRpcFuzzTest).
+        inflight.put(seq, request);
         try {
             Reply reply = handler.handle(request);
             switch (reply) {
                 case Reply.Result result -> request.respond(result.value());
-                case Reply.Deferred work -> {
-                    track(request);
-                    runDeferred(request, work.work());
+                case Reply.Deferred work -> runDeferred(request, work.work());
+                case Reply.Pending pending -> {
+                    // answered later by whoever took it; finished() removes it then
                 }
-                case Reply.Pending pending -> track(request);
             }
         } catch (Exception e) {
             request.fail(toBridgeException(e));
