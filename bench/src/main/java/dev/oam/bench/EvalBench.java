@@ -42,7 +42,8 @@ public final class EvalBench {
     private static final String INSTRUCTIONS = "You help the player in a fantasy town. When one of your tools fits the "
             + "player's request, call it with exactly the values the player gave. When none fits, answer in one short sentence.";
 
-    record Config(Path root, int limit, Map<String, Integer> sample, List<String> kinds, List<String> backends, int threads, int toolTokens) {}
+    record Config(Path root, int limit, Map<String, Integer> sample, List<String> kinds, List<String> backends, int threads, int toolTokens,
+            int contentTokens) {}
 
     /** One case on one backend. */
     record Outcome(String kind, String backend, String mode, String id, boolean right, Boolean rightArgs, boolean valid,
@@ -65,6 +66,7 @@ public final class EvalBench {
         List<String> kinds = List.of("tools", "decisions", "npc", "content");
         List<String> backends = List.of("llama", "llama-server");
         int threads = 2;
+        int contentTokens = 160;
         Map<String, Integer> sample = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -78,12 +80,14 @@ public final class EvalBench {
                 case "--kinds" -> kinds = List.of(args[++i].split(","));
                 case "--backends" -> backends = List.of(args[++i].split(","));
                 case "--threads" -> threads = Integer.parseInt(args[++i]);
+                case "--content-tokens" -> contentTokens = Integer.parseInt(args[++i]);
                 case "--help" -> {
                     System.out.println("usage: bench/run eval [--limit N] [--kinds tools,decisions,npc,content] "
-                            + "[--backends llama,llama-server] [--threads N]\n"
+                            + "[--backends llama,llama-server] [--threads N] [--content-tokens N]\n"
                             + "  --limit N    the first N cases of each kind (default: all)\n"
                             + "  --sample K=N,…  N cases of kind K spread evenly over its file (e.g. tools=16)\n"
-                            + "  --threads N  threads of both backends (default 2)");
+                            + "  --threads N  threads of both backends (default 2)\n"
+                            + "  --content-tokens N  maxResponseTokens of the content turns (default 160)");
                     return;
                 }
                 default -> {
@@ -94,7 +98,7 @@ public final class EvalBench {
         }
         int code = 1;
         try {
-            new EvalBench(new Config(root, limit, sample, kinds, backends, threads, 96)).run();
+            new EvalBench(new Config(root, limit, sample, kinds, backends, threads, 96, contentTokens)).run();
             code = 0;
         } catch (Exception e) {
             System.err.println("bench eval: " + e);
@@ -334,7 +338,8 @@ public final class EvalBench {
     private Outcome content(JsonNode c, String backend) {
         String session = "c" + (++ids);
         call("session/create", "{\"session\":\"" + session + "\",\"instructions\":\"You write content for a fantasy game.\","
-                + "\"model\":" + specs.get(backend) + ",\"options\":{\"maxResponseTokens\":160,\"temperature\":0}}");
+                + "\"model\":" + specs.get(backend) + ",\"options\":{\"maxResponseTokens\":" + config.contentTokens()
+                + ",\"temperature\":0}}");
         String id = "r" + (++ids);
         long start = System.nanoTime();
         send(id, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":" + quote(c.path("prompt").asText()) + ",\"schema\":"
