@@ -21,10 +21,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * An agent: instructions, tools, options and a conversation, driven one turn at a time.
  *
- * <p>This class holds the conversation state and runs the turn loop; each step is planned by {@link StepPlanner}
- * (which tools, which calling mode), fitted into the model's context by {@link ContextWindow}, generated through
- * {@link RetryPolicy} (which streams through a {@link StreamAccumulator}), and a step's tool calls run in a
- * {@link ToolRound}. {@link #compact} summarises older turns with a {@link Compactor}.
+ * <p>This class holds the conversation state and runs the turn loop; each step is planned by {@code StepPlanner}
+ * (which tools, which calling mode), fitted into the model's context by {@code ContextWindow}, generated through
+ * {@code RetryPolicy} (which streams through a {@code StreamAccumulator}), and a step's tool calls run in a
+ * {@code ToolRound}. {@link #compact} summarises older turns with a {@link Compactor}.
  *
  * <p>Concurrency: mutators and {@link #respond} must be called by one thread at a time (the
  * session's queue guarantees it); the getters may be called from any thread and see immutable
@@ -282,8 +282,7 @@ public final class Agent {
         }
     }
 
-
-    /** The JSON value of a structured answer (validated already by the {@link RetryPolicy}). */
+    /** The JSON value of a structured answer (validated already by the {@code RetryPolicy}). */
     private static JsonNode structuredValue(ModelResponse.Answer answer) {
         if (answer.structured() != null) {
             return answer.structured();
