@@ -15,8 +15,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>a structured answer that does not fit the accepted schema is generated again only by a model that
  *       {@linkplain LanguageModel#retriesInvalidOutput() retries invalid output} (others fail at once with
  *       {@code invalid_output});
- *   <li>a retryable failure is tried again after a backoff (300 ms, doubling), but never once a tool of the turn
- *       has run (the model's view would change under it) and never for invalid output;
+ *   <li>a retryable failure ({@code generation_failed}) is tried again after a backoff (300 ms, doubling), but
+ *       never once a tool of the turn has run and never for invalid output;
  *   <li>cancellation wins over everything: a failure seen after the token was cancelled becomes
  *       {@code cancelled}.
  * </ul>

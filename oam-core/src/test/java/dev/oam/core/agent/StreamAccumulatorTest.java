@@ -7,7 +7,7 @@ import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.testing.RecordingListener;
 import org.junit.jupiter.api.Test;
 
-/** Stream accumulation: text events carry the whole answer so far; schema turns get each distinct partial value once. */
+/** Stream accumulation: text events carry the whole answer so far; schema turns get a partial value only when it changed. */
 class StreamAccumulatorTest {
     private final RecordingListener listener = new RecordingListener();
 
@@ -25,7 +25,7 @@ class StreamAccumulatorTest {
     }
 
     @Test
-    void schemaTurnsGetEachDistinctPartialValueOnceInSchemaOrder() throws Exception {
+    void schemaTurnsGetAPartialValueOnlyWhenItChangedInSchemaOrder() throws Exception {
         GenerationSchema schema = GenerationSchema.convert(json("""
                 {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}}"""), "Response");
         StreamAccumulator text = new StreamAccumulator(listener, schema);
