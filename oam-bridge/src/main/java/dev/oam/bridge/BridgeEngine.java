@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.oam.bridge.internal.TransportAccess;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
@@ -45,6 +46,10 @@ public final class BridgeEngine implements AutoCloseable {
     public static final String VERSION = readVersion();
     static final BigDecimal MAX_SAFE_INTEGER = BigDecimal.valueOf(9_007_199_254_740_991L);
     private static final long SHUTDOWN_WAIT_MILLIS = 2_000;
+
+    static {
+        TransportAccess.install((engine, reason) -> engine.rejectLine(reason)); // the transports' friend access
+    }
 
     private final BridgeConfiguration configuration;
     private final MethodRegistry registry;
@@ -144,8 +149,11 @@ public final class BridgeEngine implements AutoCloseable {
         dispatch(root, null);
     }
 
-    /** Answers a line the transport could not read (e.g. longer than its limit) with {@code -32600}. */
-    public void rejectLine(String reason) {
+    /**
+     * Answers a line the transport could not read (e.g. longer than its limit) with {@code -32600}; transports reach
+     * it through {@link TransportAccess}.
+     */
+    void rejectLine(String reason) {
         outbound.send(errorMessage(NullNode.getInstance(), new BridgeException(ErrorCode.INVALID_MESSAGE, reason)));
     }
 
@@ -247,12 +255,19 @@ public final class BridgeEngine implements AutoCloseable {
         return shutDown;
     }
 
-    /** Creates the model for a {@code model} parameter value. */
+    /**
+     * Creates the model for a {@code model} parameter value, with this engine's backends and defaults. Extension SPI:
+     * for handlers of methods that take a {@code model} (the game methods, a host's own extension); errors name the
+     * parameter at {@code path}.
+     */
     public LanguageModel makeModel(@Nullable JsonNode spec, String path) throws BridgeException {
         return Models.create(configuration, spec, path).model();
     }
 
-    /** Sends a notification through the single writer. */
+    /**
+     * Sends a notification through the single writer. Extension SPI: for notifications an extension emits on its own
+     * ({@code world/changed}); a handler's events about its own request go with that request instead.
+     */
     public void sendNotification(String method, ObjectNode params) {
         outbound.send(notification(method, params));
     }
