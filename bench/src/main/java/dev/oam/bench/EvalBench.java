@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Predicate;
 
 /**
@@ -42,7 +43,8 @@ public final class EvalBench {
     private static final String INSTRUCTIONS = "You help the player in a fantasy town. When one of your tools fits the "
             + "player's request, call it with exactly the values the player gave. When none fits, answer in one short sentence.";
 
-    record Config(Path root, int limit, Map<String, Integer> sample, List<String> kinds, List<String> backends, int threads, int toolTokens) {}
+    record Config(Path root, int limit, Map<String, Integer> sample, List<String> kinds, List<String> backends, int threads, int toolTokens,
+            int contentTokens, Set<String> cases) {}
 
     /** One case on one backend. */
     record Outcome(String kind, String backend, String mode, String id, boolean right, Boolean rightArgs, boolean valid,
@@ -65,6 +67,9 @@ public final class EvalBench {
         List<String> kinds = List.of("tools", "decisions", "npc", "content");
         List<String> backends = List.of("llama", "llama-server");
         int threads = 2;
+        int contentTokens = 160;
+        Set<String> cases = Set.of();
+        List<Path> reports = new ArrayList<>();
         Map<String, Integer> sample = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -78,12 +83,22 @@ public final class EvalBench {
                 case "--kinds" -> kinds = List.of(args[++i].split(","));
                 case "--backends" -> backends = List.of(args[++i].split(","));
                 case "--threads" -> threads = Integer.parseInt(args[++i]);
+                case "--content-tokens" -> contentTokens = Integer.parseInt(args[++i]);
+                case "--cases" -> cases = Set.of(args[++i].split(","));
+                case "--report" -> {
+                    for (String file : args[++i].split(",")) {
+                        reports.add(Path.of(file));
+                    }
+                }
                 case "--help" -> {
                     System.out.println("usage: bench/run eval [--limit N] [--kinds tools,decisions,npc,content] "
-                            + "[--backends llama,llama-server] [--threads N]\n"
+                            + "[--backends llama,llama-server] [--threads N] [--content-tokens N] [--cases ID,…] [--report F.jsonl,…]\n"
                             + "  --limit N    the first N cases of each kind (default: all)\n"
                             + "  --sample K=N,…  N cases of kind K spread evenly over its file (e.g. tools=16)\n"
-                            + "  --threads N  threads of both backends (default 2)");
+                            + "  --threads N  threads of both backends (default 2)\n"
+                            + "  --content-tokens N  maxResponseTokens of the content turns (default 160)\n"
+                            + "  --cases ID,…  only these case ids (of every kind chosen)\n"
+                            + "  --report F.jsonl,…  no run: the table of the outcomes in these files (bench/target/eval-v1.jsonl of runs)");
                     return;
                 }
                 default -> {
@@ -94,7 +109,12 @@ public final class EvalBench {
         }
         int code = 1;
         try {
-            new EvalBench(new Config(root, limit, sample, kinds, backends, threads, 96)).run();
+            EvalBench bench = new EvalBench(new Config(root, limit, sample, kinds, backends, threads, 96, contentTokens, cases));
+            if (!reports.isEmpty()) {
+                bench.reportOnly(reports);
+                return;
+            }
+            bench.run();
             code = 0;
         } catch (Exception e) {
             System.err.println("bench eval: " + e);
@@ -135,6 +155,9 @@ public final class EvalBench {
                     }
                     chosen = picked;
                 }
+                if (!config.cases().isEmpty()) {
+                    chosen = chosen.stream().filter(c -> config.cases().contains(c.path("id").asText())).toList();
+                }
                 int n = 0;
                 for (JsonNode c : chosen) {
                     if (n++ >= config.limit()) {
@@ -169,6 +192,18 @@ public final class EvalBench {
         }
         double minutes = (System.nanoTime() - started) / 60e9;
         System.out.println(report(minutes));
+    }
+
+    /** The table of outcomes recorded by earlier runs (one JSON object per line), for runs made in parts. */
+    private void reportOnly(List<Path> files) throws IOException {
+        for (Path file : files) {
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                if (!line.isBlank()) {
+                    outcomes.add(Json.mapper().treeToValue(Json.parse(line), Outcome.class));
+                }
+            }
+        }
+        System.out.println(report(Double.NaN));
     }
 
     private void record(Outcome outcome) {
@@ -334,7 +369,8 @@ public final class EvalBench {
     private Outcome content(JsonNode c, String backend) {
         String session = "c" + (++ids);
         call("session/create", "{\"session\":\"" + session + "\",\"instructions\":\"You write content for a fantasy game.\","
-                + "\"model\":" + specs.get(backend) + ",\"options\":{\"maxResponseTokens\":160,\"temperature\":0}}");
+                + "\"model\":" + specs.get(backend) + ",\"options\":{\"maxResponseTokens\":" + config.contentTokens()
+                + ",\"temperature\":0}}");
         String id = "r" + (++ids);
         long start = System.nanoTime();
         send(id, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":" + quote(c.path("prompt").asText()) + ",\"schema\":"
@@ -379,8 +415,10 @@ public final class EvalBench {
 
     private String report(double minutes) {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "oam eval v1 on Gemma 3 270M Q4_K_M, %d threads, %.1f minutes, %d turns%n%n",
-                config.threads(), minutes, outcomes.size()));
+        out.append(Double.isNaN(minutes)
+                ? String.format(Locale.ROOT, "oam eval v1 on Gemma 3 270M Q4_K_M, %d turns (from earlier runs' outcomes)%n%n", outcomes.size())
+                : String.format(Locale.ROOT, "oam eval v1 on Gemma 3 270M Q4_K_M, %d threads, %.1f minutes, %d turns%n%n",
+                        config.threads(), minutes, outcomes.size()));
         out.append("| kind | backend | toolChoice | cases | right | right args | valid | in persona | turn p50 / p95 s | first token p50 s | decode tok/s | tokens in / out per turn |\n");
         out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         Map<String, List<Outcome>> groups = new LinkedHashMap<>();

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.oam.bridge.internal.TransportAccess;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
@@ -45,6 +46,10 @@ public final class BridgeEngine implements AutoCloseable {
     public static final String VERSION = readVersion();
     static final BigDecimal MAX_SAFE_INTEGER = BigDecimal.valueOf(9_007_199_254_740_991L);
     private static final long SHUTDOWN_WAIT_MILLIS = 2_000;
+
+    static {
+        TransportAccess.install((engine, reason) -> engine.rejectLine(reason)); // the transports' friend access
+    }
 
     private final BridgeConfiguration configuration;
     private final MethodRegistry registry;
@@ -144,8 +149,11 @@ public final class BridgeEngine implements AutoCloseable {
         dispatch(root, null);
     }
 
-    /** Answers a line the transport could not read (e.g. longer than its limit) with {@code -32600}. */
-    public void rejectLine(String reason) {
+    /**
+     * Answers a line the transport could not read (e.g. longer than its limit) with {@code -32600}; transports reach
+     * it through {@link TransportAccess}.
+     */
+    void rejectLine(String reason) {
         outbound.send(errorMessage(NullNode.getInstance(), new BridgeException(ErrorCode.INVALID_MESSAGE, reason)));
     }
 
@@ -247,12 +255,19 @@ public final class BridgeEngine implements AutoCloseable {
         return shutDown;
     }
 
-    /** Creates the model for a {@code model} parameter value. */
+    /**
+     * Creates the model for a {@code model} parameter value, with this engine's backends and defaults. Extension SPI:
+     * for handlers of methods that take a {@code model} (the game methods, a host's own extension); errors name the
+     * parameter at {@code path}.
+     */
     public LanguageModel makeModel(@Nullable JsonNode spec, String path) throws BridgeException {
         return Models.create(configuration, spec, path).model();
     }
 
-    /** Sends a notification through the single writer. */
+    /**
+     * Sends a notification through the single writer. Extension SPI: for notifications an extension emits on its own
+     * ({@code world/changed}); a handler's events about its own request go with that request instead.
+     */
     public void sendNotification(String method, ObjectNode params) {
         outbound.send(notification(method, params));
     }
@@ -304,16 +319,10 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     /**
-     * Tracks a request answered later (queued or deferred) until it is answered. Requests answered
-     * by their handler are never tracked; a request answered before it got here is dropped again.
+     * Called by a request once its answer is queued. A request is in flight from just before its handler runs until
+     * then, so {@code shutdown} and {@link #awaitIdle} see every request whose answer is not queued yet, also one a
+     * worker is answering at this moment.
      */
-    private void track(BridgeRequest request) {
-        inflight.put(request.sequence(), request);
-        if (request.isAnswered()) {
-            inflight.remove(request.sequence());
-        }
-    }
-
     void finished(BridgeRequest request) {
         inflight.remove(request.sequence());
     }
@@ -405,15 +414,19 @@ public final class BridgeEngine implements AutoCloseable {
                     "method", TextNode.valueOf(method)));
             return;
         }
+        // In flight before the handler runs: a queued request may be answered by its worker at once, and until that
+        // answer is queued (finished() removes it) a shutdown must see it. Registering it only after the handler and
+        // dropping it again when it "is answered" lost the race where the worker had claimed the answer but not yet
+        // queued it: the shutdown response went first and the answer was dropped (found by JsonRpcFuzzTest).
+        inflight.put(seq, request);
         try {
             Reply reply = handler.handle(request);
             switch (reply) {
                 case Reply.Result result -> request.respond(result.value());
-                case Reply.Deferred work -> {
-                    track(request);
-                    runDeferred(request, work.work());
+                case Reply.Deferred work -> runDeferred(request, work.work());
+                case Reply.Pending pending -> {
+                    // answered later by whoever took it; finished() removes it then
                 }
-                case Reply.Pending pending -> track(request);
             }
         } catch (Exception e) {
             request.fail(toBridgeException(e));

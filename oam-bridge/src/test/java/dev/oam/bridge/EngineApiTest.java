@@ -126,6 +126,40 @@ class EngineApiTest {
         }
     }
 
+    /**
+     * A request is in flight from the moment it is dispatched, not only once its handler has returned: a queued
+     * request's worker may claim and send its answer while the dispatcher is still in the handler, and a
+     * {@code shutdown} (or {@link BridgeEngine#awaitIdle}) must count it until the answer is queued. Before the
+     * fix the engine registered a request only after its handler and dropped it again when it "was answered",
+     * so a worker that had claimed the answer but not queued it yet was invisible to {@code shutdown}, whose
+     * response then went first (the fuzzer's {@code crash-respond-answered-after-shutdown}). The race is not
+     * reproducible on demand; this checks the invariant that closes it.
+     */
+    @Test
+    void aRequestIsInFlightWhileItsHandlerRuns() throws Exception {
+        BridgeEngine[] self = new BridgeEngine[1];
+        BridgeExtension probe = new BridgeExtension() {
+            @Override
+            public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
+                registry.register("test/idle", request -> {
+                    try {
+                        return Reply.result(Json.object().put("idle", self[0].awaitIdle(Duration.ZERO)));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException(e);
+                    }
+                });
+            }
+        };
+        try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.builder().extensions(() -> probe).build(), lines::add)) {
+            self[0] = engine;
+            engine.receive("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/idle\"}");
+            assertThat(engine.awaitIdle(Duration.ofSeconds(10))).isTrue();
+            waitForLines(1);
+            assertThat(lines.get(0)).isEqualTo("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"idle\":false}}");
+        }
+    }
+
     @Test
     void extensionsAddMethodsAndNotificationsAfterTheCoreOnes() throws Exception {
         BridgeExtension quests = new BridgeExtension() {

@@ -2,7 +2,7 @@ package dev.oam.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.oam.core.agent.Agent;
+import dev.oam.core.json.Durations;
 import dev.oam.core.json.Json;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolReply;
@@ -82,7 +82,7 @@ final class CommandRunner {
         if (!finished) {
             kill(p);
             out.await();
-            return ToolReply.error("Tool '" + call.name() + "' timed out after " + Agent.seconds(command.timeout())
+            return ToolReply.error("Tool '" + call.name() + "' timed out after " + Durations.seconds(command.timeout())
                     + "s and was stopped.");
         }
         out.await();

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.bridge.Coding;
-import dev.oam.core.agent.Agent;
+import dev.oam.core.json.Durations;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
@@ -183,7 +183,7 @@ final class InfoCommands {
                     if (tool.command() != null) {
                         node.set("argv", Json.strings(tool.command().argv()));
                         node.put("cwd", tool.command().cwd().toString());
-                        node.put("timeoutSeconds", Double.parseDouble(Agent.seconds(tool.command().timeout())));
+                        node.put("timeoutSeconds", Double.parseDouble(Durations.seconds(tool.command().timeout())));
                         node.put("maxOutputChars", tool.command().maxOutputChars());
                     }
                     node.set("warnings", Json.strings(tool.definition().schema().warnings()));

@@ -2,6 +2,7 @@ package dev.oam.cli;
 
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.MessageSink;
+import dev.oam.bridge.internal.TransportAccess;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -96,7 +97,7 @@ public final class StdioTransport {
             int read = in.read(buffer, end, buffer.length - end);
             if (read < 0) {
                 if (discarding) {
-                    engine.rejectLine(tooLong());
+                    TransportAccess.rejectLine(engine, tooLong());
                 } else if (end > start) {
                     handle(engine, buffer, start, end);
                 }
@@ -107,7 +108,7 @@ public final class StdioTransport {
                 if (buffer[i] == '\n') {
                     if (discarding) {
                         discarding = false;
-                        engine.rejectLine(tooLong());
+                        TransportAccess.rejectLine(engine, tooLong());
                     } else {
                         handle(engine, buffer, start, i);
                     }

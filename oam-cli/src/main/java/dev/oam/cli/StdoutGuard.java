@@ -24,7 +24,7 @@ import java.util.Objects;
  * falls back to what {@code oam stdio} always did: the protocol goes to {@link FileDescriptor#out}
  * and only {@code System.out} is redirected; native writes to fd 1 are then not caught.
  */
-public final class StdoutGuard {
+final class StdoutGuard {
     private static boolean installed; // guarded by StdoutGuard.class
 
     private final OutputStream protocolOut;

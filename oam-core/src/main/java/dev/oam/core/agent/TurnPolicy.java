@@ -4,7 +4,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /** The tool steering of one turn: the session options with the turn's overrides applied. */
-public record TurnPolicy(ToolChoice toolChoice, int maxToolRounds, int maxToolCalls, @Nullable List<String> enabledTools) {
+record TurnPolicy(ToolChoice toolChoice, int maxToolRounds, int maxToolCalls, @Nullable List<String> enabledTools) {
     public TurnPolicy {
         enabledTools = enabledTools == null ? null : List.copyOf(enabledTools);
     }

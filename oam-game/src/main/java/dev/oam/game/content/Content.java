@@ -14,8 +14,8 @@ import dev.oam.core.model.LanguageModel;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.SchemaException;
 import dev.oam.core.tool.ToolChannel;
-import dev.oam.game.LenientModel;
-import dev.oam.game.PromptText;
+import dev.oam.game.internal.LenientModel;
+import dev.oam.game.internal.PromptText;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 

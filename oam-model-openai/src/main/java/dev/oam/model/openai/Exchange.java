@@ -260,7 +260,7 @@ final class Exchange {
     }
 
     static String seconds(Duration duration) {
-        return dev.oam.core.agent.Agent.seconds(duration);
+        return dev.oam.core.json.Durations.seconds(duration);
     }
 
     /** Aborts the exchange from another thread: cancels the request and closes the body (which wakes a blocked read). */

@@ -14,7 +14,7 @@ import java.util.Optional;
  *       (a forced step without a call, tools rejected), remembered for the endpoint.
  * </ul>
  */
-public enum ToolCallMode {
+enum ToolCallMode {
     NATIVE, EMULATED, AUTO;
 
     public String wireName() {

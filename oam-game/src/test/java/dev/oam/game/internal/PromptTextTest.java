@@ -1,4 +1,4 @@
-package dev.oam.game;
+package dev.oam.game.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

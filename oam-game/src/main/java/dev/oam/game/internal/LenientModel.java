@@ -1,4 +1,4 @@
-package dev.oam.game;
+package dev.oam.game.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.agent.AgentException;

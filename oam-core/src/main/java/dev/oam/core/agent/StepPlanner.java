@@ -1,0 +1,78 @@
+package dev.oam.core.agent;
+
+import dev.oam.core.ErrorCode;
+import dev.oam.core.tool.ToolDefinition;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The steering rules of a turn (GAME-LAYER.md §3.11): the turn's policy from the request and the agent's options,
+ * and for each step which tools are offered and whether the model may, must or must not call one. Pure functions
+ * of their arguments, so the turn loop asks again at every step.
+ */
+final class StepPlanner {
+    private StepPlanner() {}
+
+    /**
+     * What one step offers: the calling mode, the enabled tools (empty when tools are disallowed) and whether the
+     * hidden {@code respond_directly} tool is offered too.
+     */
+    record StepPlan(ToolCallingMode mode, List<ToolDefinition> tools, boolean offerRespondDirectly) {
+        StepPlan {
+            tools = List.copyOf(tools);
+        }
+    }
+
+    /** The turn's policy; a {@code {"tool": name}} naming a tool the agent lacks is rejected here. */
+    static TurnPolicy policy(TurnRequest request, AgentOptions opts, List<ToolDefinition> toolSet) throws AgentException {
+        TurnPolicy base = TurnPolicy.of(opts);
+        TurnPolicy policy = new TurnPolicy(
+                request.toolChoice() != null ? request.toolChoice() : base.toolChoice(),
+                request.maxToolRounds() != null ? request.maxToolRounds() : base.maxToolRounds(),
+                request.maxToolCalls() != null ? request.maxToolCalls() : base.maxToolCalls(),
+                request.enabledTools() != null ? request.enabledTools() : base.enabledTools());
+        if (policy.toolChoice() instanceof ToolChoice.Named named
+                && toolSet.stream().noneMatch(tool -> tool.name().equals(named.tool()))) {
+            throw new AgentException(ErrorCode.INVALID_PARAMS,
+                    "Parameter 'toolChoice' names the tool '" + named.tool() + "', which the session does not have.");
+        }
+        return policy;
+    }
+
+    /**
+     * The plan of step {@code index}. {@code roundsThisCall}: the tool rounds run since this call began (a forced
+     * choice applies while it is 0, so a resumed turn is forced again); {@code rounds} and {@code calls}: the
+     * turn's totals, held against the policy's budgets; {@code respondedDirectly}: the model called
+     * {@code respond_directly}, so tools are off for the rest of the turn.
+     */
+    static StepPlan plan(TurnPolicy policy, List<ToolDefinition> toolSet, int index, int roundsThisCall, int rounds, int calls,
+            boolean respondedDirectly) {
+        List<ToolDefinition> enabled = toolSet;
+        if (policy.enabledTools() != null) {
+            Set<String> allowed = new LinkedHashSet<>(policy.enabledTools());
+            enabled = toolSet.stream().filter(tool -> allowed.contains(tool.name())).toList();
+        }
+        ToolChoice choice = policy.toolChoice();
+        ToolCallingMode mode;
+        if (choice instanceof ToolChoice.None || respondedDirectly
+                || rounds >= policy.maxToolRounds() || calls >= policy.maxToolCalls()) {
+            mode = ToolCallingMode.DISALLOWED;
+        } else if ((choice instanceof ToolChoice.Required || choice instanceof ToolChoice.Explicit) && roundsThisCall == 0) {
+            mode = ToolCallingMode.REQUIRED;
+        } else if (choice instanceof ToolChoice.Named named && roundsThisCall == 0) {
+            mode = ToolCallingMode.REQUIRED;
+            enabled = enabled.stream().filter(tool -> tool.name().equals(named.tool())).toList();
+        } else {
+            mode = ToolCallingMode.ALLOWED;
+        }
+        if (enabled.isEmpty()) {
+            mode = ToolCallingMode.DISALLOWED;
+        }
+        if (mode == ToolCallingMode.DISALLOWED) {
+            return new StepPlan(mode, List.of(), false);
+        }
+        boolean offer = choice instanceof ToolChoice.Explicit && index == 0;
+        return new StepPlan(mode, enabled, offer);
+    }
+}

@@ -1,0 +1,143 @@
+package dev.oam.core.agent;
+
+import static dev.oam.core.testing.TestOptions.options;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.ContextWindow.Fitted;
+import dev.oam.core.agent.StepPlanner.StepPlan;
+import dev.oam.core.testing.TinyContextModel;
+import dev.oam.core.transcript.TranscriptEntry;
+import dev.oam.core.transcript.TranscriptEntry.Prompt;
+import dev.oam.core.transcript.TranscriptEntry.Response;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The context window on its own: what a step's request holds, which turns it hides, and its caches. The tiny
+ * model counts one token per character, so every total here is the characters of the texts involved.
+ */
+class ContextWindowTest {
+    private static final StepPlan NO_TOOLS = new StepPlan(ToolCallingMode.DISALLOWED, List.of(), false);
+
+    private final TinyContextModel model = TinyContextModel.withContext(100);
+    private final ContextWindow window = new ContextWindow(model);
+
+    /** Turns of one prompt and one response, each text {@code size} characters. */
+    private static List<TranscriptEntry> history(int turns, int size) {
+        List<TranscriptEntry> entries = new ArrayList<>();
+        for (int i = 0; i < turns; i++) {
+            entries.add(Prompt.of(String.valueOf((char) ('a' + i)).repeat(size), null));
+            entries.add(Response.text(String.valueOf((char) ('A' + i)).repeat(size)));
+        }
+        return List.copyOf(entries);
+    }
+
+    private Fitted fit(List<TranscriptEntry> base, List<TranscriptEntry> turn, AgentOptions opts) throws AgentException {
+        return window.fit("inst", "note!", base, turn, NO_TOOLS, null, opts);
+    }
+
+    @Test
+    void requestHoldsEverythingAndCountsItWhenItFits() throws AgentException {
+        List<TranscriptEntry> base = history(2, 5);
+        List<TranscriptEntry> turn = List.of(Prompt.of("now", null));
+
+        Fitted fitted = fit(base, turn, options().reservedResponseTokens(10).build());
+
+        assertThat(fitted.trimmedEntries()).isZero();
+        assertThat(fitted.request().instructions()).isEqualTo("inst");
+        assertThat(fitted.request().contextNote()).isEqualTo("note!");
+        assertThat(fitted.request().entries()).containsExactlyElementsOf(concat(base, turn));
+        assertThat(fitted.request().inputTokens()).isEqualTo(4 + 5 + 4 * 5 + 3);
+        assertThat(fitted.request().mode()).isEqualTo(ToolCallingMode.DISALLOWED);
+    }
+
+    @Test
+    void oldestWholeTurnsAreHiddenUntilTheStepFits() throws AgentException {
+        List<TranscriptEntry> base = history(4, 10); // 20 tokens a turn
+        List<TranscriptEntry> turn = List.of(Prompt.of("x".repeat(10), null));
+
+        // 9 fixed + 80 history + 10 turn = 99; the budget is 100 - 40 = 60: two turns must go
+        Fitted fitted = fit(base, turn, options().reservedResponseTokens(40).build());
+
+        assertThat(fitted.trimmedEntries()).isEqualTo(4);
+        assertThat(fitted.request().entries()).containsExactlyElementsOf(concat(base.subList(4, 8), turn));
+        assertThat(fitted.request().inputTokens()).isEqualTo(9 + 40 + 10);
+    }
+
+    @Test
+    void theRunningTurnIsNeverHidden() {
+        List<TranscriptEntry> turn = List.of(Prompt.of("x".repeat(80), null));
+
+        AgentException error = catchThrowableOfType(AgentException.class,
+                () -> fit(history(2, 5), turn, options().reservedResponseTokens(20).build()));
+
+        assertThat(error.code()).isEqualTo(ErrorCode.CONTEXT_SIZE_EXCEEDED);
+        assertThat(error.getMessage()).contains("needs 89 tokens", "even with every earlier turn hidden");
+    }
+
+    @Test
+    void withoutTrimHistoryAnOverlongStepFails() {
+        AgentException error = catchThrowableOfType(AgentException.class,
+                () -> fit(history(4, 10), List.of(Prompt.of("y", null)), options().trimHistory(false).reservedResponseTokens(20).build()));
+
+        assertThat(error.code()).isEqualTo(ErrorCode.CONTEXT_SIZE_EXCEEDED);
+        assertThat(error.getMessage()).contains("(trimHistory is off)");
+    }
+
+    @Test
+    void eachEntryIsCountedOnceAcrossStepsAndExtendedHistories() throws AgentException {
+        AgentOptions opts = options().reservedResponseTokens(10).build();
+        List<TranscriptEntry> base = history(1, 5);
+        List<TranscriptEntry> turn = new ArrayList<>(List.of(Prompt.of("now", null)));
+        fit(base, turn, opts);
+        turn.add(Response.text("done"));
+        List<TranscriptEntry> extended = concat(base, turn);
+
+        Fitted next = fit(extended, List.of(Prompt.of("next", null)), opts);
+
+        for (TranscriptEntry entry : extended) {
+            assertThat(model.timesCounted(entry)).as("counts of %s", entry).isEqualTo(1);
+        }
+        assertThat(next.request().inputTokens()).isEqualTo(9 + 10 + 3 + 4 + 4);
+    }
+
+    @Test
+    void aReplacedHistoryIsIndexedAgainEvenWhenItLooksLikeAnExtension() throws AgentException {
+        AgentOptions opts = options().reservedResponseTokens(0).build();
+        List<TranscriptEntry> old = history(1, 5);
+        fit(old, List.of(), opts);
+        // same last entry at the same place and a prompt after it: only the notice tells it from an extension
+        List<TranscriptEntry> replaced = List.of(Prompt.of("z".repeat(30), null), old.get(1), Prompt.of("p", null),
+                Response.text("r"));
+
+        window.historyReplaced();
+        Fitted fitted = fit(replaced, List.of(), opts);
+
+        assertThat(fitted.request().inputTokens()).isEqualTo(9 + 30 + 5 + 1 + 1);
+    }
+
+    @Test
+    void theTokenCacheIsPrunedToTheLiveHistoryWhenACommitCrossesTheMark() throws AgentException {
+        AgentOptions opts = options().reservedResponseTokens(0).build();
+        List<TranscriptEntry> old = history(1, 3);
+        fit(old, List.of(), opts);
+        List<TranscriptEntry> live = history(32, 1); // 64 entries: a commit of 2 crosses the mark
+        fit(live, List.of(), opts);
+        int before = window.cachedCounts();
+
+        window.committed(live.subList(0, 63), 1); // 63 % 64 = 63, not below 1: no pruning
+        assertThat(window.cachedCounts()).isEqualTo(before);
+        window.committed(live, 2);
+
+        assertThat(window.cachedCounts()).isEqualTo(live.size());
+    }
+
+    private static List<TranscriptEntry> concat(List<TranscriptEntry> a, List<TranscriptEntry> b) {
+        List<TranscriptEntry> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+}

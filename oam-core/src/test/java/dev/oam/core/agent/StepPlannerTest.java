@@ -1,0 +1,116 @@
+package dev.oam.core.agent;
+
+import static dev.oam.core.testing.Fixtures.tool;
+import static dev.oam.core.testing.TestOptions.options;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.StepPlanner.StepPlan;
+import dev.oam.core.tool.ToolDefinition;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The per-step steering rules, checked on the planner alone (the turn-level behaviour is in AgentSteeringTest). */
+class StepPlannerTest {
+    private static final List<ToolDefinition> TOOLS = List.of(tool("look"), tool("open_gate"), tool("trade"));
+
+    private static TurnPolicy policy(ToolChoice choice, int maxRounds, int maxCalls, List<String> enabled) {
+        return new TurnPolicy(choice, maxRounds, maxCalls, enabled);
+    }
+
+    private static TurnPolicy policy(ToolChoice choice) {
+        return new TurnPolicy(choice, 4, 12, null);
+    }
+
+    private static List<String> names(StepPlan plan) {
+        return plan.tools().stream().map(ToolDefinition::name).toList();
+    }
+
+    @Test
+    void autoAllowsEveryToolOnEveryStep() {
+        for (int index = 0; index < 3; index++) {
+            StepPlan plan = StepPlanner.plan(policy(ToolChoice.AUTO), TOOLS, index, index, index, index, false);
+            assertThat(plan.mode()).isEqualTo(ToolCallingMode.ALLOWED);
+            assertThat(names(plan)).containsExactly("look", "open_gate", "trade");
+            assertThat(plan.offerRespondDirectly()).isFalse();
+        }
+    }
+
+    @Test
+    void requiredForcesOnlyUntilTheFirstRoundOfThisCall() {
+        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 0, 0, 0, 0, false).mode())
+                .isEqualTo(ToolCallingMode.REQUIRED);
+        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 1, 1, 1, 1, false).mode())
+                .isEqualTo(ToolCallingMode.ALLOWED);
+        // a resumed turn (rounds spent before this call, none since) is forced again
+        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 0, 0, 2, 2, false).mode())
+                .isEqualTo(ToolCallingMode.REQUIRED);
+    }
+
+    @Test
+    void namedChoiceOffersOnlyThatToolWhileForcing() {
+        StepPlan first = StepPlanner.plan(policy(new ToolChoice.Named("trade")), TOOLS, 0, 0, 0, 0, false);
+        StepPlan later = StepPlanner.plan(policy(new ToolChoice.Named("trade")), TOOLS, 1, 1, 1, 1, false);
+
+        assertThat(first.mode()).isEqualTo(ToolCallingMode.REQUIRED);
+        assertThat(names(first)).containsExactly("trade");
+        assertThat(later.mode()).isEqualTo(ToolCallingMode.ALLOWED);
+        assertThat(names(later)).containsExactly("look", "open_gate", "trade");
+    }
+
+    @Test
+    void explicitOffersRespondDirectlyOnTheFirstStepOnly() {
+        StepPlan first = StepPlanner.plan(policy(ToolChoice.EXPLICIT), TOOLS, 0, 0, 0, 0, false);
+        StepPlan second = StepPlanner.plan(policy(ToolChoice.EXPLICIT), TOOLS, 1, 1, 1, 1, false);
+
+        assertThat(first.mode()).isEqualTo(ToolCallingMode.REQUIRED);
+        assertThat(first.offerRespondDirectly()).isTrue();
+        assertThat(second.mode()).isEqualTo(ToolCallingMode.ALLOWED);
+        assertThat(second.offerRespondDirectly()).isFalse();
+    }
+
+    @Test
+    void exhaustedBudgetsAndRespondingDirectlyDisallowTools() {
+        TurnPolicy policy = policy(ToolChoice.REQUIRED, 2, 3, null);
+
+        assertThat(StepPlanner.plan(policy, TOOLS, 2, 2, 2, 2, false)).isEqualTo(disallowed());
+        assertThat(StepPlanner.plan(policy, TOOLS, 1, 1, 1, 3, false)).isEqualTo(disallowed());
+        assertThat(StepPlanner.plan(policy, TOOLS, 1, 0, 0, 0, true)).isEqualTo(disallowed());
+        assertThat(StepPlanner.plan(policy(ToolChoice.NONE), TOOLS, 0, 0, 0, 0, false)).isEqualTo(disallowed());
+    }
+
+    @Test
+    void enabledToolsFilterInToolSetOrderAndNoneLeftDisallows() {
+        StepPlan some = StepPlanner.plan(policy(ToolChoice.AUTO, 4, 12, List.of("trade", "look")), TOOLS, 0, 0, 0, 0, false);
+        StepPlan none = StepPlanner.plan(policy(ToolChoice.REQUIRED, 4, 12, List.of()), TOOLS, 0, 0, 0, 0, false);
+
+        assertThat(names(some)).containsExactly("look", "trade");
+        assertThat(none).isEqualTo(disallowed());
+    }
+
+    @Test
+    void requestOverridesReplaceTheOptionsForTheTurn() throws AgentException {
+        AgentOptions opts = options().toolChoice(ToolChoice.AUTO).maxToolRounds(4).maxToolCalls(12).enabledTools("look").build();
+
+        TurnPolicy kept = StepPlanner.policy(TurnRequest.of("Hi."), opts, TOOLS);
+        TurnPolicy overridden = StepPlanner.policy(new TurnRequest("Hi.", null, ToolChoice.REQUIRED, 1, 2, List.of("trade")),
+                opts, TOOLS);
+
+        assertThat(kept).isEqualTo(new TurnPolicy(ToolChoice.AUTO, 4, 12, List.of("look")));
+        assertThat(overridden).isEqualTo(new TurnPolicy(ToolChoice.REQUIRED, 1, 2, List.of("trade")));
+    }
+
+    @Test
+    void namedToolTheAgentLacksIsRejected() {
+        AgentException error = catchThrowableOfType(AgentException.class, () -> StepPlanner.policy(
+                new TurnRequest("Hi.", null, new ToolChoice.Named("fly"), null, null, null), options().build(), TOOLS));
+
+        assertThat(error.code()).isEqualTo(ErrorCode.INVALID_PARAMS);
+        assertThat(error.getMessage()).contains("'toolChoice'", "'fly'");
+    }
+
+    private static StepPlan disallowed() {
+        return new StepPlan(ToolCallingMode.DISALLOWED, List.of(), false);
+    }
+}

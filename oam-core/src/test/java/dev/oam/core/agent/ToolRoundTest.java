@@ -1,0 +1,115 @@
+package dev.oam.core.agent;
+
+import static dev.oam.core.testing.Fixtures.context;
+import static dev.oam.core.testing.Fixtures.object;
+import static dev.oam.core.testing.Fixtures.tool;
+import static dev.oam.core.testing.TestOptions.options;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.TextNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.testing.RecordingListener;
+import dev.oam.core.testing.RecordingToolChannel;
+import dev.oam.core.tool.ToolCall;
+import dev.oam.core.tool.ToolDefinition;
+import dev.oam.core.tool.ToolRecord;
+import dev.oam.core.tool.ToolReply;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** One tool round on its own: calls answered at once, completion order, timeouts and cancellation. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class ToolRoundTest {
+    private static final List<ToolDefinition> ENABLED = List.of(tool("look"), tool("open_gate"));
+
+    private final RecordingListener listener = new RecordingListener();
+
+    private static ToolCall call(String id, String name, String arguments) {
+        return new ToolCall(id, name, object(arguments));
+    }
+
+    @Test
+    void callsThatCannotRunAreAnsweredAtOnceFirstAndNeverSent() throws AgentException {
+        RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("seen")));
+        List<ToolCall> calls = List.of(call("c1", "look", "{}"), call("c2", "fly", "{}"),
+                call("c3", "open_gate", "{\"gate\": 3}"), call("c4", "look", "{}"));
+
+        List<ToolRecord> records = ToolRound.run(calls, ENABLED, 1, 4, options().build(), context(listener, channel));
+
+        assertThat(records).extracting(record -> record.call().id()).containsExactly("c2", "c3", "c4", "c1");
+        assertThat(records.get(0).output().asText()).isEqualTo("Tool 'fly' is not available. Available tools: look, open_gate.");
+        assertThat(records.get(1).output().asText()).startsWith("Invalid arguments for 'open_gate': ");
+        assertThat(records.get(2).output().asText()).startsWith("Tool call limit reached (maxToolCalls is 4)");
+        assertThat(records.subList(0, 3)).allMatch(ToolRecord::isError);
+        assertThat(records.get(3).isError()).isFalse();
+        assertThat(channel.sent()).extracting(ToolCall::id).containsExactly("c1");
+    }
+
+    @Test
+    void everyCallIsAnnouncedBeforeAnyIsSentAndEachCompletionAfter() throws AgentException {
+        RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("seen")));
+
+        ToolRound.run(List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")), ENABLED, 0, 12, options().build(),
+                context(listener, channel));
+
+        assertThat(listener.events()).extracting(event -> event.getClass().getSimpleName())
+                .containsExactly("ToolCallStarted", "ToolCallStarted", "ToolCallCompleted", "ToolCallCompleted");
+    }
+
+    @Test
+    void recordsComeBackInCompletionOrder() throws Exception {
+        RecordingToolChannel channel = RecordingToolChannel.manual();
+        CompletableFuture<List<ToolRecord>> round = CompletableFuture.supplyAsync(() -> run(
+                List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")), options().build(), channel, CancellationToken.create()));
+
+        channel.awaitSent(2);
+        channel.answer("c2", ToolReply.output(TextNode.valueOf("open")));
+        listener.await(TurnEvent.ToolCallCompleted.class, event -> event.record().call().id().equals("c2"));
+        channel.answer("c1", ToolReply.output(TextNode.valueOf("dark")));
+
+        assertThat(round.get(10, TimeUnit.SECONDS)).extracting(record -> record.call().id()).containsExactly("c2", "c1");
+    }
+
+    @Test
+    void aCallPastItsTimeoutIsAbandonedAndTheModelIsTold() throws AgentException {
+        RecordingToolChannel channel = RecordingToolChannel.manual(); // never answers
+        List<ToolDefinition> enabled = List.of(tool("look", Duration.ofMillis(5)));
+
+        List<ToolRecord> records = ToolRound.run(List.of(call("c1", "look", "{}")), enabled, 0, 12, options().build(),
+                context(listener, channel));
+
+        assertThat(records.get(0).isError()).isTrue();
+        assertThat(records.get(0).output().asText()).isEqualTo("Tool 'look' timed out after 0.005s.");
+        assertThat(channel.awaitAbandoned("c1")).isEqualTo("Error: Tool 'look' timed out after 0.005s.");
+    }
+
+    @Test
+    void cancellationAbandonsTheCallsStillOutstanding() throws Exception {
+        RecordingToolChannel channel = RecordingToolChannel.manual();
+        CancellationToken token = CancellationToken.create();
+        CompletableFuture<List<ToolRecord>> round = CompletableFuture.supplyAsync(() -> run(
+                List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")), options().build(), channel, token));
+
+        channel.awaitSent(2);
+        channel.answer("c1", ToolReply.output(TextNode.valueOf("dark")));
+        listener.await(TurnEvent.ToolCallCompleted.class, event -> event.record().call().id().equals("c1"));
+        token.cancel();
+
+        assertThat(round).failsWithin(10, TimeUnit.SECONDS).withThrowableThat().havingRootCause()
+                .isInstanceOfSatisfying(AgentException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CANCELLED));
+        assertThat(channel.awaitAbandoned("c2")).isEqualTo("The request was cancelled.");
+        assertThat(channel.abandons()).extracting(RecordingToolChannel.Abandon::callId).containsExactly("c2");
+    }
+
+    private List<ToolRecord> run(List<ToolCall> calls, AgentOptions opts, RecordingToolChannel channel, CancellationToken token) {
+        try {
+            return ToolRound.run(calls, ENABLED, 0, 12, opts, context(token, listener, channel));
+        } catch (AgentException e) {
+            throw new java.util.concurrent.CompletionException(e);
+        }
+    }
+}

@@ -1,5 +1,0 @@
-/** Types are non-null unless marked {@code @Nullable}. */
-@NullMarked
-package dev.oam.game;
-
-import org.jspecify.annotations.NullMarked;
