@@ -6,6 +6,7 @@ import dev.oam.core.agent.Agent;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.Compactor;
 import dev.oam.core.agent.HistoryLimits;
 import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.agent.TurnContext;
@@ -45,7 +46,6 @@ public final class Npc {
     private final LanguageModel model;
     private final Agent agent;
     private final @Nullable WorldState world;
-    private final NpcCompactor compactor;
     private final AtomicInteger fallbacks = new AtomicInteger();
     private volatile Persona persona;
     private volatile NpcOptions options;
@@ -74,7 +74,6 @@ public final class Npc {
             agent.setInstructionsEntryId(entryId);
         }
         this.turnCount = (int) state.transcript().stream().filter(e -> e instanceof TranscriptEntry.Prompt).count();
-        this.compactor = new SummaryCompactor(model); // the one place a shared compactor replaces this one
     }
 
     public String id() {
@@ -283,7 +282,8 @@ public final class Npc {
         boolean isFallback = reply.line().isEmpty();
         String spoken = isFallback ? nextFallback() : reply.line();
         tracker.finish(reply.emotion(), spoken);
-        compactionDue = compactor.due(agent.history(), o);
+        compactionDue = o.compactAfterTurns() > 0
+                && Compactor.splitTurns(agent.history()).size() >= Math.max(o.compactAfterTurns(), o.keepRecentTurns() + 1);
         return new NpcReply(spoken, reply.emotion(), reply.playerOptions(), reply.endsConversation(), records,
                 after.relationship(), isFallback, earlier.plus(result.usage()));
     }
@@ -314,73 +314,16 @@ public final class Npc {
      * @param commit called once the summary is made, right before the NPC changes
      */
     public void compact(CancellationToken token, TurnContext.CommitPoint commit) throws AgentException {
-        NpcCompactor.Compacted done = compactor.compact(agent.history(), memory.summary(), persona, options, token, commit);
-        if (done != null) {
-            memory = memory.withSummary(done.summary());
-            agent.replaceHistory(done.kept());
+        NpcOptions o = options;
+        Compactor.Split split = Compactor.split(agent.history(), o.keepRecentTurns());
+        if (split == null) {
+            return;
         }
-    }
-
-    /** The NPC's own compaction: a one-off summariser turn in the NPC's voice. */
-    private static final class SummaryCompactor implements NpcCompactor {
-        private final LanguageModel model;
-
-        SummaryCompactor(LanguageModel model) {
-            this.model = model;
-        }
-
-        @Override
-        public boolean due(List<TranscriptEntry> history, NpcOptions o) {
-            if (o.compactAfterTurns() <= 0) {
-                return false;
-            }
-            int verbatim = Agent.splitTurns(history).size();
-            return verbatim >= Math.max(o.compactAfterTurns(), o.keepRecentTurns() + 1);
-        }
-
-        @Override
-        public @Nullable Compacted compact(List<TranscriptEntry> history, @Nullable String summary, Persona p, NpcOptions o,
-                CancellationToken token, TurnContext.CommitPoint commit) throws AgentException {
-            List<List<TranscriptEntry>> turns = Agent.splitTurns(history);
-            if (turns.size() <= o.keepRecentTurns()) {
-                return null;
-            }
-            StringBuilder lines = new StringBuilder();
-            for (List<TranscriptEntry> turn : turns.subList(0, turns.size() - o.keepRecentTurns())) {
-                for (TranscriptEntry entry : turn) {
-                    switch (entry) {
-                        case TranscriptEntry.Prompt prompt -> {
-                            String text = prompt.text();
-                            int at = text.lastIndexOf("Player: ");
-                            lines.append(at >= 0 ? text.substring(at) : "Player: " + text).append('\n');
-                        }
-                        case TranscriptEntry.ToolCalls calls -> calls.calls().forEach(call -> lines.append('[').append(p.name())
-                                .append(" used ").append(call.name()).append(' ').append(Json.write(call.arguments())).append("]\n"));
-                        case TranscriptEntry.ToolOutput output -> lines.append('[').append(output.toolName()).append(" result: ")
-                                .append(output.text()).append("]\n");
-                        case TranscriptEntry.Response response -> {
-                            JsonNode structured = response.structured();
-                            String spoken = structured != null ? structured.path("line").asText(response.text()) : response.text();
-                            lines.append(p.name()).append(": ").append(spoken).append('\n');
-                        }
-                    }
-                }
-            }
-            String prompt = (summary == null ? "" : "Summary so far: " + summary.strip() + "\n\n")
-                    + "Conversation to fold into the summary:\n" + lines.toString().strip();
-            String instructions = "You keep " + p.name() + "'s memory of talking with the player in a video game. Merge the "
-                    + "conversation into the summary. If " + p.name() + "'s turns are JSON, only \"line\" was said aloud. Keep names, "
-                    + "promises, deals, items, prices, facts learned and feelings. Write at most 100 words, in the third person.";
-            Agent summarizer = new Agent(model, instructions, List.of(), agentOptions(o, null), List.of());
-            TurnResult result = summarizer.respond(new TurnRequest(prompt, null, ToolChoice.NONE, 0, 0, null),
-                    new TurnContext(token, TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE));
-            commit.commit();
-            List<TranscriptEntry> kept = new ArrayList<>();
-            for (List<TranscriptEntry> turn : turns.subList(turns.size() - o.keepRecentTurns(), turns.size())) {
-                kept.addAll(turn);
-            }
-            return new Compacted(result.text().strip(), kept);
-        }
+        String summary = new Compactor(model, agentOptions(o, null)).summarize(split.older(), memory.summary(),
+                NpcPrompts.memoryFormat(persona), token);
+        commit.commit();
+        memory = memory.withSummary(summary);
+        agent.replaceHistory(split.kept());
     }
 
     // ------------------------------------------------------------------------------------ bark

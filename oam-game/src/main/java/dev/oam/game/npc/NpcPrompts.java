@@ -3,7 +3,9 @@ package dev.oam.game.npc;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.agent.Compactor;
 import dev.oam.core.json.Json;
+import dev.oam.core.transcript.TranscriptEntry;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -196,5 +198,48 @@ public final class NpcPrompts {
         }
         char last = text.charAt(text.length() - 1);
         return ".!?\"'".indexOf(last) >= 0 ? text : text + ".";
+    }
+
+    /**
+     * How an NPC's conversation is folded into its memory summary (GAME-LAYER.md §3.9), for the shared
+     * {@link Compactor}: instructions in the NPC's name, and a prompt with the summary so far, then one line per entry
+     * ({@code Player: …} from the turn's prompt, {@code Name: line} from its replies, tool calls and results in brackets).
+     */
+    public static Compactor.Format memoryFormat(Persona persona) {
+        String name = persona.name();
+        String instructions = "You keep " + name + "'s memory of talking with the player in a video game. Merge the "
+                + "conversation into the summary. If " + name + "'s turns are JSON, only \"line\" was said aloud. Keep names, "
+                + "promises, deals, items, prices, facts learned and feelings. Write at most 100 words, in the third person.";
+        return new Compactor.Format() {
+            @Override
+            public String instructions() {
+                return instructions;
+            }
+
+            @Override
+            public String prompt(List<TranscriptEntry> entries, @Nullable String summarySoFar) {
+                StringBuilder lines = new StringBuilder();
+                for (TranscriptEntry entry : entries) {
+                    switch (entry) {
+                        case TranscriptEntry.Prompt prompt -> {
+                            String text = prompt.text();
+                            int at = text.lastIndexOf("Player: ");
+                            lines.append(at >= 0 ? text.substring(at) : "Player: " + text).append('\n');
+                        }
+                        case TranscriptEntry.ToolCalls calls -> calls.calls().forEach(call -> lines.append('[').append(name)
+                                .append(" used ").append(call.name()).append(' ').append(Json.write(call.arguments())).append("]\n"));
+                        case TranscriptEntry.ToolOutput output -> lines.append('[').append(output.toolName()).append(" result: ")
+                                .append(output.text()).append("]\n");
+                        case TranscriptEntry.Response response -> {
+                            JsonNode structured = response.structured();
+                            String spoken = structured != null ? structured.path("line").asText(response.text()) : response.text();
+                            lines.append(name).append(": ").append(spoken).append('\n');
+                        }
+                    }
+                }
+                return (summarySoFar == null ? "" : "Summary so far: " + summarySoFar.strip() + "\n\n")
+                        + "Conversation to fold into the summary:\n" + lines.toString().strip();
+            }
+        };
     }
 }

@@ -119,8 +119,48 @@ class NpcTest {
         assertThat(npc.memory().summary()).isEqualTo("The player asked twice.");
         assertThat(npc.state().transcript()).filteredOn(e -> e instanceof TranscriptEntry.Prompt).hasSize(1)
                 .allSatisfy(e -> assertThat(((TranscriptEntry.Prompt) e).text()).endsWith("Second"));
-        String summarizerPrompt = model.requests().get(2).toString();
-        assertThat(summarizerPrompt).contains("Player: First").contains("Gorm: One.").doesNotContain("Second");
+        dev.oam.core.model.ModelRequest summarizer = model.requests().get(2);
+        assertThat(summarizer.instructions()).startsWith("You keep Gorm's memory of talking with the player");
+        assertThat(summarizer.tools()).isEmpty();
+        assertThat(summarizer.entries()).singleElement().satisfies(e -> assertThat(((TranscriptEntry.Prompt) e).text())
+                .isEqualTo("Conversation to fold into the summary:\nPlayer: First\nGorm: One."));
+    }
+
+    @Test
+    void aSecondCompactionMergesIntoTheSummarySoFar() throws Exception {
+        RecordingModel model = RecordingModel.playing("[" + reply("neutral", "One.") + "," + reply("neutral", "Two.")
+                + ",{\"text\":\"  They met.  \"}," + reply("neutral", "Three.") + ",{\"text\":\"They met twice.\"}]");
+        NpcOptions options = NpcOptions.builder(TIMEOUT).compactAfterTurns(2).keepRecentTurns(1).build();
+        Npc npc = new Npc("gorm", state(options, List.of()), null, model);
+        talk(npc, "First", ToolChannel.NONE, NpcEvent.Listener.NONE);
+        talk(npc, "Second", ToolChannel.NONE, NpcEvent.Listener.NONE);
+        npc.compact(CancellationToken.create(), TurnContext.CommitPoint.NONE);
+        assertThat(npc.memory().summary()).isEqualTo("They met.");
+        talk(npc, "Third", ToolChannel.NONE, NpcEvent.Listener.NONE);
+        assertThat(npc.compactionDue()).isTrue();
+        npc.compact(CancellationToken.create(), TurnContext.CommitPoint.NONE);
+
+        assertThat(npc.memory().summary()).isEqualTo("They met twice.");
+        assertThat(((TranscriptEntry.Prompt) model.requests().get(4).entries().get(0)).text())
+                .isEqualTo("Summary so far: They met.\n\nConversation to fold into the summary:\nPlayer: Second\nGorm: Two.");
+    }
+
+    @Test
+    void aCancelledCompactionChangesNothing() throws Exception {
+        RecordingModel model = RecordingModel.playing("[" + reply("neutral", "One.") + "," + reply("neutral", "Two.")
+                + ",{\"text\":\"Folded.\"}]");
+        NpcOptions options = NpcOptions.builder(TIMEOUT).compactAfterTurns(2).keepRecentTurns(1).build();
+        Npc npc = new Npc("gorm", state(options, List.of()), null, model);
+        talk(npc, "First", ToolChannel.NONE, NpcEvent.Listener.NONE);
+        talk(npc, "Second", ToolChannel.NONE, NpcEvent.Listener.NONE);
+        List<TranscriptEntry> before = npc.state().transcript();
+
+        assertThatThrownBy(() -> npc.compact(CancellationToken.create(), () -> {
+            throw new AgentException(ErrorCode.CANCELLED, "The request was cancelled.");
+        })).isInstanceOf(AgentException.class);
+
+        assertThat(npc.memory().summary()).isNull();
+        assertThat(npc.state().transcript()).isEqualTo(before);
     }
 
     @Test
