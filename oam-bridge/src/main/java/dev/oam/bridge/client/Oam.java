@@ -187,41 +187,85 @@ public final class Oam implements AutoCloseable {
 
         /** An NPC with default options, no tools and no world. */
         public OamNpc create(Persona persona) {
-            return create(null, persona, null, List.of(), null, null);
+            return builder(persona).create();
         }
 
         public OamNpc create(Persona persona, NpcOptions options, ClientTool... tools) {
-            return create(null, persona, options, List.of(tools), null, null);
+            return builder(persona).options(options).tools(tools).create();
         }
 
-        /**
-         * {@code npc/create}.
-         *
-         * @param id the NPC's id, or {@code null} for a generated one ({@code npc1}, …)
-         * @param options {@code null} for the defaults (with the engine's tool timeout)
-         * @param world the world its world tools use, or {@code null}
-         * @param memory what it remembers from the start, or {@code null} for nothing
-         */
-        public OamNpc create(@Nullable String id, Persona persona, @Nullable NpcOptions options, List<ClientTool> tools,
-                @Nullable OamWorld world, @Nullable Memory memory) {
-            ObjectNode params = Json.object();
-            if (id != null) {
-                params.put("npc", id);
+        /** An NPC with more than a persona: {@code builder(persona).id("gorm").world(village).memory(m).create()}. */
+        public Builder builder(Persona persona) {
+            return new Builder(Objects.requireNonNull(persona, "persona"));
+        }
+
+        /** The parameters of one {@code npc/create}; not thread-safe, used once. */
+        public final class Builder {
+            private final Persona persona;
+            private @Nullable String id;
+            private @Nullable NpcOptions options;
+            private List<ClientTool> tools = List.of();
+            private @Nullable OamWorld world;
+            private @Nullable Memory memory;
+
+            private Builder(Persona persona) {
+                this.persona = persona;
             }
-            params.set("persona", GameCoding.persona(persona));
-            if (options != null) {
-                params.set("options", GameCoding.options(options));
+
+            /** The NPC's id; unset: a generated one ({@code npc1}, …). */
+            public Builder id(String id) {
+                this.id = Objects.requireNonNull(id, "id");
+                return this;
             }
-            params.set("tools", toolDefinitions(tools));
-            if (world != null) {
-                params.put("world", world.id());
+
+            /** Unset: the defaults (with the engine's tool timeout). */
+            public Builder options(NpcOptions options) {
+                this.options = Objects.requireNonNull(options, "options");
+                return this;
             }
-            if (memory != null) {
-                params.set("memory", GameCoding.memory(memory));
+
+            public Builder tools(ClientTool... tools) {
+                this.tools = List.of(tools);
+                return this;
             }
-            JsonNode result = await(call("npc/create", params, Route.NONE));
-            return new OamNpc(Oam.this, result.path("npc").asText(), tools, strings(result.path("tools")),
-                    strings(result.path("warnings")));
+
+            /** The world its world tools read and write. */
+            public Builder world(OamWorld world) {
+                this.world = Objects.requireNonNull(world, "world");
+                return this;
+            }
+
+            /** What it remembers from the start; unset: nothing. */
+            public Builder memory(Memory memory) {
+                this.memory = Objects.requireNonNull(memory, "memory");
+                return this;
+            }
+
+            /**
+             * {@code npc/create}.
+             *
+             * @throws OamException as {@code npc/create} answers (the id in use, too many NPCs, a bad tool or option)
+             */
+            public OamNpc create() {
+                ObjectNode params = Json.object();
+                if (id != null) {
+                    params.put("npc", id);
+                }
+                params.set("persona", GameCoding.persona(persona));
+                if (options != null) {
+                    params.set("options", GameCoding.options(options));
+                }
+                params.set("tools", toolDefinitions(tools));
+                if (world != null) {
+                    params.put("world", world.id());
+                }
+                if (memory != null) {
+                    params.set("memory", GameCoding.memory(memory));
+                }
+                JsonNode result = await(call("npc/create", params, Route.NONE));
+                return new OamNpc(Oam.this, result.path("npc").asText(), tools, strings(result.path("tools")),
+                        strings(result.path("warnings")));
+            }
         }
 
         /**

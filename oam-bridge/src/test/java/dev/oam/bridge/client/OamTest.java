@@ -117,8 +117,8 @@ class OamTest {
         ClientTool inventory = ClientTool.of("check_inventory", "Counts an item in the forge.", call -> "2 axes");
         try (Oam oam = oam("[" + npcReply("happy", "Welcome!") + ",{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]},"
                 + npcReply("neutral", "Two left.") + "]")) {
-            OamNpc gorm = oam.npcs().create("gorm", Persona.named("Gorm"), null, List.of(inventory), null,
-                    new dev.oam.game.npc.Memory(List.of("The player is called Ada."), 40, null));
+            OamNpc gorm = oam.npcs().builder(Persona.named("Gorm")).id("gorm").tools(inventory)
+                    .memory(new dev.oam.game.npc.Memory(List.of("The player is called Ada."), 40, null)).create();
             gorm.talk("Hello!").get(10, TimeUnit.SECONDS);
             String saved = gorm.save().get(10, TimeUnit.SECONDS);
             gorm.delete();
@@ -205,8 +205,8 @@ class OamTest {
                         assertThat(error.dataCode()).isEqualTo("session_not_found");
                         assertThat(error.errorCode()).contains(ErrorCode.SESSION_NOT_FOUND);
                     });
-            oam.npcs().create("gorm", Persona.named("Gorm"), null, List.of(), null, null);
-            assertThatThrownBy(() -> oam.npcs().create("gorm", Persona.named("Gorm"), null, List.of(), null, null))
+            oam.npcs().builder(Persona.named("Gorm")).id("gorm").create();
+            assertThatThrownBy(() -> oam.npcs().builder(Persona.named("Gorm")).id("gorm").create())
                     .isInstanceOf(OamException.class)
                     .satisfies(e -> assertThat(((OamException) e).dataCode()).isEqualTo("npc_exists"))
                     .hasMessage("An NPC 'gorm' already exists.");
