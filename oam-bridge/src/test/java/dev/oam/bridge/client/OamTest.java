@@ -153,6 +153,32 @@ class OamTest {
     }
 
     @Test
+    void anNpcsWorldWriteReachesTheHostsSubscriptionDuringTheTurn() throws Exception {
+        try (Oam oam = oam("[{\"toolCalls\":[{\"name\":\"update_world_state\",\"arguments\":{\"path\":\"player.gold\",\"value\":\"15\"}}]},"
+                + npcReply("happy", "Here is your sword.") + "]")) {
+            OamWorld village = oam.worlds().create("village", Map.of("player", Map.of("gold", 60)));
+            List<WorldChange> changes = new CopyOnWriteArrayList<>();
+            List<NpcEvent> events = new CopyOnWriteArrayList<>();
+            village.subscribe("player", change -> {
+                changes.add(change);
+                events.add(new NpcEvent.Line(new LineTracker.Event.LineReset("(world changed)"))); // marks the order
+            });
+            OamNpc gorm = oam.npcs().builder(Persona.named("Gorm")).world(village)
+                    .options(NpcOptions.builder(Duration.ofSeconds(30)).worldWritable(List.of("player.gold")).build()).create();
+
+            NpcReply reply = gorm.talk("One sword, please.", events::add).get(10, TimeUnit.SECONDS);
+
+            assertThat(changes).extracting(WorldChange::path, WorldChange::oldValue, WorldChange::newValue)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple("player.gold", 60, 15));
+            int started = events.indexOf(events.stream().filter(e -> e instanceof NpcEvent.ToolCallStarted).findFirst().orElseThrow());
+            int marked = events.indexOf(new NpcEvent.Line(new LineTracker.Event.LineReset("(world changed)")));
+            assertThat(marked).isGreaterThan(started); // the change arrived while the turn ran, in wire order
+            assertThat(reply.toolCalls()).singleElement().satisfies(r -> assertThat(r.isError()).isFalse());
+            assertThat(village.get("player.gold")).isEqualTo(15);
+        }
+    }
+
+    @Test
     void aDecisionComesBackTyped() throws Exception {
         try (Oam oam = oam("[{\"json\":{\"reasoning\":\"The knife is sharp.\",\"choice\":\"fight\",\"confidence\":80}}]")) {
             Decision decision = oam.decide("A wolf blocks the path.",
