@@ -323,7 +323,7 @@ final class NpcMethods {
             }
             t.set("parameters", tool.parameters());
             if (tool.timeout() != null) {
-                t.put("timeoutSeconds", new java.math.BigDecimal(dev.oam.core.agent.Agent.seconds(tool.timeout())));
+                t.put("timeoutSeconds", dev.oam.core.json.Durations.secondsValue(tool.timeout()));
             }
         }
         if (entry.worldId != null) {

@@ -2,7 +2,6 @@ package dev.oam.core.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.ErrorCode;
-import dev.oam.core.json.Durations;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelResponse;
@@ -13,7 +12,6 @@ import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.tool.ToolRecord;
 import dev.oam.core.transcript.TranscriptCodec;
 import dev.oam.core.transcript.TranscriptEntry;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -323,15 +321,5 @@ public final class Agent {
         historySize = TranscriptCodec.size(history);
         window.historyReplaced();
         return summary;
-    }
-
-    /**
-     * Seconds as written by a person: {@code 120}, {@code 0.2}.
-     *
-     * @deprecated use {@link Durations#seconds(Duration)}; kept while callers move
-     */
-    @Deprecated
-    public static String seconds(Duration duration) {
-        return Durations.seconds(duration);
     }
 }

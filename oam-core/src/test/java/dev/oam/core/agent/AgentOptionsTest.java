@@ -60,12 +60,12 @@ class AgentOptionsTest {
 
     @Test
     void secondsAreWrittenAsAPersonWouldWriteThem() {
-        assertThat(Agent.seconds(Duration.ofSeconds(120))).isEqualTo("120");
-        assertThat(Agent.seconds(Duration.ofSeconds(86_400))).isEqualTo("86400");
-        assertThat(Agent.seconds(Duration.ofMillis(200))).isEqualTo("0.2");
-        assertThat(Agent.seconds(Duration.ofMillis(1500))).isEqualTo("1.5");
-        assertThat(Agent.seconds(Duration.ofMillis(50))).isEqualTo("0.05");
-        assertThat(Agent.seconds(Duration.ofSeconds(1))).isEqualTo("1");
+        assertThat(dev.oam.core.json.Durations.seconds(Duration.ofSeconds(120))).isEqualTo("120");
+        assertThat(dev.oam.core.json.Durations.seconds(Duration.ofSeconds(86_400))).isEqualTo("86400");
+        assertThat(dev.oam.core.json.Durations.seconds(Duration.ofMillis(200))).isEqualTo("0.2");
+        assertThat(dev.oam.core.json.Durations.seconds(Duration.ofMillis(1500))).isEqualTo("1.5");
+        assertThat(dev.oam.core.json.Durations.seconds(Duration.ofMillis(50))).isEqualTo("0.05");
+        assertThat(dev.oam.core.json.Durations.seconds(Duration.ofSeconds(1))).isEqualTo("1");
     }
 
     @Test
