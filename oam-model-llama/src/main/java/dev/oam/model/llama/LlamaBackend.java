@@ -200,8 +200,20 @@ public final class LlamaBackend implements ModelBackend {
 
     @Override
     public LanguageModel systemModel(String location, @Nullable String name) throws Exception {
+        return systemModel(location, name, processHost);
+    }
+
+    /** The host's {@value #HOST_VARIABLE} (for the C ABI: its settings) decides where the system model runs. */
+    @Override
+    public LanguageModel systemModel(String location, @Nullable String name, UnaryOperator<@Nullable String> environment)
+            throws Exception {
+        String host = environment.apply(HOST_VARIABLE);
+        return systemModel(location, name, host == null || host.isBlank() ? processHost : host.strip().equalsIgnoreCase("process"));
+    }
+
+    private LanguageModel systemModel(String location, @Nullable String name, boolean inChild) throws Exception {
         Path path = Path.of(location.strip()).toAbsolutePath().normalize();
-        if (processHost) {
+        if (inChild) {
             Path key = canonical(path);
             GgufFile.read(key);
             return host(key).systemModel(key.toString(), name);
