@@ -92,6 +92,9 @@ public final class ModelHostBench {
         System.out.printf(Locale.ROOT, "| ms to the first text delta | %.1f | %.1f | %.3f |%n", firstIn, firstChild, firstChild / firstIn);
         System.out.printf(Locale.ROOT, "| text deltas per request | %d | %d | |%n", ours.get(0).deltas(), hosted.get(0).deltas());
         System.out.println("same greedy text on both sides: " + same);
+        System.out.flush();
+        // the binding's native server thread is attached as a non-daemon thread and would keep the JVM alive
+        System.exit(same ? 0 : 1);
     }
 
     private static Run run(LanguageModel model, ModelRequest request) throws Exception {
