@@ -1,6 +1,9 @@
 package dev.oam.model.llama;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
@@ -18,6 +21,8 @@ import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptCodec;
 import dev.oam.core.transcript.TranscriptEntry;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +35,23 @@ import org.jspecify.annotations.Nullable;
  * converts nothing again); answers carry {@link ModelResponse} or an {@link AgentException}.
  */
 final class HostWire {
+    /**
+     * Writes every non-ASCII character as a {@code \\u} escape, so the line is ASCII and lossless: a model's text can
+     * hold unpaired surrogates (a byte token cut in the middle of a UTF-8 sequence), which encoding to UTF-8 would turn
+     * into {@code ?}, and the other side would then render and count a different prompt.
+     */
+    private static final ObjectWriter LINES = Json.mapper().writer().with(JsonWriteFeature.ESCAPE_NON_ASCII.mappedFeature());
+
     private HostWire() {}
+
+    /** One message as a line of the pipe (ASCII, ending in a newline). */
+    static byte[] line(ObjectNode message) {
+        try {
+            return (LINES.writeValueAsString(message) + "\n").getBytes(StandardCharsets.US_ASCII);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
 
     static ObjectNode request(ModelRequest r) {
         ObjectNode o = Json.object();

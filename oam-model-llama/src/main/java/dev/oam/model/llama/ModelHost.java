@@ -87,6 +87,12 @@ final class ModelHost implements AutoCloseable {
         try {
             model.ready(current());
         } catch (AgentException e) {
+            JsonNode member = e.data().get("member");
+            if (member != null) { // the child's backend refused the value: the same -32602 as in-process
+                String problem = e.data().path("problem").asText();
+                throw e.data().path("missing").asBoolean() ? ModelParameterException.missing(member.asText(), problem)
+                        : ModelParameterException.invalid(member.asText(), problem);
+            }
             throw ModelParameterException.invalid(registration.has("spec") ? registration.get("where").asText() + ".path" : "model",
                     ": " + e.getMessage());
         }
@@ -203,7 +209,7 @@ final class ModelHost implements AutoCloseable {
             if (dead != null) {
                 throw dead;
             }
-            byte[] bytes = (Json.write(message) + "\n").getBytes(StandardCharsets.UTF_8);
+            byte[] bytes = HostWire.line(message);
             synchronized (stdin) {
                 try {
                     stdin.write(bytes);
@@ -382,9 +388,14 @@ final class ModelHost implements AutoCloseable {
                 JsonNode answer = in.next(queue);
                 in.done(answer);
                 if (!answer.path("op").asText().equals("ready")) {
-                    String problem = answer.has("problem") ? answer.path("member").asText() + " " + answer.path("problem").asText()
-                            : answer.path("message").asText();
-                    throw new AgentException(ErrorCode.MODEL_UNAVAILABLE, "The model host could not open the model: " + problem);
+                    ObjectNode data = Json.object();
+                    String problem = answer.path("message").asText();
+                    if (answer.has("member")) {
+                        data.put("member", answer.path("member").asText()).put("problem", answer.path("problem").asText())
+                                .put("missing", answer.path("missing").asBoolean());
+                        problem = "'" + answer.path("member").asText() + "' " + answer.path("problem").asText();
+                    }
+                    throw new AgentException(ErrorCode.MODEL_UNAVAILABLE, "The model host could not open the model: " + problem, data);
                 }
                 contextSize = answer.path("contextSize").intValue();
                 retries = answer.path("retries").booleanValue();

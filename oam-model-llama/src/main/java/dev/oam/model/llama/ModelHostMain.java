@@ -203,7 +203,7 @@ public final class ModelHostMain {
     }
 
     private void send(ObjectNode message) {
-        byte[] bytes = (Json.write(message) + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = HostWire.line(message);
         synchronized (writeLock) {
             try {
                 out.write(bytes);
