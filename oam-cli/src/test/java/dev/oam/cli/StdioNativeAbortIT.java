@@ -83,6 +83,44 @@ class StdioNativeAbortIT {
         }
     }
 
+    /**
+     * The same model under {@code OAM_MODEL_HOST=process}: the child model host (started from the shaded jar) dies, the
+     * bridge answers {@code -32001} naming the abort, keeps serving a session on a sound model and exits 0.
+     */
+    @Test
+    void withTheProcessHostTheAbortCostsOneModel(@TempDir Path dir) throws Exception {
+        Path aborting = dir.resolve("aborting.gguf");
+        TinyGguf.writeAbortingModel(aborting);
+        Path sound = dir.resolve("sound.gguf");
+        TinyGguf.tiny().name("sound-tiny").write(sound);
+        Path cache = dir.resolve("cache");
+        Path cwd = Files.createDirectories(dir.resolve("cwd"));
+        StdioClient client = StdioClient.start(List.of("env", "-C", cwd.toString(), "XDG_CACHE_HOME=" + cache,
+                "OAM_NATIVE_DIR=" + dir.resolve("native"), "OAM_MODEL_HOST=process", "OAM_LLAMA_THREADS=1",
+                "OAM_LLAMA_THREADS_BATCH=1", "OAM_LLAMA_CONTEXT=2048", Transports.launcher().toString(), "stdio"));
+        try (Conversation c = new Conversation(client)) {
+            c.call(1, "session/create", "{\"session\":\"doomed\",\"model\":{\"type\":\"llama\",\"path\":\"" + json(aborting)
+                    + "\"},\"options\":{\"maxResponseTokens\":4}}");
+            c.call(2, "session/create", "{\"session\":\"fine\",\"model\":{\"type\":\"llama\",\"path\":\"" + json(sound)
+                    + "\"},\"options\":{\"maxResponseTokens\":4}}");
+            JsonNode error = c.request(3, "session/respond", "{\"session\":\"doomed\",\"prompt\":\"Hello.\"}").error(3);
+            assertThat(error.path("code").asInt()).isEqualTo(-32001);
+            assertThat(error.path("data").path("exitCode").asInt()).isEqualTo(134);
+            assertThat(error.path("message").asText()).contains("GGML_ASSERT(id_to_token.size() == token_to_id.size()) failed");
+            assertThat(Path.of(error.path("data").path("crashReport").asText())).exists().startsWith(cache);
+            assertThat(c.call(4, "ping", null).isObject()).isTrue();
+            assertThat(c.call(5, "session/respond", "{\"session\":\"fine\",\"prompt\":\"Hello.\"}").path("text").isTextual()).isTrue();
+            client.endInput();
+            assertThat(client.awaitStopped(Duration.ofSeconds(60))).isTrue();
+            assertThat(client.exitCode()).as(client.stderr()).isZero();
+            assertThat(client.garbage()).as("stdout carries JSON-RPC only").isEmpty();
+            assertThat(client.stderr()).as("the child's stderr reaches the bridge's").contains("oam: native code aborted the oam model host");
+        }
+        try (Stream<Path> files = Files.list(cwd)) {
+            assertThat(files).as("nothing in the working directory").isEmpty();
+        }
+    }
+
     private static String json(Path path) {
         return path.toString().replace("\\", "\\\\").replace("\"", "\\\"");
     }
