@@ -117,7 +117,8 @@ final class ModelHost implements AutoCloseable {
 
     private Child start() throws AgentException {
         List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        boolean windows = System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).startsWith("windows");
+        command.add(Path.of(System.getProperty("java.home"), "bin", windows ? "java.exe" : "java").toString());
         command.add("--enable-native-access=ALL-UNNAMED");
         command.add("-XX:ErrorFile=" + crashFolder().resolve("hs_err_pid%p.log"));
         command.add("-Doam.host.log=" + Log.level().name().toLowerCase(java.util.Locale.ROOT));
