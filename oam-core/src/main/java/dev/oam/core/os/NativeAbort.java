@@ -70,11 +70,6 @@ public final class NativeAbort {
         }
     }
 
-    /** Whether {@link #install} set the handler in this process. */
-    public static synchronized boolean isInstalled() {
-        return handles != null;
-    }
-
     /**
      * Where HotSpot writes its report: {@code -XX:ErrorFile} with {@code %p} replaced, else
      * {@code hs_err_pid<pid>.log} in the working directory (HotSpot's default).
