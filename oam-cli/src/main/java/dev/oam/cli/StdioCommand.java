@@ -7,6 +7,7 @@ import dev.oam.core.Log;
 import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelBackends;
 import dev.oam.core.model.ModelSpec;
+import dev.oam.core.os.NativeAbort;
 import dev.oam.core.os.Posix;
 import java.io.BufferedOutputStream;
 import java.io.InputStream;
@@ -74,7 +75,9 @@ final class StdioCommand implements Callable<Integer> {
         // First of all, before any backend or native library is loaded (see StdoutGuard).
         StdoutGuard guard = StdoutGuard.install();
         noNativeBacktraces();
-        return serve(in, new BufferedOutputStream(guard.protocolOut(), 64 * 1024), guard.description());
+        // A native abort (llama.cpp) then says so on stderr and leaves the JVM's crash report (docs/RELIABILITY.md).
+        String abort = NativeAbort.install("oam stdio");
+        return serve(in, new BufferedOutputStream(guard.protocolOut(), 64 * 1024), guard.description() + "; " + abort);
     }
 
     /**

@@ -17,11 +17,12 @@ public final class StdioClient implements ProtocolClient {
     private final Inbox inbox = new Inbox();
     private final StreamCapture stderr;
     private final Object writeLock = new Object();
+    private final Thread stdoutReader;
 
     private StdioClient(Process process) {
         this.process = process;
         this.stdin = process.getOutputStream();
-        Thread.ofPlatform().daemon().name("stdio-client-out").start(this::readStdout);
+        this.stdoutReader = Thread.ofPlatform().daemon().name("stdio-client-out").start(this::readStdout);
         this.stderr = StreamCapture.start(process.getErrorStream(), "stdio-client-err");
     }
 
@@ -86,8 +87,14 @@ public final class StdioClient implements ProtocolClient {
         boolean stopped = process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
         if (stopped) {
             stderr.join(); // the process is gone, so its stderr ends: keep all of it for the caller's checks
+            stdoutReader.join(); // and every line it wrote is in the inbox (or garbage)
         }
         return stopped;
+    }
+
+    /** The process id of the child (the JVM itself when the command execs into it, as {@code bin/oam} does). */
+    public long pid() {
+        return process.pid();
     }
 
     @Override

@@ -35,6 +35,8 @@ final class SchemaConverter {
     private final Map<String, String> defNames = new HashMap<>(); // source pointer → def name
     private final Map<String, ObjectNode> defs = new LinkedHashMap<>(); // def name → converted (null while converting)
     private final Set<String> converting = new LinkedHashSet<>();
+    /** Object and array nodes with an {@code enum}, with their source pointers: checked against the whole result at the end. */
+    private final List<Map.Entry<ObjectNode, String>> structuredEnums = new ArrayList<>();
     /** Set while converting the top object of an {@code allOf} part: its {@code required} may name another part's properties. */
     private boolean deferRequired;
 
@@ -54,7 +56,43 @@ final class SchemaConverter {
             converter.defs.forEach(defsNode::set);
         }
         converter.checkReferenceCycles();
+        converter.checkStructuredEnums(out);
         return new GenerationSchema(out, List.copyOf(converter.warnings));
+    }
+
+    /**
+     * An object or array {@code enum}/{@code const} value that breaks the node's own {@code properties}, {@code items}
+     * or counts would be offered by the grammar (which emits enum values literally) and then refused by the
+     * validator. Such values are dropped with a warning, and a node left without one is refused. This runs on the
+     * finished schema because the node may refer to {@code $defs} that were still being converted when it was made.
+     */
+    private void checkStructuredEnums(ObjectNode out) throws SchemaException {
+        for (Map.Entry<ObjectNode, String> entry : structuredEnums) {
+            ObjectNode node = entry.getKey();
+            ObjectNode without = node.deepCopy();
+            without.remove("enum");
+            ArrayNode kept = Json.array();
+            List<String> dropped = new ArrayList<>();
+            String firstViolation = null;
+            for (JsonNode value : node.get("enum")) {
+                java.util.Optional<String> violation = SchemaValidator.firstViolation(out, without, value);
+                if (violation.isEmpty()) {
+                    kept.add(value);
+                } else {
+                    dropped.add(Json.write(value));
+                    firstViolation = firstViolation == null ? violation.get() : firstViolation;
+                }
+            }
+            if (kept.isEmpty()) {
+                throw new SchemaException(entry.getValue() + "/enum", "No value of 'enum'/'const' fits the schema's other"
+                        + " keywords (" + firstViolation + ").");
+            }
+            if (!dropped.isEmpty()) {
+                warnings.add(subject + ": " + entry.getValue() + ": enum values that break the schema's other keywords are dropped: "
+                        + String.join(", ", dropped));
+                node.set("enum", kept);
+            }
+        }
     }
 
     /** A chain of references that only leads to other references never reaches a schema to generate. */
@@ -281,6 +319,9 @@ final class SchemaConverter {
                             + String.join(", ", outOfRange));
                 }
                 out.set("enum", matching);
+                if (type.equals("object") || type.equals("array")) {
+                    structuredEnums.add(Map.entry(out, pointer));
+                }
             }
         }
         return out;

@@ -19,6 +19,11 @@ final class SchemaValidator {
         return Optional.ofNullable(check(root, root, value, "#", 0));
     }
 
+    /** The first violation of {@code value} against {@code schema}, a node of the generation schema {@code root}. */
+    static Optional<String> firstViolation(ObjectNode root, ObjectNode schema, JsonNode value) {
+        return Optional.ofNullable(check(root, schema, value, "#", 0));
+    }
+
     static boolean hasType(JsonNode value, String type) {
         return switch (type) {
             case "object" -> value.isObject();

@@ -517,4 +517,31 @@ class SchemaConverterTest {
         assertThat(error.schemaPath()).isEqualTo("#/enum");
         assertThat(error.getMessage()).isEqualTo("No value of 'enum'/'const' lies between 'minimum' and 'maximum'.");
     }
+
+    @Test
+    void objectAndArrayEnumValuesThatBreakTheirOwnSchemaAreDroppedSoEveryGeneratedValueValidates() throws Exception {
+        GenerationSchema schema = convert("""
+                {"type": "object", "properties": {"children": {"type": "array", "maxItems": 1}}, "required": ["children"],
+                 "enum": [{"children": []}, {"children": [1, 2]}, {"children": "none"}, {}]}""");
+        assertThat(schema.json().get("enum")).isEqualTo(Json.parse("[{\"children\": []}]"));
+        assertThat(schema.warnings()).containsExactly(
+                "T: #: enum values that break the schema's other keywords are dropped: {\"children\":[1,2]}, {\"children\":\"none\"}, {}");
+        for (JsonNode value : schema.json().get("enum")) {
+            assertThat(schema.firstViolation(value)).isEmpty();
+        }
+        GenerationSchema array = convert("""
+                {"type": "array", "items": {"type": "integer"}, "enum": [[1, 2], ["x"]]}""");
+        assertThat(array.json().get("enum")).isEqualTo(Json.parse("[[1, 2]]"));
+    }
+
+    /** The fuzzing finding: a recursive node whose const breaks the node's own properties (through a $ref). */
+    @Test
+    void anObjectConstThatBreaksItsPropertiesIsRefused() {
+        SchemaException error = failure("""
+                {"$defs": {"Node": {"type": "object", "properties": {"children": {"type": "array",
+                  "items": {"$ref": "#/$defs/Node"}, "maxItems": 0}}, "const": {"children": [{}]}}},
+                 "$ref": "#/$defs/Node"}""");
+        assertThat(error.schemaPath()).isEqualTo("#/$defs/Node/enum");
+        assertThat(error.getMessage()).startsWith("No value of 'enum'/'const' fits the schema's other keywords (");
+    }
 }

@@ -1,5 +1,6 @@
 package dev.oam.model.llama;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.Log;
 import dev.oam.core.model.LanguageModel;
@@ -86,20 +87,81 @@ public final class LlamaBackend implements ModelBackend {
     private record Loaded(GgufFile file, EngineSettings settings, CompletableFuture<Engine> engine,
             @Nullable TurnFormat turnFormat) {}
 
+    /** {@code OAM_MODEL_HOST}: {@code process} runs every llama model of this process in a child process by default. */
+    public static final String HOST_VARIABLE = "OAM_MODEL_HOST";
+
     private final Defaults defaults;
     private final List<String> languages;
+    private final boolean processHost;
     private final Object lock = new Object();
     private final Map<Path, Loaded> loaded = new HashMap<>(); // guarded by lock
+    private final Map<Path, ModelHost> hosts = new HashMap<>(); // guarded by lock
     private boolean closed; // guarded by lock
 
-    /** Host defaults from the environment ({@link Defaults#fromEnvironment}), languages {@code ["en"]}. */
+    /**
+     * Host defaults from the environment ({@link Defaults#fromEnvironment}, {@value #HOST_VARIABLE}), languages
+     * {@code ["en"]}.
+     */
     public LlamaBackend() {
-        this(Defaults.fromEnvironment(System::getenv), List.of("en"));
+        this(Defaults.fromEnvironment(System::getenv), List.of("en"), "process".equalsIgnoreCase(hostVariable()));
     }
 
+    /** Models run in this process unless their value says {@code "host": "process"}. */
     public LlamaBackend(Defaults defaults, List<String> languages) {
+        this(defaults, languages, false);
+    }
+
+    /**
+     * @param processHost whether models run in a child process ({@link ModelHost}) unless their value says
+     *     {@code "host": "in-process"}
+     */
+    public LlamaBackend(Defaults defaults, List<String> languages, boolean processHost) {
         this.defaults = defaults;
         this.languages = List.copyOf(languages);
+        this.processHost = processHost;
+    }
+
+    private static @Nullable String hostVariable() {
+        String value = System.getenv(HOST_VARIABLE);
+        if (value != null && !value.isBlank() && !value.strip().equalsIgnoreCase("process") && !value.strip().equalsIgnoreCase("in-process")) {
+            Log.warning(HOST_VARIABLE + "='" + value + "' is neither process nor in-process; models run in-process");
+        }
+        return value == null ? null : value.strip();
+    }
+
+    /** Whether this model value runs in a child process: its {@code host} member, else this backend's default. */
+    boolean processHost(ObjectNode spec, String path) throws ModelParameterException {
+        JsonNode host = spec.get("host");
+        if (host == null || host.isNull()) {
+            return processHost;
+        }
+        if (host.isTextual() && host.textValue().equals("process")) {
+            return true;
+        }
+        if (host.isTextual() && host.textValue().equals("in-process")) {
+            return false;
+        }
+        throw ModelParameterException.invalid(path + ".host", "must be \"process\" (a child process runs the model) or"
+                + " \"in-process\".");
+    }
+
+    /** The model host of this file, started when first asked for. */
+    private ModelHost host(Path key) {
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException("the llama backend is closed");
+            }
+            return hosts.computeIfAbsent(key, k -> new ModelHost(k, defaults, languages));
+        }
+    }
+
+    /** The pid of the child process running this file, or -1 (for tests). */
+    long hostPid(Path file) throws GgufException {
+        ModelHost host;
+        synchronized (lock) {
+            host = hosts.get(canonical(file));
+        }
+        return host == null ? -1 : host.pid();
     }
 
     @Override
@@ -110,6 +172,18 @@ public final class LlamaBackend implements ModelBackend {
     @Override
     public LanguageModel create(ObjectNode spec, String path) throws ModelParameterException {
         LlamaSettings settings = LlamaSettings.parse(spec, path);
+        if (processHost(spec, path)) {
+            ObjectNode inChild = spec.deepCopy();
+            inChild.remove("host");
+            Path key;
+            try {
+                key = canonical(settings.path());
+                GgufFile.read(key); // the Java checks here, so a bad file is -32602 before any process starts
+            } catch (GgufException e) {
+                throw ModelParameterException.invalid(path + ".path", ": " + e.getMessage());
+            }
+            return host(key).model(inChild, path);
+        }
         try {
             return model(settings, null);
         } catch (GgufException e) {
@@ -126,7 +200,24 @@ public final class LlamaBackend implements ModelBackend {
 
     @Override
     public LanguageModel systemModel(String location, @Nullable String name) throws Exception {
+        return systemModel(location, name, processHost);
+    }
+
+    /** The host's {@value #HOST_VARIABLE} (for the C ABI: its settings) decides where the system model runs. */
+    @Override
+    public LanguageModel systemModel(String location, @Nullable String name, UnaryOperator<@Nullable String> environment)
+            throws Exception {
+        String host = environment.apply(HOST_VARIABLE);
+        return systemModel(location, name, host == null || host.isBlank() ? processHost : host.strip().equalsIgnoreCase("process"));
+    }
+
+    private LanguageModel systemModel(String location, @Nullable String name, boolean inChild) throws Exception {
         Path path = Path.of(location.strip()).toAbsolutePath().normalize();
+        if (inChild) {
+            Path key = canonical(path);
+            GgufFile.read(key);
+            return host(key).systemModel(key.toString(), name);
+        }
         return model(new LlamaSettings(path, 0, 0, 0, null), name);
     }
 
@@ -228,10 +319,13 @@ public final class LlamaBackend implements ModelBackend {
     @Override
     public void close() {
         List<CompletableFuture<Engine>> engines = new ArrayList<>();
+        List<ModelHost> children;
         synchronized (lock) {
             closed = true;
             loaded.values().forEach(entry -> engines.add(entry.engine()));
+            children = List.copyOf(hosts.values());
         }
+        children.forEach(ModelHost::close);
         for (CompletableFuture<Engine> engine : engines) {
             Engine ready = engine.getNow(null);
             if (ready instanceof LlamaEngine llama) {

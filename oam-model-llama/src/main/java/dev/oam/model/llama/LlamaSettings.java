@@ -10,8 +10,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One {@code {"type": "llama", "path", "contextSize"?, "threads"?, "gpuLayers"?, "seed"?}} value, or the
- * host's system model. {@code 0} means "the host's default" for the sizes.
+ * One {@code {"type": "llama", "path", "contextSize"?, "threads"?, "gpuLayers"?, "seed"?, "host"?}} value, or the
+ * host's system model ({@code host} is read by {@link LlamaBackend#processHost}). {@code 0} means "the host's default" for the sizes.
  *
  * @param contextSize tokens one session may hold (prompt and answer together), 0 for the default
  * @param threads generation threads, 0 for the default
@@ -22,7 +22,7 @@ record LlamaSettings(Path path, int contextSize, int threads, int gpuLayers, @Nu
     static final int MAX_CONTEXT = 1 << 20;
     static final int MAX_THREADS = 256;
     static final int MAX_GPU_LAYERS = 4096;
-    private static final List<String> MEMBERS = List.of("type", "path", "contextSize", "threads", "gpuLayers", "seed");
+    private static final List<String> MEMBERS = List.of("type", "path", "contextSize", "threads", "gpuLayers", "seed", "host");
 
     /** The client's model object; every error is {@code -32602} naming the member. */
     static LlamaSettings parse(ObjectNode spec, String where) throws ModelParameterException {

@@ -77,7 +77,7 @@ class LlamaSessionWireTest extends LlamaWireSupport {
                 + "{\"sampling\":\"greedy\",\"maxResponseTokens\":24}}");
         JsonNode first = c.call("r1", "session/respond", "{\"session\":\"cache\",\"prompt\":\"Who goes there?\"}");
         JsonNode second = c.call("r2", "session/respond", "{\"session\":\"cache\",\"prompt\":\"Open the north gate, please.\"}");
-        var model = systemModel();
+        var model = bridgeSystemModel(); // loaded: the session above used it
         int bos = 1; // the tiny model's tokenizer.ggml.add_bos_token
         String prompt1 = chatMl("system", instructions, "user", "Who goes there?");
         String prompt2 = chatMl("system", instructions, "user", "Who goes there?", "assistant", first.path("text").asText(), "user",

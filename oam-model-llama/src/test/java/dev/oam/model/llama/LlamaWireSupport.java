@@ -31,7 +31,10 @@ abstract class LlamaWireSupport {
     static final int CONTEXT = 2048;
     static final String NAME = "wire-tiny";
     static final LlamaBackend BACKEND = new LlamaBackend(new LlamaBackend.Defaults(2, 1, 1, CONTEXT), List.of("en"));
+    /** The same host settings with every model in a child process ({@link ModelHost}): the {@code ProcessHost*WireTest}s. */
+    static final LlamaBackend PROCESS_BACKEND = new LlamaBackend(new LlamaBackend.Defaults(2, 1, 1, CONTEXT), List.of("en"), true);
     private static Path model;
+    private static LanguageModel processSystemModel;
 
     Conversation c;
 
@@ -62,9 +65,32 @@ abstract class LlamaWireSupport {
         }
     }
 
+    /** The backend of this class's bridges: {@link #BACKEND}, or {@link #PROCESS_BACKEND} in the process-host variants. */
+    LlamaBackend backend() {
+        return BACKEND;
+    }
+
+    /** The system model of this class's bridges (its token counts are the reference of exact-count tests). */
+    LanguageModel bridgeSystemModel() {
+        if (backend() == BACKEND) {
+            return systemModel();
+        }
+        synchronized (LlamaWireSupport.class) {
+            if (processSystemModel == null) {
+                try {
+                    processSystemModel = PROCESS_BACKEND.systemModel(model().toString(), null);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return processSystemModel;
+        }
+    }
+
     @BeforeEach
     void connect() {
-        c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(BACKEND)).systemModel(systemModel())));
+        c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend()))
+                .systemModel(bridgeSystemModel())));
     }
 
     @AfterEach

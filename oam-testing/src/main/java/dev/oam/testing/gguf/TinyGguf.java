@@ -109,6 +109,41 @@ public final class TinyGguf {
                 .name("big-random-llama");
     }
 
+    /**
+     * Writes a model that makes llama.cpp abort the process when it loads it: the tiny model with the token
+     * {@code <0x01>} renamed {@code <0x00>}, so the vocabulary holds one text twice. The file is a well-formed
+     * GGUF that oam's own header check accepts (it does not look for duplicate tokens), and llama.cpp's
+     * vocabulary loader then fails {@code GGML_ASSERT(id_to_token.size() == token_to_id.size())}: SIGABRT, no
+     * Java exception. For the native-crash containment tests.
+     */
+    public static void writeAbortingModel(Path file) throws IOException {
+        byte[] bytes = tiny().name("aborting-tiny").bytes();
+        byte[] from = "<0x01>".getBytes(StandardCharsets.US_ASCII);
+        byte[] to = "<0x00>".getBytes(StandardCharsets.US_ASCII);
+        int patched = 0;
+        search:
+        for (int i = 8; i + from.length <= bytes.length; i++) {
+            for (int j = 0; j < from.length; j++) {
+                if (bytes[i + j] != from[j]) {
+                    continue search;
+                }
+            }
+            // a GGUF string: a little-endian u64 length right before its bytes
+            if (ByteBuffer.wrap(bytes, i - 8, 8).order(ByteOrder.LITTLE_ENDIAN).getLong() == from.length) {
+                System.arraycopy(to, 0, bytes, i, to.length);
+                patched++;
+            }
+        }
+        if (patched != 1) {
+            throw new IllegalStateException("expected the token <0x01> once in the tiny model, found it " + patched + " times");
+        }
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        Files.write(file, bytes);
+    }
+
     /** The words whose every prefix is in the vocabulary, so each is reachable as one token. */
     public static List<String> words() {
         return WORDS;
