@@ -141,10 +141,16 @@ final class ModelHost implements AutoCloseable {
         }
     }
 
-    /** Where the child's crash report goes: the private folder bin/oam uses ({@code ${XDG_CACHE_HOME:-~/.cache}/oam}). */
+    /**
+     * Where the child's crash report goes: the system property {@code oam.crashDir} when set (the builds' tests point
+     * it into {@code target/}, so a test's deliberate crash never lands in the user's cache), else the private folder
+     * bin/oam uses ({@code ${XDG_CACHE_HOME:-~/.cache}/oam}).
+     */
     static Path crashFolder() {
         String cache = System.getenv("XDG_CACHE_HOME");
-        Path folder = cache != null && !cache.isBlank() ? Path.of(cache, "oam")
+        String configured = System.getProperty("oam.crashDir");
+        Path folder = configured != null && !configured.isBlank() ? Path.of(configured)
+                : cache != null && !cache.isBlank() ? Path.of(cache, "oam")
                 : Path.of(System.getProperty("user.home", "."), ".cache", "oam");
         try {
             Files.createDirectories(folder);
