@@ -271,6 +271,26 @@ class ServerBehaviourTest {
     }
 
     @Test
+    void aCompletionLongerThanTheIdleTimeoutIsAnsweredNotCut() throws Exception {
+        // Idle timeout 200 ms, a step of 1.5 s: the connection is silent while the model works, which is not a slow
+        // client (the real Gemma model took over 30 s for one answer on a loaded machine, and 30 s is the default).
+        try (OpenAIServer server = TestServers.start(TestServers.script("[{\"text\":\"patient\",\"delayMs\":1500}]"),
+                options -> options.withLimits(4, 64, Duration.ofSeconds(120), Duration.ofMillis(200), 1 << 20, 64 * 1024))) {
+            String json = body(HI);
+            try (Socket socket = new Socket("127.0.0.1", server.port())) {
+                OutputStream out = socket.getOutputStream();
+                out.write(("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                        + json.length() + "\r\n\r\n" + json).getBytes(StandardCharsets.UTF_8));
+                out.flush();
+                var in = socket.getInputStream();
+                RawHttp.Raw answer = RawHttp.read(in);
+                assertThat(answer.status()).as(answer.body()).isEqualTo(200);
+                assertThat(Json.parse(answer.body()).at("/choices/0/message/content").asText()).isEqualTo("patient");
+            }
+        }
+    }
+
+    @Test
     void theTimeoutCancelsGenerationWith504() throws Exception {
         RecordingModel model = new RecordingModel(TestServers.script("[]"), true);
         try (OpenAIServer server = TestServers.start(model, options -> options.withLimits(4, 64, Duration.ofMillis(300),
