@@ -271,6 +271,22 @@ class ServerBehaviourTest {
     }
 
     @Test
+    void chatCompletionsWithoutV1IsServedAndGuardedTheSameWay() throws Exception {
+        try (OpenAIServer server = TestServers.start(TestServers.script("[{\"text\":\"no prefix\"}]"),
+                options -> options.withSecurity("k1", List.of()))) {
+            HttpRequest.Builder request = HttpRequest.newBuilder(server.uri().resolve("/chat/completions"))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body(HI)));
+            TestServers.Reply refused = TestServers.send(server, request);
+            assertThat(refused.status()).isEqualTo(401);
+            assertThat(refused.errorCode()).isEqualTo("invalid_api_key");
+            assertThat(refused.headers().firstValue("WWW-Authenticate")).hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
+            TestServers.Reply served = TestServers.send(server, request.header("Authorization", "Bearer k1"));
+            assertThat(served.status()).as(served.body()).isEqualTo(200);
+            assertThat(served.json().at("/choices/0/message/content").asText()).isEqualTo("no prefix");
+        }
+    }
+
+    @Test
     void aCompletionLongerThanTheIdleTimeoutIsAnsweredNotCut() throws Exception {
         // Idle timeout 200 ms, a step of 1.5 s: the connection is silent while the model works, which is not a slow
         // client (the real Gemma model took over 30 s for one answer on a loaded machine, and 30 s is the default).
