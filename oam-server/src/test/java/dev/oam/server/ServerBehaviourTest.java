@@ -187,6 +187,20 @@ class ServerBehaviourTest {
     }
 
     @Test
+    void aStreamThatFailsBeforeItsFirstEventGetsARealStatusAndTheEnvelope() throws Exception {
+        try (OpenAIServer server = TestServers.start(TestServers.script("[{\"error\":\"rate_limited\"},{\"error\":\"guardrail_violation\"}]"))) {
+            TestServers.Reply limited = TestServers.post(server, CHAT, body(HI + ",\"stream\":true"));
+            assertThat(limited.status()).isEqualTo(429);
+            assertThat(limited.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
+            assertThat(limited.errorCode()).isEqualTo("rate_limited");
+            assertThat(limited.headers().firstValue("Retry-After")).isPresent();
+            TestServers.Reply filtered = TestServers.post(server, CHAT, body(HI + ",\"stream\":true"));
+            assertThat(filtered.status()).isEqualTo(400);
+            assertThat(filtered.errorCode()).isEqualTo("content_filter");
+        }
+    }
+
+    @Test
     void aFailureAfterTheStreamStartedIsAnErrorEventThenDone() throws Exception {
         // The scripted model fails before it writes, so a model that writes text and then fails stands in for a late failure.
         dev.oam.core.model.LanguageModel failing = new dev.oam.core.model.LanguageModel() {
