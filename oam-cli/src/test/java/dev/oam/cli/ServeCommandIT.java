@@ -140,6 +140,76 @@ class ServeCommandIT {
     }
 
     @Test
+    void theLimitFlagsAndOriginsReachTheServer() throws Exception {
+        // --timeout 10 s against a 60 s step (the first request is 504 after 10 s); --max-concurrent 1 --max-queued 0: a second request while it runs is 429.
+        String script = "{\"steps\":[{\"text\":\"slow\",\"delayMs\":60000}],\"fallback\":{\"text\":\"welcome\"}}";
+        String hi = "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+        try (Served served = serve(Map.of("OAM_SCRIPT", script), "--port", "0", "--timeout", "10", "--max-concurrent", "1",
+                "--max-queued", "0", "--allow-origin", "http://game.local", "--log-level", "debug")) {
+            var slow = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return post(served, hi);
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            while (Json.parse(get(served, "/health").body()).get("active_requests").asInt() < 1 && !slow.isDone()) {
+                Thread.onSpinWait();
+            }
+            assertThat(slow).isNotDone();
+            HttpResponse<String> full = post(served, hi);
+            assertThat(full.statusCode()).as(full.body()).isEqualTo(429);
+            assertThat(Json.parse(full.body()).at("/error/code").asText()).isEqualTo("rate_limited");
+            assertThat(full.headers().firstValue("Retry-After")).contains("1");
+            HttpResponse<String> timedOut = slow.get();
+            assertThat(timedOut.statusCode()).as(timedOut.body()).isEqualTo(504);
+            assertThat(Json.parse(timedOut.body()).at("/error/code").asText()).isEqualTo("timeout");
+
+            HttpResponse<String> foreign = post(served, hi, "Origin", "http://evil.example");
+            assertThat(foreign.statusCode()).isEqualTo(403);
+            assertThat(Json.parse(foreign.body()).at("/error/code").asText()).isEqualTo("origin_not_allowed");
+            HttpResponse<String> allowed = post(served, hi, "Origin", "http://game.local");
+            assertThat(allowed.statusCode()).as(allowed.body()).isEqualTo(200);
+            assertThat(allowed.headers().firstValue("Access-Control-Allow-Origin")).contains("http://game.local");
+            assertThat(Json.parse(allowed.body()).at("/choices/0/message/content").asText()).isEqualTo("welcome");
+        }
+        for (String[] bad : new String[][] {{"--timeout", "0"}, {"--max-concurrent", "0"}, {"--max-queued", "-1"}, {"--log-level", "loud"}}) {
+            Exit exit = refused(Map.of(), "--port", "0", bad[0], bad[1]);
+            assertThat(exit.code()).as(String.join(" ", bad) + ": " + exit.err()).isEqualTo(2);
+            assertThat(exit.err()).startsWith("oam serve: ");
+            assertThat(exit.out()).isEmpty();
+        }
+    }
+
+    @Test
+    void withOnlyASocketThereIsNoTcpListener() throws Exception {
+        Path socket = dir.resolve("oam.sock");
+        Path stderr = dir.resolve("socket.err");
+        Process process = new ProcessBuilder(command(Map.of("OAM_SCRIPT", "[{\"text\":\"over the socket\"}]"), "--socket", socket.toString()))
+                .redirectError(stderr.toFile()).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            String first = out.readLine();
+            assertThat(first).as(Files.readString(stderr)).isEqualTo("oam serve: listening on unix:" + socket.toAbsolutePath());
+            assertThat(out.readLine()).startsWith("Try: curl -s --unix-socket " + socket.toAbsolutePath());
+            String body = "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+            try (var channel = java.nio.channels.SocketChannel.open(java.net.UnixDomainSocketAddress.of(socket))) {
+                String request = "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                        + "Connection: close\r\nContent-Length: " + body.length() + "\r\n\r\n" + body;
+                channel.write(java.nio.ByteBuffer.wrap(request.getBytes(StandardCharsets.UTF_8)));
+                String reply = new String(java.nio.channels.Channels.newInputStream(channel).readAllBytes(), StandardCharsets.UTF_8);
+                assertThat(reply).startsWith("HTTP/1.1 200").contains("over the socket");
+            }
+            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(socket))).isEqualTo("rw-------");
+        } finally {
+            process.destroy();
+            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
     void anOpenAICompatibleServerIsRelayed() throws Exception {
         try (FakeOpenAIServer upstream = FakeOpenAIServer.start().then(FakeOpenAIServer.text("Halt! Who goes there?"));
              Served served = serve(Map.of("OAM_API_KEY", "unused-here"), "--port", "0", "--model", upstream.baseUrl(),

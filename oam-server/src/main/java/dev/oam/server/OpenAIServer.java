@@ -32,6 +32,7 @@ import org.eclipse.jetty.http.HttpCompliance;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -55,6 +56,8 @@ import org.jspecify.annotations.Nullable;
 public final class OpenAIServer implements AutoCloseable {
     private static final String JSON = "application/json";
     private static final List<String> CHAT_PATHS = List.of("/v1/chat/completions", "/chat/completions");
+    /** How much longer than the request timeout a connection may stay silent while its completion runs. */
+    private static final long IDLE_GRACE_MS = 5_000;
 
     private final ServerOptions options;
     private final Server jetty;
@@ -376,6 +379,21 @@ public final class OpenAIServer implements AutoCloseable {
                             + (type == null ? "." : ", not '" + type + "'."));
         }
         JsonNode root = readJson(request);
+        // The request is in. Until its answer is written the connection is silent while the model works (a
+        // whole non-streamed answer, a slow first token on a busy machine): the idle timeout is there against
+        // slow clients and must not cut that; the request timeout bounds it instead. Restored for the next request.
+        EndPoint endPoint = request.getConnectionMetaData().getConnection().getEndPoint();
+        long idle = endPoint.getIdleTimeout();
+        endPoint.setIdleTimeout(Math.max(idle, options.requestTimeout().toMillis() + IDLE_GRACE_MS));
+        try {
+            complete(request, response, callback, origin, root, deadline);
+        } finally {
+            endPoint.setIdleTimeout(idle);
+        }
+    }
+
+    private void complete(Request request, Response response, Callback callback, @Nullable String origin, JsonNode root,
+            long deadline) throws Exception {
         ChatRequest chat = ChatRequest.parse(root).withServerInstructions(options.instructions());
         LanguageModel model = model(chat.model());
         if (model == null) {

@@ -187,6 +187,20 @@ class ServerBehaviourTest {
     }
 
     @Test
+    void aStreamThatFailsBeforeItsFirstEventGetsARealStatusAndTheEnvelope() throws Exception {
+        try (OpenAIServer server = TestServers.start(TestServers.script("[{\"error\":\"rate_limited\"},{\"error\":\"guardrail_violation\"}]"))) {
+            TestServers.Reply limited = TestServers.post(server, CHAT, body(HI + ",\"stream\":true"));
+            assertThat(limited.status()).isEqualTo(429);
+            assertThat(limited.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
+            assertThat(limited.errorCode()).isEqualTo("rate_limited");
+            assertThat(limited.headers().firstValue("Retry-After")).isPresent();
+            TestServers.Reply filtered = TestServers.post(server, CHAT, body(HI + ",\"stream\":true"));
+            assertThat(filtered.status()).isEqualTo(400);
+            assertThat(filtered.errorCode()).isEqualTo("content_filter");
+        }
+    }
+
+    @Test
     void aFailureAfterTheStreamStartedIsAnErrorEventThenDone() throws Exception {
         // The scripted model fails before it writes, so a model that writes text and then fails stands in for a late failure.
         dev.oam.core.model.LanguageModel failing = new dev.oam.core.model.LanguageModel() {
@@ -267,6 +281,42 @@ class ServerBehaviourTest {
                     + "Content-Length: " + json.length() + "\r\n\r\n" + json);
             assertThat(response).startsWith("HTTP/1.1 200");
             assertThat(response).contains("\"content\":\"in memory\"");
+        }
+    }
+
+    @Test
+    void chatCompletionsWithoutV1IsServedAndGuardedTheSameWay() throws Exception {
+        try (OpenAIServer server = TestServers.start(TestServers.script("[{\"text\":\"no prefix\"}]"),
+                options -> options.withSecurity("k1", List.of()))) {
+            HttpRequest.Builder request = HttpRequest.newBuilder(server.uri().resolve("/chat/completions"))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body(HI)));
+            TestServers.Reply refused = TestServers.send(server, request);
+            assertThat(refused.status()).isEqualTo(401);
+            assertThat(refused.errorCode()).isEqualTo("invalid_api_key");
+            assertThat(refused.headers().firstValue("WWW-Authenticate")).hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
+            TestServers.Reply served = TestServers.send(server, request.header("Authorization", "Bearer k1"));
+            assertThat(served.status()).as(served.body()).isEqualTo(200);
+            assertThat(served.json().at("/choices/0/message/content").asText()).isEqualTo("no prefix");
+        }
+    }
+
+    @Test
+    void aCompletionLongerThanTheIdleTimeoutIsAnsweredNotCut() throws Exception {
+        // Idle timeout 200 ms, a step of 1.5 s: the connection is silent while the model works, which is not a slow
+        // client (the real Gemma model took over 30 s for one answer on a loaded machine, and 30 s is the default).
+        try (OpenAIServer server = TestServers.start(TestServers.script("[{\"text\":\"patient\",\"delayMs\":1500}]"),
+                options -> options.withLimits(4, 64, Duration.ofSeconds(120), Duration.ofMillis(200), 1 << 20, 64 * 1024))) {
+            String json = body(HI);
+            try (Socket socket = new Socket("127.0.0.1", server.port())) {
+                OutputStream out = socket.getOutputStream();
+                out.write(("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                        + json.length() + "\r\n\r\n" + json).getBytes(StandardCharsets.UTF_8));
+                out.flush();
+                var in = socket.getInputStream();
+                RawHttp.Raw answer = RawHttp.read(in);
+                assertThat(answer.status()).as(answer.body()).isEqualTo(200);
+                assertThat(Json.parse(answer.body()).at("/choices/0/message/content").asText()).isEqualTo("patient");
+            }
         }
     }
 
