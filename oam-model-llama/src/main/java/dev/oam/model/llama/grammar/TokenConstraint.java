@@ -1,0 +1,35 @@
+package dev.oam.model.llama.grammar;
+
+/**
+ * One generation's grammar state over a {@link TokenVocabulary}: which tokens may come next, and the state
+ * after one was sampled. Made by {@link GrammarCompiler#start(String)}; used by one generation on one thread
+ * at a time (not thread-safe), while the compiled grammar and its mask cache are shared by all.
+ *
+ * <p>The engine's loop per step: sample the unconstrained winner; if {@link #allows} it, take it; otherwise
+ * {@link #fillMask} and sample among the allowed tokens. Then {@link #accept} the token. Stop when the token
+ * ends generation, or when {@link #isComplete()}.
+ */
+public interface TokenConstraint {
+    /** Whether {@code token} may come next: its whole piece continues the grammar, or it ends generation here. */
+    boolean allows(int token);
+
+    /**
+     * Sets, in {@code mask} (bit {@code i} of {@code mask[i >>> 6]}, length at least {@code ceil(n_vocab / 64)}),
+     * exactly the tokens {@link #allows} would accept, clearing every other bit. At least one bit is set while
+     * the grammar is not complete (an end-of-generation token where the grammar may end).
+     */
+    void fillMask(long[] mask);
+
+    /**
+     * Advances past {@code token}.
+     *
+     * @throws IllegalArgumentException when {@link #allows} is false for it (the state is then unchanged)
+     */
+    void accept(int token);
+
+    /** Whether the output so far is a whole sentence of the grammar. */
+    boolean canEnd();
+
+    /** Whether the output so far is a whole sentence and nothing can follow it: generation should stop. */
+    boolean isComplete();
+}
