@@ -15,12 +15,15 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * How an engine is set up by its host. Immutable; build with {@link #builder()}. One configuration may build
- * several engines: each makes its own extensions from {@link #extensions()}' factories.
+ * How an engine is set up by its host. Its settings are immutable; build with {@link #builder()}. One configuration may
+ * build several engines: each makes its own extensions from {@link #extensions()}' factories, and together they own the
+ * backends the host gave ({@link #ownedBackends()}): the last of them to close closes those.
  *
  * @param systemModel the model behind {@code "system"}, or {@code null} when none is configured
  * @param onShutdown runs after the {@code shutdown} response has been delivered
  * @param memoryLimits caps for histories and world state ({@link MemoryLimits#DEFAULTS} unless set)
+ * @param ownedBackends the backends given to {@link Builder#backends}, closed with the last engine built from this
+ *     configuration (none when the class path's shared backends serve it)
  */
 public record BridgeConfiguration(
         int maxSessions,
@@ -30,7 +33,8 @@ public record BridgeConfiguration(
         Map<String, ModelProvider> modelProviders,
         List<BridgeExtension.Factory> extensions,
         Runnable onShutdown,
-        MemoryLimits memoryLimits) {
+        MemoryLimits memoryLimits,
+        OwnedBackends ownedBackends) {
 
     /** The reason given by {@code model/availability} when no system model is configured. */
     public static final ModelAvailability NO_SYSTEM_MODEL = ModelAvailability.unavailable("model_not_ready",
@@ -46,6 +50,7 @@ public record BridgeConfiguration(
         extensions = List.copyOf(extensions);
         Objects.requireNonNull(onShutdown, "onShutdown");
         Objects.requireNonNull(memoryLimits, "memoryLimits");
+        Objects.requireNonNull(ownedBackends, "ownedBackends");
     }
 
     /** The extensions every transport ships with: the game extension (NPCs, decisions, worlds, content). */
@@ -118,8 +123,9 @@ public record BridgeConfiguration(
 
         /**
          * The backends that serve model types and the system model, instead of the ones discovered on the class path
-         * ({@link ModelBackends#discovered()}, the default); {@code List.of()} for none. The host owns them (closing
-         * them is its business). A {@link #modelProvider} for the same type wins.
+         * ({@link ModelBackends#discovered()}, the default); {@code List.of()} for none. The engines built from the
+         * configuration own them: the last of those engines to close closes them ({@link OwnedBackends}), so the host
+         * does not. When {@link #build()} throws, they stay the host's. A {@link #modelProvider} for the same type wins.
          */
         public Builder backends(List<ModelBackend> backends) {
             this.backends = List.copyOf(backends);
@@ -164,7 +170,7 @@ public record BridgeConfiguration(
             providers.putAll(modelProviders);
             LanguageModel system = systemModelSpec != null ? ModelBackends.systemModel(serving, systemModelSpec) : systemModel;
             return new BridgeConfiguration(maxSessions, defaultToolTimeout, allowsScriptedModels, system, providers, extensions,
-                    onShutdown, memoryLimits);
+                    onShutdown, memoryLimits, backends != null ? new OwnedBackends(backends) : OwnedBackends.NONE);
         }
     }
 }

@@ -30,6 +30,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -65,6 +66,7 @@ public final class BridgeEngine implements AutoCloseable {
     private final AtomicLong sequence = new AtomicLong();
     private final AtomicLong localIds = new AtomicLong();
     private volatile boolean shutDown;
+    private final AtomicBoolean backendsReleased = new AtomicBoolean();
     private volatile @Nullable Thread shutdownThread;
 
     /** An engine whose outgoing lines go to {@code sink} (called on the writer thread, one line at a time). */
@@ -79,6 +81,7 @@ public final class BridgeEngine implements AutoCloseable {
 
     private BridgeEngine(MessageSink sink, BridgeConfiguration configuration) {
         this.configuration = Objects.requireNonNull(configuration, "configuration");
+        configuration.ownedBackends().acquire(); // first: a configuration whose backends are closed makes no engine
         this.outbound = new Outbound(sink);
         this.historyLimits = configuration.memoryLimits().histories();
         this.sessions = new Sessions(this);
@@ -230,7 +233,9 @@ public final class BridgeEngine implements AutoCloseable {
 
     /**
      * Shuts down as {@code shutdown} does (without a response) and stops the writer after delivering what is queued.
-     * After a {@code shutdown} request it first lets that request finish, so its response is delivered too.
+     * After a {@code shutdown} request it first lets that request finish, so its response is delivered too. The last
+     * engine of its configuration to close then closes the backends the host gave it
+     * ({@link BridgeConfiguration#ownedBackends()}). Idempotent.
      */
     @Override
     public void close() {
@@ -249,6 +254,9 @@ public final class BridgeEngine implements AutoCloseable {
             }
         }
         outbound.close(SHUTDOWN_WAIT_MILLIS);
+        if (!backendsReleased.getAndSet(true)) {
+            configuration.ownedBackends().release();
+        }
     }
 
     public boolean isShutDown() {

@@ -92,6 +92,7 @@ final class DemoCommand implements Runnable {
                 }
             } catch (IllegalArgumentException e) {
                 System.err.println("Error: " + e.getMessage());
+                backends.forEach(ModelBackend::close); // no engine was made to own them
                 return CliError.USAGE;
             }
             menu.put("ale", new int[] {2, 20});
@@ -109,8 +110,7 @@ final class DemoCommand implements Runnable {
                 System.err.println("Error: " + e.getMessage());
                 return CliError.FAILURE;
             } finally {
-                rpc.close();
-                backends.forEach(ModelBackend::close);
+                rpc.close(); // the engine closes the backends it was given
             }
         }
 

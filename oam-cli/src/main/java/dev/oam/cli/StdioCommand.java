@@ -157,7 +157,7 @@ final class StdioCommand implements Callable<Integer> {
             System.err.println("oam stdio: " + e.getMessage());
             return 2;
         }
-        // This process owns its backends: they are closed when the server stops.
+        // The engine owns these backends once it is made (it closes them when it closes); until then, this command.
         List<ModelBackend> backends = ModelBackend.discover();
         CountDownLatch done = new CountDownLatch(1); // end of input handled, or shutdown delivered
         BridgeConfiguration configuration;
@@ -204,8 +204,7 @@ final class StdioCommand implements Callable<Integer> {
                 }
             }
         }
-        engine.close();
-        backends.forEach(ModelBackend::close);
+        engine.close(); // and with it the backends
         out.flush();
         Log.debug("stdio server stopped" + (reader.isAlive() ? " (after shutdown)" : ""));
         return 0;
