@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.json.Json;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A protocol error: it becomes an error response {@code {code, message, data: {code, …}}}.
@@ -14,12 +16,20 @@ public final class BridgeException extends Exception {
     private final int code;
     private final String dataCode;
     private final ObjectNode data;
+    private final @Nullable String member;
+    private final String problem;
 
     public BridgeException(int code, String dataCode, String message, ObjectNode data) {
+        this(code, dataCode, message, data, null, message);
+    }
+
+    private BridgeException(int code, String dataCode, String message, ObjectNode data, @Nullable String member, String problem) {
         super(message, null, false, false);
         this.code = code;
         this.dataCode = dataCode;
         this.data = data.deepCopy();
+        this.member = member;
+        this.problem = problem;
     }
 
     public BridgeException(ErrorCode code, String message) {
@@ -32,6 +42,33 @@ public final class BridgeException extends Exception {
 
     public static BridgeException invalidParams(String message) {
         return new BridgeException(ErrorCode.INVALID_PARAMS, message);
+    }
+
+    /**
+     * {@code -32602} about one member: the wire message is {@code Parameter '<member>'<problem>}, and
+     * {@link #shortMessage()} is {@code '<member>'<problem>} for hosts that report it in their own words (the CLI).
+     *
+     * @param problem what is wrong, starting with the character that follows the quoted name (" must be a string.")
+     */
+    public static BridgeException invalidParameter(String member, String problem) {
+        return new BridgeException(ErrorCode.INVALID_PARAMS.code(), ErrorCode.INVALID_PARAMS.dataCode(),
+                "Parameter '" + member + "'" + problem, Json.object(), member, problem);
+    }
+
+    /** {@code -32602} for a required member that is absent: {@code Missing required parameter '<member>'.} */
+    public static BridgeException missingParameter(String member) {
+        return new BridgeException(ErrorCode.INVALID_PARAMS.code(), ErrorCode.INVALID_PARAMS.dataCode(),
+                "Missing required parameter '" + member + "'.", Json.object(), member, " is missing.");
+    }
+
+    /** The member an {@link #invalidParameter}/{@link #missingParameter} error is about, if it is one. */
+    public Optional<String> member() {
+        return Optional.ofNullable(member);
+    }
+
+    /** The message without the wire's "Parameter" wording: {@code '<member>'<problem>}, or the message itself. */
+    public String shortMessage() {
+        return member != null ? "'" + member + "'" + problem : getMessage();
     }
 
     public static BridgeException of(ErrorCode code, String message, String key, JsonNode value) {

@@ -174,8 +174,7 @@ public final class Params {
     }
 
     private static BridgeException secondsError(String path) {
-        return BridgeException.invalidParams("Parameter '" + path
-                + "' must be a number of seconds from 0 to 86400 (0 means no limit).");
+        return BridgeException.invalidParameter(path, " must be a number of seconds from 0 to 86400 (0 means no limit).");
     }
 
     public @Nullable List<String> optionalStringList(String name) throws BridgeException {

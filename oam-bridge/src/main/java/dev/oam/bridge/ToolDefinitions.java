@@ -33,7 +33,7 @@ public final class ToolDefinitions {
      */
     public static Parsed parse(JsonNode value, String path) throws BridgeException {
         if (!value.isArray()) {
-            throw BridgeException.invalidParams("Parameter '" + path + "' must be an array of tool definitions.");
+            throw BridgeException.invalidParameter(path, " must be an array of tool definitions.");
         }
         List<ToolDefinition> tools = new ArrayList<>();
         List<String> warnings = new ArrayList<>();
@@ -46,30 +46,30 @@ public final class ToolDefinitions {
                 at = at + ".function";
             }
             if (!node.isObject()) {
-                throw BridgeException.invalidParams("Parameter '" + at + "' must be a tool definition object.");
+                throw BridgeException.invalidParameter(at, " must be a tool definition object.");
             }
             JsonNode nameNode = node.get("name");
             if (nameNode == null || nameNode.isNull()) {
-                throw BridgeException.invalidParams("Missing required parameter '" + at + ".name'.");
+                throw BridgeException.missingParameter(at + ".name");
             }
             if (!nameNode.isTextual() || !ToolDefinition.isValidName(nameNode.textValue())) {
-                throw BridgeException.invalidParams("Parameter '" + at + ".name' must be 1–64 characters of A–Z, a–z, 0–9, "
+                throw BridgeException.invalidParameter(at + ".name", " must be 1–64 characters of A–Z, a–z, 0–9, "
                         + "'_', '-' and '.'.");
             }
             String name = nameNode.textValue();
             if (name.equals(ToolDefinition.RESPOND_DIRECTLY)) {
-                throw BridgeException.invalidParams("Parameter '" + at + ".name': '" + name
+                throw BridgeException.invalidParameter(at + ".name", ": '" + name
                         + "' is reserved for the bridge's built-in tool.");
             }
             if (!names.add(name)) {
-                throw BridgeException.invalidParams("Parameter '" + at + ".name': the tool name '" + name
+                throw BridgeException.invalidParameter(at + ".name", ": the tool name '" + name
                         + "' is used twice; tool names must be unique.");
             }
             JsonNode description = node.get("description");
             String text = null;
             if (description != null && !description.isNull()) {
                 if (!description.isTextual()) {
-                    throw BridgeException.invalidParams("Parameter '" + at + ".description' must be a string.");
+                    throw BridgeException.invalidParameter(at + ".description", " must be a string.");
                 }
                 text = description.textValue();
             }
@@ -86,11 +86,11 @@ public final class ToolDefinitions {
             } else if (parameters.isObject()) {
                 schema = (ObjectNode) parameters;
             } else {
-                throw BridgeException.invalidParams("Parameter '" + at + ".parameters' must be a JSON Schema object.");
+                throw BridgeException.invalidParameter(at + ".parameters", " must be a JSON Schema object.");
             }
             JsonNode execution = node.get("execution");
             if (execution != null && !execution.isNull() && !(execution.isTextual() && execution.textValue().equals("client"))) {
-                throw BridgeException.invalidParams("Parameter '" + at + ".execution' must be \"client\": over the "
+                throw BridgeException.invalidParameter(at + ".execution", " must be \"client\": over the "
                         + "bridge, the engine executes every tool through tool/call.");
             }
             Duration timeout = null;

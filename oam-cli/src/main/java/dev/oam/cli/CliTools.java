@@ -147,7 +147,7 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
             parsed = ToolDefinitions.parse(plain, "tools");
         } catch (BridgeException e) {
             throw new CliError(e.code() == dev.oam.core.ErrorCode.INVALID_SCHEMA.code() ? "invalid_schema" : "invalid_input",
-                    CliError.USAGE, source + ": " + e.getMessage().replace("Parameter 'tools", "'tools"));
+                    CliError.USAGE, source + ": " + e.shortMessage());
         }
         List<Tool> tools = new ArrayList<>();
         for (int i = 0; i < parsed.tools().size(); i++) {
