@@ -81,6 +81,37 @@ class RespondCommandIT {
         assertThat(ask.err()).contains("--ask-tools needs a terminal");
     }
 
+    /** CLI.md §1a rows 2, 8 and 11: `--image` refused, `any` as `required`'s alias, `explicit`, `--no-stream`. */
+    @Test
+    void toolChoiceAliasesExplicitNoStreamAndImagesBehaveAsDocumented() throws Exception {
+        CliRun.Result image = oam().script("[]").run("respond", "--image", dir.resolve("a.png").toString(), "describe it");
+        assertThat(image.exit()).isEqualTo(2);
+        assertThat(image.out()).isEmpty();
+        assertThat(image.err()).startsWith("Error: --image").contains("text only");
+
+        CliRun.Result anyWithout = oam().script("[]").run("respond", "--tool-choice", "any", "hi");
+        assertThat(anyWithout.exit()).isEqualTo(2);
+        assertThat(anyWithout.err()).contains("--tool-choice any needs tools");
+        Path tools = tools();
+        String addThenAnswer = "[{\"toolCalls\":[{\"name\":\"add\",\"arguments\":{\"a\":1,\"b\":2}}]},{\"text\":\"3\"}]";
+        JsonNode any = oam().script(addThenAnswer).run("respond", "--tools", tools.toString(), "--tool-choice", "any", "--json", "1+2").json();
+        assertThat(any.path("steps")).extracting(step -> step.path("toolCallingMode").asText()).containsExactly("required", "allowed");
+        JsonNode auto = oam().script(addThenAnswer).run("respond", "--tools", tools.toString(), "--json", "1+2").json();
+        assertThat(auto.path("steps").get(0).path("toolCallingMode").asText()).as("the default is auto").isEqualTo("allowed");
+
+        CliRun.Result explicit = oam().script("[{\"toolCalls\":[{\"name\":\"respond_directly\"}]},{\"text\":\"Good evening.\"}]")
+                .run("respond", "--tools", tools.toString(), "--tool-choice", "explicit", "--json", "evening");
+        assertThat(explicit.exit()).as(explicit.toString()).isZero();
+        assertThat(explicit.json().path("text").asText()).isEqualTo("Good evening.");
+        assertThat(explicit.json().path("toolCalls")).as("respond_directly is hidden, not a tool call").isEmpty();
+        assertThat(explicit.json().path("steps").get(0).path("toolCallingMode").asText()).isEqualTo("required");
+
+        CliRun.Result whole = oam().script("[{\"text\":\"The gate is shut.\",\"chunks\":3}]").run("respond", "--no-stream", "gate?");
+        assertThat(whole.exit()).as(whole.toString()).isZero();
+        assertThat(whole.out()).isEqualTo("The gate is shut.\n");
+        assertThat(whole.err()).isEmpty();
+    }
+
     @Test
     void jsonHasTheWholeTurnWithACommandTool() throws Exception {
         Path tools = tools();

@@ -113,6 +113,25 @@ class ErrorsTest extends WireSupport {
     }
 
     @Test
+    void aServerThatAnswersGarbageFailsTheTurnNamingTheCauseAndTheSessionGoesOn() throws Exception {
+        open();
+        // A proxy's HTML page with 200, then a 200 whose body is not JSON at all: neither is a completion.
+        fake.then(error(200, "<html><body>502 Bad Gateway</body></html>", Map.of()), error(200, "garbage", Map.of()));
+        createSession("s", "[]", "{\"maxAttempts\":1}", "");
+        c.request("html", "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello.\"}");
+        JsonNode html = c.error("html");
+        assertThat(html.path("code").asInt()).as("%s", html).isEqualTo(-32012);
+        assertThat(html.path("message").asText()).contains("not JSON").contains("502 Bad Gateway");
+        c.request("stream", "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello.\",\"stream\":true}");
+        JsonNode stream = c.error("stream");
+        assertThat(stream.path("code").asInt()).as("%s", stream).isEqualTo(-32012);
+        assertThat(stream.path("message").asText()).as("%s", stream).isNotBlank();
+        fake.then(text("Halt."));
+        c.request("after", "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello.\"}");
+        assertThat(c.result("after").path("text").asText()).isEqualTo("Halt.");
+    }
+
+    @Test
     void aConnectionDroppedMidStreamIsRetriedAndTheStreamedTextReset() throws Exception {
         open();
         fake.then(new FakeOpenAIServer.Drop("The gate is"), text("The gate is shut."));
