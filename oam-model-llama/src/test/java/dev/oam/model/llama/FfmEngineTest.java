@@ -36,6 +36,11 @@ class FfmEngineTest extends LlamaEngineTest {
     /** Blocks the process's decode thread with a task until closed (the FFM engine has no gate: it is that thread). */
     @Override
     AutoCloseable holdCompute() throws Exception {
+        return holdDecodeThread();
+    }
+
+    /** Blocks the process's decode thread with a task until closed: requests admitted meanwhile start together. */
+    static AutoCloseable holdDecodeThread() throws Exception {
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         Class<?> loopType = Class.forName("dev.oam.model.llama.DecodeLoop");

@@ -33,6 +33,12 @@ final class TinyEngines {
                 EngineSettings.defaults().withContextSize(512).withSlots(2), kind));
     }
 
+    /** The tiny ChatML model in a file of its own with 4 lanes of 2,048 tokens (the batching tests). */
+    static synchronized SlotEngine lanes(EngineChoice.Kind kind) {
+        return OPEN.computeIfAbsent("lanes-" + kind, k -> open(TinyGguf.tiny().name("tiny-lanes"), "tiny-lanes.gguf",
+                EngineSettings.defaults().withContextSize(2048).withSlots(4), kind));
+    }
+
     /** The same weights without {@code tokenizer.chat_template}: 1 slot of 128 tokens. */
     static synchronized SlotEngine noTemplate(EngineChoice.Kind kind) {
         return OPEN.computeIfAbsent("plain-" + kind, k -> open(TinyGguf.tiny().name("tiny-no-template").chatTemplate(null),
