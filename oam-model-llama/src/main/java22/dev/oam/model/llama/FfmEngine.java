@@ -55,6 +55,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     static final int CHUNK = 64;
     static final int PREFILL_BUDGET = 128;
     static final int N_BATCH = 512;
+    static final long CANCEL_ANSWER_MS = 50;
     private static final int TOKEN_CACHE_ENTRIES = 512;
     private static final int TOKEN_CACHE_MAX_CHARS = 16 * 1024;
 
@@ -725,10 +726,15 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             }
         }
 
+        /**
+         * Waits briefly for the decode thread to drop the request, which it does at its next step (at most one
+         * decode: {@value #CHUNK} prompt tokens of this request): a cancel answers within {@value #CANCEL_ANSWER_MS}
+         * ms even on a loaded machine, and the lane is free once the current decode ends.
+         */
         private void waitForLoop() {
             try {
-                if (!finished.await(LlamaEngine.CANCEL_WAIT_MS, TimeUnit.MILLISECONDS)) {
-                    Log.info("llama lane " + lease.id() + " is still busy after a cancel");
+                if (!finished.await(CANCEL_ANSWER_MS, TimeUnit.MILLISECONDS)) {
+                    Log.debug("llama lane " + lease.id() + " is freed after the current decode");
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

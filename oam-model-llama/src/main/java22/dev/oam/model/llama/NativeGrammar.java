@@ -29,6 +29,7 @@ final class NativeGrammar implements GrammarCompiler {
     private final MemorySegment one;
     private final MemorySegment oneArray;
     private final MemorySegment all;
+    private final MemorySegment pristine;
     private final MemorySegment allArray;
 
     NativeGrammar(FfmEngine engine) {
@@ -39,6 +40,10 @@ final class NativeGrammar implements GrammarCompiler {
         one = arena.allocate(LlamaNative.TOKEN_DATA);
         oneArray = arena.allocate(LlamaNative.TOKEN_DATA_ARRAY);
         all = arena.allocate(LlamaNative.TOKEN_DATA, nVocab);
+        pristine = arena.allocate(LlamaNative.TOKEN_DATA, nVocab);
+        for (int t = 0; t < nVocab; t++) {
+            pristine.set(JAVA_INT, t * 12L, t); // logit and p stay 0
+        }
         allArray = arena.allocate(LlamaNative.TOKEN_DATA_ARRAY);
     }
 
@@ -91,12 +96,7 @@ final class NativeGrammar implements GrammarCompiler {
 
         @Override
         public void fillMask(long[] mask) {
-            for (int t = 0; t < nVocab; t++) {
-                long at = t * 12L;
-                all.set(JAVA_INT, at, t);
-                all.set(JAVA_FLOAT, at + 4, 0f);
-                all.set(JAVA_FLOAT, at + 8, 0f);
-            }
+            MemorySegment.copy(pristine, 0, all, 0, pristine.byteSize());
             allArray.set(ADDRESS, 0, all);
             allArray.set(JAVA_LONG, 8, nVocab);
             allArray.set(JAVA_LONG, 16, -1);

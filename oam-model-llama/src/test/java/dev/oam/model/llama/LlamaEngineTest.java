@@ -215,7 +215,7 @@ class LlamaEngineTest {
         canceller.join();
         // No delta after the cancel: decoding stopped at the next token, not at the end of the 400-token budget.
         assertThat(seen).hasSize(3);
-        assertThat(engine.slotTable().busySlots()).isZero();
+        assertThat(engine.slotTable().await(t -> t.busySlots() == 0, 30_000)).isTrue();
 
         Run after = run(request, "cancel");
         assertThat(after.text()).isEqualTo(reference.text());
