@@ -265,6 +265,27 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         return (BitSet) endOfGeneration.clone();
     }
 
+    /**
+     * The vocabulary as a Java grammar sees it: each token's bytes from {@code llama_token_to_piece(special=false)}
+     * (SPM's space marker and byte tokens already resolved), control tokens and end-of-generation tokens flagged.
+     * Built on each call (a 262k vocabulary takes a moment): the grammar compiler keeps it.
+     */
+    dev.oam.model.llama.grammar.TokenVocabulary vocabulary() {
+        byte[][] pieces = new byte[nVocab][];
+        BitSet control = new BitSet(nVocab);
+        try (Arena local = Arena.ofConfined()) {
+            MemorySegment buffer = local.allocate(256);
+            for (int t = 0; t < nVocab; t++) {
+                boolean isControl = api.isControl(vocab, t) || endOfGeneration.get(t);
+                if (isControl) {
+                    control.set(t);
+                }
+                pieces[t] = isControl ? new byte[0] : api.piece(vocab, t, false, buffer);
+            }
+        }
+        return new dev.oam.model.llama.grammar.TokenVocabulary(pieces, control, endOfGeneration);
+    }
+
     /** The admission queue and lanes (tests watch it). */
     @Override
     public SlotTable slotTable() {

@@ -23,6 +23,27 @@ class FfmEngineTest extends LlamaEngineTest {
         super.open();
     }
 
+    @org.junit.jupiter.api.Test
+    void theVocabularyForJavaGrammarsHasEveryTokensBytesAndFlagsControlTokens() throws Exception {
+        SlotEngine engine = TinyEngines.chatMl(kind());
+        Method vocabulary = engine.getClass().getDeclaredMethod("vocabulary");
+        vocabulary.setAccessible(true);
+        dev.oam.model.llama.grammar.TokenVocabulary v = (dev.oam.model.llama.grammar.TokenVocabulary) vocabulary.invoke(engine);
+        int[] tokens = engine.promptTokens("<|im_start|>user\nthe goblin<|im_end|>");
+        StringBuilder text = new StringBuilder();
+        int control = 0;
+        for (int t : tokens) {
+            if (v.isControl(t)) {
+                control++;
+            } else {
+                text.append(new String(v.piece(t), java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+        assertThat(control).isGreaterThanOrEqualTo(2);
+        assertThat(text.toString()).isEqualTo("user\nthe goblin");
+        assertThat(v.size()).isGreaterThan(1000);
+    }
+
     /**
      * The FFM engine counts the tokens really held: the whole first prompt, then as much of the answer as the
      * sampled tokens share with the answer's canonical tokens (a grammar lets a model spell the text in other
