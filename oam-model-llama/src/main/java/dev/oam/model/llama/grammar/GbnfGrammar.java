@@ -1,0 +1,448 @@
+package dev.oam.model.llama.grammar;
+
+import dev.oam.model.llama.grammar.GbnfParser.Alternatives;
+import dev.oam.model.llama.grammar.GbnfParser.CharClass;
+import dev.oam.model.llama.grammar.GbnfParser.Literal;
+import dev.oam.model.llama.grammar.GbnfParser.Node;
+import dev.oam.model.llama.grammar.GbnfParser.Repeat;
+import dev.oam.model.llama.grammar.GbnfParser.RuleRef;
+import dev.oam.model.llama.grammar.GbnfParser.Sequence;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A GBNF grammar compiled into a pushdown automaton over code points, with a lazily built, shared DFA of its
+ * states.
+ *
+ * <p>The program is llama.cpp's shape: every rule is a list of alternatives, each a run of elements ending in
+ * {@link #END}; an element is a character class or a rule reference. Groups and repetitions become rules of
+ * their own ({@code x{2,4}} is {@code x x o2} with {@code o2 ::= x o1 |}, {@code o1 ::= x |}), so a matcher
+ * needs only stacks of positions. A reference at the end of an alternative pushes no return position, so
+ * {@code x*} and the nested optionals run in constant stack depth.
+ *
+ * <p>The code-point alphabet is cut into intervals at every class boundary: within an interval every class
+ * answers the same, so transitions are memoized per (state, interval) and a multi-byte character costs one
+ * binary search. States are interned (up to {@link #MAX_STATES}), so after warm-up a byte step is an array
+ * read. Immutable apart from those thread-safe caches.
+ */
+final class GbnfGrammar {
+    /** The end of an alternative in {@link #code}. */
+    static final int END = -1;
+    /** Interned states per grammar; past it new states still work but are no longer shared. */
+    static final int MAX_STATES = 50_000;
+    /** The largest program accepted (elements after expanding repetitions). */
+    static final int MAX_CODE = 4_000_000;
+
+    /** Elements: {@code >= 0} a class id; {@link #END}; {@code <= -2} the rule {@code -2 - code}. */
+    final int[] code;
+    /** The start position of each alternative of each rule. */
+    final int[][] alternatives;
+    /** Interval boundaries: interval {@code i} is {@code [bounds[i], bounds[i + 1])}; the last ends at U+10FFFF. */
+    final int[] bounds;
+    /** Per class id, the intervals it admits. */
+    final long[][] classIntervals;
+    final int intervalCount;
+    private final int[] asciiInterval = new int[128];
+    private final ConcurrentHashMap<GrammarState, GrammarState> states = new ConcurrentHashMap<>();
+    final GrammarState dead;
+    final GrammarState start;
+    final String text;
+
+    private GbnfGrammar(String text, int[] code, int[][] alternatives, List<int[]> classes) {
+        this.text = text;
+        this.code = code;
+        this.alternatives = alternatives;
+        TreeSet<Integer> cuts = new TreeSet<>();
+        cuts.add(0);
+        for (int[] ranges : classes) {
+            for (int i = 0; i < ranges.length; i += 2) {
+                cuts.add(ranges[i]);
+                if (ranges[i + 1] < Character.MAX_CODE_POINT) {
+                    cuts.add(ranges[i + 1] + 1);
+                }
+            }
+        }
+        bounds = cuts.stream().mapToInt(Integer::intValue).toArray();
+        intervalCount = bounds.length;
+        classIntervals = new long[classes.size()][];
+        for (int c = 0; c < classes.size(); c++) {
+            int[] ranges = classes.get(c);
+            long[] set = new long[(intervalCount + 63) >>> 6];
+            for (int i = 0; i < ranges.length; i += 2) {
+                for (int iv = search(ranges[i]); iv < intervalCount && bounds[iv] <= ranges[i + 1]; iv++) {
+                    set[iv >>> 6] |= 1L << iv;
+                }
+            }
+            classIntervals[c] = set;
+        }
+        for (int b = 0; b < 128; b++) {
+            asciiInterval[b] = search(b);
+        }
+        dead = new GrammarState(this, new Frame[0], false);
+        Set<Frame> tops = new LinkedHashSet<>();
+        boolean[] end = new boolean[1];
+        for (int alt : alternatives[0]) {
+            expand(alt, null, tops, end);
+        }
+        start = intern(new GrammarState(this, tops.toArray(Frame[]::new), end[0]));
+    }
+
+    /**
+     * Parses and compiles {@code text}.
+     *
+     * @throws IllegalArgumentException naming the cause when it is not GBNF, references an undefined rule, is
+     *     left-recursive or too large
+     */
+    static GbnfGrammar compile(String text) {
+        Map<String, Node> rules = GbnfParser.parse(text);
+        return new Lowering(text, rules).run();
+    }
+
+    /** The interval of {@code cp}. */
+    int interval(int cp) {
+        return cp < 128 ? asciiInterval[cp] : search(cp);
+    }
+
+    /** The interval of the ASCII character {@code b}. */
+    int asciiInterval(int b) {
+        return asciiInterval[b];
+    }
+
+    private int search(int cp) {
+        int i = Arrays.binarySearch(bounds, cp);
+        return i >= 0 ? i : -i - 2;
+    }
+
+    /** The shared instance equal to {@code state}, or {@code state} itself once the table is full. */
+    GrammarState intern(GrammarState state) {
+        if (state.isDead()) {
+            return dead;
+        }
+        GrammarState known = states.get(state);
+        if (known != null) {
+            return known;
+        }
+        if (states.size() >= MAX_STATES) {
+            return state;
+        }
+        known = states.putIfAbsent(state, state);
+        return known != null ? known : state;
+    }
+
+    int internedStates() {
+        return states.size();
+    }
+
+    /**
+     * Adds to {@code tops} the character positions reachable from position {@code pc} with return stack
+     * {@code parent} without consuming input; sets {@code end[0]} when the whole grammar can end there.
+     */
+    void expand(int pc, Frame parent, Set<Frame> tops, boolean[] end) {
+        int op = code[pc];
+        if (op == END) {
+            if (parent == null) {
+                end[0] = true;
+            } else {
+                expand(parent.pc, parent.parent, tops, end);
+            }
+        } else if (op >= 0) {
+            tops.add(new Frame(pc, parent));
+        } else {
+            int rule = -2 - op;
+            Frame next = code[pc + 1] == END ? parent : new Frame(pc + 1, parent);
+            for (int alt : alternatives[rule]) {
+                expand(alt, next, tops, end);
+            }
+        }
+    }
+
+    /** Whether class {@code classId} admits interval {@code iv}. */
+    boolean admits(int classId, int iv) {
+        return (classIntervals[classId][iv >>> 6] & (1L << iv)) != 0;
+    }
+
+    /** Turns rule trees into the flat program. */
+    private static final class Lowering {
+        private final String text;
+        private final Map<String, Node> trees;
+        private final Map<String, Integer> ruleIds = new HashMap<>();
+        private final List<List<int[]>> rules = new ArrayList<>(); // rule -> alternatives (element lists)
+        private final List<int[]> classes = new ArrayList<>();
+        private final Map<String, Integer> classIds = new HashMap<>();
+        private long size;
+
+        Lowering(String text, Map<String, Node> trees) {
+            this.text = text;
+            this.trees = trees;
+        }
+
+        GbnfGrammar run() {
+            ruleId("root");
+            for (String name : trees.keySet()) {
+                ruleId(name);
+            }
+            for (Map.Entry<String, Node> rule : trees.entrySet()) {
+                List<int[]> alts = rules.get(ruleIds.get(rule.getKey()));
+                Node body = rule.getValue();
+                if (body instanceof Alternatives a) {
+                    for (Node option : a.options()) {
+                        alts.add(elements(option));
+                    }
+                } else {
+                    alts.add(elements(body));
+                }
+            }
+            checkLeftRecursion();
+            int total = 0;
+            for (List<int[]> alts : rules) {
+                for (int[] alt : alts) {
+                    total += alt.length + 1;
+                }
+            }
+            int[] code = new int[total + 1];
+            int[][] starts = new int[rules.size()][];
+            int pc = 0;
+            for (int r = 0; r < rules.size(); r++) {
+                List<int[]> alts = rules.get(r);
+                starts[r] = new int[alts.size()];
+                for (int a = 0; a < alts.size(); a++) {
+                    starts[r][a] = pc;
+                    System.arraycopy(alts.get(a), 0, code, pc, alts.get(a).length);
+                    pc += alts.get(a).length;
+                    code[pc++] = END;
+                }
+            }
+            code[pc] = END;
+            return new GbnfGrammar(text, code, starts, classes);
+        }
+
+        private int ruleId(String name) {
+            Integer id = ruleIds.get(name);
+            if (id == null) {
+                id = rules.size();
+                ruleIds.put(name, id);
+                rules.add(new ArrayList<>());
+            }
+            return id;
+        }
+
+        private int newRule(List<int[]> alts) {
+            int id = rules.size();
+            rules.add(alts);
+            return id;
+        }
+
+        private int[] elements(Node node) {
+            List<Integer> out = new ArrayList<>();
+            lower(node, out);
+            grow(out.size() + 1);
+            return out.stream().mapToInt(Integer::intValue).toArray();
+        }
+
+        private void grow(long elements) {
+            size += elements;
+            if (size > MAX_CODE) {
+                throw new IllegalArgumentException("GBNF: the grammar expands to more than " + MAX_CODE
+                        + " elements (repetitions are expanded); it is too large");
+            }
+        }
+
+        private void lower(Node node, List<Integer> out) {
+            switch (node) {
+                case Literal l -> {
+                    for (int cp : l.codePoints()) {
+                        out.add(classId(false, new int[] {cp, cp}));
+                    }
+                }
+                case CharClass c -> out.add(classId(c.negated(), c.ranges()));
+                case RuleRef ref -> {
+                    if (!trees.containsKey(ref.name())) {
+                        throw GbnfParser.error(text, ref.position(), "undefined rule '" + ref.name() + "'");
+                    }
+                    out.add(-2 - ruleId(ref.name()));
+                }
+                case Sequence s -> s.items().forEach(item -> lower(item, out));
+                case Alternatives a -> {
+                    List<int[]> alts = new ArrayList<>();
+                    for (Node option : a.options()) {
+                        alts.add(elements(option));
+                    }
+                    out.add(-2 - newRule(alts));
+                }
+                case Repeat r -> repeat(r, out);
+            }
+        }
+
+        /** {@code x{m,n}}: m copies of x, then nested optionals (n - m of them) or {@code x*}. */
+        private void repeat(Repeat r, List<Integer> out) {
+            int[] item = elements(r.node());
+            int element = item.length == 1 ? item[0] : -2 - newRule(new ArrayList<>(List.of(item)));
+            grow(r.min());
+            for (int i = 0; i < r.min(); i++) {
+                out.add(element);
+            }
+            if (r.max() < 0) {
+                int star = newRule(new ArrayList<>());
+                rules.get(star).add(new int[] {element, -2 - star});
+                rules.get(star).add(new int[0]);
+                grow(4);
+                out.add(-2 - star);
+            } else if (r.max() > r.min()) {
+                int previous = newRule(new ArrayList<>(List.of(new int[] {element}, new int[0])));
+                for (int k = 2; k <= r.max() - r.min(); k++) {
+                    previous = newRule(new ArrayList<>(List.of(new int[] {element, -2 - previous}, new int[0])));
+                    grow(5);
+                }
+                out.add(-2 - previous);
+            }
+        }
+
+        private int classId(boolean negated, int[] ranges) {
+            int[] positive = normalize(negated, ranges);
+            String key = Arrays.toString(positive);
+            Integer id = classIds.get(key);
+            if (id == null) {
+                id = classes.size();
+                classes.add(positive);
+                classIds.put(key, id);
+            }
+            return id;
+        }
+
+        /** Sorted, merged, inclusive ranges of the code points the class admits. */
+        private static int[] normalize(boolean negated, int[] ranges) {
+            int[][] pairs = new int[ranges.length / 2][];
+            for (int i = 0; i < pairs.length; i++) {
+                pairs[i] = new int[] {ranges[2 * i], ranges[2 * i + 1]};
+            }
+            Arrays.sort(pairs, (a, b) -> Integer.compare(a[0], b[0]));
+            List<int[]> merged = new ArrayList<>();
+            for (int[] p : pairs) {
+                if (!merged.isEmpty() && p[0] <= merged.get(merged.size() - 1)[1] + 1) {
+                    merged.get(merged.size() - 1)[1] = Math.max(merged.get(merged.size() - 1)[1], p[1]);
+                } else {
+                    merged.add(p.clone());
+                }
+            }
+            if (negated) {
+                List<int[]> complement = new ArrayList<>();
+                int next = 0;
+                for (int[] p : merged) {
+                    if (p[0] > next) {
+                        complement.add(new int[] {next, p[0] - 1});
+                    }
+                    next = p[1] + 1;
+                }
+                if (next <= Character.MAX_CODE_POINT) {
+                    complement.add(new int[] {next, Character.MAX_CODE_POINT});
+                }
+                merged = complement;
+            }
+            int[] out = new int[merged.size() * 2];
+            for (int i = 0; i < merged.size(); i++) {
+                out[2 * i] = merged.get(i)[0];
+                out[2 * i + 1] = merged.get(i)[1];
+            }
+            return out;
+        }
+
+        /**
+         * Rejects a rule that can reach itself without consuming input, as llama.cpp does: a top-down matcher
+         * would loop on it.
+         */
+        private void checkLeftRecursion() {
+            int n = rules.size();
+            boolean[] nullable = new boolean[n];
+            boolean changed = true;
+            while (changed) {
+                changed = false;
+                for (int r = 0; r < n; r++) {
+                    if (nullable[r]) {
+                        continue;
+                    }
+                    for (int[] alt : rules.get(r)) {
+                        boolean all = true;
+                        for (int e : alt) {
+                            if (e >= 0 || !nullable[-2 - e]) {
+                                all = false;
+                                break;
+                            }
+                        }
+                        if (all) {
+                            nullable[r] = true;
+                            changed = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            int[] mark = new int[n]; // 0 new, 1 on the path, 2 done
+            for (int r = 0; r < n; r++) {
+                if (mark[r] == 0) {
+                    visit(r, nullable, mark);
+                }
+            }
+        }
+
+        private void visit(int root, boolean[] nullable, int[] mark) {
+            // iterative DFS: the nested optionals of a long repetition are thousands of rules deep
+            List<int[]> stack = new ArrayList<>(); // {rule, next edge index}
+            List<int[]> edges = new ArrayList<>();
+            stack.add(new int[] {root, 0});
+            edges.add(leftEdges(root, nullable));
+            mark[root] = 1;
+            while (!stack.isEmpty()) {
+                int[] top = stack.get(stack.size() - 1);
+                int[] out = edges.get(edges.size() - 1);
+                if (top[1] == out.length) {
+                    mark[top[0]] = 2;
+                    stack.remove(stack.size() - 1);
+                    edges.remove(edges.size() - 1);
+                    continue;
+                }
+                int next = out[top[1]++];
+                if (mark[next] == 1) {
+                    throw new IllegalArgumentException("GBNF: rule '" + name(next) + "' is left-recursive (it can "
+                            + "reach itself without matching a character)");
+                }
+                if (mark[next] == 0) {
+                    mark[next] = 1;
+                    stack.add(new int[] {next, 0});
+                    edges.add(leftEdges(next, nullable));
+                }
+            }
+        }
+
+        private int[] leftEdges(int r, boolean[] nullable) {
+            List<Integer> out = new ArrayList<>();
+            for (int[] alt : rules.get(r)) {
+                for (int e : alt) {
+                    if (e >= 0) {
+                        break;
+                    }
+                    out.add(-2 - e);
+                    if (!nullable[-2 - e]) {
+                        break;
+                    }
+                }
+            }
+            return out.stream().mapToInt(Integer::intValue).toArray();
+        }
+
+        private String name(int rule) {
+            for (Map.Entry<String, Integer> e : ruleIds.entrySet()) {
+                if (e.getValue() == rule) {
+                    return e.getKey();
+                }
+            }
+            return "(a group or repetition)";
+        }
+    }
+}
