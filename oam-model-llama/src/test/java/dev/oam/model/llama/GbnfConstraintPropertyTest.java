@@ -40,7 +40,9 @@ class GbnfConstraintPropertyTest {
     private static final TokenVocabulary VOCABULARY = SyntheticVocabulary.create(7, 400);
     private static final GbnfCompiler CACHED = GbnfCompiler.create(VOCABULARY);
     private static final GbnfCompiler UNCACHED = GbnfCompiler.create(VOCABULARY, 0);
-    private static final int WORDS = (VOCABULARY.size() + 63) / 64;
+    /** Pieces of at most 4 bytes, against strings of up to 24 characters: repetition counts merge in mask keys. */
+    private static final TokenVocabulary SHORT = SyntheticVocabulary.shortPieces(11, 300);
+    private static final GbnfCompiler SHORT_CACHED = GbnfCompiler.create(SHORT);
 
     private static final List<String> SCHEMAS = List.of(
             Fixtures.DECISION,
@@ -63,40 +65,60 @@ class GbnfConstraintPropertyTest {
             "{\"type\":\"string\",\"enum\":[\"say \\\"hi\\\"\",\"back\\\\slash\",\"café\",\"🐉\",\"two\\nlines\"]}");
 
     static Stream<String> grammars() throws Exception {
+        return grammars(6);
+    }
+
+    static Stream<String> longStringGrammars() throws Exception {
+        return grammars(24);
+    }
+
+    static Stream<String> grammars(int maxString) throws Exception {
         Map<String, String> out = new LinkedHashMap<>();
         for (String json : SCHEMAS) {
-            Gbnf gbnf = new Gbnf(6);
+            Gbnf gbnf = new Gbnf(maxString);
             out.put(json, gbnf.build(gbnf.schema(schema(json).json()).root()));
         }
         out.put("required", StepGrammar.of(request(prompt("Open it."), List.of(OPEN_GATE, CHECK_INVENTORY),
-                ToolCallingMode.REQUIRED, false, null), 6));
+                ToolCallingMode.REQUIRED, false, null), maxString));
         out.put("required+direct", StepGrammar.of(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED,
-                true, null), 6));
+                true, null), maxString));
         out.put("allowed text", StepGrammar.of(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED,
-                false, null), 6));
+                false, null), maxString));
         out.put("allowed decision", StepGrammar.of(request(prompt("Decide."), List.of(OPEN_GATE),
-                ToolCallingMode.ALLOWED, false, schema(Fixtures.DECISION)), 6));
+                ToolCallingMode.ALLOWED, false, schema(Fixtures.DECISION)), maxString));
         out.put("disallowed decision", StepGrammar.of(request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED,
-                false, schema(Fixtures.DECISION)), 6));
+                false, schema(Fixtures.DECISION)), maxString));
         return out.values().stream();
     }
 
     @ParameterizedTest
     @MethodSource("grammars")
     void randomWalksStayInsideTheGrammarAndMasksMatchAllowsAndTheChecker(String grammar) {
+        randomWalks(grammar, VOCABULARY, walk -> walk % 3 == 2 ? UNCACHED : CACHED, 12);
+    }
+
+    @ParameterizedTest
+    @MethodSource("longStringGrammars")
+    void cachedMasksStayExactWhereRepetitionCountsAreMerged(String grammar) {
+        randomWalks(grammar, SHORT, walk -> SHORT_CACHED, 6);
+    }
+
+    private static void randomWalks(String grammar, TokenVocabulary vocabulary, java.util.function.IntFunction<GbnfCompiler> compilers,
+            int walks) {
         GbnfChecker checker = GbnfChecker.parse(grammar);
+        int words = (vocabulary.size() + 63) / 64;
         int ended = 0;
-        for (int walk = 0; walk < 12; walk++) {
+        for (int walk = 0; walk < walks; walk++) {
             Random random = new Random(grammar.hashCode() * 31L + walk);
-            GbnfCompiler compiler = walk % 3 == 2 ? UNCACHED : CACHED;
+            GbnfCompiler compiler = compilers.apply(walk);
             TokenConstraint c = compiler.start(grammar);
             ByteArrayOutputStream output = new ByteArrayOutputStream();
             boolean stopped = false;
             for (int step = 0; step < 200 && !stopped; step++) {
-                long[] mask = new long[WORDS];
+                long[] mask = new long[words];
                 c.fillMask(mask);
                 List<Integer> allowed = new ArrayList<>();
-                for (int t = 0; t < VOCABULARY.size(); t++) {
+                for (int t = 0; t < vocabulary.size(); t++) {
                     boolean bit = (mask[t >>> 6] & (1L << t)) != 0;
                     assertThat(bit).as("mask bit of token %d equals allows, after %s", t, printable(output)).isEqualTo(c.allows(t));
                     if (bit) {
@@ -108,13 +130,13 @@ class GbnfConstraintPropertyTest {
                 }
                 String text = decode(output.toByteArray());
                 if (text != null && step % 2 == 0) {
-                    checkAgainstChecker(c, checker, output.toByteArray(), text, random);
+                    checkAgainstChecker(c, checker, vocabulary, output.toByteArray(), text, random);
                 }
                 if (step % 5 == 0) {
-                    int rejected = random.nextInt(VOCABULARY.size());
+                    int rejected = random.nextInt(vocabulary.size());
                     if (!c.allows(rejected)) {
                         assertThatThrownBy(() -> c.accept(rejected)).isInstanceOf(IllegalArgumentException.class);
-                        long[] again = new long[WORDS];
+                        long[] again = new long[words];
                         c.fillMask(again);
                         assertThat(again).as("the state is unchanged by a refused token").isEqualTo(mask);
                     }
@@ -126,14 +148,14 @@ class GbnfConstraintPropertyTest {
                 if (c.canEnd() && (random.nextInt(4) == 0 || c.isComplete())) {
                     token = random.nextBoolean() ? SyntheticVocabulary.EOS : SyntheticVocabulary.END_OF_TURN;
                 } else {
-                    List<Integer> pieces = allowed.stream().filter(t -> !VOCABULARY.isEndOfGeneration(t)).toList();
+                    List<Integer> pieces = allowed.stream().filter(t -> !vocabulary.isEndOfGeneration(t)).toList();
                     token = pieces.get(random.nextInt(pieces.size()));
                 }
                 c.accept(token);
-                if (VOCABULARY.isEndOfGeneration(token)) {
+                if (vocabulary.isEndOfGeneration(token)) {
                     stopped = true;
                 } else {
-                    output.writeBytes(VOCABULARY.piece(token));
+                    output.writeBytes(vocabulary.piece(token));
                 }
             }
             String text = decode(output.toByteArray());
@@ -149,16 +171,16 @@ class GbnfConstraintPropertyTest {
     }
 
     /** allows(t) against the checker for a sample of tokens whose piece ends on a whole character. */
-    private static void checkAgainstChecker(TokenConstraint c, GbnfChecker checker, byte[] output, String text,
+    private static void checkAgainstChecker(TokenConstraint c, GbnfChecker checker, TokenVocabulary vocabulary, byte[] output, String text,
             Random random) {
         assertThat(c.canEnd()).as("canEnd after %s", text).isEqualTo(checker.accepts(text));
         assertThat(c.allows(SyntheticVocabulary.EOS)).isEqualTo(checker.accepts(text));
         for (int k = 0; k < 60; k++) {
-            int t = k < 20 ? SyntheticVocabulary.BYTE + random.nextInt(128) : random.nextInt(VOCABULARY.size());
-            if (VOCABULARY.isControl(t) || VOCABULARY.pieceLength(t) == 0) {
+            int t = k < 20 ? SyntheticVocabulary.BYTE + random.nextInt(128) : random.nextInt(vocabulary.size());
+            if (vocabulary.isControl(t) || vocabulary.pieceLength(t) == 0) {
                 continue;
             }
-            byte[] piece = VOCABULARY.piece(t);
+            byte[] piece = vocabulary.piece(t);
             byte[] joined = Arrays.copyOf(output, output.length + piece.length);
             System.arraycopy(piece, 0, joined, output.length, piece.length);
             String next = decode(joined);
@@ -170,13 +192,14 @@ class GbnfConstraintPropertyTest {
 
     @Test
     void theSameGrammarWithAndWithoutTheCacheGivesTheSameMasks() throws Exception {
+        int words = (VOCABULARY.size() + 63) / 64;
         String grammar = grammars().toList().get(0);
         TokenConstraint a = CACHED.start(grammar);
         TokenConstraint b = UNCACHED.start(grammar);
         Random random = new Random(3);
         for (int step = 0; step < 60 && !a.isComplete(); step++) {
-            long[] ma = new long[WORDS];
-            long[] mb = new long[WORDS];
+            long[] ma = new long[words];
+            long[] mb = new long[words];
             a.fillMask(ma);
             a.fillMask(ma); // the second is a cache hit
             b.fillMask(mb);

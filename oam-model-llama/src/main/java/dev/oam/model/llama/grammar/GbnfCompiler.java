@@ -64,7 +64,7 @@ public final class GbnfCompiler implements GrammarCompiler {
             grammar = grammars.get(gbnf);
         }
         if (grammar == null) {
-            grammar = GbnfGrammar.compile(gbnf); // outside the lock: a big grammar takes milliseconds
+            grammar = GbnfGrammar.compile(gbnf, trie.maxDepth); // outside the lock: a big grammar takes milliseconds
             synchronized (grammars) {
                 GbnfGrammar raced = grammars.putIfAbsent(gbnf, grammar);
                 if (raced != null) {

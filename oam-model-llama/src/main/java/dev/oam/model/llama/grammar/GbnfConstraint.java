@@ -11,12 +11,17 @@ import org.jspecify.annotations.Nullable;
  * <p>{@code pending} packs an unfinished UTF-8 sequence: 0 when none, else
  * {@code value << 4 | (length - 1) << 2 | remaining} (length 2 to 4 bytes, 1 to 3 remaining). While it is
  * set, the state's stacks are unchanged; the character is checked against them when it completes, and at
- * each byte before that some character with those leading bytes must still be admitted.
+ * each byte before that some character with those leading bytes must still be admitted. When the lead byte
+ * alone decides the character's interval (the usual case: a JSON string body admits all of U+0080 to
+ * U+10FFFF alike), the state advances at once and {@code pending} is {@code SKIP | remaining}: the
+ * continuation bytes are then only counted.
  *
  * <p>Not thread-safe (one generation, one thread); the grammar, trie and cache it uses are shared.
  */
 final class GbnfConstraint implements TokenConstraint {
     private static final int[] MIN_CODE_POINT = {0, 0, 0x80, 0x800, 0x10000};
+    /** Marks {@code pending} as "the character is already matched; skip this many continuation bytes". */
+    private static final int SKIP = 1 << 30;
 
     private final GbnfCompiler compiler;
     private final GbnfGrammar grammar;
@@ -61,7 +66,7 @@ final class GbnfConstraint implements TokenConstraint {
             Arrays.fill(mask, 0L);
             return;
         }
-        MaskCache.Key key = new MaskCache.Key(state, pending);
+        MaskCache.Key key = new MaskCache.Key(state.maskKey(), pending);
         MaskCache.Mask cached = compiler.masks().get(key);
         if (cached != null) {
             cached.copyTo(mask);
@@ -190,6 +195,12 @@ final class GbnfConstraint implements TokenConstraint {
                 stepPending[0] = 0;
                 return to.isDead() ? null : to;
             }
+            int iv = grammar.leadInterval(b);
+            if (iv >= 0) {
+                GrammarState to = s.next(iv);
+                stepPending[0] = SKIP | (grammar.leadLength(b) - 1);
+                return to.isDead() ? null : to;
+            }
             int length;
             int value;
             if (b >= 0xC2 && b <= 0xDF) {
@@ -208,6 +219,11 @@ final class GbnfConstraint implements TokenConstraint {
         }
         if ((b & 0xC0) != 0x80) {
             return null; // a character left unfinished
+        }
+        if ((p & SKIP) != 0) {
+            int left = (p & 3) - 1;
+            stepPending[0] = left == 0 ? 0 : SKIP | left;
+            return s;
         }
         int value = (p >>> 4) << 6 | (b & 0x3F);
         int length = ((p >>> 2) & 3) + 1;

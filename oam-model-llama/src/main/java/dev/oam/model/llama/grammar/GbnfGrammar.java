@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A GBNF grammar compiled into a pushdown automaton over code points, with a lazily built, shared DFA of its
@@ -50,15 +51,24 @@ final class GbnfGrammar {
     final long[][] classIntervals;
     final int intervalCount;
     private final int[] asciiInterval = new int[128];
+    /**
+     * Per UTF-8 lead byte, the one interval every character it starts falls in, or -1 (the character must be
+     * decoded whole: its interval depends on the continuation bytes, or some of them would be invalid).
+     */
+    private final int[] leadInterval = new int[256];
+    private final int[] leadLength = new int[256];
+    /** Per position, the same position in a repetition with fewer iterations left; null when nothing merges. */
+    private final int @Nullable [] clamp;
     private final ConcurrentHashMap<GrammarState, GrammarState> states = new ConcurrentHashMap<>();
     final GrammarState dead;
     final GrammarState start;
     final String text;
 
-    private GbnfGrammar(String text, int[] code, int[][] alternatives, List<int[]> classes) {
+    private GbnfGrammar(String text, int[] code, int[][] alternatives, List<int[]> classes, int @Nullable [] clamp) {
         this.text = text;
         this.code = code;
         this.alternatives = alternatives;
+        this.clamp = clamp;
         TreeSet<Integer> cuts = new TreeSet<>();
         cuts.add(0);
         for (int[] ranges : classes) {
@@ -85,6 +95,22 @@ final class GbnfGrammar {
         for (int b = 0; b < 128; b++) {
             asciiInterval[b] = search(b);
         }
+        for (int b = 0x80; b < 0x100; b++) {
+            // leads whose every continuation is a valid character (no overlong, surrogate or too-high forms)
+            int length = b >= 0xC2 && b <= 0xDF ? 2 : (b >= 0xE1 && b <= 0xEF && b != 0xED) ? 3
+                    : b >= 0xF1 && b <= 0xF3 ? 4 : 0;
+            leadInterval[b] = -1;
+            if (length > 0) {
+                int bits = 6 * (length - 1);
+                int lo = (b & (0x7F >> length)) << bits;
+                int hi = lo | ((1 << bits) - 1);
+                int iv = search(lo);
+                if (iv == search(hi)) {
+                    leadInterval[b] = iv;
+                    leadLength[b] = length;
+                }
+            }
+        }
         dead = new GrammarState(this, new Frame[0], false);
         Set<Frame> tops = new LinkedHashSet<>();
         boolean[] end = new boolean[1];
@@ -101,8 +127,16 @@ final class GbnfGrammar {
      *     left-recursive or too large
      */
     static GbnfGrammar compile(String text) {
+        return compile(text, Integer.MAX_VALUE);
+    }
+
+    /**
+     * Parses and compiles {@code text} for a vocabulary whose longest piece is {@code longestPiece} bytes (which
+     * lets {@link #maskKey} merge repetition counts no token can tell apart).
+     */
+    static GbnfGrammar compile(String text, int longestPiece) {
         Map<String, Node> rules = GbnfParser.parse(text);
-        return new Lowering(text, rules).run();
+        return new Lowering(text, rules, longestPiece).run();
     }
 
     /** The interval of {@code cp}. */
@@ -118,6 +152,51 @@ final class GbnfGrammar {
     private int search(int cp) {
         int i = Arrays.binarySearch(bounds, cp);
         return i >= 0 ? i : -i - 2;
+    }
+
+    /** See {@link #leadInterval}. */
+    int leadInterval(int b) {
+        return leadInterval[b];
+    }
+
+    /** The length of the character lead byte {@code b} starts, where {@link #leadInterval} is set. */
+    int leadLength(int b) {
+        return leadLength[b];
+    }
+
+    /**
+     * The key {@code state}'s mask is cached under: {@code state} with every count of a bounded repetition
+     * lowered to at most one more than the longest piece. A token of {@code n} bytes holds at most {@code n}
+     * characters, hence at most {@code n} iterations of a repeated item that always consumes one, and the
+     * repetition may stop after any of them; so no token tells "{@code k} more allowed" from
+     * "{@code longest + 1} more allowed" once {@code k} is larger, and their masks are equal. This is what makes
+     * the body of a long JSON string cost one mask instead of one per remaining character.
+     */
+    GrammarState maskKey(GrammarState state) {
+        if (clamp == null) {
+            return state;
+        }
+        Frame[] tops = state.tops;
+        Frame[] mapped = null;
+        for (int i = 0; i < tops.length; i++) {
+            Frame f = clamp(tops[i]);
+            if (f != tops[i]) {
+                if (mapped == null) {
+                    mapped = tops.clone();
+                }
+                mapped[i] = f;
+            }
+        }
+        return mapped == null ? state : new GrammarState(this, mapped, state.canEnd);
+    }
+
+    private @Nullable Frame clamp(@Nullable Frame frame) {
+        if (frame == null) {
+            return null;
+        }
+        Frame parent = clamp(frame.parent);
+        int pc = clamp[frame.pc];
+        return parent == frame.parent && pc == frame.pc ? frame : new Frame(pc, parent);
     }
 
     /** The shared instance equal to {@code state}, or {@code state} itself once the table is full. */
@@ -178,9 +257,15 @@ final class GbnfGrammar {
         private final Map<String, Integer> classIds = new HashMap<>();
         private long size;
 
-        Lowering(String text, Map<String, Node> trees) {
+        private final int longestPiece;
+        /** Each bounded repetition's optional rules, innermost (one more) first, with its item. */
+        private final List<int[]> chains = new ArrayList<>();
+        private final List<Integer> chainItems = new ArrayList<>();
+
+        Lowering(String text, Map<String, Node> trees, int longestPiece) {
             this.text = text;
             this.trees = trees;
+            this.longestPiece = longestPiece;
         }
 
         GbnfGrammar run() {
@@ -199,7 +284,7 @@ final class GbnfGrammar {
                     alts.add(elements(body));
                 }
             }
-            checkLeftRecursion();
+            boolean[] nullable = checkLeftRecursion();
             int total = 0;
             for (List<int[]> alts : rules) {
                 for (int[] alt : alts) {
@@ -220,7 +305,36 @@ final class GbnfGrammar {
                 }
             }
             code[pc] = END;
-            return new GbnfGrammar(text, code, starts, classes);
+            return new GbnfGrammar(text, code, starts, classes, clampMap(code.length, starts, nullable));
+        }
+
+        /**
+         * Maps the positions of {@code opt_k} (up to {@code k} more iterations) to those of {@code opt_limit} for
+         * every {@code k > limit = longestPiece + 1}, for repetitions whose item always consumes a character.
+         */
+        private int @Nullable [] clampMap(int length, int[][] starts, boolean[] nullable) {
+            long limit = (long) longestPiece + 1;
+            int[] map = null;
+            for (int c = 0; c < chains.size(); c++) {
+                int[] chain = chains.get(c);
+                int item = chainItems.get(c);
+                if (chain.length <= limit || (item < 0 && nullable[-2 - item])) {
+                    continue;
+                }
+                if (map == null) {
+                    map = new int[length];
+                    for (int i = 0; i < length; i++) {
+                        map[i] = i;
+                    }
+                }
+                int target = starts[chain[(int) limit - 1]][0];
+                for (int k = (int) limit + 1; k <= chain.length; k++) {
+                    int from = starts[chain[k - 1]][0];
+                    map[from] = target;
+                    map[from + 1] = target + 1;
+                }
+            }
+            return map;
         }
 
         private int ruleId(String name) {
@@ -295,11 +409,16 @@ final class GbnfGrammar {
                 grow(4);
                 out.add(-2 - star);
             } else if (r.max() > r.min()) {
+                int[] chain = new int[r.max() - r.min()];
                 int previous = newRule(new ArrayList<>(List.of(new int[] {element}, new int[0])));
+                chain[0] = previous;
                 for (int k = 2; k <= r.max() - r.min(); k++) {
                     previous = newRule(new ArrayList<>(List.of(new int[] {element, -2 - previous}, new int[0])));
+                    chain[k - 1] = previous;
                     grow(5);
                 }
+                chains.add(chain);
+                chainItems.add(element);
                 out.add(-2 - previous);
             }
         }
@@ -357,7 +476,7 @@ final class GbnfGrammar {
          * Rejects a rule that can reach itself without consuming input, as llama.cpp does: a top-down matcher
          * would loop on it.
          */
-        private void checkLeftRecursion() {
+        private boolean[] checkLeftRecursion() {
             int n = rules.size();
             boolean[] nullable = new boolean[n];
             boolean changed = true;
@@ -389,6 +508,7 @@ final class GbnfGrammar {
                     visit(r, nullable, mark);
                 }
             }
+            return nullable;
         }
 
         private void visit(int root, boolean[] nullable, int[] mark) {

@@ -3,6 +3,7 @@ package dev.oam.model.llama.grammar;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A state of a grammar's DFA between whole code points: the set of matcher stacks (each topped by a character
@@ -22,6 +23,7 @@ final class GrammarState {
     /** Memoized transitions per interval; {@code null} until first computed. */
     private final GrammarState[] next;
     private final int hash;
+    private @Nullable GrammarState maskKey; // lazily set; a race computes equal keys
 
     GrammarState(GbnfGrammar grammar, Frame[] tops, boolean canEnd) {
         this.grammar = grammar;
@@ -43,6 +45,16 @@ final class GrammarState {
             }
         }
         this.next = new GrammarState[grammar.intervalCount];
+    }
+
+    /** The state this one's mask is cached under ({@link GbnfGrammar#maskKey}). */
+    GrammarState maskKey() {
+        GrammarState key = maskKey;
+        if (key == null) {
+            key = grammar.maskKey(this);
+            maskKey = key;
+        }
+        return key;
     }
 
     /** No stack left and not at an end: nothing matched or can match. */

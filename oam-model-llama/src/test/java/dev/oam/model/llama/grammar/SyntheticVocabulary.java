@@ -28,6 +28,43 @@ public final class SyntheticVocabulary {
 
     private SyntheticVocabulary() {}
 
+    /**
+     * Only short pieces: the control tokens, every byte, and {@code randomPieces} pieces of at most 4 bytes (some
+     * cut mid-character), so grammars with longer repetitions than any piece exercise the merged mask keys.
+     */
+    public static TokenVocabulary shortPieces(long seed, int randomPieces) {
+        List<byte[]> pieces = new ArrayList<>();
+        pieces.add("<eos>".getBytes(StandardCharsets.UTF_8));
+        pieces.add("<end_of_turn>".getBytes(StandardCharsets.UTF_8));
+        pieces.add("<start_of_turn>".getBytes(StandardCharsets.UTF_8));
+        pieces.add(new byte[0]);
+        for (int b = 0; b < 256; b++) {
+            pieces.add(new byte[] {(byte) b});
+        }
+        Random random = new Random(seed);
+        String alphabet = "abcdefghijklmnopqrstuvwxyz _-.,:{}[]\"\\0123456789é€🐉";
+        int[] cps = alphabet.codePoints().toArray();
+        for (int i = 0; i < randomPieces; i++) {
+            StringBuilder s = new StringBuilder();
+            int length = 1 + random.nextInt(3);
+            for (int k = 0; k < length; k++) {
+                s.appendCodePoint(cps[random.nextInt(cps.length)]);
+            }
+            byte[] bytes = s.toString().getBytes(StandardCharsets.UTF_8);
+            pieces.add(java.util.Arrays.copyOf(bytes, Math.min(bytes.length, 1 + random.nextInt(4))));
+        }
+        return vocabulary(pieces);
+    }
+
+    private static TokenVocabulary vocabulary(List<byte[]> pieces) {
+        BitSet control = new BitSet();
+        control.set(EOS, START_OF_TURN + 1);
+        BitSet eog = new BitSet();
+        eog.set(EOS);
+        eog.set(END_OF_TURN);
+        return new TokenVocabulary(pieces.toArray(byte[][]::new), control, eog);
+    }
+
     public static TokenVocabulary create(long seed, int randomPieces) {
         List<byte[]> pieces = new ArrayList<>();
         pieces.add("<eos>".getBytes(StandardCharsets.UTF_8));
@@ -72,11 +109,6 @@ public final class SyntheticVocabulary {
             }
             pieces.add(bytes);
         }
-        BitSet control = new BitSet();
-        control.set(EOS, START_OF_TURN + 1);
-        BitSet eog = new BitSet();
-        eog.set(EOS);
-        eog.set(END_OF_TURN);
-        return new TokenVocabulary(pieces.toArray(byte[][]::new), control, eog);
+        return vocabulary(pieces);
     }
 }
