@@ -75,12 +75,12 @@ public final class MaskBench {
         long t1 = System.nanoTime();
         GbnfCompiler warm = GbnfCompiler.create(vocabulary);
         long t2 = System.nanoTime();
-        System.err.printf(Locale.US, "bench: %s: vocabulary read in %.0f ms, trie of %,d nodes built in %.0f ms%n",
-                gguf.name(), (t1 - t0) / 1e6, warm.trieNodes(), (t2 - t1) / 1e6);
+        System.err.printf(Locale.US, "bench: %s: vocabulary read in %.0f ms, trie of %,d nodes built in %.0f ms, longest piece %d bytes%n",
+                gguf.name(), (t1 - t0) / 1e6, warm.trieNodes(), (t2 - t1) / 1e6, warm.longestPiece());
 
         Map<String, String> grammars = grammars();
         grammars.forEach((name, text) -> System.err.println("bench: grammar " + name + ": " + text.length() + " chars, "
-                + text.lines().count() + " rules"));
+                + text.lines().count() + " rules; strings: " + text.lines().filter(l -> l.startsWith("string-")).toList()));
 
         // warm-up: the JIT compiles the walk, allows and accept on a compiler of its own
         for (String text : grammars.values()) {

@@ -85,6 +85,11 @@ public final class GbnfCompiler implements GrammarCompiler {
         return trie.size();
     }
 
+    /** The longest piece in bytes: bounded repetitions longer than this share masks ({@code GbnfGrammar#maskKey}). */
+    public int longestPiece() {
+        return trie.maxDepth;
+    }
+
     /** What the mask cache holds: masks, bytes, hits and misses (for benchmarks and logs). */
     public String cacheStats() {
         return masks.stats();
