@@ -13,6 +13,9 @@ import java.util.Objects;
  *   <li>the trie: built once here (about a second for 262k tokens; about 3 nodes per token);
  *   <li>compiled grammars by text, the {@value #GRAMMARS} most recently started (each interns at most
  *       {@value GbnfGrammar#MAX_STATES} DFA states);
+ *   <li>vocabulary slices (§4.3 of LLAMA-FFM.md), the {@value #SLICES} most recently used: for a state that
+ *       accepts any run of some code points (a JSON string body, free text), the tokens made only of those are
+ *       set at once and only the rest of the vocabulary is walked;
  *   <li>masks by (grammar state, unfinished character), least recently used out past the byte budget
  *       ({@link #DEFAULT_MASK_BYTES} by default: 2,048 full masks of Gemma 3's vocabulary, more when masks are
  *       small, as they are kept as token ids when that is smaller).
@@ -23,6 +26,8 @@ public final class GbnfCompiler implements GrammarCompiler {
     /** The default mask budget: 64 MiB. */
     public static final long DEFAULT_MASK_BYTES = 64L << 20;
     static final int GRAMMARS = 32;
+    /** Vocabulary slices kept (one per distinct set of free code points; JSON strings and free text need two). */
+    static final int SLICES = 8;
 
     private final TokenVocabulary vocabulary;
     private final TokenTrie trie;
@@ -32,6 +37,12 @@ public final class GbnfCompiler implements GrammarCompiler {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, GbnfGrammar> eldest) {
             return size() > GRAMMARS;
+        }
+    }; // guarded by itself
+    private final LinkedHashMap<String, Slice> slices = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Slice> eldest) {
+            return size() > SLICES;
         }
     }; // guarded by itself
 
@@ -93,6 +104,22 @@ public final class GbnfCompiler implements GrammarCompiler {
     /** What the mask cache holds: masks, bytes, hits and misses (for benchmarks and logs). */
     public String cacheStats() {
         return masks.stats();
+    }
+
+    /** The slice for the free code points {@code ranges}, built on first use (a pass over the vocabulary). */
+    Slice slice(int[] ranges) {
+        String key = java.util.Arrays.toString(ranges);
+        synchronized (slices) {
+            Slice known = slices.get(key);
+            if (known != null) {
+                return known;
+            }
+        }
+        Slice built = new Slice(vocabulary, ranges); // outside the lock; a race builds an equal one
+        synchronized (slices) {
+            Slice raced = slices.putIfAbsent(key, built);
+            return raced != null ? raced : built;
+        }
     }
 
     TokenTrie trie() {

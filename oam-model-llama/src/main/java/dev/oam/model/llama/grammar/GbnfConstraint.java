@@ -72,14 +72,28 @@ final class GbnfConstraint implements TokenConstraint {
             cached.copyTo(mask);
             return;
         }
-        walk(mask);
+        Arrays.fill(mask, 0L);
+        int[] free = pending == 0 ? state.freeRanges(compiler.trie().maxDepth) : null;
+        Slice slice = free == null ? null : compiler.slice(free);
+        if (slice != null) {
+            System.arraycopy(slice.pure, 0, mask, 0, slice.pure.length);
+            walk(slice.remainder, mask);
+        } else {
+            walk(compiler.trie(), mask);
+        }
+        if (canEnd()) {
+            for (int t : compiler.endOfGeneration()) {
+                mask[t >>> 6] |= 1L << t;
+            }
+        }
         compiler.masks().put(key, MaskCache.Mask.of(mask, words));
     }
 
-    /** Fills {@code mask} by walking the trie from the current position, skipping rejected subtrees. */
-    void walk(long[] mask) {
-        Arrays.fill(mask, 0L);
-        TokenTrie trie = compiler.trie();
+    /**
+     * Sets in {@code mask} the tokens of {@code trie} that continue the grammar from the current position,
+     * walking it once and skipping every subtree whose first byte is rejected.
+     */
+    void walk(TokenTrie trie, long[] mask) {
         byte[] label = trie.label;
         short[] depth = trie.depth;
         int[] skip = trie.skip;
@@ -117,13 +131,6 @@ final class GbnfConstraint implements TokenConstraint {
                 mask[t >>> 6] |= 1L << t;
             }
             i++;
-        }
-        if (canEnd()) {
-            TokenVocabulary vocabulary = compiler.vocabulary();
-            for (int t : compiler.endOfGeneration()) {
-                mask[t >>> 6] |= 1L << t;
-            }
-            assert vocabulary.size() > 0;
         }
         Arrays.fill(states, null);
     }
@@ -262,6 +269,11 @@ final class GbnfConstraint implements TokenConstraint {
             out.append(c >= 0x20 && c < 0x7F ? String.valueOf((char) c) : String.format("\\x%02X", c));
         }
         return out.append('\'').toString();
+    }
+
+    /** The current grammar state (for tests). */
+    GrammarState state() {
+        return state;
     }
 
     @Override

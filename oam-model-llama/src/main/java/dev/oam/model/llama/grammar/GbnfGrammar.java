@@ -199,6 +199,100 @@ final class GbnfGrammar {
         return parent == frame.parent && pc == frame.pc ? frame : new Frame(pc, parent);
     }
 
+    /** States a free-set search may visit before it gives up (no slice: the full walk is used). */
+    static final int MAX_FREE_SEARCH = 4096;
+    /** Code points a free set must cover to be worth a slice. */
+    static final int MIN_FREE_CODE_POINTS = 64;
+
+    /**
+     * The code points (sorted inclusive ranges) that {@code state} accepts in any order for at least
+     * {@code longest} characters, or null when there are too few to be worth a slice.
+     *
+     * <p>Start from the intervals {@code state} admits. Explore the states reached by strings of those, up to
+     * {@code longest - 1} characters deep; where a reached state does not admit the whole set, drop the interval
+     * that led there, and start over. What remains is sound: every string of at most {@code longest} characters
+     * from the set passes through states that admit the next one, so every piece made only of them is allowed.
+     * For a JSON string body this drops the quote and backslash (their states admit other things) and keeps the
+     * plain characters while at least {@code longest} more are allowed.
+     */
+    int @Nullable [] freeRanges(GrammarState state, int longest) {
+        long[] free = state.admittedIntervals();
+        restart:
+        while (true) {
+            if (!worthASlice(free)) {
+                return null;
+            }
+            List<GrammarState> level = List.of(state);
+            Set<GrammarState> seen = new java.util.HashSet<>(level);
+            for (int depth = 1; depth < longest; depth++) {
+                List<GrammarState> next = new ArrayList<>();
+                for (GrammarState from : level) {
+                    for (int iv = nextSet(free, 0); iv >= 0; iv = nextSet(free, iv + 1)) {
+                        GrammarState to = from.next(iv);
+                        if (!to.admitsAll(free)) {
+                            free[iv >>> 6] &= ~(1L << iv);
+                            continue restart;
+                        }
+                        if (seen.add(to)) {
+                            next.add(to);
+                            if (seen.size() > MAX_FREE_SEARCH) {
+                                return null;
+                            }
+                        }
+                    }
+                }
+                if (next.isEmpty()) {
+                    break;
+                }
+                level = next;
+            }
+            return ranges(free);
+        }
+    }
+
+    private boolean worthASlice(long[] intervals) {
+        long covered = 0;
+        for (int iv = nextSet(intervals, 0); iv >= 0; iv = nextSet(intervals, iv + 1)) {
+            covered += intervalEnd(iv) - bounds[iv] + 1;
+        }
+        return covered >= MIN_FREE_CODE_POINTS;
+    }
+
+    private int intervalEnd(int iv) {
+        return iv + 1 < intervalCount ? bounds[iv + 1] - 1 : Character.MAX_CODE_POINT;
+    }
+
+    private int[] ranges(long[] intervals) {
+        List<Integer> out = new ArrayList<>();
+        for (int iv = nextSet(intervals, 0); iv >= 0; iv = nextSet(intervals, iv + 1)) {
+            if (!out.isEmpty() && out.get(out.size() - 1) == bounds[iv] - 1) {
+                out.set(out.size() - 1, intervalEnd(iv));
+            } else {
+                out.add(bounds[iv]);
+                out.add(intervalEnd(iv));
+            }
+        }
+        return out.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private int nextSet(long[] set, int from) {
+        if (from >= intervalCount) {
+            return -1;
+        }
+        int word = from >>> 6;
+        long w = set[word] & (-1L << from);
+        while (true) {
+            if (w != 0) {
+                int iv = (word << 6) + Long.numberOfTrailingZeros(w);
+                return iv < intervalCount ? iv : -1;
+            }
+            if (++word >= set.length) {
+                return -1;
+            }
+            w = set[word];
+        }
+    }
+
     /** The shared instance equal to {@code state}, or {@code state} itself once the table is full. */
     GrammarState intern(GrammarState state) {
         if (state.isDead()) {

@@ -24,6 +24,8 @@ final class GrammarState {
     private final GrammarState[] next;
     private final int hash;
     private @Nullable GrammarState maskKey; // lazily set; a race computes equal keys
+    private int @Nullable [] free; // lazily set, NO_FREE when none; a race computes equal sets
+    private static final int[] NO_FREE = new int[0];
 
     GrammarState(GbnfGrammar grammar, Frame[] tops, boolean canEnd) {
         this.grammar = grammar;
@@ -55,6 +57,34 @@ final class GrammarState {
             maskKey = key;
         }
         return key;
+    }
+
+    /** {@link GbnfGrammar#freeRanges} for this state, computed once; null when there are none. */
+    int @Nullable [] freeRanges(int longest) {
+        int[] known = free;
+        if (known == null) {
+            known = grammar.freeRanges(this, longest);
+            if (known == null) {
+                known = NO_FREE;
+            }
+            free = known;
+        }
+        return known == NO_FREE ? null : known;
+    }
+
+    /** A copy of the intervals some top admits. */
+    long[] admittedIntervals() {
+        return admitted.clone();
+    }
+
+    /** Whether every interval in {@code intervals} is admitted. */
+    boolean admitsAll(long[] intervals) {
+        for (int i = 0; i < intervals.length; i++) {
+            if ((intervals[i] & ~admitted[i]) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** No stack left and not at an end: nothing matched or can match. */

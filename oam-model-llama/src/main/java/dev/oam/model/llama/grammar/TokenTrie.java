@@ -1,6 +1,7 @@
 package dev.oam.model.llama.grammar;
 
 import java.util.Arrays;
+import java.util.function.IntPredicate;
 
 /**
  * The vocabulary's pieces as a trie laid flat in depth-first order, so a mask is one forward pass: node
@@ -27,12 +28,17 @@ final class TokenTrie {
     static final int MAX_PIECE = Short.MAX_VALUE;
 
     TokenTrie(TokenVocabulary vocabulary) {
+        this(vocabulary, t -> true);
+    }
+
+    /** The trie of the tokens {@code include} accepts (of those a grammar can match at all). */
+    TokenTrie(TokenVocabulary vocabulary, IntPredicate include) {
         int n = vocabulary.size();
         Integer[] order = new Integer[n];
         int count = 0;
         for (int t = 0; t < n; t++) {
             int length = vocabulary.pieceLength(t);
-            if (!vocabulary.isControl(t) && length > 0 && length <= MAX_PIECE) {
+            if (!vocabulary.isControl(t) && length > 0 && length <= MAX_PIECE && include.test(t)) {
                 order[count++] = t;
             }
         }
@@ -83,6 +89,12 @@ final class TokenTrie {
             skip[open[d]] = used;
         }
         maxDepth = deepest;
+    }
+
+    /** Whether {@code token} can be matched at all (not control, not empty). */
+    static boolean matchable(TokenVocabulary vocabulary, int token) {
+        int length = vocabulary.pieceLength(token);
+        return !vocabulary.isControl(token) && length > 0 && length <= MAX_PIECE;
     }
 
     int size() {

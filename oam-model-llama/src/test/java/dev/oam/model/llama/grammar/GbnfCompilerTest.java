@@ -260,6 +260,32 @@ class GbnfCompilerTest {
         assertThat(compiler.masks().size()).isBetween(1, 49);
     }
 
+    @Test
+    void aLongStringBodyIsMaskedFromItsSliceUntilItsEndIsWithinReach() {
+        TokenVocabulary shortPieces = SyntheticVocabulary.shortPieces(5, 300);
+        GbnfCompiler compiler = GbnfCompiler.create(shortPieces);
+        assertThat(compiler.longestPiece()).isLessThanOrEqualTo(4);
+        GbnfConstraint c = (GbnfConstraint) compiler.start("root ::= \"\\\"\" [^\"\\\\]{0,20} \"\\\"\"");
+        c.accept(BYTE + '"');
+        long[] mask = new long[(shortPieces.size() + 63) / 64];
+        for (int i = 0; i < 20; i++) {
+            int[] free = c.state().freeRanges(compiler.longestPiece());
+            if (i <= 20 - compiler.longestPiece()) {
+                assertThat(free).as("free code points with %d characters left", 20 - i).isNotNull();
+                assertThat(free[0]).isZero();
+                assertThat(free).doesNotContain('"', '\\');
+            } else {
+                assertThat(free).as("near the bound, %d left", 20 - i).isNull();
+            }
+            c.fillMask(mask);
+            for (int t = 0; t < shortPieces.size(); t++) {
+                assertThat((mask[t >>> 6] & (1L << t)) != 0).as("token %d at %d", t, i).isEqualTo(c.allows(t));
+            }
+            c.accept(BYTE + 'x');
+        }
+        assertThat(compiler.cacheStats()).contains("masks");
+    }
+
     private static int find(byte[] piece) {
         for (int t = 0; t < VOCABULARY.size(); t++) {
             if (!VOCABULARY.isControl(t) && Arrays.equals(VOCABULARY.piece(t), piece)) {
