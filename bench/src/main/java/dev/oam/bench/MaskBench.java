@@ -42,8 +42,8 @@ import java.util.function.Consumer;
 /**
  * What the Java grammar constraint ({@link GbnfCompiler}) costs per step on Gemma 3's 262,144-token vocabulary
  * (not a test): for the grammars {@code LlamaLanguageModel} really builds for a tool call, an NPC reply and a
- * decision, it replays random generations (random allowed tokens, longer pieces preferred, as a model's would
- * be) and times {@code allows}, {@code fillMask} on a first visit (the grammar's DFA cold, no mask cache), on a
+ * decision, it replays random generations (random allowed tokens, longer pieces preferred, strings written
+ * mostly without closing early, as a model's would be) and times {@code allows}, {@code fillMask} on a first visit (the grammar's DFA cold, no mask cache), on a
  * repeat visit without the cache (a pure trie walk), from the cache, {@code accept}, and a masked argmax over
  * 262k logits. Run it with {@code bench/run mask}; progress goes to stderr, the table to stdout.
  */
@@ -52,6 +52,7 @@ public final class MaskBench {
 
     public static void main(String[] args) throws Exception {
         String model = System.getenv("OAM_TEST_GEMMA_MODEL");
+        boolean print = false;
         int walks = 4;
         long seed = 1;
         for (int i = 0; i < args.length; i++) {
@@ -59,8 +60,9 @@ public final class MaskBench {
                 case "--model" -> model = args[++i];
                 case "--walks" -> walks = Integer.parseInt(args[++i]);
                 case "--seed" -> seed = Long.parseLong(args[++i]);
+                case "--print-grammars" -> print = true;
                 case "--help" -> {
-                    System.out.println("bench/run mask [--model PATH.gguf (Gemma 3 270M)] [--walks N (4)] [--seed N (1)]");
+                    System.out.println("bench/run mask [--model PATH.gguf (Gemma 3 270M)] [--walks N (4)] [--seed N (1)] [--print-grammars]");
                     return;
                 }
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -79,6 +81,9 @@ public final class MaskBench {
                 gguf.name(), (t1 - t0) / 1e6, warm.trieNodes(), (t2 - t1) / 1e6, warm.longestPiece());
 
         Map<String, String> grammars = grammars();
+        if (print) {
+            grammars.forEach((name, text) -> System.err.println("bench: grammar " + name + ":\n" + text));
+        }
         grammars.forEach((name, text) -> System.err.println("bench: grammar " + name + ": " + text.length() + " chars, "
                 + text.lines().count() + " rules; strings: " + text.lines().filter(l -> l.startsWith("string-")).toList()));
 
@@ -174,12 +179,22 @@ public final class MaskBench {
                     }
                 }
             }
-            int token = allowed.get(random.nextInt(allowed.size()));
-            for (int k = 0; k < 3; k++) {
+            // like a model writing text: inside a string (a big mask) mostly pieces without a quote, so strings get
+            // long; never an empty string; otherwise the longer of a few draws
+            boolean inText = allowed.size() > 1000 && random.nextInt(30) != 0;
+            int token = -1;
+            for (int k = 0; k < 16 && (token < 0 || k < 4); k++) {
                 int other = allowed.get(random.nextInt(allowed.size()));
-                if (vocabulary.pieceLength(other) > vocabulary.pieceLength(token)) {
+                String piece = new String(vocabulary.piece(other), java.nio.charset.StandardCharsets.UTF_8);
+                if ((inText && piece.indexOf('"') >= 0) || piece.contains("\"\"")) {
+                    continue;
+                }
+                if (token < 0 || vocabulary.pieceLength(other) > vocabulary.pieceLength(token)) {
                     token = other;
                 }
+            }
+            if (token < 0) {
+                token = allowed.get(random.nextInt(allowed.size()));
             }
             c.accept(token);
             tokens.add(token);

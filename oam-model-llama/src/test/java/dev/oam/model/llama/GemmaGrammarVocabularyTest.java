@@ -66,10 +66,10 @@ class GemmaGrammarVocabularyTest {
         GbnfCompiler compiler = GbnfCompiler.create(vocabulary);
         List<String> grammars = List.of(
                 StepGrammar.of(request(prompt("Open it."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED,
-                        false, null), 48),
+                        false, null), 256),
                 StepGrammar.of(request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED, false,
-                        schema(Fixtures.DECISION)), 48),
-                StepGrammar.of(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, true, null), 48));
+                        schema(Fixtures.DECISION)), 256),
+                StepGrammar.of(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, true, null), 256));
         int words = (vocabulary.size() + 63) / 64;
         for (String grammar : grammars) {
             GbnfChecker checker = GbnfChecker.parse(grammar);

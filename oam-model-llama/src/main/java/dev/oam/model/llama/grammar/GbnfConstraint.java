@@ -73,7 +73,7 @@ final class GbnfConstraint implements TokenConstraint {
             return;
         }
         Arrays.fill(mask, 0L);
-        int[] free = pending == 0 ? state.freeRanges(compiler.trie().maxDepth) : null;
+        int[] free = pending == 0 ? state.freeRanges(Math.min(Slice.MAX_PURE, compiler.trie().maxDepth)) : null;
         Slice slice = free == null ? null : compiler.slice(free);
         if (slice != null) {
             System.arraycopy(slice.pure, 0, mask, 0, slice.pure.length);

@@ -4,15 +4,22 @@ import java.util.Arrays;
 
 /**
  * The vocabulary split for one set of "free" code points (llguidance's slicer, §4.3 of LLAMA-FFM.md): the
- * tokens whose piece is whole UTF-8 made only of those code points ({@link #pure}), and a trie of all the
- * others ({@link #remainder}). Where a grammar state provably accepts every string of free code points up to
- * the longest piece (a JSON string body far from its length bound, free text), its mask is {@code pure} plus a
+ * tokens whose piece is whole UTF-8 made only of those code points and at most {@link #MAX_PURE} bytes long
+ * ({@link #pure}), and a trie of all the others ({@link #remainder}). Where a grammar state provably accepts every string of free code points up to
+ * {@link #MAX_PURE} characters (a JSON string body far from its length bound, free text), its mask is {@code pure} plus a
  * walk of the much smaller remainder trie, instead of a walk of the whole vocabulary.
  *
  * <p>Immutable; built once per distinct set and shared by every grammar (keyed by code points, not by a
  * grammar's intervals).
  */
 final class Slice {
+    /**
+     * The longest pure piece in bytes. Longer pieces (runs of spaces or dashes, long words: a few percent of a
+     * real vocabulary) go to the remainder, so a state needs to accept only this many free characters, not the
+     * longest piece's worth, to use the slice: a 40-character JSON string gets it for its first 24.
+     */
+    static final int MAX_PURE = 16;
+
     final long[] pure;
     final TokenTrie remainder;
     final int pureCount;
@@ -23,7 +30,7 @@ final class Slice {
         pure = new long[(n + 63) >>> 6];
         int count = 0;
         for (int t = 0; t < n; t++) {
-            if (TokenTrie.matchable(vocabulary, t) && isPure(vocabulary, t, ranges)) {
+            if (TokenTrie.matchable(vocabulary, t) && vocabulary.pieceLength(t) <= MAX_PURE && isPure(vocabulary, t, ranges)) {
                 pure[t >>> 6] |= 1L << t;
                 count++;
             }
