@@ -23,8 +23,10 @@ final class GrammarState {
     /** Memoized transitions per interval; {@code null} until first computed. */
     private final GrammarState[] next;
     private final int hash;
-    private @Nullable GrammarState maskKey; // lazily set; a race computes equal keys
-    private int @Nullable [] free; // lazily set, NO_FREE when none; a race computes equal sets
+    // Lazily set; a race computes equal values. Volatile because an int[] has no final-field guarantee: a
+    // reader must not see the reference before the contents.
+    private volatile @Nullable GrammarState maskKey;
+    private volatile int @Nullable [] free; // NO_FREE when none
     private static final int[] NO_FREE = new int[0];
 
     GrammarState(GbnfGrammar grammar, Frame[] tops, boolean canEnd) {

@@ -14,6 +14,7 @@ import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Each GBNF shape through {@link GbnfCompiler}, on a vocabulary of single bytes plus a few longer pieces. */
 class GbnfCompilerTest {
@@ -284,6 +285,66 @@ class GbnfCompilerTest {
             c.accept(BYTE + 'x');
         }
         assertThat(compiler.cacheStats()).contains("masks");
+    }
+
+    @Test
+    @Timeout(120)
+    void generationsOnManyThreadsShareOneCompilerAndSeeTheSameMasks() throws Exception {
+        TokenVocabulary vocabulary = SyntheticVocabulary.shortPieces(9, 300);
+        String grammar = "root ::= \"{\\\"a\\\":\\\"\" [^\"\\\\\\x00-\\x1F]{0,30} \"\\\"}\" | [a-z]{1,20}";
+        List<int[]> walks = new ArrayList<>();
+        for (int w = 0; w < 8; w++) {
+            walks.add(tokens(GbnfCompiler.create(vocabulary, 0), grammar, new java.util.Random(w), vocabulary));
+        }
+        GbnfCompiler shared = GbnfCompiler.create(vocabulary);
+        GbnfCompiler reference = GbnfCompiler.create(vocabulary, 0);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            for (int round = 0; round < 4; round++) {
+                for (int[] walk : walks) {
+                    done.add(pool.submit(() -> {
+                        TokenConstraint a = shared.start(grammar);
+                        TokenConstraint b = reference.start(grammar);
+                        long[] ma = new long[(vocabulary.size() + 63) / 64];
+                        long[] mb = new long[ma.length];
+                        for (int token : walk) {
+                            a.fillMask(ma);
+                            b.fillMask(mb);
+                            assertThat(ma).isEqualTo(mb);
+                            a.accept(token);
+                            b.accept(token);
+                        }
+                        return null;
+                    }));
+                }
+            }
+            for (java.util.concurrent.Future<?> f : done) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** A walk of random allowed tokens to the end (single-threaded, for replay). */
+    private static int[] tokens(GbnfCompiler compiler, String grammar, java.util.Random random, TokenVocabulary vocabulary) {
+        TokenConstraint c = compiler.start(grammar);
+        List<Integer> out = new ArrayList<>();
+        long[] mask = new long[(vocabulary.size() + 63) / 64];
+        while (!c.canEnd() || (!c.isComplete() && random.nextInt(6) != 0)) {
+            c.fillMask(mask);
+            List<Integer> allowed = new ArrayList<>();
+            for (int t = 0; t < vocabulary.size(); t++) {
+                if ((mask[t >>> 6] & (1L << t)) != 0 && !vocabulary.isControl(t)) {
+                    allowed.add(t);
+                }
+            }
+            int token = allowed.get(random.nextInt(allowed.size()));
+            c.accept(token);
+            out.add(token);
+        }
+        return out.stream().mapToInt(Integer::intValue).toArray();
     }
 
     private static int find(byte[] piece) {
