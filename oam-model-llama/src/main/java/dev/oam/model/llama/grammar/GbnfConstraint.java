@@ -101,6 +101,7 @@ final class GbnfConstraint implements TokenConstraint {
         int[] sameAs = trie.sameAs;
         GrammarState[] states = walkStates;
         int[] pendings = walkPending;
+        GrammarState dead = grammar.dead;
         states[0] = state;
         pendings[0] = pending;
         int n = label.length;
@@ -113,7 +114,7 @@ final class GbnfConstraint implements TokenConstraint {
             GrammarState to;
             if (p == 0 && b < 0x80) {
                 to = from.next(grammar.asciiInterval(b));
-                if (to.isDead()) {
+                if (to == dead) { // transitions to a dead state always give the grammar's one dead instance
                     i = skip[i];
                     continue;
                 }
