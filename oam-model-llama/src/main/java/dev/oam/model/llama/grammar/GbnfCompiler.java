@@ -101,9 +101,24 @@ public final class GbnfCompiler implements GrammarCompiler {
         return trie.maxDepth;
     }
 
-    /** What the mask cache holds: masks, bytes, hits and misses (for benchmarks and logs). */
+    /**
+     * What the caches hold, for benchmarks and logs: masks (count, bytes, hits, misses), compiled grammars and
+     * their interned DFA states, and vocabulary slices.
+     */
     public String cacheStats() {
-        return masks.stats();
+        int count;
+        long states = 0;
+        synchronized (grammars) {
+            count = grammars.size();
+            for (GbnfGrammar g : grammars.values()) {
+                states += g.internedStates();
+            }
+        }
+        int sliceCount;
+        synchronized (slices) {
+            sliceCount = slices.size();
+        }
+        return masks.stats() + "; " + count + " grammars, " + states + " DFA states; " + sliceCount + " slices";
     }
 
     /** The slice for the free code points {@code ranges}, built on first use (a pass over the vocabulary). */
@@ -136,6 +151,6 @@ public final class GbnfCompiler implements GrammarCompiler {
 
     @Override
     public String toString() {
-        return "GbnfCompiler[" + vocabulary + ", " + trie.size() + " trie nodes, " + masks.stats() + "]";
+        return "GbnfCompiler[" + vocabulary + ", " + trie.size() + " trie nodes, " + cacheStats() + "]";
     }
 }

@@ -37,8 +37,12 @@ final class GbnfParser {
     /** The largest {@code {m,n}} bound accepted: repetitions are expanded into rules. */
     static final int MAX_REPEAT = 100_000;
 
+    /** The deepest nesting of groups accepted (parsing and compiling recurse over it). */
+    static final int MAX_NESTING = 256;
+
     private final String text;
     private int pos;
+    private int depth;
 
     private GbnfParser(String text) {
         this.text = text;
@@ -154,9 +158,13 @@ final class GbnfParser {
             pos++;
             node = new CharClass(true, new int[0]);
         } else if (c == '(') {
+            if (++depth > MAX_NESTING) {
+                throw error("groups nested deeper than " + MAX_NESTING);
+            }
             pos++;
             space(true);
             node = alternatives(true);
+            depth--;
             if (pos >= text.length() || text.charAt(pos) != ')') {
                 throw error("expected ')'");
             }

@@ -142,6 +142,9 @@ class GbnfCompilerTest {
         assertThatThrownBy(() -> COMPILER.start("root ::= x\nx ::= x \"a\" | \"b\"")).hasMessageContaining("left-recursive");
         assertThatThrownBy(() -> COMPILER.start("root ::= \"a\" @")).hasMessageContaining("unexpected '@'")
                 .hasMessageContaining("line 1");
+        assertThatThrownBy(() -> COMPILER.start("root ::= " + "(".repeat(10_000) + "\"a\"" + ")".repeat(10_000)))
+                .hasMessageContaining("nested deeper");
+        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\"{0,1000000}")).hasMessageContaining("above");
     }
 
     @Test
