@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  * each byte before that some character with those leading bytes must still be admitted. When the lead byte
  * alone decides the character's interval (the usual case: a JSON string body admits all of U+0080 to
  * U+10FFFF alike), the state advances at once and {@code pending} is {@code SKIP | remaining}: the
- * continuation bytes are then only counted.
+ * continuation bytes are then only counted (after E0, F0 and F4 the first one is range-checked, as those leads
+ * also start overlong or out-of-range forms).
  *
  * <p>Not thread-safe (one generation, one thread); the grammar, trie and cache it uses are shared.
  */
@@ -22,6 +23,8 @@ final class GbnfConstraint implements TokenConstraint {
     private static final int[] MIN_CODE_POINT = {0, 0, 0x80, 0x800, 0x10000};
     /** Marks {@code pending} as "the character is already matched; skip this many continuation bytes". */
     private static final int SKIP = 1 << 30;
+    /** With {@link #SKIP}: the next byte is the first continuation of lead {@code (pending >>> 4) & 0xFF}, to check. */
+    private static final int CHECK_FIRST = 1 << 29;
 
     private final GbnfCompiler compiler;
     private final GbnfGrammar grammar;
@@ -206,7 +209,8 @@ final class GbnfConstraint implements TokenConstraint {
             int iv = grammar.leadInterval(b);
             if (iv >= 0) {
                 GrammarState to = s.next(iv);
-                stepPending[0] = SKIP | (grammar.leadLength(b) - 1);
+                int check = b == 0xE0 || b == 0xF0 || b == 0xF4 ? CHECK_FIRST | b << 4 : 0;
+                stepPending[0] = SKIP | check | (grammar.leadLength(b) - 1);
                 return to.isDead() ? null : to;
             }
             int length;
@@ -229,6 +233,12 @@ final class GbnfConstraint implements TokenConstraint {
             return null; // a character left unfinished
         }
         if ((p & SKIP) != 0) {
+            if ((p & CHECK_FIRST) != 0) {
+                int range = GbnfGrammar.firstContinuation((p >>> 4) & 0xFF);
+                if (b < range >>> 8 || b > (range & 0xFF)) {
+                    return null; // overlong, or above U+10FFFF
+                }
+            }
             int left = (p & 3) - 1;
             stepPending[0] = left == 0 ? 0 : SKIP | left;
             return s;

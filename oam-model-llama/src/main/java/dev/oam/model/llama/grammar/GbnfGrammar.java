@@ -96,14 +96,13 @@ final class GbnfGrammar {
             asciiInterval[b] = search(b);
         }
         for (int b = 0x80; b < 0x100; b++) {
-            // leads whose every continuation is a valid character (no overlong, surrogate or too-high forms)
-            int length = b >= 0xC2 && b <= 0xDF ? 2 : (b >= 0xE1 && b <= 0xEF && b != 0xED) ? 3
-                    : b >= 0xF1 && b <= 0xF3 ? 4 : 0;
+            int length = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
             leadInterval[b] = -1;
             if (length > 0) {
                 int bits = 6 * (length - 1);
-                int lo = (b & (0x7F >> length)) << bits;
-                int hi = lo | ((1 << bits) - 1);
+                // the valid characters the lead starts: E0 and F0 exclude overlong forms, F4 stops at U+10FFFF
+                int lo = Math.max((b & (0x7F >> length)) << bits, length == 3 ? 0x800 : length == 4 ? 0x10000 : 0x80);
+                int hi = Math.min(lo | ((1 << bits) - 1), Character.MAX_CODE_POINT);
                 int iv = search(lo);
                 if (iv == search(hi)) {
                     leadInterval[b] = iv;
@@ -152,6 +151,14 @@ final class GbnfGrammar {
     private int search(int cp) {
         int i = Arrays.binarySearch(bounds, cp);
         return i >= 0 ? i : -i - 2;
+    }
+
+    /**
+     * The range the first continuation byte after lead {@code b} must be in, as {@code lo << 8 | hi}: narrower
+     * than {@code 80..BF} only after E0, F0 and F4 (overlong forms and code points above U+10FFFF).
+     */
+    static int firstContinuation(int b) {
+        return b == 0xE0 ? 0xA0 << 8 | 0xBF : b == 0xF0 ? 0x90 << 8 | 0xBF : b == 0xF4 ? 0x80 << 8 | 0x8F : 0x80 << 8 | 0xBF;
     }
 
     /** See {@link #leadInterval}. */

@@ -180,6 +180,29 @@ class GbnfCompilerTest {
     }
 
     @Test
+    void overlongAndOutOfRangeSequencesAreRefusedWhateverTheClassAdmits() {
+        for (String grammar : List.of("root ::= [^\"]*", "root ::= [^\"\\u00E9]*")) { // one or several intervals
+            assertThat(feed(grammar, bytes(0xE0, 0x80, 0x80))).as("overlong E0").isFalse();
+            assertThat(feed(grammar, bytes(0xE0, 0xA0, 0x80))).as("U+0800").isTrue();
+            assertThat(feed(grammar, bytes(0xF0, 0x8F, 0xBF, 0xBF))).as("overlong F0").isFalse();
+            assertThat(feed(grammar, bytes(0xF0, 0x90, 0x80, 0x80))).as("U+10000").isTrue();
+            assertThat(feed(grammar, bytes(0xF4, 0x90, 0x80, 0x80))).as("above U+10FFFF").isFalse();
+            assertThat(feed(grammar, bytes(0xF4, 0x8F, 0xBF, 0xBF))).as("U+10FFFF").isTrue();
+            assertThat(feed(grammar, bytes(0xC1, 0x81))).as("overlong C1").isFalse();
+            assertThat(feed(grammar, bytes(0xE3, 0x81))).as("unfinished").isFalse();
+            assertThat(feed(grammar, bytes(0xE3, 0x81, 0x82))).as("U+3042").isTrue();
+        }
+    }
+
+    private static byte[] bytes(int... values) {
+        byte[] out = new byte[values.length];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = (byte) values[i];
+        }
+        return out;
+    }
+
+    @Test
     void endOfGenerationIsAllowedExactlyWhereTheGrammarCanEndAndControlTokensNever() {
         TokenConstraint c = COMPILER.start("root ::= \"a\" \"b\"?");
         assertThat(c.allows(EOS)).isFalse();
