@@ -11,6 +11,7 @@ import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
+import dev.oam.model.llama.grammar.GbnfCompiler;
 import dev.oam.model.llama.grammar.GrammarCompiler;
 import dev.oam.model.llama.grammar.TokenConstraint;
 import java.io.IOException;
@@ -33,6 +34,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -44,7 +46,9 @@ import org.jspecify.annotations.Nullable;
  * chunks are what make a cancel during a long prompt answer within one decode. Sampling is in Java
  * ({@link TokenSampler}) on the logits row of each request, so greedy results do not depend on what else was in
  * the batch; grammars are {@link TokenConstraint}s checked per step (the unconstrained winner first, the mask only
- * when it is rejected). {@code usage.outputTokens} counts the tokens sampled (not the end-of-generation token);
+ * when it is rejected; an end-of-generation token only where the grammar may end; stop once it is complete), from
+ * the Java {@link GbnfCompiler} over {@link #vocabulary()} unless {@value #GRAMMAR_VARIABLE}{@code =native} asks
+ * for llama.cpp's sampler ({@link NativeGrammar}). {@code usage.outputTokens} counts the tokens sampled (not the end-of-generation token);
  * {@code cachedInputTokens} the prompt tokens the lane already held.
  *
  * <p>Threads: callers tokenise (thread-safe in llama.cpp), wait fairly for a lane ({@link SlotTable}) and then
@@ -58,6 +62,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     static final long CANCEL_ANSWER_MS = 50;
     private static final int TOKEN_CACHE_ENTRIES = 512;
     private static final int TOKEN_CACHE_MAX_CHARS = 16 * 1024;
+    static final String GRAMMAR_VARIABLE = "OAM_LLAMA_GRAMMAR";
+    static final String GRAMMAR_PROPERTY = "oam.llama.grammar";
 
     private final LlamaNative api;
     private final LlamaEngine.ModelFile file;
@@ -164,10 +170,36 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      */
     static FfmEngine open(GgufFile gguf, EngineSettings requested) throws IOException {
         try {
-            return open(LlamaEngine.modelFile(gguf), requested, NativeGrammar::new);
+            return open(LlamaEngine.modelFile(gguf), requested, grammarSource(System::getenv, System::getProperty));
         } catch (GgufException e) {
             throw new IOException(e.getMessage(), e);
         }
+    }
+
+    /** The Java compiler over the model's vocabulary ({@link #vocabulary()}): the default. */
+    static final GrammarSource JAVA_GRAMMAR = engine -> GbnfCompiler.create(engine.vocabulary());
+
+    /** llama.cpp's own grammar sampler ({@link NativeGrammar}): slow on large vocabularies; an explicit fallback. */
+    static final GrammarSource NATIVE_GRAMMAR = NativeGrammar::new;
+
+    /**
+     * The grammar implementation {@value #GRAMMAR_VARIABLE} (or {@value #GRAMMAR_PROPERTY}) asks for: {@code java}
+     * (the default) or {@code native}. Anything else is logged and the default used.
+     */
+    static GrammarSource grammarSource(UnaryOperator<@Nullable String> environment,
+            UnaryOperator<@Nullable String> properties) {
+        String value = properties.apply(GRAMMAR_PROPERTY);
+        if (value == null || value.isBlank()) {
+            value = environment.apply(GRAMMAR_VARIABLE);
+        }
+        if (value == null || value.isBlank() || value.strip().equalsIgnoreCase("java")) {
+            return JAVA_GRAMMAR;
+        }
+        if (value.strip().equalsIgnoreCase("native")) {
+            return NATIVE_GRAMMAR;
+        }
+        Log.warning(GRAMMAR_VARIABLE + "='" + value + "': use java or native; using java");
+        return JAVA_GRAMMAR;
     }
 
     static FfmEngine open(LlamaEngine.ModelFile file, EngineSettings requested, GrammarSource grammars) throws IOException {
@@ -365,8 +397,24 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             }
         }
         int maxTokens = Math.max(1, Math.min(request.maxTokens(), context - prompt.length));
-        SlotTable.Lease lease = slots.acquire(prompt, sessionKey, token);
-        Generation generation = new Generation(request, maxTokens, prompt, lease);
+        // The grammar is compiled here, on the caller's thread (the first one also builds the model's vocabulary
+        // and trie, about a second on 262k tokens), never on the decode thread other sessions wait for.
+        TokenConstraint constraint = null;
+        if (request.grammar() != null) {
+            try {
+                constraint = grammars().start(request.grammar());
+            } catch (RuntimeException e) {
+                throw failure(e);
+            }
+        }
+        SlotTable.Lease lease;
+        try {
+            lease = slots.acquire(prompt, sessionKey, token);
+        } catch (AgentException | RuntimeException e) {
+            close(constraint);
+            throw e;
+        }
+        Generation generation = new Generation(request, maxTokens, prompt, lease, constraint);
         running.add(generation);
         incoming.add(generation);
         loop.wake();
@@ -405,13 +453,32 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         loop.wake();
     }
 
+    /** The model's grammar compiler, made on first use (by the first caller with a grammar; others wait). */
     private GrammarCompiler grammars() {
         GrammarCompiler g = grammars;
         if (g == null) {
-            g = grammarSource.create(this);
-            grammars = g;
+            synchronized (this) {
+                g = grammars;
+                if (g == null) {
+                    long start = System.nanoTime();
+                    g = grammarSource.create(this);
+                    grammars = g;
+                    Log.info("llama model '" + file.name() + "': grammar compiler " + g.getClass().getSimpleName()
+                            + " ready in " + (System.nanoTime() - start) / 1_000_000 + " ms (" + nVocab + " tokens)");
+                }
+            }
         }
         return g;
+    }
+
+    private static void close(@Nullable TokenConstraint constraint) {
+        if (constraint instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                Log.warning("closing a grammar: " + e);
+            }
+        }
     }
 
     // ---- the decode thread's part ----
@@ -558,10 +625,6 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
                 throw new IllegalStateException("llama_kv_self_seq_rm refused lane " + g.lease.id());
             }
             g.nPast = g.lease.cached();
-            String grammar = g.request.grammar();
-            if (grammar != null) {
-                g.constraint = grammars().start(grammar);
-            }
         } catch (Throwable e) {
             finish(g, new Failed(e));
         }
@@ -611,13 +674,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     /** Ends {@code g}: frees its lane recording what the KV cache holds, then sends the terminal event. */
     private void finish(Generation g, @Nullable Event terminal) {
         active.remove(g);
-        if (g.constraint instanceof AutoCloseable closeable) {
-            try {
-                closeable.close();
-            } catch (Exception e) {
-                Log.warning("closing a grammar: " + e);
-            }
-        }
+        close(g.constraint);
         Event last = terminal;
         if (last == null) {
             String rest = g.text.finish();
@@ -680,8 +737,10 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         boolean cachedLost;
         @Nullable TokenConstraint constraint;
 
-        Generation(EngineRequest request, int maxTokens, int[] prompt, SlotTable.Lease lease) {
+        Generation(EngineRequest request, int maxTokens, int[] prompt, SlotTable.Lease lease,
+                @Nullable TokenConstraint constraint) {
             this.request = request;
+            this.constraint = constraint;
             this.maxTokens = maxTokens;
             this.lease = lease;
             this.promptLength = prompt.length;
