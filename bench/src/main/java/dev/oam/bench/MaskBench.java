@@ -297,7 +297,7 @@ public final class MaskBench {
     }
 
     /** The grammars {@code LlamaLanguageModel} builds for a tool call, an NPC reply and a decision. */
-    private static Map<String, String> grammars() throws Exception {
+    static Map<String, String> grammars() throws Exception {
         Map<String, String> out = new LinkedHashMap<>();
         ToolDefinition openGate = new ToolDefinition("open_gate", "Opens a named gate.", (ObjectNode) Json.parse("""
                 {"type":"object","properties":{"gate":{"type":"string","enum":["north","south","east"]},
@@ -320,7 +320,7 @@ public final class MaskBench {
                 GenerationOptions.DEFAULT, -1);
     }
 
-    private static String capture(ModelRequest request) throws AgentException {
+    static String capture(ModelRequest request) throws AgentException {
         CaptureEngine engine = new CaptureEngine();
         LlamaLanguageModel model = new LlamaLanguageModel("capture", 8192, CompletableFuture.completedFuture(engine), null,
                 List.of("en"));
