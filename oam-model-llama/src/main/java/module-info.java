@@ -10,6 +10,7 @@ module dev.oam.model.llama {
     requires static org.jspecify;
 
     exports dev.oam.model.llama to dev.oam.bench;
+    exports dev.oam.model.llama.grammar to dev.oam.bench;
 
     provides dev.oam.core.model.ModelBackend with dev.oam.model.llama.LlamaBackend;
 }

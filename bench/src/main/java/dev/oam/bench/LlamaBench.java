@@ -76,6 +76,10 @@ public final class LlamaBench {
     private GenerationSchema decision;
     private List<ToolDefinition> tools;
 
+    private static Path gemma = System.getenv("OAM_TEST_GEMMA_MODEL") == null ? null
+            : Path.of(System.getenv("OAM_TEST_GEMMA_MODEL"));
+    private static boolean withFfm = true;
+
     private LlamaBench(Config config) {
         this.config = config;
     }
@@ -83,6 +87,16 @@ public final class LlamaBench {
     public static void main(String[] args) {
         Path root = Path.of(System.getProperty("oam.bench.root", "."));
         Config config;
+        List<String> rest = new ArrayList<>(List.of(args));
+        boolean ffmOnly = rest.remove("--ffm-only");
+        boolean noFfm = rest.remove("--no-ffm");
+        int at = rest.indexOf("--gemma");
+        if (at >= 0 && at + 1 < rest.size()) {
+            gemma = Path.of(rest.remove(at + 1));
+            rest.remove(at);
+        }
+        args = rest.toArray(String[]::new);
+        withFfm = !noFfm;
         try {
             config = parse(args, Config.defaults(root));
         } catch (IllegalArgumentException e) {
@@ -97,7 +111,11 @@ public final class LlamaBench {
         }
         int code = 1;
         try {
-            new LlamaBench(config).run();
+            if (ffmOnly) {
+                new LlamaBench(config).runFfm();
+            } else {
+                new LlamaBench(config).run();
+            }
             code = 0;
         } catch (Exception e) {
             System.err.println("bench llama: " + e);
@@ -119,7 +137,11 @@ public final class LlamaBench {
                 "  --generate-tokens N  tokens of the unconstrained generation (" + d.generateTokens() + ")",
                 "  --history-tokens N   size of the conversation before the second turn (" + d.historyTokens() + ")",
                 "  --context N          context size of the one slot (" + d.contextSize() + ")",
-                "  --model-dir DIR      where the generated model is kept and reused (" + d.modelDir() + ")");
+                "  --model-dir DIR      where the generated model is kept and reused (" + d.modelDir() + ")",
+                "  --ffm-only           only the FFM engine's sections: 8 sessions vs 1, cancel during a 2,000-token prompt,",
+                "                       constrained vs free-text decoding (Java grammar and llama.cpp's), in sampled tokens",
+                "  --no-ffm             skip those sections",
+                "  --gemma PATH         Gemma 3 270M for the FFM sections too (default $OAM_TEST_GEMMA_MODEL)");
     }
 
     static Config parse(String[] args, Config d) {
@@ -213,6 +235,30 @@ public final class LlamaBench {
         report(file, resolved, libraryNanos, raw.loadNanos(), engineNanos, engine.loadMillis(), base, afterRaw, afterEngine,
                 loadBefore, loadAfter);
         engine.close();
+        if (withFfm) {
+            ffmSections(file);
+        }
+    }
+
+    /** Only the FFM engine's sections (issue 14): concurrency, cancel, constrained decoding; big model and Gemma. */
+    private void runFfm() throws Exception {
+        Path file = ensureModel();
+        RawLlama.loadNativeLibrary();
+        ffmSections(file);
+    }
+
+    private void ffmSections(Path big) throws Exception {
+        int rounds = 3;
+        progress("FFM sections on " + big.getFileName());
+        System.out.print(new EngineSections(big, "big generated", config.threads(), config.threadsBatch(), rounds).run());
+        System.out.flush();
+        if (gemma == null || !Files.isRegularFile(gemma)) {
+            System.out.println("\n(no Gemma file: set OAM_TEST_GEMMA_MODEL or --gemma PATH for the 262k-vocabulary sections)");
+            return;
+        }
+        progress("FFM sections on " + gemma.getFileName());
+        System.out.print(new EngineSections(gemma, "Gemma 3 270M", config.threads(), config.threadsBatch(), rounds).run());
+        System.out.flush();
     }
 
     /** Generates the big model once into the model folder; reuses a complete earlier one. */

@@ -285,7 +285,7 @@ public final class LlamaBackend implements ModelBackend {
     private static void load(GgufFile file, EngineSettings settings, CompletableFuture<Engine> engine) {
         long start = System.nanoTime();
         try {
-            LlamaEngine loadedEngine = LlamaEngine.open(file, settings);
+            Engine loadedEngine = EngineChoice.open(file, settings);
             Log.info("loaded " + file.path() + " in " + (System.nanoTime() - start) / 1_000_000 + " ms");
             engine.complete(loadedEngine);
         } catch (Throwable e) { // an UnsatisfiedLinkError must reach the sessions too
@@ -328,8 +328,12 @@ public final class LlamaBackend implements ModelBackend {
         children.forEach(ModelHost::close);
         for (CompletableFuture<Engine> engine : engines) {
             Engine ready = engine.getNow(null);
-            if (ready instanceof LlamaEngine llama) {
-                llama.close();
+            if (ready instanceof AutoCloseable closeable) {
+                try {
+                    closeable.close();
+                } catch (Exception e) {
+                    Log.warning("closing a llama engine: " + e);
+                }
             }
         }
     }

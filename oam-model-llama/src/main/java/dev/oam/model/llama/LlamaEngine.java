@@ -51,7 +51,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Requests queue fairly for the slots ({@link SlotTable}), then for the process-wide {@link ComputeGate}
  * (one model computes at a time), and each is pinned to its slot with llama.cpp's {@code id_slot}.
  */
-public final class LlamaEngine implements Engine {
+public final class LlamaEngine implements SlotEngine, AutoCloseable {
     static final long CANCEL_WAIT_MS = 2_000;
     private static final AtomicInteger THREAD_NUMBERS = new AtomicInteger();
     private static final int TOKEN_CACHE_ENTRIES = 512;
@@ -207,7 +207,7 @@ public final class LlamaEngine implements Engine {
         return settings.contextSize();
     }
 
-    /** The settings in force, every default resolved. */
+    @Override
     public EngineSettings settings() {
         return settings;
     }
@@ -250,7 +250,8 @@ public final class LlamaEngine implements Engine {
     }
 
     /** The tokens llama.cpp evaluates for {@code prompt}: BOS (when the model adds one) and the prompt's tokens. */
-    int[] promptTokens(String prompt) {
+    @Override
+    public int[] promptTokens(String prompt) {
         int[] tokens = model.encode(prompt);
         if (!file.addBos()) {
             return tokens;
@@ -321,7 +322,8 @@ public final class LlamaEngine implements Engine {
     }
 
     /** The admission queue and slots (tests watch it). */
-    SlotTable slotTable() {
+    @Override
+    public SlotTable slotTable() {
         return slots;
     }
 
@@ -336,6 +338,7 @@ public final class LlamaEngine implements Engine {
      * threads once they are done. The native model is not freed (the binding cannot); drop the engine and let the
      * process exit reclaim it. Idempotent.
      */
+    @Override
     public void close() {
         closed = true;
         slots.close();

@@ -41,6 +41,7 @@ final class NativeLibrary {
     private static final Object LOCK = new Object();
     private static @Nullable Path loadedFrom; // guarded by LOCK
     private static @Nullable Exception failure; // guarded by LOCK: a failed load is not retried
+    private static @Nullable Path extracted; // guarded by LOCK: the library file, once extracted
 
     private NativeLibrary() {}
 
@@ -70,16 +71,7 @@ final class NativeLibrary {
                 throw rethrow(failure);
             }
             try {
-                Platform platform = platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
-                Path folder = cacheFolder(System.getenv(), System.getProperty("user.home", "."), platform);
-                Path library;
-                try {
-                    library = extract(platform, folder);
-                } catch (IOException e) {
-                    throw new IOException("cannot extract llama.cpp's native library into " + folder + ": " + e
-                            + " (set " + ENV_DIR + " to a writable folder)", e);
-                }
-                noBacktraces();
+                Path library = extractOnce();
                 initialiseBinding(library.getParent());
                 loadedFrom = library.getParent();
                 return loadedFrom;
@@ -89,6 +81,37 @@ final class NativeLibrary {
                 throw rethrow(reported);
             }
         }
+    }
+
+    /**
+     * The library file, extracted (once per JVM) but not loaded: for the FFM engine, which opens it with
+     * {@code SymbolLookup.libraryLookup} (no {@code JNI_OnLoad}, no binding class). Sets GGML_NO_BACKTRACE first.
+     *
+     * @throws IOException the library could not be extracted, or this OS/architecture has none
+     */
+    static Path extractedLibrary() throws IOException {
+        synchronized (LOCK) {
+            return extractOnce();
+        }
+    }
+
+    // guarded by LOCK
+    private static Path extractOnce() throws IOException {
+        if (extracted != null) {
+            return extracted;
+        }
+        Platform platform = platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
+        Path folder = cacheFolder(System.getenv(), System.getProperty("user.home", "."), platform);
+        Path library;
+        try {
+            library = extract(platform, folder);
+        } catch (IOException e) {
+            throw new IOException("cannot extract llama.cpp's native library into " + folder + ": " + e
+                    + " (set " + ENV_DIR + " to a writable folder)", e);
+        }
+        noBacktraces();
+        extracted = library;
+        return library;
     }
 
     private static IOException rethrow(Exception e) throws IOException {

@@ -98,6 +98,20 @@ final class SlotTable {
         }
     }
 
+    /** Forgets what the free slots hold (their KV cache was cleared); busy slots record theirs on release. */
+    void forgetIdle() {
+        lock.lock();
+        try {
+            for (Slot slot : slots) {
+                if (!slot.busy) {
+                    slot.held = new int[0];
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Fails every waiting and future {@link #acquire}. Busy slots stay busy until released. */
     void close() {
         lock.lock();

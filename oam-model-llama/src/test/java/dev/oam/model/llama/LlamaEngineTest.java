@@ -16,7 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,11 +24,23 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(120)
 class LlamaEngineTest {
     private static final String STORY = "the player should attack the goblin";
-    private static LlamaEngine engine;
+    private static SlotEngine engine;
 
-    @BeforeAll
-    static void open() {
-        engine = TinyEngines.chatMl();
+    /** The engine kind under test; {@code FfmEngineTest} runs every test here again on FFM. */
+    EngineChoice.Kind kind() {
+        return EngineChoice.Kind.JNI;
+    }
+
+    @BeforeEach
+    void open() {
+        engine = TinyEngines.chatMl(kind());
+    }
+
+    /** Holds every model's computing until the returned hold is closed (the JNI engine: the process gate). */
+    AutoCloseable holdCompute() throws Exception {
+        Object blocker = new Object();
+        ComputeGate.PROCESS.enter(blocker, CancellationToken.create());
+        return () -> ComputeGate.PROCESS.exit(blocker);
     }
 
     record Run(EngineResult result, List<String> deltas) {
@@ -203,7 +215,7 @@ class LlamaEngineTest {
         canceller.join();
         // No delta after the cancel: decoding stopped at the next token, not at the end of the 400-token budget.
         assertThat(seen).hasSize(3);
-        assertThat(engine.slotTable().busySlots()).isZero();
+        assertThat(engine.slotTable().await(t -> t.busySlots() == 0, 30_000)).isTrue();
 
         Run after = run(request, "cancel");
         assertThat(after.text()).isEqualTo(reference.text());
@@ -211,10 +223,8 @@ class LlamaEngineTest {
 
     @Test
     void aRequestCancelledWhileQueuedLeavesAtOnceAndNoSlotStaysBusy() throws Exception {
-        Object blocker = new Object();
-        CancellationToken blockerToken = CancellationToken.create();
-        // Both slots are taken by requests that wait for the process-wide gate this test holds.
-        ComputeGate.PROCESS.enter(blocker, blockerToken);
+        // Both slots are taken by requests that wait for the computing this test holds.
+        AutoCloseable hold = holdCompute();
         CompletableFuture<EngineResult> first;
         CompletableFuture<EngineResult> second;
         try {
@@ -231,7 +241,7 @@ class LlamaEngineTest {
             assertThat(first).isNotDone();
             assertThat(second).isNotDone();
         } finally {
-            ComputeGate.PROCESS.exit(blocker);
+            hold.close();
         }
         assertThat(first.get(60, TimeUnit.SECONDS).text()).isNotEmpty();
         assertThat(second.get(60, TimeUnit.SECONDS).text()).isNotEmpty();
@@ -269,9 +279,16 @@ class LlamaEngineTest {
 
         EngineResult second = engine.generate(forced(prompt2, grammar, 1), "cache", d -> {}, CancellationToken.create());
         assertThat(second.inputTokens()).isEqualTo(engine.promptTokens(prompt2).length);
-        // BOS and the first prompt, and the answer but its last token (llama.cpp never decodes the final token)
-        assertThat(second.cachedInputTokens()).isEqualTo(tokens1.length + answerTokens - 1);
+        assertCachedAfterAnswer(second, tokens1.length, answerTokens);
         // how much faster that makes the turn is measured by bench/run llama, not asserted here
+    }
+
+    /**
+     * The JNI engine records the answer as its text re-encoded: BOS and the first prompt, and the answer but its
+     * last token (llama.cpp never decodes the final token).
+     */
+    void assertCachedAfterAnswer(EngineResult second, int firstPromptTokens, int answerTokens) {
+        assertThat(second.cachedInputTokens()).isEqualTo(firstPromptTokens + answerTokens - 1);
     }
 
     @Test
@@ -318,7 +335,7 @@ class LlamaEngineTest {
 
     @Test
     void aModelWithoutTemplateRendersChatMlAndSharesTheProcessGate() throws Exception {
-        LlamaEngine plain = TinyEngines.noTemplate();
+        SlotEngine plain = TinyEngines.noTemplate(kind());
         assertThat(plain.name()).isEqualTo("tiny-no-template");
         List<ChatMessage> messages = List.of(new ChatMessage("system", "s 😀"), new ChatMessage("user", "{{u}}"),
                 new ChatMessage("tool", "t"));

@@ -4,6 +4,8 @@ import dev.oam.testing.gguf.TinyGguf;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * The engines of the engine tests, opened once per test JVM and never closed for real: the binding cannot free
@@ -11,33 +13,45 @@ import java.nio.file.Path;
  */
 final class TinyEngines {
     static final Path MODELS = Path.of("target", "test-models").toAbsolutePath();
-    private static LlamaEngine chatMl;
-    private static LlamaEngine noTemplate;
+    private static final Map<String, SlotEngine> OPEN = new HashMap<>();
 
     private TinyEngines() {}
 
-    /** The tiny ChatML model: 2 slots of 512 tokens, 1 thread. */
-    static synchronized LlamaEngine chatMl() {
-        if (chatMl == null) {
-            chatMl = open(TinyGguf.tiny(), "tiny-chatml.gguf", EngineSettings.defaults().withContextSize(512).withSlots(2));
-        }
-        return chatMl;
+    /** Whether the FFM engine can run in this JVM (JDK 22+ on Linux or macOS). */
+    static boolean ffmPossible() {
+        return EngineChoice.ffmPossible(Runtime.version().feature(), System.getProperty("os.name", ""));
+    }
+
+    /** The tiny ChatML model on the JNI engine: 2 slots of 512 tokens, 1 thread. */
+    static LlamaEngine chatMl() {
+        return (LlamaEngine) chatMl(EngineChoice.Kind.JNI);
+    }
+
+    /** The tiny ChatML model on {@code kind}: 2 slots of 512 tokens, 1 thread. */
+    static synchronized SlotEngine chatMl(EngineChoice.Kind kind) {
+        return OPEN.computeIfAbsent("chatml-" + kind, k -> open(TinyGguf.tiny(), "tiny-chatml.gguf",
+                EngineSettings.defaults().withContextSize(512).withSlots(2), kind));
+    }
+
+    /** The tiny ChatML model in a file of its own with 4 lanes of 2,048 tokens (the batching tests). */
+    static synchronized SlotEngine lanes(EngineChoice.Kind kind) {
+        return OPEN.computeIfAbsent("lanes-" + kind, k -> open(TinyGguf.tiny().name("tiny-lanes"), "tiny-lanes.gguf",
+                EngineSettings.defaults().withContextSize(2048).withSlots(4), kind));
     }
 
     /** The same weights without {@code tokenizer.chat_template}: 1 slot of 128 tokens. */
-    static synchronized LlamaEngine noTemplate() {
-        if (noTemplate == null) {
-            noTemplate = open(TinyGguf.tiny().name("tiny-no-template").chatTemplate(null), "tiny-no-template.gguf",
-                    EngineSettings.defaults().withContextSize(128));
-        }
-        return noTemplate;
+    static synchronized SlotEngine noTemplate(EngineChoice.Kind kind) {
+        return OPEN.computeIfAbsent("plain-" + kind, k -> open(TinyGguf.tiny().name("tiny-no-template").chatTemplate(null),
+                "tiny-no-template.gguf", EngineSettings.defaults().withContextSize(128), kind));
     }
 
-    private static LlamaEngine open(TinyGguf.Builder builder, String fileName, EngineSettings settings) {
+    private static SlotEngine open(TinyGguf.Builder builder, String fileName, EngineSettings settings, EngineChoice.Kind kind) {
         try {
             Path file = MODELS.resolve(fileName);
-            builder.write(file);
-            return LlamaEngine.open(GgufFile.read(file), settings.withThreads(1).withThreadsBatch(1));
+            if (!java.nio.file.Files.exists(file)) {
+                builder.write(file);
+            }
+            return (SlotEngine) EngineChoice.open(GgufFile.read(file), settings.withThreads(1).withThreadsBatch(1), kind);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (GgufException e) {

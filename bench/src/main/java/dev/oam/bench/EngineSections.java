@@ -1,0 +1,351 @@
+package dev.oam.bench;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.json.Json;
+import dev.oam.core.model.GenerationOptions;
+import dev.oam.core.model.ModelRequest;
+import dev.oam.core.schema.GenerationSchema;
+import dev.oam.core.transcript.TranscriptEntry;
+import dev.oam.model.llama.ChatMessage;
+import dev.oam.model.llama.Engine;
+import dev.oam.model.llama.EngineRequest;
+import dev.oam.model.llama.EngineResult;
+import dev.oam.model.llama.EngineSettings;
+import dev.oam.model.llama.GgufFile;
+import dev.oam.model.llama.LlamaEngines;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The FFM engine's sections of {@code bench/run llama} (issue 14), on one model file: (a) 8 concurrent sessions
+ * against one at a time, (b) cancel during a 2,000-token prompt, (c) constrained against free-text decoding with the
+ * Java grammar and llama.cpp's side by side. Every rate counts the tokens the engine sampled
+ * ({@code EngineResult.outputTokens()} on FFM), never re-encoded text. All engines are opened with
+ * {@code oam.llama.engine=ffm}; figures are printed, never asserted.
+ */
+final class EngineSections {
+    static final int SESSIONS = 8;
+    static final int LANE_CONTEXT = 2304;
+
+    private final Path file;
+    private final String label;
+    private final int threads;
+    private final int threadsBatch;
+    private final int rounds;
+    private final StringBuilder out = new StringBuilder();
+    private final List<String> json = new ArrayList<>();
+
+    EngineSections(Path file, String label, int threads, int threadsBatch, int rounds) {
+        this.file = file;
+        this.label = label;
+        this.threads = threads;
+        this.threadsBatch = threadsBatch;
+        this.rounds = rounds;
+    }
+
+    /** Runs the three sections; returns the report text (JSON lines at the end). */
+    String run() throws Exception {
+        String loadBefore = Meter.loadAverage();
+        EngineSettings lanes = EngineSettings.defaults().withContextSize(LANE_CONTEXT).withSlots(SESSIONS).withThreads(threads)
+                .withThreadsBatch(threadsBatch);
+        Engine engine = open(lanes, "java");
+        Engine nativeGrammar = open(lanes.withSlots(1), "native");
+        if (!LlamaEngines.isFfm(engine) || !LlamaEngines.isFfm(nativeGrammar)) {
+            throw new BenchException("the FFM engine did not load (JDK 22+ on Linux or macOS needed)");
+        }
+        out.append(String.format(Locale.US, "%n== FFM engine, %s (%s): %d lanes of %d tokens, %d/%d threads; load before %s%n",
+                label, file.getFileName(), SESSIONS, LANE_CONTEXT, threads, threadsBatch, loadBefore));
+        concurrency(engine);
+        cancel(engine);
+        constrained(engine, nativeGrammar);
+        out.append("load after ").append(Meter.loadAverage()).append('\n');
+        LlamaEngines.close(engine);
+        LlamaEngines.close(nativeGrammar);
+        StringBuilder all = new StringBuilder(out).append('\n');
+        json.forEach(line -> all.append(line).append('\n'));
+        return all.toString();
+    }
+
+    private Engine open(EngineSettings settings, String grammar) throws Exception {
+        String engineBefore = System.getProperty("oam.llama.engine");
+        System.setProperty("oam.llama.engine", "ffm");
+        System.setProperty("oam.llama.grammar", grammar);
+        try {
+            return LlamaEngines.open(GgufFile.read(file), settings);
+        } finally {
+            System.clearProperty("oam.llama.grammar");
+            if (engineBefore == null) {
+                System.clearProperty("oam.llama.engine");
+            } else {
+                System.setProperty("oam.llama.engine", engineBefore);
+            }
+        }
+    }
+
+    private static String npc(Engine engine, int i) {
+        return engine.renderChat(List.of(new ChatMessage("system", "You are Bram, a guard at the north gate of Eldham. "
+                + "Answer in one or two short sentences."), new ChatMessage("user", List.of("Who are you?",
+                "Is the gate open?", "Have you seen the merchant?", "Where is the inn?", "What do you guard?",
+                "Any news from the castle?", "Is it safe to travel at night?", "Who is the captain?").get(i % 8))));
+    }
+
+    /** What one request took, measured on the caller's thread. */
+    record Run(EngineResult result, long startNanos, long firstNanos, long endNanos) {
+        double firstMillis() {
+            return firstNanos == 0 ? Double.NaN : (firstNanos - startNanos) / 1e6;
+        }
+
+        /** Sampled tokens after the first over the time from the first delta to the end. */
+        double decodeRate() {
+            int n = result.outputTokens();
+            return n < 2 || firstNanos == 0 || endNanos <= firstNanos ? Double.NaN : (n - 1) / ((endNanos - firstNanos) / 1e9);
+        }
+    }
+
+    private static Run generate(Engine engine, EngineRequest request, Object session, CancellationToken token)
+            throws AgentException {
+        long start = System.nanoTime();
+        long[] first = new long[1];
+        EngineResult r = engine.generate(request, session, d -> {
+            if (first[0] == 0) {
+                first[0] = System.nanoTime();
+            }
+        }, token);
+        return new Run(r, start, first[0], System.nanoTime());
+    }
+
+    // ---- (a) concurrency ----------------------------------------------------------------------------------------
+
+    private void concurrency(Engine engine) throws Exception {
+        int maxTokens = 32;
+        List<Double> ratios = new ArrayList<>();
+        List<Double> p95s = new ArrayList<>();
+        List<Double> aloneRates = new ArrayList<>();
+        List<Double> togetherRates = new ArrayList<>();
+        int same = 0;
+        int compared = 0;
+        for (int round = 0; round < rounds; round++) {
+            progress("(a) round " + (round + 1) + "/" + rounds + ": " + SESSIONS + " sessions together, then one at a time"
+                    + " (load " + Meter.loadAverage() + ")");
+            List<CompletableFuture<Run>> together = new ArrayList<>();
+            CountDownLatch go = new CountDownLatch(1);
+            for (int i = 0; i < SESSIONS; i++) {
+                int index = i;
+                int r0 = round;
+                together.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        go.await();
+                        EngineRequest request = new EngineRequest("Round " + r0 + ". " + npc(engine, index), null, maxTokens,
+                                0, 0, 1, 1);
+                        return generate(engine, request, "together-" + r0 + "-" + index, CancellationToken.create());
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }, command -> Thread.ofVirtual().start(command)));
+            }
+            long start = System.nanoTime();
+            go.countDown();
+            long end = 0;
+            long tokens = 0;
+            double[] ttft = new double[SESSIONS];
+            String[] batched = new String[SESSIONS];
+            for (int i = 0; i < SESSIONS; i++) {
+                Run r = together.get(i).get(600, TimeUnit.SECONDS);
+                end = Math.max(end, r.endNanos());
+                tokens += r.result().outputTokens();
+                ttft[i] = r.firstNanos() == 0 ? Double.NaN : (r.firstNanos() - start) / 1e6;
+                batched[i] = r.result().text();
+            }
+            // Then each alone, the same prompt: its lane holds that prompt now, so "alone" skips most prompt work and
+            // the ratio is a lower bound.
+            long aloneTokens = 0;
+            long aloneNanos = 0;
+            for (int i = 0; i < SESSIONS; i++) {
+                EngineRequest request = new EngineRequest("Round " + round + ". " + npc(engine, i), null, maxTokens, 0, 0, 1, 1);
+                Run r = generate(engine, request, "alone-" + round + "-" + i, CancellationToken.create());
+                aloneTokens += r.result().outputTokens();
+                aloneNanos += r.endNanos() - r.startNanos();
+                compared++;
+                same += r.result().text().equals(batched[i]) ? 1 : 0;
+            }
+            Arrays.sort(ttft);
+            double aloneRate = aloneTokens / (aloneNanos / 1e9);
+            double togetherRate = tokens / ((end - start) / 1e9);
+            aloneRates.add(aloneRate);
+            togetherRates.add(togetherRate);
+            ratios.add(togetherRate / aloneRate);
+            p95s.add(ttft[(int) Math.ceil(SESSIONS * 0.95) - 1]);
+        }
+        LlamaBench.Stat ratio = LlamaBench.Stat.of(ratios);
+        out.append(String.format(Locale.US, "(a) concurrency, %d greedy sessions of up to 32 sampled tokens (together: fresh prompts; alone after, same prompts cached):%n", SESSIONS));
+        out.append(String.format(Locale.US, "    one at a time %s sampled tokens/s; %d together %s; ratio %s (anchor ≥ 3x: %s)%n",
+                LlamaBench.Stat.of(aloneRates).text(1), SESSIONS, LlamaBench.Stat.of(togetherRates).text(1), ratio.text(2),
+                ratio.median() >= 3 ? "met" : "NOT met"));
+        out.append(String.format(Locale.US, "    per-session time to first token together, p95 %s ms; greedy text batched = alone: %d of %d%n",
+                LlamaBench.Stat.of(p95s).text(0), same, compared));
+        json("concurrency ratio", ratio);
+        json("concurrency ttft p95 ms", LlamaBench.Stat.of(p95s));
+        json("concurrency alone tokens/s", LlamaBench.Stat.of(aloneRates));
+        json("concurrency together tokens/s", LlamaBench.Stat.of(togetherRates));
+    }
+
+    // ---- (b) cancel ---------------------------------------------------------------------------------------------
+
+    private void cancel(Engine engine) throws Exception {
+        StringBuilder lore = new StringBuilder();
+        String[] words = {"the", "old", "gate", "of", "Eldham", "was", "built", "by", "dwarves", "long", "ago", "and", "guarded"};
+        int i = 0;
+        while (engine.countTokens(lore.toString()) < 2000) {
+            for (int k = 0; k < 50; k++) {
+                lore.append(words[i++ % words.length]).append(i % 17 == 0 ? ". " : " ");
+            }
+        }
+        EngineRequest next = new EngineRequest(npc(engine, 1), null, 1, 0, 0, 1, 1);
+        generate(engine, next, "next", CancellationToken.create()); // its prompt is cached: the next request measures the lane
+        EngineRequest bystanderRequest = new EngineRequest(npc(engine, 3), null, 24, 0, 0, 1, 1);
+        String bystanderAlone = generate(engine, bystanderRequest, "bystander", CancellationToken.create()).result().text();
+        List<Double> answers = new ArrayList<>();
+        List<Double> frees = new ArrayList<>();
+        int harmed = 0;
+        int promptTokens = 0;
+        int cancelRounds = Math.max(3, rounds);
+        for (int round = 0; round < cancelRounds; round++) {
+            progress("(b) cancel round " + (round + 1) + "/" + cancelRounds + " (load " + Meter.loadAverage() + ")");
+            String prompt = engine.renderChat(List.of(new ChatMessage("user", "Round " + round + ". " + lore
+                    + "\nWho built the gate?")));
+            promptTokens = engine.countTokens(prompt);
+            CancellationToken token = CancellationToken.create();
+            AtomicLong answered = new AtomicLong();
+            CompletableFuture<Run> bystander = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return generate(engine, bystanderRequest, "bystander", CancellationToken.create());
+                } catch (AgentException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            CompletableFuture<Void> cancelled = CompletableFuture.runAsync(() -> {
+                try {
+                    engine.generate(new EngineRequest(prompt, null, 16, 0, 0, 1, 1), "long-" + System.nanoTime(), d -> {}, token);
+                } catch (AgentException e) {
+                    answered.set(System.nanoTime());
+                }
+            });
+            Thread.sleep(300 + 150L * round); // into the prompt
+            long cancelAt = System.nanoTime();
+            token.cancel();
+            cancelled.get(120, TimeUnit.SECONDS);
+            Run r = generate(engine, next, "next", CancellationToken.create());
+            long first = r.firstNanos() == 0 ? r.endNanos() : r.firstNanos();
+            if (answered.get() > 0) {
+                answers.add((answered.get() - cancelAt) / 1e6);
+            }
+            frees.add((first - cancelAt) / 1e6);
+            harmed += bystander.get(600, TimeUnit.SECONDS).result().text().equals(bystanderAlone) ? 0 : 1;
+        }
+        LlamaBench.Stat answer = LlamaBench.Stat.of(answers);
+        LlamaBench.Stat free = LlamaBench.Stat.of(frees);
+        double answerMax = answers.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+        double freeMax = frees.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+        out.append(String.format(Locale.US, "(b) cancel during a %d-token prompt, %d rounds (a bystander session generating meanwhile):%n",
+                promptTokens, cancelRounds));
+        out.append(String.format(Locale.US, "    cancelled response %s ms (anchor ≤ 100: %s); next request's first token (its prompt cached) %s ms"
+                + " after the cancel (anchor ≤ 250: %s); bystander output changed in %d of %d rounds%n", answer.text(1),
+                answerMax <= 100 ? "met" : "NOT met at max " + Math.round(answerMax), free.text(1),
+                freeMax <= 250 ? "met" : "NOT met at max " + Math.round(freeMax), harmed, cancelRounds));
+        json("cancel response ms", answer);
+        json("cancel next first token ms", free);
+    }
+
+    // ---- (c) constrained against free text ----------------------------------------------------------------------
+
+    private void constrained(Engine javaGrammar, Engine nativeGrammar) throws Exception {
+        Map<String, String> grammars = new LinkedHashMap<>();
+        grammars.put("free text", null);
+        grammars.putAll(MaskBench.grammars());
+        grammars.put("schema", MaskBench.capture(new ModelRequest("You are Bram, the gate guard.", null,
+                List.of(TranscriptEntry.Prompt.of("The goblin blocks the road. What do you do?", null)), List.of(),
+                ToolCallingMode.DISALLOWED, false, GenerationSchema.convert(Json.parse("""
+                        {"type":"object","properties":{
+                          "reasoning":{"type":"string","maxLength":80},
+                          "plan":{"type":"array","minItems":3,"maxItems":3,
+                                  "items":{"type":"string","enum":["attack","flee","beg","trade","hide","talk"]}},
+                          "choice":{"type":"string","enum":["attack","flee","beg","trade"]}},
+                         "required":["reasoning","plan","choice"],"additionalProperties":false}"""), "Plan"),
+                GenerationOptions.DEFAULT, -1)));
+        String prompt = javaGrammar.renderChat(List.of(new ChatMessage("system", "You are Bram, the gate guard. Answer in JSON."),
+                new ChatMessage("user", "The north gate is jammed and a goblin blocks the road. What now?")));
+        Map<String, List<Double>> rates = new LinkedHashMap<>();
+        Map<String, List<Integer>> counts = new LinkedHashMap<>();
+        Map<String, String> texts = new LinkedHashMap<>();
+        for (int round = 0; round < rounds; round++) {
+            progress("(c) round " + (round + 1) + "/" + rounds + " (load " + Meter.loadAverage() + ")");
+            for (Map.Entry<String, String> g : grammars.entrySet()) {
+                List<String> sides = g.getValue() == null ? List.of("java") : round % 2 == 0 ? List.of("java", "native")
+                        : List.of("native", "java");
+                for (String side : sides) {
+                    Engine engine = side.equals("java") ? javaGrammar : nativeGrammar;
+                    EngineRequest request = new EngineRequest(prompt, g.getValue(), 64, 0, 0, 1, 1);
+                    Run r = generate(engine, request, side + "-" + g.getKey(), CancellationToken.create());
+                    String key = g.getKey() + (g.getValue() == null ? "" : ", " + side);
+                    rates.computeIfAbsent(key, k -> new ArrayList<>()).add(r.decodeRate());
+                    counts.computeIfAbsent(key, k -> new ArrayList<>()).add(r.result().outputTokens());
+                    texts.putIfAbsent(key, r.result().text());
+                    if (g.getValue() != null && !r.result().text().isEmpty() && r.result().outputTokens() < 64) {
+                        Json.parse(r.result().text()); // every finished constrained output parses
+                    }
+                }
+            }
+        }
+        double free = LlamaBench.Stat.of(rates.get("free text")).median();
+        out.append(String.format(Locale.US, "(c) decode rate in sampled tokens/s (greedy, up to 64 tokens; after the first token), "
+                + "Java grammar and llama.cpp's side by side:%n"));
+        Table table = new Table("grammar", "sampled tokens", "tokens/s", "/ free text");
+        for (Map.Entry<String, List<Double>> e : rates.entrySet()) {
+            LlamaBench.Stat s = LlamaBench.Stat.of(e.getValue());
+            List<Integer> n = counts.get(e.getKey());
+            table.row(e.getKey(), n.get(0).toString(), s.text(1), String.format(Locale.US, "%.2f", s.median() / free));
+            json("decode tokens/s, " + e.getKey(), s);
+        }
+        out.append(table.render());
+        double worstJava = Double.MAX_VALUE;
+        for (Map.Entry<String, List<Double>> e : rates.entrySet()) {
+            if (e.getKey().endsWith(", java")) {
+                worstJava = Math.min(worstJava, LlamaBench.Stat.of(e.getValue()).median() / free);
+            }
+        }
+        out.append(String.format(Locale.US, "    worst Java-grammar / free text %.2f (anchor ≥ 0.9: %s)%n", worstJava,
+                worstJava >= 0.9 ? "met" : "NOT met"));
+        for (Map.Entry<String, String> e : texts.entrySet()) {
+            String t = e.getValue().replace("\n", "\\n");
+            out.append("    ").append(e.getKey()).append(": ").append(t.length() > 100 ? t.substring(0, 100) + "…" : t).append('\n');
+        }
+    }
+
+    private void json(String measure, LlamaBench.Stat s) {
+        ObjectNode line = Json.object();
+        line.put("bench", "llama-ffm");
+        line.put("model", label);
+        line.put("measure", measure);
+        line.put("median", Math.round(s.median() * 100) / 100.0);
+        line.put("min", Math.round(s.min() * 100) / 100.0);
+        line.put("max", Math.round(s.max() * 100) / 100.0);
+        line.put("runs", s.count());
+        json.add(Json.write(line));
+    }
+
+    private static void progress(String message) {
+        System.err.println("bench llama: " + message);
+    }
+}

@@ -1,0 +1,119 @@
+package dev.oam.model.llama;
+
+import dev.oam.core.Log;
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.Locale;
+import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Which engine runs a llama model: the FFM engine ({@code FfmEngine}, llama.cpp's C API driven directly:
+ * continuous batching of every slot, Java sampling, cancel between prompt chunks) or the JNI engine
+ * ({@link LlamaEngine}, through the de.kherud binding).
+ *
+ * <p>By default FFM runs on JDK 22+ on Linux and macOS, when the library passes {@code LlamaNative}'s checks
+ * (b4916, every symbol, the default-parameter fingerprint); anywhere else (JDK 21, Windows, whose DLLs export no
+ * {@code llama_*} symbol, or a failed check) the JNI engine runs. {@value #VARIABLE} (or the system property
+ * {@value #PROPERTY}) = {@code jni} or {@code ffm} forces one; a forced FFM that cannot run fails the load with
+ * the reason instead of falling back.
+ *
+ * <p>The FFM classes are compiled for release 22 into {@code META-INF/versions/22} and reached only here, by
+ * name, so a JDK 21 host never loads them.
+ */
+final class EngineChoice {
+    static final String VARIABLE = "OAM_LLAMA_ENGINE";
+    static final String PROPERTY = "oam.llama.engine";
+    static final String FFM_CLASS = "dev.oam.model.llama.FfmEngine";
+
+    enum Kind { JNI, FFM }
+
+    private EngineChoice() {}
+
+    /**
+     * The engine asked for: {@code null} when nothing is forced (then FFM where it can run).
+     *
+     * @throws IllegalArgumentException the setting is neither {@code jni} nor {@code ffm}
+     */
+    static @Nullable Kind forced(UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties) {
+        String value = properties.apply(PROPERTY);
+        if (value == null || value.isBlank()) {
+            value = environment.apply(VARIABLE);
+        }
+        if (value == null || value.isBlank() || value.strip().equalsIgnoreCase("auto")) {
+            return null;
+        }
+        return switch (value.strip().toLowerCase(Locale.ROOT)) {
+            case "jni" -> Kind.JNI;
+            case "ffm" -> Kind.FFM;
+            default -> throw new IllegalArgumentException(VARIABLE + "='" + value + "': use jni, ffm or auto");
+        };
+    }
+
+    /** Whether FFM can be tried here: JDK 22+ (final FFM) and Linux or macOS (the only libraries with llama_* exports). */
+    static boolean ffmPossible(int javaFeature, String osName) {
+        String os = osName.toLowerCase(Locale.ROOT);
+        return javaFeature >= 22 && (os.startsWith("linux") || os.startsWith("mac") || os.startsWith("darwin"));
+    }
+
+    static Engine open(GgufFile file, EngineSettings settings) throws IOException {
+        Kind forced;
+        try {
+            forced = forced(System::getenv, System::getProperty);
+        } catch (IllegalArgumentException e) {
+            Log.warning(e.getMessage() + "; choosing automatically");
+            forced = null;
+        }
+        return open(file, settings, forced);
+    }
+
+    static Engine open(GgufFile file, EngineSettings settings, @Nullable Kind forced) throws IOException {
+        boolean possible = ffmPossible(Runtime.version().feature(), System.getProperty("os.name", ""));
+        if (forced == Kind.JNI || forced == null && !possible) {
+            return LlamaEngine.open(file, settings);
+        }
+        if (!possible) {
+            throw new IOException("the FFM llama engine needs JDK 22 or newer on Linux or macOS (this is JDK "
+                    + Runtime.version().feature() + " on " + System.getProperty("os.name") + "); unset " + VARIABLE);
+        }
+        try {
+            return openFfm(file, settings);
+        } catch (UnsupportedOperationException e) {
+            if (forced == Kind.FFM) {
+                throw new IOException(e.getMessage(), e);
+            }
+            Log.info(e.getMessage() + "; using the JNI engine");
+            return LlamaEngine.open(file, settings);
+        }
+    }
+
+    /** {@code FfmEngine.open(file, settings)}, by name. */
+    private static Engine openFfm(GgufFile file, EngineSettings settings) throws IOException {
+        Method open;
+        try {
+            Class<?> type = Class.forName(FFM_CLASS, true, EngineChoice.class.getClassLoader());
+            open = type.getDeclaredMethod("open", GgufFile.class, EngineSettings.class);
+            open.setAccessible(true);
+        } catch (ReflectiveOperationException | LinkageError e) {
+            throw new UnsupportedOperationException("the FFM llama engine is not in this build (" + e + ")", e);
+        }
+        try {
+            return (Engine) open.invoke(null, file, settings);
+        } catch (InvocationTargetException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new IOException(String.valueOf(cause), cause);
+        } catch (IllegalAccessException e) {
+            throw new UnsupportedOperationException("the FFM llama engine cannot be reached: " + e, e);
+        }
+    }
+}

@@ -1,0 +1,29 @@
+package dev.oam.model.llama;
+
+import java.io.IOException;
+
+/**
+ * Opens a model on the engine {@link EngineChoice} picks (FFM or JNI; {@code OAM_LLAMA_ENGINE} /
+ * {@code oam.llama.engine} force one, {@code OAM_LLAMA_GRAMMAR} / {@code oam.llama.grammar} pick FFM's grammar
+ * implementation), as the backend does. For the benchmarks: the package is exported to them only.
+ */
+public final class LlamaEngines {
+    private LlamaEngines() {}
+
+    /** A model loaded on the chosen engine; it is never shared with the backend's own models. */
+    public static Engine open(GgufFile file, EngineSettings settings) throws IOException {
+        return EngineChoice.open(file, settings);
+    }
+
+    /** Whether {@code engine} is the FFM engine. */
+    public static boolean isFfm(Engine engine) {
+        return engine.getClass().getName().equals(EngineChoice.FFM_CLASS);
+    }
+
+    /** Refuses new requests and cancels running ones ({@code close()} of either engine). */
+    public static void close(Engine engine) throws Exception {
+        if (engine instanceof AutoCloseable closeable) {
+            closeable.close();
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package dev.oam.model.llama;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Joins token pieces (bytes) into text deltas that never split a UTF-8 sequence: the bytes of an unfinished
+ * character wait for the next piece. Invalid bytes decode as U+FFFD once they cannot start or continue a
+ * character. Not thread-safe.
+ */
+final class Utf8Pieces {
+    private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
+
+    /** Adds a piece; returns the text now complete (possibly empty). */
+    String add(byte[] piece) {
+        pending.write(piece, 0, piece.length);
+        byte[] bytes = pending.toByteArray();
+        int complete = completeLength(bytes);
+        pending.reset();
+        pending.write(bytes, complete, bytes.length - complete);
+        return new String(bytes, 0, complete, StandardCharsets.UTF_8);
+    }
+
+    /** What is still held (an unfinished character at the end of generation), decoded with replacements. */
+    String finish() {
+        String rest = pending.toString(StandardCharsets.UTF_8);
+        pending.reset();
+        return rest;
+    }
+
+    /** Bytes from the start that hold no unfinished trailing character. */
+    static int completeLength(byte[] bytes) {
+        int n = bytes.length;
+        // A character is at most 4 bytes: look back at most 3 for the lead byte of an unfinished one.
+        for (int back = 1; back <= Math.min(3, n); back++) {
+            int b = bytes[n - back] & 0xFF;
+            if ((b & 0xC0) == 0x80) {
+                continue; // continuation byte: keep looking for its lead
+            }
+            int need = b >= 0xC2 && b < 0xE0 ? 2 : b >= 0xE0 && b < 0xF0 ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 1;
+            return need > back ? n - back : n;
+        }
+        return n;
+    }
+}

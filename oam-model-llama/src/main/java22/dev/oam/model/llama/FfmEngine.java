@@ -1,0 +1,832 @@
+package dev.oam.model.llama;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.Log;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.json.Json;
+import dev.oam.model.llama.grammar.GbnfCompiler;
+import dev.oam.model.llama.grammar.GrammarCompiler;
+import dev.oam.model.llama.grammar.TokenConstraint;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The {@link Engine} on llama.cpp's C API through FFM ({@link LlamaNative}): one model, one context with one KV
+ * sequence ("lane") per slot, decoded by the process's {@link DecodeLoop} with continuous batching.
+ *
+ * <p>Each decode holds one token of every generating request plus prompt chunks ({@value #CHUNK} tokens at most
+ * per request, {@value #PREFILL_BUDGET} in all, round-robin) of requests still reading their prompt. Small
+ * chunks are what make a cancel during a long prompt answer within one decode. Sampling is in Java
+ * ({@link TokenSampler}) on the logits row of each request, so greedy results do not depend on what else was in
+ * the batch; grammars are {@link TokenConstraint}s checked per step (the unconstrained winner first, the mask only
+ * when it is rejected; an end-of-generation token only where the grammar may end; stop once it is complete), from
+ * the Java {@link GbnfCompiler} over {@link #vocabulary()} unless {@value #GRAMMAR_VARIABLE}{@code =native} asks
+ * for llama.cpp's sampler ({@link NativeGrammar}). {@code usage.outputTokens} counts the tokens sampled (not the end-of-generation token);
+ * {@code cachedInputTokens} the prompt tokens the lane already held.
+ *
+ * <p>Threads: callers tokenise (thread-safe in llama.cpp), wait fairly for a lane ({@link SlotTable}) and then
+ * for events from the decode thread, running {@code onDelta} themselves. Everything with the context runs on the
+ * decode thread: fields marked "decode thread" are touched nowhere else.
+ */
+final class FfmEngine implements SlotEngine, AutoCloseable {
+    static final int CHUNK = 64;
+    static final int PREFILL_BUDGET = 128;
+    static final int N_BATCH = 512;
+    static final long CANCEL_ANSWER_MS = 50;
+    private static final int TOKEN_CACHE_ENTRIES = 512;
+    private static final int TOKEN_CACHE_MAX_CHARS = 16 * 1024;
+    static final String GRAMMAR_VARIABLE = "OAM_LLAMA_GRAMMAR";
+    static final String GRAMMAR_PROPERTY = "oam.llama.grammar";
+
+    private final LlamaNative api;
+    private final LlamaEngine.ModelFile file;
+    private final EngineSettings settings;
+    private final MemorySegment model;
+    private final MemorySegment vocab;
+    private final int nVocab;
+    private final BitSet endOfGeneration = new BitSet();
+    private final SlotTable slots;
+    private final ChatRenderer chat;
+    private final GrammarSource grammarSource;
+    private final DecodeLoop loop;
+    private final long loadMillis;
+    private final ConcurrentLinkedQueue<Generation> incoming = new ConcurrentLinkedQueue<>();
+    private final Set<Generation> running = ConcurrentHashMap.newKeySet();
+    private final Map<String, Integer> tokenCounts = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+            return size() > TOKEN_CACHE_ENTRIES;
+        }
+    }; // guarded by itself
+    private volatile boolean closed;
+    private volatile @Nullable GrammarCompiler grammars;
+
+    // decode thread only
+    private MemorySegment context = MemorySegment.NULL;
+    private final List<Generation> active = new ArrayList<>();
+    private int cursor;
+    private final float[] logits;
+    private final long[] mask;
+    private final TokenSampler sampler = new TokenSampler();
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment batch;
+    private final MemorySegment batchTokens;
+    private final MemorySegment batchPositions;
+    private final MemorySegment batchSeqCounts;
+    private final MemorySegment batchSeqPointers;
+    private final MemorySegment batchSeqIds;
+    private final MemorySegment batchLogits;
+    private final MemorySegment pieceBuffer;
+    private final Generation[] rowOwner = new Generation[N_BATCH];
+    private final int[] rowFed = new int[N_BATCH];
+
+    /** Makes the grammar compiler of a model, once, from its vocabulary and bindings. */
+    @FunctionalInterface
+    interface GrammarSource {
+        GrammarCompiler create(FfmEngine engine);
+    }
+
+    private FfmEngine(LlamaNative api, LlamaEngine.ModelFile file, EngineSettings settings, MemorySegment model,
+            long loadMillis, GrammarSource grammarSource) {
+        this.api = api;
+        this.file = file;
+        this.settings = settings;
+        this.model = model;
+        this.loadMillis = loadMillis;
+        this.grammarSource = grammarSource;
+        try {
+            this.vocab = (MemorySegment) api.modelGetVocab.invokeExact(model);
+        } catch (Throwable e) {
+            throw LlamaNative.failed("llama_model_get_vocab", e);
+        }
+        this.nVocab = api.nTokens(vocab);
+        for (int t = 0; t < nVocab; t++) {
+            if (api.isEog(vocab, t)) {
+                endOfGeneration.set(t);
+            }
+        }
+        this.slots = new SlotTable(settings.slots());
+        this.logits = new float[nVocab];
+        this.mask = new long[(nVocab + 63) >>> 6];
+        this.batch = arena.allocate(LlamaNative.BATCH);
+        this.batchTokens = arena.allocate(JAVA_INT, N_BATCH);
+        this.batchPositions = arena.allocate(JAVA_INT, N_BATCH);
+        this.batchSeqCounts = arena.allocate(JAVA_INT, N_BATCH);
+        this.batchSeqPointers = arena.allocate(ADDRESS, N_BATCH);
+        this.batchSeqIds = arena.allocate(JAVA_INT, N_BATCH);
+        this.batchLogits = arena.allocate(JAVA_BYTE, N_BATCH);
+        for (int i = 0; i < N_BATCH; i++) {
+            batchSeqCounts.setAtIndex(JAVA_INT, i, 1);
+            batchSeqPointers.setAtIndex(ADDRESS, i, batchSeqIds.asSlice(i * 4L, 4));
+        }
+        batch.set(ADDRESS, 8, batchTokens);
+        batch.set(ADDRESS, 16, MemorySegment.NULL);
+        batch.set(ADDRESS, 24, batchPositions);
+        batch.set(ADDRESS, 32, batchSeqCounts);
+        batch.set(ADDRESS, 40, batchSeqPointers);
+        batch.set(ADDRESS, 48, batchLogits);
+        this.pieceBuffer = arena.allocate(256);
+        String template = file.chatTemplate();
+        if (template != null) {
+            this.chat = new ChatRenderer(request -> applyTemplate(template, request));
+        } else {
+            this.chat = ChatRenderer.known(file.turnFormat());
+        }
+        this.loop = DecodeLoop.get();
+    }
+
+    /**
+     * Loads {@code gguf} through FFM.
+     *
+     * @throws UnsupportedOperationException FFM cannot run this library (wrong build, missing symbols)
+     * @throws IOException the model cannot be loaded
+     */
+    static FfmEngine open(GgufFile gguf, EngineSettings requested) throws IOException {
+        try {
+            return open(LlamaEngine.modelFile(gguf), requested, grammarSource(System::getenv, System::getProperty));
+        } catch (GgufException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+    }
+
+    /** The Java compiler over the model's vocabulary ({@link #vocabulary()}): the default. */
+    static final GrammarSource JAVA_GRAMMAR = engine -> GbnfCompiler.create(engine.vocabulary());
+
+    /** llama.cpp's own grammar sampler ({@link NativeGrammar}): slow on large vocabularies; an explicit fallback. */
+    static final GrammarSource NATIVE_GRAMMAR = NativeGrammar::new;
+
+    /**
+     * The grammar implementation {@value #GRAMMAR_VARIABLE} (or {@value #GRAMMAR_PROPERTY}) asks for: {@code java}
+     * (the default) or {@code native}. Anything else is logged and the default used.
+     */
+    static GrammarSource grammarSource(UnaryOperator<@Nullable String> environment,
+            UnaryOperator<@Nullable String> properties) {
+        String value = properties.apply(GRAMMAR_PROPERTY);
+        if (value == null || value.isBlank()) {
+            value = environment.apply(GRAMMAR_VARIABLE);
+        }
+        if (value == null || value.isBlank() || value.strip().equalsIgnoreCase("java")) {
+            return JAVA_GRAMMAR;
+        }
+        if (value.strip().equalsIgnoreCase("native")) {
+            return NATIVE_GRAMMAR;
+        }
+        Log.warning(GRAMMAR_VARIABLE + "='" + value + "': use java or native; using java");
+        return JAVA_GRAMMAR;
+    }
+
+    static FfmEngine open(LlamaEngine.ModelFile file, EngineSettings requested, GrammarSource grammars) throws IOException {
+        if (!Files.isRegularFile(file.path()) || !Files.isReadable(file.path())) {
+            throw new IOException("model file " + file.path() + " does not exist or is not readable");
+        }
+        EngineSettings settings = requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
+        LlamaNative api = LlamaNative.get();
+        long start = System.nanoTime();
+        MemorySegment model;
+        try (Arena local = Arena.ofConfined()) {
+            MemorySegment params = (MemorySegment) api.modelDefaultParams.invokeExact((SegmentAllocator) local);
+            params.set(JAVA_INT, 8, settings.gpuLayers()); // always explicit: macOS builds default to 999
+            model = (MemorySegment) api.modelLoadFromFile.invokeExact(
+                    local.allocateFrom(file.path().toAbsolutePath().toString()), params);
+        } catch (Throwable e) {
+            throw new IOException("llama.cpp cannot load " + file.path() + ": " + e, e);
+        }
+        if (model.equals(MemorySegment.NULL)) {
+            throw new IOException("llama.cpp cannot load " + file.path() + " (see the log for llama.cpp's reason)");
+        }
+        FfmEngine engine = new FfmEngine(api, file, settings, model, 0, grammars);
+        try {
+            engine.loop.call(() -> {
+                engine.createContext();
+                return null;
+            });
+        } catch (Exception e) {
+            throw new IOException("llama.cpp cannot create a context for " + file.path() + ": " + e.getMessage(), e);
+        }
+        engine.loop.register(engine);
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        Log.info("llama model '" + file.name() + "' loaded through FFM in " + millis + " ms (" + settings.slots()
+                + " lane(s) of " + settings.contextSize() + " tokens, " + settings.threads() + "/" + settings.threadsBatch()
+                + " threads; " + (file.chatTemplate() != null ? "the file's own chat template" : file.turnFormat().label()
+                        + " turns, the file has no chat template") + ")");
+        return engine;
+    }
+
+    // decode thread
+    private void createContext() throws IOException {
+        try (Arena local = Arena.ofConfined()) {
+            MemorySegment params = (MemorySegment) api.contextDefaultParams.invokeExact((SegmentAllocator) local);
+            params.set(JAVA_INT, 0, LlamaEngine.kvCells(settings));
+            params.set(JAVA_INT, 4, N_BATCH);
+            params.set(JAVA_INT, 8, N_BATCH);
+            params.set(JAVA_INT, 12, settings.slots());
+            params.set(JAVA_INT, 16, settings.threads());
+            params.set(JAVA_INT, 20, settings.threadsBatch());
+            params.set(JAVA_FLOAT, 64, 0.1f); // defrag threshold: lanes interleave, freed cells scatter
+            MemorySegment created = (MemorySegment) api.initFromModel.invokeExact(model, params);
+            if (created.equals(MemorySegment.NULL)) {
+                throw new IOException("llama_init_from_model returned NULL (out of memory?)");
+            }
+            context = created;
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Throwable e) {
+            throw LlamaNative.failed("llama_init_from_model", e);
+        }
+    }
+
+    @Override
+    public String name() {
+        return file.name();
+    }
+
+    @Override
+    public int contextSize() {
+        return settings.contextSize();
+    }
+
+    @Override
+    public EngineSettings settings() {
+        return settings;
+    }
+
+    long loadMillis() {
+        return loadMillis;
+    }
+
+    int vocabularySize() {
+        return nVocab;
+    }
+
+    LlamaNative api() {
+        return api;
+    }
+
+    MemorySegment vocab() {
+        return vocab;
+    }
+
+    BitSet endOfGeneration() {
+        return (BitSet) endOfGeneration.clone();
+    }
+
+    /**
+     * The vocabulary as a Java grammar sees it: each token's bytes from {@code llama_token_to_piece(special=false)}
+     * (SPM's space marker and byte tokens already resolved), control tokens and end-of-generation tokens flagged.
+     * Built on each call (a 262k vocabulary takes a moment): the grammar compiler keeps it.
+     */
+    dev.oam.model.llama.grammar.TokenVocabulary vocabulary() {
+        byte[][] pieces = new byte[nVocab][];
+        BitSet control = new BitSet(nVocab);
+        try (Arena local = Arena.ofConfined()) {
+            MemorySegment buffer = local.allocate(256);
+            for (int t = 0; t < nVocab; t++) {
+                boolean isControl = api.isControl(vocab, t) || endOfGeneration.get(t);
+                if (isControl) {
+                    control.set(t);
+                }
+                pieces[t] = isControl ? new byte[0] : api.piece(vocab, t, false, buffer);
+            }
+        }
+        return new dev.oam.model.llama.grammar.TokenVocabulary(pieces, control, endOfGeneration);
+    }
+
+    /** The admission queue and lanes (tests watch it). */
+    @Override
+    public SlotTable slotTable() {
+        return slots;
+    }
+
+    @Override
+    public int countTokens(String text) {
+        ensureUsable();
+        boolean cacheable = text.length() <= TOKEN_CACHE_MAX_CHARS;
+        if (cacheable) {
+            synchronized (tokenCounts) {
+                Integer known = tokenCounts.get(text);
+                if (known != null) {
+                    return known;
+                }
+            }
+        }
+        int count = text.isEmpty() ? 0 : api.tokenize(vocab, text, false, true).length;
+        if (cacheable) {
+            synchronized (tokenCounts) {
+                tokenCounts.put(text, count);
+            }
+        }
+        return count;
+    }
+
+    /** The tokens evaluated for {@code prompt}: BOS when the model adds one, then the prompt's, control tokens parsed. */
+    @Override
+    public int[] promptTokens(String prompt) {
+        return api.tokenize(vocab, prompt, true, true);
+    }
+
+    @Override
+    public String renderChat(List<ChatMessage> messages) {
+        ensureUsable();
+        return chat.render(messages);
+    }
+
+    @Override
+    public Set<String> controlTokens() {
+        return file.controlTokens();
+    }
+
+    /** The chat renderer's template call, on llama.cpp's built-in template families. */
+    private String applyTemplate(String template, String requestJson) throws Exception {
+        JsonNode request = Json.parse(requestJson);
+        List<ChatMessage> messages = new ArrayList<>();
+        for (JsonNode m : request.path("messages")) {
+            messages.add(new ChatMessage(m.path("role").asText(), m.path("content").asText()));
+        }
+        String rendered = api.applyTemplate(template, messages);
+        if (rendered == null) {
+            throw new IllegalArgumentException("llama.cpp has no built-in chat template like this file's");
+        }
+        return rendered;
+    }
+
+    @Override
+    public EngineResult generate(EngineRequest request, Object sessionKey, Consumer<String> onDelta, CancellationToken token)
+            throws AgentException {
+        check(request);
+        if (closed) {
+            throw SlotTable.closedError();
+        }
+        token.check();
+        int[] prompt = promptTokens(request.prompt());
+        int context = settings.contextSize();
+        if (prompt.length == 0 || prompt.length + 1 > context) {
+            throw new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, String.format(Locale.ROOT,
+                    "The prompt has %d tokens; the context holds %d (prompt and at least one generated token).",
+                    prompt.length, context));
+        }
+        for (int t : prompt) {
+            if (t < 0 || t >= nVocab) {
+                throw new IllegalStateException("the tokenizer returned token " + t + " outside the vocabulary of " + nVocab);
+            }
+        }
+        int maxTokens = Math.max(1, Math.min(request.maxTokens(), context - prompt.length));
+        // The grammar is compiled here, on the caller's thread (the first one also builds the model's vocabulary
+        // and trie, about a second on 262k tokens), never on the decode thread other sessions wait for.
+        TokenConstraint constraint = null;
+        if (request.grammar() != null) {
+            try {
+                constraint = grammars().start(request.grammar());
+            } catch (RuntimeException e) {
+                throw failure(e);
+            }
+        }
+        SlotTable.Lease lease;
+        try {
+            lease = slots.acquire(prompt, sessionKey, token);
+        } catch (AgentException | RuntimeException e) {
+            close(constraint);
+            throw e;
+        }
+        Generation generation = new Generation(request, maxTokens, prompt, lease, constraint);
+        running.add(generation);
+        incoming.add(generation);
+        loop.wake();
+        if (closed) {
+            generation.cancel();
+        }
+        return generation.await(onDelta, token);
+    }
+
+    private static void check(EngineRequest r) {
+        if (r.maxTokens() < 1) {
+            throw new IllegalArgumentException("maxTokens must be at least 1, was " + r.maxTokens());
+        }
+        if (Double.isNaN(r.temperature()) || r.temperature() < 0) {
+            throw new IllegalArgumentException("temperature must be ≥ 0, was " + r.temperature());
+        }
+        if (Double.isNaN(r.topP())) {
+            throw new IllegalArgumentException("topP must be a number");
+        }
+    }
+
+    private void ensureUsable() {
+        if (closed) {
+            throw new IllegalStateException("the llama engine for '" + file.name() + "' is closed");
+        }
+    }
+
+    /** Cancels running and queued generations and refuses new ones. The native model stays until the process exits. */
+    @Override
+    public void close() {
+        closed = true;
+        slots.close();
+        for (Generation g : running) {
+            g.cancel();
+        }
+        loop.wake();
+    }
+
+    /** The model's grammar compiler, made on first use (by the first caller with a grammar; others wait). */
+    private GrammarCompiler grammars() {
+        GrammarCompiler g = grammars;
+        if (g == null) {
+            synchronized (this) {
+                g = grammars;
+                if (g == null) {
+                    long start = System.nanoTime();
+                    g = grammarSource.create(this);
+                    grammars = g;
+                    Log.info("llama model '" + file.name() + "': grammar compiler " + g.getClass().getSimpleName()
+                            + " ready in " + (System.nanoTime() - start) / 1_000_000 + " ms (" + nVocab + " tokens)");
+                }
+            }
+        }
+        return g;
+    }
+
+    private static void close(@Nullable TokenConstraint constraint) {
+        if (constraint instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                Log.warning("closing a grammar: " + e);
+            }
+        }
+    }
+
+    // ---- the decode thread's part ----
+
+    /** One decode for this model, if it has work. Decode thread only. */
+    boolean step() {
+        Generation arrived;
+        while ((arrived = incoming.poll()) != null) {
+            start(arrived);
+        }
+        for (Generation g : List.copyOf(active)) {
+            if (g.cancelRequested) {
+                finish(g, new Cancelled());
+            }
+        }
+        if (active.isEmpty()) {
+            return false;
+        }
+        int n = 0;
+        // One token for each request that is generating (or at its prompt's last token)...
+        for (Generation g : active) {
+            if (g.size - g.nPast == 1) {
+                n = add(g, n, 1);
+            }
+        }
+        // ...then prompt chunks, round-robin from a rotating start so no request waits behind a long prompt.
+        int budget = Math.min(PREFILL_BUDGET, N_BATCH - n);
+        int count = active.size();
+        for (int k = 0; k < count && budget > 0; k++) {
+            Generation g = active.get((cursor + k) % count);
+            int remaining = g.size - g.nPast;
+            if (remaining > 1) {
+                int take = Math.min(Math.min(remaining, CHUNK), budget);
+                n = add(g, n, take);
+                budget -= take;
+            }
+        }
+        cursor = count == 0 ? 0 : (cursor + 1) % count;
+        if (n == 0) {
+            return false;
+        }
+        int rc = decode(n);
+        if (rc != 0) {
+            recover(rc, n);
+            return true;
+        }
+        for (int row = 0; row < n; row++) {
+            Generation g = rowOwner[row];
+            if (g == null) {
+                continue;
+            }
+            g.nPast += rowFed[row];
+            if (g.nPast == g.size && active.contains(g)) {
+                sample(g, row);
+            }
+        }
+        Arrays.fill(rowOwner, 0, n, null);
+        return true;
+    }
+
+    /** Puts {@code take} of {@code g}'s pending tokens at row {@code n}; returns the next free row. */
+    private int add(Generation g, int n, int take) {
+        for (int i = 0; i < take; i++) {
+            int row = n + i;
+            int pos = g.nPast + i;
+            batchTokens.setAtIndex(JAVA_INT, row, g.tokens[pos]);
+            batchPositions.setAtIndex(JAVA_INT, row, pos);
+            batchSeqIds.setAtIndex(JAVA_INT, row, g.lease.id());
+            boolean last = pos == g.size - 1;
+            batchLogits.set(JAVA_BYTE, row, (byte) (last ? 1 : 0));
+            rowOwner[row] = null;
+        }
+        // The owner is recorded on the chunk's last row, with the count fed: sampling happens there.
+        rowOwner[n + take - 1] = g;
+        rowFed[n + take - 1] = take;
+        return n + take;
+    }
+
+    /** Validates the batch (an invalid token or position aborts the JVM inside llama.cpp) and decodes it. */
+    private int decode(int n) {
+        if (n < 1 || n > N_BATCH) {
+            throw new IllegalStateException("batch of " + n + " tokens");
+        }
+        int[] next = new int[settings.slots()];
+        Arrays.fill(next, -1);
+        for (int row = 0; row < n; row++) {
+            int token = batchTokens.getAtIndex(JAVA_INT, row);
+            int pos = batchPositions.getAtIndex(JAVA_INT, row);
+            int lane = batchSeqIds.getAtIndex(JAVA_INT, row);
+            if (token < 0 || token >= nVocab) {
+                throw new IllegalStateException("token " + token + " outside the vocabulary of " + nVocab);
+            }
+            if (lane < 0 || lane >= next.length) {
+                throw new IllegalStateException("lane " + lane + " out of range");
+            }
+            if (next[lane] >= 0 && pos != next[lane] || pos < 0 || pos >= settings.contextSize()) {
+                throw new IllegalStateException("position " + pos + " of lane " + lane + " is not contiguous");
+            }
+            next[lane] = pos + 1;
+        }
+        batch.set(JAVA_INT, 0, n);
+        try {
+            return (int) api.decode.invokeExact(context, batch);
+        } catch (Throwable e) {
+            throw LlamaNative.failed("llama_decode", e);
+        }
+    }
+
+    /**
+     * A failed decode (no room in the KV cache, or an error). On b4916 a failed decode may leave garbage in, or
+     * remove cells of, other lanes, so the whole cache is cleared: the requests in the batch fail, the others
+     * read their tokens again from the start, and idle lanes forget what they held.
+     */
+    private void recover(int rc, int n) {
+        Log.warning("llama_decode returned " + rc + " for '" + name() + "' (" + n + " tokens); clearing the KV cache");
+        Set<Generation> inBatch = new java.util.HashSet<>();
+        for (int row = 0; row < n; row++) {
+            if (rowOwner[row] != null) {
+                inBatch.add(rowOwner[row]);
+            }
+        }
+        Arrays.fill(rowOwner, 0, n, null);
+        try {
+            api.kvClear.invokeExact(context);
+        } catch (Throwable e) {
+            throw LlamaNative.failed("llama_kv_self_clear", e);
+        }
+        slots.forgetIdle();
+        for (Generation g : List.copyOf(active)) {
+            g.nPast = 0;
+            g.cachedLost = true;
+            if (inBatch.contains(g)) {
+                finish(g, new Failed(new IllegalStateException("llama_decode failed (" + rc
+                        + (rc == 1 ? ": no room in the KV cache" : "") + ")")));
+            }
+        }
+    }
+
+    private void start(Generation g) {
+        active.add(g);
+        try {
+            boolean removed = (boolean) api.kvSeqRm.invokeExact(context, g.lease.id(), g.lease.cached(), -1);
+            if (!removed) {
+                throw new IllegalStateException("llama_kv_self_seq_rm refused lane " + g.lease.id());
+            }
+            g.nPast = g.lease.cached();
+        } catch (Throwable e) {
+            finish(g, new Failed(e));
+        }
+    }
+
+    private void sample(Generation g, int row) {
+        try {
+            MemorySegment row0 = (MemorySegment) api.getLogitsIth.invokeExact(context, row);
+            if (row0.equals(MemorySegment.NULL)) {
+                throw new IllegalStateException("no logits for row " + row);
+            }
+            MemorySegment.copy(row0.reinterpret(nVocab * 4L), JAVA_FLOAT, 0, logits, 0, nVocab);
+        } catch (Throwable e) {
+            finish(g, new Failed(e));
+            return;
+        }
+        EngineRequest r = g.request;
+        int token = sampler.sample(logits, nVocab, null, r.temperature(), r.topK(), r.topP(), g.random);
+        TokenConstraint constraint = g.constraint;
+        if (constraint != null && !constraint.allows(token)) {
+            constraint.fillMask(mask);
+            token = sampler.sample(logits, nVocab, mask, r.temperature(), r.topK(), r.topP(), g.random);
+            if (token < 0) {
+                finish(g, new Failed(new IllegalStateException("the grammar allows no token here")));
+                return;
+            }
+        }
+        if (endOfGeneration.get(token)) {
+            finish(g, null);
+            return;
+        }
+        if (constraint != null) {
+            constraint.accept(token);
+        }
+        g.sampled++;
+        g.append(token);
+        String delta = g.text.add(api.piece(vocab, token, false, pieceBuffer));
+        if (!delta.isEmpty()) {
+            g.answer.append(delta);
+            g.events.add(new Delta(delta));
+        }
+        if (constraint != null && constraint.isComplete() || g.sampled >= g.maxTokens || g.size >= settings.contextSize()) {
+            finish(g, null);
+        }
+    }
+
+    /** Ends {@code g}: frees its lane recording what the KV cache holds, then sends the terminal event. */
+    private void finish(Generation g, @Nullable Event terminal) {
+        active.remove(g);
+        close(g.constraint);
+        Event last = terminal;
+        if (last == null) {
+            String rest = g.text.finish();
+            if (!rest.isEmpty()) {
+                g.answer.append(rest);
+                g.events.add(new Delta(rest));
+            }
+            last = new Done(new EngineResult(g.answer.toString(), g.promptLength, g.cachedLost ? 0 : g.lease.cached(), g.sampled));
+        }
+        try {
+            slots.release(g.lease, Arrays.copyOf(g.tokens, g.nPast));
+        } finally {
+            running.remove(g);
+            g.finished.countDown();
+            g.events.add(last);
+        }
+    }
+
+    /** After a bug in a step: fails every request of this model and clears its cache. Decode thread only. */
+    void failAll(Throwable error) {
+        try {
+            api.kvClear.invokeExact(context);
+        } catch (Throwable e) {
+            Log.error("llama_kv_self_clear", e);
+        }
+        for (Generation g : List.copyOf(active)) {
+            g.nPast = 0;
+            finish(g, new Failed(error));
+        }
+        slots.forgetIdle();
+    }
+
+    private sealed interface Event {}
+
+    private record Delta(String text) implements Event {}
+
+    private record Done(EngineResult result) implements Event {}
+
+    private record Failed(Throwable error) implements Event {}
+
+    private record Cancelled() implements Event {}
+
+    /** One request: its tokens (prompt, then sampled) and how many of them the lane's cache holds. */
+    private final class Generation {
+        final EngineRequest request;
+        final int maxTokens;
+        final SlotTable.Lease lease;
+        final int promptLength;
+        final SplittableRandom random;
+        final Utf8Pieces text = new Utf8Pieces();
+        final StringBuilder answer = new StringBuilder();
+        final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
+        final CountDownLatch finished = new CountDownLatch(1);
+        volatile boolean cancelRequested;
+        // decode thread only
+        int[] tokens;
+        int size;
+        int nPast;
+        int sampled;
+        boolean cachedLost;
+        @Nullable TokenConstraint constraint;
+
+        Generation(EngineRequest request, int maxTokens, int[] prompt, SlotTable.Lease lease,
+                @Nullable TokenConstraint constraint) {
+            this.request = request;
+            this.constraint = constraint;
+            this.maxTokens = maxTokens;
+            this.lease = lease;
+            this.promptLength = prompt.length;
+            this.tokens = Arrays.copyOf(prompt, prompt.length + Math.min(maxTokens, 256));
+            this.size = prompt.length;
+            this.random = new SplittableRandom(request.seed());
+        }
+
+        void append(int token) {
+            if (size == tokens.length) {
+                tokens = Arrays.copyOf(tokens, size * 2);
+            }
+            tokens[size++] = token;
+        }
+
+        void cancel() {
+            cancelRequested = true;
+            events.add(new Cancelled());
+            loop.wake();
+        }
+
+        /** Runs on the caller's thread: forwards deltas until the request ends or the token is cancelled. */
+        EngineResult await(Consumer<String> onDelta, CancellationToken token) throws AgentException {
+            Runnable onCancel = this::cancel;
+            token.onCancel(onCancel);
+            try {
+                while (true) {
+                    Event event;
+                    try {
+                        event = events.take();
+                    } catch (InterruptedException e) {
+                        cancel();
+                        waitForLoop();
+                        Thread.currentThread().interrupt();
+                        throw AgentException.cancelled();
+                    }
+                    if (cancelRequested || event instanceof Cancelled) {
+                        waitForLoop();
+                        if (closed && !token.isCancelled()) {
+                            throw SlotTable.closedError();
+                        }
+                        throw AgentException.cancelled();
+                    }
+                    switch (event) {
+                        case Delta d -> {
+                            try {
+                                onDelta.accept(d.text());
+                            } catch (RuntimeException | Error e) {
+                                cancel();
+                                waitForLoop();
+                                throw e;
+                            }
+                        }
+                        case Done d -> {
+                            return d.result();
+                        }
+                        case Failed f -> throw failure(f.error());
+                        case Cancelled c -> throw new IllegalStateException("handled above");
+                    }
+                }
+            } finally {
+                token.removeListener(onCancel);
+            }
+        }
+
+        /**
+         * Waits briefly for the decode thread to drop the request, which it does at its next step (at most one
+         * decode: {@value #CHUNK} prompt tokens of this request): a cancel answers within {@value #CANCEL_ANSWER_MS}
+         * ms even on a loaded machine, and the lane is free once the current decode ends.
+         */
+        private void waitForLoop() {
+            try {
+                if (!finished.await(CANCEL_ANSWER_MS, TimeUnit.MILLISECONDS)) {
+                    Log.debug("llama lane " + lease.id() + " is freed after the current decode");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static AgentException failure(Throwable e) {
+        if (e instanceof IllegalArgumentException) {
+            return new AgentException(ErrorCode.GENERATION_FAILED, "The local model cannot run this request: " + e.getMessage());
+        }
+        Log.error("llama generation failed", e);
+        return new AgentException(ErrorCode.GENERATION_FAILED, "The local model failed: " + e.getMessage());
+    }
+}

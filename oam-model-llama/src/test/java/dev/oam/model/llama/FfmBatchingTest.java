@@ -1,0 +1,225 @@
+package dev.oam.model.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.CancellationToken;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What continuous batching in the FFM engine promises: a request's greedy result does not depend on what else
+ * was decoded with it, no request waits for another's whole prompt, and cancels (during a prompt, racing the last
+ * token) leave every other lane's cache and output unharmed. Waits on events, never on wall-clock times.
+ */
+@Timeout(300)
+class FfmBatchingTest {
+    private static final String[] SUBJECTS = {"goblin", "dragon", "merchant", "castle"};
+    private SlotEngine engine;
+
+    @BeforeEach
+    void open() {
+        assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
+        engine = TinyEngines.lanes(EngineChoice.Kind.FFM);
+    }
+
+    private static EngineRequest greedy(String prompt, int maxTokens) {
+        return new EngineRequest(prompt, null, maxTokens, 0, 0, 1, 1);
+    }
+
+    private static String text(String subject, int words) {
+        List<String> vocabulary = List.of("attack", "flee", "guard", "gold", "door", "castle", "dragon", "merchant");
+        StringBuilder out = new StringBuilder("the ").append(subject);
+        for (int i = 0; i < words; i++) {
+            out.append(' ').append(vocabulary.get((i * 5 + subject.length()) % vocabulary.size()));
+        }
+        return out.toString();
+    }
+
+    private CompletableFuture<EngineResult> async(SlotEngine on, EngineRequest request, Object session,
+            CancellationToken token, List<String> deltas) {
+        CompletableFuture<EngineResult> result = new CompletableFuture<>();
+        Thread.ofVirtual().start(() -> {
+            try {
+                result.complete(on.generate(request, session, deltas::add, token));
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
+            }
+        });
+        return result;
+    }
+
+    @Test
+    void greedyResultsAreTheSameAloneAndBatched() throws Exception {
+        List<EngineRequest> requests = new ArrayList<>();
+        for (String subject : SUBJECTS) {
+            requests.add(greedy(text(subject, 40 + subject.length() * 9), 48));
+        }
+        List<String> alone = new ArrayList<>();
+        for (int i = 0; i < requests.size(); i++) {
+            alone.add(engine.generate(requests.get(i), "alone-" + i, d -> {}, CancellationToken.create()).text());
+        }
+        List<CompletableFuture<EngineResult>> together = new ArrayList<>();
+        try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
+            for (int i = 0; i < requests.size(); i++) {
+                together.add(async(engine, requests.get(i), "together-" + i, CancellationToken.create(), new ArrayList<>()));
+            }
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 4, 30_000)).isTrue();
+        }
+        for (int i = 0; i < requests.size(); i++) {
+            EngineResult result = together.get(i).get(120, TimeUnit.SECONDS);
+            assertThat(result.text()).as("request %d", i).isEqualTo(alone.get(i));
+            assertThat(result.outputTokens()).isBetween(1, 48);
+        }
+    }
+
+    @Test
+    void aShortPromptIsNotHeldBehindALongOne() throws Exception {
+        List<String> order = Collections.synchronizedList(new ArrayList<>());
+        CompletableFuture<EngineResult> longOne;
+        CompletableFuture<EngineResult> shortOne;
+        try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
+            longOne = async(engine, greedy(text("long prompt", 1500), 4), "fair-long", CancellationToken.create(),
+                    new FirstDelta(order, "long"));
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 1, 30_000)).isTrue();
+            shortOne = async(engine, greedy("the goblin", 4), "fair-short", CancellationToken.create(),
+                    new FirstDelta(order, "short"));
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+        }
+        longOne.get(120, TimeUnit.SECONDS);
+        shortOne.get(120, TimeUnit.SECONDS);
+        assertThat(order).as("first deltas in order").startsWith("short");
+    }
+
+    @Test
+    void cancellingDuringALongPromptFreesTheLaneAndHarmsNoOtherLane() throws Exception {
+        EngineRequest other = greedy(text("bystander", 60), 120);
+        String reference = engine.generate(other, "bystander", d -> {}, CancellationToken.create()).text();
+        CancellationToken cancel = CancellationToken.create();
+        CompletableFuture<EngineResult> running;
+        CompletableFuture<EngineResult> longOne;
+        try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
+            running = async(engine, other, "bystander", CancellationToken.create(), new ArrayList<>());
+            longOne = async(engine, greedy(text("very long prompt", 1800), 8), "cancelled", cancel, new ArrayList<>());
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+        }
+        cancel.cancel();
+        assertThatThrownBy(() -> longOne.get(60, TimeUnit.SECONDS)).cause().isInstanceOf(AgentException.class)
+                .extracting(e -> ((AgentException) e).code()).isEqualTo(ErrorCode.CANCELLED);
+        assertThat(running.get(120, TimeUnit.SECONDS).text()).isEqualTo(reference);
+        assertThat(engine.slotTable().await(t -> t.busySlots() == 0, 30_000)).isTrue();
+        // the bystander's cache is intact: its next turn reuses it and decodes the same
+        EngineResult again = engine.generate(other, "bystander", d -> {}, CancellationToken.create());
+        assertThat(again.text()).isEqualTo(reference);
+        assertThat(again.cachedInputTokens()).isEqualTo(again.inputTokens() - 1);
+    }
+
+    @Test
+    void aCancelRacingTheLastTokenEndsOneWayOrTheOtherAndFreesTheLane() throws Exception {
+        EngineRequest request = greedy(text("race", 20), 1);
+        String reference = engine.generate(request, "race", d -> {}, CancellationToken.create()).text();
+        for (int i = 0; i < 30; i++) {
+            CancellationToken token = CancellationToken.create();
+            CompletableFuture<EngineResult> result = async(engine, request, "race", token, new ArrayList<>());
+            token.cancel();
+            try {
+                assertThat(result.get(60, TimeUnit.SECONDS).text()).isEqualTo(reference);
+            } catch (java.util.concurrent.ExecutionException e) {
+                assertThat(e.getCause()).isInstanceOf(AgentException.class);
+                assertThat(((AgentException) e.getCause()).code()).isEqualTo(ErrorCode.CANCELLED);
+            }
+        }
+        assertThat(engine.slotTable().await(t -> t.busySlots() == 0, 30_000)).isTrue();
+        assertThat(engine.generate(request, "race", d -> {}, CancellationToken.create()).text()).isEqualTo(reference);
+    }
+
+    @Test
+    void twoModelsDecodingTogetherGiveWhatEachGivesAlone() throws Exception {
+        SlotEngine other = TinyEngines.noTemplate(EngineChoice.Kind.FFM);
+        EngineRequest mine = greedy(text("first model", 200), 64);
+        EngineRequest theirs = greedy(text("second", 30), 64);
+        String mineAlone = engine.generate(mine, "two-a-alone", d -> {}, CancellationToken.create()).text();
+        String theirsAlone = other.generate(theirs, "two-b-alone", d -> {}, CancellationToken.create()).text();
+        for (int round = 0; round < 3; round++) {
+            CompletableFuture<EngineResult> a;
+            CompletableFuture<EngineResult> b;
+            try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
+                a = async(engine, mine, "two-a-" + round, CancellationToken.create(), new ArrayList<>());
+                b = async(other, theirs, "two-b-" + round, CancellationToken.create(), new ArrayList<>());
+                assertThat(engine.slotTable().await(t -> t.busySlots() >= 1, 30_000)).isTrue();
+                assertThat(other.slotTable().await(t -> t.busySlots() == 1, 30_000)).isTrue();
+            }
+            assertThat(a.get(120, TimeUnit.SECONDS).text()).isEqualTo(mineAlone);
+            assertThat(b.get(120, TimeUnit.SECONDS).text()).isEqualTo(theirsAlone);
+        }
+    }
+
+    @Test
+    void outputTokensCountTheSampledTokens() throws Exception {
+        List<String> deltas = new ArrayList<>();
+        EngineResult result = engine.generate(greedy(text("count", 10), 7), "count", deltas::add, CancellationToken.create());
+        // a random model rarely samples end-of-generation: 7 tokens sampled, each a delta unless it split a character
+        assertThat(result.outputTokens()).isBetween(1, 7);
+        assertThat(deltas.size()).isLessThanOrEqualTo(result.outputTokens());
+        assertThat(String.join("", deltas)).isEqualTo(result.text());
+    }
+
+    @Test
+    void aSessionAbandonedMidBatchDoesNotDisturbTheOthers() throws Exception {
+        EngineRequest request = greedy(text("steady", 30), 100);
+        String reference = engine.generate(request, "steady", d -> {}, CancellationToken.create()).text();
+        CancellationToken gone = CancellationToken.create();
+        CountDownLatch firstDelta = new CountDownLatch(1);
+        CompletableFuture<EngineResult> steady;
+        CompletableFuture<EngineResult> abandoned;
+        try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
+            steady = async(engine, request, "steady", CancellationToken.create(), new ArrayList<>());
+            abandoned = async(engine, greedy(text("abandoned", 30), 200), "abandoned", gone, new ArrayList<>() {
+                @Override
+                public boolean add(String s) {
+                    firstDelta.countDown();
+                    return super.add(s);
+                }
+            });
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+        }
+        firstDelta.await();
+        gone.cancel();
+        assertThatThrownBy(() -> abandoned.get(60, TimeUnit.SECONDS)).isNotNull();
+        assertThat(steady.get(120, TimeUnit.SECONDS).text()).isEqualTo(reference);
+    }
+
+    /** Records the label once, at the first delta. */
+    private static final class FirstDelta extends ArrayList<String> {
+        private final List<String> order;
+        private final String label;
+
+        FirstDelta(List<String> order, String label) {
+            this.order = order;
+            this.label = label;
+        }
+
+        @Override
+        public boolean add(String delta) {
+            if (isEmpty()) {
+                order.add(label);
+            }
+            return super.add(delta);
+        }
+    }
+
+    static CompletionException unchecked(Exception e) {
+        return new CompletionException(e);
+    }
+}

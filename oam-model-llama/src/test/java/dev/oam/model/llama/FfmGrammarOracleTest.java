@@ -1,0 +1,107 @@
+package dev.oam.model.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.oam.core.agent.CancellationToken;
+import dev.oam.testing.gguf.TinyGguf;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The FFM engine's grammars: the Java compiler (the default) against llama.cpp's own grammar sampler
+ * ({@code OAM_LLAMA_GRAMMAR=native}) as the oracle, on the tiny model with the project's grammars. Both are
+ * consulted the same way per step (the model's choice, then the mask when it is rejected).
+ */
+class FfmGrammarOracleTest {
+    private static SlotEngine java;
+    private static SlotEngine nativeGrammar;
+
+    @BeforeAll
+    static void open() throws Exception {
+        assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
+        java = TinyEngines.chatMl(EngineChoice.Kind.FFM);
+        Path file = TinyEngines.MODELS.resolve("tiny-native-grammar.gguf");
+        if (!Files.exists(file)) {
+            TinyGguf.tiny().name("tiny-native-grammar").write(file);
+        }
+        String before = System.getProperty("oam.llama.grammar");
+        System.setProperty("oam.llama.grammar", "native");
+        try {
+            nativeGrammar = (SlotEngine) EngineChoice.open(GgufFile.read(file),
+                    EngineSettings.defaults().withContextSize(512).withSlots(2).withThreads(1).withThreadsBatch(1),
+                    EngineChoice.Kind.FFM);
+        } finally {
+            if (before == null) {
+                System.clearProperty("oam.llama.grammar");
+            } else {
+                System.setProperty("oam.llama.grammar", before);
+            }
+        }
+    }
+
+    static Stream<String> grammars() throws Exception {
+        return GbnfConstraintPropertyTest.grammars(6);
+    }
+
+    /**
+     * Greedy outputs are the same on both (the model's own choice and the masked arg-max agree). Sampled outputs
+     * and free text may differ: llama.cpp's sampler matches control tokens by their text ({@code <s>},
+     * {@code <|im_start|>} fit a short JSON string or free text), which the Java compiler never allows, so the two
+     * masks differ by those ids and a draw from them may too. Every output is a sentence of the grammar either way.
+     */
+    @ParameterizedTest
+    @MethodSource("grammars")
+    void javaAndNativeGrammarsAgreeAndBothOutputsParse(String grammar) throws Exception {
+        GbnfChecker checker = GbnfChecker.parse(grammar);
+        String prompt = java.renderChat(List.of(new ChatMessage("system", "You are a guard."),
+                new ChatMessage("user", "A goblin is at the gate. What do you do?")));
+        for (long seed = 0; seed < 3; seed++) {
+            double temperature = seed == 0 ? 0 : 1.0;
+            EngineRequest request = new EngineRequest(prompt, grammar, 96, temperature, 0, 1, seed);
+            EngineResult a = java.generate(request, "java-" + seed, d -> {}, CancellationToken.create());
+            EngineResult b = nativeGrammar.generate(request, "native-" + seed, d -> {}, CancellationToken.create());
+            for (EngineResult r : List.of(a, b)) {
+                if (r.outputTokens() < 96) { // stopped by the grammar, not the budget: a whole sentence
+                    assertThat(checker.accepts(r.text())).as("%s", r.text()).isTrue();
+                } else {
+                    assertThat(checker.acceptsPrefix(r.text())).as("%s", r.text()).isTrue();
+                }
+            }
+            if (temperature == 0 && !grammar.contains("[^\\x00]*")) {
+                assertThat(a.text()).isEqualTo(b.text());
+                assertThat(a.outputTokens()).isEqualTo(b.outputTokens());
+            }
+        }
+    }
+
+    @Test
+    void theGrammarSettingChoosesJavaUnlessNativeIsAsked() throws Exception {
+        Class<?> type = Class.forName(EngineChoice.FFM_CLASS);
+        Method choose = type.getDeclaredMethod("grammarSource", UnaryOperator.class, UnaryOperator.class);
+        choose.setAccessible(true);
+        Object javaSource = constant(type, "JAVA_GRAMMAR");
+        Object nativeSource = constant(type, "NATIVE_GRAMMAR");
+        UnaryOperator<String> none = k -> null;
+        assertThat(choose.invoke(null, none, none)).isSameAs(javaSource);
+        assertThat(choose.invoke(null, (UnaryOperator<String>) k -> "native", none)).isSameAs(nativeSource);
+        assertThat(choose.invoke(null, (UnaryOperator<String>) k -> "native", (UnaryOperator<String>) k -> "java"))
+                .isSameAs(javaSource);
+        assertThat(choose.invoke(null, (UnaryOperator<String>) k -> "fast", none)).isSameAs(javaSource);
+    }
+
+    private static Object constant(Class<?> type, String name) throws Exception {
+        Field field = type.getDeclaredField(name);
+        field.setAccessible(true);
+        return field.get(null);
+    }
+}
