@@ -73,6 +73,7 @@ public record BridgeConfiguration(
         private @Nullable LanguageModel systemModel;
         private @Nullable ModelSpec systemModelSpec;
         private @Nullable List<ModelBackend> backends; // null: ModelBackends.discovered()
+        private boolean ownsBackends;
         private final Map<String, ModelProvider> modelProviders = new LinkedHashMap<>();
         private List<BridgeExtension.Factory> extensions = standardExtensions();
         private Runnable onShutdown = () -> {};
@@ -129,6 +130,18 @@ public record BridgeConfiguration(
          */
         public Builder backends(List<ModelBackend> backends) {
             this.backends = List.copyOf(backends);
+            this.ownsBackends = true;
+            return this;
+        }
+
+        /**
+         * Like {@link #backends}, but the host keeps them: no engine closes them. For one set of backends (and the
+         * models they have loaded) serving several configurations one after another; the host closes them when it is
+         * done with all of them.
+         */
+        public Builder sharedBackends(List<ModelBackend> backends) {
+            this.backends = List.copyOf(backends);
+            this.ownsBackends = false;
             return this;
         }
 
@@ -170,7 +183,7 @@ public record BridgeConfiguration(
             providers.putAll(modelProviders);
             LanguageModel system = systemModelSpec != null ? ModelBackends.systemModel(serving, systemModelSpec) : systemModel;
             return new BridgeConfiguration(maxSessions, defaultToolTimeout, allowsScriptedModels, system, providers, extensions,
-                    onShutdown, memoryLimits, backends != null ? new OwnedBackends(backends) : OwnedBackends.NONE);
+                    onShutdown, memoryLimits, backends != null ? new OwnedBackends(backends, ownsBackends) : OwnedBackends.NONE);
         }
     }
 }

@@ -11,18 +11,27 @@ import java.util.List;
  * closed); a host that wants engines one after another from one set of backends keeps one engine open, or builds a
  * configuration per engine.
  *
- * <p>The backends discovered on the class path (the default) are shared by the whole process and never closed: they
- * are not in here. Thread-safe.
+ * <p>Backends given with {@link BridgeConfiguration.Builder#sharedBackends} stay the host's (for one loaded model
+ * serving several configurations): they are listed here but never closed by an engine. The backends discovered on
+ * the class path (the default) are shared by the whole process and never closed: they are not in here.
+ * Thread-safe.
  */
 public final class OwnedBackends {
-    static final OwnedBackends NONE = new OwnedBackends(List.of());
+    static final OwnedBackends NONE = new OwnedBackends(List.of(), false);
 
     private final List<ModelBackend> backends;
+    private final boolean owned;
     private int engines; // guarded by this
     private boolean closed; // guarded by this
 
-    OwnedBackends(List<ModelBackend> backends) {
+    OwnedBackends(List<ModelBackend> backends, boolean owned) {
         this.backends = List.copyOf(backends);
+        this.owned = owned;
+    }
+
+    /** Whether the engines close them (given with {@code backends}), or the host keeps them ({@code sharedBackends}). */
+    public boolean isOwned() {
+        return owned;
     }
 
     /** The backends, in the order given. */
@@ -47,7 +56,7 @@ public final class OwnedBackends {
     /** An engine has closed; the last one closes every backend (a failing close is logged, the others still run). */
     void release() {
         synchronized (this) {
-            if (this == NONE || --engines > 0) {
+            if (!owned || --engines > 0) {
                 return;
             }
             closed = true;
@@ -63,6 +72,6 @@ public final class OwnedBackends {
 
     @Override
     public String toString() {
-        return "OwnedBackends" + backends.stream().map(ModelBackend::type).toList();
+        return (owned ? "OwnedBackends" : "SharedBackends") + backends.stream().map(ModelBackend::type).toList();
     }
 }

@@ -86,6 +86,18 @@ class OwnedBackendsTest {
     }
 
     @Test
+    void sharedBackendsStayTheHostsAndServeConfigurationAfterConfiguration() {
+        ModelBackend llama = backend("llama", false);
+        for (int i = 0; i < 3; i++) {
+            BridgeConfiguration configuration = BridgeConfiguration.builder().sharedBackends(List.of(llama)).build();
+            assertThat(configuration.ownedBackends().isOwned()).isFalse();
+            engine(configuration).close();
+            assertThat(configuration.ownedBackends().isClosed()).isFalse();
+        }
+        assertThat(closed).as("the host closes them").isEmpty();
+    }
+
+    @Test
     void theClassPathsSharedBackendsAreNotTheEnginesToClose() {
         BridgeConfiguration configuration = BridgeConfiguration.defaults();
         assertThat(configuration.ownedBackends().list()).isEmpty();

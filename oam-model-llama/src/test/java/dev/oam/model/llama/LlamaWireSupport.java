@@ -89,7 +89,7 @@ abstract class LlamaWireSupport {
 
     @BeforeEach
     void connect() {
-        c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend()))
+        c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder().sharedBackends(List.of(backend()))
                 .systemModel(bridgeSystemModel())));
     }
 
