@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The single writer: every outgoing message goes through one queue, and one thread at a time delivers, so
@@ -21,7 +22,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * when nothing is queued and nobody is delivering: it skips the hand-off to the writer thread (one thread
  * wake-up less on a tool round trip). Such a worker may then block on a slow client; it holds no lock while it
  * does (callers of {@code sendFromWorker} hold none, and this class releases its own before delivering), and
- * the dispatcher never delivers, so reading input goes on.
+ * the dispatcher never waits for the client, so reading input goes on.
+ *
+ * <p>The thread reading input (the transport's, {@linkplain #readerThread registered}) delivers its own messages too
+ * ({@link #sendFromReader}): answers of requests handled on the dispatcher, and events it sends for a turn (a tool
+ * reply's {@code toolCallCompleted}). It does so only when nothing is queued, nobody delivers and the sink
+ * {@linkplain MessageSink#takesWithoutBlocking takes the line without blocking}. Otherwise the line is queued for the
+ * writer thread, and so are the reader's next lines until it has read input again.
  */
 final class Outbound {
     private static final Object STOP = new Object();
@@ -36,6 +43,8 @@ final class Outbound {
     private boolean delivering; // guarded by lock: one thread at a time uses the sink
     private boolean closed; // guarded by lock
     private volatile boolean sinkBroken;
+    private volatile @Nullable Thread reader; // the transport's input thread, which flushes before it waits for input
+    private boolean readerRefused; // guarded by lock: the sink could not take a line of the reader's; queue until it flushes
 
     Outbound(MessageSink sink) {
         this.sink = sink;
@@ -84,6 +93,74 @@ final class Outbound {
             } finally {
                 lock.unlock();
             }
+        }
+    }
+
+    /**
+     * Registers the calling thread as the transport's input thread: messages it sends may be delivered by it without
+     * blocking ({@link #sendFromReader}); it calls {@link #readerWaits} before it waits for input.
+     */
+    void readerThread() {
+        reader = Thread.currentThread();
+    }
+
+    boolean isReaderThread() {
+        return callerDelivery && Thread.currentThread() == reader;
+    }
+
+    /**
+     * A message sent by the input thread: delivered and flushed at once when nothing is queued, nobody is delivering and
+     * the sink takes it without blocking; otherwise queued, and so are the reader's next messages until it waits for input
+     * again ({@link #readerWaits}). Never waits for the client.
+     */
+    void sendFromReader(JsonNode message) {
+        String line = Json.write(message);
+        lock.lock();
+        try {
+            if (closed || delivering || readerRefused || !queue.isEmpty()) {
+                queue.addLast(line);
+                if (!delivering) {
+                    ready.signal();
+                }
+                return;
+            }
+            delivering = true;
+        } finally {
+            lock.unlock();
+        }
+        boolean delivered = false;
+        try {
+            if (sinkBroken || sink.takesWithoutBlocking(line)) {
+                // Flushed at once, before this thread goes on (and, say, wakes the turn a tool reply was for).
+                deliver(line);
+                flush();
+                delivered = true;
+            }
+        } finally {
+            lock.lock();
+            try {
+                delivering = false;
+                if (!delivered) {
+                    // First: producers that came while this thread was deciding queued behind it.
+                    queue.addFirst(line);
+                    readerRefused = true;
+                }
+                if (!queue.isEmpty()) {
+                    ready.signal();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Called by the input thread before it waits for input: from now on its messages may be delivered by it again. */
+    void readerWaits() {
+        lock.lock();
+        try {
+            readerRefused = false;
+        } finally {
+            lock.unlock();
         }
     }
 
