@@ -28,20 +28,30 @@ final class ClientCalls {
 
     /** A channel whose calls carry {@code context} (e.g. {@code {"session": "guard"}}) and {@code requestId}. */
     ToolChannel channel(ObjectNode context, JsonNode requestId) {
-        return call -> {
-            String id = "t-" + counter.incrementAndGet();
-            Pending call1 = new Pending(id, context, requestId, call);
-            pending.put(id, call1);
-            ObjectNode params = context.deepCopy();
-            params.set("requestId", requestId);
-            params.set("call", Coding.call(call));
-            ObjectNode message = Json.object();
-            message.put("jsonrpc", "2.0");
-            message.put("id", id);
-            message.put("method", Methods.TOOL_CALL);
-            message.set("params", params);
-            engine.sendFromWorker(message); // the agent's thread, holding no lock
-            return call1;
+        return new ToolChannel() {
+            @Override
+            public PendingCall send(ToolCall call) {
+                String id = "t-" + counter.incrementAndGet();
+                Pending pendingCall = new Pending(id, context, requestId, call);
+                pending.put(id, pendingCall);
+                ObjectNode params = context.deepCopy();
+                params.set("requestId", requestId);
+                params.set("call", Coding.call(call));
+                ObjectNode message = Json.object();
+                message.put("jsonrpc", "2.0");
+                message.put("id", id);
+                message.put("method", Methods.TOOL_CALL);
+                message.set("params", params);
+                engine.sendFromWorker(message); // the agent's thread, holding no lock
+                return pendingCall;
+            }
+
+            @Override
+            public boolean announcesOnReplyThread() {
+                // Replies complete on the dispatcher (complete below), whose sends never wait for the client; the
+                // bridge's turn listeners only serialize and send events.
+                return true;
+            }
         };
     }
 

@@ -376,6 +376,11 @@ public final class Npc {
             return memory.handles(toolName) || (world != null && world.handles(toolName)) ? "local" : "client";
         }
 
+        @Override
+        public boolean announcesOnReplyThread() {
+            return client.announcesOnReplyThread(); // local tools complete at once, on the turn's thread
+        }
+
         private static PendingCall done(ToolReply reply) {
             CompletableFuture<ToolReply> future = CompletableFuture.completedFuture(reply);
             return new PendingCall() {
