@@ -57,6 +57,7 @@ public final class Bench {
     private int pingIds = 1_000_000;
     private long blackhole;
     private String loadBefore;
+    private String bridgeJarName = "this build's";
 
     // Results; null when the measurement failed or was skipped.
     private Paired pingInProcess; // a = bridge, b = echo
@@ -151,7 +152,8 @@ public final class Bench {
                 "  --ping-samples N   measured sequential pings per server (" + d.pingSamples() + ")",
                 "  --blocks N         latency samples are taken in N interleaved blocks per kind (" + d.blocks() + ")",
                 "  --budget SECONDS   hard limit for the whole run; later sections are skipped (" + d.budgetSeconds() + ")",
-                "Children get the JVM options in OAM_BENCH_CHILD_OPTS (e.g. for profiling); default none.");
+                "Children get the JVM options in OAM_BENCH_CHILD_OPTS (e.g. for profiling); default none.",
+                "OAM_BENCH_BRIDGE_JAR runs the bridge child from another oam.jar (e.g. a build of main, for before/after).");
     }
 
     static Config parse(String[] args) {
@@ -227,6 +229,12 @@ public final class Bench {
         Path root = Path.of(System.getProperty("oam.bench.root", ".")).toAbsolutePath().normalize();
         Path jar = root.resolve("oam-cli/target/oam.jar");
         Path classes = root.resolve("bench/target/classes");
+        String otherJar = System.getenv().getOrDefault("OAM_BENCH_BRIDGE_JAR", "").trim();
+        Path bridgeJar = otherJar.isEmpty() ? jar : Path.of(otherJar).toAbsolutePath();
+        if (!Files.isRegularFile(bridgeJar)) {
+            System.err.println("bench: OAM_BENCH_BRIDGE_JAR " + bridgeJar + " is not a file.");
+            return 2;
+        }
         if (!Files.isRegularFile(jar) || !Files.isDirectory(classes)) {
             System.err.println("bench: " + jar + " or " + classes + " is missing; build first (bench/run does).");
             return 2;
@@ -237,7 +245,8 @@ public final class Bench {
         List<String> childOptions = extra.isEmpty() ? List.of() : Arrays.asList(extra.split("\\s+"));
         List<String> bridge = new ArrayList<>(List.of(javaBin));
         bridge.addAll(childOptions);
-        bridge.addAll(List.of("-jar", jar.toString(), "stdio"));
+        bridge.addAll(List.of("-jar", bridgeJar.toString(), "stdio"));
+        bridgeJarName = bridgeJar.equals(jar) ? "this build's" : bridgeJar.toString();
         List<String> echo = new ArrayList<>(List.of(javaBin));
         echo.addAll(childOptions);
         echo.addAll(List.of("-cp", jar + java.io.File.pathSeparator + classes, EchoServer.class.getName()));
@@ -715,6 +724,7 @@ public final class Bench {
                 System.getProperty("java.version"), System.getProperty("java.vendor"), runtime.availableProcessors(),
                 System.getProperty("os.name"), System.getProperty("os.arch"),
                 childOptions.isEmpty() ? "none" : String.join(" ", childOptions)));
+        out.append("Bridge child: ").append(bridgeJarName).append(" oam.jar\n");
         out.append("Sizes: ").append(sizes()).append('\n');
         String loadAfter = Meter.loadAverage();
         if (loadBefore != null && loadAfter != null) {

@@ -67,8 +67,24 @@ final class ToolRound {
         boolean[] finished = new boolean[n]; // guarded by lock
         boolean[] open = {false}; // guarded by lock: the calls answered at once are recorded, replies may be announced
         boolean announce = context.tools().announcesOnReplyThread();
+        lock.lock();
+        try {
+            // Calls that were never sent completed at once, so they come first in completion order. Recorded before
+            // any call is sent, so a reply that comes back at once can be announced by the thread completing it.
+            for (int i = 0; i < n; i++) {
+                if (immediate[i] != null) {
+                    finished[i] = true;
+                    record(records, calls.get(i), immediate[i], 0, context);
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                started[i] = System.nanoTime();
+            }
+            open[0] = true;
+        } finally {
+            lock.unlock();
+        }
         for (int i = 0; i < n; i++) {
-            started[i] = System.nanoTime();
             if (immediate[i] == null) {
                 pending[i] = context.tools().send(calls.get(i));
                 int index = i;
@@ -95,14 +111,6 @@ final class ToolRound {
         token.onCancel(wake);
         lock.lock();
         try {
-            // Calls that were never sent completed at once, so they come first in completion order.
-            for (int i = 0; i < n; i++) {
-                if (immediate[i] != null) {
-                    finished[i] = true;
-                    record(records, calls.get(i), immediate[i], 0, context);
-                }
-            }
-            open[0] = true;
             while (records.size() < n) {
                 if (token.isCancelled()) {
                     abandonAll(pending, finished, "The request was cancelled.");
