@@ -60,8 +60,8 @@ public final class BridgeEngine implements AutoCloseable {
             }
 
             @Override
-            public void awaitingInput(BridgeEngine engine) {
-                engine.outbound.readerWaits();
+            public void inputDrained(BridgeEngine engine, boolean drained) {
+                engine.outbound.readerDrained(drained);
             }
         });
     }

@@ -25,6 +25,8 @@ class OutboundTest {
         volatile boolean overlapped;
         volatile boolean takes; // what takesWithoutBlocking answers
         volatile Runnable whileAsked = () -> { }; // runs inside takesWithoutBlocking
+        final AtomicInteger asked = new AtomicInteger(); // how often takesWithoutBlocking was called
+        volatile Runnable whileSending = () -> { }; // runs inside send, once
 
         RecordingSink(boolean callerDelivery) {
             this.callerDelivery = callerDelivery;
@@ -35,6 +37,9 @@ class OutboundTest {
             if (inside.incrementAndGet() > 1) {
                 overlapped = true;
             }
+            Runnable hook = whileSending;
+            whileSending = () -> { };
+            hook.run();
             synchronized (this) {
                 lines.add(line);
                 threads.add(Thread.currentThread().isVirtual() ? "virtual" : Thread.currentThread().getName());
@@ -49,6 +54,7 @@ class OutboundTest {
 
         @Override
         public boolean takesWithoutBlocking(String line) {
+            asked.incrementAndGet();
             whileAsked.run();
             return takes;
         }
@@ -86,6 +92,21 @@ class OutboundTest {
         // Delivered before sendFromWorker returned, on the worker's own thread: no hand-off to oam-writer.
         assertThat(sink.lines()).containsExactly("{\"n\":1}");
         assertThat(sink.threads()).containsExactly("virtual");
+        outbound.close(1000);
+    }
+
+    @Test
+    void aWorkerAlsoDeliversTheLinesQueuedWhileItDeliveredInsteadOfWakingTheWriter() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        Outbound outbound = new Outbound(sink);
+        // While the worker is inside the sink, another producer's line is queued (the worker counts as delivering).
+        sink.whileSending = () -> outbound.send(Json.object().put("n", 2));
+        Thread worker = Thread.ofVirtual().name("worker").start(() -> outbound.sendFromWorker(Json.object().put("n", 1)));
+        worker.join();
+        // Both delivered before sendFromWorker returned, on the worker's thread, each batch flushed.
+        assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
+        assertThat(sink.threads()).containsExactly("virtual", "virtual");
+        assertThat(sink.flushes()).containsExactly("worker after 1", "worker after 2");
         outbound.close(1000);
     }
 
@@ -169,6 +190,7 @@ class OutboundTest {
         Outbound outbound = new Outbound(sink);
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
             outbound.readerThread();
+            outbound.readerDrained(true); // it handles the last line there is
             outbound.sendFromReader(Json.object().put("n", 1));
             outbound.sendFromReader(Json.object().put("n", 2));
         });
@@ -181,17 +203,39 @@ class OutboundTest {
     }
 
     @Test
-    void whenTheSinkCannotTakeItTheReaderHandsItToTheWriterAndQueuesBehindItUntilItReadsAgain() throws Exception {
+    void whileMoreInputIsThereTheReaderHandsItsMessagesToTheWriterThoughTheSinkWouldTakeThem() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        sink.takes = true;
+        Outbound outbound = new Outbound(sink);
+        Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
+            outbound.readerThread();
+            outbound.readerDrained(false); // more lines are buffered: answers batch on the writer
+            outbound.sendFromReader(Json.object().put("n", 1));
+            outbound.sendFromReader(Json.object().put("n", 2));
+        });
+        reader.join();
+        awaitDelivered(outbound);
+        assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
+        assertThat(sink.threads()).containsOnly("oam-writer");
+        assertThat(sink.asked.get()).isZero(); // not even asked: the reader did not try
+        outbound.close(1000);
+    }
+
+    @Test
+    void whenTheSinkCannotTakeItTheReaderHandsItToTheWriterAndQueuesBehindItUntilItHandlesAnotherLastLine()
+            throws Exception {
         RecordingSink sink = new RecordingSink(true);
         Outbound outbound = new Outbound(sink);
         CountDownLatch sent = new CountDownLatch(1);
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
             outbound.readerThread();
+            outbound.readerDrained(true);
             outbound.sendFromReader(Json.object().put("n", 1)); // refused: the writer delivers it
             sink.takes = true;
             outbound.sendFromReader(Json.object().put("n", 2)); // queued behind it, though the sink would take it now
             sent.countDown();
-            outbound.readerWaits(); // it read input again: it may write its next message itself, after those two
+            outbound.readerDrained(false);
+            outbound.readerDrained(true); // the last line of its next input: it may write its message itself, after those
             outbound.sendFromReader(Json.object().put("n", 3));
         });
         reader.join();
@@ -214,6 +258,7 @@ class OutboundTest {
         };
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
             outbound.readerThread();
+            outbound.readerDrained(true);
             outbound.sendFromReader(Json.object().put("from", "reader")); // the sink says no (takes is false)
         });
         assertThat(asking.await(30, TimeUnit.SECONDS)).isTrue();

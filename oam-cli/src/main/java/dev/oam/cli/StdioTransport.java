@@ -4,6 +4,7 @@ import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.MessageSink;
 import dev.oam.bridge.internal.TransportAccess;
 import dev.oam.core.Log;
+import dev.oam.core.internal.DebugCounters;
 import dev.oam.core.os.Posix;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -101,6 +102,9 @@ public final class StdioTransport {
         public boolean takesWithoutBlocking(String line) {
             // An upper bound of the UTF-8 size, without encoding: at most 3 bytes per char, and the newline.
             if (fd < 0 || buffered + 3L * line.length() + 1 > SURE_ROOM) {
+                if (DebugCounters.ENABLED) {
+                    DebugCounters.count(fd < 0 ? "stdout.refused.notAPipe" : "stdout.refused.tooLong");
+                }
                 return false;
             }
             if (!pipeEmpty) {
@@ -111,6 +115,9 @@ public final class StdioTransport {
                     fd = -1;
                     return false;
                 }
+            }
+            if (DebugCounters.ENABLED && !pipeEmpty) {
+                DebugCounters.count("stdout.refused.unread");
             }
             return pipeEmpty;
         }
@@ -168,7 +175,6 @@ public final class StdioTransport {
                     scan = 0;
                 }
             }
-            TransportAccess.awaitingInput(engine);
             int read = in.read(buffer, end, buffer.length - end);
             if (read < 0) {
                 if (discarding) {
@@ -181,11 +187,23 @@ public final class StdioTransport {
             end += read;
             for (int i = scan; i < end; i++) {
                 if (buffer[i] == '\n') {
-                    if (discarding) {
-                        discarding = false;
-                        TransportAccess.rejectLine(engine, tooLong());
-                    } else {
-                        handle(engine, buffer, start, i);
+                    // The last line there is (nothing after it, nothing more to read): the input thread may write its
+                    // answer itself, as it would wait for input next. With more input there, the writer batches.
+                    boolean drained = i + 1 == end && available(in) == 0;
+                    if (drained) {
+                        TransportAccess.inputDrained(engine, true);
+                    }
+                    try {
+                        if (discarding) {
+                            discarding = false;
+                            TransportAccess.rejectLine(engine, tooLong());
+                        } else {
+                            handle(engine, buffer, start, i);
+                        }
+                    } finally {
+                        if (drained) {
+                            TransportAccess.inputDrained(engine, false);
+                        }
                     }
                     start = i + 1;
                 }
@@ -204,6 +222,15 @@ public final class StdioTransport {
                 start = 0;
                 buffer = smaller;
             }
+        }
+    }
+
+    /** The bytes readable without blocking, or -1 when the stream cannot tell. */
+    private static int available(InputStream in) {
+        try {
+            return in.available();
+        } catch (IOException e) {
+            return -1;
         }
     }
 

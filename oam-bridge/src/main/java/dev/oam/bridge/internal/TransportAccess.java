@@ -18,7 +18,7 @@ public final class TransportAccess {
 
         default void startReading(BridgeEngine engine) {}
 
-        default void awaitingInput(BridgeEngine engine) {}
+        default void inputDrained(BridgeEngine engine, boolean drained) {}
     }
 
     private static volatile @Nullable Engine installed;
@@ -42,16 +42,21 @@ public final class TransportAccess {
 
     /**
      * Makes the calling thread the engine's input thread: with a sink that {@linkplain
-     * dev.oam.bridge.MessageSink#takesWithoutBlocking can tell}, messages it causes are written by it when that cannot
-     * block, instead of being handed to the writer thread. It calls {@link #awaitingInput} before every wait for input.
+     * dev.oam.bridge.MessageSink#takesWithoutBlocking can tell}, messages it causes while it handles the last line of
+     * the input there is ({@link #inputDrained}) are written by it when that cannot block, instead of being handed to
+     * the writer thread.
      */
     public static void startReading(BridgeEngine engine) {
         access().startReading(engine);
     }
 
-    /** The input thread is about to wait for input (after the sink refused a line, it writes again only after this). */
-    public static void awaitingInput(BridgeEngine engine) {
-        access().awaitingInput(engine);
+    /**
+     * Called by the input thread: {@code true} before it hands the engine the last line of the input there is (nothing
+     * more buffered, nothing more readable without waiting), {@code false} after. Only in between does it write its
+     * own messages; with more input there, the writer thread batches them (throughput under pipelined input).
+     */
+    public static void inputDrained(BridgeEngine engine, boolean drained) {
+        access().inputDrained(engine, drained);
     }
 
     private static Engine access() {
