@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * Outstanding bridge-to-client requests ({@code tool/call}). Replies are applied the moment they
@@ -31,9 +32,15 @@ final class ClientCalls {
         return new ToolChannel() {
             @Override
             public PendingCall send(ToolCall call) {
+                return send(call, p -> { });
+            }
+
+            @Override
+            public PendingCall send(ToolCall call, Consumer<? super PendingCall> beforeSending) {
                 String id = "t-" + counter.incrementAndGet();
                 Pending pendingCall = new Pending(id, context, requestId, call);
                 pending.put(id, pendingCall);
+                beforeSending.accept(pendingCall); // before the client can see the call, so before it can answer
                 ObjectNode params = context.deepCopy();
                 params.set("requestId", requestId);
                 params.set("call", Coding.call(call));

@@ -1,5 +1,6 @@
 package dev.oam.core.agent;
 
+import dev.oam.core.internal.DebugCounters;
 import dev.oam.core.json.Durations;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
@@ -67,6 +68,7 @@ final class ToolRound {
         boolean[] finished = new boolean[n]; // guarded by lock
         boolean[] open = {false}; // guarded by lock: the calls answered at once are recorded, replies may be announced
         boolean announce = context.tools().announcesOnReplyThread();
+        Thread turnThread = Thread.currentThread();
         lock.lock();
         try {
             // Calls that were never sent completed at once, so they come first in completion order. Recorded before
@@ -86,9 +88,10 @@ final class ToolRound {
         }
         for (int i = 0; i < n; i++) {
             if (immediate[i] == null) {
-                pending[i] = context.tools().send(calls.get(i));
                 int index = i;
-                pending[i].reply().whenComplete((reply, error) -> {
+                // Attached before the call can reach the engine, so a reply that comes back while this thread is still
+                // descheduled after sending is announced by the thread completing it, not later on this one.
+                pending[i] = context.tools().send(calls.get(i), call -> call.reply().whenComplete((reply, error) -> {
                     // On the completing thread (the bridge's input thread): record the reply and announce it at once,
                     // one thread wake-up before the turn's thread would. Only when the lock is free: that thread must
                     // not wait for the turn's, which may be writing to a slow client; the turn's thread records it then.
@@ -97,13 +100,19 @@ final class ToolRound {
                             if (open[0] && !finished[index]) {
                                 finished[index] = true;
                                 record(records, calls.get(index), reply, System.nanoTime() - started[index], context);
+                                countAnnounced(turnThread);
+                            } else if (DebugCounters.ENABLED) {
+                                DebugCounters.count("toolReply.turnThread.finishedAlready");
                             }
                         } finally {
                             lock.unlock();
                         }
+                    } else if (DebugCounters.ENABLED) {
+                        DebugCounters.count(!announce ? "toolReply.turnThread.channelDoesNotAnnounce"
+                                : error != null ? "toolReply.turnThread.failed" : "toolReply.turnThread.lockBusy");
                     }
                     done.offer(index);
-                });
+                }));
             }
         }
         Runnable wake = () -> done.offer(-1);
@@ -161,6 +170,15 @@ final class ToolRound {
             token.removeListener(wake);
         }
         return List.copyOf(records);
+    }
+
+    /** Counts a reply announced by the completing thread: a fast path only when that is not the turn's own thread. */
+    private static void countAnnounced(Thread turnThread) {
+        if (DebugCounters.ENABLED) {
+            // The turn's thread completes the callback itself when the reply came before it was attached.
+            DebugCounters.count(Thread.currentThread() == turnThread ? "toolReply.turnThread.beforeAttached"
+                    : "toolReply.replyThread.announced");
+        }
     }
 
     private static void record(List<ToolRecord> records, ToolCall call, ToolReply reply, long nanos, TurnContext context) {

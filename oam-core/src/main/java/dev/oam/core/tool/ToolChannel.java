@@ -1,6 +1,7 @@
 package dev.oam.core.tool;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * How a turn reaches the engine that executes its client tools. The bridge implements it with
@@ -9,6 +10,17 @@ import java.util.concurrent.CompletableFuture;
 public interface ToolChannel {
     /** Sends one call; never blocks on the engine's answer. */
     PendingCall send(ToolCall call);
+
+    /**
+     * Like {@link #send(ToolCall)}, and calls {@code beforeSending} with the pending call before the call can reach the
+     * engine, so a callback attached to its {@linkplain PendingCall#reply reply} there runs on the thread completing the
+     * reply however soon the reply comes (not on the caller's, after {@code send} returned). Default: sends, then calls it.
+     */
+    default PendingCall send(ToolCall call, Consumer<? super PendingCall> beforeSending) {
+        PendingCall pending = send(call);
+        beforeSending.accept(pending);
+        return pending;
+    }
 
     /** {@code "client"} for tools the engine runs through {@code tool/call}, {@code "local"} for tools run inside the bridge. */
     default String execution(String toolName) {

@@ -175,4 +175,53 @@ class ToolRoundTest {
     void otherwiseEveryReplyIsAnnouncedOnTheTurnsThread() throws Exception {
         assertThat(completionThreads(false)).containsExactly("ToolCallCompleted c2 on turn", "ToolCallCompleted c1 on turn");
     }
+
+    @Test
+    void aReplyThatComesBackBeforeSendReturnsIsAnnouncedOnTheThreadThatCompletesIt() throws Exception {
+        // As when the turn's thread is descheduled right after writing tool/call and the client answers meanwhile.
+        ToolChannel channel = new ToolChannel() {
+            @Override
+            public PendingCall send(ToolCall call) {
+                return send(call, pending -> { });
+            }
+
+            @Override
+            public PendingCall send(ToolCall call, java.util.function.Consumer<? super PendingCall> beforeSending) {
+                CompletableFuture<ToolReply> reply = new CompletableFuture<>();
+                PendingCall pending = new PendingCall() {
+                    @Override
+                    public CompletableFuture<ToolReply> reply() {
+                        return reply;
+                    }
+
+                    @Override
+                    public void abandon(String reason) {}
+                };
+                beforeSending.accept(pending);
+                Thread replier = Thread.ofPlatform().name("replier")
+                        .start(() -> reply.complete(ToolReply.output(TextNode.valueOf("open"))));
+                try {
+                    replier.join();
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+                return pending;
+            }
+
+            @Override
+            public boolean announcesOnReplyThread() {
+                return true;
+            }
+        };
+        List<String> completions = new java.util.concurrent.CopyOnWriteArrayList<>();
+        TurnListener listener = event -> {
+            if (event instanceof TurnEvent.ToolCallCompleted completed) {
+                completions.add(completed.record().call().id() + " on " + Thread.currentThread().getName());
+            }
+        };
+        List<ToolRecord> records = ToolRound.run(List.of(call("c1", "open_gate", "{}")), ENABLED, 0, 12,
+                options().build(), context(listener, channel));
+        assertThat(records).extracting(record -> record.call().id()).containsExactly("c1");
+        assertThat(completions).containsExactly("c1 on replier");
+    }
 }

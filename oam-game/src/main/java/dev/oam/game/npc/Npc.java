@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -369,6 +370,14 @@ public final class Npc {
                 return done(world.execute(call));
             }
             return client.send(call);
+        }
+
+        @Override
+        public PendingCall send(ToolCall call, Consumer<? super PendingCall> beforeSending) {
+            if (memory.handles(call.name()) || (world != null && world.handles(call.name()))) {
+                return ToolChannel.super.send(call, beforeSending); // run here: nothing to send
+            }
+            return client.send(call, beforeSending);
         }
 
         @Override
