@@ -48,6 +48,7 @@ final class Outbound {
     private boolean closed; // guarded by lock
     private volatile boolean sinkBroken;
     private @Nullable Thread deliverer; // guarded by lock: who is delivering (for the debug counters)
+    private long deliveringSince; // guarded by lock: when a caller began delivering (debug counters only)
     private volatile @Nullable Thread reader; // the transport's input thread
     private boolean readerDrained; // confined to the reader: it handles the last line there is; its messages may go direct
 
@@ -86,6 +87,7 @@ final class Outbound {
             }
             delivering = true;
             deliverer = Thread.currentThread();
+            deliveringSince = DebugCounters.ENABLED ? System.nanoTime() : 0;
         } finally {
             lock.unlock();
         }
@@ -169,6 +171,7 @@ final class Outbound {
             }
             delivering = true;
             deliverer = Thread.currentThread();
+            deliveringSince = DebugCounters.ENABLED ? System.nanoTime() : 0;
         } finally {
             lock.unlock();
         }
@@ -216,6 +219,12 @@ final class Outbound {
         DebugCounters.count("outbound." + who + ".queued." + (closed ? "closed"
                 : delivering ? (deliverer == thread ? "writerDelivering" : "otherDelivering")
                 : !queue.isEmpty() ? "queueNotEmpty" : "notDrained"));
+        if (delivering && deliverer != thread) {
+            // How long the other caller has been delivering: a few µs is its write; much more, it lost its CPU.
+            long micros = (System.nanoTime() - deliveringSince) / 1000;
+            DebugCounters.count("outbound." + who + ".queued.otherDelivering.for" + (micros < 10 ? "<10us"
+                    : micros < 100 ? "<100us" : micros < 1000 ? "<1ms" : ">=1ms"));
+        }
     }
 
     private void enqueue(Object item) {
