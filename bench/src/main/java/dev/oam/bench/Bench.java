@@ -57,6 +57,7 @@ public final class Bench {
     private int pingIds = 1_000_000;
     private long blackhole;
     private String loadBefore;
+    private String bridgeJarName = "this build's";
 
     // Results; null when the measurement failed or was skipped.
     private Paired pingInProcess; // a = bridge, b = echo
@@ -151,7 +152,9 @@ public final class Bench {
                 "  --ping-samples N   measured sequential pings per server (" + d.pingSamples() + ")",
                 "  --blocks N         latency samples are taken in N interleaved blocks per kind (" + d.blocks() + ")",
                 "  --budget SECONDS   hard limit for the whole run; later sections are skipped (" + d.budgetSeconds() + ")",
-                "Children get the JVM options in OAM_BENCH_CHILD_OPTS (e.g. for profiling); default none.");
+                "Children get the JVM options in OAM_BENCH_CHILD_OPTS (e.g. for profiling); default none.",
+                "OAM_BENCH_BRIDGE_JAR runs the bridge child from another oam.jar (e.g. a build of main, for before/after).",
+                "OAM_BENCH_TRACE_WAITS=1 reads the run-queue wait around every stdio tool round trip (tail vs p50; slows the turns).");
     }
 
     static Config parse(String[] args) {
@@ -227,6 +230,12 @@ public final class Bench {
         Path root = Path.of(System.getProperty("oam.bench.root", ".")).toAbsolutePath().normalize();
         Path jar = root.resolve("oam-cli/target/oam.jar");
         Path classes = root.resolve("bench/target/classes");
+        String otherJar = System.getenv().getOrDefault("OAM_BENCH_BRIDGE_JAR", "").trim();
+        Path bridgeJar = otherJar.isEmpty() ? jar : Path.of(otherJar).toAbsolutePath();
+        if (!Files.isRegularFile(bridgeJar)) {
+            System.err.println("bench: OAM_BENCH_BRIDGE_JAR " + bridgeJar + " is not a file.");
+            return 2;
+        }
         if (!Files.isRegularFile(jar) || !Files.isDirectory(classes)) {
             System.err.println("bench: " + jar + " or " + classes + " is missing; build first (bench/run does).");
             return 2;
@@ -237,7 +246,8 @@ public final class Bench {
         List<String> childOptions = extra.isEmpty() ? List.of() : Arrays.asList(extra.split("\\s+"));
         List<String> bridge = new ArrayList<>(List.of(javaBin));
         bridge.addAll(childOptions);
-        bridge.addAll(List.of("-jar", jar.toString(), "stdio"));
+        bridge.addAll(List.of("-jar", bridgeJar.toString(), "stdio"));
+        bridgeJarName = bridgeJar.equals(jar) ? "this build's" : bridgeJar.toString();
         List<String> echo = new ArrayList<>(List.of(javaBin));
         echo.addAll(childOptions);
         echo.addAll(List.of("-cp", jar + java.io.File.pathSeparator + classes, EchoServer.class.getName()));
@@ -279,6 +289,7 @@ public final class Bench {
                 ready(bridgeChannel);
                 ready(echoChannel);
                 stdioLatency = latency(echoChannel, bridgeChannel);
+                traceReport(logs);
             }
         });
         section(5, "latency, in-process: echo parse+serialize, bridge pings and bridge tool turns in interleaved blocks", () -> {
@@ -646,6 +657,47 @@ public final class Bench {
         }
     }
 
+    /** {@code OAM_BENCH_TRACE_WAITS=1}: read the run-queue wait around every stdio tool round trip (see traceReport). */
+    private static final boolean TRACE_WAITS = !System.getenv().getOrDefault("OAM_BENCH_TRACE_WAITS", "").isBlank();
+
+    private final List<long[]> tracedTrips = new ArrayList<>(); // round trip, server wait, client wait (ns)
+
+    /**
+     * Where the slow tool round trips lost their time: for the samples above the p99 (and, to compare, all of them),
+     * the median round trip and the median run-queue wait of the bridge's threads and of the client's reading thread
+     * around it. Raw samples go to {@code bench/target/logs/tool-trip-waits.tsv}.
+     */
+    private void traceReport(Path logs) {
+        if (tracedTrips.isEmpty()) {
+            return;
+        }
+        List<long[]> sorted = new ArrayList<>(tracedTrips);
+        sorted.sort(java.util.Comparator.comparingLong(t -> t[0]));
+        int n = sorted.size();
+        List<long[]> tail = sorted.subList((int) Math.floor(n * 0.99), n);
+        List<long[]> mid = sorted.subList(n / 2 - Math.min(n / 2, 50), Math.min(n, n / 2 + 50));
+        long waited = tail.stream().filter(t -> t[1] + t[2] >= (t[0] - sorted.get(n / 2)[0]) / 2).count();
+        progress(String.format(Locale.US, "   tool round trip waits (%d traced): around p50: trip %.1f µs, bridge threads' wait %.1f µs,"
+                        + " client's %.1f µs; above p99 (%d): trip %.1f µs, bridge wait %.1f µs, client %.1f µs;"
+                        + " %d of %d tail trips waited for a CPU at least half of their excess over p50",
+                n, median(mid, 0) / 1e3, median(mid, 1) / 1e3, median(mid, 2) / 1e3, tail.size(), median(tail, 0) / 1e3,
+                median(tail, 1) / 1e3, median(tail, 2) / 1e3, waited, tail.size()));
+        StringBuilder tsv = new StringBuilder("trip_ns\tbridge_wait_ns\tclient_wait_ns\n");
+        for (long[] t : tracedTrips) {
+            tsv.append(t[0]).append('\t').append(t[1]).append('\t').append(t[2]).append('\n');
+        }
+        try {
+            Files.writeString(logs.resolve("tool-trip-waits.tsv"), tsv);
+        } catch (IOException e) {
+            progress("   cannot write tool-trip-waits.tsv: " + e);
+        }
+    }
+
+    private static double median(List<long[]> rows, int column) {
+        long[] values = rows.stream().mapToLong(t -> t[column]).sorted().toArray();
+        return values.length == 0 ? Double.NaN : values[values.length / 2];
+    }
+
     /** Sequential tool turns continuing the sessions' scripts at {@code nextTurn[0]}. */
     private void tools(Channel channel, String[] sessions, int perSession, int[] nextTurn, int count, Collector trips,
             Collector turns) throws BenchException {
@@ -655,6 +707,11 @@ public final class Bench {
         channel.clientThreadDelivery(true);
         try {
             Probes.ToolTurns probe = new Probes.ToolTurns(channel, sessions, perSession, nextTurn[0], count);
+            boolean trace = trips != null && TRACE_WAITS && channel instanceof StdioChannel;
+            if (trace) {
+                // The bridge's threads on a tool reply's path: the input thread, the writer, the virtual threads' carriers.
+                probe.traceWaits(Meter.threadStats(((StdioChannel) channel).pid(), "oam-stdin", "oam-writer", "ForkJoinPool"));
+            }
             channel.handler(probe);
             Meter.Reading before = channel.reading();
             guard(channel, channel.name() + " sequential tool turns", probe::start);
@@ -665,6 +722,11 @@ public final class Bench {
                 trips.add(probe.roundTrips());
                 turns.add(probe.turns());
                 turns.totals.add(before, after);
+            }
+            if (trace) {
+                for (int i = 0; i < count; i++) {
+                    tracedTrips.add(new long[] {probe.roundTrips()[i], probe.serverWaits()[i], probe.clientWaits()[i]});
+                }
             }
         } finally {
             channel.handler(LineHandler.IGNORE);
@@ -715,6 +777,7 @@ public final class Bench {
                 System.getProperty("java.version"), System.getProperty("java.vendor"), runtime.availableProcessors(),
                 System.getProperty("os.name"), System.getProperty("os.arch"),
                 childOptions.isEmpty() ? "none" : String.join(" ", childOptions)));
+        out.append("Bridge child: ").append(bridgeJarName).append(" oam.jar\n");
         out.append("Sizes: ").append(sizes()).append('\n');
         String loadAfter = Meter.loadAverage();
         if (loadBefore != null && loadAfter != null) {

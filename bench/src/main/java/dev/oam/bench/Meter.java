@@ -5,6 +5,8 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Cheap counters that explain where time goes: CPU time and context switches of the server side
@@ -155,6 +157,45 @@ final class Meter {
             }
         } catch (IOException e) {
             return -1;
+        }
+        return total;
+    }
+
+    /**
+     * The threads of {@code pid} whose name ({@code /proc/<pid>/task/<tid>/comm}, at most 15 characters) starts with
+     * one of {@code prefixes}: their {@code schedstat} files, for {@link #runQueueWait(List)}. Empty off Linux.
+     */
+    static List<Path> threadStats(long pid, String... prefixes) {
+        List<Path> out = new ArrayList<>();
+        try (DirectoryStream<Path> dir = Files.newDirectoryStream(Path.of("/proc", String.valueOf(pid), "task"))) {
+            for (Path task : dir) {
+                try {
+                    String comm = Files.readString(task.resolve("comm")).trim();
+                    for (String prefix : prefixes) {
+                        if (comm.startsWith(prefix)) {
+                            out.add(task.resolve("schedstat"));
+                            break;
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // a thread that ended while we looked
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return List.of();
+        }
+        return out;
+    }
+
+    /** Run-queue wait so far (ns) of the threads whose {@code schedstat} files are given (ended ones count 0). */
+    static long runQueueWait(List<Path> stats) {
+        long total = 0;
+        for (Path stat : stats) {
+            try {
+                total += Long.parseLong(Files.readString(stat).trim().split("\\s+")[1]);
+            } catch (IOException | RuntimeException e) {
+                // ended
+            }
         }
         return total;
     }

@@ -158,6 +158,11 @@ final class Probes {
         private final int count;
         private final long[] roundTrips;
         private final long[] turns;
+        private java.util.List<java.nio.file.Path> serverThreads = java.util.List.of(); // traced, when not empty
+        private long[] serverWaits; // run-queue wait of serverThreads around each round trip (ns)
+        private long[] clientWaits; // the same for this (the reader) thread
+        private long serverWait0;
+        private long clientWait0;
         private int done;
         private long sentAt;
         private long repliedAt;
@@ -179,6 +184,27 @@ final class Probes {
         void start() {
             sendTurn();
         }
+
+        /**
+         * Reads the run-queue wait of {@code threads} (the server's, {@code schedstat} files) and of the reading thread
+         * right before each tool reply is sent and right after its toolCallCompleted arrived (outside the timed span,
+         * which the reads would otherwise lengthen; the span they cover is a little longer than the round trip).
+         */
+        void traceWaits(java.util.List<java.nio.file.Path> threads) {
+            serverThreads = threads;
+            serverWaits = new long[count];
+            clientWaits = new long[count];
+        }
+
+        long[] serverWaits() {
+            return serverWaits;
+        }
+
+        long[] clientWaits() {
+            return clientWaits;
+        }
+
+        private static final java.nio.file.Path OWN_STAT = java.nio.file.Path.of("/proc/thread-self/schedstat");
 
         private void sendTurn() {
             int turn = firstTurn + done;
@@ -203,6 +229,10 @@ final class Probes {
                         return;
                     }
                     roundTrips[done] = nanos - repliedAt;
+                    if (!serverThreads.isEmpty()) {
+                        serverWaits[done] = Meter.runQueueWait(serverThreads) - serverWait0;
+                        clientWaits[done] = Meter.runQueueWait(java.util.List.of(OWN_STAT)) - clientWait0;
+                    }
                     completed = true;
                 }
                 return;
@@ -216,6 +246,10 @@ final class Probes {
                     return;
                 }
                 String reply = "{\"jsonrpc\":\"2.0\",\"id\":\"" + id + "\",\"result\":{\"output\":\"opened\"}}";
+                if (!serverThreads.isEmpty()) {
+                    serverWait0 = Meter.runQueueWait(serverThreads);
+                    clientWait0 = Meter.runQueueWait(java.util.List.of(OWN_STAT));
+                }
                 repliedAt = System.nanoTime();
                 channel.send(reply);
                 channel.flush();

@@ -49,7 +49,22 @@ public final class BridgeEngine implements AutoCloseable {
     private static final long SHUTDOWN_WAIT_MILLIS = 2_000;
 
     static {
-        TransportAccess.install((engine, reason) -> engine.rejectLine(reason)); // the transports' friend access
+        TransportAccess.install(new TransportAccess.Engine() { // the transports' friend access
+            @Override
+            public void rejectLine(BridgeEngine engine, String reason) {
+                engine.rejectLine(reason);
+            }
+
+            @Override
+            public void startReading(BridgeEngine engine) {
+                engine.outbound.readerThread();
+            }
+
+            @Override
+            public void inputDrained(BridgeEngine engine, boolean drained) {
+                engine.outbound.readerDrained(drained);
+            }
+        });
     }
 
     private final BridgeConfiguration configuration;
@@ -157,7 +172,7 @@ public final class BridgeEngine implements AutoCloseable {
      * it through {@link TransportAccess}.
      */
     void rejectLine(String reason) {
-        outbound.send(errorMessage(NullNode.getInstance(), new BridgeException(ErrorCode.INVALID_MESSAGE, reason)));
+        sendFromDispatcher(errorMessage(NullNode.getInstance(), new BridgeException(ErrorCode.INVALID_MESSAGE, reason)));
     }
 
     /**
@@ -294,10 +309,21 @@ public final class BridgeEngine implements AutoCloseable {
      * {@link Outbound}); the dispatcher always hands it over, so it never waits for the client.
      */
     void sendFromWorker(ObjectNode message) {
-        if (dispatchLock.isHeldByCurrentThread()) {
+        if (outbound.isReaderThread()) {
+            outbound.sendFromReader(message);
+        } else if (dispatchLock.isHeldByCurrentThread()) {
             outbound.send(message);
         } else {
             outbound.sendFromWorker(message);
+        }
+    }
+
+    /** A message the dispatcher sends (an error for a line): the input thread may deliver it without blocking. */
+    private void sendFromDispatcher(ObjectNode message) {
+        if (outbound.isReaderThread()) {
+            outbound.sendFromReader(message);
+        } else {
+            outbound.send(message);
         }
     }
 
@@ -483,7 +509,7 @@ public final class BridgeEngine implements AutoCloseable {
             outbound.after(() -> local.accept(message));
             return;
         }
-        outbound.send(message);
+        sendFromDispatcher(message);
     }
 
     private void parseError(Exception e) {
@@ -495,7 +521,7 @@ public final class BridgeEngine implements AutoCloseable {
         if (detail.length() > 300) {
             detail = detail.substring(0, 300) + "…";
         }
-        outbound.send(errorMessage(NullNode.getInstance(),
+        sendFromDispatcher(errorMessage(NullNode.getInstance(),
                 new BridgeException(ErrorCode.PARSE_ERROR, "Parse error: the line is not valid JSON (" + detail + ").")));
     }
 

@@ -124,7 +124,10 @@ public final class BridgeRequest {
 
     /**
      * The channel for this request's client tools: {@code tool/call} requests whose params are
-     * {@code context} (e.g. {@code {"npc": "gorm"}}) plus {@code requestId} and {@code call}.
+     * {@code context} (e.g. {@code {"npc": "gorm"}}) plus {@code requestId} and {@code call}. It
+     * {@linkplain dev.oam.core.tool.ToolChannel#announcesOnReplyThread() announces replies on the input thread}: a turn
+     * listener used with it gets {@code toolCallCompleted} on the thread that read the reply, so it must not block
+     * ({@link #events} does not: it only sends).
      */
     public dev.oam.core.tool.ToolChannel toolChannel(ObjectNode context) {
         return engine.clientCalls().channel(context, requestId);

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * Outstanding bridge-to-client requests ({@code tool/call}). Replies are applied the moment they
@@ -28,20 +29,36 @@ final class ClientCalls {
 
     /** A channel whose calls carry {@code context} (e.g. {@code {"session": "guard"}}) and {@code requestId}. */
     ToolChannel channel(ObjectNode context, JsonNode requestId) {
-        return call -> {
-            String id = "t-" + counter.incrementAndGet();
-            Pending call1 = new Pending(id, context, requestId, call);
-            pending.put(id, call1);
-            ObjectNode params = context.deepCopy();
-            params.set("requestId", requestId);
-            params.set("call", Coding.call(call));
-            ObjectNode message = Json.object();
-            message.put("jsonrpc", "2.0");
-            message.put("id", id);
-            message.put("method", Methods.TOOL_CALL);
-            message.set("params", params);
-            engine.sendFromWorker(message); // the agent's thread, holding no lock
-            return call1;
+        return new ToolChannel() {
+            @Override
+            public PendingCall send(ToolCall call) {
+                return send(call, p -> { });
+            }
+
+            @Override
+            public PendingCall send(ToolCall call, Consumer<? super PendingCall> beforeSending) {
+                String id = "t-" + counter.incrementAndGet();
+                Pending pendingCall = new Pending(id, context, requestId, call);
+                pending.put(id, pendingCall);
+                beforeSending.accept(pendingCall); // before the client can see the call, so before it can answer
+                ObjectNode params = context.deepCopy();
+                params.set("requestId", requestId);
+                params.set("call", Coding.call(call));
+                ObjectNode message = Json.object();
+                message.put("jsonrpc", "2.0");
+                message.put("id", id);
+                message.put("method", Methods.TOOL_CALL);
+                message.set("params", params);
+                engine.sendFromWorker(message); // the agent's thread, holding no lock
+                return pendingCall;
+            }
+
+            @Override
+            public boolean announcesOnReplyThread() {
+                // Replies complete on the dispatcher (complete below), whose sends never wait for the client; the
+                // bridge's turn listeners only serialize and send events.
+                return true;
+            }
         };
     }
 

@@ -3,7 +3,8 @@ package dev.oam.bridge;
 /**
  * Where outgoing lines go (stdout, a C callback, an in-process consumer). Called one line at a time, in order,
  * by the engine's writer thread, or (when {@link #allowsCallerDelivery()}) by a worker thread delivering its
- * own message while the writer is idle; never by two threads at once.
+ * own message, or the input thread delivering one without blocking, while the writer is idle; never by two
+ * threads at once.
  */
 public interface MessageSink {
     /** Delivers one message (one JSON object, no newline). */
@@ -19,6 +20,16 @@ public interface MessageSink {
      * the default {@code false}.
      */
     default boolean allowsCallerDelivery() {
+        return false;
+    }
+
+    /**
+     * Whether {@code line} can be sent now, and it and every line sent since the last {@link #flush} flushed, without
+     * blocking however slowly the peer reads. The thread reading input delivers a message itself only when this is
+     * true (it must never wait for the client), and flushes at once; otherwise the message goes to the writer thread. Asked only of a sink that {@linkplain #allowsCallerDelivery allows caller delivery},
+     * by the thread that is delivering. Default {@code false}.
+     */
+    default boolean takesWithoutBlocking(String line) {
         return false;
     }
 }

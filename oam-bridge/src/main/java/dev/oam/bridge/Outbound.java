@@ -2,6 +2,7 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.Log;
+import dev.oam.core.internal.DebugCounters;
 import dev.oam.core.json.Json;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -10,6 +11,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The single writer: every outgoing message goes through one queue, and one thread at a time delivers, so
@@ -19,9 +21,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>The writer thread delivers what is queued. For a sink that {@linkplain MessageSink#allowsCallerDelivery()
  * allows it}, a virtual thread sending a request's own message ({@link #sendFromWorker}) delivers it itself
  * when nothing is queued and nobody is delivering: it skips the hand-off to the writer thread (one thread
- * wake-up less on a tool round trip). Such a worker may then block on a slow client; it holds no lock while it
+ * wake-up less on a tool round trip); then it delivers the lines queued meanwhile too, once, rather than wake the
+ * writer for them. Such a worker may then block on a slow client; it holds no lock while it
  * does (callers of {@code sendFromWorker} hold none, and this class releases its own before delivering), and
- * the dispatcher never delivers, so reading input goes on.
+ * the dispatcher never waits for the client, so reading input goes on.
+ *
+ * <p>The thread reading input (the transport's, {@linkplain #readerThread registered}) delivers its own messages too
+ * ({@link #sendFromReader}): answers of requests handled on the dispatcher, and events it sends for a turn (a tool
+ * reply's {@code toolCallCompleted}). It does so only while it handles the last line of the input there is (nothing
+ * more buffered or readable: {@link #readerDrained}; it would wait for input next, as the echo server flushes only
+ * then), nothing is queued, nobody delivers and the sink {@linkplain MessageSink#takesWithoutBlocking takes the line
+ * without blocking}. Otherwise the line is queued for the writer thread, which batches it with the others: under
+ * pipelined input the reader hands everything to the writer, as it did before it wrote anything itself.
  */
 final class Outbound {
     private static final Object STOP = new Object();
@@ -36,6 +47,10 @@ final class Outbound {
     private boolean delivering; // guarded by lock: one thread at a time uses the sink
     private boolean closed; // guarded by lock
     private volatile boolean sinkBroken;
+    private @Nullable Thread deliverer; // guarded by lock: who is delivering (for the debug counters)
+    private long deliveringSince; // guarded by lock: when a caller began delivering (debug counters only)
+    private volatile @Nullable Thread reader; // the transport's input thread
+    private boolean readerDrained; // confined to the reader: it handles the last line there is; its messages may go direct
 
     Outbound(MessageSink sink) {
         this.sink = sink;
@@ -63,27 +78,152 @@ final class Outbound {
         lock.lock();
         try {
             if (closed || delivering || !queue.isEmpty()) {
+                if (DebugCounters.ENABLED) {
+                    countQueued("worker");
+                }
                 queue.addLast(line);
                 ready.signal();
                 return;
             }
             delivering = true;
+            deliverer = Thread.currentThread();
+            deliveringSince = DebugCounters.ENABLED ? System.nanoTime() : 0;
         } finally {
             lock.unlock();
         }
+        if (DebugCounters.ENABLED) {
+            DebugCounters.count("outbound.worker.direct");
+        }
+        List<String> more = new ArrayList<>();
         try {
             deliver(line);
             flush();
+            // Lines queued meanwhile (e.g. the input thread's answer to a reply that came while this thread, just
+            // descheduled after its write, still counted as delivering): this thread is running anyway, so it delivers
+            // them rather than waking the writer for them. Once only, so a worker never serves a stream of others' lines.
+            lock.lock();
+            try {
+                while (queue.peekFirst() instanceof String queued) {
+                    queue.pollFirst();
+                    more.add(queued);
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (!more.isEmpty()) {
+                if (DebugCounters.ENABLED) {
+                    DebugCounters.count("outbound.worker.deliveredQueued");
+                }
+                for (String queued : more) {
+                    deliver(queued);
+                }
+                more.clear();
+                flush();
+            }
         } finally {
             lock.lock();
             try {
+                for (int i = more.size() - 1; i >= 0; i--) {
+                    queue.addFirst(more.get(i)); // only if delivering them failed: they go first, in order
+                }
                 delivering = false;
+                deliverer = null;
                 if (!queue.isEmpty()) {
                     ready.signal();
                 }
             } finally {
                 lock.unlock();
             }
+        }
+    }
+
+    /**
+     * Registers the calling thread as the transport's input thread: messages it sends may be delivered by it without
+     * blocking ({@link #sendFromReader}) while it {@linkplain #readerDrained handles the last line there is}.
+     */
+    void readerThread() {
+        reader = Thread.currentThread();
+    }
+
+    boolean isReaderThread() {
+        return callerDelivery && Thread.currentThread() == reader;
+    }
+
+    /**
+     * A message sent by the input thread: delivered and flushed at once when it handles the last line there is
+     * ({@link #readerDrained}), nothing is queued, nobody is delivering and the sink takes it without blocking;
+     * otherwise queued for the writer, and so are the reader's next messages until the transport says again that it
+     * handles the last line. Never waits for the client.
+     */
+    void sendFromReader(JsonNode message) {
+        String line = Json.write(message);
+        lock.lock();
+        try {
+            if (closed || delivering || !readerDrained || !queue.isEmpty()) {
+                if (DebugCounters.ENABLED) {
+                    countQueued("reader");
+                }
+                queue.addLast(line);
+                if (!delivering) {
+                    ready.signal();
+                }
+                return;
+            }
+            delivering = true;
+            deliverer = Thread.currentThread();
+            deliveringSince = DebugCounters.ENABLED ? System.nanoTime() : 0;
+        } finally {
+            lock.unlock();
+        }
+        boolean delivered = false;
+        try {
+            if (sinkBroken || sink.takesWithoutBlocking(line)) {
+                // Flushed at once, before this thread goes on (and, say, wakes the turn a tool reply was for).
+                deliver(line);
+                flush();
+                delivered = true;
+            }
+        } finally {
+            if (DebugCounters.ENABLED) {
+                DebugCounters.count(delivered ? "outbound.reader.direct" : "outbound.reader.queued.sinkRefused");
+            }
+            lock.lock();
+            try {
+                delivering = false;
+                deliverer = null;
+                if (!delivered) {
+                    // First: producers that came while this thread was deciding queued behind it.
+                    queue.addFirst(line);
+                    readerDrained = false; // the pipe is not empty: the reader's next messages go to the writer too
+                }
+                if (!queue.isEmpty()) {
+                    ready.signal();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Called by the input thread: {@code true} before it handles the last line of the input there is (nothing more is
+     * buffered or readable, so it would wait for input next), {@code false} after. Only in between may it deliver its own
+     * messages; while more input is there, they go to the writer, which batches them.
+     */
+    void readerDrained(boolean drained) {
+        readerDrained = drained;
+    }
+
+    /** Why a message was queued, for the debug counters. Called holding the lock. */
+    private void countQueued(String who) {
+        DebugCounters.count("outbound." + who + ".queued." + (closed ? "closed"
+                : delivering ? (deliverer == thread ? "writerDelivering" : "otherDelivering")
+                : !queue.isEmpty() ? "queueNotEmpty" : "notDrained"));
+        if (delivering && deliverer != thread) {
+            // How long the other caller has been delivering: a few µs is its write; much more, it lost its CPU.
+            long micros = (System.nanoTime() - deliveringSince) / 1000;
+            DebugCounters.count("outbound." + who + ".queued.otherDelivering.for" + (micros < 10 ? "<10us"
+                    : micros < 100 ? "<100us" : micros < 1000 ? "<1ms" : ">=1ms"));
         }
     }
 
@@ -154,6 +294,7 @@ final class Outbound {
                         ready.await();
                     }
                     delivering = true;
+                    deliverer = thread;
                     batch.addAll(queue);
                     queue.clear();
                 } finally {
@@ -190,6 +331,7 @@ final class Outbound {
                 lock.lock();
                 try {
                     delivering = false;
+                    deliverer = null;
                 } finally {
                     lock.unlock();
                 }

@@ -20,8 +20,13 @@ class OutboundTest {
         final boolean callerDelivery;
         final List<String> lines = new ArrayList<>(); // guarded by this
         final List<String> threads = new ArrayList<>(); // guarded by this
+        final List<String> flushes = new ArrayList<>(); // guarded by this: the thread that flushed, and how many lines were sent by then
         final AtomicInteger inside = new AtomicInteger();
         volatile boolean overlapped;
+        volatile boolean takes; // what takesWithoutBlocking answers
+        volatile Runnable whileAsked = () -> { }; // runs inside takesWithoutBlocking
+        final AtomicInteger asked = new AtomicInteger(); // how often takesWithoutBlocking was called
+        volatile Runnable whileSending = () -> { }; // runs inside send, once
 
         RecordingSink(boolean callerDelivery) {
             this.callerDelivery = callerDelivery;
@@ -32,6 +37,9 @@ class OutboundTest {
             if (inside.incrementAndGet() > 1) {
                 overlapped = true;
             }
+            Runnable hook = whileSending;
+            whileSending = () -> { };
+            hook.run();
             synchronized (this) {
                 lines.add(line);
                 threads.add(Thread.currentThread().isVirtual() ? "virtual" : Thread.currentThread().getName());
@@ -42,6 +50,22 @@ class OutboundTest {
         @Override
         public boolean allowsCallerDelivery() {
             return callerDelivery;
+        }
+
+        @Override
+        public boolean takesWithoutBlocking(String line) {
+            asked.incrementAndGet();
+            whileAsked.run();
+            return takes;
+        }
+
+        @Override
+        public synchronized void flush() {
+            flushes.add(Thread.currentThread().getName() + " after " + lines.size());
+        }
+
+        synchronized List<String> flushes() {
+            return List.copyOf(flushes);
         }
 
         synchronized List<String> lines() {
@@ -68,6 +92,21 @@ class OutboundTest {
         // Delivered before sendFromWorker returned, on the worker's own thread: no hand-off to oam-writer.
         assertThat(sink.lines()).containsExactly("{\"n\":1}");
         assertThat(sink.threads()).containsExactly("virtual");
+        outbound.close(1000);
+    }
+
+    @Test
+    void aWorkerAlsoDeliversTheLinesQueuedWhileItDeliveredInsteadOfWakingTheWriter() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        Outbound outbound = new Outbound(sink);
+        // While the worker is inside the sink, another producer's line is queued (the worker counts as delivering).
+        sink.whileSending = () -> outbound.send(Json.object().put("n", 2));
+        Thread worker = Thread.ofVirtual().name("worker").start(() -> outbound.sendFromWorker(Json.object().put("n", 1)));
+        worker.join();
+        // Both delivered before sendFromWorker returned, on the worker's thread, each batch flushed.
+        assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
+        assertThat(sink.threads()).containsExactly("virtual", "virtual");
+        assertThat(sink.flushes()).containsExactly("worker after 1", "worker after 2");
         outbound.close(1000);
     }
 
@@ -143,5 +182,102 @@ class OutboundTest {
         assertThat(seenByAction).containsExactly(2);
         assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
         outbound.close(1000);
+    }
+    @Test
+    void theReaderWritesAndFlushesItsOwnMessageWhenTheSinkTakesItWithoutBlocking() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        sink.takes = true;
+        Outbound outbound = new Outbound(sink);
+        Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
+            outbound.readerThread();
+            outbound.readerDrained(true); // it handles the last line there is
+            outbound.sendFromReader(Json.object().put("n", 1));
+            outbound.sendFromReader(Json.object().put("n", 2));
+        });
+        reader.join();
+        // Written and flushed by the reader itself before sendFromReader returned: no hand-off to oam-writer.
+        assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
+        assertThat(sink.threads()).containsExactly("oam-stdin", "oam-stdin");
+        assertThat(sink.flushes()).containsExactly("oam-stdin after 1", "oam-stdin after 2");
+        outbound.close(1000);
+    }
+
+    @Test
+    void whileMoreInputIsThereTheReaderHandsItsMessagesToTheWriterThoughTheSinkWouldTakeThem() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        sink.takes = true;
+        Outbound outbound = new Outbound(sink);
+        Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
+            outbound.readerThread();
+            outbound.readerDrained(false); // more lines are buffered: answers batch on the writer
+            outbound.sendFromReader(Json.object().put("n", 1));
+            outbound.sendFromReader(Json.object().put("n", 2));
+        });
+        reader.join();
+        awaitDelivered(outbound);
+        assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
+        assertThat(sink.threads()).containsOnly("oam-writer");
+        assertThat(sink.asked.get()).isZero(); // not even asked: the reader did not try
+        outbound.close(1000);
+    }
+
+    @Test
+    void whenTheSinkCannotTakeItTheReaderHandsItToTheWriterAndQueuesBehindItUntilItHandlesAnotherLastLine()
+            throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        Outbound outbound = new Outbound(sink);
+        CountDownLatch sent = new CountDownLatch(1);
+        Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
+            outbound.readerThread();
+            outbound.readerDrained(true);
+            outbound.sendFromReader(Json.object().put("n", 1)); // refused: the writer delivers it
+            sink.takes = true;
+            outbound.sendFromReader(Json.object().put("n", 2)); // queued behind it, though the sink would take it now
+            sent.countDown();
+            outbound.readerDrained(false);
+            outbound.readerDrained(true); // the last line of its next input: it may write its message itself, after those
+            outbound.sendFromReader(Json.object().put("n", 3));
+        });
+        reader.join();
+        assertThat(sent.await(30, TimeUnit.SECONDS)).isTrue();
+        awaitDelivered(outbound);
+        assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
+        assertThat(sink.threads().subList(0, 2)).containsExactly("oam-writer", "oam-writer");
+        outbound.close(1000);
+    }
+
+    @Test
+    void aWorkerMessageQueuedWhileTheReaderAsksTheSinkGoesAfterTheReadersMessage() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        Outbound outbound = new Outbound(sink);
+        CountDownLatch asking = new CountDownLatch(1);
+        CountDownLatch workerQueued = new CountDownLatch(1);
+        sink.whileAsked = () -> {
+            asking.countDown();
+            await(workerQueued);
+        };
+        Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
+            outbound.readerThread();
+            outbound.readerDrained(true);
+            outbound.sendFromReader(Json.object().put("from", "reader")); // the sink says no (takes is false)
+        });
+        assertThat(asking.await(30, TimeUnit.SECONDS)).isTrue();
+        // The reader is delivering (deciding), so the worker must queue; the reader's line came first and stays first.
+        Thread worker = Thread.ofVirtual().start(() -> outbound.sendFromWorker(Json.object().put("from", "worker")));
+        worker.join();
+        workerQueued.countDown();
+        reader.join();
+        awaitDelivered(outbound);
+        assertThat(sink.lines()).containsExactly("{\"from\":\"reader\"}", "{\"from\":\"worker\"}");
+        assertThat(sink.overlapped).isFalse();
+        outbound.close(1000);
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            assertThat(latch.await(30, TimeUnit.SECONDS)).isTrue();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
     }
 }

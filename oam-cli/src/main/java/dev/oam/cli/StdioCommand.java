@@ -77,7 +77,8 @@ final class StdioCommand implements Callable<Integer> {
         noNativeBacktraces();
         // A native abort (llama.cpp) then says so on stderr and leaves the JVM's crash report (docs/RELIABILITY.md).
         String abort = NativeAbort.install("oam stdio");
-        return serve(in, new BufferedOutputStream(guard.protocolOut(), 64 * 1024), guard.description() + "; " + abort);
+        return serve(in, new BufferedOutputStream(guard.protocolOut(), StdioTransport.SINK_BUFFER), guard.protocolFd(),
+                guard.description() + "; " + abort);
     }
 
     /**
@@ -132,6 +133,11 @@ final class StdioCommand implements Callable<Integer> {
     }
 
     int serve(InputStream in, OutputStream out, String guardDescription) throws Exception {
+        return serve(in, out, -1, guardDescription);
+    }
+
+    /** {@code outFd}: the descriptor {@code out} writes to unbuffered (behind its one buffer), or -1 if unknown. */
+    int serve(InputStream in, OutputStream out, int outFd, String guardDescription) throws Exception {
         try {
             Log.setLevel(Log.parseLevel(logLevel));
         } catch (IllegalArgumentException e) {
@@ -177,7 +183,7 @@ final class StdioCommand implements Callable<Integer> {
             return 2;
         }
         CountDownLatch inputEnded = new CountDownLatch(1);
-        BridgeEngine engine = BridgeEngine.withSink(configuration, StdioTransport.sink(out));
+        BridgeEngine engine = BridgeEngine.withSink(configuration, StdioTransport.sink(out, outFd));
         StdioTransport.Activity input = new StdioTransport.Activity(in);
         Thread reader = Thread.ofPlatform().daemon().name("oam-stdin").start(() -> {
             try {

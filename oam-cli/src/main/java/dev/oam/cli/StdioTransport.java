@@ -3,11 +3,16 @@ package dev.oam.cli;
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.MessageSink;
 import dev.oam.bridge.internal.TransportAccess;
+import dev.oam.core.Log;
+import dev.oam.core.internal.DebugCounters;
+import dev.oam.core.os.Posix;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 
@@ -24,23 +29,98 @@ public final class StdioTransport {
 
     /** A sink that writes each message and a newline; flushed when the writer runs dry. */
     public static MessageSink sink(OutputStream out) {
-        return new MessageSink() {
-            @Override
-            public void send(String line) throws IOException {
-                out.write(line.getBytes(StandardCharsets.UTF_8));
-                out.write('\n');
-            }
+        return new Sink(out, -1);
+    }
 
-            @Override
-            public void flush() throws IOException {
-                out.flush();
-            }
+    /**
+     * Like {@link #sink(OutputStream)}, where {@code out} writes to descriptor {@code fd} (unbuffered; this sink is
+     * the only buffer in between, of at most {@link #SINK_BUFFER} bytes). When {@code fd} is a pipe, the sink can tell
+     * a line that fits without blocking ({@link MessageSink#takesWithoutBlocking}), so the input thread writes its own
+     * answers.
+     */
+    public static MessageSink sink(OutputStream out, int fd) {
+        return new Sink(out, isPipe(fd) && Posix.isAvailable() ? fd : -1);
+    }
 
-            @Override
-            public boolean allowsCallerDelivery() {
-                return true; // a pipe does not care which thread writes
+    /** The buffer {@code oam stdio} puts between the sink and descriptor. */
+    static final int SINK_BUFFER = 64 * 1024;
+
+    /**
+     * PIPE_BUF on Linux, and the least a pipe holds (one page): this many bytes written to an empty pipe never block.
+     */
+    private static final int SURE_ROOM = 4096;
+
+    private static boolean isPipe(int fd) {
+        if (fd < 0) {
+            return false;
+        }
+        try {
+            return Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString().startsWith("pipe:");
+        } catch (IOException | RuntimeException e) {
+            return false; // not Linux, or no /proc
+        }
+    }
+
+    /** Called by one thread at a time (the engine's delivering thread), so its fields need no lock. */
+    private static final class Sink implements MessageSink {
+        private final OutputStream out;
+        private int fd; // a pipe we can ask how much is unread, or -1
+        private long buffered; // bytes sent since the last flush
+        private boolean pipeEmpty; // the pipe was empty when last asked, and nothing was written to it since
+
+        Sink(OutputStream out, int fd) {
+            this.out = out;
+            this.fd = fd;
+        }
+
+        @Override
+        public void send(String line) throws IOException {
+            byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
+            out.write(bytes);
+            out.write('\n');
+            buffered += bytes.length + 1;
+            if (buffered > SINK_BUFFER) {
+                pipeEmpty = false; // the buffer wrote through
             }
-        };
+        }
+
+        @Override
+        public void flush() throws IOException {
+            out.flush();
+            if (buffered > 0) {
+                pipeEmpty = false;
+            }
+            buffered = 0;
+        }
+
+        @Override
+        public boolean allowsCallerDelivery() {
+            return true; // a pipe does not care which thread writes
+        }
+
+        @Override
+        public boolean takesWithoutBlocking(String line) {
+            // An upper bound of the UTF-8 size, without encoding: at most 3 bytes per char, and the newline.
+            if (fd < 0 || buffered + 3L * line.length() + 1 > SURE_ROOM) {
+                if (DebugCounters.ENABLED) {
+                    DebugCounters.count(fd < 0 ? "stdout.refused.notAPipe" : "stdout.refused.tooLong");
+                }
+                return false;
+            }
+            if (!pipeEmpty) {
+                try {
+                    pipeEmpty = Posix.bytesUnread(fd) == 0;
+                } catch (IOException | RuntimeException e) {
+                    Log.debug("cannot ask the output pipe how much is unread (" + e + "); the writer thread writes");
+                    fd = -1;
+                    return false;
+                }
+            }
+            if (DebugCounters.ENABLED && !pipeEmpty) {
+                DebugCounters.count("stdout.refused.unread");
+            }
+            return pipeEmpty;
+        }
     }
 
     /** An input stream that remembers when bytes last arrived (read by another thread than the reader). */
@@ -73,6 +153,7 @@ public final class StdioTransport {
 
     /** Reads lines until end of input, handing each to the engine in order. */
     public static void pump(InputStream in, BridgeEngine engine) throws IOException {
+        TransportAccess.startReading(engine);
         byte[] buffer = new byte[64 * 1024];
         int start = 0;
         int end = 0;
@@ -106,11 +187,23 @@ public final class StdioTransport {
             end += read;
             for (int i = scan; i < end; i++) {
                 if (buffer[i] == '\n') {
-                    if (discarding) {
-                        discarding = false;
-                        TransportAccess.rejectLine(engine, tooLong());
-                    } else {
-                        handle(engine, buffer, start, i);
+                    // The last line there is (nothing after it, nothing more to read): the input thread may write its
+                    // answer itself, as it would wait for input next. With more input there, the writer batches.
+                    boolean drained = i + 1 == end && available(in) == 0;
+                    if (drained) {
+                        TransportAccess.inputDrained(engine, true);
+                    }
+                    try {
+                        if (discarding) {
+                            discarding = false;
+                            TransportAccess.rejectLine(engine, tooLong());
+                        } else {
+                            handle(engine, buffer, start, i);
+                        }
+                    } finally {
+                        if (drained) {
+                            TransportAccess.inputDrained(engine, false);
+                        }
                     }
                     start = i + 1;
                 }
@@ -129,6 +222,15 @@ public final class StdioTransport {
                 start = 0;
                 buffer = smaller;
             }
+        }
+    }
+
+    /** The bytes readable without blocking, or -1 when the stream cannot tell. */
+    private static int available(InputStream in) {
+        try {
+            return in.available();
+        } catch (IOException e) {
+            return -1;
         }
     }
 

@@ -30,9 +30,11 @@ final class StdoutGuard {
     private final OutputStream protocolOut;
     private final String description;
     private final boolean fdLevel;
+    private final int protocolFd;
 
-    private StdoutGuard(OutputStream protocolOut, boolean fdLevel, String description) {
+    private StdoutGuard(OutputStream protocolOut, int protocolFd, boolean fdLevel, String description) {
         this.protocolOut = protocolOut;
+        this.protocolFd = protocolFd;
         this.fdLevel = fdLevel;
         this.description = description;
     }
@@ -66,7 +68,7 @@ final class StdoutGuard {
         } catch (IOException | RuntimeException e) {
             return fallback("only System.out is redirected (" + e.getMessage() + ")");
         }
-        return new StdoutGuard(new DescriptorOutputStream(protocolFd), true,
+        return new StdoutGuard(new DescriptorOutputStream(protocolFd), protocolFd, true,
                 "protocol on descriptor " + protocolFd + "; descriptor 1 now goes to stderr");
     }
 
@@ -96,12 +98,17 @@ final class StdoutGuard {
     }
 
     private static StdoutGuard fallback(String why) {
-        return new StdoutGuard(new FileOutputStream(FileDescriptor.out), false, why);
+        return new StdoutGuard(new FileOutputStream(FileDescriptor.out), -1, false, why);
     }
 
     /** The unbuffered stream to the real stdout; write protocol messages here and nowhere else. */
     public OutputStream protocolOut() {
         return protocolOut;
+    }
+
+    /** The descriptor {@link #protocolOut()} writes to unbuffered, or -1 (the fallback: not ours to ask about). */
+    public int protocolFd() {
+        return protocolFd;
     }
 
     /** Whether descriptor 1 itself now goes to stderr (false: only {@code System.out} was redirected). */

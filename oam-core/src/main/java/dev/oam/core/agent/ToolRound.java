@@ -1,5 +1,6 @@
 package dev.oam.core.agent;
 
+import dev.oam.core.internal.DebugCounters;
 import dev.oam.core.json.Durations;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Runs the client tool calls of one step. Calls over the turn's {@code maxToolCalls}, calls of tools the step did
@@ -23,7 +25,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Tool failures and timeouts are values for the model, never exceptions. Cancellation (and an interrupt)
  * abandons the calls still outstanding and throws {@code cancelled}; any other failure abandons them too.
- * Runs on the turn's thread; the channel's replies complete on other threads and only wake it.
+ * Runs on the turn's thread; the channel's replies complete on other threads and wake it. When the channel
+ * {@linkplain ToolChannel#announcesOnReplyThread() allows it}, the thread completing a reply also records and
+ * announces it, under the round's lock, so records and events keep one order whichever thread made them.
  */
 final class ToolRound {
     private ToolRound() {}
@@ -57,26 +61,64 @@ final class ToolRound {
         }
         long[] started = new long[n];
         BlockingQueue<Integer> done = new LinkedBlockingQueue<>();
-        for (int i = 0; i < n; i++) {
-            started[i] = System.nanoTime();
-            if (immediate[i] == null) {
-                pending[i] = context.tools().send(calls.get(i));
-                int index = i;
-                pending[i].reply().whenComplete((reply, error) -> done.offer(index));
+        // Orders the records and their toolCallCompleted events. Held by the turn's thread while it records, and by
+        // a thread completing a reply when the channel lets it announce the reply itself (announcesOnReplyThread).
+        ReentrantLock lock = new ReentrantLock();
+        List<ToolRecord> records = new ArrayList<>(); // guarded by lock
+        boolean[] finished = new boolean[n]; // guarded by lock
+        boolean[] open = {false}; // guarded by lock: the calls answered at once are recorded, replies may be announced
+        boolean announce = context.tools().announcesOnReplyThread();
+        Thread turnThread = Thread.currentThread();
+        lock.lock();
+        try {
+            // Calls that were never sent completed at once, so they come first in completion order. Recorded before
+            // any call is sent, so a reply that comes back at once can be announced by the thread completing it.
+            for (int i = 0; i < n; i++) {
+                if (immediate[i] != null) {
+                    finished[i] = true;
+                    record(records, calls.get(i), immediate[i], 0, context);
+                }
             }
+            for (int i = 0; i < n; i++) {
+                started[i] = System.nanoTime();
+            }
+            open[0] = true;
+        } finally {
+            lock.unlock();
         }
-        // Calls that were never sent completed at once, so they come first in completion order.
-        List<ToolRecord> records = new ArrayList<>();
-        boolean[] finished = new boolean[n];
         for (int i = 0; i < n; i++) {
-            if (immediate[i] != null) {
-                finished[i] = true;
-                record(records, calls.get(i), immediate[i], 0, context);
+            if (immediate[i] == null) {
+                int index = i;
+                // Attached before the call can reach the engine, so a reply that comes back while this thread is still
+                // descheduled after sending is announced by the thread completing it, not later on this one.
+                pending[i] = context.tools().send(calls.get(i), call -> call.reply().whenComplete((reply, error) -> {
+                    // On the completing thread (the bridge's input thread): record the reply and announce it at once,
+                    // one thread wake-up before the turn's thread would. Only when the lock is free: that thread must
+                    // not wait for the turn's, which may be writing to a slow client; the turn's thread records it then.
+                    if (announce && error == null && lock.tryLock()) {
+                        try {
+                            if (open[0] && !finished[index]) {
+                                finished[index] = true;
+                                record(records, calls.get(index), reply, System.nanoTime() - started[index], context);
+                                countAnnounced(turnThread);
+                            } else if (DebugCounters.ENABLED) {
+                                DebugCounters.count("toolReply.turnThread.finishedAlready");
+                            }
+                        } finally {
+                            lock.unlock();
+                        }
+                    } else if (DebugCounters.ENABLED) {
+                        DebugCounters.count(!announce ? "toolReply.turnThread.channelDoesNotAnnounce"
+                                : error != null ? "toolReply.turnThread.failed" : "toolReply.turnThread.lockBusy");
+                    }
+                    done.offer(index);
+                }));
             }
         }
         Runnable wake = () -> done.offer(-1);
         CancellationToken token = context.token();
         token.onCancel(wake);
+        lock.lock();
         try {
             while (records.size() < n) {
                 if (token.isCancelled()) {
@@ -102,7 +144,13 @@ final class ToolRound {
                 if (records.size() == n) {
                     break;
                 }
-                Integer index = wait == Long.MAX_VALUE ? done.take() : done.poll(wait, TimeUnit.NANOSECONDS);
+                Integer index;
+                lock.unlock();
+                try {
+                    index = wait == Long.MAX_VALUE ? done.take() : done.poll(wait, TimeUnit.NANOSECONDS);
+                } finally {
+                    lock.lock();
+                }
                 if (index == null || index < 0 || finished[index]) {
                     continue;
                 }
@@ -118,9 +166,19 @@ final class ToolRound {
             abandonAll(pending, finished, "The request failed.");
             throw e;
         } finally {
+            lock.unlock();
             token.removeListener(wake);
         }
-        return records;
+        return List.copyOf(records);
+    }
+
+    /** Counts a reply announced by the completing thread: a fast path only when that is not the turn's own thread. */
+    private static void countAnnounced(Thread turnThread) {
+        if (DebugCounters.ENABLED) {
+            // The turn's thread completes the callback itself when the reply came before it was attached.
+            DebugCounters.count(Thread.currentThread() == turnThread ? "toolReply.turnThread.beforeAttached"
+                    : "toolReply.replyThread.announced");
+        }
     }
 
     private static void record(List<ToolRecord> records, ToolCall call, ToolReply reply, long nanos, TurnContext context) {

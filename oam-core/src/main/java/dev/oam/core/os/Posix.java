@@ -6,12 +6,14 @@ import java.lang.invoke.MethodType;
 import java.lang.reflect.Array;
 import java.lang.reflect.InvocationTargetException;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A few functions of the C library ({@code dup}, {@code dup2}, {@code write}, {@code getenv},
- * {@code setenv}) through the Foreign Function &amp; Memory API, for process hygiene: moving file
+ * {@code setenv}, and on Linux {@code ioctl(FIONREAD)}) through the Foreign Function &amp; Memory API, for process hygiene: moving file
  * descriptors around so that native code cannot write into the protocol stream.
  *
  * <p>We compile with {@code release 21}, where FFM is still a preview API, but run on JDK 22 or
@@ -28,6 +30,7 @@ import java.util.Optional;
  */
 public final class Posix {
     private static final Functions FUNCTIONS = Functions.load();
+    private static final long FIONREAD = 0x541B; // Linux on x86-64 and AArch64 (bound only there)
 
     private Posix() {}
 
@@ -68,6 +71,28 @@ public final class Posix {
             throw e;
         } catch (Throwable e) {
             throw new IllegalStateException("write through FFM failed", e);
+        } finally {
+            closeArena(arena);
+        }
+    }
+
+    /**
+     * {@code ioctl(fd, FIONREAD)} on Linux (x86-64, AArch64): for a pipe, the bytes written to it and not read yet, whichever end
+     * {@code fd} is. Throws {@link UnsupportedOperationException} on other systems (the request number differs).
+     */
+    public static int bytesUnread(int fd) throws IOException {
+        if (FUNCTIONS.ioctl == null) {
+            throw new UnsupportedOperationException("ioctl(FIONREAD) is used on Linux only");
+        }
+        Object arena = openArena();
+        try {
+            Object count = FUNCTIONS.allocate.invoke(arena, 4L);
+            check("ioctl(FIONREAD)", (int) FUNCTIONS.ioctl.invoke(fd, FIONREAD, count));
+            return ((ByteBuffer) FUNCTIONS.asByteBuffer.invoke(count)).order(java.nio.ByteOrder.nativeOrder()).getInt(0);
+        } catch (IOException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException("ioctl through FFM failed", e);
         } finally {
             closeArena(arena);
         }
@@ -170,6 +195,7 @@ public final class Posix {
         final boolean available;
         final String reason;
         MethodHandle dup, dup2, write, getenv, setenv;
+        @Nullable MethodHandle ioctl; // Linux only
         MethodHandle arenaOfConfined, close, allocate, allocateFrom, asByteBuffer, asSlice, address, reinterpret, getString;
 
         private Functions(String reason) {
@@ -257,6 +283,21 @@ public final class Posix {
             reinterpret = lookup.findVirtual(segmentClass, "reinterpret", MethodType.methodType(segmentClass, long.class));
             getString = lookup.findVirtual(segmentClass, "getString", MethodType.methodType(String.class, long.class));
             close = lookup.findVirtual(arenaClass, "close", MethodType.methodType(void.class));
+
+            // int ioctl(int fd, unsigned long request, ...): variadic from its third argument.
+            if (System.getProperty("os.name", "").equals("Linux")
+                    && List.of("amd64", "x86_64", "aarch64").contains(System.getProperty("os.arch", ""))) {
+                Optional<?> symbol = (Optional<?>) find.invoke(libc, "ioctl");
+                if (symbol.isPresent()) {
+                    Object args = Array.newInstance(layoutClass, 3);
+                    Array.set(args, 0, cInt);
+                    Array.set(args, 1, cLong);
+                    Array.set(args, 2, pointer);
+                    Object variadic = Array.newInstance(optionClass, 1);
+                    Array.set(variadic, 0, optionClass.getMethod("firstVariadicArg", int.class).invoke(null, 2));
+                    ioctl = (MethodHandle) downcall.invoke(linker, symbol.get(), of.invoke(null, cInt, args), variadic);
+                }
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.oam.core.tool;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * How a turn reaches the engine that executes its client tools. The bridge implements it with
@@ -10,9 +11,31 @@ public interface ToolChannel {
     /** Sends one call; never blocks on the engine's answer. */
     PendingCall send(ToolCall call);
 
+    /**
+     * Like {@link #send(ToolCall)}, and calls {@code beforeSending} with the pending call before the call can reach the
+     * engine, so a callback attached to its {@linkplain PendingCall#reply reply} there runs on the thread completing the
+     * reply however soon the reply comes (not on the caller's, after {@code send} returned). Default: sends, then calls it.
+     */
+    default PendingCall send(ToolCall call, Consumer<? super PendingCall> beforeSending) {
+        PendingCall pending = send(call);
+        beforeSending.accept(pending);
+        return pending;
+    }
+
     /** {@code "client"} for tools the engine runs through {@code tool/call}, {@code "local"} for tools run inside the bridge. */
     default String execution(String toolName) {
         return "client";
+    }
+
+    /**
+     * Whether a turn may announce a reply ({@code toolCallCompleted} to its listener) on the thread that completes the
+     * reply, the moment it arrives, instead of waking the turn's thread first. Only for a channel whose replies are
+     * completed by a thread that can afford it (the bridge's input thread, which then queues or writes without ever
+     * blocking), and whose turns' listeners accept calls from another thread than the turn's (never two at once).
+     * Default false: every event of a turn is sent from the turn's thread.
+     */
+    default boolean announcesOnReplyThread() {
+        return false;
     }
 
     /** A call the engine has not answered yet. */

@@ -11,6 +11,7 @@ import dev.oam.core.ErrorCode;
 import dev.oam.core.testing.RecordingListener;
 import dev.oam.core.testing.RecordingToolChannel;
 import dev.oam.core.tool.ToolCall;
+import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.tool.ToolRecord;
 import dev.oam.core.tool.ToolReply;
@@ -111,5 +112,116 @@ class ToolRoundTest {
         } catch (AgentException e) {
             throw new java.util.concurrent.CompletionException(e);
         }
+    }
+    /** The thread each completion was announced on, when a channel announces replies where they complete, or not. */
+    private static List<String> completionThreads(boolean announce) throws Exception {
+        RecordingToolChannel manual = RecordingToolChannel.manual();
+        ToolChannel channel = new ToolChannel() {
+            @Override
+            public PendingCall send(ToolCall call) {
+                return manual.send(call);
+            }
+
+            @Override
+            public boolean announcesOnReplyThread() {
+                return announce;
+            }
+        };
+        List<String> seen = new java.util.ArrayList<>();
+        TurnListener listener = event -> {
+            synchronized (seen) {
+                seen.add(event.getClass().getSimpleName() + (event instanceof TurnEvent.ToolCallCompleted completed
+                        ? " " + completed.record().call().id() + " on " + Thread.currentThread().getName() : ""));
+            }
+        };
+        CompletableFuture<List<ToolRecord>> round = new CompletableFuture<>();
+        Thread turn = Thread.ofPlatform().name("turn").start(() -> {
+            try {
+                round.complete(ToolRound.run(List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")), ENABLED, 0, 12,
+                        options().build(), context(listener, channel)));
+            } catch (Throwable e) {
+                round.completeExceptionally(e);
+            }
+        });
+        manual.awaitSent(2);
+        // Parked, waiting for a reply (the only place it parks; timed, since the tool has a timeout).
+        while (turn.getState() != Thread.State.TIMED_WAITING && turn.getState() != Thread.State.WAITING) {
+            Thread.sleep(1);
+        }
+        Thread replier = Thread.ofPlatform().name("replier").start(() -> manual.answer("c2", ToolReply.output(TextNode.valueOf("open"))));
+        replier.join();
+        if (announce) {
+            synchronized (seen) {
+                assertThat(seen).as("announced before answer() returned").contains("ToolCallCompleted c2 on replier");
+            }
+        }
+        Thread second = Thread.ofPlatform().name("replier").start(() -> manual.answer("c1", ToolReply.output(TextNode.valueOf("dark"))));
+        second.join();
+        assertThat(round.get(10, TimeUnit.SECONDS)).extracting(record -> record.call().id()).containsExactly("c2", "c1");
+        synchronized (seen) {
+            return seen.stream().filter(event -> event.startsWith("ToolCallCompleted")).toList();
+        }
+    }
+
+    @Test
+    void aChannelThatAllowsItHasEachReplyAnnouncedOnTheThreadThatCompletesItInCompletionOrder() throws Exception {
+        List<String> completions = completionThreads(true);
+        // c1's reply may find the turn's thread busy with the round (it was just woken by c2's), and leave it the record.
+        assertThat(completions).hasSize(2).first().isEqualTo("ToolCallCompleted c2 on replier");
+        assertThat(completions.get(1)).isIn("ToolCallCompleted c1 on replier", "ToolCallCompleted c1 on turn");
+    }
+
+    @Test
+    void otherwiseEveryReplyIsAnnouncedOnTheTurnsThread() throws Exception {
+        assertThat(completionThreads(false)).containsExactly("ToolCallCompleted c2 on turn", "ToolCallCompleted c1 on turn");
+    }
+
+    @Test
+    void aReplyThatComesBackBeforeSendReturnsIsAnnouncedOnTheThreadThatCompletesIt() throws Exception {
+        // As when the turn's thread is descheduled right after writing tool/call and the client answers meanwhile.
+        ToolChannel channel = new ToolChannel() {
+            @Override
+            public PendingCall send(ToolCall call) {
+                return send(call, pending -> { });
+            }
+
+            @Override
+            public PendingCall send(ToolCall call, java.util.function.Consumer<? super PendingCall> beforeSending) {
+                CompletableFuture<ToolReply> reply = new CompletableFuture<>();
+                PendingCall pending = new PendingCall() {
+                    @Override
+                    public CompletableFuture<ToolReply> reply() {
+                        return reply;
+                    }
+
+                    @Override
+                    public void abandon(String reason) {}
+                };
+                beforeSending.accept(pending);
+                Thread replier = Thread.ofPlatform().name("replier")
+                        .start(() -> reply.complete(ToolReply.output(TextNode.valueOf("open"))));
+                try {
+                    replier.join();
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+                return pending;
+            }
+
+            @Override
+            public boolean announcesOnReplyThread() {
+                return true;
+            }
+        };
+        List<String> completions = new java.util.concurrent.CopyOnWriteArrayList<>();
+        TurnListener listener = event -> {
+            if (event instanceof TurnEvent.ToolCallCompleted completed) {
+                completions.add(completed.record().call().id() + " on " + Thread.currentThread().getName());
+            }
+        };
+        List<ToolRecord> records = ToolRound.run(List.of(call("c1", "open_gate", "{}")), ENABLED, 0, 12,
+                options().build(), context(listener, channel));
+        assertThat(records).extracting(record -> record.call().id()).containsExactly("c1");
+        assertThat(completions).containsExactly("c1 on replier");
     }
 }

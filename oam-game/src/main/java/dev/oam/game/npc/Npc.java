@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -372,8 +373,21 @@ public final class Npc {
         }
 
         @Override
+        public PendingCall send(ToolCall call, Consumer<? super PendingCall> beforeSending) {
+            if (memory.handles(call.name()) || (world != null && world.handles(call.name()))) {
+                return ToolChannel.super.send(call, beforeSending); // run here: nothing to send
+            }
+            return client.send(call, beforeSending);
+        }
+
+        @Override
         public String execution(String toolName) {
             return memory.handles(toolName) || (world != null && world.handles(toolName)) ? "local" : "client";
+        }
+
+        @Override
+        public boolean announcesOnReplyThread() {
+            return client.announcesOnReplyThread(); // local tools complete at once, on the turn's thread
         }
 
         private static PendingCall done(ToolReply reply) {
