@@ -65,8 +65,12 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     /** The bench's switch to compare against fixed chunks: {@code -Doam.llama.decodeTargetMs=0} turns the target off. */
     private static final double TARGET_MS = Double.parseDouble(System.getProperty("oam.llama.decodeTargetMs",
             String.valueOf(DECODE_TARGET_MS)));
-    /** The fewest prompt tokens a decode takes, however slow the model: below it prefill loses throughput. */
-    static final int MIN_PREFILL = 16;
+    /**
+     * The fewest prompt tokens a decode takes, however slow the model or busy the machine. Measured on 2 shared
+     * cores, a prompt token in a batch cost about what a one-token decode does (the CPU is compute-bound), so
+     * small chunks lose little prompt speed there; where batches are cheaper, the time target makes them larger.
+     */
+    static final int MIN_PREFILL = 4;
     static final int N_BATCH = 512;
     static final long CANCEL_ANSWER_MS = 50;
     private static final int TOKEN_CACHE_ENTRIES = 512;
@@ -75,7 +79,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     static final String GRAMMAR_PROPERTY = "oam.llama.grammar";
 
     private final LlamaNative api;
-    private double millisPerToken = Double.NaN; // decode thread: moving average over decodes of 8 tokens or more
+    private double millisPerToken = Double.NaN; // decode thread: moving average over decodes of MIN_PREFILL tokens or more
     private final LlamaEngine.ModelFile file;
     private final EngineSettings settings;
     private final MemorySegment model;
@@ -532,7 +536,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         }
         long decodeStart = System.nanoTime();
         int rc = decode(n);
-        if (rc == 0 && n >= 8) {
+        if (rc == 0 && n >= MIN_PREFILL) {
             double perToken = (System.nanoTime() - decodeStart) / 1e6 / n;
             millisPerToken = Double.isNaN(millisPerToken) ? perToken : 0.7 * millisPerToken + 0.3 * perToken;
         }
