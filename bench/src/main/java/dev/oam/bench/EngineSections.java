@@ -320,8 +320,9 @@ final class EngineSections {
                 answers.add((answered.get() - cancelAt) / 1e6);
             }
             frees.add((first - cancelAt) / 1e6);
-            progress(String.format(Locale.US, "(b) round %d: answered %.1f ms, next first token %.1f ms", round + 1,
-                    answered.get() > 0 ? (answered.get() - cancelAt) / 1e6 : Double.NaN, frees.getLast()));
+            progress(String.format(Locale.US, "(b) round %d: answered %.1f ms, next first token %.1f ms (%d of its %d prompt"
+                    + " tokens cached)", round + 1, answered.get() > 0 ? (answered.get() - cancelAt) / 1e6 : Double.NaN,
+                    frees.getLast(), r.result().cachedInputTokens(), r.result().inputTokens()));
             harmed += bystander.get(600, TimeUnit.SECONDS).result().text().equals(bystanderAlone) ? 0 : 1;
         }
         LlamaBench.Stat answer = LlamaBench.Stat.of(answers);
