@@ -65,12 +65,13 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     /** The bench's switch to compare against fixed chunks: {@code -Doam.llama.decodeTargetMs=0} turns the target off. */
     private static final double TARGET_MS = Double.parseDouble(System.getProperty("oam.llama.decodeTargetMs",
             String.valueOf(DECODE_TARGET_MS)));
+    /** The fewest prompt tokens a decode takes, however slow the model or busy the machine. */
+    static final int MIN_PREFILL = 16;
     /**
-     * The fewest prompt tokens a decode takes, however slow the model or busy the machine. Measured on 2 shared
-     * cores, a prompt token in a batch cost about what a one-token decode does (the CPU is compute-bound), so
-     * small chunks lose little prompt speed there; where batches are cheaper, the time target makes them larger.
+     * A prompt read alone may take decodes this many times longer than {@link #DECODE_TARGET_MS}: fewer, larger
+     * chunks read a long prompt faster, and a request arriving then waits for one of them.
      */
-    static final int MIN_PREFILL = 4;
+    static final double ALONE_FACTOR = 2.5;
     static final int N_BATCH = 512;
     static final long CANCEL_ANSWER_MS = 50;
     private static final int TOKEN_CACHE_ENTRIES = 512;
@@ -519,7 +520,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             }
         }
         // ...then prompt chunks, round-robin from a rotating start so no request waits behind a long prompt.
-        int budget = Math.min(prefillBudget(n), N_BATCH - n);
+        int budget = Math.min(prefillBudget(n, active.size() > 1), N_BATCH - n);
         int count = active.size();
         for (int k = 0; k < count && budget > 0; k++) {
             Generation g = active.get((cursor + k) % count);
@@ -560,18 +561,19 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
 
     /**
      * The prompt tokens this decode may take besides its {@code generating} one-token rows: as many as fit in
-     * {@value #DECODE_TARGET_MS} ms at the measured speed (at least {@value #MIN_PREFILL}, at most
-     * {@value #PREFILL_BUDGET}), so the decode a cancelled or newly arrived request waits for stays short on a slow
-     * model; {@value #MIN_PREFILL} until a speed is measured. Decode thread only.
+     * {@value #DECODE_TARGET_MS} ms at the measured speed when other requests share the model ({@value #ALONE_FACTOR}
+     * times that for a prompt read alone), at least {@value #MIN_PREFILL} and at most {@value #PREFILL_BUDGET}, so the
+     * decode a cancelled or newly arrived request waits for stays short on a slow model; {@value #MIN_PREFILL} until
+     * a speed is measured. Decode thread only.
      */
-    private int prefillBudget(int generating) {
+    private int prefillBudget(int generating, boolean shared) {
         if (TARGET_MS <= 0) {
             return PREFILL_BUDGET;
         }
         if (Double.isNaN(millisPerToken)) {
             return MIN_PREFILL;
         }
-        double fit = TARGET_MS / millisPerToken - generating;
+        double fit = (shared ? TARGET_MS : ALONE_FACTOR * TARGET_MS) / millisPerToken - generating;
         return (int) Math.max(MIN_PREFILL, Math.min(PREFILL_BUDGET, fit));
     }
 
