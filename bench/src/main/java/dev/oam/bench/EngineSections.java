@@ -67,9 +67,16 @@ final class EngineSections {
         }
         out.append(String.format(Locale.US, "%n== FFM engine, %s (%s): %d lanes of %d tokens, %d/%d threads; load before %s%n",
                 label, file.getFileName(), SESSIONS, LANE_CONTEXT, threads, threadsBatch, loadBefore));
-        concurrency(engine);
-        cancel(engine);
-        constrained(engine, nativeGrammar);
+        String sections = System.getProperty("oam.bench.ffmSections", "abc"); // a subset on a busy machine
+        if (sections.contains("a")) {
+            concurrency(engine);
+        }
+        if (sections.contains("b")) {
+            cancel(engine);
+        }
+        if (sections.contains("c")) {
+            constrained(engine, nativeGrammar);
+        }
         out.append("load after ").append(Meter.loadAverage()).append('\n');
         LlamaEngines.close(engine);
         LlamaEngines.close(nativeGrammar);
@@ -131,14 +138,36 @@ final class EngineSections {
     private void concurrency(Engine engine) throws Exception {
         int maxTokens = 32;
         List<Double> ratios = new ArrayList<>();
+        List<Double> decodeRatios = new ArrayList<>();
+        List<Double> prefillRatios = new ArrayList<>();
         List<Double> p95s = new ArrayList<>();
         List<Double> aloneRates = new ArrayList<>();
         List<Double> togetherRates = new ArrayList<>();
+        List<Double> aloneDecodeRates = new ArrayList<>();
+        List<Double> togetherDecodeRates = new ArrayList<>();
         int same = 0;
         int compared = 0;
         for (int round = 0; round < rounds; round++) {
-            progress("(a) round " + (round + 1) + "/" + rounds + ": " + SESSIONS + " sessions together, then one at a time"
+            progress("(a) round " + (round + 1) + "/" + rounds + ": " + SESSIONS + " sessions one at a time, then together"
                     + " (load " + Meter.loadAverage() + ")");
+            // Both sides read fresh prompts of the same length ("Round 2r." alone, "Round 2r+1." together: no lane
+            // holds more than "Round " of either), so both do the same prompt work.
+            long aloneTokens = 0;
+            long aloneNanos = 0;
+            long aloneDecodeTokens = 0;
+            long aloneDecodeNanos = 0;
+            long alonePrefillNanos = 0;
+            for (int i = 0; i < SESSIONS; i++) {
+                EngineRequest request = new EngineRequest("Round " + (2 * round) + ". " + npc(engine, i), null, maxTokens, 0, 0, 1, 1);
+                Run r = generate(engine, request, "alone-" + round + "-" + i, CancellationToken.create());
+                aloneTokens += r.result().outputTokens();
+                aloneNanos += r.endNanos() - r.startNanos();
+                if (r.firstNanos() != 0) {
+                    aloneDecodeTokens += r.result().outputTokens() - 1;
+                    aloneDecodeNanos += r.endNanos() - r.firstNanos();
+                    alonePrefillNanos += r.firstNanos() - r.startNanos();
+                }
+            }
             List<CompletableFuture<Run>> together = new ArrayList<>();
             CountDownLatch go = new CountDownLatch(1);
             for (int i = 0; i < SESSIONS; i++) {
@@ -147,8 +176,8 @@ final class EngineSections {
                 together.add(CompletableFuture.supplyAsync(() -> {
                     try {
                         go.await();
-                        EngineRequest request = new EngineRequest("Round " + r0 + ". " + npc(engine, index), null, maxTokens,
-                                0, 0, 1, 1);
+                        EngineRequest request = new EngineRequest("Round " + (2 * r0 + 1) + ". " + npc(engine, index), null,
+                                maxTokens, 0, 0, 1, 1);
                         return generate(engine, request, "together-" + r0 + "-" + index, CancellationToken.create());
                     } catch (Exception e) {
                         throw new IllegalStateException(e);
@@ -158,7 +187,10 @@ final class EngineSections {
             long start = System.nanoTime();
             go.countDown();
             long end = 0;
+            long lastFirst = 0;
+            long firstFirst = Long.MAX_VALUE;
             long tokens = 0;
+            long decodeTokens = 0;
             double[] ttft = new double[SESSIONS];
             String[] batched = new String[SESSIONS];
             for (int i = 0; i < SESSIONS; i++) {
@@ -166,36 +198,58 @@ final class EngineSections {
                 end = Math.max(end, r.endNanos());
                 tokens += r.result().outputTokens();
                 ttft[i] = r.firstNanos() == 0 ? Double.NaN : (r.firstNanos() - start) / 1e6;
+                if (r.firstNanos() != 0) {
+                    lastFirst = Math.max(lastFirst, r.firstNanos());
+                    firstFirst = Math.min(firstFirst, r.firstNanos());
+                    decodeTokens += r.result().outputTokens() - 1;
+                }
                 batched[i] = r.result().text();
             }
-            // Then each alone, the same prompt: its lane holds that prompt now, so "alone" skips most prompt work and
-            // the ratio is a lower bound.
-            long aloneTokens = 0;
-            long aloneNanos = 0;
+            // Greedy identity: the together prompts again, one at a time (cached now; not timed).
             for (int i = 0; i < SESSIONS; i++) {
-                EngineRequest request = new EngineRequest("Round " + round + ". " + npc(engine, i), null, maxTokens, 0, 0, 1, 1);
-                Run r = generate(engine, request, "alone-" + round + "-" + i, CancellationToken.create());
-                aloneTokens += r.result().outputTokens();
-                aloneNanos += r.endNanos() - r.startNanos();
+                EngineRequest request = new EngineRequest("Round " + (2 * round + 1) + ". " + npc(engine, i), null, maxTokens,
+                        0, 0, 1, 1);
+                Run r = generate(engine, request, "again-" + round + "-" + i, CancellationToken.create());
                 compared++;
                 same += r.result().text().equals(batched[i]) ? 1 : 0;
             }
             Arrays.sort(ttft);
             double aloneRate = aloneTokens / (aloneNanos / 1e9);
             double togetherRate = tokens / ((end - start) / 1e9);
+            // Decode phase: sampled tokens after each session's first over the time sessions spent generating
+            // (alone: the sum of each one's; together: from the first first token to the last end, prefill of the
+            // others interleaved, so a lower bound).
+            double aloneDecode = aloneDecodeTokens / (aloneDecodeNanos / 1e9);
+            double togetherDecode = decodeTokens / ((end - firstFirst) / 1e9);
             aloneRates.add(aloneRate);
             togetherRates.add(togetherRate);
+            aloneDecodeRates.add(aloneDecode);
+            togetherDecodeRates.add(togetherDecode);
             ratios.add(togetherRate / aloneRate);
+            decodeRatios.add(togetherDecode / aloneDecode);
+            // Prefill: the time until every session has its first token, together against the sum alone.
+            prefillRatios.add(alonePrefillNanos / (double) (lastFirst - start));
             p95s.add(ttft[(int) Math.ceil(SESSIONS * 0.95) - 1]);
+            progress(String.format(Locale.US, "(a) round %d: whole %.1f alone vs %.1f together tokens/s (%.2fx); decode %.1f vs %.1f"
+                    + " (%.2fx); prompt phase %.2fx; ttft p95 %.0f ms; same text %d of %d (load %s)", round + 1, aloneRate,
+                    togetherRate, togetherRate / aloneRate, aloneDecode, togetherDecode, togetherDecode / aloneDecode,
+                    prefillRatios.getLast(), p95s.getLast(), same, compared, Meter.loadAverage()));
         }
         LlamaBench.Stat ratio = LlamaBench.Stat.of(ratios);
-        out.append(String.format(Locale.US, "(a) concurrency, %d greedy sessions of up to 32 sampled tokens (together: fresh prompts; alone after, same prompts cached):%n", SESSIONS));
-        out.append(String.format(Locale.US, "    one at a time %s sampled tokens/s; %d together %s; ratio %s (anchor ≥ 3x: %s)%n",
+        out.append(String.format(Locale.US, "(a) concurrency, %d greedy sessions of up to 32 sampled tokens, every prompt fresh on both sides:%n", SESSIONS));
+        out.append(String.format(Locale.US, "    whole requests: one at a time %s sampled tokens/s; %d together %s; ratio %s (anchor ≥ 3x: %s)%n",
                 LlamaBench.Stat.of(aloneRates).text(1), SESSIONS, LlamaBench.Stat.of(togetherRates).text(1), ratio.text(2),
                 ratio.median() >= 3 ? "met" : "NOT met"));
+        out.append(String.format(Locale.US, "    decode phase: one at a time %s sampled tokens/s; together %s; ratio %s%n",
+                LlamaBench.Stat.of(aloneDecodeRates).text(1), LlamaBench.Stat.of(togetherDecodeRates).text(1),
+                LlamaBench.Stat.of(decodeRatios).text(2)));
+        out.append(String.format(Locale.US, "    prompt phase: sum of times to first token alone ÷ time until all %d have one together %s%n",
+                SESSIONS, LlamaBench.Stat.of(prefillRatios).text(2)));
         out.append(String.format(Locale.US, "    per-session time to first token together, p95 %s ms; greedy text batched = alone: %d of %d%n",
                 LlamaBench.Stat.of(p95s).text(0), same, compared));
         json("concurrency ratio", ratio);
+        json("concurrency decode ratio", LlamaBench.Stat.of(decodeRatios));
+        json("concurrency prefill ratio", LlamaBench.Stat.of(prefillRatios));
         json("concurrency ttft p95 ms", LlamaBench.Stat.of(p95s));
         json("concurrency alone tokens/s", LlamaBench.Stat.of(aloneRates));
         json("concurrency together tokens/s", LlamaBench.Stat.of(togetherRates));
@@ -216,6 +270,20 @@ final class EngineSections {
         generate(engine, next, "next", CancellationToken.create()); // its prompt is cached: the next request measures the lane
         EngineRequest bystanderRequest = new EngineRequest(npc(engine, 3), null, 24, 0, 0, 1, 1);
         String bystanderAlone = generate(engine, bystanderRequest, "bystander", CancellationToken.create()).result().text();
+        // Prefill speed of a long prompt alone (what the per-decode time target costs): time to the first token.
+        List<Double> prefill = new ArrayList<>();
+        for (int round = 0; round < 2; round++) {
+            String alone = engine.renderChat(List.of(new ChatMessage("user", "Alone " + round + ". " + lore + "\nWho built the gate?")));
+            Run r = generate(engine, new EngineRequest(alone, null, 1, 0, 0, 1, 1), "prefill-" + System.nanoTime(),
+                    CancellationToken.create());
+            long first = r.firstNanos() == 0 ? r.endNanos() : r.firstNanos();
+            prefill.add(engine.countTokens(alone) / ((first - r.startNanos()) / 1e9));
+            progress(String.format(Locale.US, "(b0) prompt alone %.1f tokens/s", prefill.getLast()));
+        }
+        out.append(String.format(Locale.US, "(b0) a %d-token prompt alone: %s prompt tokens/s (decode target %s ms)%n",
+                engine.countTokens(lore.toString()), LlamaBench.Stat.of(prefill).text(1),
+                System.getProperty("oam.llama.decodeTargetMs", "default")));
+        json("prefill alone tokens/s", LlamaBench.Stat.of(prefill));
         List<Double> answers = new ArrayList<>();
         List<Double> frees = new ArrayList<>();
         int harmed = 0;
@@ -252,6 +320,9 @@ final class EngineSections {
                 answers.add((answered.get() - cancelAt) / 1e6);
             }
             frees.add((first - cancelAt) / 1e6);
+            progress(String.format(Locale.US, "(b) round %d: answered %.1f ms, next first token %.1f ms (%d of its %d prompt"
+                    + " tokens cached)", round + 1, answered.get() > 0 ? (answered.get() - cancelAt) / 1e6 : Double.NaN,
+                    frees.getLast(), r.result().cachedInputTokens(), r.result().inputTokens()));
             harmed += bystander.get(600, TimeUnit.SECONDS).result().text().equals(bystanderAlone) ? 0 : 1;
         }
         LlamaBench.Stat answer = LlamaBench.Stat.of(answers);
@@ -300,6 +371,8 @@ final class EngineSections {
                     Run r = generate(engine, request, side + "-" + g.getKey(), CancellationToken.create());
                     String key = g.getKey() + (g.getValue() == null ? "" : ", " + side);
                     rates.computeIfAbsent(key, k -> new ArrayList<>()).add(r.decodeRate());
+                    progress(String.format(Locale.US, "(c) %s: %d tokens, %.1f tokens/s", key, r.result().outputTokens(),
+                            r.decodeRate()));
                     counts.computeIfAbsent(key, k -> new ArrayList<>()).add(r.result().outputTokens());
                     texts.putIfAbsent(key, r.result().text());
                     if (g.getValue() != null && !r.result().text().isEmpty() && r.result().outputTokens() < 64) {

@@ -248,10 +248,18 @@ public final class LlamaBench {
     }
 
     private void ffmSections(Path big) throws Exception {
-        int rounds = 3;
-        progress("FFM sections on " + big.getFileName());
-        System.out.print(new EngineSections(big, "big generated", config.threads(), config.threadsBatch(), rounds).run());
-        System.out.flush();
+        // OAM_BENCH_JAVA_OPTS='-Doam.bench.ffmRounds=1 -Doam.bench.ffmModels=gemma -Doam.bench.ffmSections=ab' for a
+        // short run on a busy machine.
+        int rounds = Integer.getInteger("oam.bench.ffmRounds", 3);
+        String models = System.getProperty("oam.bench.ffmModels", "big,gemma");
+        if (models.contains("big")) {
+            progress("FFM sections on " + big.getFileName());
+            System.out.print(new EngineSections(big, "big generated", config.threads(), config.threadsBatch(), rounds).run());
+            System.out.flush();
+        }
+        if (!models.contains("gemma")) {
+            return;
+        }
         if (gemma == null || !Files.isRegularFile(gemma)) {
             System.out.println("\n(no Gemma file: set OAM_TEST_GEMMA_MODEL or --gemma PATH for the 262k-vocabulary sections)");
             return;

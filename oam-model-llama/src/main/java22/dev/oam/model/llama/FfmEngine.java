@@ -42,8 +42,10 @@ import org.jspecify.annotations.Nullable;
  * sequence ("lane") per slot, decoded by the process's {@link DecodeLoop} with continuous batching.
  *
  * <p>Each decode holds one token of every generating request plus prompt chunks ({@value #CHUNK} tokens at most
- * per request, {@value #PREFILL_BUDGET} in all, round-robin) of requests still reading their prompt. Small
- * chunks are what make a cancel during a long prompt answer within one decode. Sampling is in Java
+ * per request, {@value #PREFILL_BUDGET} in all, fewer when the model is slow: what fits in about
+ * {@value #DECODE_TARGET_MS} ms at the measured speed, see {@link #prefillBudget}; round-robin) of requests still
+ * reading their prompt. Small chunks are what make a cancel during a long prompt answer within one decode, and
+ * what keep the next request's wait for the model short. Sampling is in Java
  * ({@link TokenSampler}) on the logits row of each request, so greedy results do not depend on what else was in
  * the batch; grammars are {@link TokenConstraint}s checked per step (the unconstrained winner first, the mask only
  * when it is rejected; an end-of-generation token only where the grammar may end; stop once it is complete), from
@@ -58,6 +60,18 @@ import org.jspecify.annotations.Nullable;
 final class FfmEngine implements SlotEngine, AutoCloseable {
     static final int CHUNK = 64;
     static final int PREFILL_BUDGET = 128;
+    /** What one decode should take at most, so a request arriving (or a lane freed by a cancel) waits little. */
+    static final double DECODE_TARGET_MS = 100;
+    /** The bench's switch to compare against fixed chunks: {@code -Doam.llama.decodeTargetMs=0} turns the target off. */
+    private static final double TARGET_MS = Double.parseDouble(System.getProperty("oam.llama.decodeTargetMs",
+            String.valueOf(DECODE_TARGET_MS)));
+    /** The fewest prompt tokens a decode takes, however slow the model or busy the machine. */
+    static final int MIN_PREFILL = 16;
+    /**
+     * A prompt read alone may take decodes this many times longer than {@link #DECODE_TARGET_MS}: fewer, larger
+     * chunks read a long prompt faster, and a request arriving then waits for one of them.
+     */
+    static final double ALONE_FACTOR = 2.5;
     static final int N_BATCH = 512;
     static final long CANCEL_ANSWER_MS = 50;
     private static final int TOKEN_CACHE_ENTRIES = 512;
@@ -66,6 +80,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     static final String GRAMMAR_PROPERTY = "oam.llama.grammar";
 
     private final LlamaNative api;
+    private double millisPerToken = Double.NaN; // decode thread: moving average over decodes of MIN_PREFILL tokens or more
     private final LlamaEngine.ModelFile file;
     private final EngineSettings settings;
     private final MemorySegment model;
@@ -505,7 +520,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             }
         }
         // ...then prompt chunks, round-robin from a rotating start so no request waits behind a long prompt.
-        int budget = Math.min(PREFILL_BUDGET, N_BATCH - n);
+        int budget = Math.min(prefillBudget(n, active.size() > 1), N_BATCH - n);
         int count = active.size();
         for (int k = 0; k < count && budget > 0; k++) {
             Generation g = active.get((cursor + k) % count);
@@ -520,7 +535,12 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         if (n == 0) {
             return false;
         }
+        long decodeStart = System.nanoTime();
         int rc = decode(n);
+        if (rc == 0 && n >= MIN_PREFILL) {
+            double perToken = (System.nanoTime() - decodeStart) / 1e6 / n;
+            millisPerToken = Double.isNaN(millisPerToken) ? perToken : 0.7 * millisPerToken + 0.3 * perToken;
+        }
         if (rc != 0) {
             recover(rc, n);
             return true;
@@ -537,6 +557,24 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         }
         Arrays.fill(rowOwner, 0, n, null);
         return true;
+    }
+
+    /**
+     * The prompt tokens this decode may take besides its {@code generating} one-token rows: as many as fit in
+     * {@value #DECODE_TARGET_MS} ms at the measured speed when other requests share the model ({@value #ALONE_FACTOR}
+     * times that for a prompt read alone), at least {@value #MIN_PREFILL} and at most {@value #PREFILL_BUDGET}, so the
+     * decode a cancelled or newly arrived request waits for stays short on a slow model; {@value #MIN_PREFILL} until
+     * a speed is measured. Decode thread only.
+     */
+    private int prefillBudget(int generating, boolean shared) {
+        if (TARGET_MS <= 0) {
+            return PREFILL_BUDGET;
+        }
+        if (Double.isNaN(millisPerToken)) {
+            return MIN_PREFILL;
+        }
+        double fit = (shared ? TARGET_MS : ALONE_FACTOR * TARGET_MS) / millisPerToken - generating;
+        return (int) Math.max(MIN_PREFILL, Math.min(PREFILL_BUDGET, fit));
     }
 
     /** Puts {@code take} of {@code g}'s pending tokens at row {@code n}; returns the next free row. */
