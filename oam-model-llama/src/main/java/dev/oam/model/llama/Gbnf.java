@@ -185,7 +185,11 @@ final class Gbnf {
         return value.signum() == 0 || value.stripTrailingZeros().scale() <= 0;
     }
 
-    /** An integer; small closed ranges are listed exactly. */
+    /**
+     * An integer; closed ranges are exact: small ones listed value by value, larger ones (within
+     * {@link #MAX_DIGITS} digits) written digit by digit ({@link #digitRange}), so a model cannot write 12000 for a
+     * maximum of 10000 and fail the turn's validation on every retry.
+     */
     String integer(@Nullable BigDecimal min, @Nullable BigDecimal max) {
         if (min != null && max != null) {
             BigInteger lo = min.setScale(0, RoundingMode.CEILING).toBigInteger();
@@ -197,8 +201,58 @@ final class Gbnf {
                 }
                 return rule("range", String.join(" | ", values));
             }
+            if (hi.compareTo(lo) >= 0 && lo.abs().toString().length() <= MAX_DIGITS && hi.abs().toString().length() <= MAX_DIGITS) {
+                List<String> parts = new ArrayList<>();
+                if (lo.signum() < 0) { // the negatives: "-" and the magnitudes from |min(hi, -1)| to |lo|
+                    BigInteger top = hi.min(BigInteger.ONE.negate());
+                    parts.add("\"-\" (" + digitRange(top.negate(), lo.negate()) + ")");
+                }
+                if (hi.signum() >= 0) {
+                    parts.add("(" + digitRange(lo.max(BigInteger.ZERO), hi) + ")");
+                }
+                return rule("range", String.join(" | ", parts));
+            }
         }
         return number(min, max, true);
+    }
+
+    /** The decimal numerals (no leading zeros) of the integers from {@code lo} to {@code hi}, both ≥ 0, as GBNF. */
+    static String digitRange(BigInteger lo, BigInteger hi) {
+        String a = lo.toString();
+        String b = hi.toString();
+        List<String> byLength = new ArrayList<>();
+        for (int length = a.length(); length <= b.length(); length++) {
+            String from = length == a.length() ? a : length == 1 ? "0" : "1" + "0".repeat(length - 1);
+            String to = length == b.length() ? b : "9".repeat(length);
+            byLength.add(sameLength(from, to));
+        }
+        return String.join(" | ", byLength);
+    }
+
+    /** The numerals of {@code from.length()} digits from {@code from} to {@code to} (same length, from ≤ to). */
+    private static String sameLength(String from, String to) {
+        if (from.isEmpty()) {
+            return "\"\"";
+        }
+        if (from.equals(to)) {
+            return "\"" + from + "\"";
+        }
+        char first = from.charAt(0);
+        char last = to.charAt(0);
+        String restFrom = from.substring(1);
+        String restTo = to.substring(1);
+        if (first == last) {
+            return "\"" + first + "\" (" + sameLength(restFrom, restTo) + ")";
+        }
+        int rest = restFrom.length();
+        String any = rest == 0 ? "" : rest == 1 ? " [0-9]" : " [0-9]{" + rest + "}";
+        List<String> options = new ArrayList<>();
+        options.add("\"" + first + "\"" + (rest == 0 ? "" : " (" + sameLength(restFrom, "9".repeat(rest)) + ")"));
+        if (last - first > 1) {
+            options.add("[" + (char) (first + 1) + "-" + (char) (last - 1) + "]" + any);
+        }
+        options.add("\"" + last + "\"" + (rest == 0 ? "" : " (" + sameLength("0".repeat(rest), restTo) + ")"));
+        return String.join(" | ", options);
     }
 
     /** A translator for the schema {@code root} (whose {@code $defs} its references resolve into). */

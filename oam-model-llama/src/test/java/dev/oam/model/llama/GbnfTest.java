@@ -91,7 +91,33 @@ class GbnfTest {
         assertThat(grammar("{\"type\":\"integer\",\"maximum\":-1}").accepts("5")).as("maximum < 0: sign required").isFalse();
         GbnfChecker wide = grammar("{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000}");
         assertThat(wide.accepts("99999")).isTrue();
-        assertThat(wide.accepts("1000000")).as("bounded by the maximum's digit count").isFalse();
+        assertThat(wide.accepts("100000")).isTrue();
+        assertThat(wide.accepts("100001")).as("above the maximum").isFalse();
+        assertThat(wide.accepts("1000000")).isFalse();
+    }
+
+    /** Found by bench/run eval (t19): a price of 12000 for a maximum of 10000 failed the turn on every retry. */
+    @Test
+    void integerRangesOfAnySizeAreExact() {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+        long[][] ranges = {{0, 10000}, {1, 999}, {0, 300}, {250, 1000}, {-5000, 5000}, {-300, -20}, {37, 88888}, {1000, 1000000},
+                {-1000000, -999}, {0, 999_999_999_999_999L}};
+        for (long[] range : ranges) {
+            long lo = range[0];
+            long hi = range[1];
+            GbnfChecker g = grammar("{\"type\":\"integer\",\"minimum\":" + lo + ",\"maximum\":" + hi + "}");
+            java.util.List<Long> probes = new java.util.ArrayList<>(java.util.List.of(lo, hi, lo - 1, hi + 1, 0L, -1L, 1L, 9L, 10L,
+                    99L, 100L, 999L, 1000L, 9999L, 10000L, 10001L, 12000L, -12000L));
+            for (int i = 0; i < 300; i++) {
+                probes.add(lo + random.nextLong(Math.max(1, hi - lo + 1)));
+                probes.add(random.nextLong(-2_000_000, 2_000_000));
+            }
+            for (long value : probes) {
+                assertThat(g.accepts(Long.toString(value))).as("%d in [%d, %d]", value, lo, hi).isEqualTo(value >= lo && value <= hi);
+            }
+            assertThat(g.accepts("0" + hi)).as("leading zero").isFalse();
+            assertThat(g.accepts("-0")).isFalse();
+        }
     }
 
     @Test
