@@ -46,6 +46,9 @@ public final class OwnedBackends {
 
     /** An engine is made: it holds them until {@link #release()}. */
     synchronized void acquire() {
+        if (!owned) {
+            return; // the host's (or the process's): nothing to count, as release() counts nothing for them
+        }
         if (closed) {
             throw new IllegalStateException("the model backends of this configuration were closed with its last engine; "
                     + "build a new configuration (with new backends) for another engine");
