@@ -9,6 +9,11 @@ import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.model.llama.GenerationEvents.Cancelled;
+import dev.oam.model.llama.GenerationEvents.Delta;
+import dev.oam.model.llama.GenerationEvents.Done;
+import dev.oam.model.llama.GenerationEvents.Event;
+import dev.oam.model.llama.GenerationEvents.Failed;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
@@ -21,7 +26,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -348,24 +352,13 @@ public final class LlamaEngine implements SlotEngine, AutoCloseable {
         workers.shutdown();
     }
 
-    /** Sent from the worker to the caller. */
-    private sealed interface Event {}
-
-    private record Delta(String text) implements Event {}
-
-    private record Done(EngineResult result) implements Event {}
-
-    private record Failed(Throwable error) implements Event {}
-
-    private record Cancelled() implements Event {}
-
     /** One generation: run by a worker thread, awaited by the caller. */
-    private final class Generation implements Runnable {
+    private final class Generation implements Runnable, GenerationEvents.Generation {
         private final EngineRequest request;
         private final int maxTokens;
         private final int[] prompt;
         private final SlotTable.Lease lease;
-        private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
+        private final GenerationEvents events = new GenerationEvents();
         private final CountDownLatch finished = new CountDownLatch(1);
         private volatile boolean cancelRequested;
 
@@ -376,7 +369,8 @@ public final class LlamaEngine implements SlotEngine, AutoCloseable {
             this.lease = lease;
         }
 
-        void cancel() {
+        @Override
+        public void cancel() {
             cancelRequested = true;
             events.add(new Cancelled());
         }
@@ -448,49 +442,29 @@ public final class LlamaEngine implements SlotEngine, AutoCloseable {
             return p;
         }
 
-        /** Runs on the caller's thread: forwards deltas until the worker is done or the token is cancelled. */
+        /** Runs on the caller's thread: forwards deltas until the request ends or the token is cancelled. */
         EngineResult await(Consumer<String> onDelta, CancellationToken token) throws AgentException {
-            Runnable onCancel = this::cancel;
-            token.onCancel(onCancel);
-            try {
-                while (true) {
-                    Event event;
-                    try {
-                        event = events.take();
-                    } catch (InterruptedException e) {
-                        cancel();
-                        waitForWorker();
-                        Thread.currentThread().interrupt();
-                        throw AgentException.cancelled();
-                    }
-                    // Once cancelled, a request ends cancelled even if its result is already queued.
-                    if (cancelRequested || event instanceof Cancelled) {
-                        waitForWorker();
-                        if (closed && !token.isCancelled()) {
-                            throw SlotTable.closedError();
-                        }
-                        throw AgentException.cancelled();
-                    }
-                    switch (event) {
-                        case Delta d -> {
-                            try {
-                                onDelta.accept(d.text());
-                            } catch (RuntimeException | Error e) {
-                                cancel();
-                                waitForWorker();
-                                throw e;
-                            }
-                        }
-                        case Done d -> {
-                            return d.result();
-                        }
-                        case Failed f -> throw failure(f.error());
-                        case Cancelled c -> throw new IllegalStateException("handled above");
-                    }
-                }
-            } finally {
-                token.removeListener(onCancel);
-            }
+            return events.await(this, onDelta, token);
+        }
+
+        @Override
+        public boolean cancelRequested() {
+            return cancelRequested;
+        }
+
+        @Override
+        public void waitAfterCancel() {
+            waitForWorker();
+        }
+
+        @Override
+        public boolean engineClosed() {
+            return closed;
+        }
+
+        @Override
+        public AgentException failure(Throwable error) {
+            return LlamaEngine.failure(error);
         }
 
         private void waitForWorker() {

@@ -11,6 +11,11 @@ import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
+import dev.oam.model.llama.GenerationEvents.Cancelled;
+import dev.oam.model.llama.GenerationEvents.Delta;
+import dev.oam.model.llama.GenerationEvents.Done;
+import dev.oam.model.llama.GenerationEvents.Event;
+import dev.oam.model.llama.GenerationEvents.Failed;
 import dev.oam.model.llama.grammar.GbnfCompiler;
 import dev.oam.model.llama.grammar.GrammarCompiler;
 import dev.oam.model.llama.grammar.TokenConstraint;
@@ -31,7 +36,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
@@ -745,18 +749,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         slots.forgetIdle();
     }
 
-    private sealed interface Event {}
-
-    private record Delta(String text) implements Event {}
-
-    private record Done(EngineResult result) implements Event {}
-
-    private record Failed(Throwable error) implements Event {}
-
-    private record Cancelled() implements Event {}
-
     /** One request: its tokens (prompt, then sampled) and how many of them the lane's cache holds. */
-    private final class Generation {
+    private final class Generation implements GenerationEvents.Generation {
         final EngineRequest request;
         final int maxTokens;
         final SlotTable.Lease lease;
@@ -764,7 +758,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         final SplittableRandom random;
         final Utf8Pieces text = new Utf8Pieces();
         final StringBuilder answer = new StringBuilder();
-        final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
+        final GenerationEvents events = new GenerationEvents();
         final CountDownLatch finished = new CountDownLatch(1);
         volatile boolean cancelRequested;
         // decode thread only
@@ -794,7 +788,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             tokens[size++] = token;
         }
 
-        void cancel() {
+        @Override
+        public void cancel() {
             cancelRequested = true;
             events.add(new Cancelled());
             loop.wake();
@@ -802,46 +797,27 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
 
         /** Runs on the caller's thread: forwards deltas until the request ends or the token is cancelled. */
         EngineResult await(Consumer<String> onDelta, CancellationToken token) throws AgentException {
-            Runnable onCancel = this::cancel;
-            token.onCancel(onCancel);
-            try {
-                while (true) {
-                    Event event;
-                    try {
-                        event = events.take();
-                    } catch (InterruptedException e) {
-                        cancel();
-                        waitForLoop();
-                        Thread.currentThread().interrupt();
-                        throw AgentException.cancelled();
-                    }
-                    if (cancelRequested || event instanceof Cancelled) {
-                        waitForLoop();
-                        if (closed && !token.isCancelled()) {
-                            throw SlotTable.closedError();
-                        }
-                        throw AgentException.cancelled();
-                    }
-                    switch (event) {
-                        case Delta d -> {
-                            try {
-                                onDelta.accept(d.text());
-                            } catch (RuntimeException | Error e) {
-                                cancel();
-                                waitForLoop();
-                                throw e;
-                            }
-                        }
-                        case Done d -> {
-                            return d.result();
-                        }
-                        case Failed f -> throw failure(f.error());
-                        case Cancelled c -> throw new IllegalStateException("handled above");
-                    }
-                }
-            } finally {
-                token.removeListener(onCancel);
-            }
+            return events.await(this, onDelta, token);
+        }
+
+        @Override
+        public boolean cancelRequested() {
+            return cancelRequested;
+        }
+
+        @Override
+        public void waitAfterCancel() {
+            waitForLoop();
+        }
+
+        @Override
+        public boolean engineClosed() {
+            return closed;
+        }
+
+        @Override
+        public AgentException failure(Throwable error) {
+            return FfmEngine.failure(error);
         }
 
         /**
