@@ -75,7 +75,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      * A prompt read alone may take decodes this many times longer than {@link #DECODE_TARGET_MS}: fewer, larger
      * chunks read a long prompt faster, and a request arriving then waits for one of them.
      */
-    static final double ALONE_FACTOR = 2.5;
+    static final double ALONE_FACTOR = 1.5;
     static final int N_BATCH = 512;
     static final long CANCEL_ANSWER_MS = 50;
     private static final int TOKEN_CACHE_ENTRIES = 512;
@@ -84,7 +84,12 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     static final String GRAMMAR_PROPERTY = "oam.llama.grammar";
 
     private final LlamaNative api;
-    private double millisPerToken = Double.NaN; // decode thread: moving average over decodes of MIN_PREFILL tokens or more
+    // decode thread: the cost model of one decode, fixedMillis + rows × millisPerRow, as moving averages. The fixed part
+    // (reading the weights once) comes from one- and two-row decodes, the per-row part from decodes of MIN_PREFILL
+    // rows or more less the fixed part: dividing a whole decode's time by its rows would count the fixed part in
+    // every row and shrink the chunks to the floor on a model whose weights dominate.
+    private double fixedMillis = Double.NaN;
+    private double millisPerRow = Double.NaN;
     private final LlamaEngine.ModelFile file;
     private final EngineSettings settings;
     private final MemorySegment model;
@@ -541,9 +546,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         }
         long decodeStart = System.nanoTime();
         int rc = decode(n);
-        if (rc == 0 && n >= MIN_PREFILL) {
-            double perToken = (System.nanoTime() - decodeStart) / 1e6 / n;
-            millisPerToken = Double.isNaN(millisPerToken) ? perToken : 0.7 * millisPerToken + 0.3 * perToken;
+        if (rc == 0) {
+            measured(n, (System.nanoTime() - decodeStart) / 1e6);
         }
         if (rc != 0) {
             recover(rc, n);
@@ -565,20 +569,37 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
 
     /**
      * The prompt tokens this decode may take besides its {@code generating} one-token rows: as many as fit in
-     * {@value #DECODE_TARGET_MS} ms at the measured speed when other requests share the model ({@value #ALONE_FACTOR}
-     * times that for a prompt read alone), at least {@value #MIN_PREFILL} and at most {@value #PREFILL_BUDGET}, so the
-     * decode a cancelled or newly arrived request waits for stays short on a slow model; {@value #MIN_PREFILL} until
-     * a speed is measured. Decode thread only.
+     * {@value #DECODE_TARGET_MS} ms by the measured cost model when other requests share the model
+     * ({@value #ALONE_FACTOR} times that for a prompt read alone), at least {@value #MIN_PREFILL} and at most
+     * {@value #PREFILL_BUDGET}, so the decode a cancelled or newly arrived request waits for stays short on a slow
+     * model; {@value #MIN_PREFILL} until a decode of that many rows was measured. Decode thread only.
      */
     private int prefillBudget(int generating, boolean shared) {
         if (TARGET_MS <= 0) {
             return PREFILL_BUDGET;
         }
-        if (Double.isNaN(millisPerToken)) {
+        return prefillBudget(fixedMillis, millisPerRow, (shared ? 1 : ALONE_FACTOR) * TARGET_MS, generating);
+    }
+
+    /** The arithmetic of {@link #prefillBudget(int, boolean)}: rows that fit in {@code targetMillis}, clamped. */
+    static int prefillBudget(double fixedMillis, double millisPerRow, double targetMillis, int generating) {
+        if (Double.isNaN(millisPerRow) || millisPerRow <= 0) {
             return MIN_PREFILL;
         }
-        double fit = (shared ? TARGET_MS : ALONE_FACTOR * TARGET_MS) / millisPerToken - generating;
+        double fit = (targetMillis - (Double.isNaN(fixedMillis) ? 0 : fixedMillis)) / millisPerRow - generating;
         return (int) Math.max(MIN_PREFILL, Math.min(PREFILL_BUDGET, fit));
+    }
+
+    /** Updates the cost model with a decode of {@code rows} rows that took {@code millis}. Decode thread only. */
+    private void measured(int rows, double millis) {
+        if (rows <= 2) {
+            fixedMillis = Double.isNaN(fixedMillis) ? millis : 0.8 * fixedMillis + 0.2 * millis;
+        } else if (rows >= MIN_PREFILL) { // until a small decode measured the fixed part, all of it counts per row
+            double perRow = Math.max(0.01, (millis - (Double.isNaN(fixedMillis) ? 0 : fixedMillis)) / rows);
+            // Up at once, down slowly: a row gets dearer as the lanes hold more cells (b4916 attends over all of them),
+            // and an estimate that lags upwards makes the next decode overshoot the target that a cancel waits for.
+            millisPerRow = Double.isNaN(millisPerRow) || perRow > millisPerRow ? perRow : 0.7 * millisPerRow + 0.3 * perRow;
+        }
     }
 
     /** Puts {@code take} of {@code g}'s pending tokens at row {@code n}; returns the next free row. */
