@@ -69,6 +69,7 @@ final class EngineSections {
                 label, file.getFileName(), SESSIONS, LANE_CONTEXT, threads, threadsBatch, loadBefore));
         String sections = System.getProperty("oam.bench.ffmSections", "abc"); // a subset on a busy machine
         if (sections.contains("a")) {
+            decodeConcurrency(engine);
             concurrency(engine);
         }
         if (sections.contains("b")) {
@@ -135,6 +136,102 @@ final class EngineSections {
 
     // ---- (a) concurrency ----------------------------------------------------------------------------------------
 
+    /**
+     * Goal 1 as the issue states it: the aggregate decode rate of {@value #SESSIONS} sessions generating together
+     * against one session at a time, each session's prompt already in its lane on both sides (read once, untimed),
+     * so both sides decode the same tokens and only the batching differs. Also: per-session time to first token
+     * together (p95), the slowest session's share (fairness), and how many greedy texts equal the same request run
+     * alone.
+     */
+    private void decodeConcurrency(Engine engine) throws Exception {
+        int maxTokens = 64;
+        List<Double> ratios = new ArrayList<>();
+        List<Double> aloneRates = new ArrayList<>();
+        List<Double> togetherRates = new ArrayList<>();
+        List<Double> p95s = new ArrayList<>();
+        List<Double> slowest = new ArrayList<>();
+        int same = 0;
+        int compared = 0;
+        String[] prompts = new String[SESSIONS];
+        for (int i = 0; i < SESSIONS; i++) {
+            prompts[i] = "Decode. " + npc(engine, i);
+            generate(engine, new EngineRequest(prompts[i], null, 1, 0, 0, 1, 1), "decode-" + i, CancellationToken.create());
+        }
+        for (int round = 0; round < rounds; round++) {
+            progress("(a) decode round " + (round + 1) + "/" + rounds + ": " + SESSIONS + " sessions with cached prompts, one at a"
+                    + " time, then together (load " + Meter.loadAverage() + ")");
+            long aloneTokens = 0;
+            long aloneNanos = 0;
+            String[] alone = new String[SESSIONS];
+            for (int i = 0; i < SESSIONS; i++) {
+                Run r = generate(engine, new EngineRequest(prompts[i], null, maxTokens, 0, 0, 1, 1), "decode-" + i,
+                        CancellationToken.create());
+                aloneTokens += r.result().outputTokens();
+                aloneNanos += r.endNanos() - r.startNanos();
+                alone[i] = r.result().text();
+            }
+            List<CompletableFuture<Run>> together = new ArrayList<>();
+            CountDownLatch go = new CountDownLatch(1);
+            for (int i = 0; i < SESSIONS; i++) {
+                int index = i;
+                together.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        go.await();
+                        return generate(engine, new EngineRequest(prompts[index], null, maxTokens, 0, 0, 1, 1),
+                                "decode-" + index, CancellationToken.create());
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }, command -> Thread.ofVirtual().start(command)));
+            }
+            long start = System.nanoTime();
+            go.countDown();
+            long end = 0;
+            long tokens = 0;
+            double[] ttft = new double[SESSIONS];
+            double slowestRate = Double.MAX_VALUE;
+            double fastestRate = 0;
+            for (int i = 0; i < SESSIONS; i++) {
+                Run r = together.get(i).get(600, TimeUnit.SECONDS);
+                end = Math.max(end, r.endNanos());
+                tokens += r.result().outputTokens();
+                ttft[i] = r.firstNanos() == 0 ? Double.NaN : (r.firstNanos() - start) / 1e6;
+                double rate = r.result().outputTokens() / ((r.endNanos() - start) / 1e9);
+                slowestRate = Math.min(slowestRate, rate);
+                fastestRate = Math.max(fastestRate, rate);
+                compared++;
+                same += r.result().text().equals(alone[i]) ? 1 : 0;
+            }
+            Arrays.sort(ttft);
+            double aloneRate = aloneTokens / (aloneNanos / 1e9);
+            double togetherRate = tokens / ((end - start) / 1e9);
+            aloneRates.add(aloneRate);
+            togetherRates.add(togetherRate);
+            ratios.add(togetherRate / aloneRate);
+            p95s.add(ttft[(int) Math.ceil(SESSIONS * 0.95) - 1]);
+            slowest.add(slowestRate / fastestRate);
+            progress(String.format(Locale.US, "(a) decode round %d: %.1f alone vs %.1f together sampled tokens/s (%.2fx, %d vs %d"
+                    + " tokens); ttft p95 %.0f ms; slowest/fastest session %.2f; same text %d of %d (load %s)", round + 1,
+                    aloneRate, togetherRate, togetherRate / aloneRate, aloneTokens, tokens, p95s.getLast(), slowest.getLast(),
+                    same, compared, Meter.loadAverage()));
+        }
+        LlamaBench.Stat ratio = LlamaBench.Stat.of(ratios);
+        out.append(String.format(Locale.US, "(a) decode, %d greedy sessions of up to %d sampled tokens, prompts already in their lanes:%n",
+                SESSIONS, maxTokens));
+        out.append(String.format(Locale.US, "    one at a time %s sampled tokens/s; %d together %s; ratio %s (anchor ≥ 3x: %s)%n",
+                LlamaBench.Stat.of(aloneRates).text(1), SESSIONS, LlamaBench.Stat.of(togetherRates).text(1), ratio.text(2),
+                ratio.median() >= 3 ? "met" : "NOT met"));
+        out.append(String.format(Locale.US, "    together: time to first token p95 %s ms; slowest ÷ fastest session's rate %s;"
+                + " greedy text together = alone: %d of %d%n", LlamaBench.Stat.of(p95s).text(0),
+                LlamaBench.Stat.of(slowest).text(2), same, compared));
+        json("decode concurrency ratio", ratio);
+        json("decode concurrency alone tokens/s", LlamaBench.Stat.of(aloneRates));
+        json("decode concurrency together tokens/s", LlamaBench.Stat.of(togetherRates));
+        json("decode concurrency ttft p95 ms", LlamaBench.Stat.of(p95s));
+        json("decode concurrency slowest/fastest", LlamaBench.Stat.of(slowest));
+    }
+
+    /** The same with fresh prompts on both sides: whole requests, prompt reading included. */
     private void concurrency(Engine engine) throws Exception {
         int maxTokens = 32;
         List<Double> ratios = new ArrayList<>();
@@ -266,7 +363,11 @@ final class EngineSections {
                 lore.append(words[i++ % words.length]).append(i % 17 == 0 ? ". " : " ");
             }
         }
-        EngineRequest next = new EngineRequest(npc(engine, 1), null, 1, 0, 0, 1, 1);
+        // The next request has a prompt of a few hundred tokens, more than an idle lane of (a) holds, so the long prompt
+        // takes one of those lanes (a lane is chosen to destroy the fewest cached tokens), not the next request's.
+        EngineRequest next = new EngineRequest(engine.renderChat(List.of(new ChatMessage("system",
+                "You keep the chronicle. " + lore.substring(0, 1500)), new ChatMessage("user", "Who built the gate?"))),
+                null, 1, 0, 0, 1, 1);
         generate(engine, next, "next", CancellationToken.create()); // its prompt is cached: the next request measures the lane
         EngineRequest bystanderRequest = new EngineRequest(npc(engine, 3), null, 24, 0, 0, 1, 1);
         String bystanderAlone = generate(engine, bystanderRequest, "bystander", CancellationToken.create()).result().text();
@@ -291,6 +392,7 @@ final class EngineSections {
         int cancelRounds = Math.max(3, rounds);
         for (int round = 0; round < cancelRounds; round++) {
             progress("(b) cancel round " + (round + 1) + "/" + cancelRounds + " (load " + Meter.loadAverage() + ")");
+            generate(engine, next, "next", CancellationToken.create()); // in its lane again (untimed)
             String prompt = engine.renderChat(List.of(new ChatMessage("user", "Round " + round + ". " + lore
                     + "\nWho built the gate?")));
             promptTokens = engine.countTokens(prompt);
