@@ -290,6 +290,7 @@ public final class Bench {
                 ready(echoChannel);
                 stdioLatency = latency(echoChannel, bridgeChannel);
                 traceReport(logs);
+                writeTimedTrips(logs);
             }
         });
         section(5, "latency, in-process: echo parse+serialize, bridge pings and bridge tool turns in interleaved blocks", () -> {
@@ -662,6 +663,28 @@ public final class Bench {
 
     private final List<long[]> tracedTrips = new ArrayList<>(); // round trip, server wait, client wait (ns)
 
+    private final List<long[]> timedTrips = new ArrayList<>(); // measured stdio tool trips: replied at (nanoTime), trip, turn (ns)
+
+    /**
+     * Writes every measured stdio tool round trip with the {@code System.nanoTime()} at which its reply was sent to
+     * {@code bench/target/logs/tool-trips.tsv}, so slow trips can be lined up with the JVMs' own logs (GC, safepoints,
+     * JIT: {@code -Xlog:...:tn}, whose time stamps are the same clock on Linux); see bench/README.md.
+     */
+    private void writeTimedTrips(Path logs) {
+        if (timedTrips.isEmpty()) {
+            return;
+        }
+        StringBuilder tsv = new StringBuilder("replied_at_ns\ttrip_ns\tturn_ns\n");
+        for (long[] t : timedTrips) {
+            tsv.append(t[0]).append('\t').append(t[1]).append('\t').append(t[2]).append('\n');
+        }
+        try {
+            Files.writeString(logs.resolve("tool-trips.tsv"), tsv);
+        } catch (IOException e) {
+            progress("   cannot write tool-trips.tsv: " + e);
+        }
+    }
+
     /**
      * Where the slow tool round trips lost their time: for the samples above the p99 (and, to compare, all of them),
      * the median round trip and the median run-queue wait of the bridge's threads and of the client's reading thread
@@ -722,6 +745,11 @@ public final class Bench {
                 trips.add(probe.roundTrips());
                 turns.add(probe.turns());
                 turns.totals.add(before, after);
+            }
+            if (trips != null && channel instanceof StdioChannel) {
+                for (int i = 0; i < count; i++) {
+                    timedTrips.add(new long[] {probe.repliedAts()[i], probe.roundTrips()[i], probe.turns()[i]});
+                }
             }
             if (trace) {
                 for (int i = 0; i < count; i++) {

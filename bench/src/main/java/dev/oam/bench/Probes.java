@@ -157,6 +157,7 @@ final class Probes {
         private final int firstTurn;
         private final int count;
         private final long[] roundTrips;
+        private final long[] repliedAts; // System.nanoTime() when each tool reply was sent (to line up with JVM logs)
         private final long[] turns;
         private java.util.List<java.nio.file.Path> serverThreads = java.util.List.of(); // traced, when not empty
         private long[] serverWaits; // run-queue wait of serverThreads around each round trip (ns)
@@ -178,6 +179,7 @@ final class Probes {
             this.firstTurn = firstTurn;
             this.count = count;
             this.roundTrips = new long[count];
+            this.repliedAts = new long[count];
             this.turns = new long[count];
         }
 
@@ -229,6 +231,7 @@ final class Probes {
                         return;
                     }
                     roundTrips[done] = nanos - repliedAt;
+                    repliedAts[done] = repliedAt;
                     if (!serverThreads.isEmpty()) {
                         serverWaits[done] = Meter.runQueueWait(serverThreads) - serverWait0;
                         clientWaits[done] = Meter.runQueueWait(java.util.List.of(OWN_STAT)) - clientWait0;
@@ -294,6 +297,11 @@ final class Probes {
 
         long[] roundTrips() {
             return roundTrips;
+        }
+
+        /** When each round trip began, in {@code System.nanoTime()} (CLOCK_MONOTONIC on Linux, as the JVMs' {@code -Xlog} {@code tn} decorator). */
+        long[] repliedAts() {
+            return repliedAts;
         }
 
         long[] turns() {

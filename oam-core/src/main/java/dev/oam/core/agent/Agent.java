@@ -245,7 +245,7 @@ public final class Agent {
                         committed.addAll(turn);
                         history = List.copyOf(committed);
                         historySize += TranscriptCodec.size(turn);
-                        window.committed(history, turn.size());
+                        window.committed(history);
                         return new TurnResult(text, structured, records, usage, steps);
                     }
                     case ModelResponse.ToolCalls calls -> {

@@ -24,7 +24,8 @@ import org.jspecify.annotations.Nullable;
  * {@code context_size_exceeded}.
  *
  * <p>Two caches keep a step from walking the whole history: token counts by identity (entries, tools and schemas are
- * immutable and reused from step to step, so each is counted once; pruned to the live history now and then), and a
+ * immutable and reused from step to step, so each is counted once; pruned to the live history once the counts of
+ * entries no longer in it outnumber the live ones, so a growing history is never walked for it), and a
  * per-turn index of the committed history (where each turn starts and what it costs), extended when a turn is
  * committed and rebuilt when the history is replaced.
  *
@@ -35,8 +36,13 @@ final class ContextWindow {
     /** A step's request and how many leading history entries it hides. */
     record Fitted(ModelRequest request, int trimmedEntries) {}
 
-    /** How often (in history entries) the token cache is pruned to the live history. */
-    static final int PRUNE_EVERY = 64;
+    /**
+     * How many counts beyond twice the live history the token cache may hold before a commit prunes it. Pruning walks
+     * the whole history, so it waits until at least as many counts are stale (entries of failed turns or of a replaced
+     * history, old instructions, tools and schemas) as are live: its cost is then paid for by the stale counts, and a
+     * history that only grows is never walked (it was, every 64 entries, about 1 ms at 16,000 entries; issue 12).
+     */
+    static final int PRUNE_SLACK = 64;
 
     private final LanguageModel model;
     private final TokenCache tokens;
@@ -93,11 +99,12 @@ final class ContextWindow {
         historyIndex = null;
     }
 
-    /** A turn of {@code turnEntries} entries was committed, giving {@code history}: now and then the token cache is pruned. */
-    void committed(List<TranscriptEntry> history, int turnEntries) {
-        if (history.size() % PRUNE_EVERY < turnEntries) {
-            tokens.retainOnly(history);
-        }
+    /**
+     * A turn was committed, giving {@code history}: the token cache is pruned to it when the stale counts outnumber
+     * the live ones (see {@link #PRUNE_SLACK}).
+     */
+    void committed(List<TranscriptEntry> history) {
+        tokens.retainOnlyIfMostlyStale(history);
     }
 
     /** How many token counts the cache holds (for tests). */
@@ -189,7 +196,10 @@ final class ContextWindow {
             return counts.computeIfAbsent(text, t -> model.countTokens(text));
         }
 
-        synchronized void retainOnly(List<TranscriptEntry> live) {
+        synchronized void retainOnlyIfMostlyStale(List<TranscriptEntry> live) {
+            if (counts.size() <= 2L * live.size() + PRUNE_SLACK) {
+                return;
+            }
             Map<Object, Integer> kept = new IdentityHashMap<>();
             for (TranscriptEntry entry : live) {
                 Integer count = counts.get(entry);

@@ -120,17 +120,36 @@ class ContextWindowTest {
     }
 
     @Test
-    void theTokenCacheIsPrunedToTheLiveHistoryWhenACommitCrossesTheMark() throws AgentException {
+    void aGrowingHistoryIsNotWalkedToPruneTheTokenCache() throws AgentException {
         AgentOptions opts = options().reservedResponseTokens(0).build();
-        List<TranscriptEntry> old = history(1, 3);
-        fit(old, List.of(), opts);
-        List<TranscriptEntry> live = history(32, 1); // 64 entries: a commit of 2 crosses the mark
-        fit(live, List.of(), opts);
-        int before = window.cachedCounts();
+        fit(history(1, 3), List.of(), opts); // 2 counts that go stale
+        List<TranscriptEntry> live = new ArrayList<>();
+        for (int turn = 0; turn < 200; turn++) { // 400 entries: the old rule pruned at every multiple of 64
+            live.add(Prompt.of("p" + turn, null));
+            live.add(Response.text("r" + turn));
+            fit(List.copyOf(live), List.of(), opts);
+            int before = window.cachedCounts();
 
-        window.committed(live.subList(0, 63), 1); // 63 % 64 = 63, not below 1: no pruning
-        assertThat(window.cachedCounts()).isEqualTo(before);
-        window.committed(live, 2);
+            window.committed(List.copyOf(live));
+
+            assertThat(window.cachedCounts()).as("counts after turn %d", turn).isEqualTo(before);
+        }
+    }
+
+    @Test
+    void theTokenCacheIsPrunedToTheLiveHistoryOnceStaleCountsOutnumberTheLiveOnes() throws AgentException {
+        AgentOptions opts = options().reservedResponseTokens(0).build();
+        List<TranscriptEntry> live = history(10, 1); // 20 entries
+        fit(live, List.of(), opts);
+        for (int i = 0; i < 2 * live.size() + ContextWindow.PRUNE_SLACK - 20 - 2; i++) {
+            fit(live, List.of(Response.text("s" + i)), opts); // e.g. the entries of failed turns: counted, never committed
+        }
+        assertThat(window.cachedCounts()).isEqualTo(2 * live.size() + ContextWindow.PRUNE_SLACK); // 2: "inst", "note!"
+
+        window.committed(live); // not more than twice the live history plus the slack: kept
+        assertThat(window.cachedCounts()).isEqualTo(2 * live.size() + ContextWindow.PRUNE_SLACK);
+        fit(live, List.of(Response.text("one more")), opts);
+        window.committed(live); // 20 entries: the old rule (every 64 entries) did not prune here
 
         assertThat(window.cachedCounts()).isEqualTo(live.size());
     }
