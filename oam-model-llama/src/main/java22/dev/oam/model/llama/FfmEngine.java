@@ -77,6 +77,25 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      */
     static final double ALONE_FACTOR = 1.5;
     static final int N_BATCH = 512;
+    /**
+     * Flash attention ({@code -Doam.llama.flashAttn=false} turns it off, for comparison only). llama.cpp's CPU kernel
+     * skips the cells a row may not see, so a lane attends over its own cells only (without it, over every cell any
+     * lane holds: lanes with long prompts slowed every lane about 1.4×), and it adds a lane's cells in their order
+     * whatever lies between them, so where a lane's cells sit in the shared cache does not change its numbers.
+     */
+    static final boolean FLASH_ATTENTION = !"false".equals(System.getProperty("oam.llama.flashAttn"));
+    /**
+     * Whether a decode of one row, or with one output row, gets a padding row ({@code -Doam.llama.pad=false} turns it
+     * off, for comparison only). llama.cpp computes a product of one row with other kernels than a product of several
+     * (its tinyBLAS path needs two rows or more), which round differently. With lanes, every decode is padded so, so
+     * a greedy answer is the same alone and batched; with one lane only the decode that ends a prompt is (its
+     * generation steps are always one row), so the answer does not depend on how the prompt was cut into chunks.
+     * The cost: one more output row (on Gemma 3 270M, whose output layer is most of a step, about 10 % of a lone
+     * step with lanes; once per request with one lane).
+     */
+    static final boolean PAD = !"false".equals(System.getProperty("oam.llama.pad"));
+    /** Tests only: receives a copy of every request's first logits row (set by reflection; null otherwise). */
+    static volatile @Nullable Consumer<float[]> firstLogitsProbe;
     static final long CANCEL_ANSWER_MS = 50;
     private static final int TOKEN_CACHE_ENTRIES = 512;
     private static final int TOKEN_CACHE_MAX_CHARS = 16 * 1024;
@@ -130,6 +149,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     private final MemorySegment pieceBuffer;
     private final Generation[] rowOwner = new Generation[N_BATCH];
     private final int[] rowFed = new int[N_BATCH];
+    private boolean endsPrompt; // whether the batch being built holds a prompt's last token
 
     /** Makes the grammar compiler of a model, once, from its vocabulary and bindings. */
     @FunctionalInterface
@@ -267,13 +287,14 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     private void createContext() throws IOException {
         try (Arena local = Arena.ofConfined()) {
             MemorySegment params = (MemorySegment) api.contextDefaultParams.invokeExact((SegmentAllocator) local);
-            params.set(JAVA_INT, 0, LlamaEngine.kvCells(settings));
+            params.set(JAVA_INT, 0, LlamaEngine.kvCells(settings) + 1); // + the padding row's cell
             params.set(JAVA_INT, 4, N_BATCH);
             params.set(JAVA_INT, 8, N_BATCH);
-            params.set(JAVA_INT, 12, settings.slots());
+            params.set(JAVA_INT, 12, settings.slots() + 1); // the lanes and the padding sequence
             params.set(JAVA_INT, 16, settings.threads());
             params.set(JAVA_INT, 20, settings.threadsBatch());
             params.set(JAVA_FLOAT, 64, 0.1f); // defrag threshold: lanes interleave, freed cells scatter
+            params.set(JAVA_BYTE, 99, (byte) (FLASH_ATTENTION ? 1 : 0)); // flash_attn
             MemorySegment created = (MemorySegment) api.initFromModel.invokeExact(model, params);
             if (created.equals(MemorySegment.NULL)) {
                 throw new IOException("llama_init_from_model returned NULL (out of memory?)");
@@ -522,6 +543,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             return false;
         }
         int n = 0;
+        endsPrompt = false;
         // One token for each request that is generating (or at its prompt's last token)...
         for (Generation g : active) {
             if (g.size - g.nPast == 1) {
@@ -529,7 +551,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             }
         }
         // ...then prompt chunks, round-robin from a rotating start so no request waits behind a long prompt.
-        int budget = Math.min(prefillBudget(n, active.size() > 1), N_BATCH - n);
+        int budget = Math.min(prefillBudget(n, active.size() > 1), N_BATCH - 1 - n); // a row kept for the padding
         int count = active.size();
         for (int k = 0; k < count && budget > 0; k++) {
             Generation g = active.get((cursor + k) % count);
@@ -544,8 +566,14 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         if (n == 0) {
             return false;
         }
+        if (PAD && (n == 1 || outputs(n) == 1) && (settings.slots() > 1 || endsPrompt)) {
+            n = pad(n);
+        }
         long decodeStart = System.nanoTime();
         int rc = decode(n);
+        if (rowOwner[n - 1] == null && padded(n)) {
+            removePadding();
+        }
         if (rc == 0) {
             measured(n, (System.nanoTime() - decodeStart) / 1e6);
         }
@@ -612,6 +640,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             batchSeqIds.setAtIndex(JAVA_INT, row, g.lease.id());
             boolean last = pos == g.size - 1;
             batchLogits.set(JAVA_BYTE, row, (byte) (last ? 1 : 0));
+            endsPrompt |= pos == g.promptLength - 1;
             rowOwner[row] = null;
         }
         // The owner is recorded on the chunk's last row, with the count fed: sampling happens there.
@@ -620,12 +649,53 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         return n + take;
     }
 
+    /** How many of the first {@code n} rows ask for logits. */
+    private int outputs(int n) {
+        int count = 0;
+        for (int row = 0; row < n; row++) {
+            count += batchLogits.get(JAVA_BYTE, row);
+        }
+        return count;
+    }
+
+    /**
+     * Adds the padding row at row {@code n}: row 0's token at position 0 of the padding sequence (the last id, no lane's),
+     * with logits, so the batch has two rows and, when any, two outputs. Its logits are never read and its cell is
+     * removed after the decode. Returns the new row count.
+     */
+    private int pad(int n) {
+        batchTokens.setAtIndex(JAVA_INT, n, batchTokens.getAtIndex(JAVA_INT, 0));
+        batchPositions.setAtIndex(JAVA_INT, n, 0);
+        batchSeqIds.setAtIndex(JAVA_INT, n, settings.slots());
+        batchLogits.set(JAVA_BYTE, n, (byte) 1);
+        rowOwner[n] = null;
+        return n + 1;
+    }
+
+    private boolean padded(int n) {
+        return batchSeqIds.getAtIndex(JAVA_INT, n - 1) == settings.slots();
+    }
+
+    /** Frees the padding row's cell: the padding sequence holds nothing between decodes. */
+    private void removePadding() {
+        try {
+            boolean removed = (boolean) api.kvSeqRm.invokeExact(context, settings.slots(), -1, -1);
+            if (!removed) {
+                throw new IllegalStateException("llama_kv_self_seq_rm refused the padding sequence");
+            }
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable e) {
+            throw LlamaNative.failed("llama_kv_self_seq_rm", e);
+        }
+    }
+
     /** Validates the batch (an invalid token or position aborts the JVM inside llama.cpp) and decodes it. */
     private int decode(int n) {
         if (n < 1 || n > N_BATCH) {
             throw new IllegalStateException("batch of " + n + " tokens");
         }
-        int[] next = new int[settings.slots()];
+        int[] next = new int[settings.slots() + 1]; // the lanes and the padding sequence
         Arrays.fill(next, -1);
         for (int row = 0; row < n; row++) {
             int token = batchTokens.getAtIndex(JAVA_INT, row);
@@ -700,6 +770,10 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
                 throw new IllegalStateException("no logits for row " + row);
             }
             MemorySegment.copy(row0.reinterpret(nVocab * 4L), JAVA_FLOAT, 0, logits, 0, nVocab);
+            Consumer<float[]> probe = firstLogitsProbe;
+            if (probe != null && g.sampled == 0) {
+                probe.accept(logits.clone());
+            }
         } catch (Throwable e) {
             finish(g, new Failed(e));
             return;

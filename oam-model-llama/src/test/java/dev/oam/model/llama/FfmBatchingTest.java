@@ -85,6 +85,27 @@ class FfmBatchingTest {
     }
 
     @Test
+    void theFirstLogitsDoNotDependOnHowThePromptWasCut() throws Exception {
+        // A prompt read whole (chunks of many rows), then again from the lane's cache, where only its last token is
+        // decoded: llama.cpp computes a product of one row with other kernels than a product of several, so without the
+        // padding row the second read's logits differ in their last bits (and a greedy answer can change).
+        java.lang.reflect.Field probe = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredField("firstLogitsProbe");
+        probe.setAccessible(true);
+        List<float[]> rows = Collections.synchronizedList(new ArrayList<>());
+        probe.set(null, (java.util.function.Consumer<float[]>) rows::add);
+        try {
+            EngineRequest once = greedy(text("castle", 60), 1);
+            engine.generate(once, "cut", d -> {}, CancellationToken.create());
+            EngineResult cached = engine.generate(once, "cut", d -> {}, CancellationToken.create());
+            assertThat(cached.cachedInputTokens()).as("all but the last token from the cache").isEqualTo(cached.inputTokens() - 1);
+            assertThat(rows).hasSize(2);
+            assertThat(rows.get(1)).as("the first logits, the last token decoded alone").containsExactly(rows.get(0));
+        } finally {
+            probe.set(null, null);
+        }
+    }
+
+    @Test
     void aShortPromptIsNotHeldBehindALongOne() throws Exception {
         List<String> order = Collections.synchronizedList(new ArrayList<>());
         CompletableFuture<EngineResult> longOne;
