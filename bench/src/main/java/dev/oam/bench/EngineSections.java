@@ -69,7 +69,7 @@ final class EngineSections {
                 label, file.getFileName(), SESSIONS, LANE_CONTEXT, threads, threadsBatch, loadBefore));
         String sections = System.getProperty("oam.bench.ffmSections", "abc"); // a subset on a busy machine
         if (sections.contains("a")) {
-            decodeConcurrency(engine);
+            decodeConcurrency(engine, nativeGrammar);
             concurrency(engine);
         }
         if (sections.contains("b")) {
@@ -143,9 +143,11 @@ final class EngineSections {
      * together (p95), the slowest session's share (fairness), and how many greedy texts equal the same request run
      * alone.
      */
-    private void decodeConcurrency(Engine engine) throws Exception {
+    private void decodeConcurrency(Engine engine, Engine oneLane) throws Exception {
         int maxTokens = 64;
         List<Double> ratios = new ArrayList<>();
+        List<Double> oneLaneRates = new ArrayList<>();
+        List<Double> oneLaneRatios = new ArrayList<>();
         List<Double> aloneRates = new ArrayList<>();
         List<Double> togetherRates = new ArrayList<>();
         List<Double> p95s = new ArrayList<>();
@@ -169,6 +171,19 @@ final class EngineSections {
                 aloneTokens += r.result().outputTokens();
                 aloneNanos += r.endNanos() - r.startNanos();
                 alone[i] = r.result().text();
+            }
+            // The same requests on the 1-lane engine, which pads no generation step (the 8-lane engine pads a step of one
+            // row, which makes a lone session there slower): its decode phase (after each first token) is the baseline
+            // a game with one slot gets.
+            long oneLaneTokens = 0;
+            long oneLaneNanos = 0;
+            for (int i = 0; i < SESSIONS; i++) {
+                Run r = generate(oneLane, new EngineRequest(prompts[i], null, maxTokens, 0, 0, 1, 1), "one-lane-" + i,
+                        CancellationToken.create());
+                if (r.firstNanos() != 0 && r.result().outputTokens() > 1) {
+                    oneLaneTokens += r.result().outputTokens() - 1;
+                    oneLaneNanos += r.endNanos() - r.firstNanos();
+                }
             }
             List<CompletableFuture<Run>> together = new ArrayList<>();
             CountDownLatch go = new CountDownLatch(1);
@@ -208,12 +223,16 @@ final class EngineSections {
             aloneRates.add(aloneRate);
             togetherRates.add(togetherRate);
             ratios.add(togetherRate / aloneRate);
+            double oneLaneRate = oneLaneTokens / (oneLaneNanos / 1e9);
+            oneLaneRates.add(oneLaneRate);
+            oneLaneRatios.add(togetherRate / oneLaneRate);
             p95s.add(ttft[(int) Math.ceil(SESSIONS * 0.95) - 1]);
             slowest.add(slowestRate / fastestRate);
             progress(String.format(Locale.US, "(a) decode round %d: %.1f alone vs %.1f together sampled tokens/s (%.2fx, %d vs %d"
-                    + " tokens); ttft p95 %.0f ms; slowest/fastest session %.2f; same text %d of %d (load %s)", round + 1,
-                    aloneRate, togetherRate, togetherRate / aloneRate, aloneTokens, tokens, p95s.getLast(), slowest.getLast(),
-                    same, compared, Meter.loadAverage()));
+                    + " tokens); 1-lane engine decode %.1f (%.2fx); ttft p95 %.0f ms; slowest/fastest session %.2f; same text %d of"
+                    + " %d (load %s)", round + 1, aloneRate, togetherRate, togetherRate / aloneRate, aloneTokens, tokens,
+                    oneLaneRate, togetherRate / oneLaneRate, p95s.getLast(), slowest.getLast(), same, compared,
+                    Meter.loadAverage()));
         }
         LlamaBench.Stat ratio = LlamaBench.Stat.of(ratios);
         out.append(String.format(Locale.US, "(a) decode, %d greedy sessions of up to %d sampled tokens, prompts already in their lanes:%n",
@@ -221,10 +240,16 @@ final class EngineSections {
         out.append(String.format(Locale.US, "    one at a time %s sampled tokens/s; %d together %s; ratio %s (anchor ≥ 3x: %s)%n",
                 LlamaBench.Stat.of(aloneRates).text(1), SESSIONS, LlamaBench.Stat.of(togetherRates).text(1), ratio.text(2),
                 ratio.median() >= 3 ? "met" : "NOT met"));
+        LlamaBench.Stat oneLaneRatio = LlamaBench.Stat.of(oneLaneRatios);
+        out.append(String.format(Locale.US, "    the same requests on a 1-lane engine (no padding row), decode phase %s sampled tokens/s; 8 together"
+                + " on the 8-lane engine ÷ that %s (anchor ≥ 3x: %s)%n", LlamaBench.Stat.of(oneLaneRates).text(1),
+                oneLaneRatio.text(2), oneLaneRatio.median() >= 3 ? "met" : "NOT met"));
         out.append(String.format(Locale.US, "    together: time to first token p95 %s ms; slowest ÷ fastest session's rate %s;"
                 + " greedy text together = alone: %d of %d%n", LlamaBench.Stat.of(p95s).text(0),
                 LlamaBench.Stat.of(slowest).text(2), same, compared));
         json("decode concurrency ratio", ratio);
+        json("decode concurrency ratio to a 1-lane engine", oneLaneRatio);
+        json("decode concurrency 1-lane engine tokens/s", LlamaBench.Stat.of(oneLaneRates));
         json("decode concurrency alone tokens/s", LlamaBench.Stat.of(aloneRates));
         json("decode concurrency together tokens/s", LlamaBench.Stat.of(togetherRates));
         json("decode concurrency ttft p95 ms", LlamaBench.Stat.of(p95s));

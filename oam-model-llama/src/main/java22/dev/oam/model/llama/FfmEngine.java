@@ -90,8 +90,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      * (its tinyBLAS path needs two rows or more), which round differently. With lanes, every decode is padded so, so
      * a greedy answer is the same alone and batched; with one lane only the decode that ends a prompt is (its
      * generation steps are always one row), so the answer does not depend on how the prompt was cut into chunks.
-     * The cost: one more output row (on Gemma 3 270M, whose output layer is most of a step, about 10 % of a lone
-     * step with lanes; once per request with one lane).
+     * The cost: a session alone on an engine with lanes steps about a quarter slower than on a 1-lane engine
+     * (bench/README.md, FFM sections); with one lane, one row once per request.
      */
     static final boolean PAD = !"false".equals(System.getProperty("oam.llama.pad"));
     /** Tests only: receives a copy of every request's first logits row (set by reflection; null otherwise). */
