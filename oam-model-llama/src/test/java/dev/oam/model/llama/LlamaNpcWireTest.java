@@ -67,6 +67,13 @@ class LlamaNpcWireTest extends LlamaWireSupport {
         assertReply(restored);
         assertThat(restored.path("usage").path("inputTokens").asInt()).as("the restored history is in the prompt")
                 .isGreaterThan(third.path("usage").path("inputTokens").asInt());
+        // Restored in the same process, the NPC's prompt is not read again: the lane of the NPC it was saved from still
+        // holds the instructions and the history up to the last player line (a turn's schema instruction follows only
+        // the newest line, so that line and the answer to it are read again, as in any next turn). So the restored
+        // turn reuses more than the third turn did, which reused the history up to the second line.
+        assertThat(restored.path("usage").path("cachedInputTokens").asInt()).as("%s", restored.path("usage"))
+                .isGreaterThan(third.path("usage").path("cachedInputTokens").asInt());
+        assertThat(third.path("usage").path("cachedInputTokens").asInt()).as("%s", third.path("usage")).isPositive();
         JsonNode listed = c.call("list", "npc/list", null).path("npcs");
         assertThat(listed).extracting(n -> n.path("npc").asText()).containsExactly("gorm", "gorm2");
         assertThat(listed.get(1).path("turnCount").asInt()).isEqualTo(4);
