@@ -85,13 +85,14 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      */
     static final boolean FLASH_ATTENTION = !"false".equals(System.getProperty("oam.llama.flashAttn"));
     /**
-     * Whether a decode of one row, or with one output row, gets a padding row ({@code -Doam.llama.pad=false} turns it
-     * off, for comparison only). llama.cpp computes a product of one row with other kernels than a product of several
-     * (its tinyBLAS path needs two rows or more), which round differently. With lanes, every decode is padded so, so
-     * a greedy answer is the same alone and batched; with one lane only the decode that ends a prompt is (its
-     * generation steps are always one row), so the answer does not depend on how the prompt was cut into chunks.
-     * The cost: a session alone on an engine with lanes steps about a quarter slower than on a 1-lane engine
-     * (bench/README.md, FFM sections); with one lane, one row once per request.
+     * Whether a decode of one row, or with one output row, may get a padding row ({@code -Doam.llama.pad=false} turns it
+     * off, for comparison only); only models whose matrices {@link #roundsByRows round by rows} get it. llama.cpp
+     * computes a product of one row with other kernels than a product of several (its tinyBLAS path needs two rows or
+     * more), which round differently. With lanes, every such decode is padded, so a greedy answer does not depend on
+     * whether its lane decoded alone; with one lane only the decode that ends a prompt is (its generation steps are
+     * always one row), so the answer does not depend on how the prompt was cut into chunks. The cost: a session alone
+     * on an engine with lanes steps about a quarter slower than on a 1-lane engine (bench/README.md, FFM sections);
+     * with one lane, one row once per request.
      */
     static final boolean PAD = !"false".equals(System.getProperty("oam.llama.pad"));
     /** Tests only: receives a copy of every request's first logits row (set by reflection; null otherwise). */
@@ -129,6 +130,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         }
     }; // guarded by itself
     private volatile boolean closed;
+    /** {@link #PAD} for a model with floating-point weight matrices (see {@link #roundsByRows}). */
+    private final boolean pad;
     private volatile @Nullable GrammarCompiler grammars;
 
     // decode thread only
@@ -177,6 +180,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             }
         }
         this.slots = new SlotTable(settings.slots());
+        this.pad = PAD && roundsByRows(file.path());
         this.logits = new float[nVocab];
         this.mask = new long[(nVocab + 63) >>> 6];
         this.batch = arena.allocate(LlamaNative.BATCH);
@@ -566,7 +570,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         if (n == 0) {
             return false;
         }
-        if (PAD && (n == 1 || outputs(n) == 1) && (settings.slots() > 1 || endsPrompt)) {
+        if (pad && (n == 1 || outputs(n) == 1) && (settings.slots() > 1 || endsPrompt)) {
             n = pad(n);
         }
         long decodeStart = System.nanoTime();
@@ -647,6 +651,25 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         rowOwner[n + take - 1] = g;
         rowFed[n + take - 1] = take;
         return n + take;
+    }
+
+    /**
+     * Whether the model at {@code path} multiplies by a floating-point matrix (F32, F16, BF16; the token embeddings
+     * count when the output layer reuses them): llama.cpp b4916 sums such products in another order for one row than
+     * for several, so those models need the padding row. Quantised matrices (Q4_K, Q5_0, Q8_0, …) come out the same
+     * for one row and several (measured on Gemma 3 270M's Q4_K/Q5_0/Q6_K/Q8_0 weights: the first logits of a prompt
+     * read whole and from the cache were equal without padding, `FfmGemmaTest`), and a lone session there would pay
+     * the padding for nothing. True when the file cannot be read again.
+     */
+    static boolean roundsByRows(java.nio.file.Path path) {
+        try {
+            GgufFile gguf = GgufFile.read(path);
+            boolean outputLayer = gguf.tensors().stream().anyMatch(t -> t.name().equals("output.weight"));
+            return gguf.tensors().stream().anyMatch(t -> t.shape().size() >= 2 && (t.type() == 0 || t.type() == 1
+                    || t.type() == 30) && (!t.name().equals("token_embd.weight") || !outputLayer));
+        } catch (GgufException | RuntimeException e) {
+            return true;
+        }
     }
 
     /** How many of the first {@code n} rows ask for logits. */

@@ -99,7 +99,8 @@ class FfmBatchingTest {
             EngineResult cached = engine.generate(once, "cut", d -> {}, CancellationToken.create());
             assertThat(cached.cachedInputTokens()).as("all but the last token from the cache").isEqualTo(cached.inputTokens() - 1);
             assertThat(rows).hasSize(2);
-            assertThat(rows.get(1)).as("the first logits, the last token decoded alone").containsExactly(rows.get(0));
+            assertThat(java.util.Arrays.equals(rows.get(1), rows.get(0))).as("the first logits, the last token decoded alone")
+                    .isTrue();
         } finally {
             probe.set(null, null);
         }

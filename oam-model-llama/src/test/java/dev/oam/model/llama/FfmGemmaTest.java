@@ -123,6 +123,36 @@ class FfmGemmaTest {
     }
 
     @Test
+    void quantisedWeightsGiveTheSameFirstLogitsHoweverThePromptWasCutWithoutPadding() throws Exception {
+        // Gemma's matrices are all quantised, so the engine adds no padding row (FfmEngine.roundsByRows), on the premise
+        // that llama.cpp's quantised products come out the same for one row and for several: a prompt read whole, then
+        // its last token decoded alone after the rest came from the cache, must give the same first logits. On a fresh
+        // 1-lane engine, so the lane's cells lie in order (placement among other lanes' cells is another matter).
+        Class<?> type = Class.forName("dev.oam.model.llama.FfmEngine");
+        java.lang.reflect.Method roundsByRows = type.getDeclaredMethod("roundsByRows", Path.class);
+        roundsByRows.setAccessible(true);
+        Path file = Path.of(System.getenv("OAM_TEST_GEMMA_MODEL"));
+        assertThat((boolean) roundsByRows.invoke(null, file)).isFalse();
+        SlotEngine fresh = (SlotEngine) EngineChoice.open(GgufFile.read(file), EngineSettings.defaults().withContextSize(1024)
+                .withSlots(1), EngineChoice.Kind.FFM);
+        java.lang.reflect.Field probe = type.getDeclaredField("firstLogitsProbe");
+        probe.setAccessible(true);
+        List<float[]> rows = java.util.Collections.synchronizedList(new ArrayList<>());
+        probe.set(null, (java.util.function.Consumer<float[]>) rows::add);
+        try {
+            EngineRequest once = new EngineRequest(npc(6) + "Well, ", null, 1, 0, 0, 1, 1);
+            fresh.generate(once, "cut", d -> {}, CancellationToken.create());
+            EngineResult cached = fresh.generate(once, "cut", d -> {}, CancellationToken.create());
+            assertThat(cached.cachedInputTokens()).isEqualTo(cached.inputTokens() - 1);
+            assertThat(rows).hasSize(2);
+            assertThat(java.util.Arrays.equals(rows.get(1), rows.get(0))).as("the same first logits").isTrue();
+        } finally {
+            probe.set(null, null);
+            LlamaEngines.close(fresh);
+        }
+    }
+
+    @Test
     void aGrammarStepParsesAndCountsSampledTokens() throws Exception {
         String grammar = """
                 root ::= "{\\"choice\\": \\"" choice "\\", \\"reason\\": \\"" word (" " word){0,8} "\\"}"
