@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
 
 /**
  * The FFM engine's sections of {@code bench/run llama} (issue 14), on one model file: (a) 8 concurrent sessions
@@ -122,6 +123,28 @@ final class EngineSections {
         }
     }
 
+    /** {@value #SESSIONS} requests started on virtual threads at one moment, and that moment. */
+    private record Together(List<CompletableFuture<Run>> runs, long startNanos) {}
+
+    private static Together together(Engine engine, IntFunction<EngineRequest> request, IntFunction<String> session) {
+        List<CompletableFuture<Run>> runs = new ArrayList<>();
+        CountDownLatch go = new CountDownLatch(1);
+        for (int i = 0; i < SESSIONS; i++) {
+            int index = i;
+            runs.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    go.await();
+                    return generate(engine, request.apply(index), session.apply(index), CancellationToken.create());
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }, command -> Thread.ofVirtual().start(command)));
+        }
+        long start = System.nanoTime();
+        go.countDown();
+        return new Together(runs, start);
+    }
+
     private static Run generate(Engine engine, EngineRequest request, Object session, CancellationToken token)
             throws AgentException {
         long start = System.nanoTime();
@@ -185,22 +208,10 @@ final class EngineSections {
                     oneLaneNanos += r.endNanos() - r.firstNanos();
                 }
             }
-            List<CompletableFuture<Run>> together = new ArrayList<>();
-            CountDownLatch go = new CountDownLatch(1);
-            for (int i = 0; i < SESSIONS; i++) {
-                int index = i;
-                together.add(CompletableFuture.supplyAsync(() -> {
-                    try {
-                        go.await();
-                        return generate(engine, new EngineRequest(prompts[index], null, maxTokens, 0, 0, 1, 1),
-                                "decode-" + index, CancellationToken.create());
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }, command -> Thread.ofVirtual().start(command)));
-            }
-            long start = System.nanoTime();
-            go.countDown();
+            Together launched = together(engine, index -> new EngineRequest(prompts[index], null, maxTokens, 0, 0, 1, 1),
+                    index -> "decode-" + index);
+            List<CompletableFuture<Run>> together = launched.runs();
+            long start = launched.startNanos();
             long end = 0;
             long tokens = 0;
             double[] ttft = new double[SESSIONS];
@@ -290,24 +301,11 @@ final class EngineSections {
                     alonePrefillNanos += r.firstNanos() - r.startNanos();
                 }
             }
-            List<CompletableFuture<Run>> together = new ArrayList<>();
-            CountDownLatch go = new CountDownLatch(1);
-            for (int i = 0; i < SESSIONS; i++) {
-                int index = i;
-                int r0 = round;
-                together.add(CompletableFuture.supplyAsync(() -> {
-                    try {
-                        go.await();
-                        EngineRequest request = new EngineRequest("Round " + (2 * r0 + 1) + ". " + npc(engine, index), null,
-                                maxTokens, 0, 0, 1, 1);
-                        return generate(engine, request, "together-" + r0 + "-" + index, CancellationToken.create());
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }, command -> Thread.ofVirtual().start(command)));
-            }
-            long start = System.nanoTime();
-            go.countDown();
+            int r0 = round;
+            Together launched = together(engine, index -> new EngineRequest("Round " + (2 * r0 + 1) + ". " + npc(engine, index),
+                    null, maxTokens, 0, 0, 1, 1), index -> "together-" + r0 + "-" + index);
+            List<CompletableFuture<Run>> together = launched.runs();
+            long start = launched.startNanos();
             long end = 0;
             long lastFirst = 0;
             long firstFirst = Long.MAX_VALUE;
