@@ -67,9 +67,10 @@ public final class LlamaEngine implements SlotEngine, AutoCloseable {
      * What the engine needs to know about the file (from {@link GgufFile}).
      *
      * @param turnFormat the format prompts are written in when the file has no chat template (then required)
+     * @param floatMatrices whether the model multiplies by a floating-point matrix ({@link #floatMatrices(GgufFile)})
      */
     record ModelFile(Path path, String name, int contextLength, @Nullable String chatTemplate, Set<String> controlTokens,
-            boolean addBos, @Nullable TurnFormat turnFormat) {
+            boolean addBos, @Nullable TurnFormat turnFormat, boolean floatMatrices) {
         ModelFile {
             controlTokens = Set.copyOf(controlTokens);
             if (chatTemplate == null && turnFormat == null) {
@@ -135,7 +136,22 @@ public final class LlamaEngine implements SlotEngine, AutoCloseable {
         // llama.cpp adds BOS when the file says so; without the key, SentencePiece vocabularies add it, BPE ones not.
         Object addBos = file.metadata().get("tokenizer.ggml.add_bos_token");
         boolean bos = addBos instanceof Boolean b ? b : !"gpt2".equals(file.metadata().get("tokenizer.ggml.model"));
-        return new ModelFile(file.path(), name, file.contextLength(), file.chatTemplate(), file.controlTokens(), bos, format);
+        return new ModelFile(file.path(), name, file.contextLength(), file.chatTemplate(), file.controlTokens(), bos, format,
+                floatMatrices(file));
+    }
+
+    /**
+     * Whether the model multiplies by a floating-point matrix (F32, F16, BF16; the token embeddings count when the
+     * output layer reuses them): llama.cpp b4916 sums such products in another order for one row than for several,
+     * so the FFM engine pads its one-row decodes for those models. Quantised matrices (Q4_K, Q5_0, Q8_0, …) come out
+     * the same for one row and several (measured on Gemma 3 270M's Q4_K/Q5_0/Q6_K/Q8_0 weights: the first logits of
+     * a prompt read whole and from the cache were equal without padding, {@code FfmGemmaTest}), and a lone session
+     * there would pay the padding for nothing.
+     */
+    static boolean floatMatrices(GgufFile file) {
+        boolean outputLayer = file.tensors().stream().anyMatch(t -> t.name().equals("output.weight"));
+        return file.tensors().stream().anyMatch(t -> t.shape().size() >= 2 && (t.type() == 0 || t.type() == 1 || t.type() == 30)
+                && (!t.name().equals("token_embd.weight") || !outputLayer));
     }
 
     static LlamaEngine open(ModelFile file, EngineSettings requested) throws IOException {

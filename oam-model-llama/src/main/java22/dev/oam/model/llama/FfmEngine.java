@@ -86,7 +86,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     static final boolean FLASH_ATTENTION = !"false".equals(System.getProperty("oam.llama.flashAttn"));
     /**
      * Whether a decode of one row, or with one output row, may get a padding row ({@code -Doam.llama.pad=false} turns it
-     * off, for comparison only); only models whose matrices {@link #roundsByRows round by rows} get it. llama.cpp
+     * off, for comparison only); only models with floating-point matrices get it
+     * ({@link LlamaEngine#floatMatrices}). llama.cpp
      * computes a product of one row with other kernels than a product of several (its tinyBLAS path needs two rows or
      * more), which round differently. With lanes, every such decode is padded, so a greedy answer does not depend on
      * whether its lane decoded alone; with one lane only the decode that ends a prompt is (its generation steps are
@@ -130,7 +131,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         }
     }; // guarded by itself
     private volatile boolean closed;
-    /** {@link #PAD} for a model with floating-point weight matrices (see {@link #roundsByRows}). */
+    /** {@link #PAD} for a model with floating-point weight matrices ({@link LlamaEngine.ModelFile#floatMatrices}). */
     private final boolean pad;
     private volatile @Nullable GrammarCompiler grammars;
 
@@ -180,7 +181,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             }
         }
         this.slots = new SlotTable(settings.slots());
-        this.pad = PAD && roundsByRows(file.path());
+        this.pad = PAD && file.floatMatrices();
         this.logits = new float[nVocab];
         this.mask = new long[(nVocab + 63) >>> 6];
         this.batch = arena.allocate(LlamaNative.BATCH);
@@ -570,12 +571,13 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         if (n == 0) {
             return false;
         }
-        if (pad && (n == 1 || outputs(n) == 1) && (settings.slots() > 1 || endsPrompt)) {
+        boolean padded = pad && (n == 1 || outputs(n) == 1) && (settings.slots() > 1 || endsPrompt);
+        if (padded) {
             n = pad(n);
         }
         long decodeStart = System.nanoTime();
         int rc = decode(n);
-        if (rowOwner[n - 1] == null && padded(n)) {
+        if (padded) {
             removePadding();
         }
         if (rc == 0) {
@@ -653,25 +655,6 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         return n + take;
     }
 
-    /**
-     * Whether the model at {@code path} multiplies by a floating-point matrix (F32, F16, BF16; the token embeddings
-     * count when the output layer reuses them): llama.cpp b4916 sums such products in another order for one row than
-     * for several, so those models need the padding row. Quantised matrices (Q4_K, Q5_0, Q8_0, …) come out the same
-     * for one row and several (measured on Gemma 3 270M's Q4_K/Q5_0/Q6_K/Q8_0 weights: the first logits of a prompt
-     * read whole and from the cache were equal without padding, `FfmGemmaTest`), and a lone session there would pay
-     * the padding for nothing. True when the file cannot be read again.
-     */
-    static boolean roundsByRows(java.nio.file.Path path) {
-        try {
-            GgufFile gguf = GgufFile.read(path);
-            boolean outputLayer = gguf.tensors().stream().anyMatch(t -> t.name().equals("output.weight"));
-            return gguf.tensors().stream().anyMatch(t -> t.shape().size() >= 2 && (t.type() == 0 || t.type() == 1
-                    || t.type() == 30) && (!t.name().equals("token_embd.weight") || !outputLayer));
-        } catch (GgufException | RuntimeException e) {
-            return true;
-        }
-    }
-
     /** How many of the first {@code n} rows ask for logits. */
     private int outputs(int n) {
         int count = 0;
@@ -693,10 +676,6 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         batchLogits.set(JAVA_BYTE, n, (byte) 1);
         rowOwner[n] = null;
         return n + 1;
-    }
-
-    private boolean padded(int n) {
-        return batchSeqIds.getAtIndex(JAVA_INT, n - 1) == settings.slots();
     }
 
     /** Frees the padding row's cell: the padding sequence holds nothing between decodes. */

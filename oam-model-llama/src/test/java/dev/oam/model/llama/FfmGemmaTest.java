@@ -124,16 +124,14 @@ class FfmGemmaTest {
 
     @Test
     void quantisedWeightsGiveTheSameFirstLogitsHoweverThePromptWasCutWithoutPadding() throws Exception {
-        // Gemma's matrices are all quantised, so the engine adds no padding row (FfmEngine.roundsByRows), on the premise
-        // that llama.cpp's quantised products come out the same for one row and for several: a prompt read whole, then
-        // its last token decoded alone after the rest came from the cache, must give the same first logits. On a fresh
-        // 1-lane engine, so the lane's cells lie in order (placement among other lanes' cells is another matter).
+        // Gemma's matrices are all quantised, so the engine adds no padding row (LlamaEngine.floatMatrices), on the
+        // premise that llama.cpp's quantised products come out the same for one row and for several: a prompt read
+        // whole, then its last token decoded alone after the rest came from the cache, must give the same first logits.
+        // On a fresh 1-lane engine, so the lane's cells lie in order (placement among other lanes' cells is another matter).
         Class<?> type = Class.forName("dev.oam.model.llama.FfmEngine");
-        java.lang.reflect.Method roundsByRows = type.getDeclaredMethod("roundsByRows", Path.class);
-        roundsByRows.setAccessible(true);
-        Path file = Path.of(System.getenv("OAM_TEST_GEMMA_MODEL"));
-        assertThat((boolean) roundsByRows.invoke(null, file)).isFalse();
-        SlotEngine fresh = (SlotEngine) EngineChoice.open(GgufFile.read(file), EngineSettings.defaults().withContextSize(1024)
+        GgufFile gemma = GgufFile.read(Path.of(System.getenv("OAM_TEST_GEMMA_MODEL")));
+        assertThat(LlamaEngine.modelFile(gemma).floatMatrices()).isFalse();
+        SlotEngine fresh = (SlotEngine) EngineChoice.open(gemma, EngineSettings.defaults().withContextSize(1024)
                 .withSlots(1), EngineChoice.Kind.FFM);
         java.lang.reflect.Field probe = type.getDeclaredField("firstLogitsProbe");
         probe.setAccessible(true);
