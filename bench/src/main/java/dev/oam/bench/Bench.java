@@ -674,14 +674,22 @@ public final class Bench {
         if (timedTrips.isEmpty()) {
             return;
         }
-        StringBuilder tsv = new StringBuilder("replied_at_ns\ttrip_ns\tturn_ns\n");
-        for (long[] t : timedTrips) {
-            tsv.append(t[0]).append('\t').append(t[1]).append('\t').append(t[2]).append('\n');
+        writeTsv(logs, "tool-trips.tsv", "replied_at_ns\ttrip_ns\tturn_ns", timedTrips);
+    }
+
+    /** Writes {@code rows} under {@code header} (tab-separated names) to {@code logs/name}; a failure is reported. */
+    private void writeTsv(Path logs, String name, String header, List<long[]> rows) {
+        StringBuilder tsv = new StringBuilder(header).append('\n');
+        for (long[] row : rows) {
+            for (int i = 0; i < row.length; i++) {
+                tsv.append(i == 0 ? "" : "\t").append(row[i]);
+            }
+            tsv.append('\n');
         }
         try {
-            Files.writeString(logs.resolve("tool-trips.tsv"), tsv);
+            Files.writeString(logs.resolve(name), tsv);
         } catch (IOException e) {
-            progress("   cannot write tool-trips.tsv: " + e);
+            progress("   cannot write " + name + ": " + e);
         }
     }
 
@@ -705,15 +713,7 @@ public final class Bench {
                         + " %d of %d tail trips waited for a CPU at least half of their excess over p50",
                 n, median(mid, 0) / 1e3, median(mid, 1) / 1e3, median(mid, 2) / 1e3, tail.size(), median(tail, 0) / 1e3,
                 median(tail, 1) / 1e3, median(tail, 2) / 1e3, waited, tail.size()));
-        StringBuilder tsv = new StringBuilder("trip_ns\tbridge_wait_ns\tclient_wait_ns\n");
-        for (long[] t : tracedTrips) {
-            tsv.append(t[0]).append('\t').append(t[1]).append('\t').append(t[2]).append('\n');
-        }
-        try {
-            Files.writeString(logs.resolve("tool-trip-waits.tsv"), tsv);
-        } catch (IOException e) {
-            progress("   cannot write tool-trip-waits.tsv: " + e);
-        }
+        writeTsv(logs, "tool-trip-waits.tsv", "trip_ns\tbridge_wait_ns\tclient_wait_ns", tracedTrips);
     }
 
     private static double median(List<long[]> rows, int column) {

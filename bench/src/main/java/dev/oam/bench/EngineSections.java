@@ -391,7 +391,6 @@ final class EngineSections {
         EngineRequest next = new EngineRequest(engine.renderChat(List.of(new ChatMessage("system",
                 "You keep the chronicle. " + lore.substring(0, 1500)), new ChatMessage("user", "Who built the gate?"))),
                 null, 1, 0, 0, 1, 1);
-        generate(engine, next, "next", CancellationToken.create()); // its prompt is cached: the next request measures the lane
         EngineRequest bystanderRequest = new EngineRequest(npc(engine, 3), null, 24, 0, 0, 1, 1);
         String bystanderAlone = generate(engine, bystanderRequest, "bystander", CancellationToken.create()).result().text();
         // Prefill speed of a long prompt alone (what the per-decode time target costs): time to the first token.
@@ -415,7 +414,7 @@ final class EngineSections {
         int cancelRounds = Math.max(3, rounds);
         for (int round = 0; round < cancelRounds; round++) {
             progress("(b) cancel round " + (round + 1) + "/" + cancelRounds + " (load " + Meter.loadAverage() + ")");
-            generate(engine, next, "next", CancellationToken.create()); // in its lane again (untimed)
+            generate(engine, next, "next", CancellationToken.create()); // its prompt cached (untimed): the next request measures the lane
             String prompt = engine.renderChat(List.of(new ChatMessage("user", "Round " + round + ". " + lore
                     + "\nWho built the gate?")));
             promptTokens = engine.countTokens(prompt);
