@@ -64,6 +64,11 @@ public final class BridgeEngine implements AutoCloseable {
             public void inputDrained(BridgeEngine engine, boolean drained) {
                 engine.outbound.readerDrained(drained);
             }
+
+            @Override
+            public void inputAhead(BridgeEngine engine, boolean ahead) {
+                engine.outbound.readerAhead(ahead);
+            }
         });
     }
 
