@@ -176,11 +176,34 @@ final class Outbound {
      */
     void sendFromReader(JsonNode message) {
         String line = Json.write(message);
-        boolean last;
         lock.lock();
         try {
-            last = readerDrained;
-            if (closed || delivering || !queue.isEmpty() || !(last || readerAhead)) {
+            if (!readerDrained) {
+                boolean free = readerAhead && !closed && !delivering && queue.isEmpty();
+                if (free && (sinkBroken || sink.buffers(line))) {
+                    // In a burst: into the sink's buffer, under the lock, as that is a copy that cannot block (one lock
+                    // round trip per answer instead of claiming and releasing). Flushed when the input runs dry.
+                    deliver(line);
+                    unflushed = true;
+                    if (DebugCounters.ENABLED) {
+                        DebugCounters.count("outbound.reader.buffered");
+                    }
+                    return;
+                }
+                if (DebugCounters.ENABLED) {
+                    if (free) {
+                        DebugCounters.count("outbound.reader.queued.bufferFull"); // the writer writes the buffer out
+                    } else {
+                        countQueued("reader");
+                    }
+                }
+                queue.addLast(line);
+                if (!delivering) {
+                    ready.signal();
+                }
+                return;
+            }
+            if (closed || delivering || !queue.isEmpty()) {
                 if (DebugCounters.ENABLED) {
                     countQueued("reader");
                 }
@@ -198,34 +221,26 @@ final class Outbound {
         }
         boolean delivered = false;
         try {
-            if (last) {
-                if (sinkBroken || sink.takesWithoutBlocking(line)) {
-                    // Flushed at once, before this thread goes on (and, say, wakes the turn a tool reply was for).
-                    deliver(line);
-                    flush();
-                    delivered = true;
-                }
-            } else if (sinkBroken || sink.buffers(line)) {
-                deliver(line); // into the sink's buffer: no write, so no wait; flushed when the input runs dry
+            if (sinkBroken || sink.takesWithoutBlocking(line)) {
+                // Flushed at once, before this thread goes on (and, say, wakes the turn a tool reply was for).
+                deliver(line);
+                flush();
                 delivered = true;
             }
         } finally {
             if (DebugCounters.ENABLED) {
-                DebugCounters.count(last ? (delivered ? "outbound.reader.direct" : "outbound.reader.queued.sinkRefused")
-                        : (delivered ? "outbound.reader.buffered" : "outbound.reader.queued.bufferFull"));
+                DebugCounters.count(delivered ? "outbound.reader.direct" : "outbound.reader.queued.sinkRefused");
             }
             lock.lock();
             try {
                 delivering = false;
                 deliverer = null;
                 if (delivered) {
-                    unflushed = !last;
+                    unflushed = false; // its flush took what the burst before this last line had left in the sink
                 } else {
                     // First: producers that came while this thread was deciding queued behind it.
                     queue.addFirst(line);
-                    if (last) {
-                        readerDrained = false; // the pipe is not empty: the reader's next messages go to the writer too
-                    }
+                    readerDrained = false; // the pipe is not empty: the reader's next messages go to the writer too
                 }
                 if (!queue.isEmpty()) {
                     ready.signal();
@@ -240,16 +255,16 @@ final class Outbound {
      * Called by the input thread: {@code true} before it handles the last line of the input there is (nothing more is
      * buffered or readable, so it would wait for input next), {@code false} after. Only in between may it deliver its own
      * messages and flush them; while more input is there, they are buffered ({@link #readerAhead}) or go to the writer.
-     * After the last line, output still held back for the burst is flushed ({@link #flushHeld}).
+     * A burst that ends in a last line ends after it: what it held goes out with that line's answer, or is flushed here
+     * ({@link #flushHeld}).
      */
     void readerDrained(boolean drained) {
         readerDrained = drained;
         if (!drained) {
             lock.lock();
             try {
-                if (!readerAhead) {
-                    flushHeld();
-                }
+                readerAhead = false;
+                flushHeld();
             } finally {
                 lock.unlock();
             }
@@ -262,13 +277,16 @@ final class Outbound {
      * before a read that may wait). In a burst, replies are buffered and not flushed, by the reader and by the writer
      * alike, so a burst of requests is answered in a few large writes rather than one per few replies; when it ends,
      * what is held is flushed at once, so a reply waits at most for the input that was already there when it was made.
-     * Leaving a burst for the last line flushes after that line ({@link #readerDrained}), with its answer.
+     * Leaving a burst for the last line there is ends it after that line ({@link #readerDrained}), so the held output
+     * goes out in one flush with that line's answer.
      */
     void readerAhead(boolean ahead) {
         lock.lock();
         try {
-            readerAhead = ahead;
-            if (!ahead && !readerDrained) {
+            if (ahead) {
+                readerAhead = true;
+            } else if (!readerDrained) {
+                readerAhead = false;
                 flushHeld();
             }
         } finally {
