@@ -46,6 +46,7 @@ public final class BridgeEngine implements AutoCloseable {
     public static final String SERVER_NAME = "open-apple-models";
     public static final String VERSION = readVersion();
     static final BigDecimal MAX_SAFE_INTEGER = BigDecimal.valueOf(9_007_199_254_740_991L);
+    private static final long MAX_SAFE_LONG = 9_007_199_254_740_991L;
     private static final long SHUTDOWN_WAIT_MILLIS = 2_000;
 
     static {
@@ -64,6 +65,11 @@ public final class BridgeEngine implements AutoCloseable {
             public void inputDrained(BridgeEngine engine, boolean drained) {
                 engine.outbound.readerDrained(drained);
             }
+
+            @Override
+            public void inputAhead(BridgeEngine engine, boolean ahead) {
+                engine.outbound.readerAhead(ahead);
+            }
         });
     }
 
@@ -78,7 +84,8 @@ public final class BridgeEngine implements AutoCloseable {
     private final ReentrantLock dispatchLock = new ReentrantLock();
     private final Map<Long, BridgeRequest> inflight = new ConcurrentHashMap<>();
     private final Set<CancellationToken> deferred = ConcurrentHashMap.newKeySet();
-    private final AtomicLong sequence = new AtomicLong();
+    private long sequence; // guarded by dispatchLock
+    private final List<BridgeRequest> handling = new ArrayList<>(); // guarded by dispatchLock: whose handler runs (nested: a handler may dispatch)
     private final AtomicLong localIds = new AtomicLong();
     private volatile boolean shutDown;
     private final AtomicBoolean backendsReleased = new AtomicBoolean();
@@ -225,7 +232,7 @@ public final class BridgeEngine implements AutoCloseable {
     public int cancel(JsonNode id) {
         String key = Json.write(id);
         int count = 0;
-        for (BridgeRequest request : List.copyOf(inflight.values())) {
+        for (BridgeRequest request : inflightRequests()) {
             JsonNode requestId = request.id() != null ? request.id() : request.requestId();
             if (Json.write(requestId).equals(key) && request.cancel()) {
                 count++;
@@ -237,7 +244,7 @@ public final class BridgeEngine implements AutoCloseable {
     /** Waits until every request received so far has been answered, or the timeout passed. */
     public boolean awaitIdle(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (!inflight.isEmpty()) {
+        while (!inflightRequests().isEmpty()) {
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
@@ -353,12 +360,49 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     /**
-     * Called by a request once its answer is queued. A request is in flight from just before its handler runs until
-     * then, so {@code shutdown} and {@link #awaitIdle} see every request whose answer is not queued yet, also one a
-     * worker is answering at this moment.
+     * Called by a request once its answer is queued. A request is in flight from the start of its handler until then:
+     * while the handler runs it is in {@link #handling}, under the dispatch lock, and a request not answered when its
+     * handler returns is put in {@link #inflight} before that lock is released; {@link #inflightRequests} reads both
+     * under the lock. So
+     * {@code shutdown}, {@link #awaitIdle} and {@link #cancel} see every request whose answer is not queued yet, also
+     * one a worker is answering at this moment, and a request answered by its handler (a ping) costs no map entry.
      */
     void finished(BridgeRequest request) {
+        request.markFinished(); // before the removal: see register()
         inflight.remove(request.sequence());
+    }
+
+    /**
+     * The requests in flight, read under the dispatch lock: no other thread's handler is running then, so every request
+     * received is answered, in the map, or (asked from within a handler) in {@link #handling}. Waits for a handler that
+     * is running on another thread (handlers never wait for the client or for model work).
+     */
+    private List<BridgeRequest> inflightRequests() {
+        dispatchLock.lock();
+        try {
+            if (handling.isEmpty()) {
+                return List.copyOf(inflight.values());
+            }
+            List<BridgeRequest> all = new ArrayList<>(inflight.values());
+            all.addAll(handling); // a handler asking from within (awaitIdle in a handler; a nested dispatch)
+            return all;
+        } finally {
+            dispatchLock.unlock();
+        }
+    }
+
+    /**
+     * Called by the dispatcher when a handler returned: a request not answered yet stays in flight until its answer is
+     * queued. A worker may answer it at the same moment: it marks it finished and then removes it, so either it removes
+     * the entry put here or this sees the mark and removes it (both are volatile accesses).
+     */
+    private void register(BridgeRequest request) {
+        if (!request.isFinished()) {
+            inflight.put(request.sequence(), request);
+            if (request.isFinished()) {
+                inflight.remove(request.sequence(), request);
+            }
+        }
     }
 
     private void dispatch(JsonNode root, @Nullable Consumer<ObjectNode> local) {
@@ -430,7 +474,7 @@ public final class BridgeEngine implements AutoCloseable {
                     + (paramsNode.isArray() ? "an array" : "a " + paramsNode.getNodeType().name().toLowerCase(java.util.Locale.ROOT)) + "."));
             return;
         }
-        long seq = sequence.incrementAndGet();
+        long seq = ++sequence;
         JsonNode requestId = id != null ? id : TextNode.valueOf("local-" + localIds.incrementAndGet());
         BridgeRequest request = new BridgeRequest(this, seq, notification ? null : id, requestId, method,
                 Params.of(params), local);
@@ -448,11 +492,12 @@ public final class BridgeEngine implements AutoCloseable {
                     "method", TextNode.valueOf(method)));
             return;
         }
-        // In flight before the handler runs: a queued request may be answered by its worker at once, and until that
-        // answer is queued (finished() removes it) a shutdown must see it. Registering it only after the handler and
-        // dropping it again when it "is answered" lost the race where the worker had claimed the answer but not yet
-        // queued it: the shutdown response went first and the answer was dropped (found by JsonRpcFuzzTest).
-        inflight.put(seq, request);
+        // In flight from here until its answer is queued (finished()): while the handler runs, as the dispatch lock is
+        // held (inflightRequests() reads under it), and after it, through register(), unless it was answered by then.
+        // A queued request may be answered by its worker at once; it counts as in flight until that answer is queued,
+        // not merely claimed: otherwise the shutdown response could go first and the answer be dropped (the race
+        // JsonRpcFuzzTest found when the request was registered after its handler and dropped when "answered").
+        handling.add(request);
         try {
             Reply reply = handler.handle(request);
             switch (reply) {
@@ -464,6 +509,9 @@ public final class BridgeEngine implements AutoCloseable {
             }
         } catch (Exception e) {
             request.fail(toBridgeException(e));
+        } finally {
+            register(request);
+            handling.removeLast();
         }
     }
 
@@ -541,6 +589,13 @@ public final class BridgeEngine implements AutoCloseable {
         if (id.isNull()) {
             throw new BridgeException(ErrorCode.INVALID_MESSAGE, "'id' must not be null; use a string or a number.");
         }
+        if (id.isInt() || id.isLong()) { // the usual id, without the BigDecimal detour below
+            long value = id.longValue();
+            if (value > MAX_SAFE_LONG || value < -MAX_SAFE_LONG) {
+                throw unsafeId();
+            }
+            return LongNode.valueOf(value);
+        }
         if (id.isNumber()) {
             if (id.isDouble() || id.isFloat()) {
                 double value = id.doubleValue();
@@ -603,7 +658,7 @@ public final class BridgeEngine implements AutoCloseable {
     private void waitForInflight(@Nullable BridgeRequest except) {
         long deadline = System.nanoTime() + SHUTDOWN_WAIT_MILLIS * 1_000_000L;
         while (System.nanoTime() - deadline < 0) {
-            boolean others = inflight.values().stream().anyMatch(r -> r != except);
+            boolean others = inflightRequests().stream().anyMatch(r -> r != except);
             if (!others) {
                 return;
             }
@@ -617,7 +672,7 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     private void finishShutdown(@Nullable BridgeRequest except) {
-        for (BridgeRequest pending : List.copyOf(inflight.values())) {
+        for (BridgeRequest pending : inflightRequests()) {
             if (!pending.method().equals(Methods.SHUTDOWN)) {
                 pending.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge shut down before this request finished."));
             }

@@ -22,6 +22,7 @@ public final class BridgeRequest {
     private final @Nullable Consumer<ObjectNode> local;
     private final AtomicBoolean answered = new AtomicBoolean();
     private volatile @Nullable Runnable canceller;
+    private volatile boolean finished; // its answer is queued (BridgeEngine.finished)
 
     BridgeRequest(BridgeEngine engine, long sequence, @Nullable JsonNode id, JsonNode requestId, String method, Params params,
             @Nullable Consumer<ObjectNode> local) {
@@ -66,6 +67,14 @@ public final class BridgeRequest {
 
     public boolean isAnswered() {
         return answered.get();
+    }
+
+    void markFinished() {
+        finished = true;
+    }
+
+    boolean isFinished() {
+        return finished;
     }
 
     /** Sends the result (after every message this request caused). Returns false when already answered. */

@@ -32,4 +32,16 @@ public interface MessageSink {
     default boolean takesWithoutBlocking(String line) {
         return false;
     }
+
+    /**
+     * Whether {@link #send} would only buffer {@code line}: return without writing anything to the peer, so without
+     * blocking however slowly the peer reads. While more input is already there, the thread reading input delivers its
+     * own messages this way and leaves the flush for when its input runs dry (as a single-threaded server would); a line
+     * this refuses goes to the writer thread. Asked only of a sink that {@linkplain #allowsCallerDelivery allows caller
+     * delivery}, by the only thread using the sink at that moment (the input thread, holding the engine's outbound lock
+     * while nobody delivers; it then calls {@link #send} under that lock, so it must not block). Default {@code false}.
+     */
+    default boolean buffers(String line) {
+        return false;
+    }
 }

@@ -22,8 +22,8 @@ public final class Params {
 
     private final ObjectNode node;
     private final String prefix;
-    private final Set<String> read = new LinkedHashSet<>();
-    private final List<Params> children = new ArrayList<>();
+    private @Nullable Set<String> read; // made at the first read: most requests (ping) read nothing
+    private @Nullable List<Params> children;
 
     private Params(ObjectNode node, String prefix) {
         this.node = node;
@@ -52,22 +52,29 @@ public final class Params {
         return prefix + name;
     }
 
-    public boolean has(String name) {
+    private void markRead(String name) {
+        if (read == null) {
+            read = new LinkedHashSet<>();
+        }
         read.add(name);
+    }
+
+    public boolean has(String name) {
+        markRead(name);
         JsonNode value = node.get(name);
         return value != null && !value.isNull();
     }
 
     /** The raw value, or {@code null} when absent or JSON null. */
     public @Nullable JsonNode get(String name) {
-        read.add(name);
+        markRead(name);
         JsonNode value = node.get(name);
         return value == null || value.isNull() ? null : value;
     }
 
     /** Whether the key is present at all, even as {@code null} (for "a present key wins"). */
     public boolean containsKey(String name) {
-        read.add(name);
+        markRead(name);
         return node.has(name);
     }
 
@@ -207,6 +214,9 @@ public final class Params {
             throw mistyped(name, "an object");
         }
         Params params = new Params(child, path(name) + ".");
+        if (children == null) {
+            children = new ArrayList<>();
+        }
         children.add(params);
         return params;
     }
@@ -232,12 +242,14 @@ public final class Params {
         List<String> warnings = new ArrayList<>();
         for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
             String key = it.next();
-            if (!read.contains(key)) {
+            if (read == null || !read.contains(key)) {
                 warnings.add("Unknown parameter '" + path(key) + "' was ignored.");
             }
         }
-        for (Params child : children) {
-            warnings.addAll(child.unknownWarnings());
+        if (children != null) {
+            for (Params child : children) {
+                warnings.addAll(child.unknownWarnings());
+            }
         }
         return warnings;
     }

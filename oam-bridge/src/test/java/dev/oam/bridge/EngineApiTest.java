@@ -160,6 +160,38 @@ class EngineApiTest {
         }
     }
 
+    /**
+     * A request its handler did not answer is put in flight when the handler returns; a worker may have answered it
+     * already (here, deterministically, before the handler returns {@code pending}). It must not be left in flight
+     * then: the engine checks the worker's finished mark after registering it (else {@link BridgeEngine#awaitIdle}
+     * would wait forever and {@code shutdown} for its 2 s).
+     */
+    @Test
+    void aRequestAnsweredByAWorkerBeforeItsHandlerReturnsIsNotLeftInFlight() throws Exception {
+        BridgeExtension probe = new BridgeExtension() {
+            @Override
+            public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
+                registry.register("test/early", request -> {
+                    Thread worker = Thread.ofVirtual().start(() -> request.respond(Json.object().put("early", true)));
+                    try {
+                        worker.join();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException(e);
+                    }
+                    return Reply.pending();
+                });
+            }
+        };
+        try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.builder().extensions(() -> probe).build(), lines::add)) {
+            engine.receive("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/early\"}");
+            // Answered before receive returned, so idle at once (no waiting on the clock here).
+            assertThat(engine.awaitIdle(Duration.ZERO)).isTrue();
+            waitForLines(1);
+            assertThat(lines.get(0)).isEqualTo("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"early\":true}}");
+        }
+    }
+
     @Test
     void extensionsAddMethodsAndNotificationsAfterTheCoreOnes() throws Exception {
         BridgeExtension quests = new BridgeExtension() {

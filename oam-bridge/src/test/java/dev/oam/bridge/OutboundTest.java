@@ -24,6 +24,10 @@ class OutboundTest {
         final AtomicInteger inside = new AtomicInteger();
         volatile boolean overlapped;
         volatile boolean takes; // what takesWithoutBlocking answers
+        volatile boolean buffering; // what buffers answers
+        volatile int flushedAll = -1; // flushing with this many lines sent counts down allFlushed
+        final CountDownLatch allFlushed = new CountDownLatch(1);
+        final CountDownLatch flushed = new CountDownLatch(1); // any flush
         volatile Runnable whileAsked = () -> { }; // runs inside takesWithoutBlocking
         final AtomicInteger asked = new AtomicInteger(); // how often takesWithoutBlocking was called
         volatile Runnable whileSending = () -> { }; // runs inside send, once
@@ -60,8 +64,17 @@ class OutboundTest {
         }
 
         @Override
+        public boolean buffers(String line) {
+            return buffering;
+        }
+
+        @Override
         public synchronized void flush() {
             flushes.add(Thread.currentThread().getName() + " after " + lines.size());
+            flushed.countDown();
+            if (lines.size() == flushedAll) {
+                allFlushed.countDown();
+            }
         }
 
         synchronized List<String> flushes() {
@@ -270,6 +283,162 @@ class OutboundTest {
         awaitDelivered(outbound);
         assertThat(sink.lines()).containsExactly("{\"from\":\"reader\"}", "{\"from\":\"worker\"}");
         assertThat(sink.overlapped).isFalse();
+        outbound.close(1000);
+    }
+
+    @Test
+    void inAnInputBurstTheReaderBuffersItsAnswersWithoutFlushingAndFlushesThemItselfWhenTheBurstEnds() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        sink.buffering = true;
+        sink.takes = true; // what is held fits an empty pipe: the reader flushes it itself
+        Outbound outbound = new Outbound(sink);
+        List<List<String>> flushesInBurst = new ArrayList<>();
+        Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
+            outbound.readerThread();
+            outbound.readerAhead(true); // more input is there behind each of these lines
+            outbound.sendFromReader(Json.object().put("n", 1));
+            outbound.sendFromReader(Json.object().put("n", 2));
+            outbound.sendFromReader(Json.object().put("n", 3));
+            flushesInBurst.add(sink.flushes());
+            outbound.readerAhead(false); // about to wait for input
+        });
+        reader.join();
+        // Delivered by the reader into the sink's buffer, not flushed during the burst; one flush when it ended.
+        assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
+        assertThat(sink.threads()).containsOnly("oam-stdin");
+        assertThat(flushesInBurst.getFirst()).isEmpty();
+        assertThat(sink.flushes()).containsExactly("oam-stdin after 3");
+        outbound.close(1000);
+    }
+
+    @Test
+    void whenTheHeldOutputCannotBeFlushedWithoutBlockingTheWriterFlushesItOnceTheBurstEnds() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        sink.buffering = true; // takes stays false: the pipe is not known to be empty
+        Outbound outbound = new Outbound(sink);
+        List<List<String>> flushesInBurst = new ArrayList<>();
+        Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
+            outbound.readerThread();
+            outbound.readerAhead(true);
+            outbound.sendFromReader(Json.object().put("n", 1));
+            outbound.sendFromReader(Json.object().put("n", 2));
+            flushesInBurst.add(sink.flushes());
+            outbound.readerAhead(false);
+        });
+        reader.join();
+        assertThat(sink.flushed.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(flushesInBurst.getFirst()).isEmpty();
+        assertThat(sink.threads()).containsOnly("oam-stdin");
+        assertThat(sink.flushes()).containsExactly("oam-writer after 2");
+        outbound.close(1000);
+    }
+
+    @Test
+    void aBurstThatEndsInALastLineIsFlushedWithThatLinesAnswerInOneFlush() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        sink.buffering = true;
+        sink.takes = true;
+        Outbound outbound = new Outbound(sink);
+        Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
+            outbound.readerThread();
+            outbound.readerAhead(true);
+            outbound.sendFromReader(Json.object().put("n", 1));
+            outbound.sendFromReader(Json.object().put("n", 2));
+            outbound.readerDrained(true); // as the transport does: the last line there is, then the burst ends
+            outbound.readerAhead(false);
+            outbound.sendFromReader(Json.object().put("n", 3));
+            outbound.readerDrained(false);
+        });
+        reader.join();
+        assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
+        assertThat(sink.threads()).containsOnly("oam-stdin");
+        assertThat(sink.flushes()).containsExactly("oam-stdin after 3");
+        outbound.close(1000);
+    }
+
+    @Test
+    void aLineTheSinkCannotBufferInABurstGoesToTheWriterAndKeepsItsPlace() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        sink.buffering = true;
+        Outbound outbound = new Outbound(sink);
+        sink.flushedAll = 3;
+        Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
+            outbound.readerThread();
+            outbound.readerAhead(true);
+            outbound.sendFromReader(Json.object().put("n", 1));
+            sink.buffering = false; // the buffer is full: writing this one may block
+            outbound.sendFromReader(Json.object().put("n", 2));
+            sink.buffering = true;
+            outbound.sendFromReader(Json.object().put("n", 3)); // queued behind it or buffered after it: never before
+            outbound.readerAhead(false);
+        });
+        reader.join();
+        assertThat(sink.allFlushed.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
+        assertThat(sink.threads().get(0)).isEqualTo("oam-stdin");
+        assertThat(sink.threads().get(1)).isEqualTo("oam-writer");
+        outbound.close(1000);
+    }
+
+    @Test
+    void workersAndAReaderInBurstsKeepTheOrderEachLineArrivesOnceAndTheLastIsFlushed() throws Exception {
+        RecordingSink sink = new RecordingSink(true);
+        sink.buffering = true;
+        Outbound outbound = new Outbound(sink);
+        int workers = 3;
+        int each = 400;
+        int fromReader = 1200;
+        sink.flushedAll = workers * each + fromReader;
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 1; p <= workers; p++) {
+            int producer = p;
+            Runnable work = () -> {
+                for (int i = 0; i < each; i++) {
+                    if (producer == 1) {
+                        outbound.send(Json.object().put("p", producer).put("i", i));
+                    } else {
+                        outbound.sendFromWorker(Json.object().put("p", producer).put("i", i));
+                    }
+                }
+            };
+            threads.add(producer == 1 ? Thread.ofPlatform().start(work) : Thread.ofVirtual().start(work));
+        }
+        threads.add(Thread.ofPlatform().name("oam-stdin").start(() -> {
+            outbound.readerThread();
+            for (int i = 0; i < fromReader; i++) {
+                // Bursts of 7 lines, the last of each handled as the last line there is.
+                boolean last = i % 7 == 6;
+                if (i % 7 == 0) {
+                    outbound.readerAhead(true);
+                }
+                if (last) {
+                    outbound.readerDrained(true);
+                    outbound.readerAhead(false);
+                }
+                sink.takes = i % 3 == 0;
+                sink.buffering = i % 5 != 0;
+                outbound.sendFromReader(Json.object().put("p", 0).put("i", i));
+                if (last) {
+                    outbound.readerDrained(false);
+                }
+            }
+            outbound.readerAhead(false);
+        }));
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        // Nothing is held once the reader is out of its burst: the last line is flushed without an after-action.
+        assertThat(sink.allFlushed.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(sink.overlapped).as("two threads inside the sink at once").isFalse();
+        List<String> lines = sink.lines();
+        assertThat(lines).hasSize(workers * each + fromReader).doesNotHaveDuplicates();
+        Map<Integer, Integer> next = new HashMap<>();
+        for (String line : lines) {
+            var node = Json.parse(line);
+            int producer = node.get("p").asInt();
+            assertThat(node.get("i").asInt()).as("producer %d in order", producer).isEqualTo(next.getOrDefault(producer, 0));
+            next.put(producer, node.get("i").asInt() + 1);
+        }
         outbound.close(1000);
     }
 

@@ -9,7 +9,6 @@ import dev.oam.core.model.ModelBackends;
 import dev.oam.core.model.ModelSpec;
 import dev.oam.core.os.NativeAbort;
 import dev.oam.core.os.Posix;
-import java.io.BufferedOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
@@ -77,7 +76,7 @@ final class StdioCommand implements Callable<Integer> {
         noNativeBacktraces();
         // A native abort (llama.cpp) then says so on stderr and leaves the JVM's crash report (docs/RELIABILITY.md).
         String abort = NativeAbort.install("oam stdio");
-        return serve(in, new BufferedOutputStream(guard.protocolOut(), StdioTransport.SINK_BUFFER), guard.protocolFd(),
+        return serve(in, guard.protocolOut(), guard.protocolFd(),
                 guard.description() + "; " + abort);
     }
 

@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Newline-delimited JSON over a byte stream pair. Lines are handed to the engine as raw bytes (so
@@ -27,22 +28,21 @@ public final class StdioTransport {
 
     private StdioTransport() {}
 
-    /** A sink that writes each message and a newline; flushed when the writer runs dry. */
+    /** A sink that writes each message and a newline into its buffer; flushed when the engine runs dry. */
     public static MessageSink sink(OutputStream out) {
         return new Sink(out, -1);
     }
 
     /**
-     * Like {@link #sink(OutputStream)}, where {@code out} writes to descriptor {@code fd} (unbuffered; this sink is
-     * the only buffer in between, of at most {@link #SINK_BUFFER} bytes). When {@code fd} is a pipe, the sink can tell
-     * a line that fits without blocking ({@link MessageSink#takesWithoutBlocking}), so the input thread writes its own
-     * answers.
+     * Like {@link #sink(OutputStream)}, where {@code out} writes to descriptor {@code fd} unbuffered (this sink's buffer
+     * of {@link #SINK_BUFFER} bytes is the only one in between). When {@code fd} is a pipe, the sink can tell a line
+     * that fits without blocking ({@link MessageSink#takesWithoutBlocking}), so the input thread writes its own answers.
      */
     public static MessageSink sink(OutputStream out, int fd) {
         return new Sink(out, isPipe(fd) && Posix.isAvailable() ? fd : -1);
     }
 
-    /** The buffer {@code oam stdio} puts between the sink and descriptor. */
+    /** The sink's buffer: lines are written to the descriptor when it is full or flushed. */
     static final int SINK_BUFFER = 64 * 1024;
 
     /**
@@ -64,33 +64,64 @@ public final class StdioTransport {
     /** Called by one thread at a time (the engine's delivering thread), so its fields need no lock. */
     private static final class Sink implements MessageSink {
         private final OutputStream out;
+        private final byte[] buffer = new byte[SINK_BUFFER];
+        private int count; // bytes in the buffer
         private int fd; // a pipe we can ask how much is unread, or -1
-        private long buffered; // bytes sent since the last flush
+        private long sinceFlush; // bytes sent since the last flush (in the buffer or written through)
         private boolean pipeEmpty; // the pipe was empty when last asked, and nothing was written to it since
+        private @Nullable String encodedLine; // the line buffers() encoded last, and its bytes, for send()
+        private byte @Nullable [] encoded;
 
         Sink(OutputStream out, int fd) {
             this.out = out;
             this.fd = fd;
         }
 
+        private byte[] encode(String line) {
+            if (line == encodedLine && encoded != null) {
+                return encoded;
+            }
+            byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
+            encodedLine = line;
+            encoded = bytes;
+            return bytes;
+        }
+
         @Override
         public void send(String line) throws IOException {
-            byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
-            out.write(bytes);
-            out.write('\n');
-            buffered += bytes.length + 1;
-            if (buffered > SINK_BUFFER) {
-                pipeEmpty = false; // the buffer wrote through
+            byte[] bytes = encode(line);
+            encodedLine = null;
+            encoded = null;
+            int length = bytes.length + 1;
+            if (count + length > buffer.length) {
+                writeBuffer();
+            }
+            if (length > buffer.length) {
+                out.write(bytes);
+                out.write('\n');
+                pipeEmpty = false;
+            } else {
+                System.arraycopy(bytes, 0, buffer, count, bytes.length);
+                count += bytes.length;
+                buffer[count++] = '\n';
+            }
+            sinceFlush += length;
+        }
+
+        private void writeBuffer() throws IOException {
+            if (count > 0) {
+                pipeEmpty = false;
+                int n = count;
+                count = 0;
+                out.write(buffer, 0, n);
             }
         }
 
         @Override
         public void flush() throws IOException {
+            writeBuffer();
             out.flush();
-            if (buffered > 0) {
-                pipeEmpty = false;
-            }
-            buffered = 0;
+            sinceFlush = 0;
         }
 
         @Override
@@ -99,9 +130,18 @@ public final class StdioTransport {
         }
 
         @Override
+        public boolean buffers(String line) {
+            // At most 3 UTF-8 bytes per char: most lines are decided without encoding them.
+            if (count + 3L * line.length() + 1 <= buffer.length) {
+                return true;
+            }
+            return count + encode(line).length + 1 <= buffer.length;
+        }
+
+        @Override
         public boolean takesWithoutBlocking(String line) {
             // An upper bound of the UTF-8 size, without encoding: at most 3 bytes per char, and the newline.
-            if (fd < 0 || buffered + 3L * line.length() + 1 > SURE_ROOM) {
+            if (fd < 0 || sinceFlush + 3L * line.length() + 1 > SURE_ROOM) {
                 if (DebugCounters.ENABLED) {
                     DebugCounters.count(fd < 0 ? "stdout.refused.notAPipe" : "stdout.refused.tooLong");
                 }
@@ -151,9 +191,26 @@ public final class StdioTransport {
         }
     }
 
-    /** Reads lines until end of input, handing each to the engine in order. */
+    /**
+     * Reads lines until end of input, handing each to the engine in order. It tells the engine which lines have more
+     * input behind them (an input burst: their answers are buffered, not flushed) and which is the last there is (its
+     * answer may be written by this thread at once, and what the burst held goes out with it); before a read that may
+     * wait, the burst has ended, so nothing is held while this thread waits for input.
+     */
     public static void pump(InputStream in, BridgeEngine engine) throws IOException {
         TransportAccess.startReading(engine);
+        boolean[] ahead = {false}; // as told to the engine: the line being handled has more input behind it
+        try {
+            pumpLines(in, engine, ahead);
+        } finally {
+            if (ahead[0]) { // a failure in a burst: nothing may stay held
+                TransportAccess.inputAhead(engine, false);
+            }
+        }
+    }
+
+    /** {@link #pump}'s loop; {@code ahead[0]} is what the engine was last told about the line it handles. */
+    private static void pumpLines(InputStream in, BridgeEngine engine, boolean[] ahead) throws IOException {
         byte[] buffer = new byte[64 * 1024];
         int start = 0;
         int end = 0;
@@ -175,8 +232,18 @@ public final class StdioTransport {
                     scan = 0;
                 }
             }
+            if (ahead[0] && available(in) <= 0) {
+                // Only part of a line is left and nothing more is readable: the read below may wait, so the burst is
+                // over and the answers it held go out now.
+                ahead[0] = false;
+                TransportAccess.inputAhead(engine, false);
+            }
             int read = in.read(buffer, end, buffer.length - end);
             if (read < 0) {
+                if (ahead[0]) {
+                    ahead[0] = false;
+                    TransportAccess.inputAhead(engine, false);
+                }
                 if (discarding) {
                     TransportAccess.rejectLine(engine, tooLong());
                 } else if (end > start) {
@@ -188,10 +255,15 @@ public final class StdioTransport {
             for (int i = scan; i < end; i++) {
                 if (buffer[i] == '\n') {
                     // The last line there is (nothing after it, nothing more to read): the input thread may write its
-                    // answer itself, as it would wait for input next. With more input there, the writer batches.
+                    // answer itself, as it would wait for input next. With more input there, answers are buffered and
+                    // flushed when the input runs dry (one write for the burst, as the echo server does).
                     boolean drained = i + 1 == end && available(in) == 0;
                     if (drained) {
                         TransportAccess.inputDrained(engine, true);
+                    }
+                    if (ahead[0] == drained) {
+                        ahead[0] = !drained;
+                        TransportAccess.inputAhead(engine, !drained);
                     }
                     try {
                         if (discarding) {

@@ -19,6 +19,8 @@ public final class TransportAccess {
         default void startReading(BridgeEngine engine) {}
 
         default void inputDrained(BridgeEngine engine, boolean drained) {}
+
+        default void inputAhead(BridgeEngine engine, boolean ahead) {}
     }
 
     private static volatile @Nullable Engine installed;
@@ -57,6 +59,17 @@ public final class TransportAccess {
      */
     public static void inputDrained(BridgeEngine engine, boolean drained) {
         access().inputDrained(engine, drained);
+    }
+
+    /**
+     * Called by the input thread: {@code true} when it starts handling a line with more input already buffered or
+     * readable behind it (an input burst), {@code false} when that ends: before it handles the last line there is, and
+     * before any read that may wait. In a burst the engine buffers answers without flushing them (one write for many,
+     * as a single-threaded server does); when the burst ends it flushes them at once (after the last line, with its
+     * answer), so an answer never waits for input that was not there yet. Call it only when the state changes.
+     */
+    public static void inputAhead(BridgeEngine engine, boolean ahead) {
+        access().inputAhead(engine, ahead);
     }
 
     private static Engine access() {
