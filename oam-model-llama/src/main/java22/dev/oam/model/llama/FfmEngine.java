@@ -63,6 +63,12 @@ import org.jspecify.annotations.Nullable;
  */
 final class FfmEngine implements SlotEngine, AutoCloseable {
     static final int CHUNK = 64;
+    /**
+     * With streams, a lane's prompt chunk stays below the 64 query rows at which llama.cpp's CPU attention takes its
+     * tiled path, which sums otherwise than the path of fewer rows: a prompt's cells then hold the same numbers
+     * however it was cut.
+     */
+    static final int STREAM_CHUNK = 63;
     static final int PREFILL_BUDGET = 128;
     /** What one decode should take at most, so a request arriving (or a lane freed by a cancel) waits little. */
     static final double DECODE_TARGET_MS = 100;
@@ -105,8 +111,22 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      * the lanes' rows are computed in one product.
      */
     private static final boolean STREAMS = !"false".equals(System.getProperty("oam.llama.streams"));
-    /** Tests only: receives a copy of every request's first logits row (set by reflection; null otherwise). */
+    /**
+     * Whether ggml may keep quantised weights in its repacked layouts ({@code -Doam.llama.repack=true}, for comparison
+     * only; on the vendored library with streams they stay off). Their kernels compute groups of four rows otherwise
+     * than a row alone, so a lane's numbers would depend on how many lanes decode with it. For the same reason
+     * {@link LlamaNative} turns off that library's tiled K-quant product (taken from 8 rows up). Without both, a
+     * quantised product of several rows is each row's own dot products: Gemma 3 270M's greedy answers are the same
+     * alone and 8 together, and a prompt's first logits the same read whole or cut (FfmGemmaTest).
+     */
+    private static final boolean REPACK = "true".equals(System.getProperty("oam.llama.repack"));
+
+    /** Streams for this library ({@link #STREAMS} on the vendored API). */
+    private static boolean streams(LlamaNative api) {
+        return STREAMS && api.api == LlamaNative.Api.VENDORED;
+    }    /** Tests only: receives a copy of every request's first logits row (set by reflection; null otherwise). */
     static volatile @Nullable Consumer<float[]> firstLogitsProbe;
+
     static final long CANCEL_ANSWER_MS = 50;
     private static final int TOKEN_CACHE_ENTRIES = 512;
     private static final int TOKEN_CACHE_MAX_CHARS = 16 * 1024;
@@ -197,8 +217,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             }
         }
         this.slots = new SlotTable(settings.slots());
+        this.streams = streams(api);
         this.pad = PAD && file.floatMatrices();
-        this.streams = STREAMS && api.api == LlamaNative.Api.VENDORED;
         this.logits = new float[nVocab];
         this.mask = new long[(nVocab + 63) >>> 6];
         this.batch = arena.allocate(LlamaNative.BATCH);
@@ -277,7 +297,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         long start = System.nanoTime();
         MemorySegment model;
         try (Arena local = Arena.ofConfined()) {
-            MemorySegment params = api.modelParams(local, settings.gpuLayers());
+            MemorySegment params = api.modelParams(local, settings.gpuLayers(), !streams(api) || REPACK);
             model = (MemorySegment) api.modelLoadFromFile.invokeExact(
                     local.allocateFrom(file.path().toAbsolutePath().toString()), params);
         } catch (Throwable e) {
@@ -579,7 +599,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             Generation g = active.get((cursor + k) % count);
             int remaining = g.size - g.nPast;
             if (remaining > 1) {
-                int take = Math.min(Math.min(remaining, CHUNK), budget);
+                int take = Math.min(Math.min(remaining, streams ? STREAM_CHUNK : CHUNK), budget);
                 plan.add(new Chunk(g, take));
                 budget -= take;
             }
@@ -601,7 +621,11 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             previousLane = chunk.g.lease.id();
         }
         if (pad && (n == 1 || outputs(n) == 1) && (settings.slots() > 1 || endsPrompt)) {
-            n = pad(n);
+            n = pad(n, true);
+        } else if (streams && n == 1) {
+            // llama.cpp's CPU attention splits a lone row's keys between the threads once a stream holds 512 cells, and
+            // adds the parts up otherwise than one pass over them: a second row (no output) keeps one pass.
+            n = pad(n, false);
         }
         long decodeStart = System.nanoTime();
         int rc = decode(n);
@@ -726,7 +750,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      * a sequence of its own could land in a micro-batch of its own); the lane's rows before it do not see it.
      * Returns the new row count.
      */
-    private int pad(int n) {
+    private int pad(int n, boolean output) {
         int host = n - 1; // with streams: the output row's lane (an output ends its lane's rows), else the last row's
         for (int row = 0; row < n; row++) {
             if (batchLogits.get(JAVA_BYTE, row) != 0) {
@@ -738,7 +762,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         batchTokens.setAtIndex(JAVA_INT, n, batchTokens.getAtIndex(JAVA_INT, 0));
         batchPositions.setAtIndex(JAVA_INT, n, pos);
         batchSeqIds.setAtIndex(JAVA_INT, n, lane);
-        batchLogits.set(JAVA_BYTE, n, (byte) 1);
+        batchLogits.set(JAVA_BYTE, n, (byte) (output ? 1 : 0));
         rowOwner[n] = null;
         extraLane[extras] = lane;
         extraPos[extras++] = streams ? pos : -1;
@@ -836,6 +860,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             if (probe != null && g.sampled == 0) {
                 probe.accept(logits.clone());
             }
+
         } catch (Throwable e) {
             finish(g, new Failed(e));
             return;

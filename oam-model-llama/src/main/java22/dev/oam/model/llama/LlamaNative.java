@@ -250,6 +250,7 @@ final class LlamaNative {
             if (configured != null) {
                 try {
                     NativeLibrary.noBacktraces();
+                    sameKernelsForAnyRowCount();
                     instance = open(configured, Api.VENDORED);
                     return instance;
                 } catch (RuntimeException | LinkageError e) {
@@ -266,6 +267,25 @@ final class LlamaNative {
                 failure = "llama.cpp through FFM is not available: " + e.getMessage();
                 throw new UnsupportedOperationException(failure, e);
             }
+        }
+    }
+
+    /** ggml's switch for its tiled K-quant product; read once, at the first product. */
+    static final String TILED_VARIABLE = "GGML_CPU_TILED_MM";
+
+    /**
+     * Before the vendored library computes anything: {@value #TILED_VARIABLE}=0, unless the host set it. ggml takes
+     * its tiled K-quant product for 8 rows or more and its dot products below, which round differently, so a lane's
+     * numbers would depend on how many lanes decode with it and a prompt's on how it was cut.
+     */
+    private static void sameKernelsForAnyRowCount() {
+        if (!dev.oam.core.os.Posix.isAvailable()) {
+            return;
+        }
+        try {
+            dev.oam.core.os.Posix.setenv(TILED_VARIABLE, "0", false);
+        } catch (IOException e) {
+            Log.warning("cannot set " + TILED_VARIABLE + ": " + e.getMessage());
         }
     }
 
@@ -440,10 +460,17 @@ final class LlamaNative {
         }
     }
 
-    /** Model parameters for {@code gpuLayers} (always explicit: macOS builds default to 999, the vendored one to -1). */
-    MemorySegment modelParams(Arena arena, int gpuLayers) throws Throwable {
+    /**
+     * Model parameters for {@code gpuLayers} (always explicit: macOS builds default to 999, the vendored one to -1).
+     * {@code repack}: whether ggml may keep weights in its repacked layouts ({@code use_extra_bufts}; vendored only,
+     * b4916's default stays).
+     */
+    MemorySegment modelParams(Arena arena, int gpuLayers, boolean repack) throws Throwable {
         MemorySegment params = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
         params.set(JAVA_INT, api == Api.B4916 ? 8 : 16, gpuLayers);
+        if (api == Api.VENDORED) {
+            params.set(JAVA_BYTE, 74, (byte) (repack ? 1 : 0)); // use_extra_bufts
+        }
         return params;
     }
 
