@@ -328,11 +328,7 @@ final class LlamaNative {
             }
         }
         LlamaNative bindings = new LlamaNative(lookup, api, library);
-        if (api == Api.B4916) {
-            bindings.checkDefaults();
-        } else {
-            bindings.checkVendoredDefaults();
-        }
+        bindings.checkDefaults();
         try {
             bindings.backendInit.invokeExact();
             MethodHandle forward = MethodHandles.lookup().findStatic(LlamaNative.class, "log",
@@ -394,25 +390,10 @@ final class LlamaNative {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment model = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
             MemorySegment context = (MemorySegment) contextDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-            List<String> wrong = new ArrayList<>();
-            expect(wrong, "model.split_mode", model.get(JAVA_INT, 12), 1);
-            expect(wrong, "model.use_mmap", model.get(JAVA_BYTE, 57), 1);
-            expect(wrong, "model.vocab_only", model.get(JAVA_BYTE, 56), 0);
-            expect(wrong, "context.n_ctx", context.get(JAVA_INT, 0), 512);
-            expect(wrong, "context.n_batch", context.get(JAVA_INT, 4), 2048);
-            expect(wrong, "context.n_ubatch", context.get(JAVA_INT, 8), 512);
-            expect(wrong, "context.n_seq_max", context.get(JAVA_INT, 12), 1);
-            expect(wrong, "context.rope_scaling_type", context.get(JAVA_INT, 24), -1);
-            expect(wrong, "context.yarn_ext_factor", Math.round(context.get(JAVA_FLOAT, 44)), -1);
-            expect(wrong, "context.yarn_beta_fast", Math.round(context.get(JAVA_FLOAT, 52)), 32);
-            expect(wrong, "context.defrag_thold", Math.round(context.get(JAVA_FLOAT, 64)), -1);
-            expect(wrong, "context.type_k", context.get(JAVA_INT, 88), 1);
-            expect(wrong, "context.type_v", context.get(JAVA_INT, 92), 1);
-            expect(wrong, "context.offload_kqv", context.get(JAVA_BYTE, 98), 1);
-            expect(wrong, "context.no_perf", context.get(JAVA_BYTE, 100), 1);
-            expect(wrong, "context.abort_callback", (int) context.get(JAVA_LONG, 104), 0);
+            List<String> wrong = api == Api.B4916 ? b4916Mismatches(model, context) : vendoredMismatches(model, context);
             if (!wrong.isEmpty()) {
-                throw new UnsupportedOperationException("default parameters differ from b4916's: " + String.join(", ", wrong));
+                throw new UnsupportedOperationException("default parameters differ from " + (api == Api.B4916 ? "b4916's"
+                        : "llama-cpp-python " + VENDORED_SOURCE + "'s llama.cpp") + ": " + String.join(", ", wrong));
             }
         } catch (RuntimeException e) {
             throw e;
@@ -421,43 +402,53 @@ final class LlamaNative {
         }
     }
 
-    /** The same guard for the vendored layouts (defaults from its {@code llama_*_default_params}). */
-    private void checkVendoredDefaults() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment model = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-            MemorySegment context = (MemorySegment) contextDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-            List<String> wrong = new ArrayList<>();
-            expect(wrong, "model.n_gpu_layers", model.get(JAVA_INT, 16), -1);
-            expect(wrong, "model.split_mode", model.get(JAVA_INT, 20), 1);
-            expect(wrong, "model.vocab_only", model.get(JAVA_BYTE, 72), 0);
-            expect(wrong, "model.use_extra_bufts", model.get(JAVA_BYTE, 74), 1);
-            expect(wrong, "model.load_mtp", model.get(JAVA_BYTE, 77), 0);
-            expect(wrong, "context.n_ctx", context.get(JAVA_INT, 0), 512);
-            expect(wrong, "context.n_batch", context.get(JAVA_INT, 4), 2048);
-            expect(wrong, "context.n_ubatch", context.get(JAVA_INT, 8), 512);
-            expect(wrong, "context.n_seq_max", context.get(JAVA_INT, 12), 1);
-            expect(wrong, "context.n_outputs_max_per_seq", context.get(JAVA_INT, 24), 1);
-            expect(wrong, "context.rope_scaling_type", context.get(JAVA_INT, 40), -1);
-            expect(wrong, "context.flash_attn_type", context.get(JAVA_INT, 52), -1);
-            expect(wrong, "context.yarn_ext_factor", Math.round(context.get(JAVA_FLOAT, 64)), -1);
-            expect(wrong, "context.defrag_thold", Math.round(context.get(JAVA_FLOAT, 84)), -1);
-            expect(wrong, "context.type_k", context.get(JAVA_INT, 104), 1);
-            expect(wrong, "context.type_v", context.get(JAVA_INT, 108), 1);
-            expect(wrong, "context.abort_callback", (int) context.get(JAVA_LONG, 112), 0);
-            expect(wrong, "context.offload_kqv", context.get(JAVA_BYTE, 129), 1);
-            expect(wrong, "context.no_perf", context.get(JAVA_BYTE, 130), 1);
-            expect(wrong, "context.swa_full", context.get(JAVA_BYTE, 132), 1);
-            expect(wrong, "context.kv_unified", context.get(JAVA_BYTE, 133), 0);
-            expect(wrong, "context.ctx_other", (int) context.get(JAVA_LONG, 152), 0);
-            if (!wrong.isEmpty()) {
-                throw new UnsupportedOperationException("default parameters differ from llama-cpp-python " + VENDORED_SOURCE
-                        + "'s llama.cpp: " + String.join(", ", wrong));
-            }
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable e) {
-            throw new IllegalStateException("reading llama.cpp's default parameters failed: " + e, e);
-        }
+    private static List<String> b4916Mismatches(MemorySegment model, MemorySegment context) {
+        List<String> wrong = new ArrayList<>();
+        expect(wrong, "model.split_mode", model.get(JAVA_INT, 12), 1);
+        expect(wrong, "model.use_mmap", model.get(JAVA_BYTE, 57), 1);
+        expect(wrong, "model.vocab_only", model.get(JAVA_BYTE, 56), 0);
+        expect(wrong, "context.n_ctx", context.get(JAVA_INT, 0), 512);
+        expect(wrong, "context.n_batch", context.get(JAVA_INT, 4), 2048);
+        expect(wrong, "context.n_ubatch", context.get(JAVA_INT, 8), 512);
+        expect(wrong, "context.n_seq_max", context.get(JAVA_INT, 12), 1);
+        expect(wrong, "context.rope_scaling_type", context.get(JAVA_INT, 24), -1);
+        expect(wrong, "context.yarn_ext_factor", Math.round(context.get(JAVA_FLOAT, 44)), -1);
+        expect(wrong, "context.yarn_beta_fast", Math.round(context.get(JAVA_FLOAT, 52)), 32);
+        expect(wrong, "context.defrag_thold", Math.round(context.get(JAVA_FLOAT, 64)), -1);
+        expect(wrong, "context.type_k", context.get(JAVA_INT, 88), 1);
+        expect(wrong, "context.type_v", context.get(JAVA_INT, 92), 1);
+        expect(wrong, "context.offload_kqv", context.get(JAVA_BYTE, 98), 1);
+        expect(wrong, "context.no_perf", context.get(JAVA_BYTE, 100), 1);
+        expect(wrong, "context.abort_callback", (int) context.get(JAVA_LONG, 104), 0);
+        return wrong;
+    }
+
+    /** Defaults from the vendored tree's {@code llama_*_default_params}. */
+    private static List<String> vendoredMismatches(MemorySegment model, MemorySegment context) {
+        List<String> wrong = new ArrayList<>();
+        expect(wrong, "model.n_gpu_layers", model.get(JAVA_INT, 16), -1);
+        expect(wrong, "model.split_mode", model.get(JAVA_INT, 20), 1);
+        expect(wrong, "model.vocab_only", model.get(JAVA_BYTE, 72), 0);
+        expect(wrong, "model.use_extra_bufts", model.get(JAVA_BYTE, 74), 1);
+        expect(wrong, "model.load_mtp", model.get(JAVA_BYTE, 77), 0);
+        expect(wrong, "context.n_ctx", context.get(JAVA_INT, 0), 512);
+        expect(wrong, "context.n_batch", context.get(JAVA_INT, 4), 2048);
+        expect(wrong, "context.n_ubatch", context.get(JAVA_INT, 8), 512);
+        expect(wrong, "context.n_seq_max", context.get(JAVA_INT, 12), 1);
+        expect(wrong, "context.n_outputs_max_per_seq", context.get(JAVA_INT, 24), 1);
+        expect(wrong, "context.rope_scaling_type", context.get(JAVA_INT, 40), -1);
+        expect(wrong, "context.flash_attn_type", context.get(JAVA_INT, 52), -1);
+        expect(wrong, "context.yarn_ext_factor", Math.round(context.get(JAVA_FLOAT, 64)), -1);
+        expect(wrong, "context.defrag_thold", Math.round(context.get(JAVA_FLOAT, 84)), -1);
+        expect(wrong, "context.type_k", context.get(JAVA_INT, 104), 1);
+        expect(wrong, "context.type_v", context.get(JAVA_INT, 108), 1);
+        expect(wrong, "context.abort_callback", (int) context.get(JAVA_LONG, 112), 0);
+        expect(wrong, "context.offload_kqv", context.get(JAVA_BYTE, 129), 1);
+        expect(wrong, "context.no_perf", context.get(JAVA_BYTE, 130), 1);
+        expect(wrong, "context.swa_full", context.get(JAVA_BYTE, 132), 1);
+        expect(wrong, "context.kv_unified", context.get(JAVA_BYTE, 133), 0);
+        expect(wrong, "context.ctx_other", (int) context.get(JAVA_LONG, 152), 0);
+        return wrong;
     }
 
     /**
