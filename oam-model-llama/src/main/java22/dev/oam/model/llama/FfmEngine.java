@@ -63,6 +63,12 @@ import org.jspecify.annotations.Nullable;
  */
 final class FfmEngine implements SlotEngine, AutoCloseable {
     static final int CHUNK = 64;
+    /**
+     * With streams, a lane's prompt chunk stays below the 64 query rows at which llama.cpp's CPU attention takes its
+     * tiled path, which sums otherwise than the path of fewer rows: a prompt's cells then hold the same numbers
+     * however it was cut.
+     */
+    static final int STREAM_CHUNK = 63;
     static final int PREFILL_BUDGET = 128;
     /** What one decode should take at most, so a request arriving (or a lane freed by a cancel) waits little. */
     static final double DECODE_TARGET_MS = 100;
@@ -96,8 +102,31 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      * with one lane, one row once per request.
      */
     static final boolean PAD = !"false".equals(System.getProperty("oam.llama.pad"));
-    /** Tests only: receives a copy of every request's first logits row (set by reflection; null otherwise). */
+    /**
+     * Whether a library with the vendored API ({@link LlamaNative.Api#VENDORED}) gives each lane its own KV stream
+     * ({@code -Doam.llama.streams=false} shares one, for comparison only). With streams a lane's cells and the
+     * attention over them are its own whatever the other lanes hold, so a greedy answer does not depend on them.
+     * llama.cpp then cuts a batch into micro-batches of lanes with consecutive ids and as many rows each: the batch
+     * is ordered by lane and a lane between two lanes in the batch gets a gap row (removed after the decode), so
+     * the lanes' rows are computed in one product.
+     */
+    private static final boolean STREAMS = !"false".equals(System.getProperty("oam.llama.streams"));
+    /**
+     * Whether ggml may keep quantised weights in its repacked layouts ({@code -Doam.llama.repack=true}, for comparison
+     * only; on the vendored library with streams they stay off). Their kernels compute groups of four rows otherwise
+     * than a row alone, so a lane's numbers would depend on how many lanes decode with it. For the same reason
+     * {@link LlamaNative} turns off that library's tiled K-quant product (taken from 8 rows up). Without both, a
+     * quantised product of several rows is each row's own dot products: Gemma 3 270M's greedy answers are the same
+     * alone and 8 together, and a prompt's first logits the same read whole or cut (FfmGemmaTest).
+     */
+    private static final boolean REPACK = "true".equals(System.getProperty("oam.llama.repack"));
+
+    /** Streams for this library ({@link #STREAMS} on the vendored API). */
+    private static boolean streams(LlamaNative api) {
+        return STREAMS && api.api == LlamaNative.Api.VENDORED;
+    }    /** Tests only: receives a copy of every request's first logits row (set by reflection; null otherwise). */
     static volatile @Nullable Consumer<float[]> firstLogitsProbe;
+
     static final long CANCEL_ANSWER_MS = 50;
     private static final int TOKEN_CACHE_ENTRIES = 512;
     private static final int TOKEN_CACHE_MAX_CHARS = 16 * 1024;
@@ -133,6 +162,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     private volatile boolean closed;
     /** {@link #PAD} for a model with floating-point weight matrices ({@link LlamaEngine.ModelFile#floatMatrices}). */
     private final boolean pad;
+    /** A KV stream per lane (vendored API, {@link #STREAMS}): padding and gap rows go into the lanes themselves. */
+    private final boolean streams;
     private volatile @Nullable GrammarCompiler grammars;
 
     // decode thread only
@@ -153,6 +184,11 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     private final MemorySegment pieceBuffer;
     private final Generation[] rowOwner = new Generation[N_BATCH];
     private final int[] rowFed = new int[N_BATCH];
+    // decode thread: the lane and position of each row added only for the decode (padding, gaps), removed after it
+    private final int[] extraLane = new int[N_BATCH];
+    private final int[] extraPos = new int[N_BATCH];
+    private int extras;
+    private final List<Chunk> plan = new ArrayList<>();
     private boolean endsPrompt; // whether the batch being built holds a prompt's last token
 
     /** Makes the grammar compiler of a model, once, from its vocabulary and bindings. */
@@ -181,6 +217,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             }
         }
         this.slots = new SlotTable(settings.slots());
+        this.streams = streams(api);
         this.pad = PAD && file.floatMatrices();
         this.logits = new float[nVocab];
         this.mask = new long[(nVocab + 63) >>> 6];
@@ -260,8 +297,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         long start = System.nanoTime();
         MemorySegment model;
         try (Arena local = Arena.ofConfined()) {
-            MemorySegment params = (MemorySegment) api.modelDefaultParams.invokeExact((SegmentAllocator) local);
-            params.set(JAVA_INT, 8, settings.gpuLayers()); // always explicit: macOS builds default to 999
+            MemorySegment params = api.modelParams(local, settings.gpuLayers(), !streams(api) || REPACK);
             model = (MemorySegment) api.modelLoadFromFile.invokeExact(
                     local.allocateFrom(file.path().toAbsolutePath().toString()), params);
         } catch (Throwable e) {
@@ -291,15 +327,13 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     // decode thread
     private void createContext() throws IOException {
         try (Arena local = Arena.ofConfined()) {
-            MemorySegment params = (MemorySegment) api.contextDefaultParams.invokeExact((SegmentAllocator) local);
-            params.set(JAVA_INT, 0, LlamaEngine.kvCells(settings) + 1); // + the padding row's cell
-            params.set(JAVA_INT, 4, N_BATCH);
-            params.set(JAVA_INT, 8, N_BATCH);
-            params.set(JAVA_INT, 12, settings.slots() + 1); // the lanes and the padding sequence
-            params.set(JAVA_INT, 16, settings.threads());
-            params.set(JAVA_INT, 20, settings.threadsBatch());
-            params.set(JAVA_FLOAT, 64, 0.1f); // defrag threshold: lanes interleave, freed cells scatter
-            params.set(JAVA_BYTE, 99, (byte) (FLASH_ATTENTION ? 1 : 0)); // flash_attn
+            MemorySegment params = streams
+                    // a stream per lane, each with a cell more than a lane's context: the padding or gap row
+                    ? api.contextParams(local, settings.slots() * (settings.contextSize() + 1), N_BATCH, settings.slots(),
+                            settings.threads(), settings.threadsBatch(), FLASH_ATTENTION, true)
+                    // one cache: the lanes, a padding sequence (the last id) and its cell
+                    : api.contextParams(local, LlamaEngine.kvCells(settings) + 1, N_BATCH, settings.slots() + 1,
+                            settings.threads(), settings.threadsBatch(), FLASH_ATTENTION, false);
             MemorySegment created = (MemorySegment) api.initFromModel.invokeExact(model, params);
             if (created.equals(MemorySegment.NULL)) {
                 throw new IOException("llama_init_from_model returned NULL (out of memory?)");
@@ -549,37 +583,53 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         }
         int n = 0;
         endsPrompt = false;
+        plan.clear();
         // One token for each request that is generating (or at its prompt's last token)...
         for (Generation g : active) {
             if (g.size - g.nPast == 1) {
-                n = add(g, n, 1);
+                plan.add(new Chunk(g, 1));
             }
         }
-        // ...then prompt chunks, round-robin from a rotating start so no request waits behind a long prompt.
-        int budget = Math.min(prefillBudget(n, active.size() > 1), N_BATCH - 1 - n); // a row kept for the padding
+        // ...then prompt chunks, round-robin from a rotating start so no request waits behind a long prompt. Rows are
+        // kept for the padding and, with streams, for a gap row per lane.
+        int reserved = 1 + (streams ? settings.slots() - 1 : 0);
+        int budget = Math.min(prefillBudget(plan.size(), active.size() > 1), N_BATCH - reserved - plan.size());
         int count = active.size();
         for (int k = 0; k < count && budget > 0; k++) {
             Generation g = active.get((cursor + k) % count);
             int remaining = g.size - g.nPast;
             if (remaining > 1) {
-                int take = Math.min(Math.min(remaining, CHUNK), budget);
-                n = add(g, n, take);
+                int take = Math.min(Math.min(remaining, streams ? STREAM_CHUNK : CHUNK), budget);
+                plan.add(new Chunk(g, take));
                 budget -= take;
             }
         }
         cursor = count == 0 ? 0 : (cursor + 1) % count;
-        if (n == 0) {
+        if (plan.isEmpty()) {
             return false;
         }
-        boolean padded = pad && (n == 1 || outputs(n) == 1) && (settings.slots() > 1 || endsPrompt);
-        if (padded) {
-            n = pad(n);
+        if (streams) {
+            plan.sort(BY_LANE); // llama.cpp puts only lanes with consecutive ids into one micro-batch
+        }
+        extras = 0;
+        int previousLane = -1;
+        for (Chunk chunk : plan) {
+            if (streams && previousLane >= 0) {
+                n = fillGap(n, previousLane + 1, chunk.g.lease.id());
+            }
+            n = add(chunk.g, n, chunk.take);
+            previousLane = chunk.g.lease.id();
+        }
+        if (pad && (n == 1 || outputs(n) == 1) && (settings.slots() > 1 || endsPrompt)) {
+            n = pad(n, true);
+        } else if (streams && n == 1) {
+            // llama.cpp's CPU attention splits a lone row's keys between the threads once a stream holds 512 cells, and
+            // adds the parts up otherwise than one pass over them: a second row (no output) keeps one pass.
+            n = pad(n, false);
         }
         long decodeStart = System.nanoTime();
         int rc = decode(n);
-        if (padded) {
-            removePadding();
-        }
+        removeExtraRows();
         if (rc == 0) {
             measured(n, (System.nanoTime() - decodeStart) / 1e6);
         }
@@ -636,6 +686,34 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         }
     }
 
+    /** Part of a decode's plan: {@code take} of {@code g}'s pending tokens. */
+    private record Chunk(Generation g, int take) {}
+
+    private static final java.util.Comparator<Chunk> BY_LANE = java.util.Comparator.comparingInt(c -> c.g.lease.id());
+
+    /**
+     * With streams: a row for each lane in [{@code from}, {@code to}) (lanes not in this decode), at the lane's next
+     * position, without logits, so the lanes around it share one micro-batch. A lane whose stream is full gets none
+     * (the batch is then cut there). Returns the next free row.
+     */
+    private int fillGap(int n, int from, int to) {
+        for (int lane = from; lane < to; lane++) {
+            int pos = api.seqPosMax(context, lane) + 1;
+            if (pos > settings.contextSize()) {
+                continue;
+            }
+            batchTokens.setAtIndex(JAVA_INT, n, batchTokens.getAtIndex(JAVA_INT, 0));
+            batchPositions.setAtIndex(JAVA_INT, n, pos);
+            batchSeqIds.setAtIndex(JAVA_INT, n, lane);
+            batchLogits.set(JAVA_BYTE, n, (byte) 0);
+            rowOwner[n] = null;
+            extraLane[extras] = lane;
+            extraPos[extras++] = pos;
+            n++;
+        }
+        return n;
+    }
+
     /** Puts {@code take} of {@code g}'s pending tokens at row {@code n}; returns the next free row. */
     private int add(Generation g, int n, int take) {
         for (int i = 0; i < take; i++) {
@@ -665,31 +743,41 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     }
 
     /**
-     * Adds the padding row at row {@code n}: row 0's token at position 0 of the padding sequence (the last id, no lane's),
-     * with logits, so the batch has two rows and, when any, two outputs. Its logits are never read and its cell is
-     * removed after the decode. Returns the new row count.
+     * Adds the padding row at row {@code n}, with logits, so the batch has two rows and, when any, two outputs. Its
+     * logits are never read and its cell is removed after the decode. In one shared cache it is row 0's token at
+     * position 0 of the padding sequence (the last id, no lane's). With streams it goes into the lane of the output
+     * row (or of the last row), at the position after it, so llama.cpp computes the two in one micro-batch (a row of
+     * a sequence of its own could land in a micro-batch of its own); the lane's rows before it do not see it.
+     * Returns the new row count.
      */
-    private int pad(int n) {
+    private int pad(int n, boolean output) {
+        int host = n - 1; // with streams: the output row's lane (an output ends its lane's rows), else the last row's
+        for (int row = 0; row < n; row++) {
+            if (batchLogits.get(JAVA_BYTE, row) != 0) {
+                host = row;
+            }
+        }
+        int lane = streams ? batchSeqIds.getAtIndex(JAVA_INT, host) : settings.slots();
+        int pos = streams ? batchPositions.getAtIndex(JAVA_INT, host) + 1 : 0;
         batchTokens.setAtIndex(JAVA_INT, n, batchTokens.getAtIndex(JAVA_INT, 0));
-        batchPositions.setAtIndex(JAVA_INT, n, 0);
-        batchSeqIds.setAtIndex(JAVA_INT, n, settings.slots());
-        batchLogits.set(JAVA_BYTE, n, (byte) 1);
+        batchPositions.setAtIndex(JAVA_INT, n, pos);
+        batchSeqIds.setAtIndex(JAVA_INT, n, lane);
+        batchLogits.set(JAVA_BYTE, n, (byte) (output ? 1 : 0));
         rowOwner[n] = null;
+        extraLane[extras] = lane;
+        extraPos[extras++] = streams ? pos : -1;
         return n + 1;
     }
 
-    /** Frees the padding row's cell: the padding sequence holds nothing between decodes. */
-    private void removePadding() {
-        try {
-            boolean removed = (boolean) api.kvSeqRm.invokeExact(context, settings.slots(), -1, -1);
-            if (!removed) {
-                throw new IllegalStateException("llama_kv_self_seq_rm refused the padding sequence");
+    /** Frees the cells of the rows added for the decode only: the padding sequence and the gaps hold nothing after. */
+    private void removeExtraRows() {
+        for (int i = 0; i < extras; i++) {
+            if (!api.seqRm(context, extraLane[i], extraPos[i], -1)) {
+                throw new IllegalStateException("llama.cpp refused to remove the padding or gap row of sequence "
+                        + extraLane[i]);
             }
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable e) {
-            throw LlamaNative.failed("llama_kv_self_seq_rm", e);
         }
+        extras = 0;
     }
 
     /** Validates the batch (an invalid token or position aborts the JVM inside llama.cpp) and decodes it. */
@@ -697,7 +785,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         if (n < 1 || n > N_BATCH) {
             throw new IllegalStateException("batch of " + n + " tokens");
         }
-        int[] next = new int[settings.slots() + 1]; // the lanes and the padding sequence
+        int[] next = new int[settings.slots() + (streams ? 0 : 1)]; // the lanes (and the padding sequence)
+        int positions = settings.contextSize() + (streams ? 1 : 0); // with streams a lane's padding row may be its last
         Arrays.fill(next, -1);
         for (int row = 0; row < n; row++) {
             int token = batchTokens.getAtIndex(JAVA_INT, row);
@@ -709,7 +798,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             if (lane < 0 || lane >= next.length) {
                 throw new IllegalStateException("lane " + lane + " out of range");
             }
-            if (next[lane] >= 0 && pos != next[lane] || pos < 0 || pos >= settings.contextSize()) {
+            if (next[lane] >= 0 && pos != next[lane] || pos < 0 || pos >= positions) {
                 throw new IllegalStateException("position " + pos + " of lane " + lane + " is not contiguous");
             }
             next[lane] = pos + 1;
@@ -736,11 +825,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             }
         }
         Arrays.fill(rowOwner, 0, n, null);
-        try {
-            api.kvClear.invokeExact(context);
-        } catch (Throwable e) {
-            throw LlamaNative.failed("llama_kv_self_clear", e);
-        }
+        api.clear(context);
         slots.forgetIdle();
         for (Generation g : List.copyOf(active)) {
             g.nPast = 0;
@@ -755,9 +840,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     private void start(Generation g) {
         active.add(g);
         try {
-            boolean removed = (boolean) api.kvSeqRm.invokeExact(context, g.lease.id(), g.lease.cached(), -1);
-            if (!removed) {
-                throw new IllegalStateException("llama_kv_self_seq_rm refused lane " + g.lease.id());
+            if (!api.seqRm(context, g.lease.id(), g.lease.cached(), -1)) {
+                throw new IllegalStateException("llama.cpp refused to remove the cells of lane " + g.lease.id());
             }
             g.nPast = g.lease.cached();
         } catch (Throwable e) {
@@ -776,6 +860,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             if (probe != null && g.sampled == 0) {
                 probe.accept(logits.clone());
             }
+
         } catch (Throwable e) {
             finish(g, new Failed(e));
             return;
@@ -835,9 +920,9 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     /** After a bug in a step: fails every request of this model and clears its cache. Decode thread only. */
     void failAll(Throwable error) {
         try {
-            api.kvClear.invokeExact(context);
-        } catch (Throwable e) {
-            Log.error("llama_kv_self_clear", e);
+            api.clear(context);
+        } catch (RuntimeException e) {
+            Log.error("clearing the KV cache", e);
         }
         for (Generation g : List.copyOf(active)) {
             g.nPast = 0;

@@ -29,13 +29,25 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * llama.cpp's C API at build b4916 (commit c6af2161), the build inside de.kherud:llama 4.2.0, called through FFM
- * on the library {@link NativeLibrary} extracts. Opened with {@code SymbolLookup.libraryLookup}, so the binding's
- * {@code JNI_OnLoad} never runs and no binding class is needed.
+ * llama.cpp's C API called through FFM, on one of two libraries whose struct layouts are known:
+ * <ul>
+ *   <li>{@link Api#B4916}: build b4916 (commit c6af2161), the build inside de.kherud:llama 4.2.0, on the library
+ *       {@link NativeLibrary} extracts from the binding's jar (the default). One KV cache for all lanes; AVX2
+ *       kernels on x86-64.
+ *   <li>{@link Api#VENDORED}: the llama.cpp tree vendored by llama-cpp-python {@value #VENDORED_SOURCE}, built by
+ *       the project's own script ({@code bin/lib/real-models.sh}, {@code oam_llama_library}) as shared libraries for
+ *       this machine's CPU, named by {@value #LIBRARY_VARIABLE} (or the system property {@value #LIBRARY_PROPERTY}).
+ *       Its {@code llama.h} is newer: the memory API ({@code llama_memory_*}), a KV stream per sequence
+ *       ({@code kv_unified = false}), different parameter structs.
+ * </ul>
+ * Opened with {@code SymbolLookup.libraryLookup}, so the binding's {@code JNI_OnLoad} never runs and no binding
+ * class is needed.
  *
- * <p>The layouts below were measured for that build (docs: {@code LLAMA-FFM.md} §1). {@link #open} refuses any
- * other library: a build number, commit, missing symbol or default-parameter value that differs means the layouts
- * may be wrong, and a wrong layout is silent memory corruption; the caller then uses the JNI engine.
+ * <p>The layouts below were measured for those builds (docs: {@code LLAMA-FFM.md} §1, and the vendored tree's
+ * {@code include/llama.h}). {@link #open} refuses any other library: a build number, commit, missing symbol or
+ * default-parameter value that differs means the layouts may be wrong, and a wrong layout is silent memory
+ * corruption. For the jar's library the caller then uses the JNI engine; a library named by
+ * {@value #LIBRARY_VARIABLE} that fails a check fails the model's load with the reason (it was asked for).
  *
  * <p>Threads: {@code llama_decode}, logits, KV and state calls belong to the one decode thread
  * ({@link DecodeLoop}); tokenising and detokenising are safe from any thread. Methods wrap {@code Throwable} from
@@ -44,6 +56,24 @@ import org.jspecify.annotations.Nullable;
 final class LlamaNative {
     static final int BUILD_NUMBER = 4916;
     static final String COMMIT = "c6af2161";
+    /** The environment variable naming a project-built {@code libllama} ({@link Api#VENDORED}). */
+    static final String LIBRARY_VARIABLE = "OAM_LLAMA_LIBRARY";
+    static final String LIBRARY_PROPERTY = "oam.llama.library";
+    /** The source package whose llama.cpp tree {@link Api#VENDORED} is. */
+    static final String VENDORED_SOURCE = "0.3.36";
+    /** The source package the project's build script builds from, and its SHA-256 (the script checks it). */
+    static final String VENDORED_PACKAGE = "llama_cpp_python-" + VENDORED_SOURCE + ".tar.gz";
+    static final String VENDORED_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e";
+    /** The build record the script writes next to the library. */
+    static final String BUILD_RECORD = "oam-build.properties";
+
+    /** Which {@code llama.h} the opened library was built from. */
+    enum Api {
+        /** b4916 inside de.kherud:llama 4.2.0. */
+        B4916,
+        /** llama-cpp-python {@value #VENDORED_SOURCE}'s llama.cpp, built by the project's script. */
+        VENDORED
+    }
 
     static final StructLayout MODEL_PARAMS = structLayout(ADDRESS.withName("devices"), JAVA_INT.withName("n_gpu_layers"),
             JAVA_INT.withName("split_mode"), JAVA_INT.withName("main_gpu"), paddingLayout(4), ADDRESS.withName("tensor_split"),
@@ -69,6 +99,31 @@ final class LlamaNative {
             JAVA_LONG.withName("selected"), JAVA_BOOLEAN.withName("sorted"), paddingLayout(7));
     static final StructLayout CHAT_MESSAGE = structLayout(ADDRESS.withName("role"), ADDRESS.withName("content"));
 
+    /** {@code llama_model_params} of {@link Api#VENDORED} ({@code include/llama.h}), 80 bytes. */
+    static final StructLayout MODEL_PARAMS_VENDORED = structLayout(ADDRESS.withName("devices"),
+            ADDRESS.withName("tensor_buft_overrides"), JAVA_INT.withName("n_gpu_layers"), JAVA_INT.withName("split_mode"),
+            JAVA_INT.withName("load_mode"), JAVA_INT.withName("lazy_mode"), JAVA_INT.withName("main_gpu"), paddingLayout(4),
+            ADDRESS.withName("tensor_split"), ADDRESS.withName("progress_callback"),
+            ADDRESS.withName("progress_callback_user_data"), ADDRESS.withName("kv_overrides"),
+            JAVA_BOOLEAN.withName("vocab_only"), JAVA_BOOLEAN.withName("check_tensors"),
+            JAVA_BOOLEAN.withName("use_extra_bufts"), JAVA_BOOLEAN.withName("no_host"), JAVA_BOOLEAN.withName("no_alloc"),
+            JAVA_BOOLEAN.withName("load_mtp"), paddingLayout(2));
+    /** {@code llama_context_params} of {@link Api#VENDORED}, 160 bytes: the booleans moved after the callbacks. */
+    static final StructLayout CONTEXT_PARAMS_VENDORED = structLayout(JAVA_INT.withName("n_ctx"), JAVA_INT.withName("n_batch"),
+            JAVA_INT.withName("n_ubatch"), JAVA_INT.withName("n_seq_max"), JAVA_INT.withName("n_rs_seq"),
+            JAVA_INT.withName("n_outputs_max"), JAVA_INT.withName("n_outputs_max_per_seq"), JAVA_INT.withName("n_threads"),
+            JAVA_INT.withName("n_threads_batch"), JAVA_INT.withName("ctx_type"), JAVA_INT.withName("rope_scaling_type"),
+            JAVA_INT.withName("pooling_type"), JAVA_INT.withName("attention_type"), JAVA_INT.withName("flash_attn_type"),
+            JAVA_FLOAT.withName("rope_freq_base"), JAVA_FLOAT.withName("rope_freq_scale"),
+            JAVA_FLOAT.withName("yarn_ext_factor"), JAVA_FLOAT.withName("yarn_attn_factor"),
+            JAVA_FLOAT.withName("yarn_beta_fast"), JAVA_FLOAT.withName("yarn_beta_slow"), JAVA_INT.withName("yarn_orig_ctx"),
+            JAVA_FLOAT.withName("defrag_thold"), ADDRESS.withName("cb_eval"), ADDRESS.withName("cb_eval_user_data"),
+            JAVA_INT.withName("type_k"), JAVA_INT.withName("type_v"), ADDRESS.withName("abort_callback"),
+            ADDRESS.withName("abort_callback_data"), JAVA_BOOLEAN.withName("embeddings"), JAVA_BOOLEAN.withName("offload_kqv"),
+            JAVA_BOOLEAN.withName("no_perf"), JAVA_BOOLEAN.withName("op_offload"), JAVA_BOOLEAN.withName("swa_full"),
+            JAVA_BOOLEAN.withName("kv_unified"), paddingLayout(2), ADDRESS.withName("samplers"),
+            JAVA_LONG.withName("n_samplers"), ADDRESS.withName("ctx_other"));
+
     /** ggml_log_level values. */
     private static final int LOG_DEBUG = 1;
     private static final int LOG_INFO = 2;
@@ -82,6 +137,10 @@ final class LlamaNative {
 
     private final Linker linker = Linker.nativeLinker();
     private final SymbolLookup lookup;
+    /** The {@code llama.h} of the opened library. */
+    final Api api;
+    /** The library file opened, for messages. */
+    final Path library;
     final MethodHandle backendInit;
     final MethodHandle logSet;
     final MethodHandle modelDefaultParams;
@@ -103,23 +162,32 @@ final class LlamaNative {
     final MethodHandle decode;
     final MethodHandle getLogitsIth;
     final MethodHandle setNThreads;
-    final MethodHandle kvSeqRm;
-    final MethodHandle kvClear;
-    final MethodHandle kvNTokens;
+    /** {@code llama_kv_self_seq_rm(ctx, …)} on b4916, {@code llama_memory_seq_rm(memory, …)} on the vendored API. */
+    private final MethodHandle seqRm;
+    /** {@code llama_kv_self_clear(ctx)}, or {@code llama_memory_clear(memory, bool)}. */
+    private final MethodHandle clear;
+    /** {@code llama_memory_seq_pos_max(memory, seq)}; {@link Api#VENDORED} only (null on b4916). */
+    private final @Nullable MethodHandle seqPosMax;
+    /** {@code llama_get_memory(ctx)}; {@link Api#VENDORED} only. */
+    private final @Nullable MethodHandle getMemory;
     final MethodHandle samplerInitGrammar;
     final MethodHandle samplerApply;
     final MethodHandle samplerAccept;
     final MethodHandle samplerFree;
 
-    private LlamaNative(SymbolLookup lookup) {
+    private LlamaNative(SymbolLookup lookup, Api api, Path library) {
         this.lookup = lookup;
+        this.api = api;
+        this.library = library;
+        StructLayout modelParams = api == Api.B4916 ? MODEL_PARAMS : MODEL_PARAMS_VENDORED;
+        StructLayout contextParams = api == Api.B4916 ? CONTEXT_PARAMS : CONTEXT_PARAMS_VENDORED;
         backendInit = handle("llama_backend_init", FunctionDescriptor.ofVoid());
         logSet = handle("llama_log_set", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS));
-        modelDefaultParams = handle("llama_model_default_params", FunctionDescriptor.of(MODEL_PARAMS));
-        contextDefaultParams = handle("llama_context_default_params", FunctionDescriptor.of(CONTEXT_PARAMS));
-        modelLoadFromFile = handle("llama_model_load_from_file", FunctionDescriptor.of(ADDRESS, ADDRESS, MODEL_PARAMS));
+        modelDefaultParams = handle("llama_model_default_params", FunctionDescriptor.of(modelParams));
+        contextDefaultParams = handle("llama_context_default_params", FunctionDescriptor.of(contextParams));
+        modelLoadFromFile = handle("llama_model_load_from_file", FunctionDescriptor.of(ADDRESS, ADDRESS, modelParams));
         modelFree = handle("llama_model_free", FunctionDescriptor.ofVoid(ADDRESS));
-        initFromModel = handle("llama_init_from_model", FunctionDescriptor.of(ADDRESS, ADDRESS, CONTEXT_PARAMS));
+        initFromModel = handle("llama_init_from_model", FunctionDescriptor.of(ADDRESS, ADDRESS, contextParams));
         free = handle("llama_free", FunctionDescriptor.ofVoid(ADDRESS));
         modelGetVocab = handle("llama_model_get_vocab", FunctionDescriptor.of(ADDRESS, ADDRESS));
         modelChatTemplate = handle("llama_model_chat_template", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
@@ -137,9 +205,17 @@ final class LlamaNative {
         decode = handle("llama_decode", FunctionDescriptor.of(JAVA_INT, ADDRESS, BATCH));
         getLogitsIth = handle("llama_get_logits_ith", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
         setNThreads = handle("llama_set_n_threads", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT));
-        kvSeqRm = handle("llama_kv_self_seq_rm", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
-        kvClear = handle("llama_kv_self_clear", FunctionDescriptor.ofVoid(ADDRESS));
-        kvNTokens = handle("llama_kv_self_n_tokens", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        if (api == Api.B4916) {
+            seqRm = handle("llama_kv_self_seq_rm", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
+            clear = handle("llama_kv_self_clear", FunctionDescriptor.ofVoid(ADDRESS));
+            seqPosMax = null;
+            getMemory = null;
+        } else {
+            seqRm = handle("llama_memory_seq_rm", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
+            clear = handle("llama_memory_clear", FunctionDescriptor.ofVoid(ADDRESS, JAVA_BOOLEAN));
+            seqPosMax = handle("llama_memory_seq_pos_max", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+            getMemory = handle("llama_get_memory", FunctionDescriptor.of(ADDRESS, ADDRESS));
+        }
         samplerInitGrammar = handle("llama_sampler_init_grammar", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         samplerApply = handle("llama_sampler_apply", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS));
         samplerAccept = handle("llama_sampler_accept", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT));
@@ -153,12 +229,14 @@ final class LlamaNative {
     }
 
     /**
-     * The process's bindings: opens the extracted library the first time, checks it is exactly b4916, runs
-     * {@code llama_backend_init} and installs the log forwarder.
+     * The process's bindings: opens the library the first time (the one {@value #LIBRARY_VARIABLE} names, else the
+     * binding jar's), checks it is a build whose layouts are known, runs {@code llama_backend_init} and installs the
+     * log forwarder.
      *
-     * @throws UnsupportedOperationException the library is not the build these layouts are for (the reason says
-     *     which check failed); the caller uses the JNI engine
-     * @throws IOException the library cannot be extracted
+     * @throws UnsupportedOperationException the jar's library is not the build these layouts are for (the reason
+     *     says which check failed); the caller uses the JNI engine
+     * @throws IOException the jar's library cannot be extracted, or the library {@value #LIBRARY_VARIABLE} names
+     *     cannot be opened or fails a check (the reason says which)
      */
     static LlamaNative get() throws IOException {
         synchronized (LOCK) {
@@ -168,9 +246,21 @@ final class LlamaNative {
             if (failure != null) {
                 throw new UnsupportedOperationException(failure);
             }
+            @Nullable Path configured = configuredLibrary(System::getenv, System::getProperty);
+            if (configured != null) {
+                try {
+                    NativeLibrary.noBacktraces();
+                    sameKernelsForAnyRowCount();
+                    instance = open(configured, Api.VENDORED);
+                    return instance;
+                } catch (RuntimeException | LinkageError e) {
+                    // Not remembered: the setting was asked for, and a later load reports the same reason.
+                    throw new IOException(LIBRARY_VARIABLE + "=" + configured + " cannot be used: " + e.getMessage(), e);
+                }
+            }
             Path library = NativeLibrary.extractedLibrary();
             try {
-                LlamaNative opened = open(library);
+                LlamaNative opened = open(library, Api.B4916);
                 instance = opened;
                 return opened;
             } catch (RuntimeException | LinkageError e) {
@@ -180,14 +270,64 @@ final class LlamaNative {
         }
     }
 
-    private static LlamaNative open(Path library) {
+    /** ggml's switch for its tiled K-quant product; read once, at the first product. */
+    static final String TILED_VARIABLE = "GGML_CPU_TILED_MM";
+
+    /**
+     * Before the vendored library computes anything: {@value #TILED_VARIABLE}=0, unless the host set it. ggml takes
+     * its tiled K-quant product for 8 rows or more and its dot products below, which round differently, so a lane's
+     * numbers would depend on how many lanes decode with it and a prompt's on how it was cut.
+     */
+    private static void sameKernelsForAnyRowCount() {
+        if (!dev.oam.core.os.Posix.isAvailable()) {
+            return;
+        }
+        try {
+            dev.oam.core.os.Posix.setenv(TILED_VARIABLE, "0", false);
+        } catch (IOException e) {
+            Log.warning("cannot set " + TILED_VARIABLE + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * The library {@value #LIBRARY_PROPERTY} or {@value #LIBRARY_VARIABLE} names (the property wins), or null.
+     *
+     * @throws IOException the setting names no readable file
+     */
+    static @Nullable Path configuredLibrary(java.util.function.UnaryOperator<@Nullable String> environment,
+            java.util.function.UnaryOperator<@Nullable String> properties) throws IOException {
+        String value = properties.apply(LIBRARY_PROPERTY);
+        if (value == null || value.isBlank()) {
+            value = environment.apply(LIBRARY_VARIABLE);
+        }
+        if (value == null || value.isBlank()) {
+            return null;
+        }
+        Path path = Path.of(value.strip());
+        if (!java.nio.file.Files.isRegularFile(path) || !java.nio.file.Files.isReadable(path)) {
+            throw new IOException(LIBRARY_VARIABLE + "=" + value + " is not a readable file (build it with"
+                    + " bin/build-llama, or unset it to use the binding's library)");
+        }
+        return path.toAbsolutePath();
+    }
+
+    private static LlamaNative open(Path library, Api api) {
         // The library lives for the process: model and context pointers outlive any narrower arena.
         SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
-        checkVersion(lookup);
-        if (lookup.find("llama_get_memory").isPresent()) {
-            throw new UnsupportedOperationException("the library has llama_get_memory: a newer API than b4916");
+        boolean memoryApi = lookup.find("llama_get_memory").isPresent();
+        if (api == Api.B4916) {
+            checkVersion(lookup);
+            if (memoryApi) {
+                throw new UnsupportedOperationException("the library has llama_get_memory: a newer API than b4916");
+            }
+        } else {
+            checkVendoredVersion(library);
+            if (!memoryApi) {
+                throw new UnsupportedOperationException("the library has no llama_get_memory: not llama-cpp-python "
+                        + VENDORED_SOURCE + "'s llama.cpp");
+            }
         }
-        LlamaNative bindings = new LlamaNative(lookup);
+        LlamaNative bindings = new LlamaNative(lookup, api, library);
         bindings.checkDefaults();
         try {
             bindings.backendInit.invokeExact();
@@ -199,7 +339,14 @@ final class LlamaNative {
         } catch (Throwable e) {
             throw new IllegalStateException("llama_backend_init failed: " + e, e);
         }
+        Log.info("llama.cpp through FFM: " + bindings.describe());
         return bindings;
+    }
+
+    /** Which library and API, for logs and messages. */
+    String describe() {
+        return api == Api.B4916 ? "b4916 (" + COMMIT + ", de.kherud:llama " + NativeLibrary.BINDING_VERSION + "'s library)"
+                : "llama-cpp-python " + VENDORED_SOURCE + "'s llama.cpp, built here (" + library + ")";
     }
 
     private static void checkVersion(SymbolLookup lookup) {
@@ -216,36 +363,179 @@ final class LlamaNative {
         }
     }
 
+    /**
+     * The vendored build is recognised by the record the project's build script writes next to it
+     * ({@value #BUILD_RECORD}: the source package and its SHA-256), since llama.cpp built from a source package
+     * has no commit of its own to report; the default-parameter fingerprint is checked after.
+     */
+    private static void checkVendoredVersion(Path library) {
+        Path record = library.toAbsolutePath().getParent().resolve(BUILD_RECORD);
+        java.util.Properties build = new java.util.Properties();
+        try (java.io.Reader in = java.nio.file.Files.newBufferedReader(record)) {
+            build.load(in);
+        } catch (IOException e) {
+            throw new UnsupportedOperationException("no " + record + " (" + e.getClass().getSimpleName() + "): this is not"
+                    + " a library bin/build-llama built, whose struct layouts are known");
+        }
+        String source = build.getProperty("source", "");
+        String sha256 = build.getProperty("sha256", "");
+        if (!source.equals(VENDORED_PACKAGE) || !sha256.equals(VENDORED_SHA256)) {
+            throw new UnsupportedOperationException(record + " names " + source + " (" + sha256 + "), not "
+                    + VENDORED_PACKAGE + " (" + VENDORED_SHA256 + ") whose struct layouts are known");
+        }
+    }
+
     /** The default parameters at their measured offsets: a cheap guard against a layout that moved. */
     private void checkDefaults() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment model = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
             MemorySegment context = (MemorySegment) contextDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-            List<String> wrong = new ArrayList<>();
-            expect(wrong, "model.split_mode", model.get(JAVA_INT, 12), 1);
-            expect(wrong, "model.use_mmap", model.get(JAVA_BYTE, 57), 1);
-            expect(wrong, "model.vocab_only", model.get(JAVA_BYTE, 56), 0);
-            expect(wrong, "context.n_ctx", context.get(JAVA_INT, 0), 512);
-            expect(wrong, "context.n_batch", context.get(JAVA_INT, 4), 2048);
-            expect(wrong, "context.n_ubatch", context.get(JAVA_INT, 8), 512);
-            expect(wrong, "context.n_seq_max", context.get(JAVA_INT, 12), 1);
-            expect(wrong, "context.rope_scaling_type", context.get(JAVA_INT, 24), -1);
-            expect(wrong, "context.yarn_ext_factor", Math.round(context.get(JAVA_FLOAT, 44)), -1);
-            expect(wrong, "context.yarn_beta_fast", Math.round(context.get(JAVA_FLOAT, 52)), 32);
-            expect(wrong, "context.defrag_thold", Math.round(context.get(JAVA_FLOAT, 64)), -1);
-            expect(wrong, "context.type_k", context.get(JAVA_INT, 88), 1);
-            expect(wrong, "context.type_v", context.get(JAVA_INT, 92), 1);
-            expect(wrong, "context.offload_kqv", context.get(JAVA_BYTE, 98), 1);
-            expect(wrong, "context.no_perf", context.get(JAVA_BYTE, 100), 1);
-            expect(wrong, "context.abort_callback", (int) context.get(JAVA_LONG, 104), 0);
+            List<String> wrong = api == Api.B4916 ? b4916Mismatches(model, context) : vendoredMismatches(model, context);
             if (!wrong.isEmpty()) {
-                throw new UnsupportedOperationException("default parameters differ from b4916's: " + String.join(", ", wrong));
+                throw new UnsupportedOperationException("default parameters differ from " + (api == Api.B4916 ? "b4916's"
+                        : "llama-cpp-python " + VENDORED_SOURCE + "'s llama.cpp") + ": " + String.join(", ", wrong));
             }
         } catch (RuntimeException e) {
             throw e;
         } catch (Throwable e) {
             throw new IllegalStateException("reading llama.cpp's default parameters failed: " + e, e);
         }
+    }
+
+    private static List<String> b4916Mismatches(MemorySegment model, MemorySegment context) {
+        List<String> wrong = new ArrayList<>();
+        expect(wrong, "model.split_mode", model.get(JAVA_INT, 12), 1);
+        expect(wrong, "model.use_mmap", model.get(JAVA_BYTE, 57), 1);
+        expect(wrong, "model.vocab_only", model.get(JAVA_BYTE, 56), 0);
+        expect(wrong, "context.n_ctx", context.get(JAVA_INT, 0), 512);
+        expect(wrong, "context.n_batch", context.get(JAVA_INT, 4), 2048);
+        expect(wrong, "context.n_ubatch", context.get(JAVA_INT, 8), 512);
+        expect(wrong, "context.n_seq_max", context.get(JAVA_INT, 12), 1);
+        expect(wrong, "context.rope_scaling_type", context.get(JAVA_INT, 24), -1);
+        expect(wrong, "context.yarn_ext_factor", Math.round(context.get(JAVA_FLOAT, 44)), -1);
+        expect(wrong, "context.yarn_beta_fast", Math.round(context.get(JAVA_FLOAT, 52)), 32);
+        expect(wrong, "context.defrag_thold", Math.round(context.get(JAVA_FLOAT, 64)), -1);
+        expect(wrong, "context.type_k", context.get(JAVA_INT, 88), 1);
+        expect(wrong, "context.type_v", context.get(JAVA_INT, 92), 1);
+        expect(wrong, "context.offload_kqv", context.get(JAVA_BYTE, 98), 1);
+        expect(wrong, "context.no_perf", context.get(JAVA_BYTE, 100), 1);
+        expect(wrong, "context.abort_callback", (int) context.get(JAVA_LONG, 104), 0);
+        return wrong;
+    }
+
+    /** Defaults from the vendored tree's {@code llama_*_default_params}. */
+    private static List<String> vendoredMismatches(MemorySegment model, MemorySegment context) {
+        List<String> wrong = new ArrayList<>();
+        expect(wrong, "model.n_gpu_layers", model.get(JAVA_INT, 16), -1);
+        expect(wrong, "model.split_mode", model.get(JAVA_INT, 20), 1);
+        expect(wrong, "model.vocab_only", model.get(JAVA_BYTE, 72), 0);
+        expect(wrong, "model.use_extra_bufts", model.get(JAVA_BYTE, 74), 1);
+        expect(wrong, "model.load_mtp", model.get(JAVA_BYTE, 77), 0);
+        expect(wrong, "context.n_ctx", context.get(JAVA_INT, 0), 512);
+        expect(wrong, "context.n_batch", context.get(JAVA_INT, 4), 2048);
+        expect(wrong, "context.n_ubatch", context.get(JAVA_INT, 8), 512);
+        expect(wrong, "context.n_seq_max", context.get(JAVA_INT, 12), 1);
+        expect(wrong, "context.n_outputs_max_per_seq", context.get(JAVA_INT, 24), 1);
+        expect(wrong, "context.rope_scaling_type", context.get(JAVA_INT, 40), -1);
+        expect(wrong, "context.flash_attn_type", context.get(JAVA_INT, 52), -1);
+        expect(wrong, "context.yarn_ext_factor", Math.round(context.get(JAVA_FLOAT, 64)), -1);
+        expect(wrong, "context.defrag_thold", Math.round(context.get(JAVA_FLOAT, 84)), -1);
+        expect(wrong, "context.type_k", context.get(JAVA_INT, 104), 1);
+        expect(wrong, "context.type_v", context.get(JAVA_INT, 108), 1);
+        expect(wrong, "context.abort_callback", (int) context.get(JAVA_LONG, 112), 0);
+        expect(wrong, "context.offload_kqv", context.get(JAVA_BYTE, 129), 1);
+        expect(wrong, "context.no_perf", context.get(JAVA_BYTE, 130), 1);
+        expect(wrong, "context.swa_full", context.get(JAVA_BYTE, 132), 1);
+        expect(wrong, "context.kv_unified", context.get(JAVA_BYTE, 133), 0);
+        expect(wrong, "context.ctx_other", (int) context.get(JAVA_LONG, 152), 0);
+        return wrong;
+    }
+
+    /**
+     * Model parameters for {@code gpuLayers} (always explicit: macOS builds default to 999, the vendored one to -1).
+     * {@code repack}: whether ggml may keep weights in its repacked layouts ({@code use_extra_bufts}; vendored only,
+     * b4916's default stays).
+     */
+    MemorySegment modelParams(Arena arena, int gpuLayers, boolean repack) throws Throwable {
+        MemorySegment params = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
+        params.set(JAVA_INT, api == Api.B4916 ? 8 : 16, gpuLayers);
+        if (api == Api.VENDORED) {
+            params.set(JAVA_BYTE, 74, (byte) (repack ? 1 : 0)); // use_extra_bufts
+        }
+        return params;
+    }
+
+    /**
+     * Context parameters. {@code streams}: a KV stream per sequence ({@code kv_unified = false}, vendored only); then
+     * {@code cells} is split evenly between the {@code sequences}.
+     */
+    MemorySegment contextParams(Arena arena, int cells, int batch, int sequences, int threads, int threadsBatch,
+            boolean flashAttention, boolean streams) throws Throwable {
+        MemorySegment params = (MemorySegment) contextDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
+        params.set(JAVA_INT, 0, cells);
+        params.set(JAVA_INT, 4, batch);
+        params.set(JAVA_INT, 8, batch);
+        params.set(JAVA_INT, 12, sequences);
+        if (api == Api.B4916) {
+            if (streams) {
+                throw new IllegalArgumentException("b4916 has one KV cache for all sequences");
+            }
+            params.set(JAVA_INT, 16, threads);
+            params.set(JAVA_INT, 20, threadsBatch);
+            params.set(JAVA_FLOAT, 64, 0.1f); // defrag threshold: lanes interleave, freed cells scatter
+            params.set(JAVA_BYTE, 99, (byte) (flashAttention ? 1 : 0));
+        } else {
+            params.set(JAVA_INT, 24, 0); // n_outputs_max_per_seq: 0 = no limit below n_outputs_max (the padding row)
+            params.set(JAVA_INT, 28, threads);
+            params.set(JAVA_INT, 32, threadsBatch);
+            params.set(JAVA_INT, 52, flashAttention ? 1 : 0); // flash_attn_type: enabled or disabled, never auto
+            params.set(JAVA_BYTE, 133, (byte) (streams ? 0 : 1)); // kv_unified
+        }
+        return params;
+    }
+
+    /** Removes {@code seq}'s cells at positions [p0, p1) (-1: open); false when llama.cpp refuses a partial removal. */
+    boolean seqRm(MemorySegment context, int seq, int p0, int p1) {
+        try {
+            return api == Api.B4916 ? (boolean) seqRm.invokeExact(context, seq, p0, p1)
+                    : (boolean) seqRm.invokeExact(memory(context), seq, p0, p1);
+        } catch (Throwable e) {
+            throw failed(api == Api.B4916 ? "llama_kv_self_seq_rm" : "llama_memory_seq_rm", e);
+        }
+    }
+
+    /** Empties the whole KV cache of {@code context}. */
+    void clear(MemorySegment context) {
+        try {
+            if (api == Api.B4916) {
+                clear.invokeExact(context);
+            } else {
+                clear.invokeExact(memory(context), true);
+            }
+        } catch (Throwable e) {
+            throw failed(api == Api.B4916 ? "llama_kv_self_clear" : "llama_memory_clear", e);
+        }
+    }
+
+    /** The highest position {@code seq} holds, -1 when it holds none. Vendored API only. */
+    int seqPosMax(MemorySegment context, int seq) {
+        MethodHandle h = seqPosMax;
+        if (h == null) {
+            throw new UnsupportedOperationException("llama_memory_seq_pos_max needs the vendored API");
+        }
+        try {
+            return (int) h.invokeExact(memory(context), seq);
+        } catch (Throwable e) {
+            throw failed("llama_memory_seq_pos_max", e);
+        }
+    }
+
+    private MemorySegment memory(MemorySegment context) throws Throwable {
+        MethodHandle h = getMemory;
+        if (h == null) {
+            throw new IllegalStateException("llama_get_memory needs the vendored API");
+        }
+        return (MemorySegment) h.invokeExact(context);
     }
 
     private static void expect(List<String> wrong, String what, int value, int expected) {

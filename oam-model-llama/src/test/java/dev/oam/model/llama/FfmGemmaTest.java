@@ -105,11 +105,16 @@ class FfmGemmaTest {
         }
         // The together sessions read their prompts in other chunks than the alone ones (which reuse the cached system
         // prompt), next to other lanes' rows: without flash attention and the padding row, 3-6 of 8 matched here.
-        // Not asserted: a lane's new cells can land in another lane's freed cells, before its own older ones, and
-        // llama.cpp b4916 adds a lane's cells up in the order they lie in the shared cache, so batched texts can still
-        // differ from alone ones where two tokens nearly tie (without flash attention and the padding row 3-6 of 8
-        // matched here, with them 7-8). What is exact is asserted on the tests' model (FfmBatchingTest).
+        // Not asserted on the binding's b4916: a lane's new cells can land in another lane's freed cells, before its own
+        // older ones, and b4916 adds a lane's cells up in the order they lie in the shared cache, so batched texts can
+        // still differ from alone ones where two tokens nearly tie (without flash attention and the padding row 3-6 of
+        // 8 matched here, with them 7-8). What is exact there is asserted on the tests' model (FfmBatchingTest).
         report(same + " of " + n + " sessions gave the same text batched as alone");
+        if ("vendored".equals(System.getProperty("oam.test.llamaLibrary"))) {
+            // A KV stream per lane and kernels that compute every row alike (FfmEngine.STREAMS, REPACK, STREAM_CHUNK,
+            // the padding row of a lone decode, LlamaNative's tiled-product switch): exact, prompts read in other cuts.
+            assertThat(same).as("greedy texts together equal to alone on the project-built llama.cpp").isEqualTo(n);
+        }
         double batchSeconds = (System.nanoTime() - batchStart) / 1e9;
         long[] ttft = new long[n];
         for (int i = 0; i < n; i++) {
@@ -138,12 +143,19 @@ class FfmGemmaTest {
         List<float[]> rows = java.util.Collections.synchronizedList(new ArrayList<>());
         probe.set(null, (java.util.function.Consumer<float[]>) rows::add);
         try {
-            EngineRequest once = new EngineRequest(npc(6) + "Well, ", null, 1, 0, 0, 1, 1);
-            fresh.generate(once, "cut", d -> {}, CancellationToken.create());
-            EngineResult cached = fresh.generate(once, "cut", d -> {}, CancellationToken.create());
-            assertThat(cached.cachedInputTokens()).isEqualTo(cached.inputTokens() - 1);
-            assertThat(rows).hasSize(2);
-            assertThat(java.util.Arrays.equals(rows.get(1), rows.get(0))).as("the same first logits").isTrue();
+            // Several prompts: on llama-cpp-python 0.3.36's llama.cpp with ggml's repacked weight layouts, "Decode. " +
+            // npc(1) came out different read whole and cut (npc(6) + "Well, " did not), which is why the engine keeps
+            // them off there (FfmEngine.REPACK).
+            for (String prompt : List.of(npc(6) + "Well, ", "Decode. " + npc(1), "Decode. " + npc(4), npc(0))) {
+                rows.clear();
+                EngineRequest once = new EngineRequest(prompt, null, 1, 0, 0, 1, 1);
+                EngineResult whole = fresh.generate(once, "cut", d -> {}, CancellationToken.create());
+                EngineResult cached = fresh.generate(once, "cut", d -> {}, CancellationToken.create());
+                assertThat(whole.cachedInputTokens()).as("read in rows of several").isLessThan(whole.inputTokens() - 2);
+                assertThat(cached.cachedInputTokens()).isEqualTo(cached.inputTokens() - 1);
+                assertThat(rows).hasSize(2);
+                assertThat(java.util.Arrays.equals(rows.get(1), rows.get(0))).as("the same first logits: " + prompt).isTrue();
+            }
         } finally {
             probe.set(null, null);
             LlamaEngines.close(fresh);

@@ -1,0 +1,110 @@
+package dev.oam.model.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Which llama.cpp library the FFM engine drives: the binding jar's b4916 unless {@code OAM_LLAMA_LIBRARY} (or
+ * {@code oam.llama.library}) names the project-built one (bin/build-llama), whose newer API has other struct
+ * layouts. The module's tests run once on each when bin/test provides the built library
+ * ({@code OAM_TEST_LLAMA_LIBRARY}); the run says which it expects in {@code oam.test.llamaLibrary}.
+ */
+class FfmLibraryTest {
+    private static Object call(String method, Class<?>[] types, Object... args) throws Throwable {
+        Class<?> type = Class.forName("dev.oam.model.llama.LlamaNative");
+        Method m = type.getDeclaredMethod(method, types);
+        m.setAccessible(true);
+        try {
+            return m.invoke(null, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    @Test
+    void theEngineRunsOnTheLibraryThisRunAskedFor() throws Throwable {
+        assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
+        Object bindings = call("get", new Class<?>[0]);
+        Field api = bindings.getClass().getDeclaredField("api");
+        api.setAccessible(true);
+        String expected = "vendored".equals(System.getProperty("oam.test.llamaLibrary")) ? "VENDORED" : "B4916";
+        assertThat(api.get(bindings)).hasToString(expected);
+        // and a model runs on it: a greedy answer of the tiny lanes model
+        SlotEngine engine = TinyEngines.lanes(EngineChoice.Kind.FFM);
+        EngineResult result = engine.generate(new EngineRequest("the goblin guards the door", null, 8, 0, 0, 1, 1),
+                "library-check", d -> {}, dev.oam.core.agent.CancellationToken.create());
+        assertThat(result.outputTokens()).isPositive();
+    }
+
+    @Test
+    void aNamedLibraryThatIsNotAFileIsReportedWithTheSettingsName(@TempDir Path dir) {
+        assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
+        UnaryOperator<String> none = name -> null;
+        UnaryOperator<String> missing = name -> "OAM_LLAMA_LIBRARY".equals(name) ? dir.resolve("libllama.so").toString() : null;
+        assertThatThrownBy(() -> call("configuredLibrary", new Class<?>[] {UnaryOperator.class, UnaryOperator.class},
+                missing, none))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("OAM_LLAMA_LIBRARY=" + dir.resolve("libllama.so"))
+                .hasMessageContaining("not a readable file");
+    }
+
+    @Test
+    void thePropertyWinsOverTheVariableAndBlankMeansUnset(@TempDir Path dir) throws Throwable {
+        assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
+        Path file = Files.writeString(dir.resolve("libllama.so"), "not a library");
+        UnaryOperator<String> variable = name -> "OAM_LLAMA_LIBRARY".equals(name) ? "/nowhere/libllama.so" : null;
+        UnaryOperator<String> property = name -> "oam.llama.library".equals(name) ? file.toString() : null;
+        assertThat(call("configuredLibrary", new Class<?>[] {UnaryOperator.class, UnaryOperator.class}, variable, property))
+                .isEqualTo(file.toAbsolutePath());
+        UnaryOperator<String> blank = name -> " ";
+        assertThat(call("configuredLibrary", new Class<?>[] {UnaryOperator.class, UnaryOperator.class}, blank, blank))
+                .isNull();
+    }
+
+    @Test
+    void theJarsLibraryIsRefusedAsTheVendoredApi() throws Throwable {
+        assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
+        Path jars = (Path) NativeLibrary.class.getDeclaredMethod("extractedLibrary").invoke(null);
+        Class<?> apiType = Class.forName("dev.oam.model.llama.LlamaNative$Api");
+        Object vendored = apiType.getEnumConstants()[1];
+        assertThat(vendored).hasToString("VENDORED");
+        // no build record next to it, so the layouts of the newer API are never used on it
+        assertThatThrownBy(() -> call("open", new Class<?>[] {Path.class, apiType}, jars, vendored))
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("oam-build.properties");
+    }
+
+    @Test
+    void aBuildRecordNamingAnotherSourceIsRefused(@TempDir Path dir) throws Throwable {
+        assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
+        Path jars = (Path) NativeLibrary.class.getDeclaredMethod("extractedLibrary").invoke(null);
+        Path library = Files.createSymbolicLink(dir.resolve("libllama.so"), jars);
+        Files.writeString(dir.resolve("oam-build.properties"), "source=llama_cpp_python-0.3.35.tar.gz\nsha256=00\n");
+        Class<?> apiType = Class.forName("dev.oam.model.llama.LlamaNative$Api");
+        assertThatThrownBy(() -> call("open", new Class<?>[] {Path.class, apiType}, library, apiType.getEnumConstants()[1]))
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("names llama_cpp_python-0.3.35.tar.gz (00), not llama_cpp_python-0.3.36.tar.gz");
+    }
+
+    @Test
+    void theBuiltLibraryIsRefusedAsB4916() throws Throwable {
+        String built = System.getProperty("oam.llama.library");
+        assumeTrue(TinyEngines.ffmPossible() && built != null && !built.isBlank(), "needs the project-built library");
+        Class<?> apiType = Class.forName("dev.oam.model.llama.LlamaNative$Api");
+        Object b4916 = apiType.getEnumConstants()[0];
+        assertThatThrownBy(() -> call("open", new Class<?>[] {Path.class, apiType}, Path.of(built), b4916))
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("LLAMA_BUILD_NUMBER");
+    }
+}
