@@ -858,8 +858,8 @@ public final class Bench {
         out.append("Ratios and aims\n");
         Table summary = new Table("Figure", "value", "aim", "verdict");
         Double stdioRatio = pingStdio == null ? null : pingStdio.ratioMedian();
-        summary.row("stdio ping throughput / echo throughput", fixed(stdioRatio, 2), ">= 0.50",
-                verdict(stdioRatio == null ? null : stdioRatio >= 0.5));
+        summary.row("stdio ping throughput / echo throughput", fixed(stdioRatio, 2), ">= 0.80",
+                verdict(stdioRatio == null ? null : stdioRatio >= 0.8));
         summary.row("in-process ping throughput / in-process echo", fixed(pingInProcess == null ? null : pingInProcess.ratioMedian(), 2), "-", "-");
         Double toolP99 = s == null ? null : s.toolRoundTrip().all().p99() / 1e6;
         summary.row("p99 tool round trip, stdio (ms)", fixed(toolP99, 3), "< 1 ms", verdict(toolP99 == null ? null : toolP99 < 1.0));
