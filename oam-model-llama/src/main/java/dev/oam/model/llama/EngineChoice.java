@@ -71,6 +71,12 @@ final class EngineChoice {
     static Engine open(GgufFile file, EngineSettings settings, @Nullable Kind forced) throws IOException {
         boolean possible = ffmPossible(Runtime.version().feature(), System.getProperty("os.name", ""));
         if (forced == Kind.JNI || forced == null && !possible) {
+            String ignored = ignoredLibrary(System.getProperty("oam.llama.library"), System.getenv("OAM_LLAMA_LIBRARY"),
+                    forced == Kind.JNI ? VARIABLE + "=jni" : "JDK " + Runtime.version().feature() + " on "
+                            + System.getProperty("os.name"));
+            if (ignored != null) {
+                Log.warning(ignored);
+            }
             return LlamaEngine.open(file, settings);
         }
         if (!possible) {
@@ -86,6 +92,19 @@ final class EngineChoice {
             Log.info(e.getMessage() + "; using the JNI engine");
             return LlamaEngine.open(file, settings);
         }
+    }
+
+    /**
+     * The warning for a library named by {@code OAM_LLAMA_LIBRARY} (or {@code oam.llama.library}) that the JNI engine
+     * will not use (it drives the binding's own llama.cpp), or null when none is named. {@code why}: why JNI runs.
+     */
+    static @Nullable String ignoredLibrary(@Nullable String property, @Nullable String variable, String why) {
+        String named = property != null && !property.isBlank() ? property : variable;
+        if (named == null || named.isBlank()) {
+            return null;
+        }
+        return "OAM_LLAMA_LIBRARY=" + named.strip() + " is not used: the JNI engine runs here (" + why + ") and drives the"
+                + " binding's own llama.cpp; the FFM engine, which drives that library, needs JDK 22 or newer on Linux";
     }
 
     /** {@code FfmEngine.open(file, settings)}, by name. */
