@@ -85,6 +85,44 @@ class FfmBatchingTest {
     }
 
     @Test
+    void sessionsOnLanesWithIdleLanesBetweenThemGiveWhatEachGivesAloneAndTheIdleLanesKeepTheirCaches() throws Exception {
+        // With a KV stream per lane (the project-built llama.cpp) the engine fills the lanes between two busy ones with
+        // a row each that it removes after the decode; on b4916 nothing is added. Either way: alone results, and the
+        // idle lanes' sessions still find their whole prompts cached. A fresh engine, so each session gets a lane.
+        SlotEngine fresh = (SlotEngine) EngineChoice.open(GgufFile.read(TinyEngines.MODELS.resolve("tiny-lanes.gguf")),
+                EngineSettings.defaults().withContextSize(1024).withSlots(4).withThreads(1).withThreadsBatch(1),
+                EngineChoice.Kind.FFM);
+        try {
+            List<EngineRequest> requests = new ArrayList<>();
+            List<String> alone = new ArrayList<>();
+            for (int i = 0; i < SUBJECTS.length; i++) {
+                requests.add(greedy(text(SUBJECTS[i], 30 + i * 7), 24));
+                alone.add(fresh.generate(requests.get(i), "gap-" + i, d -> {}, CancellationToken.create()).text());
+            }
+            List<CompletableFuture<EngineResult>> together = new ArrayList<>();
+            try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
+                for (int i : new int[] {0, SUBJECTS.length - 1}) {
+                    together.add(async(fresh, requests.get(i), "gap-" + i, CancellationToken.create(), new ArrayList<>()));
+                }
+                assertThat(fresh.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+            }
+            for (int k = 0; k < 2; k++) {
+                EngineResult r = together.get(k).get(120, TimeUnit.SECONDS);
+                int i = k == 0 ? 0 : SUBJECTS.length - 1;
+                assertThat(r.text()).as("session %d", i).isEqualTo(alone.get(i));
+                assertThat(r.cachedInputTokens()).as("session %d's own lane", i).isEqualTo(r.inputTokens() - 1);
+            }
+            for (int i = 1; i < SUBJECTS.length - 1; i++) {
+                EngineResult again = fresh.generate(requests.get(i), "gap-" + i, d -> {}, CancellationToken.create());
+                assertThat(again.text()).as("idle lane %d", i).isEqualTo(alone.get(i));
+                assertThat(again.cachedInputTokens()).as("idle lane %d's cache", i).isEqualTo(again.inputTokens() - 1);
+            }
+        } finally {
+            LlamaEngines.close(fresh);
+        }
+    }
+
+    @Test
     void theFirstLogitsDoNotDependOnHowThePromptWasCut() throws Exception {
         // A prompt read whole (chunks of many rows), then again from the lane's cache, where only its last token is
         // decoded: llama.cpp computes a product of one row with other kernels than a product of several, so without the
