@@ -412,7 +412,10 @@ public abstract class StructuredOutputContract extends ContractSupport {
             }
             c.request(10, "session/compact", "{\"session\":\"k\"}");
             JsonNode busy = c.call(11, "session/list", null).path("sessions").get(0);
-            assertThat(busy.path("busy").asBoolean() || busy.path("pendingOperations").asInt() == 1).isTrue();
+            // Failed once in a full bin/test over stdio (2026-12-04, not reproduced since): the description keeps what the
+            // list said, for the next time.
+            assertThat(busy.path("busy").asBoolean() || busy.path("pendingOperations").asInt() == 1)
+                    .as("the session right after session/compact: %s", busy).isTrue();
             assertThat(c.call(12, "session/cancel", "{\"session\":\"k\"}").path("cancelled").asInt()).isEqualTo(1);
             assertThat(c.error(10).path("code").asInt()).isEqualTo(-32009);
             assertThat(c.call(13, "session/list", null).path("sessions").get(0).path("entries").asInt()).isEqualTo(6);
