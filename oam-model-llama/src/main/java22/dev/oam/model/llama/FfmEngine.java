@@ -124,7 +124,9 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     /** Streams for this library ({@link #STREAMS} on the vendored API). */
     private static boolean streams(LlamaNative api) {
         return STREAMS && api.api == LlamaNative.Api.VENDORED;
-    }    /** Tests only: receives a copy of every request's first logits row (set by reflection; null otherwise). */
+    }
+
+    /** Tests only: receives a copy of every request's first logits row (set by reflection; null otherwise). */
     static volatile @Nullable Consumer<float[]> firstLogitsProbe;
 
     static final long CANCEL_ANSWER_MS = 50;
@@ -751,14 +753,18 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      * Returns the new row count.
      */
     private int pad(int n, boolean output) {
-        int host = n - 1; // with streams: the output row's lane (an output ends its lane's rows), else the last row's
-        for (int row = 0; row < n; row++) {
-            if (batchLogits.get(JAVA_BYTE, row) != 0) {
-                host = row;
+        int lane = settings.slots();
+        int pos = 0;
+        if (streams) {
+            int host = n - 1; // the output row's lane (an output ends its lane's rows), else the last row's
+            for (int row = 0; row < n; row++) {
+                if (batchLogits.get(JAVA_BYTE, row) != 0) {
+                    host = row;
+                }
             }
+            lane = batchSeqIds.getAtIndex(JAVA_INT, host);
+            pos = batchPositions.getAtIndex(JAVA_INT, host) + 1;
         }
-        int lane = streams ? batchSeqIds.getAtIndex(JAVA_INT, host) : settings.slots();
-        int pos = streams ? batchPositions.getAtIndex(JAVA_INT, host) + 1 : 0;
         batchTokens.setAtIndex(JAVA_INT, n, batchTokens.getAtIndex(JAVA_INT, 0));
         batchPositions.setAtIndex(JAVA_INT, n, pos);
         batchSeqIds.setAtIndex(JAVA_INT, n, lane);
@@ -860,7 +866,6 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             if (probe != null && g.sampled == 0) {
                 probe.accept(logits.clone());
             }
-
         } catch (Throwable e) {
             finish(g, new Failed(e));
             return;

@@ -141,6 +141,9 @@ final class LlamaNative {
     final Api api;
     /** The library file opened, for messages. */
     final Path library;
+    /** {@code llama_model_params} and {@code llama_context_params} as this library lays them out. */
+    private final StructLayout modelLayout;
+    private final StructLayout contextLayout;
     final MethodHandle backendInit;
     final MethodHandle logSet;
     final MethodHandle modelDefaultParams;
@@ -181,6 +184,8 @@ final class LlamaNative {
         this.library = library;
         StructLayout modelParams = api == Api.B4916 ? MODEL_PARAMS : MODEL_PARAMS_VENDORED;
         StructLayout contextParams = api == Api.B4916 ? CONTEXT_PARAMS : CONTEXT_PARAMS_VENDORED;
+        this.modelLayout = modelParams;
+        this.contextLayout = contextParams;
         backendInit = handle("llama_backend_init", FunctionDescriptor.ofVoid());
         logSet = handle("llama_log_set", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS));
         modelDefaultParams = handle("llama_model_default_params", FunctionDescriptor.of(modelParams));
@@ -458,9 +463,9 @@ final class LlamaNative {
      */
     MemorySegment modelParams(Arena arena, int gpuLayers, boolean repack) throws Throwable {
         MemorySegment params = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-        params.set(JAVA_INT, api == Api.B4916 ? 8 : 16, gpuLayers);
+        params.set(JAVA_INT, offset(modelLayout, "n_gpu_layers"), gpuLayers);
         if (api == Api.VENDORED) {
-            params.set(JAVA_BYTE, 74, (byte) (repack ? 1 : 0)); // use_extra_bufts
+            params.set(JAVA_BOOLEAN, offset(modelLayout, "use_extra_bufts"), repack);
         }
         return params;
     }
@@ -471,27 +476,32 @@ final class LlamaNative {
      */
     MemorySegment contextParams(Arena arena, int cells, int batch, int sequences, int threads, int threadsBatch,
             boolean flashAttention, boolean streams) throws Throwable {
+        if (streams && api == Api.B4916) {
+            throw new IllegalArgumentException("b4916 has one KV cache for all sequences");
+        }
         MemorySegment params = (MemorySegment) contextDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-        params.set(JAVA_INT, 0, cells);
-        params.set(JAVA_INT, 4, batch);
-        params.set(JAVA_INT, 8, batch);
-        params.set(JAVA_INT, 12, sequences);
+        params.set(JAVA_INT, offset(contextLayout, "n_ctx"), cells);
+        params.set(JAVA_INT, offset(contextLayout, "n_batch"), batch);
+        params.set(JAVA_INT, offset(contextLayout, "n_ubatch"), batch);
+        params.set(JAVA_INT, offset(contextLayout, "n_seq_max"), sequences);
+        params.set(JAVA_INT, offset(contextLayout, "n_threads"), threads);
+        params.set(JAVA_INT, offset(contextLayout, "n_threads_batch"), threadsBatch);
         if (api == Api.B4916) {
-            if (streams) {
-                throw new IllegalArgumentException("b4916 has one KV cache for all sequences");
-            }
-            params.set(JAVA_INT, 16, threads);
-            params.set(JAVA_INT, 20, threadsBatch);
-            params.set(JAVA_FLOAT, 64, 0.1f); // defrag threshold: lanes interleave, freed cells scatter
-            params.set(JAVA_BYTE, 99, (byte) (flashAttention ? 1 : 0));
+            // defrag threshold: lanes interleave in the one cache, freed cells scatter
+            params.set(JAVA_FLOAT, offset(contextLayout, "defrag_thold"), 0.1f);
+            params.set(JAVA_BOOLEAN, offset(contextLayout, "flash_attn"), flashAttention);
         } else {
-            params.set(JAVA_INT, 24, 0); // n_outputs_max_per_seq: 0 = no limit below n_outputs_max (the padding row)
-            params.set(JAVA_INT, 28, threads);
-            params.set(JAVA_INT, 32, threadsBatch);
-            params.set(JAVA_INT, 52, flashAttention ? 1 : 0); // flash_attn_type: enabled or disabled, never auto
-            params.set(JAVA_BYTE, 133, (byte) (streams ? 0 : 1)); // kv_unified
+            // 0 = no limit below n_outputs_max: the padding row is a second output of its lane
+            params.set(JAVA_INT, offset(contextLayout, "n_outputs_max_per_seq"), 0);
+            params.set(JAVA_INT, offset(contextLayout, "flash_attn_type"), flashAttention ? 1 : 0); // never auto
+            params.set(JAVA_BOOLEAN, offset(contextLayout, "kv_unified"), !streams);
         }
         return params;
+    }
+
+    /** Where {@code field} lies in {@code layout}. */
+    private static long offset(StructLayout layout, String field) {
+        return layout.byteOffset(MemoryLayout.PathElement.groupElement(field));
     }
 
     /** Removes {@code seq}'s cells at positions [p0, p1) (-1: open); false when llama.cpp refuses a partial removal. */
