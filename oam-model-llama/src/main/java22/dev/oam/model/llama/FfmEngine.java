@@ -129,6 +129,12 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     /** Tests only: receives a copy of every request's first logits row (set by reflection; null otherwise). */
     static volatile @Nullable Consumer<float[]> firstLogitsProbe;
 
+    /**
+     * Tests only: called before each decode with the rows it holds for requests (not the padding or gap rows) and the
+     * threads llama.cpp will compute it on, as the context reports them.
+     */
+    static volatile java.util.function.@Nullable BiConsumer<Integer, Integer> decodeThreadsProbe;
+
     static final long CANCEL_ANSWER_MS = 50;
     private static final int TOKEN_CACHE_ENTRIES = 512;
     private static final int TOKEN_CACHE_MAX_CHARS = 16 * 1024;
@@ -190,6 +196,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     private final int[] extraLane = new int[N_BATCH];
     private final int[] extraPos = new int[N_BATCH];
     private int extras;
+    // decode thread: the context's n_threads_batch now (llama.cpp uses it for a decode of more than one row)
+    private int batchThreads;
     private final List<Chunk> plan = new ArrayList<>();
     private boolean endsPrompt; // whether the batch being built holds a prompt's last token
 
@@ -341,6 +349,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
                 throw new IOException("llama_init_from_model returned NULL (out of memory?)");
             }
             context = created;
+            batchThreads = settings.threadsBatch();
         } catch (IOException | RuntimeException e) {
             throw e;
         } catch (Throwable e) {
@@ -629,6 +638,11 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             // adds the parts up otherwise than one pass over them: a second row (no output) keeps one pass.
             n = pad(n, false);
         }
+        useThreads(n - extras);
+        java.util.function.BiConsumer<Integer, Integer> threadsProbe = decodeThreadsProbe;
+        if (threadsProbe != null) { // llama.cpp computes a decode of one row on n_threads, of more on n_threads_batch
+            threadsProbe.accept(n - extras, n == 1 ? api.nThreads(context) : api.nThreadsBatch(context));
+        }
         long decodeStart = System.nanoTime();
         int rc = decode(n);
         removeExtraRows();
@@ -773,6 +787,25 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         extraLane[extras] = lane;
         extraPos[extras++] = streams ? pos : -1;
         return n + 1;
+    }
+
+    /**
+     * Gives the decode {@code threads} when it holds one row of a request's, and {@code threadsBatch} otherwise, as
+     * llama.cpp itself does for a one-token decode. The rows added for the decode only (padding, gaps) would
+     * otherwise make a lone request's token a decode of several rows, which llama.cpp computes on the batch threads:
+     * a lone NPC would take every core where the host asked for {@code threads} (cores - 1 by default, a core left for
+     * the game). Which threads compute a product does not change its result. Decode thread only.
+     */
+    private void useThreads(int requestRows) {
+        int wanted = requestRows == 1 ? settings.threads() : settings.threadsBatch();
+        if (wanted != batchThreads) {
+            try {
+                api.setNThreads.invokeExact(context, settings.threads(), wanted);
+            } catch (Throwable e) {
+                throw LlamaNative.failed("llama_set_n_threads", e);
+            }
+            batchThreads = wanted;
+        }
     }
 
     /** Frees the cells of the rows added for the decode only: the padding sequence and the gaps hold nothing after. */

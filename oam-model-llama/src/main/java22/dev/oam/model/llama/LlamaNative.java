@@ -165,6 +165,8 @@ final class LlamaNative {
     final MethodHandle decode;
     final MethodHandle getLogitsIth;
     final MethodHandle setNThreads;
+    private final MethodHandle nThreads;
+    private final MethodHandle nThreadsBatch;
     /** {@code llama_kv_self_seq_rm(ctx, …)} on b4916, {@code llama_memory_seq_rm(memory, …)} on the vendored API. */
     private final MethodHandle seqRm;
     /** {@code llama_kv_self_clear(ctx)}, or {@code llama_memory_clear(memory, bool)}. */
@@ -210,6 +212,8 @@ final class LlamaNative {
         decode = handle("llama_decode", FunctionDescriptor.of(JAVA_INT, ADDRESS, BATCH));
         getLogitsIth = handle("llama_get_logits_ith", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
         setNThreads = handle("llama_set_n_threads", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT));
+        nThreads = handle("llama_n_threads", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        nThreadsBatch = handle("llama_n_threads_batch", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         if (api == Api.B4916) {
             seqRm = handle("llama_kv_self_seq_rm", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
             clear = handle("llama_kv_self_clear", FunctionDescriptor.ofVoid(ADDRESS));
@@ -588,6 +592,24 @@ final class LlamaNative {
             return new IllegalStateException(what + ": " + r, r);
         }
         return e instanceof IllegalStateException ise ? ise : new IllegalStateException(what + ": " + e, e);
+    }
+
+    /** {@code llama_n_threads(ctx)}: the threads of a decode of one row. */
+    int nThreads(MemorySegment context) {
+        try {
+            return (int) nThreads.invokeExact(context);
+        } catch (Throwable e) {
+            throw failed("llama_n_threads", e);
+        }
+    }
+
+    /** {@code llama_n_threads_batch(ctx)}: the threads of a decode of several rows. */
+    int nThreadsBatch(MemorySegment context) {
+        try {
+            return (int) nThreadsBatch.invokeExact(context);
+        } catch (Throwable e) {
+            throw failed("llama_n_threads_batch", e);
+        }
     }
 
     int nTokens(MemorySegment vocab) {

@@ -123,6 +123,43 @@ class FfmBatchingTest {
     }
 
     @Test
+    void aLoneRequestsTokenIsDecodedOnTheGenerationThreadsEvenWithAnAddedRow() throws Exception {
+        // The engine adds a row to a lone request's decode (padding, with lanes); llama.cpp would compute that on the
+        // batch threads. OAM_LLAMA_THREADS (cores - 1 by default) must still be what one NPC's generation takes, and
+        // the batch threads what a prompt chunk or several lanes take.
+        SlotEngine fresh = (SlotEngine) EngineChoice.open(GgufFile.read(TinyEngines.MODELS.resolve("tiny-lanes.gguf")),
+                EngineSettings.defaults().withContextSize(1024).withSlots(4).withThreads(1).withThreadsBatch(2),
+                EngineChoice.Kind.FFM);
+        java.lang.reflect.Field probe = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredField("decodeThreadsProbe");
+        probe.setAccessible(true);
+        List<int[]> decodes = Collections.synchronizedList(new ArrayList<>());
+        probe.set(null, (java.util.function.BiConsumer<Integer, Integer>) (rows, threads) -> decodes.add(new int[] {rows, threads}));
+        try {
+            fresh.generate(greedy(text("dragon", 40), 12), "lone", d -> {}, CancellationToken.create());
+            List<CompletableFuture<EngineResult>> together = new ArrayList<>();
+            try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
+                for (int i = 0; i < 2; i++) {
+                    together.add(async(fresh, greedy("the " + SUBJECTS[i], 12), "pair-" + i, CancellationToken.create(),
+                            new ArrayList<>()));
+                }
+                assertThat(fresh.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+            }
+            for (CompletableFuture<EngineResult> f : together) {
+                f.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            probe.set(null, null);
+            LlamaEngines.close(fresh);
+        }
+        List<int[]> seen = List.copyOf(decodes);
+        assertThat(seen).as("decodes of one request row").anyMatch(d -> d[0] == 1);
+        assertThat(seen).as("decodes of several request rows").anyMatch(d -> d[0] > 1);
+        for (int[] d : seen) {
+            assertThat(d[1]).as("threads of a decode of %d request row(s)", d[0]).isEqualTo(d[0] == 1 ? 1 : 2);
+        }
+    }
+
+    @Test
     void theFirstLogitsDoNotDependOnHowThePromptWasCut() throws Exception {
         // A prompt read whole (chunks of many rows), then again from the lane's cache, where only its last token is
         // decoded: llama.cpp computes a product of one row with other kernels than a product of several, so without the
