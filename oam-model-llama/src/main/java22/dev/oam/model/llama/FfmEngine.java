@@ -633,9 +633,10 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         }
         if (pad && (n == 1 || outputs(n) == 1) && (settings.slots() > 1 || endsPrompt)) {
             n = pad(n, true);
-        } else if (streams && n == 1) {
+        } else if (streams && n == 1 && settings.threads() > 1) {
             // llama.cpp's CPU attention splits a lone row's keys between the threads once a stream holds 512 cells, and
-            // adds the parts up otherwise than one pass over them: a second row (no output) keeps one pass.
+            // adds the parts up otherwise than one pass over them: a second row (no output) keeps one pass. On one
+            // thread the split is a single part, which adds up as one pass does, so a lone row goes alone.
             n = pad(n, false);
         }
         useThreads(n - extras);

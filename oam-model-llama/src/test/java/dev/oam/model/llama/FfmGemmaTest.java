@@ -59,6 +59,24 @@ class FfmGemmaTest {
 
     @Test
     void eightSessionsBatchedGiveWhatEachGivesAloneAndFaster() throws Exception {
+        eightTogetherAndAlone(engine, "2/2 threads");
+    }
+
+    @Test
+    void eightSessionsBatchedGiveWhatEachGivesAloneWithOneGenerationThread() throws Exception {
+        // The default split on two cores: a lone session's decodes run on one thread and without the padding row, the
+        // batches of several lanes on two. Which threads compute a row must not change it.
+        SlotEngine oneTwo = (SlotEngine) EngineChoice.open(GgufFile.read(Path.of(System.getenv("OAM_TEST_GEMMA_MODEL"))),
+                EngineSettings.defaults().withContextSize(2304).withSlots(8).withThreads(1).withThreadsBatch(2),
+                EngineChoice.Kind.FFM);
+        try {
+            eightTogetherAndAlone(oneTwo, "1/2 threads");
+        } finally {
+            LlamaEngines.close(oneTwo);
+        }
+    }
+
+    private static void eightTogetherAndAlone(SlotEngine engine, String label) throws Exception {
         int n = 8;
         int maxTokens = 48;
         List<String> alone = new ArrayList<>();
@@ -109,7 +127,7 @@ class FfmGemmaTest {
         // older ones, and b4916 adds a lane's cells up in the order they lie in the shared cache, so batched texts can
         // still differ from alone ones where two tokens nearly tie (without flash attention and the padding row 3-6 of
         // 8 matched here, with them 7-8). What is exact there is asserted on the tests' model (FfmBatchingTest).
-        report(same + " of " + n + " sessions gave the same text batched as alone");
+        report(label + ": " + same + " of " + n + " sessions gave the same text batched as alone");
         if ("vendored".equals(System.getProperty("oam.test.llamaLibrary"))) {
             // A KV stream per lane and kernels that compute every row alike (FfmEngine.STREAMS, REPACK, STREAM_CHUNK,
             // the padding row of a lone decode, LlamaNative's tiled-product switch): exact, prompts read in other cuts.
@@ -121,7 +139,7 @@ class FfmGemmaTest {
             ttft[i] = (firstToken[i] - batchStart) / 1_000_000;
         }
         java.util.Arrays.sort(ttft);
-        report(String.format(Locale.ROOT, "alone: %d tokens in %.2f s = %.1f tokens/s; 8 batched: %d tokens in %.2f s = %.1f"
+        report(label + String.format(Locale.ROOT, ": alone: %d tokens in %.2f s = %.1f tokens/s; 8 batched: %d tokens in %.2f s = %.1f"
                 + " tokens/s; ratio %.2f; time to first token batched p50 %d ms, p95 %d ms (the prompts are read too)",
                 aloneTokens, aloneSeconds, aloneTokens / aloneSeconds, batchTokens, batchSeconds, batchTokens / batchSeconds,
                 (batchTokens / batchSeconds) / (aloneTokens / aloneSeconds), ttft[n / 2], ttft[(int) Math.ceil(n * 0.95) - 1]));
@@ -136,29 +154,40 @@ class FfmGemmaTest {
         Class<?> type = Class.forName("dev.oam.model.llama.FfmEngine");
         GgufFile gemma = GgufFile.read(Path.of(System.getenv("OAM_TEST_GEMMA_MODEL")));
         assertThat(LlamaEngine.modelFile(gemma).floatMatrices()).isFalse();
-        SlotEngine fresh = (SlotEngine) EngineChoice.open(gemma, EngineSettings.defaults().withContextSize(1024)
-                .withSlots(1), EngineChoice.Kind.FFM);
         java.lang.reflect.Field probe = type.getDeclaredField("firstLogitsProbe");
         probe.setAccessible(true);
         List<float[]> rows = java.util.Collections.synchronizedList(new ArrayList<>());
-        probe.set(null, (java.util.function.Consumer<float[]>) rows::add);
-        try {
-            // Several prompts: on llama-cpp-python 0.3.36's llama.cpp with ggml's repacked weight layouts, "Decode. " +
-            // npc(1) came out different read whole and cut (npc(6) + "Well, " did not), which is why the engine keeps
-            // them off there (FfmEngine.REPACK).
-            for (String prompt : List.of(npc(6) + "Well, ", "Decode. " + npc(1), "Decode. " + npc(4), npc(0))) {
-                rows.clear();
-                EngineRequest once = new EngineRequest(prompt, null, 1, 0, 0, 1, 1);
-                EngineResult whole = fresh.generate(once, "cut", d -> {}, CancellationToken.create());
-                EngineResult cached = fresh.generate(once, "cut", d -> {}, CancellationToken.create());
-                assertThat(whole.cachedInputTokens()).as("read in rows of several").isLessThan(whole.inputTokens() - 2);
-                assertThat(cached.cachedInputTokens()).isEqualTo(cached.inputTokens() - 1);
-                assertThat(rows).hasSize(2);
-                assertThat(java.util.Arrays.equals(rows.get(1), rows.get(0))).as("the same first logits: " + prompt).isTrue();
+        StringBuilder lore = new StringBuilder("Decode. ");
+        for (int i = 0; lore.length() < 3000; i++) {
+            lore.append(List.of("the", "old", "gate", "of", "Eldham", "was", "built", "by", "dwarves").get(i % 9)).append(' ');
+        }
+        assertThat(engine.promptTokens(lore + npc(2)).length).as("the long prompt reaches 512 cells").isBetween(520, 1000);
+        // One generation thread: a lone row is decoded without the padding row, and from 512 cells llama.cpp's attention
+        // takes its split path for it (one part on one thread); two: with the padding row, so never that path.
+        for (int threads : new int[] {1, 2}) {
+            SlotEngine fresh = (SlotEngine) EngineChoice.open(gemma, EngineSettings.defaults().withContextSize(1024)
+                    .withSlots(1).withThreads(threads).withThreadsBatch(2), EngineChoice.Kind.FFM);
+            probe.set(null, (java.util.function.Consumer<float[]>) rows::add);
+            try {
+                // Several prompts: on llama-cpp-python 0.3.36's llama.cpp with ggml's repacked weight layouts, "Decode. "
+                // + npc(1) came out different read whole and cut (npc(6) + "Well, " did not), which is why the engine
+                // keeps them off there (FfmEngine.REPACK).
+                for (String prompt : List.of(npc(6) + "Well, ", "Decode. " + npc(1), "Decode. " + npc(4), npc(0),
+                        lore + npc(2))) {
+                    rows.clear();
+                    EngineRequest once = new EngineRequest(prompt, null, 1, 0, 0, 1, 1);
+                    EngineResult whole = fresh.generate(once, "cut", d -> {}, CancellationToken.create());
+                    EngineResult cached = fresh.generate(once, "cut", d -> {}, CancellationToken.create());
+                    assertThat(whole.cachedInputTokens()).as("read in rows of several").isLessThan(whole.inputTokens() - 2);
+                    assertThat(cached.cachedInputTokens()).isEqualTo(cached.inputTokens() - 1);
+                    assertThat(rows).hasSize(2);
+                    assertThat(java.util.Arrays.equals(rows.get(1), rows.get(0)))
+                            .as("the same first logits, %d generation thread(s): %s", threads, prompt).isTrue();
+                }
+            } finally {
+                probe.set(null, null);
+                LlamaEngines.close(fresh);
             }
-        } finally {
-            probe.set(null, null);
-            LlamaEngines.close(fresh);
         }
     }
 
