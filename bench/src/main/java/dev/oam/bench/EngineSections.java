@@ -252,7 +252,9 @@ final class EngineSections {
                 LlamaBench.Stat.of(aloneRates).text(1), SESSIONS, LlamaBench.Stat.of(togetherRates).text(1), ratio.text(2),
                 ratio.median() >= 3 ? "met" : "NOT met"));
         LlamaBench.Stat oneLaneRatio = LlamaBench.Stat.of(oneLaneRatios);
-        out.append(String.format(Locale.US, "    the same requests on a 1-lane engine (no padding row), decode phase %s sampled tokens/s; 8 together"
+        out.append(String.format(Locale.US, "    (a session alone decodes on the %d generation thread(s), %d together on the %d batch threads;"
+                + " the anchor, llama.cpp's batched-bench, ran 1 / 2)%n", threads, SESSIONS, threadsBatch));
+        out.append(String.format(Locale.US, "    the same requests on a 1-lane engine, decode phase %s sampled tokens/s; 8 together"
                 + " on the 8-lane engine ÷ that %s (anchor ≥ 3x: %s)%n", LlamaBench.Stat.of(oneLaneRates).text(1),
                 oneLaneRatio.text(2), oneLaneRatio.median() >= 3 ? "met" : "NOT met"));
         out.append(String.format(Locale.US, "    together: time to first token p95 %s ms; slowest ÷ fastest session's rate %s;"
