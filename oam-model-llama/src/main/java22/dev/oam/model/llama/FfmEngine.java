@@ -98,8 +98,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      * more), which round differently. With lanes, every such decode is padded, so a greedy answer does not depend on
      * whether its lane decoded alone; with one lane only the decode that ends a prompt is (its generation steps are
      * always one row), so the answer does not depend on how the prompt was cut into chunks. The cost: a session alone
-     * on an engine with lanes steps about a quarter slower than on a 1-lane engine (bench/README.md, FFM sections);
-     * with one lane, one row once per request.
+     * on an engine with lanes steps slower than on a 1-lane engine, about 2.3x on the bench's F16 model with one
+     * generation thread (bench/README.md, "Fifth run"); with one lane, one row once per request.
      */
     static final boolean PAD = !"false".equals(System.getProperty("oam.llama.pad"));
     /**
