@@ -65,16 +65,17 @@ public final class OperationQueue {
         }));
     }
 
-    public boolean busy() {
-        synchronized (lock) {
-            return running != null;
-        }
-    }
+    /** Whether an operation is running, and how many wait behind it. */
+    public record Load(boolean busy, int pending) {}
 
-    /** Operations waiting behind the running one. */
-    public int pending() {
+    /**
+     * Both counts in one reading. Read one after the other they could miss an operation that the worker
+     * moved from waiting to running in between (neither busy nor pending), as a session/list sent right
+     * after a request once showed.
+     */
+    public Load load() {
         synchronized (lock) {
-            return queued.size();
+            return new Load(running != null, queued.size());
         }
     }
 

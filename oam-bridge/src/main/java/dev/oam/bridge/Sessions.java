@@ -260,8 +260,9 @@ final class Sessions {
                 item.put("instructions", session.agent.instructions());
             }
             item.set("tools", Json.strings(session.agent.tools().stream().map(ToolDefinition::name).toList()));
-            item.put("busy", session.queue.busy());
-            item.put("pendingOperations", session.queue.pending());
+            OperationQueue.Load load = session.queue.load();
+            item.put("busy", load.busy());
+            item.put("pendingOperations", load.pending());
             item.put("entries", session.agent.history().size());
             item.put("createdAt", DateTimeFormatter.ISO_INSTANT.format(session.createdAt.truncatedTo(ChronoUnit.MILLIS)));
         }

@@ -9,6 +9,7 @@ import dev.oam.bridge.BridgeRequest;
 import dev.oam.bridge.Coding;
 import dev.oam.bridge.MethodRegistry;
 import dev.oam.bridge.Options;
+import dev.oam.bridge.OperationQueue;
 import dev.oam.bridge.Params;
 import dev.oam.bridge.Reply;
 import dev.oam.bridge.ToolDefinitions;
@@ -456,8 +457,9 @@ final class NpcMethods {
             item.set("tools", Json.strings(npc.npc.clientTools().stream().map(ToolDefinition::name).toList()));
             item.put("turnCount", npc.npc.turnCount());
             item.put("relationship", npc.npc.memory().relationship());
-            item.put("busy", npc.queue.busy());
-            item.put("pendingOperations", npc.queue.pending());
+            OperationQueue.Load load = npc.queue.load();
+            item.put("busy", load.busy());
+            item.put("pendingOperations", load.pending());
             item.put("createdAt", DateTimeFormatter.ISO_INSTANT.format(npc.createdAt.truncatedTo(ChronoUnit.MILLIS)));
         }
         ObjectNode result = Json.object();
