@@ -196,7 +196,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     private final int[] extraLane = new int[N_BATCH];
     private final int[] extraPos = new int[N_BATCH];
     private int extras;
-    // decode thread: the context's n_threads_batch now (llama.cpp uses it for a decode of more than one row)
+    // decode thread: the context's n_threads_batch now; set only on a change, as llama.cpp logs every setting
     private int batchThreads;
     private final List<Chunk> plan = new ArrayList<>();
     private boolean endsPrompt; // whether the batch being built holds a prompt's last token
@@ -719,16 +719,25 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             if (pos > settings.contextSize()) {
                 continue;
             }
-            batchTokens.setAtIndex(JAVA_INT, n, batchTokens.getAtIndex(JAVA_INT, 0));
-            batchPositions.setAtIndex(JAVA_INT, n, pos);
-            batchSeqIds.setAtIndex(JAVA_INT, n, lane);
-            batchLogits.set(JAVA_BYTE, n, (byte) 0);
-            rowOwner[n] = null;
-            extraLane[extras] = lane;
-            extraPos[extras++] = pos;
-            n++;
+            n = addExtra(n, lane, pos, false);
         }
         return n;
+    }
+
+    /**
+     * Puts a row at row {@code n} that only this decode holds (padding, gap): row 0's token at {@code pos} of
+     * {@code lane}, with logits when {@code output}, and no owner; {@link #removeExtraRows} frees its cell after the
+     * decode. Returns the next free row.
+     */
+    private int addExtra(int n, int lane, int pos, boolean output) {
+        batchTokens.setAtIndex(JAVA_INT, n, batchTokens.getAtIndex(JAVA_INT, 0));
+        batchPositions.setAtIndex(JAVA_INT, n, pos);
+        batchSeqIds.setAtIndex(JAVA_INT, n, lane);
+        batchLogits.set(JAVA_BYTE, n, (byte) (output ? 1 : 0));
+        rowOwner[n] = null;
+        extraLane[extras] = lane;
+        extraPos[extras++] = pos;
+        return n + 1;
     }
 
     /** Puts {@code take} of {@code g}'s pending tokens at row {@code n}; returns the next free row. */
@@ -780,14 +789,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             lane = batchSeqIds.getAtIndex(JAVA_INT, host);
             pos = batchPositions.getAtIndex(JAVA_INT, host) + 1;
         }
-        batchTokens.setAtIndex(JAVA_INT, n, batchTokens.getAtIndex(JAVA_INT, 0));
-        batchPositions.setAtIndex(JAVA_INT, n, pos);
-        batchSeqIds.setAtIndex(JAVA_INT, n, lane);
-        batchLogits.set(JAVA_BYTE, n, (byte) (output ? 1 : 0));
-        rowOwner[n] = null;
-        extraLane[extras] = lane;
-        extraPos[extras++] = streams ? pos : -1;
-        return n + 1;
+        return addExtra(n, lane, pos, output);
     }
 
     /**
@@ -800,11 +802,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     private void useThreads(int requestRows) {
         int wanted = requestRows == 1 ? settings.threads() : settings.threadsBatch();
         if (wanted != batchThreads) {
-            try {
-                api.setNThreads.invokeExact(context, settings.threads(), wanted);
-            } catch (Throwable e) {
-                throw LlamaNative.failed("llama_set_n_threads", e);
-            }
+            api.setThreads(context, settings.threads(), wanted);
             batchThreads = wanted;
         }
     }

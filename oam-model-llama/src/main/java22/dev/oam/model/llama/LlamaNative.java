@@ -164,7 +164,7 @@ final class LlamaNative {
     final MethodHandle chatApplyTemplate;
     final MethodHandle decode;
     final MethodHandle getLogitsIth;
-    final MethodHandle setNThreads;
+    private final MethodHandle setNThreads;
     private final MethodHandle nThreads;
     private final MethodHandle nThreadsBatch;
     /** {@code llama_kv_self_seq_rm(ctx, …)} on b4916, {@code llama_memory_seq_rm(memory, …)} on the vendored API. */
@@ -592,6 +592,18 @@ final class LlamaNative {
             return new IllegalStateException(what + ": " + r, r);
         }
         return e instanceof IllegalStateException ise ? ise : new IllegalStateException(what + ": " + e, e);
+    }
+
+    /**
+     * {@code llama_set_n_threads(ctx, …)}: the threads of a decode of one row, and of several, stored in the context
+     * for the next decodes (the vendored library logs each call at debug level).
+     */
+    void setThreads(MemorySegment context, int threads, int threadsBatch) {
+        try {
+            setNThreads.invokeExact(context, threads, threadsBatch);
+        } catch (Throwable e) {
+            throw failed("llama_set_n_threads", e);
+        }
     }
 
     /** {@code llama_n_threads(ctx)}: the threads of a decode of one row. */
