@@ -45,8 +45,8 @@ public final class BridgeEngine implements AutoCloseable {
     public static final String PROTOCOL_VERSION = "1.0";
     public static final String SERVER_NAME = "open-apple-models";
     public static final String VERSION = readVersion();
-    static final BigDecimal MAX_SAFE_INTEGER = BigDecimal.valueOf(9_007_199_254_740_991L);
     private static final long MAX_SAFE_LONG = 9_007_199_254_740_991L;
+    static final BigDecimal MAX_SAFE_INTEGER = BigDecimal.valueOf(MAX_SAFE_LONG);
     private static final long SHUTDOWN_WAIT_MILLIS = 2_000;
 
     static {
