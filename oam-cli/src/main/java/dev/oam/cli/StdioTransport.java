@@ -203,9 +203,15 @@ public final class StdioTransport {
         try {
             pumpLines(in, engine, ahead);
         } finally {
-            if (ahead[0]) { // a failure in a burst: nothing may stay held
-                TransportAccess.inputAhead(engine, false);
-            }
+            endBurst(engine, ahead); // after a failure in a burst too: nothing may stay held
+        }
+    }
+
+    /** Tells the engine the input burst is over, if it was told one began: what the burst held goes out now. */
+    private static void endBurst(BridgeEngine engine, boolean[] ahead) {
+        if (ahead[0]) {
+            ahead[0] = false;
+            TransportAccess.inputAhead(engine, false);
         }
     }
 
@@ -235,15 +241,11 @@ public final class StdioTransport {
             if (ahead[0] && available(in) <= 0) {
                 // Only part of a line is left and nothing more is readable: the read below may wait, so the burst is
                 // over and the answers it held go out now.
-                ahead[0] = false;
-                TransportAccess.inputAhead(engine, false);
+                endBurst(engine, ahead);
             }
             int read = in.read(buffer, end, buffer.length - end);
             if (read < 0) {
-                if (ahead[0]) {
-                    ahead[0] = false;
-                    TransportAccess.inputAhead(engine, false);
-                }
+                endBurst(engine, ahead);
                 if (discarding) {
                     TransportAccess.rejectLine(engine, tooLong());
                 } else if (end > start) {
