@@ -121,16 +121,20 @@ oam_llama_cpp() { # prints the folder of the llama.cpp build (bin/llama-server, 
   local cache dir
   cache=$(oam_cache_dir) || return 1
   dir="$cache/llama-cpp/${OAM_LLAMA_CPP_PYTHON#*==}-r$OAM_LLAMA_SERVER_RECIPE"
-  if [ -x "$dir/bin/llama-server" ] && [ -f "$dir/lib/libllama.so" ]; then printf '%s\n' "$dir"; return 0; fi
+  if _oam_llama_cpp_built "$dir"; then printf '%s\n' "$dir"; return 0; fi
   # One build at a time per cache (several checkouts on one machine share it).
   if command -v flock >/dev/null 2>&1; then
     ( flock -w 3600 9 || { echo "oam: waited an hour for $cache/llama-cpp.lock" >&2; exit 1; }
-      [ -x "$dir/bin/llama-server" ] && [ -f "$dir/lib/libllama.so" ] || _oam_llama_cpp_build "$cache" "$dir"
+      _oam_llama_cpp_built "$dir" || _oam_llama_cpp_build "$cache" "$dir"
     ) 9>"$cache/llama-cpp.lock" || return 1
   else
     _oam_llama_cpp_build "$cache" "$dir" || return 1
   fi
   printf '%s\n' "$dir"
+}
+
+_oam_llama_cpp_built() { # $1 = the build's folder; status 0 when it holds both llama-server and libllama
+  [ -x "$1/bin/llama-server" ] && [ -f "$1/lib/libllama.so" ]
 }
 
 _oam_llama_cpp_build() { # $1 = the cache, $2 = the build's folder; bin/ and lib/ filled, or a message and status 1
