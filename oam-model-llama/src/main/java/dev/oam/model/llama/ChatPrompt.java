@@ -132,9 +132,15 @@ final class ChatPrompt {
     }
 
     /**
-     * {@code text} with every occurrence of a control token broken by a zero-width space after its first
-     * character, repeated until none remains (a break can never create a new occurrence of a token that
-     * does not itself contain U+200B). One-character tokens cannot be broken and become U+FFFD.
+     * {@code text} with every occurrence of a special token that could open or close a message broken by a
+     * zero-width space after its first character, repeated until none remains (a break can never create a new
+     * occurrence of a token that does not itself contain U+200B).
+     *
+     * <p>Only tokens of at least two characters with something besides white space in them are broken. The
+     * others cannot frame a message, and vocabularies use them for ordinary text: Gemma's vocabulary holds
+     * {@code \n}, {@code \n\n}, runs of spaces and tabs as user-defined tokens, which the tokenizer matches
+     * wherever they occur, exactly as in training. Breaking them would change what the model reads (a newline
+     * is not a token that can be broken), so they pass unchanged.
      */
     static String escape(String text, Set<String> controlTokens) {
         String out = text;
@@ -142,20 +148,22 @@ final class ChatPrompt {
         for (int pass = 0; changed && pass < 16; pass++) {
             changed = false;
             for (String token : controlTokens) {
-                if (token.isEmpty() || !out.contains(token)) {
+                if (!canFrame(token) || !out.contains(token)) {
                     continue;
                 }
                 changed = true;
                 int first = Character.charCount(token.codePointAt(0));
-                out = first >= token.length() ? out.replace(token, "\uFFFD")
-                        : out.replace(token, token.substring(0, first) + ZERO_WIDTH_SPACE + token.substring(first));
-            }
-        }
-        for (String token : controlTokens) {
-            if (!token.isEmpty() && out.contains(token)) {
-                out = out.replace(token, "\uFFFD"); // tokens made of zero-width spaces: give up on preserving them
+                out = out.replace(token, token.substring(0, first) + ZERO_WIDTH_SPACE + token.substring(first));
             }
         }
         return out;
+    }
+
+    /** Whether {@code token} is one escaping must break: two characters or more, not all white space or U+200B. */
+    static boolean canFrame(String token) {
+        if (token.codePointCount(0, token.length()) < 2) {
+            return false;
+        }
+        return token.codePoints().anyMatch(cp -> !Character.isWhitespace(cp) && cp != ZERO_WIDTH_SPACE);
     }
 }

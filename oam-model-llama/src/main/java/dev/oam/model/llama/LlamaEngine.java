@@ -405,9 +405,11 @@ public final class LlamaEngine implements SlotEngine, AutoCloseable {
                         while (iterator.hasNext() && !cancelRequested) {
                             LlamaOutput output = iterator.next();
                             steps++;
-                            if (!output.text.isEmpty()) {
-                                text.append(output.text);
-                                events.add(new Delta(output.text));
+                            // The binding decodes bytes it cannot finish as U+FFFD; a game's text never shows it.
+                            String piece = output.text.replace("\uFFFD", "");
+                            if (!piece.isEmpty()) {
+                                text.append(piece);
+                                events.add(new Delta(piece));
                             }
                         }
                     } finally {

@@ -1,6 +1,10 @@
 package dev.oam.model.llama;
 
 import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -18,14 +22,14 @@ final class Utf8Pieces {
         int complete = completeLength(bytes);
         pending.reset();
         pending.write(bytes, complete, bytes.length - complete);
-        return new String(bytes, 0, complete, StandardCharsets.UTF_8);
+        return decode(bytes, 0, complete);
     }
 
     /** What is still held (an unfinished character at the end of generation), decoded with replacements. */
     String finish() {
-        String rest = pending.toString(StandardCharsets.UTF_8);
+        byte[] bytes = pending.toByteArray();
         pending.reset();
-        return rest;
+        return decode(bytes, 0, bytes.length);
     }
 
     /** Bytes from the start that hold no unfinished trailing character. */
@@ -41,5 +45,18 @@ final class Utf8Pieces {
             return need > back ? n - back : n;
         }
         return n;
+    }
+
+    /** {@code bytes} as UTF-8, malformed sequences left out. */
+    static String decode(byte[] bytes, int offset, int length) {
+        CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.IGNORE)
+                .onUnmappableCharacter(CodingErrorAction.IGNORE);
+        try {
+            String text = decoder.decode(ByteBuffer.wrap(bytes, offset, length)).toString();
+            return text.indexOf('\uFFFD') < 0 ? text : text.replace("\uFFFD", ""); // a vocabulary may hold it as a token
+        } catch (CharacterCodingException e) {
+            throw new IllegalStateException("a decoder that ignores errors threw", e);
+        }
     }
 }

@@ -70,6 +70,9 @@ class TokenSamplerTest {
         assertThat(out.toString()).isEqualTo("a😀é€b");
         Utf8Pieces broken = new Utf8Pieces();
         assertThat(broken.add(new byte[] {'x', (byte) 0xF0, (byte) 0x9F})).isEqualTo("x");
-        assertThat(broken.finish()).isEqualTo("\uFFFD");
+        assertThat(broken.finish()).as("an unfinished character is dropped, never shown as U+FFFD").isEmpty();
+        Utf8Pieces lone = new Utf8Pieces();
+        assertThat(lone.add(new byte[] {'a', (byte) 0x80, 'b'}) + lone.finish()).isEqualTo("ab");
+        assertThat(lone.add(new byte[] {(byte) 0xC0, (byte) 0xAF, 'c'}) + lone.finish()).isEqualTo("c");
     }
 }
