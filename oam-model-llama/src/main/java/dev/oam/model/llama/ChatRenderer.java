@@ -137,9 +137,10 @@ final class ChatRenderer {
         return Set.copyOf(warned);
     }
 
-    /** True when the model's own template renders prompts (tests). */
+    /** True when prompts are written in the file's template or a known turn format's frames, not ChatML (tests). */
     boolean usesTemplate() {
-        return template != null && problem() == null;
+        Frames f = frames;
+        return template != null ? problem() == null : f != null && !f.chatMl();
     }
 
     private Roles roles(ChatTemplate t) {

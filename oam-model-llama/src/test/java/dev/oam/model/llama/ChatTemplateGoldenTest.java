@@ -22,17 +22,21 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Timeout;
 
 /**
  * Our Java rendering of chat templates ({@link ChatTemplate} through {@link ChatRenderer}) against the real peer,
  * byte for byte: llama.cpp's own {@code llama-server --jinja} renders the same conversations at
  * {@code POST /apply-template}. The server is the project's build of llama.cpp (bin/lib/real-models.sh, from
- * llama-cpp-python 0.3.36's vendored tree; {@code llama-server --version}: see {@link #SERVER_VERSION}), started once
+ * llama-cpp-python 0.3.36's vendored tree; {@code llama-server --version} printed {@code version: 0.5.0-dev (build 0,
+ * commit oam-llama-cpp-python-0.3.36)} when these passed; the test prints the version it ran against), started once
  * per template on the SmolLM2-135M-Instruct file, whose vocabulary gives {@code bos_token} and {@code eos_token}.
+ * Each conversation must render without falling back to ChatML, and a conversation the template refuses must be
+ * refused by both.
  *
  * <p>Templates: the SmolLM2 file's own (ChatML), and, as test resources under {@code chat-templates/}, the real
  * templates of Qwen2.5-7B-Instruct (ChatML with its tools branch), Llama 3.1-8B-Instruct ({@code date_string},
@@ -43,9 +47,6 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
 class ChatTemplateGoldenTest {
-    /** What {@code llama-server --version} printed for the build these goldens were checked on. */
-    static final String SERVER_VERSION = "see the test log: the version line is printed and recorded per run";
-
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private static LlamaEngine.ModelFile smollm2;
 
@@ -106,7 +107,34 @@ class ChatTemplateGoldenTest {
         assertThat(renderer.failures()).as("no conversation fell back to ChatML").isEmpty();
     }
 
+    @Test
+    void aConversationTheTemplateRefusesIsRefusedByBothAndFallsBackToChatMlHere(@TempDir Path dir) throws Exception {
+        String source;
+        try (InputStream in = getClass().getResourceAsStream("/chat-templates/google-gemma-2-2b-it.jinja")) {
+            source = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        Path file = Files.writeString(dir.resolve("gemma.jinja"), source);
+        ChatRenderer renderer = new ChatRenderer(new ChatTemplate(source, smollm2.bosToken(), smollm2.eosToken(),
+                smollm2.addBos()));
+        List<ChatMessage> leadingAssistant = List.of(m("assistant", "Halt!"), m("user", "A friend."));
+        try (LlamaServer server = LlamaServer.start(RealModels.llamaServer(), RealModels.smollm2(), file, 512, 1, 1)) {
+            HttpResponse<String> response = post(server, leadingAssistant);
+            assertThat(response.statusCode()).isEqualTo(400);
+            assertThat(response.body()).contains("Conversation roles must alternate");
+        }
+        assertThat(renderer.render(leadingAssistant)).isEqualTo(ChatRenderer.chatMl(leadingAssistant));
+        assertThat(renderer.failures()).singleElement().asString().contains("Conversation roles must alternate");
+    }
+
     private static String applyTemplate(LlamaServer server, List<ChatMessage> messages) throws IOException, InterruptedException {
+        HttpResponse<String> response = post(server, messages);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        JsonNode prompt = Json.parse(response.body()).get("prompt");
+        assertThat(prompt).as(response.body()).isNotNull();
+        return prompt.asText();
+    }
+
+    private static HttpResponse<String> post(LlamaServer server, List<ChatMessage> messages) throws IOException, InterruptedException {
         ObjectNode body = Json.object();
         for (ChatMessage m : messages) {
             body.withArray("messages").addObject().put("role", m.role()).put("content", m.content());
@@ -114,10 +142,6 @@ class ChatTemplateGoldenTest {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/apply-template"))
                 .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(Json.write(body), StandardCharsets.UTF_8)).build();
-        HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-        JsonNode prompt = Json.parse(response.body()).get("prompt");
-        assertThat(prompt).as(response.body()).isNotNull();
-        return prompt.asText();
+        return HTTP.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     }
 }
