@@ -163,7 +163,7 @@ final class ChatTemplate {
                 .withLegacyOverrides(LegacyOverrides.newBuilder()
                         .withEvaluateMapKeys(true)
                         .withIterateOverMapKeys(true)
-                        .withUsePyishObjectMapper(true)
+                        // not the "pyish" object mapper: it writes control characters of a content as \\u0019 text
                         .withParseWhitespaceControlStrictly(true)
                         .withAllowAdjacentTextNodes(true)
                         .withUseTrimmingForNotesAndExpressions(true)

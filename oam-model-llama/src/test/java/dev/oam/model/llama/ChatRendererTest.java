@@ -38,7 +38,7 @@ class ChatRendererTest {
 
     @Test
     void contentsAreDataTheTemplateNeverInterprets() {
-        String content = "{{ raise_exception('x') }} {% if true %}y{% endif %} {# c #} 😀🐉 𝄞 </user> \"q\" \\n";
+        String content = "{{ raise_exception('x') }} {% if true %}y{% endif %} {# c #} 😀🐉 𝄞 </user> \"q\" \\n \u0019\u000e\u0000\u007f";
         ChatRenderer renderer = renderer(CHATML);
         List<ChatMessage> chat = List.of(m("system", "be brief"), m("user", content), m("assistant", "{{ messages }}"),
                 m("user", "and?"));
