@@ -7,6 +7,8 @@
 module dev.oam.model.llama {
     requires dev.oam.core;
     requires llama; // de.kherud:llama has no module descriptor: its automatic name comes from the jar's file name
+    requires jinjava; // com.hubspot.jinjava:jinjava has no module descriptor nor Automatic-Module-Name: named from its jar
+    requires java.desktop; // java.beans.FeatureDescriptor in Jinjava's EL resolver API (ChatTemplate.PythonMethods)
     requires static org.jspecify;
 
     exports dev.oam.model.llama to dev.oam.bench;

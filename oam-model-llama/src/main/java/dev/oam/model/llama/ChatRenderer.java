@@ -1,75 +1,71 @@
 package dev.oam.model.llama;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.Log;
-import dev.oam.core.json.Json;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Renders chat prompts in the model's own chat template without ever passing message contents through the
- * template engine (the binding garbles characters outside the BMP, and a template would interpret content).
+ * Renders chat prompts, the same way for every engine.
  *
- * <p>How: the template renders, once per model, conversations whose contents are unique ASCII sentinels; the
- * rendering must hold each sentinel exactly once and in order, and the text between them is kept as the
- * <em>frame</em>. Rendering a real conversation is then frame pieces and verbatim contents, joined in Java.
+ * <p>A file with a chat template: the real messages go through the file's own Jinja template, rendered in Java
+ * ({@link ChatTemplate}, HubSpot's Jinjava) as llama.cpp's server renders it with {@code --jinja}; message contents
+ * are data the template never interprets. Before that the conversation is fitted to what the template accepts,
+ * learnt once by rendering probe conversations whose contents are sentinels: a {@code tool} message becomes a
+ * {@code user} turn unless the template renders the tool role, a system message after the first counts as a user
+ * turn, consecutive turns of one role are joined with a blank line, and when the template has no system role (it
+ * raises on one or drops its text) the system text opens the first user message, joined by a newline as llama.cpp
+ * joins it. A template that cannot render a conversation (parse error, {@code raise_exception}, an unknown
+ * function or method) never crashes anything: that prompt is written in ChatML and a warning names the reason, once
+ * per reason ({@link #problem()} gives the reason for a plain conversation up front, for {@code session/create}).
  *
- * <p>Which conversations the template sees: a Jinja template that raises an error while rendering aborts the
- * JVM inside the binding (an uncaught C++ exception; measured), and real templates raise on role orders they
- * dislike ("roles must alternate", "tool role not supported"). So the template is only ever asked two shapes:
- * system, user, assistant, user (what llama.cpp itself renders when it loads the model; a template that fails
- * it is replaced by ChatML there and then) and user, assistant, user. The first gives the pieces before the
- * system text, between system and first user, user to assistant, assistant to user and after the last user
- * (with the generation prompt); the second the piece before a first user turn when there is no system text.
- * Longer conversations repeat the user/assistant pieces. Conversations are normalised into
- * {@code system? user (assistant user)*} first: a {@code tool} message becomes a user turn, consecutive turns of
- * the same role are joined with a blank line, and a later system message counts as a user turn.
- *
- * <p>Fallbacks: a template that drops the system text (it has no system role) gets the system text merged into
- * the first user message, in the second shape. A file without a template gets the frames of the {@link TurnFormat}
- * its vocabulary fits ({@link #known}). ChatML written here ({@code <|im_start|>role\ncontent<|im_end|>\n}
- * per message, then {@code <|im_start|>assistant\n}, every role kept as it is, {@code tool} included) is used for
- * {@link TurnFormat#CHATML}, when the template is ChatML itself, when a conversation cannot be normalised (it
- * starts or ends with an assistant turn), and when the template's probes fail.
+ * <p>A file without a template gets the frames of the {@link TurnFormat} its vocabulary fits ({@link #known}): the
+ * text around each content, joined in Java, for {@code system? user (assistant user)*}. ChatML written here
+ * ({@code <|im_start|>role\ncontent<|im_end|>\n} per message, then {@code <|im_start|>assistant\n}, every role
+ * kept as it is, {@code tool} included) is used for {@link TurnFormat#CHATML}, when a conversation cannot be put in
+ * that order for a turn format, and as the fallback of a template that fails.
  */
 final class ChatRenderer {
-    /** Applies the model's template to {@code {"messages": [...], "add_generation_prompt": true}}. */
-    @FunctionalInterface
-    interface Template {
-        String apply(String requestJson) throws Exception;
-    }
-
     static final Set<String> ROLES = Set.of("system", "user", "assistant", "tool");
-    private static final List<String> WITH_SYSTEM = List.of("system", "user", "assistant", "user");
-    private static final List<String> WITHOUT_SYSTEM = List.of("user", "assistant", "user");
+    private static final String SENTINEL = "OAMSENTINEL7c1fe0d2";
 
-    /** The frame of the model's template, from the two probes (null pieces: that probe failed). */
+    /** The frame of a known turn format (null pieces: that shape has none). */
     record Frames(@Nullable List<String> withSystem, @Nullable List<String> withoutSystem, boolean chatMl) {}
 
-    private final @Nullable Template template;
-    private final String sentinelStem;
-    private volatile @Nullable Frames frames;
+    /** What the template accepts, from the probes. */
+    private record Roles(boolean system, boolean tool) {}
+
+    private final @Nullable ChatTemplate template;
+    private final @Nullable Frames frames;
+    private volatile @Nullable Roles roles;
+    private final Set<String> warned = ConcurrentHashMap.newKeySet();
 
     /** @param template the file's own template; {@code null} writes ChatML */
-    ChatRenderer(@Nullable Template template) {
+    ChatRenderer(@Nullable ChatTemplate template) {
         this.template = template;
-        this.sentinelStem = "OAMSENTINEL" + Long.toHexString(ThreadLocalRandom.current().nextLong() | 1L << 60) + "N";
+        this.frames = null;
     }
 
     private ChatRenderer(Frames known) {
         this.template = null;
-        this.sentinelStem = "";
         this.frames = known;
+    }
+
+    /** The file's own template, else the turn format its vocabulary fits. */
+    static ChatRenderer forFile(LlamaEngine.ModelFile file) {
+        String source = file.chatTemplate();
+        if (source == null) {
+            return known(file.turnFormat());
+        }
+        return new ChatRenderer(new ChatTemplate(source, file.bosToken(), file.eosToken(), file.addBos()));
     }
 
     /** Renders in a format the bridge knows, for a file without its own template. */
     static ChatRenderer known(TurnFormat format) {
         Frames f = format.frames();
-        return f == null ? new ChatRenderer((Template) null) : new ChatRenderer(f);
+        return f == null ? new ChatRenderer((ChatTemplate) null) : new ChatRenderer(f);
     }
 
     String render(List<ChatMessage> messages) {
@@ -78,10 +74,21 @@ final class ChatRenderer {
                 throw new IllegalArgumentException("unknown chat role '" + m.role() + "' (system, user, assistant, tool)");
             }
         }
-        if (template == null && frames == null) {
+        ChatTemplate t = template;
+        if (t != null) {
+            try {
+                return t.render(fit(messages, roles(t)));
+            } catch (ChatTemplate.TemplateException e) {
+                if (!messages.isEmpty() && warned.add(e.getMessage())) {
+                    Log.warning(e.getMessage() + "; this prompt is written in ChatML instead");
+                }
+                return chatMl(messages);
+            }
+        }
+        Frames f = frames;
+        if (f == null) {
             return chatMl(messages);
         }
-        Frames f = frames();
         List<ChatMessage> normal = normalise(messages);
         if (f.chatMl() || normal == null) {
             return chatMl(messages);
@@ -106,6 +113,83 @@ final class ChatRenderer {
         return chatMl(messages);
     }
 
+    /**
+     * Why the file's template cannot render a plain conversation (system, user, assistant, user), or {@code null}
+     * when it can or the file has none.
+     */
+    @Nullable String problem() {
+        ChatTemplate t = template;
+        if (t == null) {
+            return null;
+        }
+        List<ChatMessage> plain = List.of(new ChatMessage("system", "You are a guard."), new ChatMessage("user", "Hello."),
+                new ChatMessage("assistant", "Halt."), new ChatMessage("user", "May I pass?"));
+        try {
+            t.render(fit(plain, roles(t)));
+            return null;
+        } catch (ChatTemplate.TemplateException e) {
+            return e.getMessage();
+        }
+    }
+
+    /** The reasons of the template failures seen so far, each once (tests). */
+    Set<String> failures() {
+        return Set.copyOf(warned);
+    }
+
+    /** True when prompts are written in the file's template or a known turn format's frames, not ChatML (tests). */
+    boolean usesTemplate() {
+        Frames f = frames;
+        return template != null ? problem() == null : f != null && !f.chatMl();
+    }
+
+    private Roles roles(ChatTemplate t) {
+        Roles r = roles;
+        if (r == null) {
+            r = new Roles(renders(t, List.of(new ChatMessage("system", SENTINEL), new ChatMessage("user", "Hello."))),
+                    renders(t, List.of(new ChatMessage("user", "Hello."), new ChatMessage("assistant", "Halt."),
+                            new ChatMessage("tool", SENTINEL))));
+            roles = r;
+        }
+        return r;
+    }
+
+    private static boolean renders(ChatTemplate t, List<ChatMessage> probe) {
+        try {
+            return t.render(probe).contains(SENTINEL);
+        } catch (ChatTemplate.TemplateException e) {
+            return false;
+        }
+    }
+
+    /** The conversation in the roles the template accepts, with the same contents. */
+    private static List<ChatMessage> fit(List<ChatMessage> messages, Roles roles) {
+        List<ChatMessage> out = new ArrayList<>();
+        for (int i = 0; i < messages.size(); i++) {
+            ChatMessage m = messages.get(i);
+            String role = switch (m.role()) {
+                case "system" -> i == 0 ? "system" : "user";
+                case "tool" -> roles.tool() ? "tool" : "user";
+                default -> m.role();
+            };
+            ChatMessage last = out.isEmpty() ? null : out.get(out.size() - 1);
+            if (last != null && last.role().equals(role)) {
+                out.set(out.size() - 1, new ChatMessage(role, last.content() + "\n\n" + m.content()));
+            } else {
+                out.add(new ChatMessage(role, m.content()));
+            }
+        }
+        if (!roles.system() && !out.isEmpty() && out.get(0).role().equals("system")) {
+            ChatMessage system = out.remove(0);
+            if (!out.isEmpty() && out.get(0).role().equals("user")) {
+                out.set(0, new ChatMessage("user", system.content() + "\n" + out.get(0).content()));
+            } else {
+                out.add(0, new ChatMessage("user", system.content()));
+            }
+        }
+        return out;
+    }
+
     /** {@code turns} is user (assistant user)*; appends them with the pieces between and after. */
     private static void appendTurns(StringBuilder out, List<ChatMessage> turns, String userToAssistant,
             String assistantToUser, String end) {
@@ -115,44 +199,6 @@ final class ChatRenderer {
                     .append(turns.get(i + 1).content());
         }
         out.append(end);
-    }
-
-    /** True when the model's template is used for a conversation of this shape (tests). */
-    boolean usesTemplate() {
-        Frames f = template == null && frames == null ? null : frames();
-        return f != null && !f.chatMl() && (f.withSystem() != null || f.withoutSystem() != null);
-    }
-
-    private Frames frames() {
-        Frames f = frames;
-        if (f == null) {
-            synchronized (this) {
-                f = frames;
-                if (f == null) {
-                    f = probeFrames();
-                    frames = f;
-                }
-            }
-        }
-        return f;
-    }
-
-    private Frames probeFrames() {
-        List<String> withSystem = probeShape(WITH_SYSTEM);
-        List<String> chatMlPieces = List.of("<|im_start|>system\n", "<|im_end|>\n<|im_start|>user\n",
-                "<|im_end|>\n<|im_start|>assistant\n", "<|im_end|>\n<|im_start|>user\n",
-                "<|im_end|>\n<|im_start|>assistant\n");
-        if (chatMlPieces.equals(withSystem)) {
-            return new Frames(withSystem, null, true);
-        }
-        List<String> withoutSystem = probeShape(WITHOUT_SYSTEM);
-        if (withSystem == null) {
-            Log.debug("chat template drops or rejects the system role: system text goes into the first user message");
-        }
-        if (withSystem == null && withoutSystem == null) {
-            Log.warning("the model's chat template cannot be used as is: prompts are written in ChatML");
-        }
-        return new Frames(withSystem, withoutSystem, false);
     }
 
     /**
@@ -188,45 +234,5 @@ final class ChatRenderer {
             out.append("<|im_start|>").append(m.role()).append('\n').append(m.content()).append("<|im_end|>\n");
         }
         return out.append("<|im_start|>assistant\n").toString();
-    }
-
-    /** The pieces around the contents when the template renders {@code roles} faithfully, else null. */
-    private @Nullable List<String> probeShape(List<String> roles) {
-        ObjectNode request = Json.object();
-        ArrayNode messages = request.putArray("messages");
-        List<String> sentinels = new ArrayList<>();
-        for (int i = 0; i < roles.size(); i++) {
-            String sentinel = sentinelStem + i + "E";
-            sentinels.add(sentinel);
-            messages.addObject().put("role", roles.get(i)).put("content", sentinel);
-        }
-        request.put("add_generation_prompt", true);
-        String rendered;
-        try {
-            rendered = template.apply(Json.write(request));
-        } catch (Exception | LinkageError e) {
-            Log.debug("chat template failed for roles " + roles + ": " + e.getMessage());
-            return null;
-        }
-        if (rendered == null) {
-            return null;
-        }
-        List<String> pieces = new ArrayList<>();
-        int from = 0;
-        for (String sentinel : sentinels) {
-            int at = rendered.indexOf(sentinel, from);
-            if (at < 0 || rendered.indexOf(sentinel, at + 1) >= 0) {
-                return null;
-            }
-            pieces.add(rendered.substring(from, at));
-            from = at + sentinel.length();
-        }
-        pieces.add(rendered.substring(from));
-        for (String piece : pieces) {
-            if (piece.contains(sentinelStem)) {
-                return null; // a template that repeats a message: the frame would not be faithful
-            }
-        }
-        return List.copyOf(pieces);
     }
 }

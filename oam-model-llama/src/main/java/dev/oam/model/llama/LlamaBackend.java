@@ -82,10 +82,10 @@ public final class LlamaBackend implements ModelBackend {
 
     /**
      * One model file: what was read of it, the settings it was loaded with, the engine (loading or loaded) and
-     * the format its prompts are written in when it has no chat template.
+     * the format its prompts are written in when it has no chat template, or why its chat template cannot be used.
      */
     private record Loaded(GgufFile file, EngineSettings settings, CompletableFuture<Engine> engine,
-            @Nullable TurnFormat turnFormat) {}
+            @Nullable TurnFormat turnFormat, @Nullable String templateProblem) {}
 
     /** {@code OAM_MODEL_HOST}: {@code process} runs every llama model of this process in a child process by default. */
     public static final String HOST_VARIABLE = "OAM_MODEL_HOST";
@@ -235,19 +235,31 @@ public final class LlamaBackend implements ModelBackend {
                 TurnFormat format = file.chatTemplate() == null ? TurnFormat.require(file) : null;
                 EngineSettings engineSettings = engineSettings(settings, file);
                 CompletableFuture<Engine> engine = new CompletableFuture<>();
-                entry = new Loaded(file, engineSettings, engine, format);
+                String problem = format == null ? templateWarning(file) : null;
+                entry = new Loaded(file, engineSettings, engine, format, problem);
                 loaded.put(key, entry);
                 if (format != null) {
                     Log.warning(format.warning(modelName(file)));
+                }
+                if (problem != null) {
+                    Log.warning(problem);
                 }
                 Thread.ofPlatform().daemon().name("oam-llama-load").start(() -> load(file, engineSettings, engine));
             } else {
                 checkSame(entry, settings);
             }
         }
-        List<String> warnings = entry.turnFormat() == null ? List.of() : List.of(entry.turnFormat().warning(modelName(entry.file())));
+        List<String> warnings = entry.turnFormat() != null ? List.of(entry.turnFormat().warning(modelName(entry.file())))
+                : entry.templateProblem() != null ? List.of(entry.templateProblem()) : List.of();
         return new LlamaLanguageModel(name != null ? name : modelName(entry.file()), entry.settings().contextSize(), entry.engine(), settings.seed(),
                 languages, warnings);
+    }
+
+    /** The warning for a file whose own chat template cannot render a plain conversation, else null. */
+    private static @Nullable String templateWarning(GgufFile file) throws GgufException {
+        String problem = ChatRenderer.forFile(LlamaEngine.modelFile(file)).problem();
+        return problem == null ? null : "The chat template of '" + modelName(file) + "' cannot be used (" + problem
+                + "); prompts are written in ChatML, which the model may not follow.";
     }
 
     private EngineSettings engineSettings(LlamaSettings settings, GgufFile file) throws SettingsConflict {

@@ -66,11 +66,14 @@ public final class LlamaEngine implements SlotEngine, AutoCloseable {
     /**
      * What the engine needs to know about the file (from {@link GgufFile}).
      *
+     * @param bosToken the vocabulary's BOS text, {@code ""} without one ({@code bos_token} of the chat template)
+     * @param eosToken the vocabulary's EOS text, {@code ""} without one ({@code eos_token} of the chat template)
      * @param turnFormat the format prompts are written in when the file has no chat template (then required)
      * @param floatMatrices whether the model multiplies by a floating-point matrix ({@link #floatMatrices(GgufFile)})
      */
-    record ModelFile(Path path, String name, int contextLength, @Nullable String chatTemplate, Set<String> controlTokens,
-            boolean addBos, @Nullable TurnFormat turnFormat, boolean floatMatrices) {
+    record ModelFile(Path path, String name, int contextLength, @Nullable String chatTemplate, String bosToken,
+            String eosToken, Set<String> controlTokens, boolean addBos, @Nullable TurnFormat turnFormat,
+            boolean floatMatrices) {
         ModelFile {
             controlTokens = Set.copyOf(controlTokens);
             if (chatTemplate == null && turnFormat == null) {
@@ -108,7 +111,7 @@ public final class LlamaEngine implements SlotEngine, AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.chat = file.chatTemplate() != null ? new ChatRenderer(model::applyTemplate) : ChatRenderer.known(file.turnFormat());
+        this.chat = ChatRenderer.forFile(file);
     }
 
     /**
@@ -136,7 +139,8 @@ public final class LlamaEngine implements SlotEngine, AutoCloseable {
         // llama.cpp adds BOS when the file says so; without the key, SentencePiece vocabularies add it, BPE ones not.
         Object addBos = file.metadata().get("tokenizer.ggml.add_bos_token");
         boolean bos = addBos instanceof Boolean b ? b : !"gpt2".equals(file.metadata().get("tokenizer.ggml.model"));
-        return new ModelFile(file.path(), name, file.contextLength(), file.chatTemplate(), file.controlTokens(), bos, format,
+        return new ModelFile(file.path(), name, file.contextLength(), file.chatTemplate(), ChatTemplate.bosToken(file),
+                ChatTemplate.eosToken(file), file.controlTokens(), bos, format,
                 floatMatrices(file));
     }
 

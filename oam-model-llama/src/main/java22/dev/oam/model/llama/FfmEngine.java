@@ -5,12 +5,10 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
-import dev.oam.core.json.Json;
 import dev.oam.model.llama.GenerationEvents.Cancelled;
 import dev.oam.model.llama.GenerationEvents.Delta;
 import dev.oam.model.llama.GenerationEvents.Done;
@@ -249,12 +247,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         batch.set(ADDRESS, 40, batchSeqPointers);
         batch.set(ADDRESS, 48, batchLogits);
         this.pieceBuffer = arena.allocate(256);
-        String template = file.chatTemplate();
-        if (template != null) {
-            this.chat = new ChatRenderer(request -> applyTemplate(template, request));
-        } else {
-            this.chat = ChatRenderer.known(file.turnFormat());
-        }
+        this.chat = ChatRenderer.forFile(file);
         this.loop = DecodeLoop.get();
     }
 
@@ -455,20 +448,6 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     @Override
     public Set<String> controlTokens() {
         return file.controlTokens();
-    }
-
-    /** The chat renderer's template call, on llama.cpp's built-in template families. */
-    private String applyTemplate(String template, String requestJson) throws Exception {
-        JsonNode request = Json.parse(requestJson);
-        List<ChatMessage> messages = new ArrayList<>();
-        for (JsonNode m : request.path("messages")) {
-            messages.add(new ChatMessage(m.path("role").asText(), m.path("content").asText()));
-        }
-        String rendered = api.applyTemplate(template, messages);
-        if (rendered == null) {
-            throw new IllegalArgumentException("llama.cpp has no built-in chat template like this file's");
-        }
-        return rendered;
     }
 
     @Override
