@@ -28,6 +28,7 @@ public final class Options {
         Boolean trim = options.optionalBool("trimHistory");
         Integer reserved = options.optionalInt("reservedResponseTokens", 0);
         Integer attempts = options.optionalInt("maxAttempts", 1);
+        Boolean parallel = options.optionalBool("parallelToolCalls");
         return new AgentOptions(
                 choice != null ? choice : defaults.toolChoice(),
                 rounds != null ? rounds : defaults.maxToolRounds(),
@@ -39,7 +40,8 @@ public final class Options {
                 timeout != null ? timeout : defaults.toolTimeout(),
                 trim != null ? trim : defaults.trimHistory(),
                 reserved != null ? reserved : defaults.reservedResponseTokens(),
-                attempts != null ? attempts : defaults.maxAttempts());
+                attempts != null ? attempts : defaults.maxAttempts(),
+                parallel != null ? parallel : defaults.parallelToolCalls());
     }
 
     public static @Nullable ToolChoice toolChoice(Params params, String name) throws BridgeException {

@@ -9,6 +9,8 @@ import org.jspecify.annotations.Nullable;
  *
  * @param enabledTools tools visible to the model, or {@code null} for all
  * @param toolTimeout time the engine has to answer a client tool call; {@link Duration#ZERO} waits forever
+ * @param parallelToolCalls whether one model step may call several tools; {@code false} (the default) asks the
+ *     model for at most one call per step (small models otherwise repeat a call, once per enum value)
  */
 public record AgentOptions(
         ToolChoice toolChoice,
@@ -21,7 +23,8 @@ public record AgentOptions(
         Duration toolTimeout,
         boolean trimHistory,
         int reservedResponseTokens,
-        int maxAttempts) {
+        int maxAttempts,
+        boolean parallelToolCalls) {
 
     public static final Duration DEFAULT_TOOL_TIMEOUT = Duration.ofSeconds(120);
 
@@ -33,6 +36,14 @@ public record AgentOptions(
             throw new IllegalArgumentException("maxAttempts must be at least 1");
         }
         enabledTools = enabledTools == null ? null : List.copyOf(enabledTools);
+    }
+
+    /** Options with one call per step ({@code parallelToolCalls} false). */
+    public AgentOptions(ToolChoice toolChoice, int maxToolRounds, int maxToolCalls, @Nullable List<String> enabledTools,
+            @Nullable Double temperature, @Nullable Integer maxResponseTokens, @Nullable Sampling sampling, Duration toolTimeout,
+            boolean trimHistory, int reservedResponseTokens, int maxAttempts) {
+        this(toolChoice, maxToolRounds, maxToolCalls, enabledTools, temperature, maxResponseTokens, sampling, toolTimeout,
+                trimHistory, reservedResponseTokens, maxAttempts, false);
     }
 
     public static AgentOptions defaults(Duration toolTimeout) {
@@ -69,6 +80,7 @@ public record AgentOptions(
         private boolean trimHistory;
         private int reservedResponseTokens;
         private int maxAttempts;
+        private boolean parallelToolCalls;
 
         private Builder(AgentOptions from) {
             this.toolChoice = from.toolChoice();
@@ -82,6 +94,7 @@ public record AgentOptions(
             this.trimHistory = from.trimHistory();
             this.reservedResponseTokens = from.reservedResponseTokens();
             this.maxAttempts = from.maxAttempts();
+            this.parallelToolCalls = from.parallelToolCalls();
         }
 
         public Builder toolChoice(ToolChoice toolChoice) {
@@ -139,10 +152,15 @@ public record AgentOptions(
             return this;
         }
 
+        public Builder parallelToolCalls(boolean parallelToolCalls) {
+            this.parallelToolCalls = parallelToolCalls;
+            return this;
+        }
+
         /** @throws IllegalArgumentException when a value is out of range (as the record's constructor checks) */
         public AgentOptions build() {
             return new AgentOptions(toolChoice, maxToolRounds, maxToolCalls, enabledTools, temperature,
-                    maxResponseTokens, sampling, toolTimeout, trimHistory, reservedResponseTokens, maxAttempts);
+                    maxResponseTokens, sampling, toolTimeout, trimHistory, reservedResponseTokens, maxAttempts, parallelToolCalls);
         }
     }
 }
