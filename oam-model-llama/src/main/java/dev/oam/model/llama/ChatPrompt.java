@@ -1,9 +1,7 @@
 package dev.oam.model.llama;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.agent.ToolCallingMode;
-import dev.oam.core.json.Json;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolCall;
@@ -15,27 +13,30 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The messages of one step, laid out so the prompt cache hits:
+ * The messages of one step, laid out so the prompt cache hits and a small model reads the request last:
  *
  * <ol>
  *   <li>{@code system}: instructions and context note only, byte-identical for every step and turn of a
  *       session (the context note changes only with {@code setContextNote} and compaction);
- *   <li>the visible entries: prompt → {@code user}; answer → {@code assistant} (text, or the compact JSON);
- *       tool calls → {@code assistant} with exactly the text the grammar makes the model emit
- *       ({@code {"tool_calls":[…]}}); tool output → {@code tool}, as {@code Output of NAME: …};
- *   <li>the <em>step note</em>, appended to the last message: this step's tools (name, description,
- *       parameters' generation schema), {@code respond_directly} when offered, the reply format, and the
- *       answer's schema on structured turns.
+ *   <li>the visible entries: prompt → {@code user}; answer → {@code assistant} (text, or the JSON value);
+ *       tool calls → {@code assistant} with exactly the text the grammar makes the model emit ({@link CallFormat});
+ *       tool output → {@code tool}, as {@code Output of NAME: …};
+ *   <li>the <em>step note</em>: this step's tools (name, description, arguments in words, {@link SchemaWords}),
+ *       {@code respond_directly} when offered, how to call, and what to reply otherwise (plain words, or JSON of a
+ *       described form on structured turns). On the turn's first step it goes <em>before</em> the prompt in the last
+ *       user message, so the request is the last thing the model reads before it answers (a 135M model chose the
+ *       enum's first value for "Open the east gate" when the tool listing came after the request, and the right one
+ *       when the request came last); after a tool round it follows the tool output, with the reminder to answer in
+ *       words from what the tools returned.
  * </ol>
  *
- * <p>Tools, {@code respond_directly} and the mode change from step to step (a named tool on the first
- * step only, {@code respond_directly} on the first step only, no tools once the rounds are used up), so
- * they live at the end: a step re-reads the note and the new entries, never the conversation. Had they
- * been in the system message, every such change would re-evaluate the whole history. The note goes into
- * the last message (not a message of its own) so templates that insist on alternating roles still work.
+ * <p>Tools, {@code respond_directly} and the mode change from step to step, so they live at the end: a step re-reads
+ * the note and the new entries, never the conversation. The note goes into the last message (not a message of its
+ * own) so templates that insist on alternating roles still work. No JSON Schema is ever shown: small models copy its
+ * words ({@code maxItems}, a property's description, a maximum) into their values.
  *
- * <p>Every content is escaped against the engine's control tokens ({@link #escape}), so no text from a
- * user, a tool, the instructions or the history can open or close a message.
+ * <p>Every content is escaped against the engine's special tokens ({@link #escape}), so no text from a user, a
+ * tool, the instructions or the history can open or close a message.
  */
 final class ChatPrompt {
     private static final char ZERO_WIDTH_SPACE = '\u200B';
@@ -55,7 +56,12 @@ final class ChatPrompt {
         String note = stepNote(request);
         if (note != null) {
             ChatMessage last = messages.isEmpty() ? null : messages.get(messages.size() - 1);
-            if (last != null && (last.role().equals("user") || last.role().equals("tool"))) {
+            boolean promptLast = !request.entries().isEmpty()
+                    && request.entries().get(request.entries().size() - 1) instanceof TranscriptEntry.Prompt;
+            if (last != null && last.role().equals("user") && promptLast) {
+                messages.set(messages.size() - 1, new ChatMessage("user",
+                        last.content().isEmpty() ? note : note + "\n\n" + last.content()));
+            } else if (last != null && (last.role().equals("user") || last.role().equals("tool"))) {
                 messages.set(messages.size() - 1, new ChatMessage(last.role(),
                         last.content().isEmpty() ? note : last.content() + "\n\n" + note));
             } else {
@@ -98,37 +104,59 @@ final class ChatPrompt {
         };
     }
 
-    /** Calls in the one format the grammar allows: {@code {"tool_calls":[{"name":…,"arguments":{…}}]}}. */
+    /** Calls in the format the grammar allows ({@link CallFormat}). */
     static String callsText(List<ToolCall> calls) {
-        ObjectNode root = Json.object();
-        ArrayNode array = root.putArray("tool_calls");
-        for (ToolCall call : calls) {
-            ObjectNode item = array.addObject();
-            item.put("name", call.name());
-            item.set("arguments", call.arguments());
-        }
-        return Json.write(root);
+        return CallFormat.text(calls);
     }
 
-    /** What this step may produce; {@code null} for a plain answer step. */
+    /** What this step may produce; {@code null} for a plain answer step with nothing to remind. */
     static @Nullable String stepNote(ModelRequest request) {
         GenerationSchema schema = request.schema();
+        boolean toolsRan = !request.turnToolOutputs().isEmpty();
         boolean tools = request.mode() != ToolCallingMode.DISALLOWED
                 && (!request.tools().isEmpty() || request.offerRespondDirectly());
+        String answer = schema != null ? "reply with only JSON in this form: " + jsonForm(schema.json())
+                : toolsRan ? "answer in one or two short sentences of plain words, using what the tools returned." : null;
         if (!tools) {
-            return schema == null ? null : "Answer with only a JSON value that follows this JSON Schema: " + Json.write(schema.json());
+            return answer == null ? null : (toolsRan && schema == null ? "Now " : "") + capitalize(answer);
         }
-        StringBuilder out = new StringBuilder(ToolDefinition.promptListing(request.tools(), request.offerRespondDirectly(),
-                "Parameters:"));
-        out.append("\nTo call tools, reply with only {\"tool_calls\":[{\"name\":\"<tool>\",\"arguments\":{…}}]}.");
+        StringBuilder out = new StringBuilder("Tools you can call:");
+        for (ToolDefinition tool : request.tools()) {
+            out.append("\n- ").append(tool.name()).append(": ");
+            if (tool.description() != null && !tool.description().isBlank()) {
+                String description = tool.description().strip();
+                out.append(description).append(description.endsWith(".") ? " " : ". ");
+            }
+            String arguments = arguments(tool.schema().json());
+            out.append(arguments.isEmpty() ? "No arguments." : "Arguments: " + arguments + ".");
+        }
+        if (request.offerRespondDirectly()) {
+            out.append("\n- ").append(ToolDefinition.RESPOND_DIRECTLY).append(": ")
+                    .append(ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION).append(" No arguments.");
+        }
+        out.append('\n').append(CallFormat.instruction(request.options().parallelToolCalls()))
+                .append(" Take the values from the request.");
         if (request.mode() == ToolCallingMode.REQUIRED) {
             out.append(" Call a tool now.");
-        } else if (schema == null) {
-            out.append(" Otherwise answer in plain text.");
         } else {
-            out.append(" Otherwise answer with only a JSON value that follows this JSON Schema: ").append(Json.write(schema.json()));
+            out.append(" Otherwise ").append(answer != null ? answer : "reply in plain words.");
         }
         return out.toString();
+    }
+
+    /** An object's arguments in words: {@code "gate": one of "north", "south"; "delay": a whole number}. */
+    private static String arguments(ObjectNode schema) {
+        return SchemaWords.members(schema).lines().map(line -> line.substring(2)).reduce((a, b) -> a + "; " + b).orElse("");
+    }
+
+    /** A structured answer's form: its skeleton, then one line per member. */
+    private static String jsonForm(ObjectNode schema) {
+        String members = SchemaWords.members(schema);
+        return members.isEmpty() ? SchemaWords.value(schema, schema, 0) : SchemaWords.skeleton(schema) + "\n" + members;
+    }
+
+    private static String capitalize(String text) {
+        return text.isEmpty() ? text : Character.toUpperCase(text.charAt(0)) + text.substring(1);
     }
 
     /**

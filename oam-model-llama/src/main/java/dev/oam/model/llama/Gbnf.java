@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Writes GBNF grammars for llama.cpp: one rule per line, rule names of {@code [a-z0-9-]}, literals with
- * every non-printable or non-ASCII code point escaped, and the compact JSON of a generation schema.
+ * every non-printable or non-ASCII code point escaped, and the JSON of a generation schema with one space after
+ * each colon and comma ({@link CallFormat#spaced} writes the same).
  *
  * <p>Everything is bounded so that the language of every grammar is finite and a constrained step
  * ends on its own: strings at {@code maxString} characters, arrays at {@code maxItems} (default
@@ -37,6 +38,10 @@ final class Gbnf {
     static final int ANY_DEPTH = 3;
     /** Integer ranges up to this many values are listed value by value, so the grammar enforces them exactly. */
     static final int ENUMERATED_RANGE = 256;
+    /** Between items and members: JSON as usually printed, which small models read and write more surely than compact JSON. */
+    static final String COMMA = "\", \"";
+    /** Between a key and its value. */
+    static final String COLON = "\": \"";
 
     private final int maxString;
     private final Map<String, String> rules = new LinkedHashMap<>(); // name -> body
@@ -135,9 +140,9 @@ final class Gbnf {
         }
         rules.put(name, ""); // reserve the name so the order stays readable
         String inner = any(depth + 1);
-        String more = repeat("\",\" " + inner, 0, DEFAULT_MAX_ITEMS - 1);
-        String member = string() + " \":\" " + inner;
-        String memberMore = repeat("\",\" " + member, 0, DEFAULT_MAX_ITEMS - 1);
+        String more = repeat(COMMA + " " + inner, 0, DEFAULT_MAX_ITEMS - 1);
+        String member = string() + " " + COLON + " " + inner;
+        String memberMore = repeat(COMMA + " " + member, 0, DEFAULT_MAX_ITEMS - 1);
         rules.put(name, scalars + " | \"[\" (" + inner + more + ")? \"]\" | \"{\" (" + member + memberMore + ")? \"}\"");
         return name;
     }
@@ -352,7 +357,7 @@ final class Gbnf {
                     }
                     continue;
                 }
-                members.add(literal(Json.write(Json.mapper().getNodeFactory().textNode(property.getKey())) + ":") + " " + value);
+                members.add(literal(Json.write(Json.mapper().getNodeFactory().textNode(property.getKey())) + ": ") + " " + value);
                 required.add(isRequired);
             }
             if (members.isEmpty()) {
@@ -363,7 +368,7 @@ final class Gbnf {
             for (int i = members.size() - 1; i >= 0; i--) {
                 String member = members.get(i);
                 String restAfter = rest.isEmpty() ? "" : " " + rest;
-                String withComma = "\",\" " + member + restAfter;
+                String withComma = COMMA + " " + member + restAfter;
                 String newFirst;
                 String newRest;
                 if (required.get(i)) {
@@ -392,8 +397,8 @@ final class Gbnf {
                 return min == 0 ? literal("[]") : null;
             }
             String body = min == 0
-                    ? "\"[\" (" + item + repeat("\",\" " + item, 0, max - 1) + ")? \"]\""
-                    : "\"[\" " + item + repeat("\",\" " + item, min - 1, max - 1) + " \"]\"";
+                    ? "\"[\" (" + item + repeat(COMMA + " " + item, 0, max - 1) + ")? \"]\""
+                    : "\"[\" " + item + repeat(COMMA + " " + item, min - 1, max - 1) + " \"]\"";
             return rule("array", body);
         }
     }

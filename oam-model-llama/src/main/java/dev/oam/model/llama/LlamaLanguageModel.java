@@ -151,13 +151,41 @@ public final class LlamaLanguageModel implements LanguageModel {
         String prompt = loaded.renderChat(ChatPrompt.messages(request, loaded.controlTokens()));
         EngineRequest engineRequest = engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options(), request.attempt());
         StepStream stream = new StepStream(request, listener);
-        EngineResult result = loaded.generate(engineRequest, sessionKey(request), stream, token);
+        EngineResult result;
+        if (request.schema() == null && request.mode() == ToolCallingMode.DISALLOWED) {
+            result = generateGuarded(loaded, engineRequest, sessionKey(request), stream, token);
+        } else {
+            result = loaded.generate(engineRequest, sessionKey(request), stream, token);
+        }
         token.check();
         Usage usage = new Usage(result.inputTokens(), Math.min(Math.max(0, result.cachedInputTokens()), result.inputTokens()),
                 result.outputTokens());
         ModelResponse response = StepOutput.parse(result.text(), request, usage);
         stream.finish(response);
         return response;
+    }
+
+    /**
+     * A plain-text step under a {@link RepetitionGuard}: a loop stops the generation, and the step's text is what
+     * came before the loop (usage counted from the texts, since a stopped generation reports none).
+     */
+    private static EngineResult generateGuarded(Engine loaded, EngineRequest request, String key, StepStream stream,
+            CancellationToken token) throws AgentException {
+        CancellationToken stop = CancellationToken.create();
+        Runnable link = stop::cancel;
+        token.onCancel(link);
+        RepetitionGuard guard = new RepetitionGuard(stream, stop);
+        try {
+            return loaded.generate(request, key, guard, stop);
+        } catch (AgentException e) {
+            if (!guard.tripped() || token.isCancelled()) {
+                throw e;
+            }
+            String kept = guard.kept();
+            return new EngineResult(kept, loaded.countTokens(request.prompt()), 0, loaded.countTokens(kept));
+        } finally {
+            token.removeListener(link);
+        }
     }
 
     /**
@@ -176,7 +204,7 @@ public final class LlamaLanguageModel implements LanguageModel {
 
     /** What a step's plan depends on: the same tools, schema, mode and budget give the same grammar. */
     private record PlanKey(List<ToolDefinition> tools, @Nullable GenerationSchema schema, ToolCallingMode mode,
-            boolean offerRespondDirectly, int budget) {}
+            boolean offerRespondDirectly, int budget, boolean parallel) {}
 
     /**
      * {@link #plan} remembered for the last {@value #PLANS} shapes of step: sizing a grammar builds it a few
@@ -184,7 +212,7 @@ public final class LlamaLanguageModel implements LanguageModel {
      */
     private StepPlan cachedPlan(ModelRequest request) throws AgentException {
         PlanKey key = new PlanKey(request.tools(), request.schema(), request.mode(), request.offerRespondDirectly(),
-                maxTokens(request));
+                maxTokens(request), request.options().parallelToolCalls());
         synchronized (plans) {
             StepPlan known = plans.get(key);
             if (known != null) {
@@ -214,11 +242,11 @@ public final class LlamaLanguageModel implements LanguageModel {
         int budget = maxTokens(request);
         boolean calls = StepGrammar.mayCall(request.mode());
         if (!calls && request.schema() == null) {
-            return new StepPlan(null, budget);
+            return new StepPlan(StepGrammar.of(request, 1, 1), budget); // plain text: its length is the budget's business
         }
         int longest = maxString(budget);
         int floor = Math.min(FITTING_STRING, longest);
-        for (int maxCalls = calls ? StepGrammar.MAX_CALLS : 1; maxCalls >= 1; maxCalls--) {
+        for (int maxCalls = calls ? StepGrammar.maxCalls(request) : 1; maxCalls >= 1; maxCalls--) {
             int fitting = largestFittingString(request, maxCalls, longest, budget);
             if (fitting >= floor) {
                 return new StepPlan(StepGrammar.of(request, fitting, maxCalls), budget);

@@ -11,38 +11,45 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The grammar of one step, which carries the step's mode (the prompt does not change with it):
+ * The grammar of one step, which carries the step's mode:
  *
  * <ul>
- *   <li>{@code required}: {@code {"tool_calls":[call,…]}} with 1 to {@value #MAX_CALLS} calls of the
- *       enabled tools, or exactly one call of {@code respond_directly} when it is offered;
- *   <li>{@code allowed}: that, or an answer: free text whose first character is neither {@code {} nor
- *       white space, or on a structured turn the schema's JSON;
- *   <li>{@code disallowed}: the schema's JSON on a structured turn, else no grammar at all.
+ *   <li>{@code required}: one call ({@link CallFormat}: {@code {"tool_call": {"name": …, "arguments": {…}}}}) of an
+ *       enabled tool, or, when the session allows parallel calls, {@code {"tool_calls": [call, …]}} with 1 to
+ *       {@value #MAX_CALLS} calls; {@code respond_directly} when offered is always a call of its own;
+ *   <li>{@code allowed}: that, or an answer: plain text ({@link #TEXT}), or on a structured turn the schema's JSON;
+ *   <li>{@code disallowed}: the schema's JSON on a structured turn, else plain text.
  * </ul>
  *
- * A call is {@code {"name":"open_gate","arguments":{…}}} with the arguments in the tool's compact form.
+ * Plain text starts with neither white space, {@code {} nor {@code [}, and never holds <code>{"</code>: an answer
+ * is words for a player, and a small model that has just seen a call in its history otherwise writes the call again
+ * as its answer.
  */
 final class StepGrammar {
-    /** Calls one step may make. Small models repeat themselves; a few calls keep parallel rounds possible. */
+    /** Calls one step may make when the session allows parallel calls. */
     static final int MAX_CALLS = 4;
-    /** How every tool-call output starts (and how the history shows calls). */
-    static final String CALLS_PREFIX = "{\"tool_calls\":[";
     private static final String TEXT_RULE = "text";
+    /** Words: no leading white space, no JSON object or array opening, no {@code {"} anywhere. */
+    static final String TEXT = "[^{[ \\t\\r\\n\\x00] ([^{\\x00] | \"{\" [^\"\\x00])*";
 
     private StepGrammar() {}
 
-    /** The grammar with up to {@link #MAX_CALLS} calls, or {@code null} for unconstrained text. */
-    static @Nullable String of(ModelRequest request, int maxString) throws AgentException {
-        return of(request, maxString, MAX_CALLS);
+    /** The grammar with the calls the request allows ({@link #maxCalls}). */
+    static String of(ModelRequest request, int maxString) throws AgentException {
+        return of(request, maxString, maxCalls(request));
+    }
+
+    /** One call per step unless the session allows parallel calls. */
+    static int maxCalls(ModelRequest request) {
+        return request.options().parallelToolCalls() ? MAX_CALLS : 1;
     }
 
     /**
-     * The grammar, or {@code null} for unconstrained text.
+     * The step's grammar.
      *
-     * @param maxCalls the most calls a tool-call output may hold (1 to {@link #MAX_CALLS})
+     * @param maxCalls the most calls a tool-call output may hold (1 to {@link #MAX_CALLS}); 1 writes the single form
      */
-    static @Nullable String of(ModelRequest request, int maxString, int maxCalls) throws AgentException {
+    static String of(ModelRequest request, int maxString, int maxCalls) throws AgentException {
         Gbnf gbnf = new Gbnf(maxString);
         String answer = null;
         GenerationSchema schema = request.schema();
@@ -54,11 +61,13 @@ final class StepGrammar {
                                 + Gbnf.MAX_REF_DEPTH + " levels).");
             }
         }
+        if (answer == null) {
+            answer = gbnf.rule(TEXT_RULE, TEXT);
+        }
         return switch (request.mode()) {
-            case DISALLOWED -> answer == null ? null : gbnf.build(answer);
+            case DISALLOWED -> gbnf.build(answer);
             case REQUIRED -> gbnf.build(calls(gbnf, request, maxCalls));
-            case ALLOWED -> gbnf.build(calls(gbnf, request, maxCalls) + " | " + (answer != null ? answer
-                    : gbnf.rule(TEXT_RULE, "[^{ \\t\\r\\n] [^\\x00]*")));
+            case ALLOWED -> gbnf.build(calls(gbnf, request, maxCalls) + " | " + answer);
         };
     }
 
@@ -72,23 +81,26 @@ final class StepGrammar {
         for (ToolDefinition tool : request.tools()) {
             String arguments = gbnf.schema(tool.schema().json()).root();
             if (arguments != null) {
-                alternatives.add(gbnf.rule("call", Gbnf.literal("{\"name\":\"" + tool.name() + "\",\"arguments\":")
+                alternatives.add(gbnf.rule("call", Gbnf.literal(CallFormat.NAME + "\"" + tool.name() + "\"" + CallFormat.ARGUMENTS)
                         + " " + arguments + " \"}\""));
             }
         }
         List<String> forms = new ArrayList<>();
         if (!alternatives.isEmpty()) {
             String call = alternatives.size() == 1 ? alternatives.get(0) : gbnf.rule("call", String.join(" | ", alternatives));
-            forms.add(maxCalls <= 1 ? call : call + " (\",\" " + call + "){0," + (maxCalls - 1) + "}");
+            forms.add(maxCalls <= 1 ? Gbnf.literal(CallFormat.SINGLE) + " " + call + " \"}\""
+                    : Gbnf.literal(CallFormat.PARALLEL) + " " + call + " (" + Gbnf.literal(", ") + " " + call + "){0,"
+                            + (maxCalls - 1) + "} " + Gbnf.literal("]}"));
         }
         if (request.offerRespondDirectly()) {
-            forms.add(Gbnf.literal("{\"name\":\"" + ToolDefinition.RESPOND_DIRECTLY + "\",\"arguments\":{}}"));
+            forms.add(Gbnf.literal(CallFormat.SINGLE + CallFormat.NAME + "\"" + ToolDefinition.RESPOND_DIRECTLY + "\""
+                    + CallFormat.ARGUMENTS + "{}}}"));
         }
         if (forms.isEmpty()) {
             throw new AgentException(ErrorCode.GENERATION_FAILED, "No tool of this step has arguments within the grammar's "
                     + "bounds, so no call can be generated.");
         }
-        return gbnf.rule("tool-calls", Gbnf.literal(CALLS_PREFIX) + " (" + String.join(" | ", forms) + ") " + Gbnf.literal("]}"));
+        return gbnf.rule("tool-calls", String.join(" | ", forms));
     }
 
     /** Whether {@code mode} lets the step call tools at all. */

@@ -17,7 +17,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * Reads a step's output. The grammar already shapes it, but the grammar may have been ignored
@@ -36,14 +35,13 @@ import java.util.regex.Pattern;
  * </ul>
  */
 final class StepOutput {
-    private static final Pattern CALLS_START = Pattern.compile("^\\{\\s*\"tool_calls\"\\s*:");
     private static final int SHOWN = 200;
 
     private StepOutput() {}
 
     /** Whether {@code text} (with leading white space) is, or begins like, the tool-call form. */
     static boolean looksLikeCalls(String text) {
-        return CALLS_START.matcher(text.stripLeading()).find();
+        return CallFormat.looksLikeCalls(text);
     }
 
     static ModelResponse parse(String text, ModelRequest request, Usage usage) throws AgentException {
@@ -71,9 +69,10 @@ final class StepOutput {
         } catch (Exception e) {
             throw invalid("it is not complete JSON (cut off at the token limit?)", text);
         }
-        JsonNode array = root.get("tool_calls");
+        JsonNode array = root.isObject() && root.size() == 1 && root.get("tool_call") instanceof ObjectNode one
+                ? Json.mapper().createArrayNode().add(one) : root.get("tool_calls");
         if (!root.isObject() || root.size() != 1 || array == null || !array.isArray() || array.isEmpty()) {
-            throw invalid("it is not {\"tool_calls\":[…]} with at least one call", text);
+            throw invalid("it is neither {\"tool_call\": {…}} nor {\"tool_calls\": […]} with at least one call", text);
         }
         boolean toolRan = !request.turnToolOutputs().isEmpty();
         List<ToolCall> calls = new ArrayList<>();

@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  *       first other character decides (the grammar lets a text answer start with anything but {@code {}),
  *       so nothing more than white space is ever held back;
  *   <li>structured answers as {@code onPartial} values ({@link PartialJson}); in an {@code allowed} step
- *       only once the output can no longer become {@code {"tool_calls":…};
+ *       only once the output can no longer become a call ({@link CallFormat});
  *   <li>tool calls: nothing.
  * </ul>
  *
@@ -56,11 +56,11 @@ final class StepStream implements Consumer<String> {
         }
         if (state == State.UNDECIDED) {
             if (structured) {
-                if (StepOutput.looksLikeCalls(sofar)) {
+                if (CallFormat.looksLikeCalls(sofar)) {
                     state = State.CALLS;
                     return;
                 }
-                if (StepGrammar.CALLS_PREFIX.startsWith(sofar)) {
+                if (CallFormat.mayBecomeCalls(sofar)) {
                     return; // may still become a call
                 }
             } else if (sofar.charAt(0) == '{') {
