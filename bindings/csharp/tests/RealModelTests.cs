@@ -1,6 +1,7 @@
-// A llama session on a real model through the library: Gemma 3 270M (OAM_TEST_GEMMA_MODEL, which bin/test sets
-// from bin/lib/real-models.sh) run in-process by llama.cpp inside the JVM the library starts. Asserts the protocol
-// and the validity of what the model produced, never its wording.
+// A llama session on each real model through the library: Gemma 3 270M (OAM_TEST_GEMMA_MODEL) and
+// SmolLM2-135M-Instruct with its own template (OAM_TEST_SMOLLM2_MODEL), which bin/test sets from
+// bin/lib/real-models.sh, run in-process by llama.cpp inside the JVM the library starts. Asserts the protocol and the
+// validity of what the model produced (and that the answer is text a game can show), never its wording.
 using System;
 using System.Collections.Generic;
 using System.Linq;
@@ -9,19 +10,29 @@ namespace OpenAppleModels.Tests
 {
     public static class RealModelTests
     {
-        private static string Model()
+        private static string Model(string variable, string function)
         {
-            string path = Environment.GetEnvironmentVariable("OAM_TEST_GEMMA_MODEL");
+            string path = Environment.GetEnvironmentVariable(variable);
             if (string.IsNullOrEmpty(path))
-                throw new InvalidOperationException("OAM_TEST_GEMMA_MODEL is not set: bin/test sets it "
-                    + "(or run: . bin/lib/real-models.sh; export OAM_TEST_GEMMA_MODEL=$(oam_gemma_model))");
+                throw new InvalidOperationException(variable + " is not set: bin/test sets it "
+                    + "(or run: . bin/lib/real-models.sh; export " + variable + "=$(" + function + "))");
             return path;
         }
 
         [Test]
         public static void ALlamaSessionOnGemmaCallsAForcedToolWithValidArgumentsAndAnswers()
         {
-            string model = Model();
+            AForcedToolWithValidArgumentsAndAnAnswer(Model("OAM_TEST_GEMMA_MODEL", "oam_gemma_model"));
+        }
+
+        [Test]
+        public static void ALlamaSessionOnSmolLM2CallsAForcedToolWithValidArgumentsAndAnswers()
+        {
+            AForcedToolWithValidArgumentsAndAnAnswer(Model("OAM_TEST_SMOLLM2_MODEL", "oam_smollm2_model"));
+        }
+
+        private static void AForcedToolWithValidArgumentsAndAnAnswer(string model)
+        {
             using (var bridge = new OamBridge())
             {
                 var calls = new List<ToolCall>();
@@ -62,6 +73,9 @@ namespace OpenAppleModels.Tests
                     Check.Equal(J.O("opened", true), J.Obj(record)["output"]);
                 Check.True(result["text"] is string, "the turn answered text");
                 Check.Equal(result["text"], string.Concat(deltas), "the streamed deltas join to the text");
+                string text = (string)result["text"];
+                Check.True(!text.Contains("\uFFFD"), "the answer has no U+FFFD: " + text);
+                Check.True(!text.Contains("{\"tool_calls\""), "the answer is no tool-call JSON: " + text);
                 var usage = J.Obj(result["usage"]);
                 Check.True((long)usage["outputTokens"] > 0, "the model produced tokens: " + Check.Show(usage));
             }

@@ -3,7 +3,7 @@ package dev.oam.ffi;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.ffi.NativeFiles.Run;
-import dev.oam.testing.RealModels;
+import dev.oam.testing.RealModel;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Timeout;
  * bindings/csharp on Mono: {@code bindings/csharp/run-tests} compiles the binding with mcs (also its Unity
  * parts, against a stand-in for UnityEngine) and runs its suite over this build's libOpenAppleModelsFFI. It
  * installs Mono with apt-get when it is missing (bin/lib/mono.sh) and fails the build when Mono cannot be had
- * or a C# test fails. Its RealModelTests run a llama session on the real Gemma 3 270M model ({@link RealModels}).
+ * or a C# test fails. Its RealModelTests run a llama session on each real model ({@link RealModel}): Gemma 3 270M
+ * and SmolLM2-135M-Instruct, the C ABI's only run on SmolLM2 (NativeRealModelIT runs the whole suite on Gemma).
  */
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
 class CSharpBindingIT {
@@ -36,8 +37,10 @@ class CSharpBindingIT {
         env.put("OAM_CLASSPATH", null);
         env.put("OAM_BRIDGE_LOG", null);
         env.put("OAM_JVM_OPTIONS", null);
-        // RealModelTests: a llama session on Gemma 3 270M through the library.
-        env.put(RealModels.GEMMA_VARIABLE, RealModels.gemma().toString());
+        // RealModelTests: a llama session on each real model through the library.
+        for (RealModel model : RealModel.values()) {
+            env.put(model.variable(), model.path().toString());
+        }
         env.put("OAM_NATIVE_DIR", NativeFiles.dir().resolveSibling("llama-native").toString());
         env.put("OAM_LLAMA_THREADS", "1");
         env.put("OAM_LLAMA_THREADS_BATCH", "2");
@@ -51,6 +54,7 @@ class CSharpBindingIT {
                 .contains("ok    LifetimeTests.EightThreadsAtOnceGetEveryAnswerExactlyOnce")
                 .contains("ok    LifetimeTests.AHundredCreateDisposeCyclesLeaveNoThreads")
                 .contains("ok    RealModelTests.ALlamaSessionOnGemmaCallsAForcedToolWithValidArgumentsAndAnswers")
+                .contains("ok    RealModelTests.ALlamaSessionOnSmolLM2CallsAForcedToolWithValidArgumentsAndAnswers")
                 .doesNotContain("FAIL");
     }
 

@@ -18,9 +18,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A real llama.cpp {@code llama-server} child on a free loopback port, serving one GGUF file, for the real-server
- * suites and {@code bench/run eval}. The Gemma 3 270M file is the base model and has no chat template, so the
- * server is given Gemma's turn format as a Jinja template ({@code gemma-turns.jinja}, the same turns the embedded
- * backend writes for such a file) and runs with {@code --jinja}, which it needs for tools.
+ * suites and {@code bench/run eval}. It always runs with {@code --jinja}, which it needs for tools. The Gemma 3 270M
+ * file is the base model and has no chat template, so the server is given Gemma's turn format as a Jinja template
+ * ({@code gemma-turns.jinja}, the same turns the embedded backend writes for such a file); a file with its own
+ * template (SmolLM2-135M-Instruct) is served with that one.
  *
  * <p>{@link #close} always stops the child (SIGTERM, then SIGKILL); a JVM that exits without closing it stops it
  * from a shutdown hook.
@@ -45,11 +46,25 @@ public final class LlamaServer implements AutoCloseable {
     }
 
     /**
-     * Starts {@code binary} on {@code model} with a context of {@code contextSize} tokens in {@code slots} parallel
-     * slots and {@code threads} threads, and waits until it listens (the model loaded).
+     * Starts {@code binary} on {@code model}, a file in Gemma's turns without a template of its own, with a context of
+     * {@code contextSize} tokens in {@code slots} parallel slots and {@code threads} threads, and waits until it
+     * listens (the model loaded).
      */
     public static LlamaServer start(Path binary, Path model, int contextSize, int slots, int threads, String... extra)
             throws IOException, InterruptedException {
+        return start(binary, model, gemmaTurns(), contextSize, slots, threads, extra);
+    }
+
+    /**
+     * The same for one of the real models: Gemma's turns for a file without a template, the file's own otherwise
+     * ({@code --jinja} alone).
+     */
+    public static LlamaServer start(Path binary, RealModel model, int contextSize, int slots, int threads, String... extra)
+            throws IOException, InterruptedException {
+        return start(binary, model.path(), model.hasTemplate() ? null : gemmaTurns(), contextSize, slots, threads, extra);
+    }
+
+    private static Path gemmaTurns() throws IOException {
         Path template = Files.createTempFile("oam-gemma-turns", ".jinja");
         try (InputStream in = LlamaServer.class.getResourceAsStream("gemma-turns.jinja")) {
             if (in == null) {
@@ -58,25 +73,25 @@ public final class LlamaServer implements AutoCloseable {
             Files.write(template, in.readAllBytes());
         }
         template.toFile().deleteOnExit();
-        return start(binary, model, template, contextSize, slots, threads, extra);
+        return template;
     }
 
     /**
-     * Like {@link #start(Path, Path, int, int, int, String...)}, with {@code --jinja} and the chat template in
-     * {@code template}, or the model file's own when {@code template} is null.
+     * Starts {@code binary} with {@code --jinja} on {@code model}; {@code template}: a Jinja file for
+     * {@code --chat-template-file}, or null for the model file's own template.
      */
-    public static LlamaServer start(Path binary, Path model, @Nullable Path template, int contextSize, int slots,
-            int threads, String... extra) throws IOException, InterruptedException {
+    public static LlamaServer start(Path binary, Path model, @Nullable Path template, int contextSize, int slots, int threads,
+            String... extra) throws IOException, InterruptedException {
         IOException last = null;
         for (int attempt = 0; attempt < 3; attempt++) {
             int port = freePort();
             List<String> command = new ArrayList<>(List.of(binary.toString(), "-m", model.toString(), "--host", "127.0.0.1",
-                    "--port", Integer.toString(port), "--jinja",
-                    "-c", Integer.toString(contextSize), "-np", Integer.toString(slots), "-t", Integer.toString(threads),
-                    "--no-webui"));
+                    "--port", Integer.toString(port), "--jinja"));
             if (template != null) {
                 command.addAll(List.of("--chat-template-file", template.toString()));
             }
+            command.addAll(List.of("-c", Integer.toString(contextSize), "-np", Integer.toString(slots),
+                    "-t", Integer.toString(threads), "--no-webui"));
             command.addAll(List.of(extra));
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
             builder.environment().put("GGML_NO_BACKTRACE", "1");

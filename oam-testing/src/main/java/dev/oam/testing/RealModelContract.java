@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,11 +24,13 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The real-model suite: one bridge with Gemma 3 270M ({@link RealModels#gemma()}) as its system model, driven
- * over a transport the subclass chooses, one session per case. It checks validity and protocol, never wording:
- * what the grammar and the bridge guarantee on any model (arguments that fit the tool's schema, answers that fit
- * the turn's schema, a decision among the offered ids, streamed NPC events that add up to the line, a cancel that
- * stops a generation, the prompt cache), not what this small base model happens to say.
+ * The real-model suite: one bridge with a real model file ({@link RealModel}: Gemma 3 270M, the base model without a
+ * template, or SmolLM2-135M-Instruct with its own) as its system model, driven over a transport the subclass
+ * chooses, one session per case; one concrete subclass per transport and model. It checks validity and protocol,
+ * never wording: what the grammar and the bridge guarantee on any model (arguments that fit the tool's schema,
+ * answers that fit the turn's schema, a decision among the offered ids, streamed NPC events that add up to the line,
+ * a cancel that stops a generation, the prompt cache, text a game can show: no U+FFFD, no tool-call JSON in an
+ * answer), not what these small models happen to say.
  *
  * <p>Budgets are small and prompts short: the model runs on the CPU, in a build that shares it.
  */
@@ -38,6 +41,10 @@ public abstract class RealModelContract {
     private static final Set<String> EMOTIONS = Set.of("neutral", "happy", "sad", "angry", "afraid", "surprised", "suspicious",
             "amused", "disgusted", "excited", "curious", "confused", "worried", "grateful", "annoyed", "proud");
 
+    /** The property names of the NPC reply's JSON (Replies.structured): the schema's words, not a player's line. */
+    private static final Set<String> REPLY_SCHEMA_WORDS = Set.of("emotion", "line", "player_options", "playeroptions",
+            "ends_conversation", "endsconversation");
+
     private static final String GATE_TOOL = """
             {"name": "open_gate", "description": "Open one of the town's gates.",
              "parameters": {"type": "object", "properties": {
@@ -45,9 +52,15 @@ public abstract class RealModelContract {
                "delay_seconds": {"type": "integer", "minimum": 0, "maximum": 60}},
               "required": ["gate", "delay_seconds"], "additionalProperties": false}}""";
 
+    /** The model file this run drives. */
+    protected final RealModel model;
     private ProtocolClient client;
     private Conversation c;
     private int ids = 100;
+
+    protected RealModelContract(RealModel model) {
+        this.model = model;
+    }
 
     @TempDir
     static Path files;
@@ -65,7 +78,7 @@ public abstract class RealModelContract {
 
     @BeforeAll
     void start() throws Exception {
-        client = connect(RealModels.gemma());
+        client = connect(model.path());
         c = new Conversation(client, WAIT);
         c.call(1, "initialize", "{\"protocolVersion\":\"1.0\"}");
     }
@@ -106,18 +119,18 @@ public abstract class RealModelContract {
     // ---------------------------------------------------------------- load and template
 
     @Test
-    void theModelLoadsAndSessionsAreWarnedThatItsTurnFormatIsNotTheFilesOwn() throws Exception {
+    void theModelLoadsAndSessionsAreWarnedOnlyWhenItsTurnFormatIsNotTheFilesOwn() throws Exception {
         JsonNode created = create("load", "\"options\":{\"maxResponseTokens\":4,\"temperature\":0}");
-        assertThat(created.path("warnings")).as("session/create warns about the missing template")
-                .anySatisfy(w -> assertThat(w.asText()).contains("no chat template").contains("Gemma turn format")
-                        .contains("<start_of_turn>"));
+        assertTemplateWarning(created, "session/create");
         JsonNode result = call("session/respond", "{\"session\":\"load\",\"prompt\":\"Hello.\"}");
         assertThat(result.path("text").isTextual()).isTrue();
+        assertShowable("the answer", result.path("text").asText());
         assertThat(result.path("usage").path("inputTokens").asInt()).isPositive();
+        // An instruction-tuned model may end its turn at once (1 token: the end of turn, which counts); never more than 4.
         assertThat(result.path("usage").path("outputTokens").asInt()).isBetween(1, 4);
         JsonNode availability = call("model/availability", null);
         assertThat(availability.path("available").asBoolean()).as("%s", availability).isTrue();
-        assertThat(availability.path("variant").asText()).isEqualTo("Gemma 3 270m");
+        assertThat(availability.path("variant").asText()).isEqualTo(model.variant());
         assertThat(availability.path("contextSize").asInt()).isEqualTo(2048);
     }
 
@@ -161,6 +174,7 @@ public abstract class RealModelContract {
         assertThat(result.path("toolCalls").findValues("arguments")).containsExactlyInAnyOrderElementsOf(arguments);
         assertThat(result.path("steps").get(0).path("toolCallingMode").asText()).isEqualTo("required");
         assertThat(result.path("text").isTextual()).isTrue();
+        assertAnswer("the answer after the tool round", result.path("text").asText());
     }
 
     @Test
@@ -180,6 +194,7 @@ public abstract class RealModelContract {
         assertThat(structured.path("guards").isIntegralNumber()).isTrue();
         assertThat(structured.path("guards").asInt()).isBetween(0, 9);
         assertThat(structured.path("note").isTextual()).isTrue();
+        assertShowable("the note", structured.path("note").asText());
         assertThat(structured.path("note").asText().codePointCount(0, structured.path("note").asText().length())).isLessThanOrEqualTo(30);
         assertThat(Json.parse(result.path("text").asText())).isEqualTo(structured);
     }
@@ -191,6 +206,7 @@ public abstract class RealModelContract {
                  "options": [{"id": "flee", "description": "Run back"}, {"id": "fight", "description": "Draw the sword"}]}""");
         assertThat(result.path("optionID").asText()).isIn("flee", "fight");
         assertThat(result.path("reasoning").isTextual()).isTrue();
+        assertShowable("the reasoning", result.path("reasoning").asText());
         assertThat(result.path("confidence").isNumber()).as("%s", result).isTrue();
         assertThat(result.path("confidence").asDouble()).isBetween(0.0, 100.0);
         assertThat(result.path("isFallback").asBoolean(true)).isFalse();
@@ -204,7 +220,7 @@ public abstract class RealModelContract {
         JsonNode created = call("npc/create", """
                 {"npc": "gorm", "persona": {"name": "Gorm", "role": "the village blacksmith", "maxSentences": 1},
                  "options": {"toolChoice": "none", "playerOptionCount": 1, "maximumResponseTokens": 64, "temperature": 0}}""");
-        assertThat(created.path("warnings")).anySatisfy(w -> assertThat(w.asText()).contains("no chat template"));
+        assertTemplateWarning(created, "npc/create");
         int request = id();
         request(request, "npc/talk", "{\"npc\":\"gorm\",\"line\":\"Got any swords?\",\"stream\":true}");
         JsonNode turn = c.result(request);
@@ -218,7 +234,15 @@ public abstract class RealModelContract {
                 assertThat(e.path("emotion").asText()).isIn(EMOTIONS);
             }
         }
+        assertAnswer("the line", turn.path("line").asText());
         assertThat(turn.path("playerOptions").isArray()).isTrue();
+        for (JsonNode option : turn.path("playerOptions")) {
+            assertThat(option.isTextual()).as("%s", turn).isTrue();
+            assertAnswer("a player option", option.asText());
+            // A word of the reply's own schema is no answer a player could give.
+            assertThat(option.asText().strip().toLowerCase(Locale.ROOT)).as("a player option on %s: %s", model, turn)
+                    .isNotIn(REPLY_SCHEMA_WORDS);
+        }
         assertThat(turn.path("endsConversation").isBoolean()).isTrue();
         assertThat(turn.path("usage").path("outputTokens").asInt()).isPositive();
     }
@@ -252,7 +276,8 @@ public abstract class RealModelContract {
 
     @Test
     void cancelStopsAGenerationMidwayAndTheSessionGoesOn() throws Exception {
-        // The base model never ends its turn by itself, so 400 tokens keep it generating long after the cancel.
+        // A long story of up to 400 tokens keeps either model generating long after the cancel (the base model never
+        // ends its turn by itself; the instruct one tells a story longer than the cancel takes to arrive).
         create("cancel", "\"options\":{\"maxResponseTokens\":400,\"temperature\":0}");
         int request = id();
         request(request, "session/respond", "{\"session\":\"cancel\",\"prompt\":\"Tell me a long story.\",\"stream\":true}");
@@ -291,10 +316,10 @@ public abstract class RealModelContract {
     void badModelFilesAreRefusedNamingTheCauseAndOtherSessionsGoOn() throws Exception {
         create("bystander", "\"options\":{\"maxResponseTokens\":3,\"temperature\":0}");
         Path missing = files.resolve("missing.gguf");
-        Path truncated = truncatedCopy(RealModels.gemma(), files.resolve("truncated.gguf"), 64L << 20);
+        Path truncated = truncatedCopy(model.path(), files.resolve("truncated.gguf"), 64L << 20);
         Path wrong = files.resolve("notes.gguf");
         Files.writeString(wrong, "These are my notes, not a model.\n");
-        Path tail = tailCopy(RealModels.gemma(), files.resolve("chunk.gguf"), 8L << 20);
+        Path tail = tailCopy(model.path(), files.resolve("chunk.gguf"), 8L << 20);
         Path noFormat = unknownTurnMarkers(files.resolve("no-template.gguf"));
         String[][] cases = {
                 {missing.toString(), "does not exist"},
@@ -315,6 +340,31 @@ public abstract class RealModelContract {
         assertThat(session("bystander")).as("the other session is still there").isNotNull();
         JsonNode answer = call("session/respond", "{\"session\":\"bystander\",\"prompt\":\"Hi.\"}");
         assertThat(answer.path("usage").path("outputTokens").asInt()).isBetween(1, 3);
+    }
+
+    /**
+     * A file without a template gets a warning naming the turn format the bridge writes instead; a file with its own
+     * template gets none.
+     */
+    private void assertTemplateWarning(JsonNode created, String method) {
+        if (model.hasTemplate()) {
+            assertThat(created.path("warnings")).as("%s on %s, which has its own template", method, model)
+                    .noneSatisfy(w -> assertThat(w.asText()).contains("no chat template"));
+        } else {
+            assertThat(created.path("warnings")).as("%s warns about the missing template", method)
+                    .anySatisfy(w -> assertThat(w.asText()).contains("no chat template").contains(model.turnFormatWarningNames()));
+        }
+    }
+
+    /** Text a game shows as it is: never a replacement character (a character cut between tokens). */
+    private void assertShowable(String what, String text) {
+        assertThat(text).as("%s on %s has no U+FFFD: %s", what, model, text).doesNotContain("\uFFFD");
+    }
+
+    /** An answer a game shows: showable, and never the tool-call JSON of the step format leaking into the text. */
+    private void assertAnswer(String what, String text) {
+        assertShowable(what, text);
+        assertThat(text).as("%s on %s is no tool-call JSON: %s", what, model, text).doesNotContain("{\"tool_calls\"");
     }
 
     private JsonNode session(String id) throws Exception {

@@ -1,24 +1,14 @@
 package dev.oam.model.llama;
 
-import static dev.oam.model.llama.Fixtures.CHECK_INVENTORY;
-import static dev.oam.model.llama.Fixtures.OPEN_GATE;
-import static dev.oam.model.llama.Fixtures.prompt;
-import static dev.oam.model.llama.Fixtures.request;
-import static dev.oam.model.llama.Fixtures.schema;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.oam.core.agent.ToolCallingMode;
-import dev.oam.model.llama.grammar.GbnfCompiler;
 import dev.oam.model.llama.grammar.GgufVocabulary;
-import dev.oam.model.llama.grammar.TokenConstraint;
 import dev.oam.model.llama.grammar.TokenVocabulary;
+import dev.oam.testing.RealModel;
 import dev.oam.testing.RealModels;
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Random;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -27,7 +17,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The Java grammar constraint on Gemma 3's real 262,144-token vocabulary (read from the GGUF named by
  * {@code OAM_TEST_GEMMA_MODEL}, which {@code bin/test} always sets; skipped only when it is unset): the
- * vocabulary's pieces, and random walks over the project's tool-call, decision and free-text grammars.
+ * vocabulary's pieces, and random walks over the project's tool-call, decision and free-text grammars
+ * ({@link GrammarWalks}). SmolLM2-135M-Instruct's byte-level vocabulary is not read from its file (a test here says
+ * so); the same walks run on it, and on Gemma's, as the FFM engine decodes them (FfmSmolLM2Test, FfmGemmaTest).
  */
 @Timeout(300)
 class GemmaGrammarVocabularyTest {
@@ -63,64 +55,17 @@ class GemmaGrammarVocabularyTest {
 
     @Test
     void randomWalksOnTheProjectsGrammarsEndInSentencesTheCheckerAccepts() throws Exception {
-        GbnfCompiler compiler = GbnfCompiler.create(vocabulary);
-        List<String> grammars = List.of(
-                StepGrammar.of(request(prompt("Open it."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED,
-                        false, null), 256),
-                StepGrammar.of(request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED, false,
-                        schema(Fixtures.DECISION)), 256),
-                StepGrammar.of(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, true, null), 256));
-        int words = (vocabulary.size() + 63) / 64;
-        for (String grammar : grammars) {
-            GbnfChecker checker = GbnfChecker.parse(grammar);
-            for (int walk = 0; walk < 3; walk++) {
-                Random random = new Random(walk * 7919L + grammar.length());
-                TokenConstraint c = compiler.start(grammar);
-                ByteArrayOutputStream output = new ByteArrayOutputStream();
-                boolean ended = false;
-                for (int step = 0; step < 150 && !ended; step++) {
-                    long[] mask = new long[words];
-                    c.fillMask(mask);
-                    List<Integer> allowed = new ArrayList<>();
-                    for (int t = 0; t < vocabulary.size(); t++) {
-                        if ((mask[t >>> 6] & (1L << t)) != 0) {
-                            allowed.add(t);
-                        }
-                    }
-                    assertThat(allowed).as("allowed after %s", output).isNotEmpty();
-                    for (int k = 0; k < 3000; k++) {
-                        int t = random.nextInt(vocabulary.size());
-                        assertThat(c.allows(t)).as("token %d after %s", t, output).isEqualTo((mask[t >>> 6] & (1L << t)) != 0);
-                    }
-                    int token;
-                    if (c.canEnd() && (c.isComplete() || random.nextInt(3) == 0)) {
-                        token = id("<end_of_turn>");
-                    } else {
-                        token = -1;
-                        for (int pick = 0; pick < 6; pick++) { // prefer longer pieces, as a model would
-                            int t = allowed.get(random.nextInt(allowed.size()));
-                            if (!vocabulary.isControl(t) && (token < 0 || vocabulary.pieceLength(t) > vocabulary.pieceLength(token))) {
-                                token = t;
-                            }
-                        }
-                        if (token < 0) {
-                            token = allowed.stream().filter(t -> !vocabulary.isControl(t)).findFirst().orElseThrow();
-                        }
-                    }
-                    c.accept(token);
-                    if (vocabulary.isEndOfGeneration(token)) {
-                        ended = true;
-                    } else {
-                        output.writeBytes(vocabulary.piece(token));
-                    }
-                }
-                String text = output.toString(StandardCharsets.UTF_8);
-                if (ended) {
-                    assertThat(checker.accepts(text)).as("accepted: %s", text).isTrue();
-                } else {
-                    assertThat(checker.acceptsPrefix(text)).as("a prefix: %s", text).isTrue();
-                }
-            }
-        }
+        GrammarWalks.walk(vocabulary, id("<end_of_turn>"));
+    }
+
+    @Test
+    void aByteLevelVocabularyIsRefusedNamingItsTokenizer() throws Exception {
+        // SmolLM2's GPT-2 byte-level BPE is not read from the file: the FFM engine takes every model's pieces from
+        // llama.cpp (FfmSmolLM2Test walks the same grammars over SmolLM2's vocabulary from there).
+        Path smollm2 = RealModel.SMOLLM2.pathIfSet();
+        Assumptions.assumeTrue(smollm2 != null, RealModel.SMOLLM2.variable() + " is not set");
+        GgufFile file = GgufFile.read(smollm2);
+        assertThatThrownBy(() -> GgufVocabulary.of(file)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'gpt2'").hasMessageContaining("SentencePiece");
     }
 }

@@ -7,6 +7,7 @@ import dev.oam.core.json.Json;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.testing.Conversation;
 import dev.oam.testing.LlamaServer;
+import dev.oam.testing.RealModel;
 import dev.oam.testing.RealModels;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,18 +18,22 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The OpenAI wire tests against a real llama.cpp {@code llama-server} (built by bin/lib/real-models.sh) serving
- * Gemma 3 270M on a free loopback port: tool calls forced, named and auto, parallel sessions, streaming,
- * structured output (and how the server takes a schema, found from outputs), decisions, an NPC conversation,
- * cancel and server errors. One server for the class, stopped at the end whatever happened; a fresh backend per
- * test, so each test learns the endpoint anew. Validity and protocol are asserted, never wording: the base model
- * says odd things, but what the constraints and the bridge guarantee holds on any model.
+ * The OpenAI wire tests against a real llama.cpp {@code llama-server} (built by bin/lib/real-models.sh) serving a
+ * real model on a free loopback port, one subclass per model: Gemma 3 270M with Gemma's turns given as a template
+ * ({@link LlamaServerGemmaIT}), SmolLM2-135M-Instruct with its own template through {@code --jinja}
+ * ({@link LlamaServerSmolLM2IT}). Tool calls forced, named and auto, parallel sessions, streaming, structured output
+ * (and how the server takes a schema, found from outputs), decisions, an NPC conversation, cancel and server errors.
+ * One server for the class, stopped at the end whatever happened; a fresh backend per test, so each test learns the
+ * endpoint anew. Validity and protocol are asserted, never wording: small models say odd things, but what the
+ * constraints and the bridge guarantee holds on any model, and text a game shows has no U+FFFD and no tool-call JSON.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
-class LlamaServerIT extends WireSupport {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class LlamaServerSuite extends WireSupport {
     static final Set<String> EMOTIONS = Set.of("neutral", "happy", "sad", "angry", "afraid", "surprised", "suspicious",
             "amused", "disgusted", "excited", "curious", "confused", "worried", "grateful", "annoyed", "proud");
     static final String GATE = """
@@ -42,18 +47,26 @@ class LlamaServerIT extends WireSupport {
              "parameters": {"type": "object", "properties": {"item": {"type": "string", "maxLength": 40}},
               "required": ["item"], "additionalProperties": false}}""";
 
-    private static LlamaServer server;
+    private final RealModel model;
+    private LlamaServer server;
     private String spec;
 
+    LlamaServerSuite(RealModel model) {
+        this.model = model;
+    }
+
     @BeforeAll
-    static void startServer() throws Exception {
+    void startServer() throws Exception {
         // One slot of 2048 tokens, two threads: what a game developer's laptop gives a small model, on CI's 2 cores.
-        server = LlamaServer.start(RealModels.llamaServer(), RealModels.gemma(), 2048, 1, 2);
+        server = LlamaServer.start(RealModels.llamaServer(), model, 2048, 1, 2);
     }
 
     @AfterAll
-    static void stopServer() throws Exception {
+    void stopServer() throws Exception {
         if (server != null) {
+            if (!server.isAlive()) {
+                System.err.println("llama-server on " + model + " had stopped; its log:\n" + serverTail());
+            }
             server.close();
             assertThat(server.isAlive()).isFalse();
         }
@@ -61,8 +74,10 @@ class LlamaServerIT extends WireSupport {
 
     @BeforeEach
     void bridge() {
-        connect(Map.of(), backend -> probedSystemModel(backend, server.baseUrl(), "gemma-3-270m"), java.time.Duration.ofMinutes(5));
-        spec = "{\"type\":\"openai\",\"baseUrl\":\"" + server.baseUrl() + "\",\"model\":\"gemma-3-270m\",\"contextSize\":2048}";
+        // A server that died in an earlier test says how, instead of every later test failing on a refused connection.
+        assertThat(server.isAlive()).as("llama-server on %s is running; its log:\n%s", model, serverTail()).isTrue();
+        connect(Map.of(), backend -> probedSystemModel(backend, server.baseUrl(), model.id()), java.time.Duration.ofMinutes(5));
+        spec = "{\"type\":\"openai\",\"baseUrl\":\"" + server.baseUrl() + "\",\"model\":\"" + model.id() + "\",\"contextSize\":2048}";
         c.call("init", "initialize", "{\"protocolVersion\":\"1.0\"}");
     }
 
@@ -109,6 +124,7 @@ class LlamaServerIT extends WireSupport {
         JsonNode result = c.result(3);
         assertThat(result.path("text").isTextual()).isTrue();
         assertThat(streamedText(c.events(3))).isEqualTo(result.path("text").asText());
+        assertAnswer("the answer", result.path("text").asText());
         assertThat(result.path("usage").path("inputTokens").asInt()).isPositive();
         assertThat(result.path("usage").path("outputTokens").asInt()).isBetween(1, 16);
     }
@@ -127,6 +143,7 @@ class LlamaServerIT extends WireSupport {
         assertThat(result.path("toolCalls")).hasSize(calls.size());
         assertThat(result.path("steps").get(0).path("toolCallingMode").asText()).isEqualTo("required");
         assertThat(result.path("text").isTextual()).isTrue();
+        assertAnswer("the answer after the tool round", result.path("text").asText());
     }
 
     @Test
@@ -139,6 +156,7 @@ class LlamaServerIT extends WireSupport {
         assertThat(calls).isNotEmpty().allSatisfy(call -> assertThat(call.path("name").asText()).isEqualTo("check_inventory"));
         assertThat(result.path("toolCalls").get(0).path("output").path("stock").asInt()).isEqualTo(2);
         assertThat(streamedText(c.events(2))).isEqualTo(result.path("text").asText());
+        assertAnswer("the answer after the tool round", result.path("text").asText());
     }
 
     @Test
@@ -152,6 +170,7 @@ class LlamaServerIT extends WireSupport {
         assertThat(result.path("toolCalls")).hasSize(calls.size());
         assertThat(result.path("text").isTextual()).isTrue();
         assertThat(streamedText(c.events(2))).isEqualTo(result.path("text").asText());
+        assertAnswer("the answer", result.path("text").asText());
     }
 
     // ---------------------------------------------------------------- schemas and decisions
@@ -224,6 +243,10 @@ class LlamaServerIT extends WireSupport {
             assertThat(calls).as("the grounding tool is forced first").isNotEmpty();
             assertThat(result.path("isFallback").asBoolean(true)).as("%s\nserver log:\n%s", result, serverTail()).isFalse();
             assertThat(result.path("line").asText()).isNotBlank();
+            assertAnswer("the line", result.path("line").asText());
+            for (JsonNode option : result.path("playerOptions")) {
+                assertAnswer("a player option", option.asText());
+            }
             assertThat(GameWireTest.replay(c, id)).isEqualTo(result.path("line").asText());
             assertThat(result.path("emotion").asText()).isIn(EMOTIONS);
             assertThat(result.path("playerOptions").isArray()).isTrue();
@@ -276,7 +299,13 @@ class LlamaServerIT extends WireSupport {
         assertThat(server.isAlive()).isTrue();
     }
 
-    private static String serverTail() {
+    /** Text a game shows as it is: never a replacement character, never the tool-call JSON of a step. */
+    private void assertAnswer(String what, String text) {
+        assertThat(text).as("%s on %s has no U+FFFD: %s", what, model, text).doesNotContain("\uFFFD");
+        assertThat(text).as("%s on %s is no tool-call JSON: %s", what, model, text).doesNotContain("{\"tool_calls\"");
+    }
+
+    private String serverTail() {
         List<String> lines = server.log().lines().toList();
         return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
     }

@@ -1,9 +1,9 @@
-"""The official `openai` Python package against `oam serve` on the real Gemma 3 270M model.
+"""The official `openai` Python package against `oam serve` on a real model (Gemma 3 270M, SmolLM2-135M-Instruct).
 
-Run by oam-server's GemmaServerIT with the server's base URL and API key (context 2048, greedy decoding).
-Gemma's wording is its own: the checks assert the protocol and that what it produced is valid (tool
-arguments and json_schema content against their schemas), never the words. Prints one line per check
-and a closing 'N passed, N failed' line; exits non-zero when a check failed.
+Run by oam-server's GemmaServerIT and SmolLM2ServerIT with the server's base URL, API key and the model's title
+(context 2048, greedy decoding). The model's wording is its own: the checks assert the protocol and that what it
+produced is valid (tool arguments and json_schema content against their schemas), never the words. Prints one line
+per check and a closing 'N passed, N failed' line; exits non-zero when a check failed.
 """
 import json
 import sys
@@ -14,6 +14,7 @@ import pydantic
 from openai import OpenAI
 
 BASE, KEY = sys.argv[1], sys.argv[2]
+MODEL = sys.argv[3] if len(sys.argv) > 3 else "the served model"
 client = OpenAI(base_url=BASE, api_key=KEY, max_retries=0)
 GATES = ["north", "south"]
 OPEN_GATE = {"type": "function", "function": {
@@ -165,5 +166,5 @@ def _():
 failed = [(n, e) for n, e in results if e]
 for name, error in results:
     print(("ok    " if error is None else "FAIL  ") + name + ("" if error is None else ": " + error))
-print(f"python openai {openai.__version__} on Gemma: {len(results) - len(failed)} passed, {len(failed)} failed")
+print(f"python openai {openai.__version__} on {MODEL}: {len(results) - len(failed)} passed, {len(failed)} failed")
 sys.exit(1 if failed else 0)

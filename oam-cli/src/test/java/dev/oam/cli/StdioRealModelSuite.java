@@ -3,8 +3,8 @@ package dev.oam.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.testing.ProtocolClient;
+import dev.oam.testing.RealModel;
 import dev.oam.testing.RealModelContract;
-import dev.oam.testing.RealModels;
 import dev.oam.testing.StdioClient;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,11 +13,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The real-model suite through a real {@code bin/oam stdio --model gemma-3-270m-q4_k_m.gguf} child; also what
- * {@code --model} does with a file it cannot use.
+ * The real-model suite through a real {@code bin/oam stdio --model FILE} child; also what {@code --model} does with
+ * a file it cannot use. Stdio is the transport that runs the whole suite on every real model ({@link StdioGemmaIT},
+ * {@link StdioSmolLM2IT}); the C ABI runs it on one (NativeRealModelIT), to keep bin/test's time on 2 cores.
  */
-class StdioRealModelIT extends RealModelContract {
+abstract class StdioRealModelSuite extends RealModelContract {
     private StdioClient stdio;
+
+    StdioRealModelSuite(RealModel model) {
+        super(model);
+    }
 
     private static List<String> command(Path model) {
         return List.of("env", "OAM_LLAMA_THREADS=1", "OAM_LLAMA_THREADS_BATCH=2", "OAM_LLAMA_CONTEXT=2048",
@@ -38,7 +43,7 @@ class StdioRealModelIT extends RealModelContract {
     @Test
     void aModelFileTheBridgeCannotUseStopsItAtStartWithTheCause(@TempDir Path dir) throws Exception {
         Object[][] cases = {
-                {truncatedCopy(RealModels.gemma(), dir.resolve("cut.gguf"), 32L << 20), "truncated"},
+                {truncatedCopy(model.path(), dir.resolve("cut.gguf"), 32L << 20), "truncated"},
                 {unknownTurnMarkers(dir.resolve("plain.gguf")), "no chat template"},
         };
         for (Object[] bad : cases) {
