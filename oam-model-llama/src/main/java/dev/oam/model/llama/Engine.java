@@ -42,4 +42,13 @@ public interface Engine {
      */
     EngineResult generate(EngineRequest request, Object sessionKey, Consumer<String> onDelta, CancellationToken token)
             throws AgentException;
+
+    /**
+     * Whether a constrained generation is closed within its {@code maxTokens} (the engine steers the last tokens
+     * toward the grammar's end) rather than cut there. Then a step's strings need no cap sized in advance for the
+     * worst case.
+     */
+    default boolean closesGrammarsAtBudget() {
+        return false;
+    }
 }

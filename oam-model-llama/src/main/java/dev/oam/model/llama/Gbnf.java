@@ -116,8 +116,14 @@ final class Gbnf {
 
     /** A JSON string of at most {@code maxString} characters (an escape counts as one). */
     String string() {
+        return string(maxString);
+    }
+
+    /** A JSON string of at most {@code max} characters (and never more than {@code maxString}). */
+    String string(int max) {
+        int length = Math.max(0, Math.min(max, maxString));
         named("char", "[^\"\\\\\\x7F\\x00-\\x1F] | \"\\\\\" ([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4})");
-        return named("string-" + maxString, "\"\\\"\" char{0," + maxString + "} \"\\\"\"");
+        return named("string-" + length, length == 0 ? "\"\\\"\\\"\"" : "\"\\\"\" char{0," + length + "} \"\\\"\"");
     }
 
     String bool() {
@@ -309,7 +315,8 @@ final class Gbnf {
             }
             String type = schema.path("type").asText("");
             return switch (type) {
-                case "string" -> string();
+                case "string" -> schema.path("maxLength").canConvertToInt() && schema.get("maxLength").asInt() >= 0
+                        ? string(schema.get("maxLength").asInt()) : string();
                 case "integer" -> integer(decimal(schema, "minimum"), decimal(schema, "maximum"));
                 case "number" -> number(decimal(schema, "minimum"), decimal(schema, "maximum"), false);
                 case "boolean" -> bool();

@@ -20,9 +20,16 @@ final class GrammarBound {
     private final Map<String, String> rules = new LinkedHashMap<>();
     private final Map<String, Long> memo = new HashMap<>();
     private final Predicate<String> uncounted;
+    /** Whether this counts the shortest output in code points instead of the longest in bytes. */
+    private final boolean shortest;
 
     private GrammarBound(String grammar, Predicate<String> uncounted) {
+        this(grammar, uncounted, false);
+    }
+
+    private GrammarBound(String grammar, Predicate<String> uncounted, boolean shortest) {
         this.uncounted = uncounted;
+        this.shortest = shortest;
         for (String line : grammar.split("\n")) {
             int at = line.indexOf(" ::= ");
             if (at > 0) {
@@ -41,8 +48,16 @@ final class GrammarBound {
         return bound.rule("root");
     }
 
+    /**
+     * The fewest code points a sentence of {@code grammar} has: what an engine that closes a structure at its token
+     * budget needs at the least (a code point may take a token of its own).
+     */
+    static long minCodePoints(String grammar) {
+        return new GrammarBound(grammar, name -> false, true).rule("root");
+    }
+
     private long rule(String name) {
-        if (uncounted.test(name)) {
+        if (!shortest && uncounted.test(name)) {
             return 0;
         }
         Long known = memo.get(name);
@@ -102,7 +117,8 @@ final class GrammarBound {
             skipSpace();
             while (pos < text.length() && text.charAt(pos) == '|') {
                 pos++;
-                max = Math.max(max, sequence());
+                long next = sequence();
+                max = shortest ? Math.min(max, next) : Math.max(max, next);
                 skipSpace();
             }
             return max;
@@ -125,7 +141,8 @@ final class GrammarBound {
                 pos++;
                 long bytes = 0;
                 while (text.charAt(pos) != '"') {
-                    bytes += utf8Length(character());
+                    int cp = character();
+                    bytes += shortest ? 1 : utf8Length(cp);
                 }
                 pos++;
                 return bytes;
@@ -147,7 +164,7 @@ final class GrammarBound {
                     highest = Math.max(highest, Math.max(from, to));
                 }
                 pos++;
-                return negated ? 4 : utf8Length(highest);
+                return shortest ? 1 : negated ? 4 : utf8Length(highest);
             }
             if (c == '(') {
                 pos++;
@@ -175,10 +192,13 @@ final class GrammarBound {
             char c = text.charAt(pos);
             if (c == '?') {
                 pos++;
-                return value;
+                return shortest ? 0 : value;
             }
             if (c == '*' || c == '+') {
                 pos++;
+                if (shortest) {
+                    return c == '*' ? 0 : value;
+                }
                 return value == 0 ? 0 : UNBOUNDED;
             }
             if (c == '{') {
@@ -186,6 +206,9 @@ final class GrammarBound {
                 String[] bounds = text.substring(pos + 1, close).split(",", -1);
                 pos = close + 1;
                 if (bounds.length == 1) {
+                    return times(value, Long.parseLong(bounds[0].strip()));
+                }
+                if (shortest) {
                     return times(value, Long.parseLong(bounds[0].strip()));
                 }
                 return bounds[1].isBlank() ? (value == 0 ? 0 : UNBOUNDED) : times(value, Long.parseLong(bounds[1].strip()));

@@ -45,10 +45,18 @@ public final class LlamaLanguageModel implements LanguageModel {
     public static final long DEFAULT_SEED = 42;
     /** Tokens a free-text answer may take when {@code maxResponseTokens} is not set. */
     public static final int DEFAULT_TEXT_TOKENS = 512;
-    /** Tokens a grammar-constrained output (calls, JSON) may take when {@code maxResponseTokens} is not set. */
+    /** Tokens a grammar-constrained output (JSON, or a call or an answer) may take when {@code maxResponseTokens} is not set. */
     public static final int DEFAULT_GRAMMAR_TOKENS = 1024;
+    /**
+     * Tokens a step that must call a tool may take when {@code maxResponseTokens} is not set: a call of a game's tool
+     * is a few dozen tokens, under a second of decode on a CPU even for the 270M test model; the engine closes a call
+     * that runs long at this bound ({@link Engine#closesGrammarsAtBudget}).
+     */
+    public static final int DEFAULT_CALL_TOKENS = 128;
     /** The least a step that may call tools gets, whatever {@code maxResponseTokens} says, so a call fits. */
-    public static final int MIN_CALL_TOKENS = 256;
+    public static final int MIN_CALL_TOKENS = 64;
+    /** Tokens over a grammar's shortest output that an engine closing at its budget gets at the least. */
+    static final int CLOSING_SLACK = 16;
     /** Strings a constrained step keeps before it gives up parallel calls to fit its budget. */
     static final int FITTING_STRING = 32;
     /** Step shapes whose grammar is remembered ({@link #cachedPlan}). */
@@ -147,7 +155,7 @@ public final class LlamaLanguageModel implements LanguageModel {
     public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
         token.check();
         Engine loaded = awaitEngine(token);
-        StepPlan plan = cachedPlan(request);
+        StepPlan plan = cachedPlan(request, loaded.closesGrammarsAtBudget());
         String prompt = loaded.renderChat(ChatPrompt.messages(request, loaded.controlTokens()));
         EngineRequest engineRequest = engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options(), request.attempt());
         StepStream stream = new StepStream(request, listener);
@@ -204,22 +212,22 @@ public final class LlamaLanguageModel implements LanguageModel {
 
     /** What a step's plan depends on: the same tools, schema, mode and budget give the same grammar. */
     private record PlanKey(List<ToolDefinition> tools, @Nullable GenerationSchema schema, ToolCallingMode mode,
-            boolean offerRespondDirectly, int budget, boolean parallel) {}
+            boolean offerRespondDirectly, int budget, boolean parallel, boolean closes) {}
 
     /**
      * {@link #plan} remembered for the last {@value #PLANS} shapes of step: sizing a grammar builds it a few
      * times over (2–10 ms for a tool step), and a conversation repeats the same few shapes.
      */
-    private StepPlan cachedPlan(ModelRequest request) throws AgentException {
+    private StepPlan cachedPlan(ModelRequest request, boolean closes) throws AgentException {
         PlanKey key = new PlanKey(request.tools(), request.schema(), request.mode(), request.offerRespondDirectly(),
-                maxTokens(request), request.options().parallelToolCalls());
+                maxTokens(request), request.options().parallelToolCalls(), closes);
         synchronized (plans) {
             StepPlan known = plans.get(key);
             if (known != null) {
                 return known;
             }
         }
-        StepPlan plan = plan(request, contextSize);
+        StepPlan plan = plan(request, contextSize, closes);
         synchronized (plans) {
             plans.put(key, plan);
         }
@@ -239,10 +247,24 @@ public final class LlamaLanguageModel implements LanguageModel {
      * step get what that grammar needs.
      */
     static StepPlan plan(ModelRequest request, int contextSize) throws AgentException {
+        return plan(request, contextSize, false);
+    }
+
+    /**
+     * @param closes whether the engine closes a constrained output within its budget ({@link Engine#closesGrammarsAtBudget}):
+     *     then strings keep their full length ({@link #MAX_STRING}, or the schema's {@code maxLength}) and only the budget
+     *     bounds the step, which the engine ends with the structure closed
+     */
+    static StepPlan plan(ModelRequest request, int contextSize, boolean closes) throws AgentException {
         int budget = maxTokens(request);
         boolean calls = StepGrammar.mayCall(request.mode());
         if (!calls && request.schema() == null) {
             return new StepPlan(StepGrammar.of(request, 1, 1), budget); // plain text: its length is the budget's business
+        }
+        if (closes) {
+            String grammar = StepGrammar.of(request, MAX_STRING, calls ? StepGrammar.maxCalls(request) : 1);
+            long shortest = GrammarBound.minCodePoints(grammar); // the engine can close within this many tokens
+            return new StepPlan(grammar, (int) Math.max(budget, Math.min(shortest + CLOSING_SLACK, contextSize)));
         }
         int longest = maxString(budget);
         int floor = Math.min(FITTING_STRING, longest);
@@ -280,11 +302,16 @@ public final class LlamaLanguageModel implements LanguageModel {
         return grammar == null ? 0 : GrammarBound.maxBytes(grammar, StepGrammar::isFreeText);
     }
 
-    /** {@code maxResponseTokens} or a default; steps that may call tools get at least {@link #MIN_CALL_TOKENS}. */
+    /**
+     * {@code maxResponseTokens} or a default: {@link #DEFAULT_CALL_TOKENS} for a step that must call a tool,
+     * {@link #DEFAULT_GRAMMAR_TOKENS} for one whose answer is JSON, {@link #DEFAULT_TEXT_TOKENS} otherwise; steps that may
+     * call tools get at least {@link #MIN_CALL_TOKENS}.
+     */
     static int maxTokens(ModelRequest request) {
         Integer configured = request.options().maxResponseTokens();
-        boolean grammar = request.schema() != null || request.mode() != ToolCallingMode.DISALLOWED;
-        int tokens = configured != null ? configured : grammar ? DEFAULT_GRAMMAR_TOKENS : DEFAULT_TEXT_TOKENS;
+        int tokens = configured != null ? configured
+                : request.mode() == ToolCallingMode.REQUIRED && request.schema() == null ? DEFAULT_CALL_TOKENS
+                : request.schema() != null ? DEFAULT_GRAMMAR_TOKENS : DEFAULT_TEXT_TOKENS;
         return request.mode() == ToolCallingMode.DISALLOWED ? Math.max(1, tokens) : Math.max(MIN_CALL_TOKENS, tokens);
     }
 

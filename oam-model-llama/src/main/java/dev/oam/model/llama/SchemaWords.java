@@ -25,6 +25,15 @@ import java.util.Map;
  */
 final class SchemaWords {
     private static final int MAX_DEPTH = 3;
+    /**
+     * The note the schema converter appends to a description for constraints a grammar does not enforce
+     * ({@code (maxLength: 200; pattern: …)}): JSON Schema words, which a small model copies.
+     */
+    private static final java.util.regex.Pattern CONSTRAINTS = java.util.regex.Pattern.compile(
+            "\\s*\\((?:pattern|format|minLength|maxLength|multipleOf|exclusiveMinimum|exclusiveMaximum|uniqueItems"
+                    + "|minProperties|maxProperties|patternProperties|propertyNames|contains|minContains|maxContains"
+                    + "|dependentRequired|dependentSchemas|dependencies|not|if|then|else|contentEncoding|contentMediaType"
+                    + "|additionalProperties|items|prefixItems): [^()]*\\)\\s*$");
 
     private SchemaWords() {}
 
@@ -65,8 +74,9 @@ final class SchemaWords {
             JsonNode target = ref.startsWith("#/$defs/") ? root.path("$defs").get(ref.substring("#/$defs/".length())) : null;
             return target == null || depth >= MAX_DEPTH ? "a value" : value(target, root, depth + 1);
         }
-        String described = schema.path("description").isTextual() && !schema.get("description").asText().isBlank()
-                ? " (" + schema.get("description").asText().strip() + ")" : "";
+        String description = schema.path("description").isTextual() ? CONSTRAINTS.matcher(schema.get("description").asText())
+                .replaceAll("").strip() : "";
+        String described = description.isEmpty() ? "" : " (" + description + ")";
         JsonNode values = schema.get("enum");
         if (values != null && values.isArray() && !values.isEmpty()) {
             List<String> options = new ArrayList<>();

@@ -406,6 +406,12 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         return new dev.oam.model.llama.grammar.TokenVocabulary(pieces, control, endOfGeneration);
     }
 
+    /** With the Java grammar ({@link #closing}); llama.cpp's own sampler cannot be steered so. */
+    @Override
+    public boolean closesGrammarsAtBudget() {
+        return grammarSource == JAVA_GRAMMAR;
+    }
+
     /** The admission queue and lanes (tests watch it). */
     @Override
     public SlotTable slotTable() {
@@ -892,6 +898,9 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
                 return;
             }
         }
+        if (constraint != null) {
+            token = closing(g, constraint, token);
+        }
         if (endOfGeneration.get(token)) {
             finish(g, null);
             return;
@@ -909,6 +918,57 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         if (constraint != null && constraint.isComplete() || g.sampled >= g.maxTokens || g.size >= settings.contextSize()) {
             finish(g, null);
         }
+    }
+
+    /** Tokens past which a closing is never forced: a step's structure closes within this many code points. */
+    private static final int CLOSING_WINDOW = 256;
+    /** Candidates tried in order of the model's preference before every allowed token is looked at. */
+    private static final int CLOSING_CANDIDATES = 64;
+
+    /**
+     * {@code token}, or, when the step's token budget runs low, a token that brings the end of the grammar closer:
+     * a constrained output (a call, a JSON value) is closed within its budget instead of being cut mid-structure, so
+     * strings need no length cap sized in advance for the worst case. The model still chooses: among the allowed
+     * tokens that shorten the way to the end, the one it prefers most.
+     */
+    private int closing(Generation g, TokenConstraint constraint, int token) {
+        int left = g.maxTokens - g.sampled; // this token included
+        if (left > CLOSING_WINDOW || constraint.stepsToEnd() == Integer.MAX_VALUE) {
+            return token;
+        }
+        int room = left - 1; // tokens after this one: the end must stay within reach of them
+        if (constraint.stepsToEndAfter(token) <= room) {
+            return token;
+        }
+        constraint.fillMask(mask);
+        long[] candidates = mask.clone();
+        for (int tried = 0; tried < CLOSING_CANDIDATES; tried++) {
+            int best = -1;
+            for (int t = 0; t < nVocab; t++) {
+                if ((candidates[t >>> 6] & (1L << t)) != 0 && (best < 0 || logits[t] > logits[best])) {
+                    best = t;
+                }
+            }
+            if (best < 0) {
+                return token;
+            }
+            if (constraint.stepsToEndAfter(best) <= room) {
+                return best;
+            }
+            candidates[best >>> 6] &= ~(1L << best);
+        }
+        int best = -1;
+        int nearest = Integer.MAX_VALUE;
+        for (int t = 0; t < nVocab; t++) {
+            if ((candidates[t >>> 6] & (1L << t)) != 0) {
+                int after = constraint.stepsToEndAfter(t);
+                if (after < nearest || (after == nearest && logits[t] > logits[best])) {
+                    best = t;
+                    nearest = after;
+                }
+            }
+        }
+        return best < 0 ? token : best; // none within reach: the nearest to the end
     }
 
     /** Ends {@code g}: frees its lane recording what the KV cache holds, then sends the terminal event. */

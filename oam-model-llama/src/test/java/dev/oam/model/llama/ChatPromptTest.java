@@ -27,16 +27,47 @@ class ChatPromptTest {
     }
 
     @Test
-    void systemMessageHoldsInstructionsAndContextNoteAndTheStepNoteEndsTheLastMessage() {
+    void systemMessageHoldsInstructionsAndContextNoteAndTheStepNoteComesBeforeTheRequest() {
         List<ChatMessage> messages = ChatPrompt.messages(request(List.of(prompt), List.of(OPEN_GATE, CHECK_INVENTORY),
                 ToolCallingMode.ALLOWED, false, null), engine.controlTokens());
         assertThat(messages).extracting(ChatMessage::role).containsExactly("system", "user");
         assertThat(messages.get(0).content()).isEqualTo("You are the gate guard.\n\nThe north gate is jammed.");
         String user = messages.get(1).content();
-        assertThat(user).startsWith("Open the north gate.\n\nTools you can call:\n- open_gate: Opens a named gate. Parameters: {\"type\":\"object\"");
-        assertThat(user).contains("\n- check_inventory: Lists what the player carries. Parameters: ");
-        assertThat(user).contains("{\"tool_calls\":[{\"name\":\"<tool>\",\"arguments\":{…}}]}").contains("Otherwise answer in plain text.");
-        assertThat(user).doesNotContain("respond_directly");
+        assertThat(user).startsWith("Tools you can call:\n- open_gate: Opens a named gate. Arguments: \"gate\": one of \"north\", "
+                + "\"south\"; \"force\": true or false (may be left out).\n- check_inventory: Lists what the player carries. No arguments.");
+        assertThat(user).contains("{\"tool_call\": {\"name\": \"<tool>\", \"arguments\": {…}}}").contains("Otherwise reply in plain words.");
+        assertThat(user).endsWith("\n\nOpen the north gate.");
+        assertThat(user).doesNotContain("respond_directly").doesNotContain("\"type\"").doesNotContain("enum").doesNotContain("required");
+    }
+
+    @Test
+    void parallelCallsAreDescribedOnlyWhenTheSessionAllowsThem() {
+        String one = render(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false, null));
+        assertThat(one).contains("{\"tool_call\": {").doesNotContain("tool_calls");
+        String several = render(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false, null,
+                new dev.oam.core.model.GenerationOptions(null, null, null, true)));
+        assertThat(several).contains("{\"tool_calls\": [{").contains("(one or more calls)");
+    }
+
+    @Test
+    void noSchemaKeywordBoundOrTypeNameReachesThePrompt() {
+        String schema = """
+                {"type":"object","properties":{"emotion":{"type":"string","enum":["happy","sad"]},
+                 "line":{"type":"string","description":"What you say aloud.","maxLength":200},
+                 "player_options":{"type":"array","items":{"type":"string"},"minItems":3,"maxItems":3,
+                   "description":"Short replies the player could say next."},
+                 "gold":{"type":"integer","minimum":0,"maximum":1000}},
+                 "required":["emotion","line","player_options"],"additionalProperties":false}""";
+        String text = render(request(List.of(prompt), List.of(), ToolCallingMode.DISALLOWED, false, Fixtures.schema(schema)));
+        for (String word : new String[] {"maxItems", "minItems", "maxLength", "minimum", "maximum", "1000", "200", "\"type\"",
+                "properties", "additionalProperties", "required", "string", "integer", "array", "JSON Schema"}) {
+            assertThat(text).as(word).doesNotContain(word);
+        }
+        assertThat(text).contains("{\"emotion\": …, \"line\": …, \"player_options\": …, \"gold\": …}")
+                .contains("- \"emotion\": one of \"happy\", \"sad\"")
+                .contains("- \"line\": text (What you say aloud.)")
+                .contains("- \"player_options\": a list of 3 texts (Short replies the player could say next.)")
+                .contains("- \"gold\": a whole number (may be left out)");
     }
 
     @Test
@@ -50,11 +81,11 @@ class ChatPromptTest {
     @Test
     void disallowedStepsRenderNoToolsAtAll() {
         String text = render(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.DISALLOWED, false, null));
-        assertThat(text).doesNotContain("open_gate").doesNotContain("tool_calls").doesNotContain("Tools you can call");
+        assertThat(text).doesNotContain("open_gate").doesNotContain("tool_call").doesNotContain("Tools you can call");
         assertThat(text).endsWith("<|im_start|>user\nOpen the north gate.<|im_end|>\n<|im_start|>assistant\n");
         String structured = render(request(List.of(prompt), List.of(), ToolCallingMode.DISALLOWED, false, Fixtures.schema(Fixtures.DECISION)));
-        assertThat(structured).contains("Answer with only a JSON value that follows this JSON Schema: {\"type\":\"object\"")
-                .doesNotContain("tool_calls");
+        assertThat(structured).contains("Reply with only JSON in this form: {\"reasoning\": …, \"choice\": …, \"confidence\": …}")
+                .doesNotContain("tool_call");
     }
 
     @Test
@@ -67,7 +98,7 @@ class ChatPromptTest {
         assertThat(messages).containsExactly(
                 new ChatMessage("system", "You are the gate guard.\n\nThe north gate is jammed."),
                 new ChatMessage("user", "Open the north gate."),
-                new ChatMessage("assistant", "{\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"north\"}}]}"),
+                new ChatMessage("assistant", "{\"tool_call\": {\"name\": \"open_gate\", \"arguments\": {\"gate\": \"north\"}}}"),
                 new ChatMessage("tool", "Output of open_gate: {\"opened\":false}"),
                 new ChatMessage("assistant", "It is jammed."),
                 new ChatMessage("user", "Why?"));
@@ -93,9 +124,11 @@ class ChatPromptTest {
         String p1 = render(request(step1, List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.ALLOWED, false, null));
         // step 2: rounds used up, no tools
         String p2 = render(request(step1, List.of(), ToolCallingMode.DISALLOWED, false, null));
-        String throughPrompt = "<|im_start|>user\nOpen the north gate.";
-        int promptEnd = p0.indexOf(throughPrompt) + throughPrompt.length();
-        assertThat(common(p0, p1)).isGreaterThanOrEqualTo(promptEnd);
+        // The first step's note precedes the request in its message; the next step reads that message again without it.
+        String throughSystem = "<|im_start|>user\n";
+        int systemEnd = p0.indexOf(throughSystem) + throughSystem.length();
+        assertThat(p0.indexOf(throughSystem)).isPositive();
+        assertThat(common(p0, p1)).isGreaterThanOrEqualTo(systemEnd);
         int outputEnd = p1.indexOf("Output of open_gate: jammed") + "Output of open_gate: jammed".length();
         assertThat(common(p1, p2)).isGreaterThanOrEqualTo(outputEnd);
         // turn 2 keeps turn 1 byte for byte

@@ -55,7 +55,7 @@ class FfmGrammarOracleTest {
 
     /**
      * Greedy outputs are the same on both (the model's own choice and the masked arg-max agree). Sampled outputs
-     * and free text may differ: llama.cpp's sampler matches control tokens by their text ({@code <s>},
+     * and free text (the words grammar included) may differ: llama.cpp's sampler matches control tokens by their text ({@code <s>},
      * {@code <|im_start|>} fit a short JSON string or free text), which the Java compiler never allows, so the two
      * masks differ by those ids and a draw from them may too. Every output is a sentence of the grammar either way.
      */
@@ -77,7 +77,7 @@ class FfmGrammarOracleTest {
                     assertThat(checker.acceptsPrefix(r.text())).as("%s", r.text()).isTrue();
                 }
             }
-            if (temperature == 0 && !grammar.contains("[^\\x00]*")) {
+            if (temperature == 0 && !grammar.contains("[^\\x00]*") && !grammar.contains(StepGrammar.TEXT)) {
                 assertThat(a.text()).isEqualTo(b.text());
                 assertThat(a.outputTokens()).isEqualTo(b.outputTokens());
             }

@@ -79,6 +79,35 @@ final class GbnfChecker {
     }
 
     /** Whether the whole of {@code text} is in the grammar's language. */
+    /**
+     * {@link #accepts} for JSON written compactly in a test: a space is put after every {@code :} and {@code ,}
+     * outside strings, as {@link Gbnf} writes JSON.
+     */
+    boolean acceptsCompact(String compact) {
+        return accepts(spaced(compact));
+    }
+
+    static String spaced(String compact) {
+        StringBuilder out = new StringBuilder();
+        boolean inString = false;
+        for (int i = 0; i < compact.length(); i++) {
+            char c = compact.charAt(i);
+            out.append(c);
+            if (inString) {
+                if (c == '\\' && i + 1 < compact.length()) {
+                    out.append(compact.charAt(++i));
+                } else if (c == '"') {
+                    inString = false;
+                }
+            } else if (c == '"') {
+                inString = true;
+            } else if (c == ':' || c == ',') {
+                out.append(' ');
+            }
+        }
+        return out.toString();
+    }
+
     synchronized boolean accepts(String text) {
         input = text.codePoints().toArray();
         memo.clear();

@@ -25,14 +25,14 @@ class GbnfTest {
         GbnfChecker g = grammar("""
                 {"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"boolean"},
                  "d":{"type":"null"}},"required":["a","c"],"additionalProperties":false}""");
-        assertThat(g.accepts("{\"a\":\"x\",\"c\":true}")).isTrue();
-        assertThat(g.accepts("{\"a\":\"x\",\"b\":5,\"c\":false,\"d\":null}")).isTrue();
-        assertThat(g.accepts("{\"a\":\"\",\"c\":true,\"d\":null}")).isTrue();
-        assertThat(g.accepts("{\"c\":true,\"a\":\"x\"}")).as("schema order").isFalse();
-        assertThat(g.accepts("{\"a\":\"x\"}")).as("required c").isFalse();
-        assertThat(g.accepts("{\"a\":\"x\",\"c\":true,\"e\":1}")).as("extra key").isFalse();
-        assertThat(g.accepts("{\"a\": \"x\",\"c\":true}")).as("no white space").isFalse();
-        assertThat(g.accepts("{\"a\":\"x\",,\"c\":true}")).isFalse();
+        assertThat(g.acceptsCompact("{\"a\":\"x\",\"c\":true}")).isTrue();
+        assertThat(g.acceptsCompact("{\"a\":\"x\",\"b\":5,\"c\":false,\"d\":null}")).isTrue();
+        assertThat(g.acceptsCompact("{\"a\":\"\",\"c\":true,\"d\":null}")).isTrue();
+        assertThat(g.acceptsCompact("{\"c\":true,\"a\":\"x\"}")).as("schema order").isFalse();
+        assertThat(g.acceptsCompact("{\"a\":\"x\"}")).as("required c").isFalse();
+        assertThat(g.acceptsCompact("{\"a\":\"x\",\"c\":true,\"e\":1}")).as("extra key").isFalse();
+        assertThat(g.accepts("{\"a\":\"x\", \"c\": true}")).as("one space after each colon and comma").isFalse();
+        assertThat(g.acceptsCompact("{\"a\":\"x\",,\"c\":true}")).isFalse();
     }
 
     @Test
@@ -40,60 +40,60 @@ class GbnfTest {
         GbnfChecker g = grammar("""
                 {"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"}}}""");
         for (String ok : new String[] {"{}", "{\"a\":1}", "{\"b\":2}", "{\"a\":1,\"c\":3}", "{\"a\":1,\"b\":2,\"c\":3}"}) {
-            assertThat(g.accepts(ok)).as(ok).isTrue();
+            assertThat(g.acceptsCompact(ok)).as(ok).isTrue();
         }
         for (String bad : new String[] {"{,}", "{,\"b\":2}", "{\"a\":1,}", "{\"b\":2,\"a\":1}", "{\"a\":1,\"a\":1}"}) {
-            assertThat(g.accepts(bad)).as(bad).isFalse();
+            assertThat(g.acceptsCompact(bad)).as(bad).isFalse();
         }
-        assertThat(grammar("{\"type\":\"object\",\"properties\":{}}").accepts("{}")).isTrue();
+        assertThat(grammar("{\"type\":\"object\",\"properties\":{}}").acceptsCompact("{}")).isTrue();
     }
 
     @Test
     void decisionEnumsAllowOnlyTheListedValuesAndTheRange() {
         GbnfChecker g = grammar(Fixtures.DECISION);
-        assertThat(g.accepts("{\"reasoning\":\"Outnumbered.\",\"choice\":\"flee\",\"confidence\":80}")).isTrue();
-        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"fight\",\"confidence\":0}")).isTrue();
-        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"fight\",\"confidence\":100}")).isTrue();
-        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"dance\",\"confidence\":80}")).isFalse();
-        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"flee\",\"confidence\":101}")).isFalse();
-        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"flee\",\"confidence\":-1}")).isFalse();
-        assertThat(g.accepts("{\"reasoning\":\"\",\"choice\":\"flee\",\"confidence\":07}")).isFalse();
+        assertThat(g.acceptsCompact("{\"reasoning\":\"Outnumbered.\",\"choice\":\"flee\",\"confidence\":80}")).isTrue();
+        assertThat(g.acceptsCompact("{\"reasoning\":\"\",\"choice\":\"fight\",\"confidence\":0}")).isTrue();
+        assertThat(g.acceptsCompact("{\"reasoning\":\"\",\"choice\":\"fight\",\"confidence\":100}")).isTrue();
+        assertThat(g.acceptsCompact("{\"reasoning\":\"\",\"choice\":\"dance\",\"confidence\":80}")).isFalse();
+        assertThat(g.acceptsCompact("{\"reasoning\":\"\",\"choice\":\"flee\",\"confidence\":101}")).isFalse();
+        assertThat(g.acceptsCompact("{\"reasoning\":\"\",\"choice\":\"flee\",\"confidence\":-1}")).isFalse();
+        assertThat(g.acceptsCompact("{\"reasoning\":\"\",\"choice\":\"flee\",\"confidence\":07}")).isFalse();
     }
 
     @Test
     void stringsAreBoundedAndEscapedAsJson() {
         GbnfChecker g = grammar("{\"type\":\"string\"}", 8);
-        assertThat(g.accepts("\"12345678\"")).isTrue();
-        assertThat(g.accepts("\"123456789\"")).isFalse();
-        assertThat(g.accepts("\"a\\\"b\\n\\u00e9\"")).isTrue();
-        assertThat(g.accepts("\"café 🐉\"")).isTrue();
-        assertThat(g.accepts("\"a\nb\"")).as("raw control character").isFalse();
-        assertThat(g.accepts("\"a\\qb\"")).as("unknown escape").isFalse();
-        assertThat(g.accepts("\"open")).as("unterminated").isFalse();
+        assertThat(g.acceptsCompact("\"12345678\"")).isTrue();
+        assertThat(g.acceptsCompact("\"123456789\"")).isFalse();
+        assertThat(g.acceptsCompact("\"a\\\"b\\n\\u00e9\"")).isTrue();
+        assertThat(g.acceptsCompact("\"café 🐉\"")).isTrue();
+        assertThat(g.acceptsCompact("\"a\nb\"")).as("raw control character").isFalse();
+        assertThat(g.acceptsCompact("\"a\\qb\"")).as("unknown escape").isFalse();
+        assertThat(g.acceptsCompact("\"open")).as("unterminated").isFalse();
     }
 
     @Test
     void numbersHaveBoundedDigitsNoExponentAndRespectSigns() {
         GbnfChecker integer = grammar("{\"type\":\"integer\"}");
-        assertThat(integer.accepts("-12")).isTrue();
-        assertThat(integer.accepts("0")).isTrue();
-        assertThat(integer.accepts("01")).isFalse();
-        assertThat(integer.accepts("1.5")).isFalse();
-        assertThat(integer.accepts("1e5")).isFalse();
-        assertThat(integer.accepts("1".repeat(Gbnf.MAX_DIGITS))).isTrue();
-        assertThat(integer.accepts("1".repeat(Gbnf.MAX_DIGITS + 1))).isFalse();
+        assertThat(integer.acceptsCompact("-12")).isTrue();
+        assertThat(integer.acceptsCompact("0")).isTrue();
+        assertThat(integer.acceptsCompact("01")).isFalse();
+        assertThat(integer.acceptsCompact("1.5")).isFalse();
+        assertThat(integer.acceptsCompact("1e5")).isFalse();
+        assertThat(integer.acceptsCompact("1".repeat(Gbnf.MAX_DIGITS))).isTrue();
+        assertThat(integer.acceptsCompact("1".repeat(Gbnf.MAX_DIGITS + 1))).isFalse();
         GbnfChecker number = grammar("{\"type\":\"number\",\"minimum\":0}");
-        assertThat(number.accepts("3.25")).isTrue();
-        assertThat(number.accepts("7")).isTrue();
-        assertThat(number.accepts("-0.5")).as("minimum 0: no sign").isFalse();
-        assertThat(number.accepts("1.")).isFalse();
-        assertThat(number.accepts(".5")).isFalse();
-        assertThat(grammar("{\"type\":\"integer\",\"maximum\":-1}").accepts("5")).as("maximum < 0: sign required").isFalse();
+        assertThat(number.acceptsCompact("3.25")).isTrue();
+        assertThat(number.acceptsCompact("7")).isTrue();
+        assertThat(number.acceptsCompact("-0.5")).as("minimum 0: no sign").isFalse();
+        assertThat(number.acceptsCompact("1.")).isFalse();
+        assertThat(number.acceptsCompact(".5")).isFalse();
+        assertThat(grammar("{\"type\":\"integer\",\"maximum\":-1}").acceptsCompact("5")).as("maximum < 0: sign required").isFalse();
         GbnfChecker wide = grammar("{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000}");
-        assertThat(wide.accepts("99999")).isTrue();
-        assertThat(wide.accepts("100000")).isTrue();
-        assertThat(wide.accepts("100001")).as("above the maximum").isFalse();
-        assertThat(wide.accepts("1000000")).isFalse();
+        assertThat(wide.acceptsCompact("99999")).isTrue();
+        assertThat(wide.acceptsCompact("100000")).isTrue();
+        assertThat(wide.acceptsCompact("100001")).as("above the maximum").isFalse();
+        assertThat(wide.acceptsCompact("1000000")).isFalse();
     }
 
     /** Found by bench/run eval (t19): a price of 12000 for a maximum of 10000 failed the turn on every retry. */
@@ -113,56 +113,56 @@ class GbnfTest {
                 probes.add(random.nextLong(-2_000_000, 2_000_000));
             }
             for (long value : probes) {
-                assertThat(g.accepts(Long.toString(value))).as("%d in [%d, %d]", value, lo, hi).isEqualTo(value >= lo && value <= hi);
+                assertThat(g.acceptsCompact(Long.toString(value))).as("%d in [%d, %d]", value, lo, hi).isEqualTo(value >= lo && value <= hi);
             }
-            assertThat(g.accepts("0" + hi)).as("leading zero").isFalse();
-            assertThat(g.accepts("-0")).isFalse();
+            assertThat(g.acceptsCompact("0" + hi)).as("leading zero").isFalse();
+            assertThat(g.acceptsCompact("-0")).isFalse();
         }
     }
 
     @Test
     void smallWholeNumberRangesAreExact() {
         GbnfChecker range = grammar("{\"type\":\"number\",\"minimum\":2,\"maximum\":30}");
-        assertThat(range.accepts("2")).isTrue();
-        assertThat(range.accepts("29.999")).isTrue();
-        assertThat(range.accepts("30")).isTrue();
-        assertThat(range.accepts("30.00")).isTrue();
-        assertThat(range.accepts("30.5")).as("above the maximum").isFalse();
-        assertThat(range.accepts("88.85")).isFalse();
-        assertThat(range.accepts("1.9")).as("below the minimum").isFalse();
-        assertThat(range.accepts("02")).isFalse();
-        assertThat(grammar("{\"type\":\"number\",\"minimum\":-1,\"maximum\":1}").accepts("-0.5")).as("other ranges: digits only").isTrue();
+        assertThat(range.acceptsCompact("2")).isTrue();
+        assertThat(range.acceptsCompact("29.999")).isTrue();
+        assertThat(range.acceptsCompact("30")).isTrue();
+        assertThat(range.acceptsCompact("30.00")).isTrue();
+        assertThat(range.acceptsCompact("30.5")).as("above the maximum").isFalse();
+        assertThat(range.acceptsCompact("88.85")).isFalse();
+        assertThat(range.acceptsCompact("1.9")).as("below the minimum").isFalse();
+        assertThat(range.acceptsCompact("02")).isFalse();
+        assertThat(grammar("{\"type\":\"number\",\"minimum\":-1,\"maximum\":1}").acceptsCompact("-0.5")).as("other ranges: digits only").isTrue();
     }
 
     @Test
     void arraysRespectMinAndMaxItemsWithADefaultBound() {
         GbnfChecker g = grammar("{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":1,\"maxItems\":3}");
-        assertThat(g.accepts("[]")).isFalse();
-        assertThat(g.accepts("[1]")).isTrue();
-        assertThat(g.accepts("[1,2,3]")).isTrue();
-        assertThat(g.accepts("[1,2,3,4]")).isFalse();
-        assertThat(g.accepts("[1,]")).isFalse();
+        assertThat(g.acceptsCompact("[]")).isFalse();
+        assertThat(g.acceptsCompact("[1]")).isTrue();
+        assertThat(g.acceptsCompact("[1,2,3]")).isTrue();
+        assertThat(g.acceptsCompact("[1,2,3,4]")).isFalse();
+        assertThat(g.acceptsCompact("[1,]")).isFalse();
         GbnfChecker unbounded = grammar("{\"type\":\"array\",\"items\":{\"type\":\"boolean\"}}");
         String eight = "[" + String.join(",", Collections.nCopies(Gbnf.DEFAULT_MAX_ITEMS, "true")) + "]";
         String nine = "[" + String.join(",", Collections.nCopies(Gbnf.DEFAULT_MAX_ITEMS + 1, "true")) + "]";
-        assertThat(unbounded.accepts("[]")).isTrue();
-        assertThat(unbounded.accepts(eight)).isTrue();
-        assertThat(unbounded.accepts(nine)).isFalse();
+        assertThat(unbounded.acceptsCompact("[]")).isTrue();
+        assertThat(unbounded.acceptsCompact(eight)).isTrue();
+        assertThat(unbounded.acceptsCompact(nine)).isFalse();
         GbnfChecker none = grammar("{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"maxItems\":0}");
-        assertThat(none.accepts("[]")).isTrue();
-        assertThat(none.accepts("[1]")).isFalse();
+        assertThat(none.acceptsCompact("[]")).isTrue();
+        assertThat(none.acceptsCompact("[1]")).isFalse();
     }
 
     @Test
     void anyOfAndNullableAcceptEachBranch() {
         GbnfChecker g = grammar("{\"type\":[\"string\",\"null\"]}");
-        assertThat(g.accepts("\"x\"")).isTrue();
-        assertThat(g.accepts("null")).isTrue();
-        assertThat(g.accepts("1")).isFalse();
+        assertThat(g.acceptsCompact("\"x\"")).isTrue();
+        assertThat(g.acceptsCompact("null")).isTrue();
+        assertThat(g.acceptsCompact("1")).isFalse();
         GbnfChecker mixed = grammar("{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"boolean\"}},\"required\":[\"x\"]}]}");
-        assertThat(mixed.accepts("5")).isTrue();
-        assertThat(mixed.accepts("{\"x\":false}")).isTrue();
-        assertThat(mixed.accepts("{}")).isFalse();
+        assertThat(mixed.acceptsCompact("5")).isTrue();
+        assertThat(mixed.acceptsCompact("{\"x\":false}")).isTrue();
+        assertThat(mixed.acceptsCompact("{}")).isFalse();
     }
 
     @Test
@@ -171,23 +171,23 @@ class GbnfTest {
                 {"$defs":{"Node":{"type":"object","properties":{"name":{"type":"string"},
                   "children":{"type":"array","items":{"$ref":"#/$defs/Node"}}},"required":["name"]}},
                  "$ref":"#/$defs/Node"}""");
-        assertThat(g.accepts("{\"name\":\"a\"}")).isTrue();
-        assertThat(g.accepts("{\"name\":\"a\",\"children\":[{\"name\":\"b\",\"children\":[{\"name\":\"c\"}]},{\"name\":\"d\"}]}")).isTrue();
-        assertThat(g.accepts("{\"name\":\"a\",\"children\":[{\"nom\":\"b\"}]}")).isFalse();
+        assertThat(g.acceptsCompact("{\"name\":\"a\"}")).isTrue();
+        assertThat(g.acceptsCompact("{\"name\":\"a\",\"children\":[{\"name\":\"b\",\"children\":[{\"name\":\"c\"}]},{\"name\":\"d\"}]}")).isTrue();
+        assertThat(g.acceptsCompact("{\"name\":\"a\",\"children\":[{\"nom\":\"b\"}]}")).isFalse();
         String deep = "{\"name\":\"x\"}";
         for (int i = 0; i < Gbnf.MAX_REF_DEPTH + 2; i++) {
             deep = "{\"name\":\"x\",\"children\":[" + deep + "]}";
         }
-        assertThat(g.accepts(deep)).as("deeper than the bound").isFalse();
+        assertThat(g.acceptsCompact(deep)).as("deeper than the bound").isFalse();
     }
 
     @Test
     void anythingIsAnyJsonValueNestedAFewLevels() {
         GbnfChecker g = grammar("{\"type\":\"object\",\"properties\":{\"extra\":{}},\"required\":[\"extra\"]}");
-        assertThat(g.accepts("{\"extra\":null}")).isTrue();
-        assertThat(g.accepts("{\"extra\":{\"k\":[1,\"two\",true]}}")).isTrue();
-        assertThat(g.accepts("{\"extra\":[[[[1]]]]}")).as("deeper than " + Gbnf.ANY_DEPTH).isFalse();
-        assertThat(g.accepts("{\"extra\":undefined}")).isFalse();
+        assertThat(g.acceptsCompact("{\"extra\":null}")).isTrue();
+        assertThat(g.acceptsCompact("{\"extra\":{\"k\":[1,\"two\",true]}}")).isTrue();
+        assertThat(g.acceptsCompact("{\"extra\":[[[[1]]]]}")).as("deeper than " + Gbnf.ANY_DEPTH).isFalse();
+        assertThat(g.acceptsCompact("{\"extra\":undefined}")).isFalse();
     }
 
     @Test
@@ -197,12 +197,12 @@ class GbnfTest {
         String text = gbnf.build(gbnf.schema(schema(schemaJson).json()).root());
         assertThat(text).contains("caf\\xE9").contains("\\U0001F409").doesNotContain("é").doesNotContain("🐉");
         GbnfChecker g = GbnfChecker.parse(text);
-        assertThat(g.accepts("\"say \\\"hi\\\"\"")).isTrue();
-        assertThat(g.accepts("\"back\\\\slash\"")).isTrue();
-        assertThat(g.accepts("\"café\"")).isTrue();
-        assertThat(g.accepts("\"🐉\"")).isTrue();
-        assertThat(g.accepts("\"two\\nlines\"")).isTrue();
-        assertThat(g.accepts("\"cafe\"")).isFalse();
+        assertThat(g.acceptsCompact("\"say \\\"hi\\\"\"")).isTrue();
+        assertThat(g.acceptsCompact("\"back\\\\slash\"")).isTrue();
+        assertThat(g.acceptsCompact("\"café\"")).isTrue();
+        assertThat(g.acceptsCompact("\"🐉\"")).isTrue();
+        assertThat(g.acceptsCompact("\"two\\nlines\"")).isTrue();
+        assertThat(g.acceptsCompact("\"cafe\"")).isFalse();
     }
 
     @Test
@@ -216,6 +216,6 @@ class GbnfTest {
         assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> GbnfChecker.parse("root ::= a_b\na_b ::= \"x\"\n"))).isNotNull();
         assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> GbnfChecker.parse("root ::= \"\\q\"\n"))).hasMessageContaining("escape");
         assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> GbnfChecker.parse("item ::= \"x\"\n"))).hasMessageContaining("root");
-        assertThat(GbnfChecker.parse("root ::= \"a\" [b-d]{1,2} (\"x\" | \"y\")?\n").accepts("acdx")).isTrue();
+        assertThat(GbnfChecker.parse("root ::= \"a\" [b-d]{1,2} (\"x\" | \"y\")?\n").acceptsCompact("acdx")).isTrue();
     }
 }

@@ -1,7 +1,6 @@
 package dev.oam.model.llama;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.oam.model.llama.grammar.GgufVocabulary;
 import dev.oam.model.llama.grammar.TokenVocabulary;
@@ -59,13 +58,16 @@ class GemmaGrammarVocabularyTest {
     }
 
     @Test
-    void aByteLevelVocabularyIsRefusedNamingItsTokenizer() throws Exception {
-        // SmolLM2's GPT-2 byte-level BPE is not read from the file: the FFM engine takes every model's pieces from
-        // llama.cpp (FfmSmolLM2Test walks the same grammars over SmolLM2's vocabulary from there).
+    void aByteLevelVocabularyIsReadWithGpt2sByteTable() throws Exception {
+        // SmolLM2's GPT-2 byte-level BPE: each character of a token's text stands for one byte (Ġ a space, Ċ a newline).
         Path smollm2 = RealModel.SMOLLM2.pathIfSet();
         Assumptions.assumeTrue(smollm2 != null, RealModel.SMOLLM2.variable() + " is not set");
         GgufFile file = GgufFile.read(smollm2);
-        assertThatThrownBy(() -> GgufVocabulary.of(file)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("'gpt2'").hasMessageContaining("SentencePiece");
+        TokenVocabulary bpe = GgufVocabulary.of(file);
+        assertThat(bpe.size()).isEqualTo(file.tokens().size());
+        assertThat(new String(bpe.piece(file.tokens().indexOf("\u0120the")), StandardCharsets.UTF_8)).isEqualTo(" the");
+        assertThat(new String(bpe.piece(file.tokens().indexOf("\u010A")), StandardCharsets.UTF_8)).isEqualTo("\n");
+        assertThat(bpe.isEndOfGeneration(file.tokens().indexOf("<|im_end|>"))).isTrue();
+        GrammarWalks.walk(bpe, file.tokens().indexOf("<|im_end|>"));
     }
 }

@@ -47,8 +47,31 @@ class GrammarBoundTest {
                     .isLessThanOrEqualTo(budget);
         }
         ModelRequest roomy = request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false, null,
-                new GenerationOptions(null, 1024, null));
+                new GenerationOptions(null, 1024, null, true));
         assertThat(LlamaLanguageModel.plan(roomy, 8192).grammar()).as("small calls keep parallel calls").contains("){0,3}");
+    }
+
+    @Test
+    void anEngineThatClosesAtTheBudgetKeepsWholeStringsAndTheBudget() throws Exception {
+        var form = tool("fill_form", "Fills a form.", """
+                {"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["a","b"]}""");
+        ModelRequest step = request(prompt("Fill it."), List.of(form), ToolCallingMode.REQUIRED, false, null,
+                new GenerationOptions(null, 100, null));
+        LlamaLanguageModel.StepPlan fitted = LlamaLanguageModel.plan(step, 8192, false);
+        LlamaLanguageModel.StepPlan closed = LlamaLanguageModel.plan(step, 8192, true);
+        assertThat(fitted.grammar()).doesNotContain("string-" + LlamaLanguageModel.MAX_STRING);
+        assertThat(closed.grammar()).contains("string-" + LlamaLanguageModel.MAX_STRING);
+        assertThat(closed.maxTokens()).isEqualTo(100);
+        ModelRequest unset = request(prompt("Fill it."), List.of(form), ToolCallingMode.REQUIRED, false, null);
+        assertThat(LlamaLanguageModel.plan(unset, 8192, true).maxTokens()).as("a forced call's default bound")
+                .isEqualTo(LlamaLanguageModel.DEFAULT_CALL_TOKENS);
+        ModelRequest tiny = request(prompt("Fill it."), List.of(form), ToolCallingMode.REQUIRED, false, null,
+                new GenerationOptions(null, 1, null));
+        LlamaLanguageModel.StepPlan roomForTheShortest = LlamaLanguageModel.plan(tiny, 8192, true);
+        assertThat((long) roomForTheShortest.maxTokens()).as("room for the shortest call")
+                .isGreaterThanOrEqualTo(GrammarBound.minCodePoints(roomForTheShortest.grammar()));
+        assertThat(GrammarBound.minCodePoints("root ::= \"ab\" c? d{2,5} (e | \"xyz\")\nc ::= \"q\"\nd ::= [a-z]\ne ::= \"e\"+\n"))
+                .isEqualTo(2 + 0 + 2 + 1);
     }
 
     @Test
@@ -79,9 +102,11 @@ class GrammarBoundTest {
     }
 
     @Test
-    void textStepsHaveNoGrammarAndTheirBudget() throws Exception {
+    void textStepsHaveTheWordsGrammarAndTheirBudget() throws Exception {
         ModelRequest step = request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false, null,
                 new GenerationOptions(null, 33, null));
-        assertThat(LlamaLanguageModel.plan(step, 8192)).isEqualTo(new LlamaLanguageModel.StepPlan(null, 33));
+        LlamaLanguageModel.StepPlan plan = LlamaLanguageModel.plan(step, 8192);
+        assertThat(plan.maxTokens()).isEqualTo(33);
+        assertThat(plan.grammar()).contains(StepGrammar.TEXT);
     }
 }

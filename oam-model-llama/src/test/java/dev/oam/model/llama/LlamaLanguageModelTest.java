@@ -73,11 +73,11 @@ class LlamaLanguageModelTest {
 
     @Test
     void requiredStepsReturnParsedCallsWithFreshIdsAndStreamNothing() throws Exception {
-        String output = "{\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"north\"}},"
-                + "{\"name\":\"check_inventory\",\"arguments\":{}}]}";
-        engine.then("{\"tool_calls\":[", output.substring("{\"tool_calls\":[".length()));
+        String output = "{\"tool_calls\": [{\"name\": \"open_gate\", \"arguments\": {\"gate\": \"north\"}}, "
+                + "{\"name\": \"check_inventory\", \"arguments\": {}}]}";
+        engine.then("{\"tool_calls\": [", output.substring("{\"tool_calls\": [".length()));
         ModelResponse response = respond(request(prompt("Open it."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED,
-                false, null));
+                false, null, new dev.oam.core.model.GenerationOptions(null, 1024, null, true)));
         grammarAccepts(output);
         List<ToolCall> calls = ((ModelResponse.ToolCalls) response).calls();
         assertThat(calls).extracting(ToolCall::name).containsExactly("open_gate", "check_inventory");
@@ -88,10 +88,10 @@ class LlamaLanguageModelTest {
 
     @Test
     void respondDirectlyComesBackAsItsCall() throws Exception {
-        engine.then("{\"tool_calls\":[{\"name\":\"respond_directly\",\"arguments\":{}}]}");
+        engine.then("{\"tool_call\": {\"name\": \"respond_directly\", \"arguments\": {}}}");
         ModelResponse response = respond(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null));
         assertThat(((ModelResponse.ToolCalls) response).calls()).extracting(ToolCall::name).containsExactly("respond_directly");
-        grammarAccepts("{\"tool_calls\":[{\"name\":\"respond_directly\",\"arguments\":{}}]}");
+        grammarAccepts("{\"tool_call\": {\"name\": \"respond_directly\", \"arguments\": {}}}");
     }
 
     @Test
@@ -118,7 +118,7 @@ class LlamaLanguageModelTest {
         ToolCall earlier = new ToolCall("call_x", "open_gate", Json.object().put("gate", "south"));
         entries.add(TranscriptEntry.ToolCalls.of(List.of(earlier)));
         entries.add(TranscriptEntry.ToolOutput.of("open_gate", "call_x", "jammed"));
-        engine.then("{\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"west\"}}]}");
+        engine.then("{\"tool_call\": {\"name\": \"open_gate\", \"arguments\": {\"gate\": \"west\"}}}");
         ModelResponse response = respond(request(entries, List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null));
         assertThat(((ModelResponse.ToolCalls) response).calls().get(0).arguments().path("gate").asText()).isEqualTo("west");
     }
@@ -135,17 +135,17 @@ class LlamaLanguageModelTest {
 
     @Test
     void allowedStepsThatCallStreamNoText() throws Exception {
-        engine.then("{", "\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"north\"}}]}");
+        engine.then("{", "\"tool_call\": {\"name\": \"open_gate\", \"arguments\": {\"gate\": \"north\"}}}");
         ModelResponse response = respond(request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null));
         assertThat(response).isInstanceOf(ModelResponse.ToolCalls.class);
         assertThat(listener.events).isEmpty();
     }
 
     @Test
-    void disallowedTextStepsHaveNoGrammarAndNoToolsInThePrompt() throws Exception {
+    void disallowedTextStepsGetTheWordsGrammarAndNoToolsInThePrompt() throws Exception {
         engine.then("Go", " away.");
         ModelResponse response = respond(request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.DISALLOWED, false, null));
-        assertThat(engine.last().grammar()).isNull();
+        assertThat(engine.last().grammar()).contains(StepGrammar.TEXT);
         assertThat(engine.last().prompt()).doesNotContain("open_gate");
         assertThat(((ModelResponse.Answer) response).text()).isEqualTo("Go away.");
         assertThat(listener.events).containsExactly("text:Go", "text: away.");
@@ -153,10 +153,10 @@ class LlamaLanguageModelTest {
 
     @Test
     void structuredAnswersStreamPartialsAndComeBackInSchemaOrder() throws Exception {
-        engine.then("{\"reasoning\":\"Out", "numbered.\",\"choice\":\"fl", "ee\",\"confidence\":80}");
+        engine.then("{\"reasoning\": \"Out", "numbered.\", \"choice\": \"fl", "ee\", \"confidence\": 80}");
         ModelResponse response = respond(request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED, false,
                 schema(Fixtures.DECISION)));
-        grammarAccepts("{\"reasoning\":\"Outnumbered.\",\"choice\":\"flee\",\"confidence\":80}");
+        grammarAccepts("{\"reasoning\": \"Outnumbered.\", \"choice\": \"flee\", \"confidence\": 80}");
         assertThat(listener.events).containsExactly(
                 "partial:{\"reasoning\":\"Out\"}",
                 "partial:{\"reasoning\":\"Outnumbered.\",\"choice\":\"fl\"}",
@@ -181,7 +181,7 @@ class LlamaLanguageModelTest {
         assertThat(listener.events).containsExactly("partial:{\"reasoning\":\"a\"}",
                 "partial:{\"reasoning\":\"a\",\"choice\":\"flee\",\"confidence\":1}");
         listener.events.clear();
-        engine.then("{\"", "tool_calls\":[{\"name\":\"open_gate\",", "\"arguments\":{\"gate\":\"north\"}}]}");
+        engine.then("{\"", "tool_call\": {\"name\": \"open_gate\", ", "\"arguments\": {\"gate\": \"north\"}}}");
         ModelResponse call = respond(request(prompt("Decide."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false,
                 schema(Fixtures.DECISION)));
         assertThat(call).isInstanceOf(ModelResponse.ToolCalls.class);

@@ -165,6 +165,66 @@ final class GbnfConstraint implements TokenConstraint {
         pending = stepPending[0];
     }
 
+    /** A closing path longer than this is not searched (the grammars of steps close within a few dozen). */
+    static final int MAX_CLOSING = 256;
+    /** States a closing search visits at most. */
+    private static final int MAX_VISITED = 20_000;
+
+    @Override
+    public int stepsToEnd() {
+        if (ended) {
+            return 0;
+        }
+        return pending != 0 ? Integer.MAX_VALUE : distance(state);
+    }
+
+    @Override
+    public int stepsToEndAfter(int token) {
+        TokenVocabulary vocabulary = compiler.vocabulary();
+        if (ended || token < 0 || token >= vocabulary.size()) {
+            return Integer.MAX_VALUE;
+        }
+        if (vocabulary.isControl(token)) {
+            return vocabulary.isEndOfGeneration(token) && canEnd() ? 0 : Integer.MAX_VALUE;
+        }
+        GrammarState next = advance(token);
+        return next == null || stepPending[0] != 0 ? Integer.MAX_VALUE : distance(next);
+    }
+
+    /**
+     * The fewest code points from {@code from} to a state where the grammar may end: a breadth-first search over the
+     * DFA's transitions (one per code-point interval), which are memoized, so a search near the end of a value is
+     * cheap. {@link Integer#MAX_VALUE} past {@link #MAX_CLOSING} steps or {@link #MAX_VISITED} states.
+     */
+    private int distance(GrammarState from) {
+        if (from.canEnd) {
+            return 0;
+        }
+        java.util.Set<GrammarState> seen = new java.util.HashSet<>();
+        java.util.List<GrammarState> level = new java.util.ArrayList<>(java.util.List.of(from));
+        seen.add(from);
+        for (int steps = 1; steps <= MAX_CLOSING && !level.isEmpty(); steps++) {
+            java.util.List<GrammarState> nextLevel = new java.util.ArrayList<>();
+            for (GrammarState s : level) {
+                for (int iv = 0; iv < grammar.intervalCount; iv++) {
+                    GrammarState to = s.next(iv);
+                    if (to == grammar.dead || !seen.add(to)) {
+                        continue;
+                    }
+                    if (to.canEnd) {
+                        return steps;
+                    }
+                    if (seen.size() > MAX_VISITED) {
+                        return Integer.MAX_VALUE;
+                    }
+                    nextLevel.add(to);
+                }
+            }
+            level = nextLevel;
+        }
+        return Integer.MAX_VALUE;
+    }
+
     @Override
     public boolean canEnd() {
         return !ended && pending == 0 && state.canEnd;

@@ -32,4 +32,18 @@ public interface TokenConstraint {
 
     /** Whether the output so far is a whole sentence and nothing can follow it: generation should stop. */
     boolean isComplete();
+
+    /**
+     * The fewest code points that still complete a sentence from here (0 when the output may end now), or
+     * {@link Integer#MAX_VALUE} when unknown; constraints that cannot tell answer 0, so an engine never forces a
+     * closing on their account.
+     */
+    default int stepsToEnd() {
+        return 0;
+    }
+
+    /** {@link #stepsToEnd()} after {@code token} (not taken), or {@link Integer#MAX_VALUE} when it is not allowed. */
+    default int stepsToEndAfter(int token) {
+        return 0;
+    }
 }
