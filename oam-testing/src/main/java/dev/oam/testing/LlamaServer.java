@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A real llama.cpp {@code llama-server} child on a free loopback port, serving one GGUF file, for the real-server
@@ -45,7 +46,8 @@ public final class LlamaServer implements AutoCloseable {
 
     /**
      * Starts {@code binary} on {@code model} with a context of {@code contextSize} tokens in {@code slots} parallel
-     * slots and {@code threads} threads, and waits until it listens (the model loaded).
+     * slots and {@code threads} threads, and Gemma's turn format as the chat template, and waits until it listens (the
+     * model loaded).
      */
     public static LlamaServer start(Path binary, Path model, int contextSize, int slots, int threads, String... extra)
             throws IOException, InterruptedException {
@@ -57,13 +59,25 @@ public final class LlamaServer implements AutoCloseable {
             Files.write(template, in.readAllBytes());
         }
         template.toFile().deleteOnExit();
+        return startWithTemplate(binary, model, template, contextSize, slots, threads, extra);
+    }
+
+    /**
+     * As {@link #start}, with {@code template} as the chat template, or with the file's own template (and llama-server's
+     * generic tool-call format for a template without tool support) when it is null.
+     */
+    public static LlamaServer startWithTemplate(Path binary, Path model, @Nullable Path template, int contextSize, int slots,
+            int threads, String... extra) throws IOException, InterruptedException {
         IOException last = null;
         for (int attempt = 0; attempt < 3; attempt++) {
             int port = freePort();
             List<String> command = new ArrayList<>(List.of(binary.toString(), "-m", model.toString(), "--host", "127.0.0.1",
-                    "--port", Integer.toString(port), "--jinja", "--chat-template-file", template.toString(),
+                    "--port", Integer.toString(port), "--jinja",
                     "-c", Integer.toString(contextSize), "-np", Integer.toString(slots), "-t", Integer.toString(threads),
                     "--no-webui"));
+            if (template != null) {
+                command.addAll(List.of("--chat-template-file", template.toString()));
+            }
             command.addAll(List.of(extra));
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
             builder.environment().put("GGML_NO_BACKTRACE", "1");
