@@ -71,6 +71,9 @@ public final class EvalBench {
     private PrintStream details;
     private int ids;
     private String model = "gemma";
+    private Path modelFile;
+    private LlamaServer server; // the running model's llama-server, when that backend is chosen
+    private int serverDeaths;
     private long caseDeadline = Long.MAX_VALUE; // System.nanoTime() when the running case times out
     private String lastStreamed = "nothing"; // the running case's last streamed event, for a timeout's note
 
@@ -188,20 +191,11 @@ public final class EvalBench {
             case "smollm2" -> RealModels.smollm2();
             default -> throw new IllegalArgumentException("--models: smollm2 or gemma, not " + name);
         };
-        String served = name.equals("gemma") ? "gemma-3-270m" : "smollm2-135m-instruct";
+        modelFile = file;
         specs.clear();
-        LlamaServer server = null;
         try {
             if (config.backends().contains("llama-server")) {
-                System.err.println("bench eval: starting llama-server on " + file);
-                // SmolLM2 has its own (ChatML) template: llama-server uses it with its generic tool-call format, as a user
-                // gets it. The Gemma base file has none: Gemma's turns, as the real-server tests give it.
-                server = name.equals("gemma") && config.gemmaTemplate() == null
-                        ? LlamaServer.start(RealModels.llamaServer(), file, 4096, 1, config.threads())
-                        : LlamaServer.startWithTemplate(RealModels.llamaServer(), file, name.equals("gemma") ? config.gemmaTemplate() : null,
-                                4096, 1, config.threads());
-                specs.put("llama-server", "{\"type\":\"openai\",\"baseUrl\":\"" + server.baseUrl() + "\",\"model\":\"" + served
-                        + "\",\"contextSize\":4096}");
+                startServer();
             }
             if (config.backends().contains("llama")) {
                 specs.put("llama", "{\"type\":\"llama\",\"path\":" + quote(file.toString()) + ",\"contextSize\":4096,\"threads\":"
@@ -220,7 +214,43 @@ public final class EvalBench {
         } finally {
             if (server != null) {
                 server.close();
+                server = null;
             }
+        }
+    }
+
+    /**
+     * Starts llama-server on the model being run. SmolLM2 has its own (ChatML) template: llama-server uses it with its
+     * generic tool-call format, as a user gets it. The Gemma base file has none: Gemma's turns, as the real-server tests
+     * give it (or --gemma-template).
+     */
+    private void startServer() throws IOException, InterruptedException {
+        System.err.println("bench eval: starting llama-server on " + modelFile);
+        boolean gemma = model.equals("gemma");
+        server = gemma && config.gemmaTemplate() == null
+                ? LlamaServer.start(RealModels.llamaServer(), modelFile, 4096, 1, config.threads())
+                : LlamaServer.startWithTemplate(RealModels.llamaServer(), modelFile, gemma ? config.gemmaTemplate() : null, 4096, 1,
+                        config.threads());
+        specs.put("llama-server", "{\"type\":\"openai\",\"baseUrl\":\"" + server.baseUrl() + "\",\"model\":\""
+                + (gemma ? "gemma-3-270m" : "smollm2-135m-instruct") + "\",\"contextSize\":4096}");
+    }
+
+    /** A llama-server that stopped is a finding: its log is kept in bench/target/logs and a new one is started. */
+    private void reviveServer() {
+        if (server == null || server.isAlive()) {
+            return;
+        }
+        try {
+            Path log = config.root().resolve("bench/target/logs/llama-server-" + model + "-" + (++serverDeaths) + ".log");
+            Files.writeString(log, server.log(), StandardCharsets.UTF_8);
+            System.err.println("bench eval: llama-server stopped (log: " + log + "); starting another");
+            server.close();
+            startServer();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
     }
 
@@ -507,7 +537,10 @@ public final class EvalBench {
     // ---------------------------------------------------------------- v2
 
     private void runV2(String kind, JsonNode file, JsonNode c) {
-        for (String backend : specs.keySet()) {
+        for (String backend : List.copyOf(specs.keySet())) {
+            if (backend.equals("llama-server")) {
+                reviveServer();
+            }
             String caseKind = kind.equals("tools") ? c.path("kind").asText() : kind;
             long start = System.nanoTime();
             caseDeadline = start + config.caseTimeout().toNanos();
