@@ -775,6 +775,7 @@ public final class EvalBench {
         for (JsonNode word : file.path("schema_words")) {
             clean &= !line.contains(word.asText());
         }
+        clean &= !containsAny(line, file.path("schema_text"));
         boolean options = result.path("playerOptions").size() > 0;
         for (JsonNode option : result.path("playerOptions")) {
             String text = option.asText();
@@ -783,6 +784,7 @@ public final class EvalBench {
             for (JsonNode word : file.path("schema_words")) {
                 ok &= !text.contains(word.asText());
             }
+            ok &= !containsAny(text, file.path("schema_text"));
             options &= ok;
             clean &= EvalRules.protocolText(text, null) == null;
         }
@@ -845,6 +847,11 @@ public final class EvalBench {
         return new Outcome(model, "content", backend, "-", caseId, valid && topic, null, valid, uncut, turn, first,
                 usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), Json.write(value), null, null, clean, null,
                 longest, false);
+    }
+
+    /** Whether {@code text} contains one of {@code phrases} (case-insensitive): the reply schema's descriptions read back. */
+    private static boolean containsAny(String text, JsonNode phrases) {
+        return EvalRules.namesFact(text, phrases);
     }
 
     /** After a cancel: the request's answer (an error), waited for up to a minute beyond the case's timeout. */
