@@ -43,12 +43,26 @@ public final class EvalBench {
     private static final String INSTRUCTIONS = "You help the player in a fantasy town. When one of your tools fits the "
             + "player's request, call it with exactly the values the player gave. When none fits, answer in one short sentence.";
 
-    record Config(Path root, int limit, Map<String, Integer> sample, List<String> kinds, List<String> backends, int threads, int toolTokens,
-            int contentTokens, Set<String> cases) {}
+    record Config(Path root, String set, List<String> models, int limit, Map<String, Integer> sample, List<String> kinds,
+            List<String> backends, int threads, int toolTokens, int contentTokens, Set<String> cases, Duration caseTimeout,
+            Path gemmaTemplate) {}
 
-    /** One case on one backend. */
-    record Outcome(String kind, String backend, String mode, String id, boolean right, Boolean rightArgs, boolean valid,
-            Boolean extra, double turnMs, Double firstMs, Integer inTokens, Integer outTokens, String note) {}
+    /**
+     * One case on one backend. v1 fills the first fourteen members (model "gemma" when absent from an old file); v2 adds
+     * the calls of the forced step, cleanliness, the fact, the longest string value and whether the case timed out.
+     * {@code extra}: in persona (v1 NPC), player options that are player lines (v2 NPC), reasoning of 3 words or more
+     * (v2 decisions), no string cut mid-word (v2 content).
+     */
+    record Outcome(String model, String kind, String backend, String mode, String id, boolean right, Boolean rightArgs,
+            boolean valid, Boolean extra, double turnMs, Double firstMs, Integer inTokens, Integer outTokens, String note,
+            Integer calls, Boolean oneCall, Boolean clean, Boolean namesFact, Integer longest, Boolean timeout) {}
+
+    /** The case ran past its timeout; it was cancelled and counts as failed. */
+    private static final class CaseTimeout extends RuntimeException {
+        CaseTimeout() {
+            super("timeout", null, false, false);
+        }
+    }
 
     private final Config config;
     private final List<Outcome> outcomes = new ArrayList<>();
@@ -56,6 +70,12 @@ public final class EvalBench {
     private InMemoryClient client;
     private PrintStream details;
     private int ids;
+    private String model = "gemma";
+    private Path modelFile;
+    private LlamaServer server; // the running model's llama-server, when that backend is chosen
+    private int serverDeaths;
+    private long caseDeadline = Long.MAX_VALUE; // System.nanoTime() when the running case times out
+    private String lastStreamed = "nothing"; // the running case's last streamed event, for a timeout's note
 
     private EvalBench(Config config) {
         this.config = config;
@@ -63,6 +83,10 @@ public final class EvalBench {
 
     public static void main(String[] args) {
         Path root = Path.of(System.getProperty("oam.bench.root", ".")).toAbsolutePath().normalize();
+        String set = "v2";
+        List<String> models = List.of("smollm2", "gemma");
+        int caseTimeout = 120;
+        Path gemmaTemplate = null;
         int limit = Integer.MAX_VALUE;
         List<String> kinds = List.of("tools", "decisions", "npc", "content");
         List<String> backends = List.of("llama", "llama-server");
@@ -74,6 +98,10 @@ public final class EvalBench {
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--limit" -> limit = Integer.parseInt(args[++i]);
+                case "--set" -> set = args[++i];
+                case "--models" -> models = List.of(args[++i].split(","));
+                case "--case-timeout" -> caseTimeout = Integer.parseInt(args[++i]);
+                case "--gemma-template" -> gemmaTemplate = Path.of(args[++i]);
                 case "--sample" -> {
                     for (String part : args[++i].split(",")) {
                         String[] kv = part.split("=");
@@ -91,14 +119,20 @@ public final class EvalBench {
                     }
                 }
                 case "--help" -> {
-                    System.out.println("usage: bench/run eval [--limit N] [--kinds tools,decisions,npc,content] "
-                            + "[--backends llama,llama-server] [--threads N] [--content-tokens N] [--cases ID,…] [--report F.jsonl,…]\n"
-                            + "  --limit N    the first N cases of each kind (default: all)\n"
+                    System.out.println("usage: bench/run eval [--set v1|v2] [--models smollm2,gemma] [--limit N] "
+                            + "[--kinds tools,decisions,npc,content] [--backends llama,llama-server] [--threads N] [--content-tokens N] "
+                            + "[--cases ID,…] [--case-timeout S] [--gemma-template F.jinja] [--report F.jsonl,…]\n"
+                            + "  --set v1|v2  the scenario set in bench/eval/ (default v2)\n"
+                            + "  --models smollm2,gemma  the models, each on every backend (default both; v1 was run on gemma)\n"
+                            + "  --kinds K,…  tools, decisions, npc, content; in v2 also the tool kinds args, choice, none, after\n"
+                            + "  --limit N    the first N cases of each kind (v2: of each tool kind too; default: all)\n"
+                            + "  --case-timeout S  v2: a case still running after S seconds is cancelled and fails (default 120)\n"
+                            + "  --gemma-template F  llama-server's chat template for Gemma (default: oam-testing's gemma-turns.jinja)\n"
                             + "  --sample K=N,…  N cases of kind K spread evenly over its file (e.g. tools=16)\n"
                             + "  --threads N  threads of both backends (default 2)\n"
                             + "  --content-tokens N  maxResponseTokens of the content turns (default 160)\n"
                             + "  --cases ID,…  only these case ids (of every kind chosen)\n"
-                            + "  --report F.jsonl,…  no run: the table of the outcomes in these files (bench/target/eval-v1.jsonl of runs)");
+                            + "  --report F.jsonl,…  no run: the table of the outcomes in these files (bench/target/eval-v2.jsonl of runs)");
                     return;
                 }
                 default -> {
@@ -109,7 +143,11 @@ public final class EvalBench {
         }
         int code = 1;
         try {
-            EvalBench bench = new EvalBench(new Config(root, limit, sample, kinds, backends, threads, 96, contentTokens, cases));
+            if (!set.equals("v1") && !set.equals("v2")) {
+                throw new IllegalArgumentException("--set is v1 or v2, not " + set);
+            }
+            EvalBench bench = new EvalBench(new Config(root, set, models, limit, sample, kinds, backends, threads, 96, contentTokens,
+                    cases, Duration.ofSeconds(caseTimeout), gemmaTemplate));
             if (!reports.isEmpty()) {
                 bench.reportOnly(reports);
                 return;
@@ -124,74 +162,159 @@ public final class EvalBench {
     }
 
     private void run() throws Exception {
-        Path set = config.root().resolve("bench/eval/v1");
-        Path gemma = RealModels.gemma();
+        Path set = config.root().resolve("bench/eval/" + config.set());
         long started = System.nanoTime();
         Files.createDirectories(config.root().resolve("bench/target"));
-        details = new PrintStream(Files.newOutputStream(config.root().resolve("bench/target/eval-v1.jsonl")), true, StandardCharsets.UTF_8);
-        LlamaServer server = null;
+        details = new PrintStream(Files.newOutputStream(config.root().resolve("bench/target/eval-" + config.set() + ".jsonl")), true,
+                StandardCharsets.UTF_8);
         try {
-            if (config.backends().contains("llama-server")) {
-                System.err.println("bench eval: starting llama-server on " + gemma);
-                server = LlamaServer.start(RealModels.llamaServer(), gemma, 4096, 1, config.threads());
-                specs.put("llama-server", "{\"type\":\"openai\",\"baseUrl\":\"" + server.baseUrl()
-                        + "\",\"model\":\"gemma-3-270m\",\"contextSize\":4096}");
-            }
-            if (config.backends().contains("llama")) {
-                specs.put("llama", "{\"type\":\"llama\",\"path\":" + Json.write(Json.mapper().valueToTree(gemma.toString()))
-                        + ",\"contextSize\":4096,\"threads\":" + config.threads() + "}");
-            }
             client = InMemoryClient.connect(BridgeConfiguration.builder());
             call("initialize", "{\"protocolVersion\":\"1.0\"}");
-            for (String kind : config.kinds()) {
-                JsonNode file = Json.parse(Files.readString(set.resolve(kind + ".json")));
-                List<JsonNode> chosen = new ArrayList<>();
-                file.path("cases").forEach(chosen::add);
-                Integer spread = config.sample().get(kind);
-                if (spread != null && spread < chosen.size()) {
-                    List<JsonNode> picked = new ArrayList<>();
-                    for (int k = 0; k < spread; k++) {
-                        picked.add(chosen.get((int) ((long) k * chosen.size() / spread)));
-                    }
-                    chosen = picked;
-                }
-                if (!config.cases().isEmpty()) {
-                    chosen = chosen.stream().filter(c -> config.cases().contains(c.path("id").asText())).toList();
-                }
-                int n = 0;
-                for (JsonNode c : chosen) {
-                    if (n++ >= config.limit()) {
-                        break;
-                    }
-                    switch (kind) {
-                        case "tools" -> {
-                            for (String mode : List.of("auto", "required")) {
-                                if (mode.equals("required") && c.path("expect").path("tool").isNull()) {
-                                    continue; // no tool fits: only auto can answer right
-                                }
-                                for (String backend : specs.keySet()) {
-                                    record(toolCase(file, c, backend, mode));
-                                }
-                            }
-                        }
-                        case "decisions" -> specs.keySet().forEach(b -> record(decision(c, b)));
-                        case "npc" -> specs.keySet().forEach(b -> record(npc(file, c, b)));
-                        case "content" -> specs.keySet().forEach(b -> record(content(c, b)));
-                        default -> throw new IllegalArgumentException("unknown kind " + kind);
-                    }
-                }
+            for (String name : config.models()) {
+                runModel(set, name);
             }
         } finally {
             if (client != null) {
                 client.endInput();
             }
-            if (server != null) {
-                server.close();
-            }
             details.close();
         }
         double minutes = (System.nanoTime() - started) / 60e9;
         System.out.println(report(minutes));
+    }
+
+    /** Every chosen case of the set on one model, on each backend one right after the other. */
+    private void runModel(Path set, String name) throws Exception {
+        model = name;
+        Path file = switch (name) {
+            case "gemma" -> RealModels.gemma();
+            case "smollm2" -> RealModels.smollm2();
+            default -> throw new IllegalArgumentException("--models: smollm2 or gemma, not " + name);
+        };
+        modelFile = file;
+        specs.clear();
+        try {
+            if (config.backends().contains("llama-server")) {
+                startServer();
+            }
+            if (config.backends().contains("llama")) {
+                specs.put("llama", "{\"type\":\"llama\",\"path\":" + quote(file.toString()) + ",\"contextSize\":4096,\"threads\":"
+                        + config.threads() + "}");
+            }
+            for (String kind : fileKinds()) {
+                JsonNode cases = Json.parse(Files.readString(set.resolve(kind + ".json")));
+                for (JsonNode c : chosen(kind, cases)) {
+                    if (config.set().equals("v1")) {
+                        runV1(kind, cases, c);
+                    } else {
+                        runV2(kind, cases, c);
+                    }
+                }
+            }
+        } finally {
+            if (server != null) {
+                server.close();
+                server = null;
+            }
+        }
+    }
+
+    /**
+     * Starts llama-server on the model being run. SmolLM2 has its own (ChatML) template: llama-server uses it with its
+     * generic tool-call format, as a user gets it. The Gemma base file has none: Gemma's turns, as the real-server tests
+     * give it (or --gemma-template).
+     */
+    private void startServer() throws IOException, InterruptedException {
+        System.err.println("bench eval: starting llama-server on " + modelFile);
+        boolean gemma = model.equals("gemma");
+        server = gemma && config.gemmaTemplate() == null
+                ? LlamaServer.start(RealModels.llamaServer(), modelFile, 4096, 1, config.threads())
+                : LlamaServer.startWithTemplate(RealModels.llamaServer(), modelFile, gemma ? config.gemmaTemplate() : null, 4096, 1,
+                        config.threads());
+        specs.put("llama-server", "{\"type\":\"openai\",\"baseUrl\":\"" + server.baseUrl() + "\",\"model\":\""
+                + (gemma ? "gemma-3-270m" : "smollm2-135m-instruct") + "\",\"contextSize\":4096}");
+    }
+
+    /** A llama-server that stopped is a finding: its log is kept in bench/target/logs and a new one is started. */
+    private void reviveServer() {
+        if (server == null || server.isAlive()) {
+            return;
+        }
+        try {
+            Path log = config.root().resolve("bench/target/logs/llama-server-" + model + "-" + (++serverDeaths) + ".log");
+            Files.writeString(log, server.log(), StandardCharsets.UTF_8);
+            System.err.println("bench eval: llama-server stopped (log: " + log + "); starting another");
+            server.close();
+            startServer();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The files the chosen kinds live in (v2's tool kinds are in tools.json). */
+    private List<String> fileKinds() {
+        List<String> files = new ArrayList<>();
+        for (String kind : config.kinds()) {
+            String file = TOOL_KINDS.contains(kind) ? "tools" : kind;
+            if (!files.contains(file)) {
+                files.add(file);
+            }
+        }
+        return files;
+    }
+
+    private static final List<String> TOOL_KINDS = List.of("args", "choice", "none", "after");
+
+    /** The cases of one file after --sample, --cases and --limit (v2 tools: --limit per tool kind). */
+    private List<JsonNode> chosen(String kind, JsonNode file) {
+        List<JsonNode> chosen = new ArrayList<>();
+        file.path("cases").forEach(chosen::add);
+        if (kind.equals("tools") && config.set().equals("v2")) {
+            boolean all = config.kinds().contains("tools");
+            chosen = chosen.stream().filter(c -> all || config.kinds().contains(c.path("kind").asText())).toList();
+        }
+        Integer spread = config.sample().get(kind);
+        if (spread != null && spread < chosen.size()) {
+            List<JsonNode> picked = new ArrayList<>();
+            for (int k = 0; k < spread; k++) {
+                picked.add(chosen.get((int) ((long) k * chosen.size() / spread)));
+            }
+            chosen = picked;
+        }
+        if (!config.cases().isEmpty()) {
+            chosen = chosen.stream().filter(c -> config.cases().contains(c.path("id").asText())).toList();
+        }
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        List<JsonNode> limited = new ArrayList<>();
+        for (JsonNode c : chosen) {
+            String group = c.path("kind").asText(kind);
+            if (counts.merge(group, 1, Integer::sum) <= config.limit()) {
+                limited.add(c);
+            }
+        }
+        return limited;
+    }
+
+    private void runV1(String kind, JsonNode file, JsonNode c) {
+        switch (kind) {
+            case "tools" -> {
+                for (String mode : List.of("auto", "required")) {
+                    if (mode.equals("required") && c.path("expect").path("tool").isNull()) {
+                        continue; // no tool fits: only auto can answer right
+                    }
+                    for (String backend : specs.keySet()) {
+                        record(toolCase(file, c, backend, mode));
+                    }
+                }
+            }
+            case "decisions" -> specs.keySet().forEach(b -> record(decision(c, b)));
+            case "npc" -> specs.keySet().forEach(b -> record(npc(file, c, b)));
+            case "content" -> specs.keySet().forEach(b -> record(content(c, b)));
+            default -> throw new IllegalArgumentException("unknown kind " + kind);
+        }
     }
 
     /** The table of outcomes recorded by earlier runs (one JSON object per line), for runs made in parts. */
@@ -206,11 +329,19 @@ public final class EvalBench {
         System.out.println(report(Double.NaN));
     }
 
+    /** A v1 outcome, of the model being run. */
+    private Outcome outcome(String kind, String backend, String mode, String id, boolean right, Boolean rightArgs, boolean valid,
+            Boolean extra, double turnMs, Double firstMs, Integer inTokens, Integer outTokens, String note) {
+        return new Outcome(model, kind, backend, mode, id, right, rightArgs, valid, extra, turnMs, firstMs, inTokens, outTokens, note,
+                null, null, null, null, null, null);
+    }
+
     private void record(Outcome outcome) {
         outcomes.add(outcome);
         details.println(Json.write(Json.mapper().valueToTree(outcome)));
-        System.err.printf(Locale.ROOT, "bench eval: %-9s %-12s %-8s %s right=%s args=%s valid=%s %.1f s %s%n", outcome.kind(),
-                outcome.backend(), outcome.mode(), outcome.id(), outcome.right(), outcome.rightArgs(), outcome.valid(),
+        System.err.printf(Locale.ROOT, "bench eval: %-7s %-9s %-12s %-8s %s right=%s args=%s valid=%s calls=%s clean=%s fact=%s "
+                + "extra=%s %.1f s %s%n", outcome.model(), outcome.kind(), outcome.backend(), outcome.mode(), outcome.id(), outcome.right(),
+                outcome.rightArgs(), outcome.valid(), outcome.calls(), outcome.clean(), outcome.namesFact(), outcome.extra(),
                 outcome.turnMs() / 1000, outcome.note() == null ? "" : outcome.note());
     }
 
@@ -252,7 +383,7 @@ public final class EvalBench {
                 send("x" + (++ids), "session/cancel", "{\"session\":\"" + session + "\"}");
                 await(x -> isFor(x, id)); // the cancelled turn's error
                 call("session/delete", "{\"session\":\"" + session + "\"}");
-                return new Outcome("tools", backend, mode, c.path("id").asText(), right, args, valid, null, turn, first, null, null,
+                return outcome("tools", backend, mode, c.path("id").asText(), right, args, valid, null, turn, first, null, null,
                         name + " " + Json.write(call.path("arguments")));
             }
             if (isResponse(message)) {
@@ -260,11 +391,11 @@ public final class EvalBench {
                 call("session/delete", "{\"session\":\"" + session + "\"}");
                 JsonNode result = message.path("result");
                 if (message.has("error")) {
-                    return new Outcome("tools", backend, mode, c.path("id").asText(), false, null, false, null, turn, first, null, null,
+                    return outcome("tools", backend, mode, c.path("id").asText(), false, null, false, null, turn, first, null, null,
                             "error " + message.path("error").path("code").asInt());
                 }
                 JsonNode usage = result.path("usage");
-                return new Outcome("tools", backend, mode, c.path("id").asText(), expected == null, null, true, null, turn, first,
+                return outcome("tools", backend, mode, c.path("id").asText(), expected == null, null, true, null, turn, first,
                         usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), "answered without a call");
             }
         }
@@ -310,7 +441,7 @@ public final class EvalBench {
         double turn = ms(start, m.at());
         JsonNode result = m.message().path("result");
         if (m.message().has("error")) {
-            return new Outcome("decisions", backend, "-", c.path("id").asText(), false, null, false, null, turn, null, null, null,
+            return outcome("decisions", backend, "-", c.path("id").asText(), false, null, false, null, turn, null, null, null,
                     "error " + m.message().path("error").path("code").asInt());
         }
         List<String> options = new ArrayList<>();
@@ -318,7 +449,7 @@ public final class EvalBench {
         String chosen = result.path("optionID").asText();
         boolean valid = options.contains(chosen) && !result.path("isFallback").asBoolean(true);
         JsonNode usage = result.path("usage");
-        return new Outcome("decisions", backend, "-", c.path("id").asText(), valid && chosen.equals(c.path("right").asText()), null,
+        return outcome("decisions", backend, "-", c.path("id").asText(), valid && chosen.equals(c.path("right").asText()), null,
                 valid, null, turn, null, usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), chosen);
     }
 
@@ -347,7 +478,7 @@ public final class EvalBench {
                 double turn = ms(start, m.at());
                 call("npc/delete", "{\"npc\":\"" + npc + "\"}");
                 if (message.has("error")) {
-                    return new Outcome("npc", backend, "-", c.path("id").asText(), false, null, false, false, turn, first, null, null,
+                    return outcome("npc", backend, "-", c.path("id").asText(), false, null, false, false, turn, first, null, null,
                             "error " + message.path("error").path("code").asInt());
                 }
                 JsonNode result = message.path("result");
@@ -360,7 +491,7 @@ public final class EvalBench {
                 }
                 boolean fact = valid && lower.contains(c.path("fact").asText().toLowerCase(Locale.ROOT));
                 JsonNode usage = result.path("usage");
-                return new Outcome("npc", backend, "-", c.path("id").asText(), fact, null, valid, inPersona, turn, first,
+                return outcome("npc", backend, "-", c.path("id").asText(), fact, null, valid, inPersona, turn, first,
                         usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), line);
             }
         }
@@ -385,7 +516,7 @@ public final class EvalBench {
                 double turn = ms(start, m.at());
                 call("session/delete", "{\"session\":\"" + session + "\"}");
                 if (m.message().has("error")) {
-                    return new Outcome("content", backend, "-", c.path("id").asText(), false, null, false, null, turn, first, null, null,
+                    return outcome("content", backend, "-", c.path("id").asText(), false, null, false, null, turn, first, null, null,
                             "error " + m.message().path("error").path("code").asInt());
                 }
                 JsonNode result = m.message().path("result");
@@ -397,9 +528,339 @@ public final class EvalBench {
                     topic |= text.contains(word.asText().toLowerCase(Locale.ROOT));
                 }
                 JsonNode usage = result.path("usage");
-                return new Outcome("content", backend, "-", c.path("id").asText(), valid && topic, null, valid, null, turn, first,
+                return outcome("content", backend, "-", c.path("id").asText(), valid && topic, null, valid, null, turn, first,
                         usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), Json.write(value));
             }
+        }
+    }
+
+    // ---------------------------------------------------------------- v2
+
+    private void runV2(String kind, JsonNode file, JsonNode c) {
+        for (String backend : List.copyOf(specs.keySet())) {
+            if (backend.equals("llama-server")) {
+                reviveServer();
+            }
+            String caseKind = kind.equals("tools") ? c.path("kind").asText() : kind;
+            long start = System.nanoTime();
+            caseDeadline = start + config.caseTimeout().toNanos();
+            Outcome outcome;
+            try {
+                outcome = switch (kind) {
+                    case "tools" -> toolCaseV2(file, c, backend);
+                    case "decisions" -> decisionV2(c, backend);
+                    case "npc" -> npcV2(file, c, backend);
+                    case "content" -> contentV2(c, backend);
+                    default -> throw new IllegalArgumentException("unknown kind " + kind);
+                };
+            } catch (CaseTimeout timeout) {
+                outcome = new Outcome(model, caseKind, backend, modeOf(caseKind), c.path("id").asText(), false, null, false, null,
+                        ms(start, System.nanoTime()), null, null, null, "timeout after " + config.caseTimeout().toSeconds() + " s; last "
+                        + "streamed: " + lastStreamed, null, null, null, null, null, true);
+            } finally {
+                caseDeadline = Long.MAX_VALUE;
+                lastStreamed = "nothing";
+            }
+            record(outcome);
+        }
+    }
+
+    private static String modeOf(String kind) {
+        return switch (kind) {
+            case "none" -> "auto";
+            case "args", "choice", "after" -> "required";
+            default -> "-";
+        };
+    }
+
+    /**
+     * A v2 tool case: the forced step's calls are counted (each answered with the case's output, or {"ok": true}) until
+     * the next step starts; kind "after" then lets the turn finish and judges its answer, the others cancel it there.
+     */
+    private Outcome toolCaseV2(JsonNode file, JsonNode c, String backend) {
+        String kind = c.path("kind").asText();
+        String mode = modeOf(kind);
+        String instructions = file.path("instructions").asText();
+        String session = "t" + (++ids);
+        ArrayNode tools = Json.array();
+        for (JsonNode name : c.path("tools")) {
+            ObjectNode tool = Json.object();
+            tool.put("name", name.asText());
+            tool.setAll((ObjectNode) file.path("tools").path(name.asText()));
+            tools.add(tool);
+        }
+        call("session/create", "{\"session\":\"" + session + "\",\"instructions\":" + quote(instructions) + ",\"model\":"
+                + specs.get(backend) + ",\"tools\":" + Json.write(tools) + ",\"options\":{\"toolChoice\":\"" + mode
+                + "\",\"maxToolRounds\":1,\"temperature\":0}}");
+        String id = "r" + (++ids);
+        long start = System.nanoTime();
+        send(id, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":" + quote(c.path("prompt").asText())
+                + ",\"stream\":true}");
+        JsonNode expect = c.path("expect");
+        String expected = expect.path("tool").isNull() ? null : expect.path("tool").asText();
+        String output = c.has("output") ? Json.write(c.path("output")) : "{\"ok\":true}";
+        Double first = null;
+        Double turn = null;
+        JsonNode firstCall = null;
+        int step = 0;
+        int started = 0;
+        int requested = 0;
+        JsonNode response;
+        try {
+            while (true) {
+                Timed m = next(x -> isFor(x, id) || isMethod(x, "tool/call") || isEvent(x, "modelStep"));
+                JsonNode message = m.message();
+                if (first == null && (isStreamed(message) || isMethod(m, "tool/call"))) {
+                    first = ms(start, m.at());
+                }
+                if (isEvent(m, "modelStep")) {
+                    step = message.path("params").path("event").path("step").path("index").asInt();
+                    if (step >= 1 && !kind.equals("after")) {
+                        send("x" + (++ids), "session/cancel", "{\"session\":\"" + session + "\"}");
+                        response = await(x -> isFor(x, id)).message(); // the cancelled turn's error
+                        break;
+                    }
+                } else if (isEvent(m, "toolCallStarted") && step == 0) {
+                    started++;
+                } else if (isMethod(m, "tool/call")) {
+                    requested += step == 0 ? 1 : 0;
+                    if (firstCall == null) {
+                        firstCall = message.path("params").path("call");
+                        turn = ms(start, m.at());
+                    }
+                    if (mode.equals("auto")) { // no tool fits: a call is the wrong answer; the turn ends here
+                        send("x" + (++ids), "session/cancel", "{\"session\":\"" + session + "\"}");
+                        response = await(x -> isFor(x, id)).message();
+                        break;
+                    }
+                    reply(message, "{\"output\":" + output + "}");
+                } else if (isResponse(message)) {
+                    response = message;
+                    break;
+                }
+            }
+        } catch (CaseTimeout timeout) {
+            send("x" + (++ids), "session/cancel", "{\"session\":\"" + session + "\"}");
+            drain(id);
+            call("session/delete", "{\"session\":\"" + session + "\"}");
+            throw timeout;
+        }
+        double done = ms(start, System.nanoTime());
+        call("session/delete", "{\"session\":\"" + session + "\"}");
+        int calls = Math.max(started, requested);
+        String caseId = c.path("id").asText();
+        boolean completed = !response.has("error");
+        JsonNode result = response.path("result");
+        Integer in = completed ? result.path("usage").path("inputTokens").asInt() : null;
+        Integer out = completed ? result.path("usage").path("outputTokens").asInt() : null;
+        if (mode.equals("auto")) {
+            if (firstCall != null) {
+                return new Outcome(model, kind, backend, mode, caseId, false, null, true, null, turn, first, null, null,
+                        "called " + firstCall.path("name").asText() + " " + Json.write(firstCall.path("arguments")), calls, null,
+                        null, null, null, false);
+            }
+            if (!completed) {
+                return new Outcome(model, kind, backend, mode, caseId, false, null, false, null, done, first, null, null,
+                        "error " + response.path("error").path("code").asInt(), 0, null, null, null, null, false);
+            }
+            String text = result.path("text").asText();
+            return new Outcome(model, kind, backend, mode, caseId, true, null, true, null, done, first, in, out, text, 0, null,
+                    EvalRules.clean(text, instructions), null, null, false);
+        }
+        if (firstCall == null) {
+            String note = completed ? "answered without a call: " + result.path("text").asText()
+                    : "error " + response.path("error").path("code").asInt() + " " + response.path("error").path("message").asText();
+            return new Outcome(model, kind, backend, mode, caseId, false, null, false, null, done, first, in, out, note, calls,
+                    calls == 1, null, null, null, false);
+        }
+        String name = firstCall.path("name").asText();
+        JsonNode schema = file.path("tools").path(name).path("parameters");
+        boolean valid = !schema.isMissingNode() && violation(schema, firstCall.path("arguments")) == null;
+        boolean right = name.equals(expected);
+        Boolean args = right ? argumentsRight(expect.path("arguments"), firstCall.path("arguments")) : null;
+        boolean clean = EvalRules.strings(firstCall.path("arguments")).stream().allMatch(v -> EvalRules.protocolText(v, null) == null);
+        String note = name + " " + Json.write(firstCall.path("arguments"));
+        Boolean fact = null;
+        if (kind.equals("after")) {
+            if (!completed) {
+                note += " | error " + response.path("error").path("code").asInt() + " " + response.path("error").path("message").asText();
+                clean = false;
+            } else {
+                String text = result.path("text").asText();
+                note += " | " + text;
+                clean &= EvalRules.clean(text, instructions);
+                fact = EvalRules.namesFact(text, c.path("fact"));
+            }
+            turn = done; // an answered turn is timed to its answer
+        }
+        return new Outcome(model, kind, backend, mode, caseId, right, args, valid, null, turn, first, in, out, note, calls,
+                calls == 1, clean, fact, null, false);
+    }
+
+    private Outcome decisionV2(JsonNode c, String backend) {
+        ObjectNode params = Json.object();
+        params.put("situation", c.path("situation").asText());
+        params.set("options", c.path("options"));
+        if (c.has("actor")) {
+            params.set("actor", c.path("actor"));
+        }
+        params.put("temperature", 0);
+        params.set("model", parse(specs.get(backend)));
+        String id = "d" + (++ids);
+        long start = System.nanoTime();
+        send(id, "decision/decide", Json.write(params));
+        Timed m = await(x -> isFor(x, id)); // no cancel for a decision: a timeout leaves it running, its answer is dropped
+        double turn = ms(start, m.at());
+        String caseId = c.path("id").asText();
+        if (m.message().has("error")) {
+            return new Outcome(model, "decisions", backend, "-", caseId, false, null, false, null, turn, null, null, null,
+                    "error " + m.message().path("error").path("code").asInt(), null, null, null, null, null, false);
+        }
+        JsonNode result = m.message().path("result");
+        List<String> options = new ArrayList<>();
+        c.path("options").forEach(o -> options.add(o.path("id").asText()));
+        String chosen = result.path("optionID").asText();
+        boolean valid = options.contains(chosen) && !result.path("isFallback").asBoolean(true);
+        String reasoning = result.path("reasoning").asText();
+        JsonNode usage = result.path("usage");
+        return new Outcome(model, "decisions", backend, "-", caseId, valid && chosen.equals(c.path("right").asText()), null, valid,
+                EvalRules.words(reasoning) >= 3, turn, null, usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(),
+                chosen + " | " + reasoning, null, null, EvalRules.protocolText(reasoning, null) == null, null, reasoning.length(), false);
+    }
+
+    private Outcome npcV2(JsonNode file, JsonNode c, String backend) {
+        String npc = "n" + (++ids);
+        String toolName = c.path("tool").path("name").asText();
+        call("npc/create", "{\"npc\":\"" + npc + "\",\"persona\":" + Json.write(c.path("persona")) + ",\"tools\":["
+                + Json.write(c.path("tool")) + "],\"model\":" + specs.get(backend) + ",\"options\":{\"groundingTool\":\"" + toolName
+                + "\",\"maxToolRounds\":1,\"playerOptionCount\":3,\"temperature\":0}}");
+        String id = "r" + (++ids);
+        long start = System.nanoTime();
+        send(id, "npc/talk", "{\"npc\":\"" + npc + "\",\"line\":" + quote(c.path("line").asText()) + ",\"stream\":true}");
+        Double first = null;
+        JsonNode message;
+        try {
+            while (true) {
+                Timed m = next(x -> isFor(x, id) || isMethod(x, "tool/call"));
+                message = m.message();
+                if (first == null && isEvent(m, "lineDelta")) {
+                    first = ms(start, m.at());
+                }
+                if (isMethod(m, "tool/call")) {
+                    reply(message, "{\"output\":" + Json.write(c.path("output")) + "}");
+                } else if (isResponse(message)) {
+                    break;
+                }
+            }
+        } catch (CaseTimeout timeout) {
+            send("x" + (++ids), "npc/cancel", "{\"npc\":\"" + npc + "\"}");
+            drain(id);
+            call("npc/delete", "{\"npc\":\"" + npc + "\"}");
+            throw timeout;
+        }
+        double turn = ms(start, System.nanoTime());
+        call("npc/delete", "{\"npc\":\"" + npc + "\"}");
+        String caseId = c.path("id").asText();
+        if (message.has("error")) {
+            return new Outcome(model, "npc", backend, "-", caseId, false, null, false, false, turn, first, null, null,
+                    "error " + message.path("error").path("code").asInt() + " " + message.path("error").path("message").asText(),
+                    null, null, false, false, null, false);
+        }
+        JsonNode result = message.path("result");
+        String line = result.path("line").asText();
+        boolean valid = !result.path("isFallback").asBoolean(true) && !line.isBlank();
+        Set<String> properties = new java.util.HashSet<>();
+        file.path("property_names").forEach(p -> properties.add(p.asText().toLowerCase(Locale.ROOT)));
+        boolean clean = EvalRules.clean(line, null) && !properties.contains(line.strip().toLowerCase(Locale.ROOT));
+        for (JsonNode word : file.path("schema_words")) {
+            clean &= !line.contains(word.asText());
+        }
+        clean &= !containsAny(line, file.path("schema_text"));
+        boolean options = result.path("playerOptions").size() > 0;
+        for (JsonNode option : result.path("playerOptions")) {
+            String text = option.asText();
+            boolean ok = EvalRules.words(text) >= 3 && EvalRules.protocolText(text, null) == null
+                    && !properties.contains(text.strip().toLowerCase(Locale.ROOT));
+            for (JsonNode word : file.path("schema_words")) {
+                ok &= !text.contains(word.asText());
+            }
+            ok &= !containsAny(text, file.path("schema_text"));
+            options &= ok;
+            clean &= EvalRules.protocolText(text, null) == null;
+        }
+        boolean fact = valid && EvalRules.namesFact(line, c.path("fact"));
+        JsonNode usage = result.path("usage");
+        return new Outcome(model, "npc", backend, "-", caseId, fact, null, valid, options, turn, first, usage.path("inputTokens").asInt(),
+                usage.path("outputTokens").asInt(), line + " | " + Json.write(result.path("playerOptions")), null, null, clean, fact,
+                line.length(), false);
+    }
+
+    private Outcome contentV2(JsonNode c, String backend) {
+        String session = "c" + (++ids);
+        String bound = c.has("maxResponseTokens") ? ",\"maxResponseTokens\":" + c.path("maxResponseTokens").asInt() : "";
+        call("session/create", "{\"session\":\"" + session + "\",\"instructions\":\"You write content for a fantasy game.\","
+                + "\"model\":" + specs.get(backend) + ",\"options\":{\"temperature\":0" + bound + "}}");
+        String id = "r" + (++ids);
+        long start = System.nanoTime();
+        send(id, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":" + quote(c.path("prompt").asText()) + ",\"schema\":"
+                + Json.write(c.path("schema")) + ",\"stream\":true}");
+        Double first = null;
+        JsonNode message;
+        try {
+            while (true) {
+                Timed m = next(x -> isFor(x, id));
+                if (first == null && isStreamed(m.message())) {
+                    first = ms(start, m.at());
+                }
+                if (isResponse(m.message())) {
+                    message = m.message();
+                    break;
+                }
+            }
+        } catch (CaseTimeout timeout) {
+            send("x" + (++ids), "session/cancel", "{\"session\":\"" + session + "\"}");
+            drain(id);
+            call("session/delete", "{\"session\":\"" + session + "\"}");
+            throw timeout;
+        }
+        double turn = ms(start, System.nanoTime());
+        call("session/delete", "{\"session\":\"" + session + "\"}");
+        String caseId = c.path("id").asText();
+        if (message.has("error")) {
+            return new Outcome(model, "content", backend, "-", caseId, false, null, false, null, turn, first, null, null,
+                    "error " + message.path("error").path("code").asInt() + " " + message.path("error").path("message").asText(),
+                    null, null, null, null, null, false);
+        }
+        JsonNode result = message.path("result");
+        JsonNode value = result.path("structured");
+        boolean valid = violation(c.path("schema"), value) == null;
+        List<String> strings = EvalRules.strings(value);
+        boolean uncut = strings.stream().noneMatch(EvalRules::cut);
+        boolean clean = strings.stream().allMatch(v -> EvalRules.protocolText(v, null) == null);
+        int longest = strings.stream().mapToInt(String::length).max().orElse(0);
+        String text = Json.write(value).toLowerCase(Locale.ROOT);
+        boolean topic = false;
+        for (JsonNode word : c.path("topic")) {
+            topic |= text.contains(word.asText().toLowerCase(Locale.ROOT));
+        }
+        JsonNode usage = result.path("usage");
+        return new Outcome(model, "content", backend, "-", caseId, valid && topic, null, valid, uncut, turn, first,
+                usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), Json.write(value), null, null, clean, null,
+                longest, false);
+    }
+
+    /** Whether {@code text} contains one of {@code phrases} (case-insensitive): the reply schema's descriptions read back. */
+    private static boolean containsAny(String text, JsonNode phrases) {
+        return EvalRules.namesFact(text, phrases);
+    }
+
+    /** After a cancel: the request's answer (an error), waited for up to a minute beyond the case's timeout. */
+    private void drain(String id) {
+        caseDeadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        try {
+            await(x -> isFor(x, id));
+        } catch (CaseTimeout again) {
+            System.err.println("bench eval: request " + id + " did not end within a minute of its cancel");
         }
     }
 
@@ -415,15 +876,18 @@ public final class EvalBench {
 
     private String report(double minutes) {
         StringBuilder out = new StringBuilder();
+        String set = config.set();
         out.append(Double.isNaN(minutes)
-                ? String.format(Locale.ROOT, "oam eval v1 on Gemma 3 270M Q4_K_M, %d turns (from earlier runs' outcomes)%n%n", outcomes.size())
-                : String.format(Locale.ROOT, "oam eval v1 on Gemma 3 270M Q4_K_M, %d threads, %.1f minutes, %d turns%n%n",
-                        config.threads(), minutes, outcomes.size()));
-        out.append("| kind | backend | toolChoice | cases | right | right args | valid | in persona | turn p50 / p95 s | first token p50 s | decode tok/s | tokens in / out per turn |\n");
-        out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                ? String.format(Locale.ROOT, "oam eval %s, %d turns (from earlier runs' outcomes)%n%n", set, outcomes.size())
+                : String.format(Locale.ROOT, "oam eval %s on %s, %d threads, %.1f minutes, %d turns%n%n", set,
+                        String.join(" and ", config.models()), config.threads(), minutes, outcomes.size()));
+        out.append("| model | kind | backend | toolChoice | cases | right | right args | one call | clean | names fact | valid | other | "
+                + "timeouts | turn p50 / p95 s | first token p50 s | decode tok/s | tokens in / out per turn |\n");
+        out.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         Map<String, List<Outcome>> groups = new LinkedHashMap<>();
         for (Outcome o : outcomes) {
-            groups.computeIfAbsent(o.kind() + "|" + o.backend() + "|" + o.mode(), k -> new ArrayList<>()).add(o);
+            String modelName = o.model() == null ? "gemma" : o.model();
+            groups.computeIfAbsent(modelName + "|" + o.kind() + "|" + o.backend() + "|" + o.mode(), k -> new ArrayList<>()).add(o);
         }
         for (Map.Entry<String, List<Outcome>> group : groups.entrySet()) {
             String[] key = group.getKey().split("\\|");
@@ -442,28 +906,45 @@ public final class EvalBench {
                     }
                 }
             }
-            long withArgs = list.stream().filter(o -> o.rightArgs() != null).count();
-            out.append(String.format(Locale.ROOT, "| %s | %s | %s | %d | %s | %s | %s | %s | %s / %s | %s | %s | %s / %s |%n",
-                    label(key[0]), key[1], key[2], list.size(), pct(list.stream().filter(Outcome::right).count(), list.size()),
-                    withArgs == 0 ? "–" : pct(list.stream().filter(o -> Boolean.TRUE.equals(o.rightArgs())).count(), withArgs),
-                    pct(list.stream().filter(Outcome::valid).count(), list.size()),
-                    key[0].equals("npc") ? pct(list.stream().filter(o -> Boolean.TRUE.equals(o.extra())).count(), list.size()) : "–",
+            out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %s / %s | %s | %s | %s / %s |%n",
+                    key[0], label(key[1]), key[2], key[3], list.size(), pct(list.stream().filter(Outcome::right).count(), list.size()),
+                    share(list, Outcome::rightArgs), share(list, Outcome::oneCall), share(list, Outcome::clean),
+                    share(list, Outcome::namesFact), pct(list.stream().filter(Outcome::valid).count(), list.size()),
+                    share(list, Outcome::extra), list.stream().filter(o -> Boolean.TRUE.equals(o.timeout())).count(),
                     seconds(percentile(turns, 50)), seconds(percentile(turns, 95)), firsts.isEmpty() ? "–" : seconds(percentile(firsts, 50)),
                     rates.isEmpty() ? "–" : String.format(Locale.ROOT, "%.1f", percentile(rates, 50)),
                     ins.isEmpty() ? "–" : String.format(Locale.ROOT, "%.0f", percentile(ins, 50)),
                     outs.isEmpty() ? "–" : String.format(Locale.ROOT, "%.0f", percentile(outs, 50))));
         }
-        out.append("\nright: tools = the expected tool called (or, where no tool fits, an answer without a call); decisions = the right option;"
-                + " npc = the reply names the fact the tool returned; content = valid and on topic. right args: of the right calls, the"
-                + " arguments carry the prompt's values. valid: arguments fit the tool's schema / an offered option without fallback /"
-                + " a non-fallback line / the value fits the schema. Medians for tokens and decode rate; details per case in"
-                + " bench/target/eval-v1.jsonl.\n");
+        out.append("""
+
+                right: the expected tool called (none: an answer without a call); decisions the right option; NPC the line names \
+                the fact the tool returned; content valid and on topic. right args: of the right calls, the arguments carry the \
+                prompt's values. one call: of the forced steps that called, exactly one call. clean: no protocol text (tool_calls, \
+                {", "name":, Output of, chat markers, U+FFFD, instructions read back) in the answer, line, options, reasoning, \
+                argument or content strings, and (answers, lines) some words; NPC also no schema words in the line. names fact: \
+                the answer after the tool round (after) or the line (NPC) names the tool output's fact. valid: arguments fit the \
+                schema / an offered option without fallback / a non-fallback line / the value fits the schema. other: NPC player \
+                options are player lines (3+ words, no schema words or property names); decisions reasoning of 3+ words; content \
+                no string cut mid-word (v1 NPC: in persona). A share is of the outcomes that have the measure; a timed-out case \
+                fails and has none. Medians for tokens and decode rate; details per case in bench/target/eval-%s.jsonl.
+                """.formatted(set));
         return out.toString();
+    }
+
+    /** The share of TRUE among the outcomes that have the measure, or "–" when none has it. */
+    private static String share(List<Outcome> list, java.util.function.Function<Outcome, Boolean> measure) {
+        long with = list.stream().filter(o -> measure.apply(o) != null).count();
+        return with == 0 ? "–" : pct(list.stream().filter(o -> Boolean.TRUE.equals(measure.apply(o))).count(), with);
     }
 
     private static String label(String kind) {
         return switch (kind) {
             case "tools" -> "tool selection";
+            case "args" -> "tool args";
+            case "choice" -> "one of four";
+            case "none" -> "no tool fits";
+            case "after" -> "after a tool";
             case "decisions" -> "decision";
             case "npc" -> "NPC turn";
             default -> "content";
@@ -513,8 +994,13 @@ public final class EvalBench {
     private Timed next(Predicate<Timed> wanted) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (true) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
+            long now = System.nanoTime();
+            boolean bounded = caseDeadline != Long.MAX_VALUE;
+            if (bounded && now - caseDeadline >= 0) {
+                throw new CaseTimeout();
+            }
+            long left = bounded ? Math.min(deadline - now, caseDeadline - now) : deadline - now;
+            if (deadline - now <= 0) {
                 throw new IllegalStateException("no answer within " + WAIT.toMinutes() + " minutes");
             }
             JsonNode message;
@@ -528,6 +1014,10 @@ public final class EvalBench {
                 continue;
             }
             Timed timed = new Timed(System.nanoTime(), message);
+            if (isStreamed(message)) {
+                String event = Json.write(message.path("params").path("event"));
+                lastStreamed = event.length() > 300 ? event.substring(0, 150) + "…" + event.substring(event.length() - 150) : event;
+            }
             if (wanted.test(timed) || isStreamed(message)) {
                 return timed;
             }
@@ -546,6 +1036,17 @@ public final class EvalBench {
 
     private static boolean isFor(Timed timed, String id) {
         return isResponse(timed.message()) && id.equals(timed.message().path("id").asText());
+    }
+
+    private static boolean isMethod(Timed timed, String method) {
+        return method.equals(timed.message().path("method").asText());
+    }
+
+    /** A session or NPC event of this type. */
+    private static boolean isEvent(Timed timed, String type) {
+        String method = timed.message().path("method").asText();
+        return (method.equals("session/event") || method.equals("npc/event"))
+                && type.equals(timed.message().path("params").path("event").path("type").asText());
     }
 
     private static boolean isResponse(JsonNode message) {

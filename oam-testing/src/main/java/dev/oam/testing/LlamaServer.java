@@ -76,6 +76,12 @@ public final class LlamaServer implements AutoCloseable {
         return template;
     }
 
+    /** {@link #start(Path, Path, Path, int, int, int, String...)} under the name the evaluation uses. */
+    public static LlamaServer startWithTemplate(Path binary, Path model, @Nullable Path template, int contextSize, int slots,
+            int threads, String... extra) throws IOException, InterruptedException {
+        return start(binary, model, template, contextSize, slots, threads, extra);
+    }
+
     /**
      * Starts {@code binary} with {@code --jinja} on {@code model}; {@code template}: a Jinja file for
      * {@code --chat-template-file}, or null for the model file's own template.

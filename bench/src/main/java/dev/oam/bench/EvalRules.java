@@ -1,0 +1,99 @@
+package dev.oam.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/** The program rules of the v2 evaluation that look at text: protocol text, words, strings cut mid-word. */
+final class EvalRules {
+    /** Text no answer, line or string value should carry: the wire format, chat markers, tool results read back. */
+    static final List<String> PROTOCOL = List.of("tool_calls", "tool_call", "tool_response", "{\"", "\"name\":", "\"arguments\"",
+            "Output of", "\uFFFD", "<|im_start|>", "<|im_end|>", "<start_of_turn>", "<end_of_turn>");
+
+    /** Short words a value may end with (so "a", "of" at the end do not count as a cut). */
+    private static final Set<String> SHORT = Set.of("a", "i", "an", "as", "at", "be", "by", "do", "go", "he", "if", "in", "is", "it",
+            "me", "my", "no", "of", "oh", "ok", "on", "or", "so", "to", "up", "us", "we", "ye", "ii", "iv", "vi", "xp", "hp");
+
+    private EvalRules() {}
+
+    /**
+     * The first protocol marker in {@code text}, "You are" opening the text or a line (instructions read back), or the
+     * opening of {@code instructions} anywhere; null when there is none.
+     */
+    static String protocolText(String text, String instructions) {
+        for (String marker : PROTOCOL) {
+            if (text.contains(marker)) {
+                return marker;
+            }
+        }
+        if (text.strip().startsWith("You are") || text.contains("\nYou are")) {
+            return "You are";
+        }
+        if (instructions != null && instructions.length() >= 24 && text.contains(instructions.substring(0, 24))) {
+            return "the instructions";
+        }
+        return null;
+    }
+
+    /** Words holding at least one letter. */
+    static int words(String text) {
+        int n = 0;
+        for (String word : text.trim().split("\\s+")) {
+            if (word.codePoints().anyMatch(Character::isLetter)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Clean text: some words, and no protocol text. */
+    static boolean clean(String text, String instructions) {
+        return words(text) > 0 && protocolText(text, instructions) == null;
+    }
+
+    /**
+     * A value cut mid-word: it ends in a separator, or its last piece (after a space, '_' or '-') is one or two
+     * letters that are not a short word ("Magic_S", "The great sw" but not "Sword of a").
+     */
+    static boolean cut(String value) {
+        String trimmed = value.strip();
+        if (trimmed.isEmpty()) {
+            return false;
+        }
+        char last = trimmed.charAt(trimmed.length() - 1);
+        if (last == '_' || last == '-') {
+            return true;
+        }
+        String[] pieces = trimmed.split("[\\s_\\-]+");
+        String end = pieces[pieces.length - 1];
+        return pieces.length > 1 && end.length() <= 2 && end.chars().allMatch(Character::isLetter)
+                && !SHORT.contains(end.toLowerCase(Locale.ROOT));
+    }
+
+    /** Every string value in {@code node}, depth first. */
+    static List<String> strings(JsonNode node) {
+        List<String> out = new ArrayList<>();
+        collect(node, out);
+        return out;
+    }
+
+    private static void collect(JsonNode node, List<String> out) {
+        if (node.isTextual()) {
+            out.add(node.asText());
+        }
+        node.forEach(child -> collect(child, out));
+    }
+
+    /** Whether {@code text} contains any of {@code facts} (case-insensitive). */
+    static boolean namesFact(String text, JsonNode facts) {
+        String lower = text.toLowerCase(Locale.ROOT);
+        for (JsonNode fact : facts) {
+            if (lower.contains(fact.asText().toLowerCase(Locale.ROOT))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
