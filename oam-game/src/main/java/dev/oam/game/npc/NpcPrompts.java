@@ -122,13 +122,12 @@ public final class NpcPrompts {
         emotion.put("type", "string");
         ArrayNode values = emotion.putArray("enum");
         options.emotions().stream().distinct().forEach(e -> values.add(e.wireName()));
-        emotion.put("description", "How " + persona.name() + " feels right now.");
+        emotion.put("description", "your mood");
         ObjectNode line = properties.putObject("line");
         line.put("type", "string");
         int sentences = Math.max(1, persona.maxSentences());
-        line.put("description", "What " + persona.name() + " says out loud, in character, in at most " + sentences
-                + " short sentence" + (sentences == 1 ? "" : "s") + ". If a tool was just used, name the specific facts it gave "
-                + "(items, prices, numbers).");
+        line.put("description", "your spoken reply to the player, at most " + sentences + " short sentence"
+                + (sentences == 1 ? "" : "s") + ", with the facts a tool gave you");
         ArrayNode required = Json.array().add("emotion").add("line");
         int count = options.optionCount();
         if (count > 0) {
@@ -137,13 +136,13 @@ public final class NpcPrompts {
             playerOptions.putObject("items").put("type", "string");
             playerOptions.put("minItems", count);
             playerOptions.put("maxItems", count);
-            playerOptions.put("description", count + " short, different replies the player could say next.");
+            playerOptions.put("description", "what the player might answer you, each a few words");
             required.add("player_options");
         }
         if (options.canEndConversation()) {
             ObjectNode ends = properties.putObject("ends_conversation");
             ends.put("type", "boolean");
-            ends.put("description", "True only if " + persona.name() + " ends the conversation now.");
+            ends.put("description", "true only if you end the conversation");
             required.add("ends_conversation");
         }
         schema.set("required", required);

@@ -39,9 +39,12 @@ public final class Replies {
         List<String> playerOptions = new ArrayList<>();
         int count = options.optionCount();
         Set<String> seen = new LinkedHashSet<>();
+        seen.add(line.toLowerCase(Locale.ROOT));
         for (JsonNode option : value.path("player_options")) {
             String text = cleanLine(stripListMarker(option.asText("")), "Player");
-            if (!text.isEmpty() && seen.add(text.toLowerCase(Locale.ROOT)) && playerOptions.size() < count) {
+            boolean emotion = Emotion.match(text.strip().replaceAll("\\p{Punct}+$", "")).isPresent()
+                    && text.strip().indexOf(' ') < 0; // a mood word from the reply's own emotion list
+            if (!text.isEmpty() && !isSchemaWord(text) && !emotion && seen.add(text.toLowerCase(Locale.ROOT)) && playerOptions.size() < count) {
                 playerOptions.add(text);
             }
         }
@@ -69,9 +72,46 @@ public final class Replies {
         return new TextSplit(t.substring(1, close), t.substring(close + 1).stripLeading(), false);
     }
 
-    /** Spoken-line cleanup: trim, drop one speaker label, unwrap one pair of quotes. */
+    /**
+     * Words of the reply's own JSON (its keys, JSON literals, JSON Schema words) that a small model sometimes writes as
+     * a player option; such an option is no line a player could say, so it is left out.
+     */
+    private static final Set<String> SCHEMA_WORDS = Set.of("line", "emotion", "player_options", "playeroptions",
+            "ends_conversation", "endsconversation", "true", "false", "null", "items", "type", "string", "array", "object",
+            "maxitems", "minitems", "properties", "required", "description", "enum");
+
+    static boolean isSchemaWord(String option) {
+        String bare = option.strip().toLowerCase(Locale.ROOT).replaceAll("^[\\p{Punct}\\s]+|[\\p{Punct}\\s]+$", "");
+        return bare.isEmpty() || SCHEMA_WORDS.contains(bare) || bare.startsWith("player_options") || bare.contains("\":");
+    }
+
+    /**
+     * {@code text} with sentences that repeat an earlier one left out, and a trailing fragment that merely starts one
+     * again: small models decoding greedily loop ("I am glad. I am glad. I am"), and the player should hear it once.
+     */
+    static String withoutRepeats(String text) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("[^.!?…]+[.!?…]+[\"'”’)]*\\s*|[^.!?…]+$").matcher(text);
+        List<String> kept = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>();
+        boolean changed = false;
+        while (m.find()) {
+            String sentence = m.group();
+            String key = sentence.strip().toLowerCase(Locale.ROOT);
+            boolean complete = key.matches(".*[.!?…][\"'”’)]*$");
+            boolean repeat = !key.isEmpty() && (complete ? !seen.add(key)
+                    : seen.stream().anyMatch(earlier -> earlier.startsWith(key)));
+            if (repeat) {
+                changed = true;
+            } else {
+                kept.add(sentence);
+            }
+        }
+        return changed ? String.join("", kept).strip() : text;
+    }
+
+    /** Spoken-line cleanup: trim, drop one speaker label, unwrap one pair of quotes, drop repeated sentences. */
     public static String cleanLine(String text, String speaker) {
-        String t = stripLabel(text.strip(), speaker).strip();
+        String t = withoutRepeats(stripLabel(text.strip(), speaker).strip());
         if (t.length() >= 2 && OPENING_QUOTES.indexOf(t.charAt(0)) >= 0 && CLOSING_QUOTES.indexOf(t.charAt(t.length() - 1)) >= 0) {
             String inner = t.substring(1, t.length() - 1);
             if (inner.indexOf('"') < 0 && inner.indexOf('“') < 0 && inner.indexOf('”') < 0) {

@@ -115,7 +115,8 @@ final class ChatPrompt {
         boolean toolsRan = !request.turnToolOutputs().isEmpty();
         boolean tools = request.mode() != ToolCallingMode.DISALLOWED
                 && (!request.tools().isEmpty() || request.offerRespondDirectly());
-        String answer = schema != null ? "reply with only JSON in this form: " + jsonForm(schema.json())
+        String answer = schema != null ? (toolsRan ? "using what the tools returned, " : "") + "reply with only JSON in this form: "
+                + jsonForm(schema.json())
                 : toolsRan ? "answer in one or two short sentences of plain words, using what the tools returned." : null;
         if (!tools) {
             return answer == null ? null : (toolsRan && schema == null ? "Now " : "") + capitalize(answer);

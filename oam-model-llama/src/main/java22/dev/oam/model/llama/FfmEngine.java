@@ -914,6 +914,14 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         if (!delta.isEmpty()) {
             g.answer.append(delta);
             g.events.add(new Delta(delta));
+            if (constraint != null && !g.loopClosed && RepetitionGuard.repeatedUnit(g.answer) > 0) {
+                // A loop inside a structure (an NPC's line said over and over): close the structure now, within reach.
+                int distance = constraint.stepsToEnd();
+                if (distance > 0 && distance != Integer.MAX_VALUE) {
+                    g.maxTokens = Math.min(g.maxTokens, g.sampled + distance + 1);
+                    g.loopClosed = true;
+                }
+            }
         }
         if (constraint != null && constraint.isComplete() || g.sampled >= g.maxTokens || g.size >= settings.contextSize()) {
             finish(g, null);
@@ -1010,7 +1018,9 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     /** One request: its tokens (prompt, then sampled) and how many of them the lane's cache holds. */
     private final class Generation implements GenerationEvents.Generation {
         final EngineRequest request;
-        final int maxTokens;
+        /** The most tokens to sample; lowered once when the output loops inside a structure (then {@link #loopClosed}). */
+        int maxTokens;
+        boolean loopClosed;
         final SlotTable.Lease lease;
         final int promptLength;
         final SplittableRandom random;

@@ -1,0 +1,30 @@
+package dev.oam.game.npc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.oam.core.json.Json;
+import org.junit.jupiter.api.Test;
+
+/** What a game receives of a model's NPC reply when the small model loops or writes its JSON's own words. */
+class RepliesTest {
+    @Test
+    void repeatedSentencesAndATrailingRestartAreSpokenOnce() {
+        assertThat(Replies.withoutRepeats("I'm so glad I'm alive. I'm so glad I'm alive. I'm so glad I'm alive. I'm"))
+                .isEqualTo("I'm so glad I'm alive.");
+        assertThat(Replies.withoutRepeats("The sword is 45 gold. We have 3 left! The sword is 45 gold."))
+                .isEqualTo("The sword is 45 gold. We have 3 left!");
+        assertThat(Replies.withoutRepeats("Welcome, traveller. What brings you here?"))
+                .isEqualTo("Welcome, traveller. What brings you here?");
+        assertThat(Replies.withoutRepeats("No punctuation at all")).isEqualTo("No punctuation at all");
+    }
+
+    @Test
+    void playerOptionsThatAreTheReplysOwnWordsOrTheLineAreLeftOut() throws Exception {
+        Persona persona = Persona.builder("Gorm").build();
+        NpcOptions options = NpcOptions.defaults(java.time.Duration.ofSeconds(120));
+        Replies.Reply reply = Replies.structured(Json.parse("""
+                {"emotion":"happy","line":"The sword is 45 gold.","player_options":["player_options","maxItems","true","happy",
+                 "The sword is 45 gold.","I'll take it.","Too expensive."]}"""), persona, options);
+        assertThat(reply.playerOptions()).containsExactly("I'll take it.", "Too expensive.");
+    }
+}
