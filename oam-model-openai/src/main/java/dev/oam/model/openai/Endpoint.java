@@ -17,6 +17,8 @@ final class Endpoint {
     private volatile boolean ignoresToolChoice;
     private volatile boolean rejectsTools;
     private volatile boolean refusesStreamingWithTools;
+    /** The server is llama.cpp's, which takes {@code cache_prompt} (other servers may refuse unknown members). */
+    private volatile boolean llamaCpp;
     /** The schema format whose output validated; {@code null} while it is being looked for. */
     private volatile @Nullable SchemaFormat schemaFormat;
     /** The candidate under test while {@link #schemaFormat} is unknown. */
@@ -38,6 +40,17 @@ final class Endpoint {
 
     boolean refusesStreamingWithTools() {
         return refusesStreamingWithTools;
+    }
+
+    boolean isLlamaCpp() {
+        return llamaCpp;
+    }
+
+    void learnLlamaCpp(String how) {
+        if (!llamaCpp) {
+            llamaCpp = true;
+            Log.info(name + " is llama.cpp's server (" + how + "); requests ask it to reuse its prompt cache from now on");
+        }
     }
 
     void learnIgnoresToolChoice() {
