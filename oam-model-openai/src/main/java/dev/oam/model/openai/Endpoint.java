@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
  * What the bridge has learned about one server and model ({@code baseUrl} + {@code model}), shared by
  * every session that uses it: whether forced steps must be emulated (the server ignores
  * {@code tool_choice}), whether tools must be emulated altogether (the server rejects them), and
- * whether streaming must be off when tools are sent, and how the server takes a JSON Schema for the answer
+ * whether streaming must be off when tools are sent, whether it is llama.cpp's server (which takes
+ * {@code cache_prompt}), and how the server takes a JSON Schema for the answer
  * ({@link SchemaFormat}: tried in order until one's output validates, then kept). Facts are only ever learned,
  * never forgotten, for the life of the backend. Fields are volatile: sessions read and set them from their own
  * threads; the schema format's steps are synchronized.
