@@ -29,17 +29,54 @@ final class ChatRequests {
 
     private ChatRequests() {}
 
+    /**
+     * Tokens a step that must call a tool may take when the session sets no {@code maxResponseTokens}: a call is
+     * a name and a few arguments (tens of tokens), so this only stops a model that never closes its JSON.
+     */
+    static final int DEFAULT_CALL_TOKENS = 256;
+    /** Tokens a free-text answer may take by default (the embedded backend's {@code DEFAULT_TEXT_TOKENS}). */
+    static final int DEFAULT_TEXT_TOKENS = 512;
+    /** Tokens a JSON-schema answer may take by default (the embedded backend's {@code DEFAULT_GRAMMAR_TOKENS}). */
+    static final int DEFAULT_STRUCTURED_TOKENS = 1024;
+
+    /**
+     * The step's {@code max_tokens}: {@code maxResponseTokens}, else a default by what the step may write. A forced
+     * step writes only a call ({@link #DEFAULT_CALL_TOKENS}); a step that may answer gets the answer's budget
+     * ({@link #DEFAULT_STRUCTURED_TOKENS} for a schema, else {@link #DEFAULT_TEXT_TOKENS}), which a call fits too.
+     */
+    static int maxTokens(ModelRequest request) {
+        Integer configured = request.options().maxResponseTokens();
+        if (configured != null) {
+            return configured;
+        }
+        if (request.mode() == ToolCallingMode.REQUIRED) {
+            return DEFAULT_CALL_TOKENS;
+        }
+        return request.schema() != null ? DEFAULT_STRUCTURED_TOKENS : DEFAULT_TEXT_TOKENS;
+    }
+
+    /**
+     * The budget a tool's string arguments are bounded by: the same in every step of a session (not the step's
+     * {@link #maxTokens}), so the tools a server renders into the prompt do not change between steps and a server
+     * that caches by prefix keeps its cache.
+     */
+    static int callTokens(ModelRequest request) {
+        Integer configured = request.options().maxResponseTokens();
+        return configured != null ? configured : DEFAULT_CALL_TOKENS;
+    }
+
     /** A step with OpenAI's own {@code tools} / {@code tool_choice} (or no tools when the step disallows them). */
     static ObjectNode nativeBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
-            SchemaFormat format) {
+            SchemaFormat format, boolean llamaCpp) {
         GenerationSchema schema = request.schema();
         boolean answerMayFollow = request.mode() != ToolCallingMode.REQUIRED;
         String extra = schema != null && answerMayFollow ? schemaGuidance(schema) : null;
-        ObjectNode body = base(request, model, stream, textHistory, extra);
+        ObjectNode body = base(request, model, stream, textHistory, extra, llamaCpp);
         if (request.mode() != ToolCallingMode.DISALLOWED) {
             ArrayNode tools = body.putArray("tools");
             for (ToolDefinition tool : request.tools()) {
-                tools.add(function(tool.name(), tool.description(), tool.schema().json()));
+                // llama-server turns parameters into a grammar too, where an unbounded string can run to the limit
+                tools.add(function(tool.name(), tool.description(), bounded(tool.schema().json(), callTokens(request))));
             }
             if (request.offerRespondDirectly()) {
                 tools.add(function(ToolDefinition.RESPOND_DIRECTLY, ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION, emptyObjectSchema()));
@@ -55,9 +92,10 @@ final class ChatRequests {
             } else {
                 body.put("tool_choice", "auto");
             }
+            body.put("parallel_tool_calls", request.options().parallelToolCalls());
         }
         if (schema != null && answerMayFollow) {
-            format.apply(body, "Response", bounded(schema.json(), request.options().maxResponseTokens()));
+            format.apply(body, "Response", bounded(schema.json(), maxTokens(request)));
         }
         return body;
     }
@@ -65,34 +103,34 @@ final class ChatRequests {
     /**
      * A step whose tool calls come as JSON constrained by {@code response_format}: one branch per allowed
      * tool ({@code {"name": that tool, "arguments": its parameters}}), plus {@code {"answer": …}} when the
-     * step may answer instead.
+     * step may answer instead, plus {@code {"calls": [those calls]}} when the step may call several tools at once.
      */
     static ObjectNode emulatedBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
-            SchemaFormat format) {
+            SchemaFormat format, boolean llamaCpp) {
         boolean mayAnswer = request.mode() == ToolCallingMode.ALLOWED;
-        ObjectNode body = base(request, model, stream, textHistory, emulationGuidance(request, mayAnswer));
-        format.apply(body, EMULATION_NAME, bounded(emulationSchema(request, mayAnswer), request.options().maxResponseTokens()));
+        ObjectNode body = base(request, model, stream, textHistory, emulationGuidance(request, mayAnswer), llamaCpp);
+        format.apply(body, EMULATION_NAME, emulationSchema(request, mayAnswer));
         return body;
     }
 
-    /** The longest free string sent when the step has no token limit. */
+    /** The longest free string sent when the session sets no token limit (the embedded backend's {@code MAX_STRING}). */
     static final int DEFAULT_MAX_STRING = 256;
 
     /**
      * A copy of {@code schema} whose free strings (no {@code enum}, {@code const} or {@code maxLength}) carry a
-     * {@code maxLength} that lets the whole value fit the step's token limit: about half the tokens shared among
-     * the free strings, at least 16 characters each. Servers that constrain output by grammar (llama-server)
-     * otherwise let a small model write one string until the limit cuts the JSON off, and the step fails; the
-     * embedded backend bounds its grammar's strings the same way.
+     * {@code maxLength} that lets the whole value fit {@code maxTokens}: about half the tokens shared among the free
+     * strings, at least 16 characters each and at most {@link #DEFAULT_MAX_STRING}. Servers that constrain output by
+     * grammar (llama-server) otherwise let a small model write one string until the limit cuts the JSON off, and
+     * the step fails; the embedded backend bounds its grammar's strings the same way.
      */
-    static JsonNode bounded(JsonNode schema, @Nullable Integer maxTokens) {
+    static JsonNode bounded(JsonNode schema, int maxTokens) {
         JsonNode copy = schema.deepCopy();
         List<ObjectNode> free = new ArrayList<>();
         freeStrings(copy, free, 0);
         if (free.isEmpty()) {
             return copy;
         }
-        int cap = maxTokens == null ? DEFAULT_MAX_STRING : Math.max(16, maxTokens / 2 / free.size());
+        int cap = Math.max(16, Math.min(DEFAULT_MAX_STRING, maxTokens / 2 / free.size()));
         for (ObjectNode string : free) {
             string.put("maxLength", cap);
         }
@@ -135,22 +173,45 @@ final class ChatRequests {
         return null;
     }
 
+    /**
+     * The emulated step's schema. Each tool's free strings are bounded by {@link #callTokens} (each call on its own:
+     * only one branch is written), the answer's by the step's {@link #maxTokens}.
+     */
     static ObjectNode emulationSchema(ModelRequest request, boolean mayAnswer) {
         ObjectNode defs = Json.object();
-        ArrayNode branches = Json.array();
+        ArrayNode calls = Json.array();
         int i = 0;
         for (ToolDefinition tool : request.tools()) {
-            branches.add(callBranch(tool.name(), hoist(tool.schema().json(), "t" + i++ + "_", defs)));
+            JsonNode parameters = bounded(tool.schema().json(), callTokens(request));
+            calls.add(callBranch(tool.name(), hoist((ObjectNode) parameters, "t" + i++ + "_", defs)));
         }
         if (request.offerRespondDirectly()) {
-            branches.add(callBranch(ToolDefinition.RESPOND_DIRECTLY, emptyObjectSchema()));
+            calls.add(callBranch(ToolDefinition.RESPOND_DIRECTLY, emptyObjectSchema()));
+        }
+        ArrayNode branches = calls.deepCopy();
+        if (request.options().parallelToolCalls() && !request.tools().isEmpty()) {
+            ObjectNode several = Json.object();
+            several.put("type", "object");
+            ObjectNode list = several.putObject("properties").putObject("calls");
+            list.put("type", "array");
+            list.put("minItems", 1);
+            if (calls.size() == 1) {
+                list.set("items", calls.get(0));
+            } else {
+                list.putObject("items").set("anyOf", calls);
+            }
+            several.putArray("required").add("calls");
+            several.put("additionalProperties", false);
+            branches.add(several);
         }
         if (mayAnswer) {
             GenerationSchema schema = request.schema();
             ObjectNode answer = Json.object();
             answer.put("type", "object");
-            answer.putObject("properties").set("answer", schema == null ? Json.object().put("type", "string")
-                    : hoist(schema.json(), "answer_", defs));
+            JsonNode answerSchema = schema == null ? Json.object().put("type", "string") : schema.json();
+            answerSchema = bounded(answerSchema, maxTokens(request));
+            answer.putObject("properties").set("answer", answerSchema instanceof ObjectNode object && schema != null
+                    ? hoist(object, "answer_", defs) : answerSchema);
             answer.putArray("required").add("answer");
             answer.put("additionalProperties", false);
             branches.add(answer);
@@ -215,13 +276,18 @@ final class ChatRequests {
     }
 
     private static ObjectNode base(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
-            @Nullable String extra) {
+            @Nullable String extra, boolean llamaCpp) {
         ObjectNode body = Json.object();
         if (model != null) {
             body.put("model", model);
         }
         body.set("messages", messages(request, textHistory, extra));
         options(body, request.options());
+        body.put("max_tokens", maxTokens(request));
+        if (llamaCpp) {
+            // llama.cpp's own member (other servers may refuse it): reuse the slot's cached prefix of the prompt
+            body.put("cache_prompt", true);
+        }
         body.put("stream", stream);
         if (stream) {
             body.putObject("stream_options").put("include_usage", true);
@@ -232,9 +298,6 @@ final class ChatRequests {
     static void options(ObjectNode body, GenerationOptions options) {
         if (options.temperature() != null) {
             body.put("temperature", options.temperature());
-        }
-        if (options.maxResponseTokens() != null) {
-            body.put("max_tokens", options.maxResponseTokens());
         }
         switch (options.sampling()) {
             case null -> { }
@@ -357,6 +420,9 @@ final class ChatRequests {
         StringBuilder out = new StringBuilder(ToolDefinition.promptListing(request.tools(), request.offerRespondDirectly(),
                 "Arguments:"));
         out.append("\nReply with one JSON object and nothing else. To call a tool: {\"name\": \"<tool name>\", \"arguments\": {…}}.");
+        if (request.options().parallelToolCalls() && !request.tools().isEmpty()) {
+            out.append("\nTo call several tools at once: {\"calls\": [{\"name\": \"<tool name>\", \"arguments\": {…}}, …]}.");
+        }
         if (mayAnswer) {
             GenerationSchema schema = request.schema();
             out.append(schema == null

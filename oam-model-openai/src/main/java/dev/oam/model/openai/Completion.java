@@ -32,6 +32,8 @@ final class Completion {
     @Nullable String finishReason;
     @Nullable JsonNode usage;
     @Nullable String model;
+    /** The answer carried llama.cpp's {@code timings}: the server is llama-server. */
+    boolean timings;
     boolean done;
 
     /** Applies one stream chunk; new answer text goes to {@code onContent}. */
@@ -87,6 +89,9 @@ final class Completion {
         }
         if (node.path("usage").isObject()) {
             usage = node.get("usage");
+        }
+        if (node.path("timings").isObject()) {
+            timings = true;
         }
     }
 

@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
  * What the bridge has learned about one server and model ({@code baseUrl} + {@code model}), shared by
  * every session that uses it: whether forced steps must be emulated (the server ignores
  * {@code tool_choice}), whether tools must be emulated altogether (the server rejects them), and
- * whether streaming must be off when tools are sent, and how the server takes a JSON Schema for the answer
+ * whether streaming must be off when tools are sent, whether it is llama.cpp's server (which takes
+ * {@code cache_prompt}), and how the server takes a JSON Schema for the answer
  * ({@link SchemaFormat}: tried in order until one's output validates, then kept). Facts are only ever learned,
  * never forgotten, for the life of the backend. Fields are volatile: sessions read and set them from their own
  * threads; the schema format's steps are synchronized.
@@ -17,6 +18,8 @@ final class Endpoint {
     private volatile boolean ignoresToolChoice;
     private volatile boolean rejectsTools;
     private volatile boolean refusesStreamingWithTools;
+    /** The server is llama.cpp's, which takes {@code cache_prompt} (other servers may refuse unknown members). */
+    private volatile boolean llamaCpp;
     /** The schema format whose output validated; {@code null} while it is being looked for. */
     private volatile @Nullable SchemaFormat schemaFormat;
     /** The candidate under test while {@link #schemaFormat} is unknown. */
@@ -38,6 +41,17 @@ final class Endpoint {
 
     boolean refusesStreamingWithTools() {
         return refusesStreamingWithTools;
+    }
+
+    boolean isLlamaCpp() {
+        return llamaCpp;
+    }
+
+    void learnLlamaCpp(String how) {
+        if (!llamaCpp) {
+            llamaCpp = true;
+            Log.info(name + " is llama.cpp's server (" + how + "); requests ask it to reuse its prompt cache from now on");
+        }
     }
 
     void learnIgnoresToolChoice() {

@@ -162,7 +162,8 @@ final class Exchange {
         }
         if (abort.timedOut) {
             return new AgentException(ErrorCode.GENERATION_FAILED, "The model server at " + settings.displayUrl()
-                    + " did not finish answering within " + seconds(settings.timeout()) + " s (timeoutSeconds).");
+                    + " did not finish answering within " + seconds(settings.timeout())
+                    + " s; the model's timeoutSeconds sets this limit per request.");
         }
         return new AgentException(ErrorCode.GENERATION_FAILED, "The connection to the model server at " + settings.displayUrl()
                 + " broke before the answer was complete" + (error == null || error.getMessage() == null ? "."
@@ -172,7 +173,8 @@ final class Exchange {
     AgentException connectionFailure(@Nullable Throwable cause) {
         if (cause instanceof HttpTimeoutException && !(cause instanceof HttpConnectTimeoutException)) {
             return new AgentException(ErrorCode.GENERATION_FAILED, "The model server at " + settings.displayUrl()
-                    + " did not answer within " + seconds(settings.timeout()) + " s (timeoutSeconds).");
+                    + " did not answer within " + seconds(settings.timeout())
+                    + " s; the model's timeoutSeconds sets this limit per request.");
         }
         String why = cause instanceof ConnectException || cause instanceof HttpConnectTimeoutException
                 || cause instanceof UnresolvedAddressException || (cause != null && cause.getCause() instanceof UnresolvedAddressException)

@@ -132,7 +132,7 @@ final class OpenAIModel implements LanguageModel {
             SchemaFormat format = endpoint.schemaFormat();
             boolean detecting = constrained && endpoint.detectsSchemaFormat();
             Outputs.TextSink sink = new Outputs.TextSink(listener, stream && request.mode() != ToolCallingMode.REQUIRED);
-            ObjectNode body = ChatRequests.nativeBody(request, model, stream, textHistory(), format);
+            ObjectNode body = ChatRequests.nativeBody(request, model, stream, textHistory(), format, endpoint.isLlamaCpp());
             Completion completion;
             try {
                 completion = exchange.chat(body, stream, sink, token);
@@ -142,9 +142,17 @@ final class OpenAIModel implements LanguageModel {
                 }
                 completion = fallback(failure, request, model, stream, hasTools, format, token);
             }
+            learnServer(completion);
             Usage usage = spent.plus(Outputs.usage(completion, request));
             Outputs.checkStopped(completion, usage);
             String content = completion.content.toString();
+            // What had to be a call or JSON. A forced step's plain text under auto is not: the server ignored
+            // tool_choice, and the step is emulated below (its length says nothing about the call it never began).
+            boolean structured = !completion.calls.isEmpty()
+                    || constrained
+                    || (request.mode() == ToolCallingMode.REQUIRED && settings.toolCallMode() != ToolCallMode.AUTO)
+                    || (hasTools && Outputs.looksStructured(content));
+            Outputs.checkLength(completion, request, structured, usage);
             if (detecting && completion.calls.isEmpty() && !judgeSchemaFormat(format, completion, ChatRequests.constraint(body))) {
                 sink.retract();
                 spent = usage;
@@ -152,7 +160,7 @@ final class OpenAIModel implements LanguageModel {
             }
             ModelResponse response = completion.calls.isEmpty()
                     ? new ModelResponse.Answer(content, request.schema() == null ? null : Outputs.lenientJson(content), usage)
-                    : new ModelResponse.ToolCalls(Outputs.calls(completion), usage);
+                    : new ModelResponse.ToolCalls(Outputs.allowed(Outputs.calls(completion), request), usage);
             if (!(response instanceof ModelResponse.Answer && settings.toolCallMode() == ToolCallMode.AUTO
                     && request.mode() == ToolCallingMode.REQUIRED)) {
                 sink.finish(response, content);
@@ -202,7 +210,8 @@ final class OpenAIModel implements LanguageModel {
         boolean aboutToolsOnly = failure.mentions("tool") && !failure.mentions("stream");
         if (stream && hasTools && !aboutToolsOnly) {
             try {
-                Completion completion = exchange.chat(ChatRequests.nativeBody(request, model, false, textHistory(), format), false,
+                Completion completion = exchange.chat(ChatRequests.nativeBody(request, model, false, textHistory(), format,
+                        endpoint.isLlamaCpp()), false,
                         delta -> { }, token);
                 endpoint.learnRefusesStreamingWithTools();
                 return completion;
@@ -228,7 +237,7 @@ final class OpenAIModel implements LanguageModel {
             SchemaFormat format = endpoint.schemaFormat();
             boolean detecting = endpoint.detectsSchemaFormat();
             Outputs.AnswerSink sink = new Outputs.AnswerSink(mayAnswer ? listener : ModelListener.NONE, request.schema() != null);
-            ObjectNode body = ChatRequests.emulatedBody(request, model, true, textHistory(), format);
+            ObjectNode body = ChatRequests.emulatedBody(request, model, true, textHistory(), format, endpoint.isLlamaCpp());
             Completion completion;
             try {
                 completion = exchange.chat(body, true, sink, token);
@@ -238,8 +247,10 @@ final class OpenAIModel implements LanguageModel {
                 }
                 throw Failures.map(failure, settings);
             }
+            learnServer(completion);
             Usage usage = spent.plus(Outputs.usage(completion, request));
             Outputs.checkStopped(completion, usage);
+            Outputs.checkLength(completion, request, true, usage);
             if (detecting && !judgeSchemaFormat(format, completion, ChatRequests.constraint(body))) {
                 sink.retract();
                 spent = usage;
@@ -248,6 +259,13 @@ final class OpenAIModel implements LanguageModel {
             ModelResponse response = Outputs.emulated(completion.content.toString(), request, usage);
             sink.finish(response);
             return response;
+        }
+    }
+
+    /** llama.cpp's server reports {@code timings} with every answer; from then on its prompts ask to reuse its cache. */
+    private void learnServer(Completion completion) {
+        if (completion.timings) {
+            endpoint.learnLlamaCpp("timings in its answers");
         }
     }
 
@@ -380,6 +398,9 @@ final class OpenAIModel implements LanguageModel {
             }
         } catch (java.io.IOException e) {
             return ModelAvailability.ready(settings.contextSize(), name, LANGUAGES);
+        }
+        if (llamaServer) {
+            endpoint.learnLlamaCpp("owned_by llamacpp in its model list");
         }
         if (name == null) {
             if (ids.size() == 1) {

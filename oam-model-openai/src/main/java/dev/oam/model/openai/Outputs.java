@@ -3,6 +3,7 @@ package dev.oam.model.openai;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
+import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.agent.Usage;
@@ -39,6 +40,33 @@ final class Outputs {
         }
     }
 
+    /**
+     * A step whose output had to be a call or JSON and was cut by {@code max_tokens} ({@code finish_reason: "length"})
+     * fails with a retryable {@code generation_failed} naming the bound; the agent asks again within
+     * {@code maxAttempts}. Free text cut short is a shorter answer and stands (as in the embedded backend).
+     *
+     * @param structured whether the output had to be a call or a JSON value (not free text)
+     */
+    static void checkLength(Completion completion, ModelRequest request, boolean structured, Usage usage) throws AgentException {
+        if (!"length".equals(completion.finishReason) || !structured) {
+            return;
+        }
+        int bound = ChatRequests.maxTokens(request);
+        boolean configured = request.options().maxResponseTokens() != null;
+        String what = !completion.calls.isEmpty() || request.mode() == ToolCallingMode.REQUIRED ? "tool call"
+                : request.schema() != null ? "JSON answer" : "tool call or answer";
+        throw new AgentException(ErrorCode.GENERATION_FAILED, "The model's output reached the step's limit of " + bound
+                + " tokens before its " + what + " was complete" + (configured ? " (the session's maxResponseTokens)"
+                        : " (the default for this kind of step)") + ". Set the session option maxResponseTokens higher to "
+                        + "allow longer outputs.").withUsage(usage);
+    }
+
+    /** Whether a step's text that came without calls was meant as a call or JSON: a tool step's text that opens an object. */
+    static boolean looksStructured(String content) {
+        String text = content.stripLeading();
+        return text.startsWith("{") || text.startsWith("[") || text.startsWith("```");
+    }
+
     static Usage usage(Completion completion, ModelRequest request) {
         JsonNode usage = completion.usage;
         if (usage != null && usage.path("prompt_tokens").canConvertToInt()) {
@@ -69,6 +97,15 @@ final class Outputs {
             calls.add(new ToolCall(id, raw.name, arguments));
         }
         return calls;
+    }
+
+    /** {@code calls}, or only the first when the step may not call several tools ({@code parallel_tool_calls: false}). */
+    static List<ToolCall> allowed(List<ToolCall> calls, ModelRequest request) {
+        if (calls.size() <= 1 || request.options().parallelToolCalls()) {
+            return calls;
+        }
+        Log.debug("the server returned " + calls.size() + " tool calls in a step without parallelToolCalls; the first is kept");
+        return List.of(calls.get(0));
     }
 
     private static ObjectNode arguments(String text, String name) throws AgentException {
@@ -153,15 +190,18 @@ final class Outputs {
         if (value instanceof ObjectNode object) {
             JsonNode name = object.get("name");
             if (name != null && name.isTextual()) {
-                String tool = name.textValue();
-                boolean offered = request.tools().stream().anyMatch(t -> t.name().equals(tool))
-                        || (request.offerRespondDirectly() && tool.equals(ToolDefinition.RESPOND_DIRECTLY));
-                if (!offered) {
-                    throw invalid("it calls '" + tool + "', which is not offered in this step", content);
+                return new ModelResponse.ToolCalls(List.of(emulatedCall(object, request, content)), usage);
+            }
+            JsonNode several = object.get("calls");
+            if (several != null && several.isArray() && !several.isEmpty()) {
+                List<ToolCall> calls = new ArrayList<>();
+                for (JsonNode item : several) {
+                    if (!(item instanceof ObjectNode call) || !call.path("name").isTextual()) {
+                        throw invalid("an item of its calls is not a call", content);
+                    }
+                    calls.add(emulatedCall(call, request, content));
                 }
-                JsonNode arguments = object.get("arguments");
-                ObjectNode args = arguments == null || arguments.isNull() ? Json.object() : asObject(arguments, tool);
-                return new ModelResponse.ToolCalls(List.of(new ToolCall(ToolCall.newId(), tool, args)), usage);
+                return new ModelResponse.ToolCalls(allowed(calls, request), usage);
             }
             JsonNode answer = object.get("answer");
             if (answer != null && request.mode() == ToolCallingMode.ALLOWED) {
@@ -175,6 +215,18 @@ final class Outputs {
             }
         }
         throw invalid(value == null ? "it is not JSON" : "it is neither a tool call nor an answer", content);
+    }
+
+    private static ToolCall emulatedCall(ObjectNode object, ModelRequest request, String content) throws AgentException {
+        String tool = object.get("name").textValue();
+        boolean offered = request.tools().stream().anyMatch(t -> t.name().equals(tool))
+                || (request.offerRespondDirectly() && tool.equals(ToolDefinition.RESPOND_DIRECTLY));
+        if (!offered) {
+            throw invalid("it calls '" + tool + "', which is not offered in this step", content);
+        }
+        JsonNode arguments = object.get("arguments");
+        ObjectNode args = arguments == null || arguments.isNull() ? Json.object() : asObject(arguments, tool);
+        return new ToolCall(ToolCall.newId(), tool, args);
     }
 
     private static AgentException invalid(String why, String content) {

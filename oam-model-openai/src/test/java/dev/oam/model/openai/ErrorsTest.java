@@ -183,7 +183,7 @@ class ErrorsTest extends WireSupport {
         fake.then(new FakeOpenAIServer.Hang("Slow"));
         JsonNode error = failingTurn("{\"maxAttempts\":1}", "\"timeoutSeconds\":0.3");
         assertThat(error.path("code").asInt()).isEqualTo(-32012);
-        assertThat(error.path("message").asText()).contains("within 0.3 s");
+        assertThat(error.path("message").asText()).contains("within 0.3 s", "timeoutSeconds");
         assertThat(fake.clientLeft.await(10, TimeUnit.SECONDS)).isTrue();
     }
 

@@ -3,7 +3,20 @@ package dev.oam.model.openai;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.ErrorCode;
+import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.GenerationOptions;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelListener;
+import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ModelResponse;
+import dev.oam.core.tool.ToolDefinition;
+import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.testing.Conversation;
 import dev.oam.testing.LlamaServer;
@@ -171,6 +184,44 @@ abstract class LlamaServerSuite extends WireSupport {
         assertThat(result.path("text").isTextual()).isTrue();
         assertThat(streamedText(c.events(2))).isEqualTo(result.path("text").asText());
         assertAnswer("the answer", result.path("text").asText());
+    }
+
+    /**
+     * Issue 25, defect 8: a forced call with no maxResponseTokens ran 4,992 tokens with no end. Now every request
+     * carries max_tokens (256 for a forced call): native, the one request ends within it with a call or a clean
+     * retryable error; under auto, the text answer that ignored tool_choice is followed by one emulated request, so
+     * the step ends within two bounds.
+     */
+    @Test
+    void aForcedCallWithoutMaxResponseTokensEndsWithinTheDefaultBound() throws Exception {
+        ToolDefinition gate = new ToolDefinition("open_gate", "Open one of the town's gates.", (ObjectNode) Json.parse("""
+                {"type": "object", "properties": {"gate": {"type": "string"}, "note": {"type": "string"}},
+                 "required": ["gate", "note"]}"""), null);
+        ModelRequest request = new ModelRequest("You are the gate keeper.", null,
+                List.of(TranscriptEntry.Prompt.of("Open the east gate.", null)), List.of(gate), ToolCallingMode.REQUIRED, false,
+                null, new GenerationOptions(0.0, null, null));
+        for (String mode : List.of("native", "auto")) {
+            LanguageModel model = backend.create((ObjectNode) Json.parse(spec.replace("}", ",\"toolCallMode\":\"" + mode + "\"}")),
+                    "model");
+            int bound = ChatRequests.DEFAULT_CALL_TOKENS * (mode.equals("auto") ? 2 : 1);
+            long start = System.nanoTime();
+            Usage usage;
+            String outcome;
+            try {
+                ModelResponse response = model.respond(request, ModelListener.NONE, CancellationToken.create());
+                assertThat(response).as("%s: a forced step ends with a call", mode).isInstanceOf(ModelResponse.ToolCalls.class);
+                usage = response.usage();
+                outcome = response.toString();
+            } catch (AgentException e) {
+                assertThat(e.code()).as("%s: %s", mode, e.getMessage()).isEqualTo(ErrorCode.GENERATION_FAILED);
+                assertThat(e.isRetryable()).isTrue();
+                usage = e.usage();
+                outcome = e.getMessage();
+            }
+            System.err.printf("%s forced call: %d output tokens in %d s: %s%n", mode, usage.outputTokens(),
+                    TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start), outcome);
+            assertThat(usage.outputTokens()).as("%s\nserver log:\n%s", mode, serverTail()).isBetween(1, bound);
+        }
     }
 
     // ---------------------------------------------------------------- schemas and decisions

@@ -70,7 +70,7 @@ class QuirksTest extends WireSupport {
     @Test
     void emptyCallIdsAreReplacedWithGeneratedOnes() throws Exception {
         open(Quirk.EMPTY_IDS);
-        createSession("guard", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"required\"}", "");
+        createSession("guard", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"required\",\"parallelToolCalls\":true}", "");
         fake.then(calls(new Call("open_gate", "{\"gate\":\"north\"}"), new Call("open_gate", "{\"gate\":\"south\"}")), text("Both open."));
         c.request(1, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Open both gates.\"}");
         JsonNode a = c.toolCall();
@@ -91,7 +91,7 @@ class QuirksTest extends WireSupport {
     @Test
     void toolCallDeltasWithoutIndexAreAssembledPerCall() throws Exception {
         open(Quirk.NO_INDEX);
-        createSession("guard", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"required\"}", "");
+        createSession("guard", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"required\",\"parallelToolCalls\":true}", "");
         fake.then(calls(new Call("open_gate", "{\"gate\":\"north\"}"), new Call("open_gate", "{\"gate\":\"south\"}")), text("ok"));
         c.request(1, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Open both gates.\"}");
         JsonNode a = c.toolCall();

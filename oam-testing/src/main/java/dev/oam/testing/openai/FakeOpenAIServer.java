@@ -83,6 +83,13 @@ public final class FakeOpenAIServer implements AutoCloseable {
     /** Streams {@code partial}, then ends the response cleanly but without {@code finish_reason} or {@code [DONE]}. */
     public record Truncated(String partial) implements Reply {}
 
+    /**
+     * Streams {@code partial} (or, in a request with tools, {@code calls} whose arguments may be cut mid-way), then ends
+     * with {@code finish_reason: "length"}, as a server does when {@code max_tokens} runs out. In a request without
+     * tools but with a schema (emulation), the first call is written as {@code {"name", "arguments": partial}} JSON.
+     */
+    public record Cut(String partial, List<Call> calls) implements Reply {}
+
     public record Call(String name, String arguments) {}
 
     public record Recorded(String method, String path, Map<String, List<String>> headers, JsonNode body) {
@@ -204,6 +211,16 @@ public final class FakeOpenAIServer implements AutoCloseable {
 
     public static Calls calls(Call... calls) {
         return new Calls(List.of(calls));
+    }
+
+    /** Text cut by {@code max_tokens}. */
+    public static Cut cut(String partial) {
+        return new Cut(partial, List.of());
+    }
+
+    /** A call whose {@code partialArguments} were cut by {@code max_tokens}. */
+    public static Cut cutCall(String name, String partialArguments) {
+        return new Cut("", List.of(new Call(name, partialArguments)));
     }
 
     public static Error error(int status, String body, Map<String, String> headers) {
@@ -346,9 +363,23 @@ public final class FakeOpenAIServer implements AutoCloseable {
             case Text t -> answer(exchange, request, t.text(), List.of(), "stop", null);
             case Refusal r -> answer(exchange, request, "", List.of(), "stop", r.text());
             case Filtered f -> answer(exchange, request, f.partial(), List.of(), "content_filter", null);
+            case Cut cut -> {
+                if (request.hasTools() || cut.calls().isEmpty()) {
+                    answer(exchange, request, cut.partial(), request.hasTools() ? cut.calls() : List.of(), "length", null);
+                } else {
+                    Call first = cut.calls().get(0);
+                    answer(exchange, request, "{\"name\": \"" + first.name() + "\", \"arguments\": " + first.arguments(),
+                            List.of(), "length", null);
+                }
+            }
             case Calls c -> {
                 if (request.hasTools()) {
                     answer(exchange, request, "", c.calls(), "tool_calls", null);
+                } else if (schemaOf(body) != null && c.calls().size() > 1 && Json.write(schemaOf(body)).contains("\"calls\"")) {
+                    // emulation that allows several calls at once
+                    List<String> items = c.calls().stream()
+                            .map(call -> "{\"name\": \"" + call.name() + "\", \"arguments\": " + call.arguments() + "}").toList();
+                    answer(exchange, request, "{\"calls\": [" + String.join(", ", items) + "]}", List.of(), "stop", null);
                 } else if (schemaOf(body) != null) {
                     Call first = c.calls().get(0);
                     answer(exchange, request, "{\"name\": \"" + first.name() + "\", \"arguments\": " + first.arguments() + "}",
