@@ -42,9 +42,9 @@ public final class Replies {
         seen.add(line.toLowerCase(Locale.ROOT));
         for (JsonNode option : value.path("player_options")) {
             String text = cleanLine(stripListMarker(option.asText("")), "Player");
-            boolean emotion = Emotion.match(text.strip().replaceAll("\\p{Punct}+$", "")).isPresent()
+            boolean mood = Emotion.match(text.strip().replaceAll("\\p{Punct}+$", "")).isPresent()
                     && text.strip().indexOf(' ') < 0; // a mood word from the reply's own emotion list
-            if (!text.isEmpty() && !isSchemaWord(text) && !emotion && seen.add(text.toLowerCase(Locale.ROOT)) && playerOptions.size() < count) {
+            if (!text.isEmpty() && !isSchemaWord(text) && !mood && seen.add(text.toLowerCase(Locale.ROOT)) && playerOptions.size() < count) {
                 playerOptions.add(text);
             }
         }

@@ -77,11 +77,24 @@ class FfmGrammarOracleTest {
                     assertThat(checker.acceptsPrefix(r.text())).as("%s", r.text()).isTrue();
                 }
             }
-            if (temperature == 0 && !grammar.contains("[^\\x00]*") && !grammar.contains(StepGrammar.TEXT)) {
+            // With the Java grammar the engine closes a structure whose output loops; llama.cpp's sampler cannot tell the
+            // way to the end, so a looping greedy output differs there by design.
+            boolean loops = hasLoop(b.text());
+            if (temperature == 0 && !loops && !grammar.contains("[^\\x00]*") && !grammar.contains(StepGrammar.TEXT)) {
                 assertThat(a.text()).isEqualTo(b.text());
                 assertThat(a.outputTokens()).isEqualTo(b.outputTokens());
             }
         }
+    }
+
+    /** Whether some prefix of {@code text} ends in a unit written three times in a row (what the engine closes on). */
+    private static boolean hasLoop(String text) {
+        for (int end = 1; end <= text.length(); end++) {
+            if (RepetitionGuard.repeatedUnit(text.subSequence(0, end)) > 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Test
