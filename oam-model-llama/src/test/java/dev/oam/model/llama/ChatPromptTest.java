@@ -27,17 +27,37 @@ class ChatPromptTest {
     }
 
     @Test
-    void systemMessageHoldsInstructionsAndContextNoteAndTheStepNoteComesBeforeTheRequest() {
+    void theFirstStepsNoteEndsTheSystemMessageSoTheRequestIsReadLast() {
         List<ChatMessage> messages = ChatPrompt.messages(request(List.of(prompt), List.of(OPEN_GATE, CHECK_INVENTORY),
                 ToolCallingMode.ALLOWED, false, null), engine.controlTokens());
         assertThat(messages).extracting(ChatMessage::role).containsExactly("system", "user");
+        String system = messages.get(0).content();
+        assertThat(system).startsWith("You are the gate guard.\n\nThe north gate is jammed.\n\nTools you can call:\n"
+                + "- open_gate: Opens a named gate. Arguments: \"gate\": text; \"force\": true or false (may be left out).\n"
+                + "- check_inventory: Lists what the player carries. No arguments.");
+        assertThat(system).contains("{\"tool_call\": {\"name\": \"<tool>\", \"arguments\": {…}}}").contains("Otherwise reply in plain words.");
+        assertThat(system).doesNotContain("respond_directly").doesNotContain("\"type\"").doesNotContain("enum").doesNotContain("required");
+        assertThat(messages.get(1).content()).isEqualTo("Open the north gate.");
+    }
+
+    @Test
+    void withoutASystemMessageTheNoteComesBeforeTheRequest() {
+        ModelRequest request = new ModelRequest(null, null, List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false,
+                null, dev.oam.core.model.GenerationOptions.DEFAULT);
+        List<ChatMessage> messages = ChatPrompt.messages(request, engine.controlTokens());
+        assertThat(messages).extracting(ChatMessage::role).containsExactly("user");
+        assertThat(messages.get(0).content()).startsWith("Tools you can call:\n- open_gate: ").endsWith("Call a tool now.\n\nOpen the north gate.");
+    }
+
+    @Test
+    void afterAToolRoundTheNoteFollowsTheToolOutput() {
+        List<TranscriptEntry> entries = List.of(prompt, TranscriptEntry.ToolCalls.of(List.of(call)),
+                TranscriptEntry.ToolOutput.of("open_gate", "call_1", "{\"opened\":true}"));
+        List<ChatMessage> messages = ChatPrompt.messages(request(entries, List.of(), ToolCallingMode.DISALLOWED, false, null),
+                engine.controlTokens());
         assertThat(messages.get(0).content()).isEqualTo("You are the gate guard.\n\nThe north gate is jammed.");
-        String user = messages.get(1).content();
-        assertThat(user).startsWith("Tools you can call:\n- open_gate: Opens a named gate. Arguments: \"gate\": one of \"north\", "
-                + "\"south\"; \"force\": true or false (may be left out).\n- check_inventory: Lists what the player carries. No arguments.");
-        assertThat(user).contains("{\"tool_call\": {\"name\": \"<tool>\", \"arguments\": {…}}}").contains("Otherwise reply in plain words.");
-        assertThat(user).endsWith("\n\nOpen the north gate.");
-        assertThat(user).doesNotContain("respond_directly").doesNotContain("\"type\"").doesNotContain("enum").doesNotContain("required");
+        assertThat(messages.get(messages.size() - 1).content()).isEqualTo("Output of open_gate: {\"opened\":true}\n\n"
+                + "Now reply in one or two short sentences of plain words, saying what happened.");
     }
 
     @Test
@@ -124,11 +144,10 @@ class ChatPromptTest {
         String p1 = render(request(step1, List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.ALLOWED, false, null));
         // step 2: rounds used up, no tools
         String p2 = render(request(step1, List.of(), ToolCallingMode.DISALLOWED, false, null));
-        // The first step's note precedes the request in its message; the next step reads that message again without it.
-        String throughSystem = "<|im_start|>user\n";
-        int systemEnd = p0.indexOf(throughSystem) + throughSystem.length();
-        assertThat(p0.indexOf(throughSystem)).isPositive();
-        assertThat(common(p0, p1)).isGreaterThanOrEqualTo(systemEnd);
+        // The first step's note ends the system message; the next step reads the conversation again without it.
+        String system = "<|im_start|>system\nYou are the gate guard.\n\nThe north gate is jammed.";
+        assertThat(p0).startsWith(system);
+        assertThat(common(p0, p1)).isGreaterThanOrEqualTo(system.length());
         int outputEnd = p1.indexOf("Output of open_gate: jammed") + "Output of open_gate: jammed".length();
         assertThat(common(p1, p2)).isGreaterThanOrEqualTo(outputEnd);
         // turn 2 keeps turn 1 byte for byte
