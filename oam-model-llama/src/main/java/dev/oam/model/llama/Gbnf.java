@@ -343,20 +343,16 @@ final class Gbnf {
         }
 
         /**
-         * Properties in schema order, compact. Required ones are always present; optional ones may be
+         * Properties in schema order. Required ones are always present; optional ones may be
          * left out, so {@code first(i)} (nothing written yet) and {@code rest(i)} (a comma comes first)
          * are built from the last property back, one rule each.
          */
         private @Nullable String object(ObjectNode schema, int depth) {
             List<String> members = new ArrayList<>();
             List<Boolean> required = new ArrayList<>();
-            JsonNode requiredNames = schema.path("required");
             for (Iterator<Map.Entry<String, JsonNode>> it = schema.path("properties").properties().iterator(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> property = it.next();
-                boolean isRequired = false;
-                for (JsonNode n : requiredNames) {
-                    isRequired |= n.asText().equals(property.getKey());
-                }
+                boolean isRequired = SchemaWords.isRequired(schema, property.getKey());
                 String value = value(property.getValue(), depth);
                 if (value == null) {
                     if (isRequired) {

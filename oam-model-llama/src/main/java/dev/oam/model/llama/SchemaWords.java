@@ -51,19 +51,25 @@ final class SchemaWords {
     static String members(ObjectNode schema, boolean valuesFromRequest) {
         ObjectNode root = schema;
         List<String> lines = new ArrayList<>();
-        JsonNode required = schema.path("required");
         for (Iterator<Map.Entry<String, JsonNode>> it = schema.path("properties").properties().iterator(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> property = it.next();
-            boolean isRequired = false;
-            for (JsonNode name : required) {
-                isRequired |= name.asText().equals(property.getKey());
-            }
+            boolean isRequired = isRequired(schema, property.getKey());
             JsonNode property0 = property.getValue();
             String kind = valuesFromRequest && property0.path("enum").isArray() && property0.path("enum").size() > 1
                     && property0.path("type").asText("").equals("string") ? "text" : value(property0, root, 0);
             lines.add("- " + quoted(property.getKey()) + ": " + kind + (isRequired ? "" : " (may be left out)"));
         }
         return String.join("\n", lines);
+    }
+
+    /** Whether the object schema lists {@code name} in its {@code required}. */
+    static boolean isRequired(ObjectNode schema, String name) {
+        for (JsonNode required : schema.path("required")) {
+            if (required.asText().equals(name)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The object's skeleton: {@code {"emotion": …, "line": …}}, or a word description for a non-object. */
