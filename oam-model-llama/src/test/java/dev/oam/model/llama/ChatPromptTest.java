@@ -154,9 +154,12 @@ class ChatPromptTest {
         List<TranscriptEntry> turn2 = new ArrayList<>(step1);
         turn2.add(TranscriptEntry.Response.text("Jammed, sorry."));
         turn2.add(TranscriptEntry.Prompt.of("Try again.", null));
+        // Turn 2's first step lists its tools at the end of the system message again: it shares the instructions, and
+        // turn 1 comes after them in both (the price of reading the request last, ChatPrompt).
         String q0 = render(request(turn2, List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null));
-        assertThat(common(p2, q0)).isGreaterThanOrEqualTo(outputEnd);
-        assertThat(q0).startsWith(p2.substring(0, outputEnd) + "<|im_end|>\n<|im_start|>assistant\nJammed, sorry.<|im_end|>");
+        assertThat(common(p2, q0)).isGreaterThanOrEqualTo(system.length());
+        assertThat(q0).contains(p2.substring(p2.indexOf("<|im_start|>user\n"), outputEnd)
+                + "<|im_end|>\n<|im_start|>assistant\nJammed, sorry.<|im_end|>");
     }
 
     @Test
