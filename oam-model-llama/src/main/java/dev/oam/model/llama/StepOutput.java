@@ -36,6 +36,8 @@ import java.util.Set;
  */
 final class StepOutput {
     private static final int SHOWN = 200;
+    /** The shortest passage of the prompt whose verbatim copy is taken out of an answer. */
+    static final int ECHO_LENGTH = 24;
 
     private StepOutput() {}
 
@@ -59,7 +61,33 @@ final class StepOutput {
             }
             return new ModelResponse.Answer(text, value, usage);
         }
-        return new ModelResponse.Answer(text.stripLeading(), null, usage);
+        String answer = withoutEcho(text.stripLeading(), request);
+        if (answer.isBlank() && !text.isBlank()) {
+            throw new AgentException(ErrorCode.GENERATION_FAILED, "The model's answer only read its instructions back: "
+                    + shorten(text));
+        }
+        return new ModelResponse.Answer(answer, null, usage);
+    }
+
+    /**
+     * {@code text} without the session's instructions or context note read back verbatim (a base model continues its
+     * prompt instead of answering: Gemma 3 270M wrote its instructions as the answer after a tool round). Only whole
+     * passages of at least {@value #ECHO_LENGTH} characters are taken out, so an answer that merely shares words stays.
+     */
+    static String withoutEcho(String text, ModelRequest request) {
+        String out = text;
+        for (String passage : new String[] {request.instructions(), request.contextNote()}) {
+            if (passage == null) {
+                continue;
+            }
+            for (String part : passage.strip().split("\\n+")) {
+                String p = part.strip();
+                if (p.length() >= ECHO_LENGTH && out.contains(p)) {
+                    out = out.replace(p, "");
+                }
+            }
+        }
+        return out.equals(text) ? text : out.strip().replaceAll("[ \\t]{2,}", " ").replaceAll("\\n{3,}", "\n\n");
     }
 
     private static List<ToolCall> calls(String text, ModelRequest request) throws AgentException {
