@@ -38,6 +38,8 @@ final class StepOutput {
     private static final int SHOWN = 200;
     /** The shortest passage of the prompt whose verbatim copy is taken out of an answer. */
     static final int ECHO_LENGTH = 24;
+    /** The same for a line of the step note ("Tools you can call:"), which is never a player's or a model's words. */
+    static final int NOTE_ECHO_LENGTH = 12;
 
     private StepOutput() {}
 
@@ -70,20 +72,26 @@ final class StepOutput {
     }
 
     /**
-     * {@code text} without the session's instructions or context note read back verbatim (a base model continues its
-     * prompt instead of answering: Gemma 3 270M wrote its instructions as the answer after a tool round). Only whole
-     * passages of at least {@value #ECHO_LENGTH} characters are taken out, so an answer that merely shares words stays.
+     * {@code text} without the session's instructions, context note, the turn's prompt or the step note read back
+     * verbatim (a base model continues its prompt instead of answering: Gemma 3 270M wrote its instructions, the
+     * player's question or "Tools you can call:" as its answer). Only whole lines of at least {@value #ECHO_LENGTH}
+     * characters ({@value #NOTE_ECHO_LENGTH} of the note) are taken out, so an answer that merely shares words stays.
      */
     static String withoutEcho(String text, ModelRequest request) {
         String out = text;
-        for (String passage : new String[] {request.instructions(), request.contextNote()}) {
-            if (passage == null) {
-                continue;
-            }
-            for (String part : passage.strip().split("\\n+")) {
-                String p = part.strip();
-                if (p.length() >= ECHO_LENGTH && out.contains(p)) {
-                    out = out.replace(p, "");
+        String note = ChatPrompt.stepNote(request);
+        String[][] sources = {{request.instructions(), request.contextNote(), request.prompt()}, {note}};
+        for (int kind = 0; kind < sources.length; kind++) {
+            int least = kind == 0 ? ECHO_LENGTH : NOTE_ECHO_LENGTH; // the note's own lines are the bridge's words
+            for (String passage : sources[kind]) {
+                if (passage == null) {
+                    continue;
+                }
+                for (String part : passage.strip().split("\\n+")) {
+                    String p = part.strip();
+                    if (p.length() >= least && out.contains(p)) {
+                        out = out.replace(p, "");
+                    }
                 }
             }
         }

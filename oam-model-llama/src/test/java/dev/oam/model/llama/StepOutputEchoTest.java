@@ -26,6 +26,8 @@ class StepOutputEchoTest {
         ModelResponse response = StepOutput.parse("The east gate is open. You help the player in a fantasy town. When one of "
                 + "your tools fits the player's request, call it.", REQUEST, new Usage(1, 0, 1));
         assertThat(((ModelResponse.Answer) response).text()).isEqualTo("The east gate is open.");
+        ModelResponse asked = StepOutput.parse("Open the east gate. Tools you can call:\nIt opens.", REQUEST, new Usage(1, 0, 1));
+        assertThat(((ModelResponse.Answer) asked).text()).as("the prompt itself").isEqualTo("Open the east gate. Tools you can call:\nIt opens.");
         ModelResponse shared = StepOutput.parse("I help the player in a fantasy town.", REQUEST, new Usage(1, 0, 1));
         assertThat(((ModelResponse.Answer) shared).text()).as("shared words are no echo").isEqualTo("I help the player in a fantasy town.");
     }
@@ -37,5 +39,14 @@ class StepOutputEchoTest {
                 + "The north gate is jammed for today.", REQUEST, new Usage(1, 0, 1)));
         assertThat(e).isNotNull();
         assertThat(e.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
+    }
+
+    @Test
+    void theStepNoteAndTheQuestionReadBackAreTakenOut() throws Exception {
+        ModelRequest allowed = new ModelRequest(INSTRUCTIONS, null, prompt("How many iron swords do we have left?"),
+                List.of(Fixtures.OPEN_GATE), ToolCallingMode.ALLOWED, false, null, GenerationOptions.DEFAULT);
+        ModelResponse response = StepOutput.parse("How many iron swords do we have left? Tools you can call:\nSeven are left.",
+                allowed, new Usage(1, 0, 1));
+        assertThat(((ModelResponse.Answer) response).text()).isEqualTo("Seven are left.");
     }
 }
