@@ -160,7 +160,7 @@ public final class LlamaLanguageModel implements LanguageModel {
         EngineRequest engineRequest = engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options(), request.attempt());
         StepStream stream = new StepStream(request, listener);
         EngineResult result;
-        if (request.schema() == null && request.mode() == ToolCallingMode.DISALLOWED) {
+        if (request.schema() == null && request.mode() != ToolCallingMode.REQUIRED) {
             result = generateGuarded(loaded, engineRequest, sessionKey(request), stream, token);
         } else {
             result = loaded.generate(engineRequest, sessionKey(request), stream, token);

@@ -40,6 +40,9 @@ final class RepetitionGuard implements Consumer<String> {
         }
         text.append(delta);
         downstream.accept(delta);
+        if (CallFormat.looksLikeCalls(text.toString()) || CallFormat.mayBecomeCalls(text.toString().stripLeading())) {
+            return; // a call, not words: its grammar closes it within the budget
+        }
         int unit = repeatedUnit(text);
         if (unit > 0) {
             loopStart = text.length() - (REPEATS - 1) * unit;
