@@ -64,8 +64,9 @@ final class StepOutput {
             return new ModelResponse.Answer(text, value, usage);
         }
         String answer = withoutEcho(text.stripLeading(), request);
-        if (answer.isBlank() && !text.isBlank()) {
-            throw new AgentException(ErrorCode.GENERATION_FAILED, "The model's answer only read its instructions back: "
+        if (answer.isBlank() && !text.isBlank() && request.turnToolOutputs().isEmpty()) {
+            // Asked again with another draw; after a tool ran the step is not asked again, and the answer is empty.
+            throw new AgentException(ErrorCode.GENERATION_FAILED, "The model's answer only read its prompt back: "
                     + shorten(text));
         }
         return new ModelResponse.Answer(answer, null, usage);

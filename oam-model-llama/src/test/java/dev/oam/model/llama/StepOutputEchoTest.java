@@ -33,12 +33,20 @@ class StepOutputEchoTest {
     }
 
     @Test
-    void anAnswerThatIsOnlyItsInstructionsIsNoAnswer() {
+    void anAnswerThatIsOnlyItsInstructionsIsNoAnswer() throws Exception {
         AgentException e = catchThrowableOfType(AgentException.class, () -> StepOutput.parse("You help the player in a fantasy "
                 + "town. When one of your tools fits the player's request, call it.\nWhen none fits, answer in one short sentence. "
                 + "The north gate is jammed for today.", REQUEST, new Usage(1, 0, 1)));
         assertThat(e).isNotNull();
         assertThat(e.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
+        assertThat(e.isRetryable()).as("asked again with another draw").isTrue();
+        List<dev.oam.core.transcript.TranscriptEntry> afterTool = new java.util.ArrayList<>(prompt("Open the east gate."));
+        afterTool.add(dev.oam.core.transcript.TranscriptEntry.ToolOutput.of("open_gate", "call_1", "{\"opened\":true}"));
+        ModelRequest answerStep = new ModelRequest(INSTRUCTIONS, null, afterTool, List.of(), ToolCallingMode.DISALLOWED, false, null,
+                GenerationOptions.DEFAULT);
+        ModelResponse empty = StepOutput.parse("You help the player in a fantasy town. When one of your tools fits the player's "
+                + "request, call it.", answerStep, new Usage(1, 0, 1));
+        assertThat(((ModelResponse.Answer) empty).text()).as("after a tool ran: no answer rather than the prompt").isEmpty();
     }
 
     @Test
