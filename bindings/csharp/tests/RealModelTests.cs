@@ -52,7 +52,15 @@ namespace OpenAppleModels.Tests
                         new object[] { "open_gate" },
                         J.O("toolChoice", "required", "maxToolRounds", 1, "maxResponseTokens", 12, "temperature", 0),
                         J.O("type", "llama", "path", model));
-                    return await session.RespondAsync("Open the north gate in 5 seconds.", deltas.Add);
+                    // A text event with isReset replaces what was shown (the bridge takes a prompt read back out of
+                    // the answer); the others add their delta.
+                    return await session.RespondAsync("Open the north gate in 5 seconds.", onEvent: e =>
+                    {
+                        if (OpenAppleModels.Json.Field(e, "type") as string != "text") return;
+                        bool reset = OpenAppleModels.Json.Field(e, "isReset") is bool && (bool)OpenAppleModels.Json.Field(e, "isReset");
+                        if (reset) deltas.Clear();
+                        deltas.Add((reset ? OpenAppleModels.Json.Field(e, "text") : OpenAppleModels.Json.Field(e, "delta")) as string ?? "");
+                    });
                 }, bridge);
 
                 Check.True(calls.Count >= 1, "the forced step called the tool");
