@@ -164,12 +164,29 @@ final class ChatRenderer {
 
     /** The conversation in the roles the template accepts, with the same contents. */
     private static List<ChatMessage> fit(List<ChatMessage> messages, Roles roles) {
+        List<ChatMessage> out = merged(messages, roles.tool());
+        if (!roles.system() && !out.isEmpty() && out.get(0).role().equals("system")) {
+            ChatMessage system = out.remove(0);
+            if (!out.isEmpty() && out.get(0).role().equals("user")) {
+                out.set(0, new ChatMessage("user", system.content() + "\n" + out.get(0).content()));
+            } else {
+                out.add(0, new ChatMessage("user", system.content()));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * {@code messages} with a later system message as a user turn, a tool message as a user turn unless
+     * {@code keepTool}, and consecutive turns of one role joined with a blank line.
+     */
+    private static List<ChatMessage> merged(List<ChatMessage> messages, boolean keepTool) {
         List<ChatMessage> out = new ArrayList<>();
         for (int i = 0; i < messages.size(); i++) {
             ChatMessage m = messages.get(i);
             String role = switch (m.role()) {
                 case "system" -> i == 0 ? "system" : "user";
-                case "tool" -> roles.tool() ? "tool" : "user";
+                case "tool" -> keepTool ? "tool" : "user";
                 default -> m.role();
             };
             ChatMessage last = out.isEmpty() ? null : out.get(out.size() - 1);
@@ -177,14 +194,6 @@ final class ChatRenderer {
                 out.set(out.size() - 1, new ChatMessage(role, last.content() + "\n\n" + m.content()));
             } else {
                 out.add(new ChatMessage(role, m.content()));
-            }
-        }
-        if (!roles.system() && !out.isEmpty() && out.get(0).role().equals("system")) {
-            ChatMessage system = out.remove(0);
-            if (!out.isEmpty() && out.get(0).role().equals("user")) {
-                out.set(0, new ChatMessage("user", system.content() + "\n" + out.get(0).content()));
-            } else {
-                out.add(0, new ChatMessage("user", system.content()));
             }
         }
         return out;
@@ -206,21 +215,7 @@ final class ChatRenderer {
      * same contents; null when it cannot be put in that order.
      */
     static @Nullable List<ChatMessage> normalise(List<ChatMessage> messages) {
-        List<ChatMessage> out = new ArrayList<>();
-        for (int i = 0; i < messages.size(); i++) {
-            ChatMessage m = messages.get(i);
-            String role = switch (m.role()) {
-                case "system" -> i == 0 ? "system" : "user";
-                case "tool" -> "user";
-                default -> m.role();
-            };
-            ChatMessage last = out.isEmpty() ? null : out.get(out.size() - 1);
-            if (last != null && last.role().equals(role)) {
-                out.set(out.size() - 1, new ChatMessage(role, last.content() + "\n\n" + m.content()));
-            } else {
-                out.add(new ChatMessage(role, m.content()));
-            }
-        }
+        List<ChatMessage> out = merged(messages, false);
         int first = !out.isEmpty() && out.get(0).role().equals("system") ? 1 : 0;
         if (out.size() == first || !out.get(first).role().equals("user") || !out.get(out.size() - 1).role().equals("user")) {
             return null;
