@@ -53,6 +53,12 @@ public record ModelRequest(
                 inputTokens, number);
     }
 
+    /** The same step with another answer schema (a game method holding the model to floors of its own). */
+    public ModelRequest withSchema(@Nullable GenerationSchema other) {
+        return new ModelRequest(instructions, contextNote, entries, tools, mode, offerRespondDirectly, other, options,
+                inputTokens, attempt);
+    }
+
     /** A request whose input tokens are estimated with {@link Tokens}. */
     public ModelRequest(@Nullable String instructions, @Nullable String contextNote, List<TranscriptEntry> entries,
             List<ToolDefinition> tools, ToolCallingMode mode, boolean offerRespondDirectly, @Nullable GenerationSchema schema,

@@ -1,6 +1,7 @@
 package dev.oam.game.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
@@ -9,6 +10,7 @@ import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.transcript.TranscriptEntry;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
@@ -22,15 +24,48 @@ import org.jspecify.annotations.Nullable;
 public final class LenientModel implements LanguageModel {
     private final LanguageModel model;
     private final UnaryOperator<@Nullable JsonNode> normalize;
+    private final UnaryOperator<ObjectNode> floors;
 
     /** @param normalize the answer in the schema's form, or {@code null} to leave it to the schema check */
     public LenientModel(LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize) {
+        this(model, normalize, UnaryOperator.identity());
+    }
+
+    /**
+     * @param floors the schema the model is held to, given a copy of the converted one: where a game method adds
+     *     constraints of its own that a client's schema could not ask for ({@code minLength}, which the schema
+     *     converter only describes), so that a grammar-constrained model cannot answer a sentence with one word.
+     *     The answer is still checked against the schema without them.
+     */
+    public LenientModel(LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize, UnaryOperator<ObjectNode> floors) {
         this.model = model;
         this.normalize = normalize;
+        this.floors = floors;
+    }
+
+    /** The model with {@code floors} and no normalising of answers. */
+    public static LenientModel withFloors(LanguageModel model, UnaryOperator<ObjectNode> floors) {
+        return new LenientModel(model, answer -> null, floors);
+    }
+
+    /** {@code schema}'s string property {@code name} (a top-level one) with a {@code minLength}, when it has it. */
+    public static ObjectNode minLength(ObjectNode schema, String name, int characters) {
+        if (schema.path("properties").path(name) instanceof ObjectNode property) {
+            ObjectNode target = property.path("items") instanceof ObjectNode items && "array".equals(property.path("type").asText())
+                    ? items : property;
+            if ("string".equals(target.path("type").asText())) {
+                target.put("minLength", characters);
+            }
+        }
+        return schema;
     }
 
     @Override
     public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+        if (request.schema() != null) {
+            GenerationSchema schema = request.schema();
+            request = request.withSchema(new GenerationSchema(floors.apply(schema.json().deepCopy()), schema.warnings()));
+        }
         ModelResponse response = model.respond(request, listener, token);
         if (request.schema() == null || !(response instanceof ModelResponse.Answer answer)) {
             return response;

@@ -1,7 +1,9 @@
 package dev.oam.game.npc;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
+import dev.oam.core.Log;
 import dev.oam.core.agent.Agent;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.AgentOptions;
@@ -16,6 +18,7 @@ import dev.oam.core.agent.TurnRequest;
 import dev.oam.core.agent.TurnResult;
 import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
+import dev.oam.game.internal.LenientModel;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
@@ -69,7 +72,8 @@ public final class Npc {
         this.options = state.options();
         this.memory = state.memory();
         this.clientTools = state.tools();
-        this.agent = new Agent(model, null, List.of(), AgentOptions.defaults(state.options().toolTimeout()), state.transcript());
+        this.agent = new Agent(LenientModel.withFloors(model, Npc::floors), null, List.of(),
+                AgentOptions.defaults(state.options().toolTimeout()), state.transcript());
         String entryId = state.instructionsEntryId();
         if (entryId != null) {
             agent.setInstructionsEntryId(entryId);
@@ -246,6 +250,10 @@ public final class Npc {
                 // The model is held to the exact reply schema; any JSON object is accepted and read leniently.
                 result = agent.respond(new TurnRequest(prompt, textMode ? null : NpcPrompts.replySchema(p, o), choice,
                         o.maxToolRounds(), o.maxToolCalls(), null, textMode ? null : Replies.acceptedSchema()), turnContext);
+                if (Log.enabled(Log.Level.DEBUG)) {
+                    Log.debug("npc " + p.name() + " reply as the model wrote it: "
+                            + (textMode ? result.text() : Json.write(result.structured())));
+                }
                 reply = textMode ? Replies.text(result.text(), p) : Replies.structured(result.structured(), p, o);
             } catch (AgentException first) {
                 if (!(isBlock(first) && o.replyFormat() == ReplyFormat.AUTOMATIC && !token.isCancelled())) {
@@ -287,6 +295,17 @@ public final class Npc {
                 && Compactor.splitTurns(agent.history()).size() >= Math.max(o.compactAfterTurns(), o.keepRecentTurns() + 1);
         return new NpcReply(spoken, reply.emotion(), reply.playerOptions(), reply.endsConversation(), records,
                 after.relationship(), isFallback, earlier.plus(result.usage()));
+    }
+
+    /** The fewest characters of a player option the model is held to: more than any mood word of the reply's list. */
+    static final int OPTION_FLOOR = 12;
+
+    /**
+     * The reply schema with a floor on player options: a small model otherwise writes the reply's own mood words as
+     * what the player could say ("happy", "sad", "angry").
+     */
+    private static ObjectNode floors(ObjectNode schema) {
+        return LenientModel.minLength(schema, "player_options", OPTION_FLOOR);
     }
 
     private static boolean isBlock(AgentException e) {

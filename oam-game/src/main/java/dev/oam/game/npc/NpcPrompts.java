@@ -136,7 +136,9 @@ public final class NpcPrompts {
             playerOptions.putObject("items").put("type", "string");
             playerOptions.put("minItems", count);
             playerOptions.put("maxItems", count);
-            playerOptions.put("description", "what the player might answer you, each a few words");
+            // An example of the kind of line wanted: described only as "what the player might answer", SmolLM2-135M wrote
+            // mood words or identifiers ("happy_player_options_1") in 6 of 6 turns, with the examples in 1 of 6.
+            playerOptions.put("description", count + " short things the player could say back to you, such as \"Tell me more.\" or \"Goodbye.\"");
             required.add("player_options");
         }
         if (options.canEndConversation()) {

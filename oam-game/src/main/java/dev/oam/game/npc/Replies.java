@@ -44,7 +44,10 @@ public final class Replies {
             String text = cleanLine(stripListMarker(option.asText("")), "Player");
             boolean mood = Emotion.match(text.strip().replaceAll("\\p{Punct}+$", "")).isPresent()
                     && text.strip().indexOf(' ') < 0; // a mood word from the reply's own emotion list
-            if (!text.isEmpty() && !isSchemaWord(text) && !mood && seen.add(text.toLowerCase(Locale.ROOT)) && playerOptions.size() < count) {
+            // A sentence of the NPC's own line is not what the player would say back.
+            boolean echo = text.length() > 0 && line.toLowerCase(Locale.ROOT).contains(text.toLowerCase(Locale.ROOT));
+            if (!text.isEmpty() && !isSchemaWord(text) && !mood && !echo && seen.add(text.toLowerCase(Locale.ROOT))
+                    && playerOptions.size() < count) {
                 playerOptions.add(text);
             }
         }
@@ -82,8 +85,18 @@ public final class Replies {
 
     static boolean isSchemaWord(String option) {
         String bare = option.strip().toLowerCase(Locale.ROOT).replaceAll("^[\\p{Punct}\\s]+|[\\p{Punct}\\s]+$", "");
-        return bare.isEmpty() || SCHEMA_WORDS.contains(bare) || bare.startsWith("player_options") || bare.contains("\":");
+        if (bare.isEmpty() || SCHEMA_WORDS.contains(bare) || bare.startsWith("player_options") || bare.contains("\":")) {
+            return true;
+        }
+        java.util.regex.Matcher key = KEY_LABEL.matcher(bare);
+        if (key.lookingAt() && SCHEMA_WORDS.contains(key.group(1))) {
+            return true; // the next key of the reply written as an option: "ends_conversation: true"
+        }
+        // An identifier ("happy_player_options_1"): no player says one.
+        return bare.indexOf('_') >= 0 && bare.chars().noneMatch(Character::isWhitespace);
     }
+
+    private static final java.util.regex.Pattern KEY_LABEL = java.util.regex.Pattern.compile("([a-z_]+)\\s*:");
 
     /**
      * {@code text} with sentences that repeat an earlier one left out, and a trailing fragment that merely starts one

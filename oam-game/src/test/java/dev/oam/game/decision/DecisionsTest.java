@@ -99,6 +99,10 @@ class DecisionsTest {
         assertThat(seen.instructions()).isEqualTo(Decisions.instructions(null, SNIK));
         assertThat(seen.prompt()).isEqualTo(Decisions.prompt("Three wolves circle you.", "{\"hp\":3}", OPTIONS));
         assertThat(seen.schema().json().path("properties").path("choice").path("enum")).hasSize(3);
+        assertThat(seen.schema().json().path("properties").path("reasoning").path("minLength").asInt())
+                .as("a grammar holds the model to a reason of some words").isEqualTo(Decisions.REASON_FLOOR);
+        assertThat(Decisions.schema(OPTIONS).path("properties").path("reasoning").has("minLength"))
+                .as("the floor is the model's, not the answer's: a shorter reason (\"Outnumbered.\") is still read").isFalse();
         assertThat(seen.mode()).as("no tools: the tool choice is none").isEqualTo(ToolCallingMode.DISALLOWED);
         assertThat(seen.options().temperature()).isEqualTo(0.2);
     }

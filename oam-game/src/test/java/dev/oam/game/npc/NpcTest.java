@@ -3,6 +3,7 @@ package dev.oam.game.npc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
@@ -70,6 +71,10 @@ class NpcTest {
         assertThat(npc.memory().facts()).containsExactly("The player wants an axe.");
         assertThat(npc.turnCount()).isEqualTo(1);
         assertThat(npc.tools()).extracting(t -> t.name()).containsExactly("check_inventory", "remember_fact");
+        JsonNode options0 = model.requests().get(1).schema().json().path("properties").path("player_options");
+        assertThat(options0.path("items").path("minLength").asInt()).as("no mood word fits a player option")
+                .isEqualTo(Npc.OPTION_FLOOR)
+                .isGreaterThan(java.util.Arrays.stream(Emotion.values()).mapToInt(e -> e.wireName().length()).max().orElseThrow());
     }
 
     @Test

@@ -27,4 +27,15 @@ class RepliesTest {
                  "The sword is 45 gold.","I'll take it.","Too expensive."]}"""), persona, options);
         assertThat(reply.playerOptions()).containsExactly("I'll take it.", "Too expensive.");
     }
+
+    @Test
+    void playerOptionsThatAreIdentifiersOrTheNextKeyAreLeftOut() throws Exception {
+        // What SmolLM2-135M wrote as options once mood words could not fit its grammar.
+        Persona persona = Persona.builder("Gorm").build();
+        NpcOptions options = NpcOptions.defaults(java.time.Duration.ofSeconds(120));
+        Replies.Reply reply = Replies.structured(Json.parse("""
+                {"emotion":"happy","line":"The sword is 45 gold.","player_options":["happy_player_options_1","ends_conversation: true",
+                 "Line: hello there","What about a shield?","45 gold.","A fine_blade indeed."]}"""), persona, options);
+        assertThat(reply.playerOptions()).containsExactly("What about a shield?", "A fine_blade indeed.");
+    }
 }

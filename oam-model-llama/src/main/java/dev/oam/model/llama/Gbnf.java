@@ -121,9 +121,19 @@ final class Gbnf {
 
     /** A JSON string of at most {@code max} characters (and never more than {@code maxString}). */
     String string(int max) {
+        return string(0, max);
+    }
+
+    /**
+     * A JSON string of {@code min} to {@code max} characters (an escape counts as one), never more than
+     * {@code maxString}; a {@code min} above the maximum is lowered to it.
+     */
+    String string(int min, int max) {
         int length = Math.max(0, Math.min(max, maxString));
+        int least = Math.max(0, Math.min(min, length));
         named("char", "[^\"\\\\\\x7F\\x00-\\x1F] | \"\\\\\" ([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4})");
-        return named("string-" + length, length == 0 ? "\"\\\"\\\"\"" : "\"\\\"\" char{0," + length + "} \"\\\"\"");
+        String name = least == 0 ? "string-" + length : "string-" + least + "-" + length;
+        return named(name, length == 0 ? "\"\\\"\\\"\"" : "\"\\\"\" char{" + least + "," + length + "} \"\\\"\"");
     }
 
     String bool() {
@@ -315,8 +325,7 @@ final class Gbnf {
             }
             String type = schema.path("type").asText("");
             return switch (type) {
-                case "string" -> schema.path("maxLength").canConvertToInt() && schema.get("maxLength").asInt() >= 0
-                        ? string(schema.get("maxLength").asInt()) : string();
+                case "string" -> string(length(schema, "minLength", 0), length(schema, "maxLength", maxString));
                 case "integer" -> integer(decimal(schema, "minimum"), decimal(schema, "maximum"));
                 case "number" -> number(decimal(schema, "minimum"), decimal(schema, "maximum"), false);
                 case "boolean" -> bool();
@@ -404,6 +413,12 @@ final class Gbnf {
                     : "\"[\" " + item + repeat(COMMA + " " + item, min - 1, max - 1) + " \"]\"";
             return rule("array", body);
         }
+    }
+
+    /** A string length keyword's value, {@code otherwise} when it is absent, negative or not a whole number. */
+    private static int length(ObjectNode schema, String field, int otherwise) {
+        JsonNode value = schema.get(field);
+        return value != null && value.canConvertToInt() && value.isIntegralNumber() && value.asInt() >= 0 ? value.asInt() : otherwise;
     }
 
     private static @Nullable BigDecimal decimal(ObjectNode schema, String field) {

@@ -1,6 +1,7 @@
 package dev.oam.model.llama;
 
 import dev.oam.core.ErrorCode;
+import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.Sampling;
@@ -157,6 +158,9 @@ public final class LlamaLanguageModel implements LanguageModel {
         Engine loaded = awaitEngine(token);
         StepPlan plan = cachedPlan(request, loaded.closesGrammarsAtBudget());
         String prompt = loaded.renderChat(ChatPrompt.messages(request, loaded.controlTokens()));
+        if (Log.enabled(Log.Level.DEBUG)) {
+            Log.debug("llama step prompt (" + request.mode() + (request.schema() != null ? ", schema" : "") + "):\n" + prompt);
+        }
         EngineRequest engineRequest = engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options(), request.attempt());
         StepStream stream = new StepStream(request, listener);
         EngineResult result;

@@ -33,7 +33,7 @@ class ChatPromptTest {
         assertThat(messages).extracting(ChatMessage::role).containsExactly("system", "user");
         String system = messages.get(0).content();
         assertThat(system).startsWith("You are the gate guard.\n\nThe north gate is jammed.\n\nTools you can call:\n"
-                + "- open_gate: Opens a named gate. Arguments: \"gate\": text; \"force\": true or false (may be left out).\n"
+                + "- open_gate: Opens a named gate. Arguments: \"gate\": text; \"force\": false or true (may be left out).\n"
                 + "- check_inventory: Lists what the player carries. No arguments.");
         assertThat(system).contains("{\"tool_call\": {\"name\": \"<tool>\", \"arguments\": {…}}}").contains("Otherwise reply in plain words.");
         assertThat(system).doesNotContain("respond_directly").doesNotContain("\"type\"").doesNotContain("enum").doesNotContain("required");

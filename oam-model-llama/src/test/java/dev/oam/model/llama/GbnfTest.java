@@ -73,6 +73,22 @@ class GbnfTest {
     }
 
     @Test
+    void aMinLengthTheGameLayerAddsIsHeldToAndNeverExceedsTheMaximum() throws Exception {
+        // The schema converter only describes minLength in a client's schema; the game layer adds one to its own
+        // schemas after conversion (a decision's reason), so the grammar reads it from the generation schema as is.
+        Gbnf gbnf = new Gbnf(8);
+        GbnfChecker g = GbnfChecker.parse(gbnf.build(gbnf.schema((com.fasterxml.jackson.databind.node.ObjectNode)
+                dev.oam.core.json.Json.parse("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"minLength\":3},"
+                        + "\"b\":{\"type\":\"string\",\"minLength\":50}},\"required\":[\"a\",\"b\"],"
+                        + "\"additionalProperties\":false}")).root()));
+        assertThat(g.acceptsCompact("{\"a\":\"abc\",\"b\":\"12345678\"}")).isTrue();
+        assertThat(g.acceptsCompact("{\"a\":\"ab\",\"b\":\"12345678\"}")).as("under the minimum").isFalse();
+        assertThat(g.acceptsCompact("{\"a\":\"a\\\"c\",\"b\":\"12345678\"}")).as("an escape counts as one").isTrue();
+        assertThat(g.acceptsCompact("{\"a\":\"abc\",\"b\":\"1234567\"}")).as("a minimum above maxString is lowered to it")
+                .isFalse();
+    }
+
+    @Test
     void numbersHaveBoundedDigitsNoExponentAndRespectSigns() {
         GbnfChecker integer = grammar("{\"type\":\"integer\"}");
         assertThat(integer.acceptsCompact("-12")).isTrue();

@@ -132,7 +132,8 @@ final class ChatRequests {
         }
         int cap = Math.max(16, Math.min(DEFAULT_MAX_STRING, maxTokens / 2 / free.size()));
         for (ObjectNode string : free) {
-            string.put("maxLength", cap);
+            // never below a minLength the game layer holds the model to (a decision's reason)
+            string.put("maxLength", Math.max(cap, string.path("minLength").asInt(0)));
         }
         return copy;
     }

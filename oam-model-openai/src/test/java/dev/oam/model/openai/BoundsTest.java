@@ -202,4 +202,13 @@ class BoundsTest extends WireSupport {
         assertThat(llama.chats().get(0).body().path("cache_prompt").asBoolean()).isTrue();
         assertThat(logs()).contains("is llama.cpp's server (owned_by llamacpp in its model list)");
     }
+
+    @Test
+    void aStringBoundNeverFallsBelowTheStringsOwnMinLength() throws Exception {
+        JsonNode schema = dev.oam.core.json.Json.parse("{\"type\":\"object\",\"properties\":{\"reason\":{\"type\":\"string\","
+                + "\"minLength\":40},\"note\":{\"type\":\"string\"}}}");
+        JsonNode bounded = ChatRequests.bounded(schema, 40);
+        assertThat(bounded.path("properties").path("note").path("maxLength").asInt()).isEqualTo(16);
+        assertThat(bounded.path("properties").path("reason").path("maxLength").asInt()).isEqualTo(40);
+    }
 }
