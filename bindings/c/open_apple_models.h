@@ -2,7 +2,7 @@
  * open_apple_models.h: the C ABI of the oam bridge (libOpenAppleModelsFFI).
  *
  * The bridge speaks JSON-RPC 2.0 (the open-apple-models bridge protocol v1.0, see
- * ../shared/spec/PROTOCOL.md). Through this ABI every message is one UTF-8 JSON object without a
+ * docs/PROTOCOL.md). Through this ABI every message is one UTF-8 JSON object without a
  * trailing newline: you hand lines in with oam_bridge_send(), and the bridge hands its lines out
  * through the callback you pass to oam_bridge_create(). Requests from the bridge (tool/call with
  * ids "t-<n>") are answered by sending a response line back with oam_bridge_send().
