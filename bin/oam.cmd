@@ -39,10 +39,15 @@ rem :consider HOME WHERE  sets OAM_HOME when HOME is a Java 21 or newer (read fr
 :consider
 if not exist "%~1\bin\java.exe" exit /b 0
 set "OAM_MAJOR=0"
-for /f "tokens=2 delims==" %%V in ('findstr /b "JAVA_VERSION=" "%~1\release" 2^>nul') do for /f "tokens=1 delims=." %%M in (%%V) do set "OAM_MAJOR=%%~M"
+if exist "%~1\release" for /f "usebackq tokens=1,2 delims==" %%K in ("%~1\release") do if "%%K"=="JAVA_VERSION" call :major %%L
 if %OAM_MAJOR% LSS 21 goto :too_old
 set "OAM_HOME=%~f1"
 exit /b 0
 :too_old
 echo oam: %2 names "%~1", which is not a Java 21 or newer; looking further. 1>&2
+exit /b 0
+
+rem :major "21.0.5"  sets OAM_MAJOR to the feature version (1.8.0 counts as 1: older than 21 either way)
+:major
+for /f "tokens=1 delims=." %%M in ("%~1") do set "OAM_MAJOR=%%M"
 exit /b 0

@@ -228,6 +228,73 @@ for arch in ("arm64", "x86_64"):
 PY
   check "windows and macos archives: launchers, oam.jar, a PE (Windows) or Mach-O (macOS arm64, x86_64) runtime with every needed module"
 
+  # 12. The Windows archive under Wine (Debian's wine64, installed with apt-get when missing): oam.cmd finds the
+  #     archive's runtime and answers over stdio, and a program cross-built against the DLL starts the JVM of
+  #     ..\runtime through oam_bridge_create_with_settings. Only requests that need no SecureRandom: Wine lacks the
+  #     network-adapter call that Java's seed generator makes, so a session (a random id) crashes the JVM there.
+  _release_wine || check_fail "Wine is needed to run the Windows archive's launcher and DLL"
+  local windows="$_check_dir/windows here" wine_out
+  mkdir -p "$windows"
+  unzip -q "$DIST/$NAME-windows-x86_64.zip" -d "$windows"
+  cat > "$_check_dir/settings.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include "open_apple_models.h"
+static void on_message(const char *message, void *user_data) { (void)message; (void)user_data; }
+int main(void) {
+    if (oam_bridge_create_with_settings("{\"nope\": 1}", on_message, NULL) != NULL) return 2;
+    oam_bridge *bridge = oam_bridge_create_with_settings("{\"logLevel\": \"info\", \"maxSessions\": 2}", on_message, NULL);
+    if (bridge == NULL) return 3;
+    char *pong = oam_call_blocking(bridge, "{\"method\":\"ping\"}", 60000);
+    char *hello = oam_call_blocking(bridge, "{\"method\":\"initialize\",\"params\":{\"clientInfo\":{\"name\":\"wine\"}}}", 60000);
+    int ok = pong && strstr(pong, "\"result\":{}") && hello && strstr(hello, "\"maxSessions\":2");
+    printf("%s\n%s\n", pong ? pong : "(null)", hello ? hello : "(null)");
+    oam_string_free(pong);
+    oam_string_free(hello);
+    oam_bridge_destroy(bridge);
+    return ok ? 0 : 4;
+}
+C
+  x86_64-w64-mingw32-gcc -std=c11 -O1 -I"$windows/$NAME/include" -o "$windows/$NAME/lib/settings.exe" "$_check_dir/settings.c" \
+    -L"$windows/$NAME/lib" -l:OpenAppleModelsFFI.dll || check_fail "a program does not link against the DLL"
+  (
+    cd "$windows" || exit 1
+    export WINEPREFIX="$OAM_WINE_PREFIX" WINEDEBUG=-all
+    "$OAM_WINE" cmd /c "$NAME\\bin\\oam.cmd" --version > "$_check_dir/wine-version.out" 2>"$_check_dir/wine.err" || exit 11
+    printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"ping"}' \
+      '{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"clientInfo":{"name":"wine"}}}' \
+      '{"jsonrpc":"2.0","id":3,"method":"shutdown"}' |
+      "$OAM_WINE" cmd /c "$NAME\\bin\\oam.cmd" stdio > "$_check_dir/wine-stdio.out" 2>>"$_check_dir/wine.err" || exit 12
+    "$OAM_WINE" "$NAME\\lib\\settings.exe" > "$_check_dir/wine-settings.out" 2>>"$_check_dir/wine.err" || exit 13
+  ) || check_fail "the Windows archive under Wine failed (step $?): $(grep -v affinity "$_check_dir/wine.err" | tail -8)"
+  # oam prints its version on stderr, as all its messages (stdout is the protocol's)
+  grep -q "^oam $VERSION " "$_check_dir/wine.err" || check_fail "oam.cmd --version printed: $(grep -v affinity "$_check_dir/wine.err")"
+  python3 - "$_check_dir/wine-stdio.out" "$VERSION" <<'PY' || check_fail "oam.cmd stdio answered: $(cat "$_check_dir/wine-stdio.out")"
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]   # nothing but JSON on stdout
+assert [m["id"] for m in lines] == [1, 2, 3], lines
+assert lines[1]["result"]["server"]["version"] == sys.argv[2]
+PY
+  grep -q "using the runtime beside the library\|starting the JVM .*runtime" "$_check_dir/wine.err" ||
+    check_fail "the DLL did not say it started the archive's runtime: $(grep -v affinity "$_check_dir/wine.err" | tail -5)"
+  check "windows (under Wine $("$OAM_WINE" --version 2>/dev/null)): oam.cmd --version and oam.cmd stdio on the archive's runtime; the DLL started it through oam_bridge_create_with_settings"
+
   rm -rf "$_check_dir"
   check "every artifact in dist/ worked"
+}
+
+# Finds or installs Wine (64-bit) and prepares a private prefix in the project's cache; sets OAM_WINE and
+# OAM_WINE_PREFIX.
+_release_wine() {
+  OAM_WINE=$(command -v wine64 || ls /usr/lib/wine/wine64 2>/dev/null || true)
+  if [ -z "$OAM_WINE" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    check "Wine is missing; installing wine64 with apt-get (once)"
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wine64; } >&2 || true
+    OAM_WINE=$(command -v wine64 || ls /usr/lib/wine/wine64 2>/dev/null || true)
+  fi
+  [ -n "$OAM_WINE" ] || { echo "oam: install Wine (apt-get install wine64) for the Windows checks" >&2; return 1; }
+  OAM_WINE_PREFIX="${OAM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/oam}/wine-prefix"
+  if [ ! -f "$OAM_WINE_PREFIX/system.reg" ]; then
+    WINEPREFIX="$OAM_WINE_PREFIX" WINEDEBUG=-all "$OAM_WINE" wineboot -i >&2 2>/dev/null || return 1
+  fi
 }
