@@ -122,7 +122,7 @@ block = "".join((line[8:] if len(line) >= 8 else line.strip()) + "\n" for line i
 assert block in readme
 PY
   local maven_args=(-B -q -f "$consumer/pom.xml" "-Dmaven.repo.local=$repo" "-Doam.repository=file://$DIST/maven"
-    "-Doam.version=$VERSION" package exec:java)
+    "-Doam.version=$VERSION" package dependency:build-classpath "-Dmdep.outputFile=$consumer/classpath.txt" exec:java)
   (JAVA_HOME="$OAM_JDK" "$OAM_MVN" -o "${maven_args[@]}" > "$_check_dir/consumer.out" 2>&1) ||
     (JAVA_HOME="$OAM_JDK" "$OAM_MVN" "${maven_args[@]}" > "$_check_dir/consumer.out" 2>&1) ||
     check_fail "the consumer project did not build or run: $(tail -20 "$_check_dir/consumer.out")"
@@ -132,7 +132,13 @@ PY
     grep -q ">oam-dist=" "$repo/dev/oam/$module/$VERSION/_remote.repositories" 2>/dev/null ||
       check_fail "$module did not come from dist/maven"
   done
-  check "maven: a consumer project imported dev.oam:oam-bom:$VERSION from dist/maven and ran the README's Java example"
+  # The same program with oam's jars and their dependencies on the module path, as a mod loader loads them.
+  "$OAM_JDK/bin/java" --module-path "$(cat "$consumer/classpath.txt")" --add-modules dev.oam.bridge \
+    -cp "$consumer/target/classes" example.ReadmeExample > "$_check_dir/modules.out" 2>&1 ||
+    check_fail "the README example on the module path failed: $(tail -20 "$_check_dir/modules.out")"
+  grep -q "as the module dev.oam.bridge" "$_check_dir/modules.out" ||
+    check_fail "on the module path oam did not load as a module: $(cat "$_check_dir/modules.out")"
+  check "maven: a consumer project imported dev.oam:oam-bom:$VERSION from dist/maven and ran the README's Java example, on the class path and with oam on the module path (dev.oam.bridge)"
 
   # 7. Every published jar has a module descriptor (the module path of a mod loader), and sources and javadoc.
   local jar name

@@ -84,7 +84,9 @@ public final class ReadmeExample {
         check(castle.wolf.equals("fight"), "the decision: " + castle.wolf);
         check(hud.said.equals(List.of("Come in.", "Two axes left.")), "what the HUD said: " + hud.said);
         check(!hud.shown.isEmpty() && Integer.valueOf(45).equals(hud.shown.get(hud.shown.size() - 1)), "gold 45: " + hud.shown);
-        System.out.println("consumer: the README example ran against " + Oam.class.getProtectionDomain().getCodeSource().getLocation());
+        Module module = Oam.class.getModule();
+        System.out.println("consumer: the README example ran against " + Oam.class.getProtectionDomain().getCodeSource().getLocation()
+                + (module.isNamed() ? " as the module " + module.getName() : " on the class path"));
     }
 
     private static void check(boolean condition, String what) {
