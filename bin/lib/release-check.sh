@@ -74,6 +74,41 @@ PY
     check_fail "oam stdio from the archive did not answer: $(tail -20 "$_check_dir/stdio.err")"
   check "archive: oam stdio (a symbolic link on the PATH, unpacked under a path with a space, no JDK) answered initialize, a turn and shutdown"
 
+  # 2b. The same oam stdio on a real model (SmolLM2-135M-Instruct, which bin/test installs into the cache): the
+  #     README's first exchange on a real model, so that the runtime's modules are those model turns need too.
+  local smollm2
+  smollm2=$(. "$ROOT/bin/lib/real-models.sh" && oam_smollm2_model) || check_fail "the SmolLM2 model could not be had"
+  cat > "$_check_dir/real.py" <<'PY'
+import json, subprocess, sys
+child = subprocess.Popen(["oam", "stdio", "--model", sys.argv[1]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def send(message):
+    child.stdin.write(json.dumps(message) + "\n")
+    child.stdin.flush()
+def until(wanted):
+    while True:
+        message = json.loads(child.stdout.readline())
+        if wanted(message):
+            return message
+gate = {"name": "open_gate", "description": "Open one of the castle's gates.", "parameters": {"type": "object",
+        "properties": {"gate": {"type": "string", "enum": ["north", "south", "east", "west"]}}, "required": ["gate"]}}
+send({"jsonrpc": "2.0", "id": 1, "method": "session/create", "params": {"session": "guard", "tools": [gate],
+      "instructions": "You are Ulric, a castle guard. Use tools to act.",
+      "options": {"toolChoice": "required", "maxToolRounds": 1, "temperature": 0}}})
+send({"jsonrpc": "2.0", "id": 2, "method": "session/respond", "params": {"session": "guard", "prompt": "Please open the east gate."}})
+request = until(lambda m: m.get("method") == "tool/call")
+call = request["params"]["call"]
+send({"jsonrpc": "2.0", "id": request["id"], "result": {"output": {"opened": True}}})
+reply = until(lambda m: m.get("id") == 2)
+assert call["name"] == "open_gate" and call["arguments"]["gate"] in ("north", "south", "east", "west"), call
+assert reply["result"]["text"].strip(), reply
+send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+until(lambda m: m.get("id") == 3)
+print("open_gate(%s), then: %s" % (call["arguments"]["gate"], reply["result"]["text"]))
+PY
+  _without_jdk env OAM_LLAMA_THREADS=1 python3 "$_check_dir/real.py" "$smollm2" > "$_check_dir/real.out" 2>"$_check_dir/real.err" ||
+    check_fail "oam stdio from the archive on SmolLM2 failed: $(tail -20 "$_check_dir/real.err")"
+  check "archive: a real model turn on SmolLM2-135M-Instruct with no JDK: $(cat "$_check_dir/real.out")"
+
   # 3. The C library of the archive, from a C program built against its header, with no JDK: it finds the
   #    archive's runtime beside it.
   cc -std=c11 -D_GNU_SOURCE -I"$unpacked/$NAME/include" -o "$_check_dir/example" "$unpacked/$NAME/bindings/c/example.c" \
