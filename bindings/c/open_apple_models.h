@@ -2,7 +2,7 @@
  * open_apple_models.h: the C ABI of the oam bridge (libOpenAppleModelsFFI).
  *
  * The bridge speaks JSON-RPC 2.0 (the open-apple-models bridge protocol v1.0, see
- * ../shared/spec/PROTOCOL.md). Through this ABI every message is one UTF-8 JSON object without a
+ * docs/PROTOCOL.md). Through this ABI every message is one UTF-8 JSON object without a
  * trailing newline: you hand lines in with oam_bridge_send(), and the bridge hands its lines out
  * through the callback you pass to oam_bridge_create(). Requests from the bridge (tool/call with
  * ids "t-<n>") are answered by sending a response line back with oam_bridge_send().
@@ -115,6 +115,30 @@ typedef void (*oam_callback)(const char *message, void *user_data);
  * stderr. It never aborts the process.
  */
 OAM_API oam_bridge *oam_bridge_create(oam_callback callback, void *user_data);
+
+/*
+ * oam_bridge_create() with settings given as one JSON object instead of environment variables (a .NET host's
+ * Environment.SetEnvironmentVariable does not reach the C runtime's getenv on Windows). Every member is
+ * optional; one that is absent or null falls back to its environment variable:
+ *
+ *   "classPath"          string   OAM_CLASSPATH: the engine's jar(s), separated by ':' (';' on Windows)
+ *   "javaHome"           string   OAM_JAVA_HOME: the Java 21+ to start
+ *   "jvmOptions"         string   OAM_JVM_OPTIONS: extra JVM options, separated by white space
+ *   "logLevel"           string   OAM_BRIDGE_LOG: debug, info, warning, error or off
+ *   "model"              string   OAM_MODEL: the system model, a .gguf path or an http(s)://.../v1 URL
+ *   "modelName"          string   OAM_MODEL_NAME
+ *   "apiKey"             string   OAM_API_KEY
+ *   "maxSessions"        number   OAM_BRIDGE_MAX_SESSIONS
+ *   "toolTimeoutSeconds" number   OAM_BRIDGE_TOOL_TIMEOUT (0 = wait forever)
+ *   "scriptedModels"     boolean  OAM_BRIDGE_SCRIPTED_MODELS
+ *
+ * for example {"javaHome": "C:\\Game\\jre", "classPath": "C:\\Game\\oam\\oam.jar", "logLevel": "info"}.
+ * classPath, javaHome and jvmOptions matter only to the create that starts the JVM (the first of the process).
+ * settings_json NULL is {}. Anything but a flat object of these names with values of these types (an unknown
+ * name, a wrong type, a second copy of a name, text after the object) is refused: NULL is returned and the
+ * reason written to stderr, before any JVM is started.
+ */
+OAM_API oam_bridge *oam_bridge_create_with_settings(const char *settings_json, oam_callback callback, void *user_data);
 
 /*
  * Hands one message (a JSON object, no trailing newline needed) to the bridge. Returns OAM_OK

@@ -38,7 +38,7 @@ namespace AOT
 
 namespace OpenAppleModels
 {
-    /// <summary>The six functions of libOpenAppleModelsFFI, and NUL-terminated UTF-8 helpers.</summary>
+    /// <summary>The seven functions of libOpenAppleModelsFFI, and NUL-terminated UTF-8 helpers.</summary>
     public static class Native
     {
 #if (UNITY_IOS || UNITY_TVOS || UNITY_VISIONOS) && !UNITY_EDITOR
@@ -56,6 +56,9 @@ namespace OpenAppleModels
 
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         public static extern IntPtr oam_bridge_create(Callback callback, IntPtr userData);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        public static extern IntPtr oam_bridge_create_with_settings(byte[] settingsJson, Callback callback, IntPtr userData);
 
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         public static extern int oam_bridge_send(IntPtr bridge, byte[] line);
@@ -333,6 +336,16 @@ namespace OpenAppleModels
         private IntPtr _handle;
         private GCHandle _self;
         private Action<string> _onLine;
+        private readonly string _settings;
+
+        /// <summary>settings go to oam_bridge_create_with_settings as one JSON object instead of environment
+        /// variables (on Windows, Environment.SetEnvironmentVariable never reaches the C runtime's getenv):
+        /// classPath, javaHome, jvmOptions, logLevel, model, modelName, apiKey, maxSessions, toolTimeoutSeconds,
+        /// scriptedModels. One left out falls back to its environment variable (bindings/README.md).</summary>
+        public NativeTransport(IDictionary<string, object> settings = null)
+        {
+            _settings = Json.Serialize(settings ?? new Dictionary<string, object>());
+        }
 
         public void Start(Action<string> onLine)
         {
@@ -341,7 +354,7 @@ namespace OpenAppleModels
             IntPtr handle;
             try
             {
-                handle = Native.oam_bridge_create(s_callback, GCHandle.ToIntPtr(_self));
+                handle = Native.oam_bridge_create_with_settings(Native.ToUtf8(_settings), s_callback, GCHandle.ToIntPtr(_self));
             }
             catch (Exception e)
             {
@@ -440,6 +453,10 @@ namespace OpenAppleModels
 
         /// <summary>A bridge over libOpenAppleModelsFFI (the first one in a process starts the JVM).</summary>
         public OamBridge(bool dispatchOnCallbackThread = false) : this(new NativeTransport(), dispatchOnCallbackThread) { }
+
+        /// <summary>A bridge over the library, started with these settings (see NativeTransport).</summary>
+        public OamBridge(IDictionary<string, object> settings, bool dispatchOnCallbackThread = false)
+            : this(new NativeTransport(settings), dispatchOnCallbackThread) { }
 
         /// <summary>A bridge over any transport (tests use a scripted one).</summary>
         public OamBridge(IOamTransport transport, bool dispatchOnCallbackThread = false)
@@ -988,6 +1005,33 @@ namespace OpenAppleModels
         {
             if (handler == null) throw new ArgumentNullException("handler");
             _tools[name] = new Tool { Name = name, Description = description, Parameters = parameters, TimeoutSeconds = timeoutSeconds, Deferred = handler };
+        }
+
+        /// <summary>A tool whose output is a Task: the reply is sent when the Task completes (a fault is an error
+        /// output; a cancelled Task sends nothing). For work that must run on the game's own thread: queue it
+        /// there and complete a TaskCompletionSource, so that no thread waits for the game thread and the game
+        /// thread never blocks on a turn (await it, or poll IsCompleted each frame). The handler gets the
+        /// ToolReply's CancellationToken, cancelled on tool/cancel.</summary>
+        public void RegisterToolAsync(string name, string description, object parameters,
+            Func<ToolCall, CancellationToken, Task<object>> handler, double? timeoutSeconds = null)
+        {
+            if (handler == null) throw new ArgumentNullException("handler");
+            RegisterTool(name, description, parameters, (ToolCall call, ToolReply reply) =>
+            {
+                var task = handler(call, reply.CancellationToken);
+                if (task == null) throw new InvalidOperationException("The tool '" + name + "' returned no Task.");
+                task.ContinueWith(done =>
+                {
+                    if (done.IsCanceled) return;
+                    if (done.IsFaulted)
+                    {
+                        var error = done.Exception.GetBaseException();
+                        reply.Error(string.IsNullOrEmpty(error.Message) ? error.GetType().Name : error.Message);
+                        return;
+                    }
+                    reply.Ok(done.Result);
+                }, TaskContinuationOptions.ExecuteSynchronously);
+            }, timeoutSeconds);
         }
 
         public bool UnregisterTool(string name)

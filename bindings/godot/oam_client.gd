@@ -3,7 +3,8 @@
 # Add it as a node (or `OamClient.new()` + add_child), call start(), then `await request(...)`. The bridge's
 # lines are read on a thread and handed to the main thread in _process, where responses complete their
 # requests, events reach the callable given with their request, and tool/calls run the registered tools.
-# Written for Godot 4.2+ (OS.execute_with_pipe); not run by this repository's build (see README.md).
+# Written for Godot 4.2+ (OS.execute_with_pipe). The build parses it with gdtoolkit (bin/release --check) but cannot
+# run it: Godot 4 is not packaged where the build runs (see README.md).
 class_name OamClient
 extends Node
 
@@ -27,6 +28,35 @@ var _next_id := 0
 var _pending := {}   # "gd-<n>" -> Pending
 var _on_event := {}  # "gd-<n>" -> Callable(event: Dictionary)
 var _tools := {}     # tool name -> Callable(args: Dictionary, params: Dictionary) -> Variant
+var _deferred := {}  # tool name -> true for tools registered with register_deferred_tool
+var _replies := {}   # str(tool/call id) -> ToolReply not answered yet
+
+
+## A tool/call answered later (register_deferred_tool): call ok() or error() once, from the main thread, when
+## the work is done. If the bridge no longer wants the answer (tool/cancel: a timeout, a cancelled turn),
+## `cancelled` turns true and the `cancel` signal fires; ok() and error() then send nothing and return false.
+class ToolReply:
+	signal cancel(reason: String)
+	var id
+	var arguments: Dictionary
+	var params: Dictionary
+	var cancelled := false
+	var answered := false
+	var _client
+
+	func ok(output = "") -> bool:
+		return _answer({"output": "" if output == null else output})
+
+	func error(message: String) -> bool:
+		return _answer({"output": message, "isError": true})
+
+	func _answer(result: Dictionary) -> bool:
+		if answered or cancelled:
+			return false
+		answered = true
+		_client._replies.erase(str(id))
+		_client._send({"jsonrpc": "2.0", "id": id, "result": result})
+		return true
 
 
 ## Starts the bridge process. False (and an error in the log) if it cannot be started.
@@ -70,6 +100,15 @@ func _process(_delta: float) -> void:
 ## Its definition for "tools" params is tool_definition(tool_name, description, parameters).
 func register_tool(tool_name: String, handler: Callable) -> void:
 	_tools[tool_name] = handler
+	_deferred.erase(tool_name)
+
+
+## Registers a tool answered later: handler(reply: ToolReply) starts the work (an animation, a timer, a path to
+## walk) and returns; the game calls reply.ok(output) or reply.error(message) when it is done, on a later frame.
+## The turn waits for it meanwhile (up to the bridge's tool timeout), and the game keeps running.
+func register_deferred_tool(tool_name: String, handler: Callable) -> void:
+	_tools[tool_name] = handler
+	_deferred[tool_name] = true
 
 
 static func tool_definition(tool_name: String, description: String, parameters: Dictionary = {"type": "object", "properties": {}}) -> Dictionary:
@@ -108,6 +147,13 @@ func _dispatch(message: Dictionary) -> void:
 		_on_request(method, message)
 	elif method != null:
 		var params: Dictionary = message.get("params", {})
+		if method == "tool/cancel":
+			var key := str(params.get("id"))
+			if _replies.has(key):
+				var reply: ToolReply = _replies[key]
+				_replies.erase(key)
+				reply.cancelled = true
+				reply.cancel.emit(str(params.get("reason", "")))
 		var request_id = params.get("requestId")
 		if typeof(request_id) == TYPE_STRING and _on_event.has(request_id):
 			_on_event[request_id].call(params.get("event", params))
@@ -132,11 +178,23 @@ func _on_request(method: String, message: Dictionary) -> void:
 		_send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": text,
 			"data": {"code": "method_not_found", "method": method}}})
 		return
+	if _deferred.has(tool_name):
+		var reply := ToolReply.new()
+		reply.id = message["id"]
+		reply.arguments = call_info.get("arguments", {})
+		reply.params = params
+		reply._client = self
+		_replies[str(reply.id)] = reply
+		_tools[tool_name].call(reply)
+		return
 	var output = _tools[tool_name].call(call_info.get("arguments", {}), params)
 	_send({"jsonrpc": "2.0", "id": message["id"], "result": {"output": "" if output == null else output}})
 
 
 func _exit_tree() -> void:
+	for reply in _replies.values():
+		reply.cancelled = true
+	_replies.clear()
 	if _pipe == null:
 		return
 	# `oam stdio` answers shutdown, then exits; its stdout closes and the reader thread ends.

@@ -20,6 +20,7 @@ Standard library only; Python 3.9 or newer.
 import asyncio
 import atexit
 import collections.abc
+import concurrent.futures
 import ctypes
 import ctypes.util
 import datetime
@@ -172,6 +173,8 @@ class _Library:
         lib = ctypes.CDLL(path)  # CDLL releases the GIL during calls
         lib.oam_bridge_create.argtypes = [self.CALLBACK, ctypes.c_void_p]
         lib.oam_bridge_create.restype = ctypes.c_void_p
+        lib.oam_bridge_create_with_settings.argtypes = [ctypes.c_char_p, self.CALLBACK, ctypes.c_void_p]
+        lib.oam_bridge_create_with_settings.restype = ctypes.c_void_p
         lib.oam_bridge_send.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         lib.oam_bridge_send.restype = ctypes.c_int
         lib.oam_bridge_destroy.argtypes = [ctypes.c_void_p]
@@ -229,9 +232,15 @@ def load_library(library: Optional[str] = None) -> _Library:
 
 
 class NativeTransport:
-    """libOpenAppleModelsFFI in this process. The callback runs on the bridge's own thread."""
+    """libOpenAppleModelsFFI in this process. The callback runs on the bridge's own thread.
 
-    def __init__(self, library: Optional[str] = None):
+    ``settings`` are handed to ``oam_bridge_create_with_settings`` as JSON instead of environment variables:
+    ``classPath``, ``javaHome``, ``jvmOptions``, ``logLevel``, ``model``, ``modelName``, ``apiKey``,
+    ``maxSessions``, ``toolTimeoutSeconds``, ``scriptedModels`` (one left out falls back to its variable).
+    """
+
+    def __init__(self, library: Optional[str] = None, settings: Optional[dict] = None):
+        self._settings = dumps(settings or {}).encode("utf-8")
         self._library = load_library(library)
         self._callback = _Library.CALLBACK(self._deliver)  # must outlive the native bridge
         self._handle: Optional[int] = None
@@ -243,10 +252,10 @@ class NativeTransport:
 
     def start(self, on_line: Callable[[bytes], None]) -> None:
         self._on_line = on_line
-        handle = self._library.lib.oam_bridge_create(self._callback, None)
+        handle = self._library.lib.oam_bridge_create_with_settings(self._settings, self._callback, None)
         if not handle:
-            raise RuntimeError("oam_bridge_create failed; the reason is on stderr (no Java 21+ found, no oam.jar, "
-                               "or a bad setting such as OAM_MODEL)")
+            raise RuntimeError("oam_bridge_create_with_settings failed; the reason is on stderr (no Java 21+ found, "
+                               "no oam.jar, or a bad setting such as the model, OAM_MODEL)")
         self._handle = handle
 
     def _deliver(self, line: bytes, _user_data: Any) -> None:
@@ -473,8 +482,8 @@ class Bridge:
     be called from any thread.
     """
 
-    def __init__(self, library: Optional[str] = None, *, transport: Any = None):
-        self._transport = transport if transport is not None else NativeTransport(library)
+    def __init__(self, library: Optional[str] = None, *, transport: Any = None, settings: Optional[dict] = None):
+        self._transport = transport if transport is not None else NativeTransport(library, settings)
         self._ids = itertools.count(1)
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._loop_lock = threading.Lock()
@@ -820,7 +829,10 @@ class Bridge:
                 result = tool.handler(context.arguments, context)
             else:
                 result = tool.handler(context.arguments)
-            if inspect.isawaitable(result):
+            if isinstance(result, concurrent.futures.Future):
+                # answered later by another thread: a game's main thread completes it on its next tick
+                result = await asyncio.wrap_future(result)
+            elif inspect.isawaitable(result):
                 result = await result
         except asyncio.CancelledError:
             return  # tool/cancel (or close): the bridge no longer wants an answer

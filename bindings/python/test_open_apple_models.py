@@ -10,12 +10,14 @@ fake transport that answers like the protocol says.
 
 import ast
 import asyncio
+import concurrent.futures
 import datetime
 import decimal
 import enum
 import gc
 import io
 import os
+import queue
 import socket
 import sys
 import threading
@@ -197,6 +199,52 @@ class BridgeContract:
         self.assertIn("toolCallCompleted", types)
         self.assertLess(types.index("toolCallStarted"), types.index("toolCallCompleted"))
         self.assertEqual(result["toolCalls"][0]["output"], {"opened": True})
+
+    def test_a_tool_answered_by_a_future_runs_on_the_game_thread_while_it_ticks(self):
+        # A game whose tools must run on its own thread (a server tick, an engine's main thread): the handler
+        # queues the work for the game's next tick and returns a concurrent.futures.Future; the game thread
+        # starts the turn and keeps ticking, never blocking on it, and the bridge's event loop runs elsewhere.
+        ticks = queue.Queue()
+        game_thread = threading.current_thread()
+        seen = {}
+
+        @self.bridge.tool(description="Open a named gate (on the game thread).",
+                          parameters={"type": "object", "properties": {"gate": {"type": "string"}}})
+        def open_gate(args):
+            seen["handler"] = threading.current_thread()
+            done = concurrent.futures.Future()
+
+            def work():
+                seen["work"] = threading.current_thread()
+                done.set_result({"opened": True, "gate": args["gate"]})
+            ticks.put(work)
+            return done
+
+        loop = asyncio.new_event_loop()
+        loop_thread = threading.Thread(target=loop.run_forever, name="bridge-loop", daemon=True)
+        loop_thread.start()
+        try:
+            async def turn():
+                session = await self.bridge.create_session(
+                    tools=["open_gate"], model=scripted(tool_call("open_gate", gate="east"), {"template": "{toolOutput}"}))
+                return await session.respond("Open the east gate.")
+
+            future = asyncio.run_coroutine_threadsafe(turn(), loop)
+            future.add_done_callback(lambda _: ticks.put(lambda: None))  # wakes the game loop when the turn ends
+            ticked = 0
+            while not future.done():
+                ticks.get(timeout=WAIT)()
+                ticked += 1
+            result = future.result()
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            loop_thread.join(WAIT)
+            self.bridge.close()
+            loop.close()
+        self.assertEqual(result["text"], '{"opened":true,"gate":"east"}')
+        self.assertIs(seen["work"], game_thread)
+        self.assertIsNot(seen["handler"], game_thread)
+        self.assertGreaterEqual(ticked, 1)
 
     def test_a_tool_error_becomes_an_error_output_the_model_sees(self):
         @self.bridge.tool
@@ -483,6 +531,19 @@ class NativeBridgeTest(BridgeContract, unittest.TestCase):
 
     def test_the_version_is_the_library_version(self):
         self.assertEqual(self.bridge.version, oam.__version__)
+
+    def test_settings_reach_the_library_as_json_without_environment_variables(self):
+        limited = Bridge(settings={"maxSessions": 1, "scriptedModels": True, "logLevel": "warning"})
+        self.addCleanup(limited.close)
+
+        async def main():
+            await limited.create_session(model="scripted")
+            with self.assertRaises(BridgeError) as caught:
+                await limited.create_session(model="scripted")
+            return caught.exception
+        self.assertEqual(run(main()).name, "session_limit")
+        with redirect_stderr(io.StringIO()), self.assertRaises(RuntimeError):
+            Bridge(settings={"maxSession": 1})  # misspelt: refused, the reason on stderr
 
 
 @unittest.skipUnless(os.environ.get("OAM_STDIO_COMMAND"), "OAM_STDIO_COMMAND is not set")

@@ -183,6 +183,62 @@ namespace OpenAppleModels.Tests
             }
         }
 
+        /// <summary>A game whose tools must run on its own thread (Unity's main thread, a server tick): the async
+        /// tool hands the work to the game's tick queue and returns a Task; the game thread starts the turn and
+        /// keeps ticking (it never blocks on the turn), runs the tool's work on a later tick, and sees the reply.
+        /// The bridge dispatches on its callback thread, so nothing but the ticks runs on the game thread.</summary>
+        [Test]
+        public static void AnAsyncToolRunsOnTheGameThreadWhileThatThreadKeepsTicking()
+        {
+            using (var bridge = new OamBridge(dispatchOnCallbackThread: true))
+            using (var ticks = new System.Collections.Concurrent.BlockingCollection<Action>())
+            {
+                var gameThread = Thread.CurrentThread;
+                Thread ranOn = null, handlerOn = null;
+                bridge.RegisterToolAsync("open_gate", "Open a gate (on the game thread).", GateParameters, (call, cancel) =>
+                {
+                    handlerOn = Thread.CurrentThread;
+                    var done = new TaskCompletionSource<object>();
+                    ticks.Add(() =>
+                    {
+                        ranOn = Thread.CurrentThread;
+                        done.SetResult(J.O("opened", true, "gate", call.GetString("gate")));
+                    });
+                    return done.Task;
+                });
+                var session = bridge.CreateSessionAsync(tools: new object[] { "open_gate" }, model: J.Scripted(
+                    J.ToolCallStep("open_gate", J.O("gate", "east")), J.O("template", "{toolOutput}"))).GetAwaiter().GetResult();
+                var turn = session.RespondAsync("Open the east gate.");
+                turn.ContinueWith(_ => ticks.Add(() => { }));   // wakes the loop once the turn is over
+                int ticked = 0;
+                while (!turn.IsCompleted)
+                {
+                    Action work;
+                    Check.True(ticks.TryTake(out work, Suite.WaitSeconds * 1000), "a tick arrived (no hang)");
+                    work();
+                    ticked++;
+                }
+                Check.Equal("{\"opened\":true,\"gate\":\"east\"}", turn.Result["text"]);
+                Check.True(ranOn == gameThread, "the tool's work ran on the game thread");
+                Check.True(handlerOn != gameThread, "the handler itself ran on the bridge's thread");
+                Check.True(ticked >= 1, "the game thread ticked while the turn ran");
+            }
+        }
+
+        [Test]
+        public static void SettingsReachTheLibraryAsJsonWithoutEnvironmentVariables()
+        {
+            using (var bridge = new OamBridge(J.O("maxSessions", 1, "scriptedModels", true, "logLevel", "warning")))
+            {
+                MainThread.Run(() => bridge.CreateSessionAsync(model: "scripted"), bridge);
+                var error = MainThread.Run(() => Check.ThrowsAsync<OamException>(() => bridge.CreateSessionAsync(model: "scripted"),
+                    "a second session"), bridge);
+                Check.Equal("session_limit", error.Name);
+            }
+            var refused = Check.Throws<OamException>(() => new OamBridge(J.O("maxSession", 1)), "a misspelt setting");
+            Check.Equal("bridge_unavailable", refused.Name);
+        }
+
         [Test]
         public static void AToolErrorBecomesAnErrorOutputTheModelSees()
         {

@@ -165,7 +165,7 @@ static jstring java_string_from_utf8(JNIEnv *env, const char *text) {
  * "NAME=value" for every setting the Java side reads (see NativeBridge.configure): the bridge's own
  * and the system model's, from the environment at the time of the call.
  */
-static jobjectArray settings_array(JNIEnv *env, const char *log_level, int owns_jvm) {
+static jobjectArray settings_array(JNIEnv *env, const oam_settings *settings, const char *log_level, int owns_jvm) {
     static const char *names[] = {"OAM_BRIDGE_MAX_SESSIONS", "OAM_BRIDGE_TOOL_TIMEOUT", "OAM_BRIDGE_SCRIPTED_MODELS",
                                   "OAM_MODEL", "OAM_MODEL_NAME", "OAM_API_KEY"};
     enum { MAX_SETTINGS = 2 + sizeof names / sizeof names[0] };
@@ -180,7 +180,7 @@ static jobjectArray settings_array(JNIEnv *env, const char *log_level, int owns_
         entries[count++] = copy_string("OAM_FFI_OWNS_JVM=1", strlen("OAM_FFI_OWNS_JVM=1"));
     }
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *value = getenv(names[i]);
+        const char *value = oam_setting(settings, names[i]);
         if (value != NULL && *value) {
             size_t size = strlen(names[i]) + strlen(value) + 2;
             entries[count] = (char *)malloc(size);
@@ -215,14 +215,14 @@ static jobjectArray settings_array(JNIEnv *env, const char *log_level, int owns_
  */
 #define LOCAL_FRAME_CAPACITY 16
 
-OAM_API oam_bridge *oam_bridge_create(oam_callback callback, void *user_data) {
-    const char *log_level = oam_log_configure();
+static oam_bridge *create_bridge(const oam_settings *settings, oam_callback callback, void *user_data) {
+    const char *log_level = oam_log_configure(settings);
     if (callback == NULL) {
         oam_log(OAM_LOG_ERROR, "oam_bridge_create: the callback must not be NULL");
         return NULL;
     }
     int owns_jvm = 0;
-    const oam_java *java = oam_jvm_ensure(&owns_jvm);
+    const oam_java *java = oam_jvm_ensure(settings, &owns_jvm);
     if (java == NULL) {
         return NULL;
     }
@@ -242,9 +242,9 @@ OAM_API oam_bridge *oam_bridge_create(oam_callback callback, void *user_data) {
     bridge->callback = callback;
     bridge->user_data = user_data;
     bridge->java = java;
-    jobjectArray settings = settings_array(env, log_level, owns_jvm);
-    jobject peer = settings == NULL ? NULL
-        : (*env)->CallStaticObjectMethod(env, java->entry, java->create, (jlong)(intptr_t)bridge, settings);
+    jobjectArray array = settings_array(env, settings, log_level, owns_jvm);
+    jobject peer = array == NULL ? NULL
+        : (*env)->CallStaticObjectMethod(env, java->entry, java->create, (jlong)(intptr_t)bridge, array);
     int failed = oam_jvm_report_exception(env, "cannot create the bridge") || peer == NULL;
     if (!failed) {
         bridge->peer = (*env)->NewGlobalRef(env, peer);
@@ -256,6 +256,26 @@ OAM_API oam_bridge *oam_bridge_create(oam_callback callback, void *user_data) {
         free_bridge(bridge);
         return NULL;
     }
+    return bridge;
+}
+
+OAM_API oam_bridge *oam_bridge_create(oam_callback callback, void *user_data) {
+    return create_bridge(NULL, callback, user_data);
+}
+
+OAM_API oam_bridge *oam_bridge_create_with_settings(const char *settings_json, oam_callback callback, void *user_data) {
+    oam_settings settings;
+    char error[512] = "";
+    if (settings_json == NULL) {
+        settings_json = "{}";
+    }
+    if (!oam_settings_parse(settings_json, &settings, error, sizeof error)) {
+        oam_log_configure(NULL);
+        oam_log(OAM_LOG_ERROR, "oam_bridge_create_with_settings: the settings are refused: %s", error);
+        return NULL;
+    }
+    oam_bridge *bridge = create_bridge(&settings, callback, user_data);
+    oam_settings_free(&settings);
     return bridge;
 }
 

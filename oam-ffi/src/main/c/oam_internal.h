@@ -43,12 +43,31 @@ void oam_cond_broadcast(oam_cond *c);
 oam_thread_id oam_thread_self(void);
 int oam_thread_equal(oam_thread_id a, oam_thread_id b);
 
+/* ---- settings ------------------------------------------------------------------------------ */
+
+/*
+ * The members of oam_bridge_create_with_settings()'s JSON object, each as the environment variable it replaces
+ * (oam_settings.c lists them) with its value as text. A setting that is absent or null falls back to the
+ * environment.
+ */
+typedef struct {
+    int count;
+    const char *variables[16]; /* static strings */
+    char *values[16];          /* malloc'd */
+} oam_settings;
+
+/* Parses settings JSON; returns 0 with a reason in error when it is not a flat object of known settings. */
+int oam_settings_parse(const char *json, oam_settings *settings, char *error, size_t error_size);
+void oam_settings_free(oam_settings *settings);
+/* The setting's value, else the environment variable's (getenv), else NULL. settings may be NULL. */
+const char *oam_setting(const oam_settings *settings, const char *variable);
+
 /* ---- diagnostics (stderr only) ------------------------------------------------------------ */
 
 enum { OAM_LOG_DEBUG, OAM_LOG_INFO, OAM_LOG_WARNING, OAM_LOG_ERROR, OAM_LOG_OFF };
 
-/* Reads OAM_BRIDGE_LOG; returns the level name to hand to Java ("warning" when unset). */
-const char *oam_log_configure(void);
+/* Reads the logLevel setting or OAM_BRIDGE_LOG; returns the level name to hand to Java ("warning" when unset). */
+const char *oam_log_configure(const oam_settings *settings);
 void oam_log(int level, const char *format, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -74,7 +93,7 @@ typedef struct {
  * Starts or joins the JVM and loads the entry class. Returns NULL (after explaining why on
  * stderr). *owns_jvm tells whether this library started the JVM (then stdout is kept private).
  */
-const oam_java *oam_jvm_ensure(int *owns_jvm);
+const oam_java *oam_jvm_ensure(const oam_settings *settings, int *owns_jvm);
 
 /*
  * The JNIEnv of this thread, attaching it (as a daemon) when needed; it stays attached until the

@@ -3,10 +3,11 @@
  *
  * Order of the search (the first that applies wins):
  *   1. a JVM already running in this process (JNI_GetCreatedJavaVMs): it is joined;
- *   2. OAM_JAVA_HOME: must be a JDK/JRE 21 or newer, otherwise creating fails;
- *   3. JAVA_HOME when it is 21 or newer (an older one is skipped with a note);
- *   4. the newest JDK >= 21 under the usual install directories (OAM_JVM_DIRS replaces them).
- * The classpath is OAM_CLASSPATH, or oam.jar in the directory of this library.
+ *   2. the javaHome setting, else OAM_JAVA_HOME: must be a JDK/JRE 21 or newer, otherwise creating fails;
+ *   3. a release archive's runtime: ../runtime from the directory of this library;
+ *   4. JAVA_HOME when it is 21 or newer (an older one is skipped with a note);
+ *   5. the newest JDK >= 21 under the usual install directories (OAM_JVM_DIRS replaces them).
+ * The classpath is the classPath setting, else OAM_CLASSPATH, else oam.jar in the directory of this library.
  */
 #define OAM_BUILDING_LIBRARY 1 /* exports, not imports, on Windows */
 #include "oam_internal.h"
@@ -202,9 +203,9 @@ static void list_directory(const char *dir, void (*visit)(const char *, const ch
 
 static volatile int g_log_level = OAM_LOG_WARNING;
 
-const char *oam_log_configure(void) {
+const char *oam_log_configure(const oam_settings *settings) {
     static const char *names[] = {"debug", "info", "warning", "error", "off"};
-    const char *value = getenv("OAM_BRIDGE_LOG");
+    const char *value = oam_setting(settings, "OAM_BRIDGE_LOG");
     int level = OAM_LOG_WARNING;
     if (value != NULL && *value) {
         char lower[16] = {0};
@@ -419,8 +420,9 @@ static void default_directories(char *out, size_t size) {
 }
 
 /* Picks the JVM library to load; explains on stderr and returns 0 when there is none. */
-static int find_jvm_library(char *library, size_t size) {
-    const char *explicit_home = getenv("OAM_JAVA_HOME");
+
+static int find_jvm_library(const oam_settings *settings, char *library, size_t size) {
+    const char *explicit_home = oam_setting(settings, "OAM_JAVA_HOME");
     if (explicit_home != NULL && *explicit_home) {
         int major = java_major(explicit_home);
         if (!dir_exists(explicit_home)) {
@@ -438,6 +440,15 @@ static int find_jvm_library(char *library, size_t size) {
             return 0;
         }
         return 1;
+    }
+    /* A release archive's own runtime: <dir>/../runtime beside the library's <dir> (oam-VERSION/lib). */
+    char own[OAM_PATH_MAX], runtime[OAM_PATH_MAX];
+    if (library_directory(own, sizeof own)) {
+        path_join(runtime, sizeof runtime, own, ".." OAM_PATH_SEP_STR "runtime");
+        if (runtime[0] && java_major(runtime) >= OAM_MIN_JAVA && jvm_library_in(runtime, library, size)) {
+            oam_log(OAM_LOG_DEBUG, "using the runtime beside the library: %s", runtime);
+            return 1;
+        }
     }
     const char *java_home = getenv("JAVA_HOME");
     if (java_home != NULL && *java_home) {
@@ -459,8 +470,8 @@ static int find_jvm_library(char *library, size_t size) {
     search_directories(dirs, &search);
     if (search.best_major == 0) {
         oam_log(OAM_LOG_ERROR,
-                "no Java %d or newer was found. Looked at OAM_JAVA_HOME (unset), JAVA_HOME (%s) and the JDKs under %s. "
-                "Install a JDK %d+ or set OAM_JAVA_HOME to one.",
+                "no Java %d or newer was found. Looked at javaHome and OAM_JAVA_HOME (unset), a runtime beside the library, "
+                "JAVA_HOME (%s) and the JDKs under %s. Install a JDK %d+ or set javaHome (or OAM_JAVA_HOME) to one.",
                 OAM_MIN_JAVA, java_home && *java_home ? java_home : "unset", dirs, OAM_MIN_JAVA);
         return 0;
     }
@@ -471,8 +482,8 @@ static int find_jvm_library(char *library, size_t size) {
 /* ---- the classpath ------------------------------------------------------------------------ */
 
 /* OAM_CLASSPATH, or oam.jar next to this library. Explains and returns 0 when missing. */
-static int find_classpath(char *out, size_t size) {
-    const char *explicit_path = getenv("OAM_CLASSPATH");
+static int find_classpath(const oam_settings *settings, char *out, size_t size) {
+    const char *explicit_path = oam_setting(settings, "OAM_CLASSPATH");
     if (explicit_path != NULL && *explicit_path) {
         /* Every entry must exist: a typo would otherwise surface as a confusing class error. */
         char copy[OAM_PATH_MAX * 2];
@@ -616,8 +627,8 @@ static int error_file_option(char *out, size_t size) {
 }
 
 /* Splits OAM_JVM_OPTIONS at whitespace into options[] (pointers into storage). */
-static int extra_options(char *storage, size_t size, JavaVMOption *options, int max) {
-    const char *value = getenv("OAM_JVM_OPTIONS");
+static int extra_options(const oam_settings *settings, char *storage, size_t size, JavaVMOption *options, int max) {
+    const char *value = oam_setting(settings, "OAM_JVM_OPTIONS");
     int count = 0;
     if (value == NULL) {
         return 0;
@@ -644,7 +655,7 @@ static int extra_options(char *storage, size_t size, JavaVMOption *options, int 
     return count;
 }
 
-static JavaVM *start_vm(const char *classpath, JNIEnv **env) {
+static JavaVM *start_vm(const oam_settings *settings, const char *classpath, JNIEnv **env) {
     no_native_backtraces(); /* before the JVM starts, and before a joined JVM ever loads ggml */
     created_vms_fn created = loaded_created_vms();
     JavaVM *vm = running_vm(created);
@@ -657,7 +668,7 @@ static JavaVM *start_vm(const char *classpath, JNIEnv **env) {
         return NULL;
     }
     char library_path[OAM_PATH_MAX];
-    if (!find_jvm_library(library_path, sizeof library_path)) {
+    if (!find_jvm_library(settings, library_path, sizeof library_path)) {
         return NULL;
     }
     void *library = library_open(library_path);
@@ -696,7 +707,7 @@ static JavaVM *start_vm(const char *classpath, JNIEnv **env) {
     for (int i = 0; i < count; i++) {
         options[i].extraInfo = NULL;
     }
-    count += extra_options(extra_storage, sizeof extra_storage, options + count, 60);
+    count += extra_options(settings, extra_storage, sizeof extra_storage, options + count, 60);
     JavaVMInitArgs args;
     args.version = JNI_VERSION_10;
     args.nOptions = count;
@@ -816,7 +827,7 @@ static int load_entry_class(JNIEnv *env, const char *classpath) {
     return ok;
 }
 
-const oam_java *oam_jvm_ensure(int *owns_jvm) {
+const oam_java *oam_jvm_ensure(const oam_settings *settings, int *owns_jvm) {
     oam_mutex_lock(&g_lock);
     if (g_ready) {
         *owns_jvm = g_owns_jvm;
@@ -825,9 +836,9 @@ const oam_java *oam_jvm_ensure(int *owns_jvm) {
     }
     char classpath[OAM_PATH_MAX * 2];
     const oam_java *result = NULL;
-    if (find_classpath(classpath, sizeof classpath)) {
+    if (find_classpath(settings, classpath, sizeof classpath)) {
         JNIEnv *env = NULL;
-        JavaVM *vm = start_vm(classpath, &env);
+        JavaVM *vm = start_vm(settings, classpath, &env);
         if (vm != NULL) {
             g_java.vm = vm;
             if (env == NULL) {

@@ -392,6 +392,39 @@ static int scenario_bad_setting(void) {
     return 0;
 }
 
+/*
+ * oam_bridge_create_with_settings: malformed settings are refused before any JVM starts, then settings alone
+ * (no OAM_JAVA_HOME, JAVA_HOME or JVM folders; an OAM_CLASSPATH that names nothing) start the bridge with the
+ * given class path, Java home, log level and session limit. OAM_TEST_SETTINGS is the valid settings object.
+ */
+static int scenario_json_settings(void) {
+    static const char *refused[] = {
+        "", "[]", "{", "{\"javaHome\": \"/x\"", "{\"nope\": 1}", "{\"maxSessions\": \"two\"}",
+        "{\"scriptedModels\": 1}", "{\"javaHome\": 5}", "{\"logLevel\": \"info\", \"logLevel\": \"off\"}",
+        "{\"classPath\": \"a\"} x", "{\"model\": \"\\ud800\"}", "{\"model\": \"tab\there\"}",
+        "{\"maxSessions\": -}", "{,}", "{\"maxSessions\": 1,}",
+    };
+    recorder r;
+    recorder_init(&r);
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        CHECK(oam_bridge_create_with_settings(refused[i], on_record, &r) == NULL, "settings %s were accepted", refused[i]);
+    }
+    note("%d malformed settings refused", (int)(sizeof refused / sizeof refused[0]));
+    const char *settings = getenv("OAM_TEST_SETTINGS");
+    CHECK(settings != NULL, "OAM_TEST_SETTINGS is not set");
+    oam_bridge *bridge = oam_bridge_create_with_settings(settings, on_record, &r);
+    CHECK(bridge != NULL, "oam_bridge_create_with_settings returned NULL for %s", settings);
+    r.bridge = bridge;
+    free(call_ok(bridge, "{\"method\":\"session/create\",\"params\":{\"model\":\"scripted\"}}"));
+    char *second = call(bridge, "{\"method\":\"session/create\",\"params\":{\"model\":\"scripted\"}}", 30000);
+    CHECK(strstr(second, "\"session_limit\"") != NULL, "maxSessions 1 was not applied: %s", second);
+    oam_string_free(second);
+    destroy_recorded(&r);
+    recorder_free(&r);
+    note("settings applied");
+    return 0;
+}
+
 /* A JVM that failed to start cannot be started again; the second create says so. */
 static int scenario_failed_jvm_twice(void) {
     recorder r;
@@ -1219,6 +1252,7 @@ int main(int argc, char **argv) {
         {"ping", scenario_ping},
         {"expect-null", scenario_expect_null},
         {"bad-setting", scenario_bad_setting},
+        {"json-settings", scenario_json_settings},
         {"failed-jvm-twice", scenario_failed_jvm_twice},
         {"send-invalid", scenario_send_invalid},
         {"stress", scenario_stress},

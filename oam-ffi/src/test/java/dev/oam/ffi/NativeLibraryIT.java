@@ -55,6 +55,31 @@ class NativeLibraryIT {
     }
 
     @Test
+    void settingsGivenAsJsonReplaceTheEnvironmentAndMalformedOnesAreRefused() {
+        String settings = "{\"javaHome\": " + jsonString(NativeFiles.javaHome()) + ", \"classPath\": "
+                + jsonString(NativeFiles.dir().resolve("oam.jar").toString())
+                + ", \"logLevel\": \"info\", \"maxSessions\": 1, \"scriptedModels\": true, \"model\": null}";
+        Map<String, String> env = new HashMap<>();
+        env.put("OAM_JAVA_HOME", null); // only the settings can say where Java is
+        env.put("JAVA_HOME", null);
+        env.put("OAM_JVM_DIRS", "/nonexistent");
+        env.put("OAM_CLASSPATH", "/nonexistent/oam.jar"); // the setting wins over the variable
+        env.put("OAM_TEST_SETTINGS", settings);
+        Run run = passes("json-settings", env);
+        assertThat(run.err()).contains("15 malformed settings refused")
+                .contains("the settings are refused: unknown setting \"nope\"")
+                .contains("the setting \"maxSessions\" must be a number")
+                .contains("the setting \"logLevel\" appears twice")
+                .contains("text follows the settings object")
+                .contains("starting the JVM") // an info line: the logLevel setting took effect
+                .contains(NativeFiles.javaHome());
+    }
+
+    private static String jsonString(String text) {
+        return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    @Test
     void destroyCancelsTurnsAndToolCallsInFlightAndNoCallbackFollows() {
         passes("destroy-inflight");
     }

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -501,22 +502,49 @@ public final class Oam implements AutoCloseable {
         otherLines.accept(line);
     }
 
-    /** Runs a client tool and answers its {@code tool/call}; a thrown exception is an error output. */
+    /**
+     * Runs a client tool and answers its {@code tool/call} when the handler's stage completes (at once for a
+     * synchronous tool; from the completing thread for an asynchronous one); a thrown exception or a stage completed
+     * exceptionally is an error output.
+     */
     private void answer(JsonNode id, Route route, JsonNode call) {
         String name = call.path("name").asText();
         ClientTool tool = route.tools().get(name);
-        ObjectNode result = Json.object();
         if (tool == null) {
-            result.put("output", "No handler for the tool '" + name + "' in this host.");
-            result.put("isError", true);
-        } else {
-            try {
-                Map<String, @Nullable Object> arguments = Decoding.javaMap(call.path("arguments"));
-                result.put("output", tool.handler().call(new ToolInvocation(name, arguments)));
-            } catch (Exception e) {
-                result.put("output", e.getMessage() == null ? e.toString() : e.getMessage());
-                result.put("isError", true);
+            sendToolResult(id, "No handler for the tool '" + name + "' in this host.", true);
+            return;
+        }
+        CompletionStage<String> stage;
+        try {
+            Map<String, @Nullable Object> arguments = Decoding.javaMap(call.path("arguments"));
+            stage = tool.handler().call(new ToolInvocation(name, arguments));
+        } catch (Exception e) {
+            sendToolResult(id, message(e), true);
+            return;
+        }
+        if (stage == null) {
+            sendToolResult(id, "The tool '" + name + "' returned no CompletionStage.", true);
+            return;
+        }
+        stage.whenComplete((output, error) -> {
+            if (error != null) {
+                Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                sendToolResult(id, message(cause), true);
+            } else {
+                sendToolResult(id, output, false);
             }
+        });
+    }
+
+    private static String message(Throwable e) {
+        return e.getMessage() == null ? e.toString() : e.getMessage();
+    }
+
+    private void sendToolResult(JsonNode id, @Nullable String output, boolean isError) {
+        ObjectNode result = Json.object();
+        result.put("output", output);
+        if (isError) {
+            result.put("isError", true);
         }
         ObjectNode response = Json.object();
         response.put("jsonrpc", "2.0");
