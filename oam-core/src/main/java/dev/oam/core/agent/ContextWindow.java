@@ -90,7 +90,7 @@ final class ContextWindow {
         visible.addAll(base.subList(firstVisible, base.size()));
         visible.addAll(turn);
         ModelRequest request = new ModelRequest(instructions, contextNote, visible, plan.tools(), plan.mode(),
-                plan.offerRespondDirectly(), schema, GenerationOptions.of(opts), total);
+                plan.offerRespondDirectly(), schema, GenerationOptions.of(opts), total, 1, plan.listed());
         return new Fitted(request, firstVisible);
     }
 

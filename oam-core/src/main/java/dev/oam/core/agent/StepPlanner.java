@@ -15,12 +15,18 @@ final class StepPlanner {
     private StepPlanner() {}
 
     /**
-     * What one step offers: the calling mode, the enabled tools (empty when tools are disallowed) and whether the
-     * hidden {@code respond_directly} tool is offered too.
+     * What one step offers: the calling mode, the enabled tools (empty when tools are disallowed), whether the
+     * hidden {@code respond_directly} tool is offered too, and the turn's tools whatever the step may call
+     * ({@link dev.oam.core.model.ModelRequest#listedTools}).
      */
-    record StepPlan(ToolCallingMode mode, List<ToolDefinition> tools, boolean offerRespondDirectly) {
+    record StepPlan(ToolCallingMode mode, List<ToolDefinition> tools, boolean offerRespondDirectly, List<ToolDefinition> listed) {
         StepPlan {
             tools = List.copyOf(tools);
+            listed = List.copyOf(listed);
+        }
+
+        StepPlan(ToolCallingMode mode, List<ToolDefinition> tools, boolean offerRespondDirectly) {
+            this(mode, tools, offerRespondDirectly, tools);
         }
     }
 
@@ -53,6 +59,7 @@ final class StepPlanner {
             Set<String> allowed = new LinkedHashSet<>(policy.enabledTools());
             enabled = toolSet.stream().filter(tool -> allowed.contains(tool.name())).toList();
         }
+        List<ToolDefinition> listed = enabled;
         ToolChoice choice = policy.toolChoice();
         ToolCallingMode mode;
         if (choice instanceof ToolChoice.None || respondedDirectly
@@ -70,9 +77,9 @@ final class StepPlanner {
             mode = ToolCallingMode.DISALLOWED;
         }
         if (mode == ToolCallingMode.DISALLOWED) {
-            return new StepPlan(mode, List.of(), false);
+            return new StepPlan(mode, List.of(), false, listed);
         }
         boolean offer = choice instanceof ToolChoice.Explicit && index == 0;
-        return new StepPlan(mode, enabled, offer);
+        return new StepPlan(mode, enabled, offer, listed);
     }
 }

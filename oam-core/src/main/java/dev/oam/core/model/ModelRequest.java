@@ -19,6 +19,9 @@ import org.jspecify.annotations.Nullable;
  *     for models that do not count themselves)
  * @param attempt 1 for the first generation of this step, 2 and up when the agent asks again because the
  *     output was invalid or the model failed (a sampling model should not repeat the same draw)
+ * @param listedTools every tool the turn could call (the session's, less those {@code enabledTools} leaves out),
+ *     whatever this step may call: a prompt that lists them identically in every step and turn keeps its prefix, so
+ *     an engine with a prompt cache reads only what each step adds
  */
 public record ModelRequest(
         @Nullable String instructions,
@@ -30,14 +33,23 @@ public record ModelRequest(
         @Nullable GenerationSchema schema,
         GenerationOptions options,
         int inputTokens,
-        int attempt) {
+        int attempt,
+        List<ToolDefinition> listedTools) {
 
     public ModelRequest {
         entries = List.copyOf(entries);
         tools = List.copyOf(tools);
+        listedTools = List.copyOf(listedTools);
         if (attempt < 1) {
             throw new IllegalArgumentException("attempt must be at least 1");
         }
+    }
+
+    /** A step whose listed tools are the tools it may call. */
+    public ModelRequest(@Nullable String instructions, @Nullable String contextNote, List<TranscriptEntry> entries,
+            List<ToolDefinition> tools, ToolCallingMode mode, boolean offerRespondDirectly, @Nullable GenerationSchema schema,
+            GenerationOptions options, int inputTokens, int attempt) {
+        this(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, options, inputTokens, attempt, tools);
     }
 
     /** A first attempt. */
@@ -50,13 +62,13 @@ public record ModelRequest(
     /** The same step asked again. */
     public ModelRequest withAttempt(int number) {
         return new ModelRequest(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, options,
-                inputTokens, number);
+                inputTokens, number, listedTools);
     }
 
     /** The same step with another answer schema (a game method holding the model to floors of its own). */
     public ModelRequest withSchema(@Nullable GenerationSchema other) {
         return new ModelRequest(instructions, contextNote, entries, tools, mode, offerRespondDirectly, other, options,
-                inputTokens, attempt);
+                inputTokens, attempt, listedTools);
     }
 
     /** A request whose input tokens are estimated with {@link Tokens}. */

@@ -74,10 +74,19 @@ class StepPlannerTest {
     void exhaustedBudgetsAndRespondingDirectlyDisallowTools() {
         TurnPolicy policy = policy(ToolChoice.REQUIRED, 2, 3, null);
 
-        assertThat(StepPlanner.plan(policy, TOOLS, 2, 2, 2, 2, false)).isEqualTo(disallowed());
-        assertThat(StepPlanner.plan(policy, TOOLS, 1, 1, 1, 3, false)).isEqualTo(disallowed());
-        assertThat(StepPlanner.plan(policy, TOOLS, 1, 0, 0, 0, true)).isEqualTo(disallowed());
-        assertThat(StepPlanner.plan(policy(ToolChoice.NONE), TOOLS, 0, 0, 0, 0, false)).isEqualTo(disallowed());
+        // The turn's tools stay listed when a step may call none, so the prompt keeps its prefix step to step.
+        assertThat(StepPlanner.plan(policy, TOOLS, 2, 2, 2, 2, false)).isEqualTo(disallowed(TOOLS));
+        assertThat(StepPlanner.plan(policy, TOOLS, 1, 1, 1, 3, false)).isEqualTo(disallowed(TOOLS));
+        assertThat(StepPlanner.plan(policy, TOOLS, 1, 0, 0, 0, true)).isEqualTo(disallowed(TOOLS));
+        assertThat(StepPlanner.plan(policy(ToolChoice.NONE), TOOLS, 0, 0, 0, 0, false)).isEqualTo(disallowed(TOOLS));
+    }
+
+    @Test
+    void aNamedToolIsTheOnlyOneToCallButEveryToolIsListed() {
+        StepPlan named = StepPlanner.plan(policy(new ToolChoice.Named("trade")), TOOLS, 0, 0, 0, 0, false);
+
+        assertThat(names(named)).containsExactly("trade");
+        assertThat(named.listed()).isEqualTo(TOOLS);
     }
 
     @Test
@@ -86,7 +95,8 @@ class StepPlannerTest {
         StepPlan none = StepPlanner.plan(policy(ToolChoice.REQUIRED, 4, 12, List.of()), TOOLS, 0, 0, 0, 0, false);
 
         assertThat(names(some)).containsExactly("look", "trade");
-        assertThat(none).isEqualTo(disallowed());
+        assertThat(none).isEqualTo(disallowed(List.of()));
+        assertThat(some.listed()).extracting(ToolDefinition::name).containsExactly("look", "trade");
     }
 
     @Test
@@ -110,7 +120,7 @@ class StepPlannerTest {
         assertThat(error.getMessage()).contains("'toolChoice'", "'fly'");
     }
 
-    private static StepPlan disallowed() {
-        return new StepPlan(ToolCallingMode.DISALLOWED, List.of(), false);
+    private static StepPlan disallowed(List<ToolDefinition> listed) {
+        return new StepPlan(ToolCallingMode.DISALLOWED, List.of(), false, listed);
     }
 }

@@ -13,28 +13,28 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The messages of one step, laid out so a small model reads the request last and the prompt cache hits where that
- * costs no quality:
+ * The messages of one step, laid out so that each step's prompt begins with the whole prompt of the step before
+ * (what an engine's prompt cache reuses), and a small model reads the tools before the request:
  *
  * <ol>
- *   <li>{@code system}: instructions and context note only, byte-identical for every step and turn of a
- *       session (the context note changes only with {@code setContextNote} and compaction);
+ *   <li>{@code system}: instructions and context note, then the <em>session note</em> ({@link #sessionNote}): every
+ *       tool the turn could call (name, description, arguments in words, {@link SchemaWords}), how to call one, and
+ *       the answer's form (plain words, or JSON of a described form on structured turns). It is the same in every
+ *       step of a turn, whether or not the step may call a tool, and in every turn with the same tools and form (an
+ *       NPC's turns), so a turn reads again only what the conversation added. Measured on SmolLM2-135M with
+ *       {@code bench/run eval}: with the listing after the request "Open the east gate" was drawn to the enum's first
+ *       value, and of four tools the right one was chosen in 2 of 8 cases, 6 of 8 with the listing in the system
+ *       message;
  *   <li>the visible entries: prompt → {@code user}; answer → {@code assistant} (text, or the JSON value);
  *       tool calls → {@code assistant} with exactly the text the grammar makes the model emit ({@link CallFormat});
  *       tool output → {@code tool}, as {@code Output of NAME: …};
- *   <li>the <em>step note</em>: this step's tools (name, description, arguments in words, {@link SchemaWords}),
- *       {@code respond_directly} when offered, how to call, and what to reply otherwise (plain words, or JSON of a
- *       described form on structured turns). On the turn's first step it ends the system message (or, without one,
- *       comes before the prompt in the last user message), so the request is the last thing the model reads before it
- *       answers: measured on SmolLM2-135M with {@code bench/run eval}, the listing after the request drew "Open the east
- *       gate" to the enum's first value, and of four tools the right one was chosen in 2 of 8 cases with the listing
- *       in the last message and 6 of 8 with it in the system message. After a tool round the note follows the tool
- *       output, with the reminder to answer in words from what the tools returned. The cost: the turn's second step
- *       reads the conversation again, since the system message lost the note.
+ *   <li>the <em>directive</em> ({@link #directive}), a sentence at the end of the last message, only where a step
+ *       needs one: "Call a tool now." on a forced step, and after a tool round the reminder to answer from what the
+ *       tools returned (without it SmolLM2 answered with the call again). The next step no longer shows it, so only
+ *       the tokens after it are read again.
  * </ol>
  *
- * <p>Later steps keep the note in the last message, so a step after a tool round re-reads only the note and the new
- * entries. The note never is a message of its own, so templates that insist on alternating roles still work. No
+ * <p>The notes never are a message of their own, so templates that insist on alternating roles still work. No
  * JSON Schema is ever shown: small models copy its words ({@code maxItems}, a property's description, a maximum)
  * into their values.
  *
@@ -49,28 +49,21 @@ final class ChatPrompt {
     /** The step's messages, escaped. */
     static List<ChatMessage> messages(ModelRequest request, Set<String> controlTokens) {
         List<ChatMessage> messages = new ArrayList<>();
-        String system = system(request.instructions(), request.contextNote());
+        String system = join(system(request.instructions(), request.contextNote()), sessionNote(request));
         if (system != null) {
             messages.add(new ChatMessage("system", system));
         }
         for (TranscriptEntry entry : request.entries()) {
             messages.add(message(entry));
         }
-        String note = stepNote(request);
-        if (note != null) {
+        String directive = directive(request);
+        if (directive != null) {
             ChatMessage last = messages.isEmpty() ? null : messages.get(messages.size() - 1);
-            boolean promptLast = !request.entries().isEmpty()
-                    && request.entries().get(request.entries().size() - 1) instanceof TranscriptEntry.Prompt;
-            if (promptLast && !messages.isEmpty() && messages.get(0).role().equals("system")) {
-                messages.set(0, new ChatMessage("system", messages.get(0).content() + "\n\n" + note));
-            } else if (last != null && last.role().equals("user") && promptLast) {
-                messages.set(messages.size() - 1, new ChatMessage("user",
-                        last.content().isEmpty() ? note : note + "\n\n" + last.content()));
-            } else if (last != null && (last.role().equals("user") || last.role().equals("tool"))) {
+            if (last != null && (last.role().equals("user") || last.role().equals("tool"))) {
                 messages.set(messages.size() - 1, new ChatMessage(last.role(),
-                        last.content().isEmpty() ? note : last.content() + "\n\n" + note));
+                        last.content().isEmpty() ? directive : last.content() + "\n\n" + directive));
             } else {
-                messages.add(new ChatMessage("user", note));
+                messages.add(new ChatMessage("user", directive));
             }
         }
         return escapeAll(messages, controlTokens);
@@ -114,20 +107,24 @@ final class ChatPrompt {
         return CallFormat.text(calls);
     }
 
-    /** What this step may produce; {@code null} for a plain answer step with nothing to remind. */
-    static @Nullable String stepNote(ModelRequest request) {
+    /**
+     * What the system message says after the instructions, the same in every step of a turn and in every turn that
+     * has the same tools and answer form: the turn's tools (every one it could call, {@link ModelRequest#listedTools},
+     * whether or not this step may), how to call one, and the answer's form. {@code null} when there is nothing to say.
+     */
+    static @Nullable String sessionNote(ModelRequest request) {
         GenerationSchema schema = request.schema();
-        boolean toolsRan = !request.turnToolOutputs().isEmpty();
-        boolean tools = request.mode() != ToolCallingMode.DISALLOWED
-                && (!request.tools().isEmpty() || request.offerRespondDirectly());
-        String answer = schema != null ? (toolsRan ? "using what the tools returned, " : "") + "reply with only JSON in this form: "
-                + jsonForm(schema.json())
-                : toolsRan ? "reply in one or two short sentences of plain words, saying what happened." : null;
-        if (!tools) {
-            return answer == null ? null : toolsRan && schema == null ? "Now " + answer : capitalize(answer);
+        List<ToolDefinition> listed = request.listedTools();
+        String form = schema != null ? "reply with only JSON in this form: " + jsonForm(schema.json()) : null;
+        if (listed.isEmpty()) {
+            return form == null ? null : capitalize(form);
         }
-        StringBuilder out = new StringBuilder("Tools you can call:");
-        for (ToolDefinition tool : request.tools()) {
+        // The answer's form first, the tools last: a tool step reads the listing right before the request (with the
+        // form between them SmolLM2-135M wrote the form's words into a tool's arguments).
+        StringBuilder out = new StringBuilder();
+        out.append(form != null ? "When you answer, " + form : "When you answer, reply in plain words.");
+        out.append("\n\nTools you can call:");
+        for (ToolDefinition tool : listed) {
             out.append("\n- ").append(tool.name()).append(": ");
             if (tool.description() != null && !tool.description().isBlank()) {
                 String description = tool.description().strip();
@@ -136,18 +133,41 @@ final class ChatPrompt {
             String arguments = arguments(tool.schema().json());
             out.append(arguments.isEmpty() ? "No arguments." : "Arguments: " + arguments + ".");
         }
-        if (request.offerRespondDirectly()) {
-            out.append("\n- ").append(ToolDefinition.RESPOND_DIRECTLY).append(": ")
-                    .append(ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION).append(" No arguments.");
-        }
         out.append('\n').append(CallFormat.instruction(request.options().parallelToolCalls()))
                 .append(" Take the values from the request.");
-        if (request.mode() == ToolCallingMode.REQUIRED) {
-            out.append(" Call a tool now.");
-        } else {
-            out.append(" Otherwise ").append(answer != null ? answer : "reply in plain words.");
-        }
         return out.toString();
+    }
+
+    /**
+     * What only this step is told, at the end of its last message: to call a tool now (a forced step, with
+     * {@code respond_directly} when offered), or after a tool round to answer from what the tools returned. Short,
+     * so that the next step, which no longer shows it, reads again only the few tokens after it.
+     */
+    static @Nullable String directive(ModelRequest request) {
+        boolean toolsRan = !request.turnToolOutputs().isEmpty();
+        if (request.mode() == ToolCallingMode.REQUIRED) {
+            return request.offerRespondDirectly() ? "Call a tool now, or " + ToolDefinition.RESPOND_DIRECTLY + " ("
+                    + ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION.strip() + ") to answer without one." : "Call a tool now.";
+        }
+        if (request.offerRespondDirectly()) {
+            return "To answer without a tool, call " + ToolDefinition.RESPOND_DIRECTLY + " ("
+                    + ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION.strip() + ").";
+        }
+        if (!toolsRan) {
+            return null;
+        }
+        String answer = request.schema() != null ? "Now reply with the JSON, using what the tools returned."
+                : "Now reply in one or two short sentences of plain words, saying what happened.";
+        return request.mode() == ToolCallingMode.ALLOWED ? "Call another tool only if you still need one. " + answer : answer;
+    }
+
+    /** Everything the bridge adds to the model's prompt for this step (the session note and the directive). */
+    static @Nullable String stepNote(ModelRequest request) {
+        return join(sessionNote(request), directive(request));
+    }
+
+    private static @Nullable String join(@Nullable String first, @Nullable String second) {
+        return first == null ? second : second == null ? first : first + "\n\n" + second;
     }
 
     /** An object's arguments in words: {@code "gate": one of "north", "south"; "delay": a whole number}. */

@@ -58,17 +58,8 @@ final class HostWire {
         o.put("instructions", r.instructions());
         o.put("contextNote", r.contextNote());
         o.set("entries", TranscriptCodec.write("host", null, List.of(), r.entries()));
-        ArrayNode tools = o.putArray("tools");
-        for (ToolDefinition tool : r.tools()) {
-            ObjectNode t = tools.addObject();
-            t.put("name", tool.name());
-            t.put("description", tool.description());
-            t.set("parameters", tool.parameters());
-            if (tool.timeout() != null) {
-                t.put("timeoutMillis", tool.timeout().toMillis());
-            }
-            t.set("schema", schema(tool.schema()));
-        }
+        o.set("tools", tools(r.tools()));
+        o.set("listedTools", tools(r.listedTools()));
         o.put("mode", r.mode().name());
         o.put("offerRespondDirectly", r.offerRespondDirectly());
         o.set("schema", r.schema() == null ? null : schema(r.schema()));
@@ -91,12 +82,8 @@ final class HostWire {
 
     static ModelRequest request(JsonNode o) {
         List<TranscriptEntry> entries = TranscriptCodec.read(o.get("entries"), "entries").entries();
-        List<ToolDefinition> tools = new ArrayList<>();
-        for (JsonNode t : o.path("tools")) {
-            Duration timeout = t.hasNonNull("timeoutMillis") ? Duration.ofMillis(t.get("timeoutMillis").longValue()) : null;
-            tools.add(new ToolDefinition(t.get("name").textValue(), text(t, "description"), (ObjectNode) t.get("parameters"),
-                    timeout, schema(t.get("schema"))));
-        }
+        List<ToolDefinition> tools = tools(o.path("tools"));
+        List<ToolDefinition> listed = o.has("listedTools") ? tools(o.path("listedTools")) : tools;
         JsonNode opts = o.path("options");
         Sampling sampling = null;
         JsonNode s = opts.get("sampling");
@@ -114,7 +101,32 @@ final class HostWire {
         return new ModelRequest(text(o, "instructions"), text(o, "contextNote"), entries, tools,
                 ToolCallingMode.valueOf(o.get("mode").textValue()), o.path("offerRespondDirectly").booleanValue(),
                 schema == null || schema.isNull() ? null : schema(schema), options, o.path("inputTokens").intValue(),
-                o.path("attempt").intValue());
+                o.path("attempt").intValue(), listed);
+    }
+
+    private static ArrayNode tools(List<ToolDefinition> list) {
+        ArrayNode tools = Json.array();
+        for (ToolDefinition tool : list) {
+            ObjectNode t = tools.addObject();
+            t.put("name", tool.name());
+            t.put("description", tool.description());
+            t.set("parameters", tool.parameters());
+            if (tool.timeout() != null) {
+                t.put("timeoutMillis", tool.timeout().toMillis());
+            }
+            t.set("schema", schema(tool.schema()));
+        }
+        return tools;
+    }
+
+    private static List<ToolDefinition> tools(JsonNode array) {
+        List<ToolDefinition> tools = new ArrayList<>();
+        for (JsonNode t : array) {
+            Duration timeout = t.hasNonNull("timeoutMillis") ? Duration.ofMillis(t.get("timeoutMillis").longValue()) : null;
+            tools.add(new ToolDefinition(t.get("name").textValue(), text(t, "description"), (ObjectNode) t.get("parameters"),
+                    timeout, schema(t.get("schema"))));
+        }
+        return tools;
     }
 
     static ObjectNode response(ModelResponse response) {

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptEntry;
@@ -27,26 +28,29 @@ class ChatPromptTest {
     }
 
     @Test
-    void theFirstStepsNoteEndsTheSystemMessageSoTheRequestIsReadLast() {
+    void theToolsEndTheSystemMessageSoTheRequestIsReadRightAfterThem() {
         List<ChatMessage> messages = ChatPrompt.messages(request(List.of(prompt), List.of(OPEN_GATE, CHECK_INVENTORY),
                 ToolCallingMode.ALLOWED, false, null), engine.controlTokens());
         assertThat(messages).extracting(ChatMessage::role).containsExactly("system", "user");
         String system = messages.get(0).content();
-        assertThat(system).startsWith("You are the gate guard.\n\nThe north gate is jammed.\n\nTools you can call:\n"
+        assertThat(system).startsWith("You are the gate guard.\n\nThe north gate is jammed.\n\nWhen you answer, reply in plain words."
+                + "\n\nTools you can call:\n"
                 + "- open_gate: Opens a named gate. Arguments: \"gate\": text; \"force\": false or true (may be left out).\n"
                 + "- check_inventory: Lists what the player carries. No arguments.");
-        assertThat(system).contains("{\"tool_call\": {\"name\": \"<tool>\", \"arguments\": {…}}}").contains("Otherwise reply in plain words.");
+        assertThat(system).endsWith("{\"tool_call\": {\"name\": \"<tool>\", \"arguments\": {…}}}. Take the values from the request.");
         assertThat(system).doesNotContain("respond_directly").doesNotContain("\"type\"").doesNotContain("enum").doesNotContain("required");
         assertThat(messages.get(1).content()).isEqualTo("Open the north gate.");
     }
 
     @Test
-    void withoutASystemMessageTheNoteComesBeforeTheRequest() {
+    void withoutInstructionsTheNoteIsTheSystemMessageAndAForcedStepEndsWithItsDirective() {
         ModelRequest request = new ModelRequest(null, null, List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false,
                 null, dev.oam.core.model.GenerationOptions.DEFAULT);
         List<ChatMessage> messages = ChatPrompt.messages(request, engine.controlTokens());
-        assertThat(messages).extracting(ChatMessage::role).containsExactly("user");
-        assertThat(messages.get(0).content()).startsWith("Tools you can call:\n- open_gate: ").endsWith("Call a tool now.\n\nOpen the north gate.");
+        assertThat(messages).extracting(ChatMessage::role).containsExactly("system", "user");
+        assertThat(messages.get(0).content()).startsWith("When you answer, reply in plain words.\n\nTools you can call:\n- open_gate: ")
+                .doesNotContain("Call a tool now");
+        assertThat(messages.get(1).content()).isEqualTo("Open the north gate.\n\nCall a tool now.");
     }
 
     @Test
@@ -93,13 +97,13 @@ class ChatPromptTest {
     @Test
     void respondDirectlyIsDescribedOnlyWhenOffered() {
         String offered = render(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null));
-        assertThat(offered).contains("- respond_directly: " + ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION).contains("Call a tool now.");
+        assertThat(offered).contains("Call a tool now, or respond_directly (" + ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION.strip());
         String notOffered = render(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false, null));
         assertThat(notOffered).doesNotContain("respond_directly").contains("Call a tool now.");
     }
 
     @Test
-    void disallowedStepsRenderNoToolsAtAll() {
+    void aStepOfATurnWithoutToolsRendersNone() {
         String text = render(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.DISALLOWED, false, null));
         assertThat(text).doesNotContain("open_gate").doesNotContain("tool_call").doesNotContain("Tools you can call");
         assertThat(text).endsWith("<|im_start|>user\nOpen the north gate.<|im_end|>\n<|im_start|>assistant\n");
@@ -134,32 +138,30 @@ class ChatPromptTest {
 
     @Test
     void stepsAndTurnsOfAConversationShareTheWholePrefixUpToTheNewEntries() {
+        List<ToolDefinition> turnTools = List.of(OPEN_GATE, CHECK_INVENTORY);
+        GenerationSchema reply = Fixtures.schema(Fixtures.DECISION);
         // turn 1, step 0: a named tool is forced and respond_directly offered
         List<TranscriptEntry> step0 = List.of(prompt);
-        String p0 = render(request(step0, List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null));
+        String p0 = render(Fixtures.step(step0, List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, reply, turnTools));
         // step 1: all tools, allowed, after a tool round
         List<TranscriptEntry> step1 = new ArrayList<>(step0);
         step1.add(TranscriptEntry.ToolCalls.of(List.of(call)));
         step1.add(TranscriptEntry.ToolOutput.of("open_gate", "call_1", "jammed"));
-        String p1 = render(request(step1, List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.ALLOWED, false, null));
-        // step 2: rounds used up, no tools
-        String p2 = render(request(step1, List.of(), ToolCallingMode.DISALLOWED, false, null));
-        // The first step's note ends the system message; the next step reads the conversation again without it.
-        String system = "<|im_start|>system\nYou are the gate guard.\n\nThe north gate is jammed.";
-        assertThat(p0).startsWith(system);
-        assertThat(common(p0, p1)).isGreaterThanOrEqualTo(system.length());
+        String p1 = render(Fixtures.step(step1, turnTools, ToolCallingMode.ALLOWED, false, reply, turnTools));
+        // step 2: rounds used up, no tools to call, still the same listing
+        String p2 = render(Fixtures.step(step1, List.of(), ToolCallingMode.DISALLOWED, false, reply, turnTools));
+        assertThat(p2).contains("Tools you can call:\n- open_gate").contains("- check_inventory");
+        // Each step reads again only from the previous step's directive on: everything before it is the same.
+        assertThat(common(p0, p1)).isEqualTo(p0.indexOf("\n\nCall a tool now, or respond_directly"));
         int outputEnd = p1.indexOf("Output of open_gate: jammed") + "Output of open_gate: jammed".length();
         assertThat(common(p1, p2)).isGreaterThanOrEqualTo(outputEnd);
-        // turn 2 keeps turn 1 byte for byte
+        // turn 2 keeps turn 1 byte for byte up to the end of its tool output (the directive after it is gone)
         List<TranscriptEntry> turn2 = new ArrayList<>(step1);
-        turn2.add(TranscriptEntry.Response.text("Jammed, sorry."));
+        turn2.add(TranscriptEntry.Response.text("{\"reasoning\": \"Jammed.\", \"choice\": \"flee\", \"confidence\": 9}"));
         turn2.add(TranscriptEntry.Prompt.of("Try again.", null));
-        // Turn 2's first step lists its tools at the end of the system message again: it shares the instructions, and
-        // turn 1 comes after them in both (the price of reading the request last, ChatPrompt).
-        String q0 = render(request(turn2, List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null));
-        assertThat(common(p2, q0)).isGreaterThanOrEqualTo(system.length());
-        assertThat(q0).contains(p2.substring(p2.indexOf("<|im_start|>user\n"), outputEnd)
-                + "<|im_end|>\n<|im_start|>assistant\nJammed, sorry.<|im_end|>");
+        String q0 = render(Fixtures.step(turn2, List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, reply, turnTools));
+        assertThat(common(p2, q0)).isGreaterThanOrEqualTo(outputEnd);
+        assertThat(q0).startsWith(p2.substring(0, outputEnd) + "<|im_end|>\n<|im_start|>assistant\n{\"reasoning\"");
     }
 
     @Test

@@ -55,6 +55,14 @@ final class Fixtures {
                 mode == ToolCallingMode.DISALLOWED ? List.of() : tools, mode, respondDirectly, schema, options);
     }
 
+    /** A step of a turn whose tools are {@code listed}, of which the step may call {@code tools}. */
+    static ModelRequest step(List<TranscriptEntry> entries, List<ToolDefinition> tools, ToolCallingMode mode,
+            boolean respondDirectly, @Nullable GenerationSchema schema, List<ToolDefinition> listed) {
+        return new ModelRequest("You are the gate guard.", "The north gate is jammed.", entries,
+                mode == ToolCallingMode.DISALLOWED ? List.of() : tools, mode, respondDirectly, schema, GenerationOptions.DEFAULT, -1, 1,
+                listed);
+    }
+
     static List<TranscriptEntry> prompt(String text) {
         return List.of(TranscriptEntry.Prompt.of(text, null));
     }
