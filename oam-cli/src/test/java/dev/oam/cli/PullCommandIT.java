@@ -112,6 +112,27 @@ class PullCommandIT {
     }
 
     @Test
+    void aSessionNamingAModelThatIsNotCachedFailsAtOnceNamingModelPullThenRunsAfterThePull() throws Exception {
+        List<String> command = List.of("env", "-u", "OAM_MODEL", "OAM_MODEL_CACHE=" + cache, "HF_ENDPOINT=" + hub.uri(),
+                "OAM_NATIVE_DIR=" + dir.resolve("native"), "OAM_LLAMA_THREADS=1", "OAM_LLAMA_THREADS_BATCH=1", "OAM_LLAMA_CONTEXT=2048",
+                Transports.launcher().toString(), "stdio");
+        StdioClient client = StdioClient.start(command);
+        String create = "{\"session\":\"s\",\"options\":{\"maxResponseTokens\":4},\"model\":{\"type\":\"llama\",\"path\":\"" + NAME + "\"}}";
+        try (Conversation c = new Conversation(client)) {
+            JsonNode error = c.request(1, "session/create", create).error(1);
+            assertThat(error.path("code").asInt()).isEqualTo(-32602);
+            assertThat(error.path("message").asText()).contains("model.path").contains("model/pull").contains(NAME);
+            assertThat(hub.requests()).as("nothing is downloaded inside a request for a session").isEmpty();
+
+            c.call(2, "model/pull", "{\"model\":\"" + NAME + "\"}");
+            c.call(3, "session/create", create);
+            assertThat(c.call(4, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello\"}").path("text").isTextual()).isTrue();
+            client.endInput();
+            assertThat(client.awaitStopped(Duration.ofSeconds(30))).isTrue();
+        }
+    }
+
+    @Test
     void refusalsHaveTheirExitCodesAndLeaveNothingInTheCache() throws Exception {
         CliRun.Result badName = oam().run("pull", "hf:owner/../etc/x.gguf");
         assertThat(badName.exit()).as(badName.toString()).isEqualTo(2);
