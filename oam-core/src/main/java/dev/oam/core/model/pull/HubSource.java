@@ -40,7 +40,7 @@ final class HubSource {
     /** The file's storage address, SHA-256 and size. */
     Transfer.Remote locate(ModelName.HubFile file) throws PullException, InterruptedException {
         URI uri = address("/" + enc(file.owner()) + "/" + enc(file.repo()) + "/resolve/" + enc(file.revision()) + "/"
-                + String.join("/", file.file().split("/", -1).length == 0 ? new String[0] : encAll(file.file().split("/", -1))));
+                + String.join("/", encAll(file.file().split("/", -1))));
         String what = file.text();
         for (int hop = 0; hop < MAX_HOPS; hop++) {
             HttpResponse<Void> response = send(uri, "HEAD", what);

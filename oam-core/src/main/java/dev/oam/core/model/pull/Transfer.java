@@ -119,7 +119,7 @@ final class Transfer {
             }
         }
         listener.progress(remote.size(), remote.size());
-        String sum = sha256(part, listener, remote.size());
+        String sum = sha256(part);
         if (!sum.equals(remote.sha256())) {
             deleteQuietly(part);
             deleteQuietly(note);
@@ -359,7 +359,7 @@ final class Transfer {
     }
 
     /** The file's SHA-256, reading it once (a resumed download's first bytes were hashed by no one yet). */
-    static String sha256(Path path, Progress listener, long total) throws PullException {
+    static String sha256(Path path) throws PullException {
         MessageDigest digest = sha256();
         try (FileChannel in = FileChannel.open(path)) {
             ByteBuffer buffer = ByteBuffer.allocateDirect(1 << 20);
