@@ -59,6 +59,7 @@ public final class FakeHub implements AutoCloseable {
     private volatile boolean html;
     private volatile @Nullable String redirectElsewhere;
     private volatile boolean noRanges;
+    private volatile @Nullable String cdnHost;
     private volatile long holdAt = -1;
     private volatile CountDownLatch held = new CountDownLatch(1);
     private volatile CountDownLatch release = new CountDownLatch(1);
@@ -152,6 +153,14 @@ public final class FakeHub implements AutoCloseable {
     /** Resolve answers redirect to {@code location} without the file's SHA-256. */
     public void redirectElsewhere(@Nullable String location) {
         redirectElsewhere = location;
+    }
+
+    /**
+     * Resolve answers redirect to {@code http://HOST:PORT/cdn/…} (such as {@code localhost}, another host name for this
+     * server), as the real hub redirects to its storage's own host; {@code null}: a path on this host.
+     */
+    public void cdnHost(@Nullable String host) {
+        cdnHost = host;
     }
 
     /** Range requests are answered with the whole file (200). */
@@ -253,7 +262,9 @@ public final class FakeHub implements AutoCloseable {
             return;
         }
         String sha = lyingHash ? sha256((stored.sha256() + "lie").getBytes(StandardCharsets.UTF_8)) : stored.sha256();
-        exchange.getResponseHeaders().set("Location", "/cdn/" + stored.sha256());
+        String cdn = cdnHost;
+        exchange.getResponseHeaders().set("Location", (cdn == null ? "" : "http://" + cdn + ":" + server.getAddress().getPort())
+                + "/cdn/" + stored.sha256());
         exchange.getResponseHeaders().set("X-Linked-Etag", "\"" + sha + "\"");
         exchange.getResponseHeaders().set("X-Linked-Size", Long.toString(stored.bytes().length));
         exchange.getResponseHeaders().set("X-Repo-Commit", "0123456789abcdef0123456789abcdef01234567");

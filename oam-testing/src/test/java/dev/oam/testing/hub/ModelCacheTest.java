@@ -204,6 +204,19 @@ class ModelCacheTest {
     }
 
     @Test
+    void theTokenGoesToTheHubOnlyNeverToTheStorageItRedirectsTo() throws Exception {
+        hub.addFile("owner", "repo", "tiny.gguf", gguf);
+        hub.gate("owner/repo", "secret");
+        hub.cdnHost("localhost");
+
+        cache.withHub(hub.uri(), "secret").pull(NAME, PullListener.NONE);
+
+        assertThat(hub.requestsTo("/owner/repo/resolve")).extracting(FakeHub.Request::authorization).containsExactly("Bearer secret");
+        assertThat(hub.downloads()).hasSize(1).extracting(FakeHub.Request::authorization).containsOnlyNulls();
+        assertThat(Files.readAllBytes(target())).isEqualTo(gguf);
+    }
+
+    @Test
     void missingFilesAndRepositoriesAreNotFound() {
         hub.addFile("owner", "repo", "tiny.gguf", gguf);
 
