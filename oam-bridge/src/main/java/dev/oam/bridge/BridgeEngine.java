@@ -109,8 +109,9 @@ public final class BridgeEngine implements AutoCloseable {
         this.sessions = new Sessions(this);
         MethodRegistry.Builder builder = MethodRegistry.builder();
         CoreMethods.register(builder, this);
+        PullMethods.register(builder, this);
         sessions.register(builder);
-        List<String> notifications = new ArrayList<>(List.of(Methods.SESSION_EVENT, Methods.TOOL_CANCEL));
+        List<String> notifications = new ArrayList<>(List.of(Methods.SESSION_EVENT, Methods.TOOL_CANCEL, Methods.MODEL_PROGRESS));
         List<BridgeExtension> made = new ArrayList<>();
         for (BridgeExtension.Factory factory : configuration.extensions()) {
             BridgeExtension extension = Objects.requireNonNull(factory.create(), "an extension factory returned null");

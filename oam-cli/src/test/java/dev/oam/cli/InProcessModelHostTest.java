@@ -3,16 +3,19 @@ package dev.oam.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.core.model.ModelBackends;
 import dev.oam.core.model.ModelSpec;
+import dev.oam.core.model.pull.ModelCache;
 import dev.oam.testing.Conversation;
 import dev.oam.testing.InMemoryClient;
 import dev.oam.testing.ModelHostContract;
 import dev.oam.testing.ProtocolClient;
 import dev.oam.testing.openai.FakeOpenAIServer;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -50,6 +53,25 @@ class InProcessModelHostTest extends ModelHostContract {
             assertThat(availability.path("variant").asText()).isEqualTo("typed-tiny");
             assertThat(availability.path("contextSize").asInt()).isEqualTo(2048);
         }
+    }
+
+    @Test
+    void aTypedLlamaSystemModelByNameIsReadFromTheConfiguredCache() throws Exception {
+        Path cache = dir.resolve("typed-cache");
+        Path placed = cache.resolve("hf/owner/repo/main/named.gguf");
+        Files.createDirectories(placed.getParent());
+        Files.move(tinyModel("typed-named"), placed);
+        ModelSpec.Llama spec = ModelSpec.Llama.named("hf:owner/repo/named.gguf").withContextSize(2048);
+        try (Conversation c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder()
+                .modelCache(ModelCache.at(cache)).systemModel(spec)))) {
+            c.call(1, "session/create", "{\"session\":\"s\",\"options\":{\"maxResponseTokens\":4}}");
+            assertThat(c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello.\"}").path("text").isTextual()).isTrue();
+            JsonNode availability = c.call(3, "model/availability", null);
+            assertThat(availability.path("variant").asText()).isEqualTo("typed-named");
+        }
+        assertThatThrownBy(() -> BridgeConfiguration.builder().modelCache(ModelCache.at(dir.resolve("empty"))).systemModel(spec).build())
+                .isInstanceOf(ModelBackends.ModelSetupException.class).hasMessageContaining("oam pull hf:owner/repo/named.gguf");
+        assertThatThrownBy(() -> ModelSpec.Llama.named("hf:../x.gguf")).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

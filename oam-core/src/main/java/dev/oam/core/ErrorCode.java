@@ -34,7 +34,9 @@ public enum ErrorCode {
     WORLD_EXISTS(-32053, "world_exists"),
     WORLD_ERROR(-32054, "world_error"),
     LIMIT_REACHED(-32055, "limit_reached"),
-    SUBSCRIPTION_NOT_FOUND(-32056, "subscription_not_found");
+    SUBSCRIPTION_NOT_FOUND(-32056, "subscription_not_found"),
+    /** {@code model/pull} (this edition's extension) failed; {@code data.reason} says how (docs/PROTOCOL.md). */
+    PULL_FAILED(-32060, "pull_failed");
 
     private static final Map<String, ErrorCode> BY_NAME = new HashMap<>();
 

@@ -14,6 +14,7 @@ import dev.oam.core.Log;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.ModelBackends;
 import dev.oam.core.model.ModelSpec;
+import dev.oam.core.model.pull.ModelCache;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -76,6 +77,9 @@ public final class NativeBridge {
             switch (name) {
                 // The system model, resolved like oam stdio's --model/--model-name (the backend reads OAM_API_KEY).
                 case ModelSpec.MODEL_VARIABLE, ModelSpec.NAME_VARIABLE, "OAM_API_KEY" -> variables.put(name, value);
+                // The model cache and where model/pull downloads from (docs/MODELS.md), read at each create like the above.
+                case ModelCache.CACHE_VARIABLE, ModelCache.HUB_VARIABLE, ModelCache.TOKEN_VARIABLE, ModelCache.PYPI_VARIABLE,
+                        "OAM_CACHE_DIR", "XDG_CACHE_HOME" -> variables.put(name, value);
                 case "OAM_BRIDGE_LOG" -> Log.setLevel(Log.parseLevel(value));
                 case "OAM_BRIDGE_MAX_SESSIONS" -> {
                     int max;
@@ -112,6 +116,7 @@ public final class NativeBridge {
             }
         }
         // The backends are the process's discovered ones (ModelBackends.discovered()), shared by every bridge.
+        builder.modelCache(ModelCache.fromEnvironment(variables::get));
         builder.systemModel(ModelSpec.fromEnvironment(variables::get));
         try {
             return builder.build();

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.ffi.NativeFiles.Run;
 import dev.oam.testing.RealModel;
+import dev.oam.testing.gguf.TinyGguf;
+import dev.oam.testing.hub.FakeHub;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * bindings/csharp on Mono: {@code bindings/csharp/run-tests} compiles the binding with mcs (also its Unity
@@ -29,8 +32,15 @@ class CSharpBindingIT {
     }
 
     @Test
-    void theSuitePassesOnMono() {
+    void theSuitePassesOnMono(@TempDir Path temp) throws IOException {
+        Path tiny = temp.resolve("csharp-tiny.gguf");
+        TinyGguf.tiny().name("csharp-tiny").write(tiny);
         Map<String, String> env = new HashMap<>();
+        // ModelPullTests: a loopback hub and an empty cache of its own, for the whole process (the library reads them).
+        FakeHub hub = FakeHub.start();
+        hub.addFile("owner", "repo", "csharp-tiny.gguf", Files.readAllBytes(tiny));
+        env.put("HF_ENDPOINT", hub.uri().toString());
+        env.put("OAM_MODEL_CACHE", temp.resolve("cache").toString());
         env.put("OAM_FFI_DIR", NativeFiles.dir().toString());
         env.put("OAM_CSHARP_OUT", NativeFiles.dir().resolveSibling("csharp").toString());
         env.put("OAM_JAVA_HOME", NativeFiles.javaHome());
@@ -45,7 +55,12 @@ class CSharpBindingIT {
         env.put("OAM_LLAMA_THREADS", "1");
         env.put("OAM_LLAMA_THREADS_BATCH", "2");
         env.put("OAM_LLAMA_CONTEXT", "2048");
-        Run run = NativeFiles.run(List.of(bindings().resolve("run-tests").toString()), env, 1100);
+        Run run;
+        try {
+            run = NativeFiles.run(List.of(bindings().resolve("run-tests").toString()), env, 1100);
+        } finally {
+            hub.close();
+        }
         System.err.println(run.out());
         System.err.println(run.err());
         assertThat(run.exit()).as(run.describe()).isZero();
@@ -53,6 +68,7 @@ class CSharpBindingIT {
                 .contains("ok    BridgeTests.AToolRoundTripWithStreaming")
                 .contains("ok    LifetimeTests.EightThreadsAtOnceGetEveryAnswerExactlyOnce")
                 .contains("ok    LifetimeTests.AHundredCreateDisposeCyclesLeaveNoThreads")
+                .contains("ok    ModelPullTests.APullReportsProgressThroughIProgressAndThePulledNameRuns")
                 .contains("ok    RealModelTests.ALlamaSessionOnGemmaCallsAForcedToolWithValidArgumentsAndAnswers")
                 .contains("ok    RealModelTests.ALlamaSessionOnSmolLM2CallsAForcedToolWithValidArgumentsAndAnswers")
                 .doesNotContain("FAIL");

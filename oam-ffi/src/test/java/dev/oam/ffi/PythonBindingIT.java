@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.ffi.NativeFiles.Run;
 import dev.oam.testing.gguf.TinyGguf;
+import dev.oam.testing.hub.FakeHub;
 import dev.oam.testing.openai.FakeOpenAIServer;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -34,6 +35,7 @@ class PythonBindingIT {
 
     private static Path model;
     private static FakeOpenAIServer server;
+    private static FakeHub hub;
 
     /** The model backends' peers for the suite's model tests: a generated GGUF and the fake OpenAI server. */
     @BeforeAll
@@ -41,12 +43,17 @@ class PythonBindingIT {
         model = temp.resolve("python-tiny.gguf");
         TinyGguf.tiny().name("python-tiny").write(model);
         server = FakeOpenAIServer.start().otherwise(PythonBindingIT::answer);
+        hub = FakeHub.start();
+        hub.addFile("owner", "repo", "python-tiny.gguf", java.nio.file.Files.readAllBytes(model));
     }
 
     @AfterAll
     static void stopServer() {
         if (server != null) {
             server.close();
+        }
+        if (hub != null) {
+            hub.close();
         }
     }
 
@@ -79,6 +86,7 @@ class PythonBindingIT {
         env.put("OAM_BRIDGE_LOG", null);
         env.put("OAM_TEST_GGUF", model.toString());
         env.put("OAM_TEST_OPENAI_URL", server.baseUrl());
+        env.put("OAM_TEST_HUB_URL", hub.uri().toString());
         env.put("OAM_MODEL", null);
         env.put("OAM_MODEL_NAME", null);
         env.put("OAM_API_KEY", null);

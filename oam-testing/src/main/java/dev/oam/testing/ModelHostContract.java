@@ -162,6 +162,24 @@ public abstract class ModelHostContract {
                 .contains(".gguf").contains("http");
     }
 
+    @Test
+    void oamModelNamingACachedModelIsTheSystemModelAndAnUncachedOneIsRefusedNamingThePull() throws Exception {
+        Path cache = dir.resolve("model-cache");
+        Path placed = cache.resolve("hf/owner/repo/main/named-tiny.gguf");
+        Files.createDirectories(placed.getParent());
+        Files.move(tinyModel("named-tiny"), placed);
+        try (Conversation c = new Conversation(connect(Map.of("OAM_MODEL", "owner/repo:named-tiny", "OAM_MODEL_CACHE", cache.toString())))) {
+            c.call(1, "session/create", gateSession("guard", null));
+            gateTurn(c, 2, "guard");
+            JsonNode availability = c.call(3, "model/availability", null);
+            assertThat(availability.path("available").asBoolean()).as(availability.toString()).isTrue();
+            assertThat(availability.path("variant").asText()).isEqualTo("named-tiny");
+        }
+        String refused = refusedSetup(Map.of("OAM_MODEL", "hf:owner/repo/absent.gguf", "OAM_MODEL_CACHE", cache.toString()));
+        assertThat(refused).contains("hf:owner/repo/absent.gguf").contains("not in the model cache")
+                .contains("oam pull hf:owner/repo/absent.gguf");
+    }
+
     // ---------------------------------------------------------------- bad input
 
     private Path truncated(String name) throws IOException {

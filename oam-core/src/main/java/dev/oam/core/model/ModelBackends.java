@@ -1,7 +1,14 @@
 package dev.oam.core.model;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.model.pull.ModelCache;
+import dev.oam.core.model.pull.ModelName;
+import dev.oam.core.model.pull.PullException;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -32,15 +39,67 @@ public final class ModelBackends {
     }
 
     /**
-     * The model {@code spec} describes, made by the backend that serves it.
+     * The model {@code spec} describes, made by the backend that serves it. A model name ({@code hf:…}, {@code OWNER/REPO:QUANT},
+     * {@code pypi:…}) in a location or a llama path is read from the model cache its environment names
+     * ({@link ModelCache#fromEnvironment}: a {@link ModelSpec.Location}'s own lookup, else the process environment).
      *
      * @throws ModelSetupException with a message for the person who configured the host, naming the cause
      */
     public static LanguageModel systemModel(List<ModelBackend> backends, ModelSpec spec) {
+        UnaryOperator<@Nullable String> environment = spec instanceof ModelSpec.Location location ? location.environment() : System::getenv;
+        return systemModel(backends, spec, () -> ModelCache.fromEnvironment(environment));
+    }
+
+    /** {@link #systemModel(List, ModelSpec)} with names read from {@code cache}. */
+    public static LanguageModel systemModel(List<ModelBackend> backends, ModelSpec spec, ModelCache cache) {
+        return systemModel(backends, spec, () -> cache);
+    }
+
+    private static LanguageModel systemModel(List<ModelBackend> backends, ModelSpec spec, Supplier<ModelCache> cache) {
         return switch (spec) {
-            case ModelSpec.Location location -> located(backends, location);
-            case ModelSpec.Llama llama -> typed(backends, "llama", llama.path().toString(), llama.toJson());
+            case ModelSpec.Location location -> located(backends, ModelName.isName(location.location())
+                    ? new ModelSpec.Location(cached(cache, location.location()).toString(), location.name(), location.environment())
+                    : location);
+            case ModelSpec.Llama llama -> {
+                ModelSpec.Llama file = ModelName.isName(llama.path().toString())
+                        ? new ModelSpec.Llama(cached(cache, llama.path().toString()), llama.contextSize(), llama.threads(), llama.gpuLayers(), llama.seed())
+                        : llama;
+                yield typed(backends, "llama", llama.path().toString(), file.toJson());
+            }
             case ModelSpec.OpenAI openai -> typed(backends, "openai", openai.baseUrl().toString(), openai.toJson());
+        };
+    }
+
+    private static Path cached(Supplier<ModelCache> cache, String name) {
+        try {
+            return cache.get().require(name);
+        } catch (PullException e) {
+            throw new ModelSetupException("cannot use the model '" + name.strip() + "': " + e.getMessage(), e);
+        } catch (IllegalArgumentException e) { // a malformed HF_ENDPOINT or OAM_PYPI_ENDPOINT
+            throw new ModelSetupException("cannot use the model '" + name.strip() + "': " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * {@code backend} as a provider of {@code "model"} values whose {@code path} may be a model name, read from
+     * {@code cache}: a name that is not cached is {@code -32602} naming {@code model/pull} (a download never starts inside
+     * a request for a session).
+     */
+    public static ModelProvider provider(ModelBackend backend, ModelCache cache) {
+        return (spec, path) -> {
+            JsonNode file = spec.get("path");
+            if (file == null || !file.isTextual() || !ModelName.isName(file.textValue())) {
+                return backend.create(spec, path);
+            }
+            Path resolved;
+            try {
+                resolved = cache.require(file.textValue());
+            } catch (PullException e) {
+                throw ModelParameterException.invalid(path + ".path", ": " + e.getMessage() + ".");
+            }
+            ObjectNode copy = spec.deepCopy();
+            copy.put("path", resolved.toString());
+            return backend.create(copy, path);
         };
     }
 

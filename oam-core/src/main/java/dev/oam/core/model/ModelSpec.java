@@ -2,6 +2,8 @@ package dev.oam.core.model;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.pull.ModelCache;
+import dev.oam.core.model.pull.PullException;
 import java.math.BigDecimal;
 import java.net.URI;
 import java.nio.file.Path;
@@ -20,18 +22,37 @@ import org.jspecify.annotations.Nullable;
  * checks and messages as the wire.
  */
 public sealed interface ModelSpec {
-    /** The variable that names the system model: a {@code .gguf} file or an {@code http(s)://…/v1} URL. */
+    /**
+     * The variable that names the system model: a {@code .gguf} file, a model name in the model cache
+     * ({@code hf:OWNER/REPO/FILE.gguf}, {@code OWNER/REPO:QUANT}, {@code pypi:PROJECT}) or an {@code http(s)://…/v1} URL.
+     */
     String MODEL_VARIABLE = "OAM_MODEL";
     /** The variable with the model's name on an OpenAI-compatible server. */
     String NAME_VARIABLE = "OAM_MODEL_NAME";
 
+    /** The value of {@value #MODEL_VARIABLE} that asks for no system model, not even the default one. */
+    String NONE = "none";
+
     /**
      * The system model the variables name ({@code OAM_MODEL}, {@code OAM_MODEL_NAME}; the backend reads others,
-     * such as {@code OAM_API_KEY}, through the same lookup), or {@code null} when {@code OAM_MODEL} is unset or blank.
+     * such as {@code OAM_API_KEY}, through the same lookup). With {@code OAM_MODEL} unset or blank it is the default
+     * model ({@link ModelCache#DEFAULT_MODEL}, SmolLM2-135M-Instruct) when the model cache the variables name holds it
+     * (it is never downloaded for this); {@code null} when it does not, or when {@code OAM_MODEL} is {@value #NONE}.
      */
     static @Nullable Location fromEnvironment(UnaryOperator<@Nullable String> environment) {
         String location = environment.apply(MODEL_VARIABLE);
+        if (location != null && location.strip().equalsIgnoreCase(NONE)) {
+            return null;
+        }
         if (location == null || location.isBlank()) {
+            ModelCache cache = ModelCache.fromEnvironment(environment);
+            try {
+                if (cache.find(cache.parse(ModelCache.DEFAULT_MODEL)) != null) {
+                    return new Location(ModelCache.DEFAULT_MODEL, ModelCache.DEFAULT_MODEL, environment);
+                }
+            } catch (PullException e) {
+                throw new IllegalStateException("the default model's name is well-formed", e);
+            }
             return null;
         }
         String name = environment.apply(NAME_VARIABLE);
@@ -52,6 +73,20 @@ public sealed interface ModelSpec {
 
         public Llama(Path path) {
             this(path, 0, 0, 0, null);
+        }
+
+        /**
+         * A model of the model cache by name ({@code hf:OWNER/REPO/FILE.gguf}, {@code OWNER/REPO:QUANT},
+         * {@code pypi:PROJECT}; see {@link dev.oam.core.model.pull.ModelName}), read from the cache when the model is made.
+         *
+         * @throws IllegalArgumentException when {@code name} is not a well-formed model name
+         */
+        public static Llama named(String name) {
+            dev.oam.core.model.pull.ModelName.parse(name);
+            if (!dev.oam.core.model.pull.ModelName.isName(name)) {
+                throw new IllegalArgumentException("'" + name + "' is not a model name");
+            }
+            return new Llama(Path.of(name.strip()));
         }
 
         public Llama withContextSize(int tokens) {

@@ -102,7 +102,7 @@ class QuestExtensionTest {
             JsonNode caps = c.call(1, "initialize", null).path("capabilities");
             assertThat(caps.path("methods").toString()).contains("\"quest/narrate\"").contains("\"npc/talk\"");
             assertThat(caps.path("notifications").toString())
-                    .isEqualTo("[\"session/event\",\"tool/cancel\",\"npc/event\",\"world/changed\",\"quest/event\"]");
+                    .isEqualTo("[\"session/event\",\"tool/cancel\",\"model/progress\",\"npc/event\",\"world/changed\",\"quest/event\"]");
             c.call(2, "quest/create", "{\"quest\":\"q1\",\"instructions\":\"Narrate.\",\"tools\":[{\"name\":\"roll_dice\","
                     + "\"description\":\"Roll a die.\"}],\"model\":{\"type\":\"scripted\",\"steps\":[{\"toolCalls\":[{\"name\":\"roll_dice\"}]},"
                     + "{\"template\":\"You rolled {toolOutput}.\",\"chunks\":2},{\"text\":\"never\",\"delayMs\":60000}]}}");

