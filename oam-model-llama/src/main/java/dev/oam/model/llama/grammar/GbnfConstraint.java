@@ -226,6 +226,24 @@ final class GbnfConstraint implements TokenConstraint {
     }
 
     @Override
+    public String forcedText(int maxCodePoints) {
+        if (ended || pending != 0) {
+            return "";
+        }
+        StringBuilder out = new StringBuilder();
+        GrammarState s = state;
+        for (int i = 0; i < maxCodePoints; i++) {
+            int cp = s.forcedCodePoint();
+            if (cp < 0) {
+                break;
+            }
+            out.appendCodePoint(cp);
+            s = s.next(grammar.interval(cp));
+        }
+        return out.toString();
+    }
+
+    @Override
     public boolean canEnd() {
         return !ended && pending == 0 && state.canEnd;
     }

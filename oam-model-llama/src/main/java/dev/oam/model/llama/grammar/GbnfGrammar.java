@@ -265,7 +265,7 @@ final class GbnfGrammar {
         return covered >= MIN_FREE_CODE_POINTS;
     }
 
-    private int intervalEnd(int iv) {
+    int intervalEnd(int iv) {
         return iv + 1 < intervalCount ? bounds[iv + 1] - 1 : Character.MAX_CODE_POINT;
     }
 

@@ -109,6 +109,31 @@ final class GrammarState {
         return false;
     }
 
+    /**
+     * The one code point that must come next, or -1 when there is a choice: several intervals, an interval of more
+     * than one code point, or the grammar may end here.
+     */
+    int forcedCodePoint() {
+        if (canEnd) {
+            return -1;
+        }
+        int found = -1;
+        for (int w = 0; w < admitted.length; w++) {
+            long bits = admitted[w];
+            if (bits == 0) {
+                continue;
+            }
+            if (found >= 0 || Long.bitCount(bits) > 1) {
+                return -1;
+            }
+            found = (w << 6) + Long.numberOfTrailingZeros(bits);
+        }
+        if (found < 0 || grammar.intervalEnd(found) != grammar.bounds[found]) {
+            return -1;
+        }
+        return grammar.bounds[found];
+    }
+
     /** The state after a code point of interval {@code iv} (the grammar's dead state when none can follow). */
     GrammarState next(int iv) {
         GrammarState known = next[iv];

@@ -42,6 +42,15 @@ public interface TokenConstraint {
         return 0;
     }
 
+    /**
+     * The text that must come next whatever the model chooses (JSON's punctuation and keys between two values), at
+     * most {@code maxCodePoints} code points; "" when the next character is a choice, the grammar may end here, or the
+     * last token ended inside a character. An engine can feed it to the model in one batch instead of sampling it.
+     */
+    default String forcedText(int maxCodePoints) {
+        return "";
+    }
+
     /** {@link #stepsToEnd()} after {@code token} (not taken), or {@link Integer#MAX_VALUE} when it is not allowed. */
     default int stepsToEndAfter(int token) {
         return 0;

@@ -56,6 +56,33 @@ class GbnfCompilerTest {
     }
 
     @Test
+    void forcedTextIsWhatMustComeNextUpToTheNextChoice() {
+        String g = "root ::= \"{\\\"name\\\": \\\"\" (\"open\" | \"opal\") \"\\\", \\\"n\\\": \" [0-9]+ \"}\"";
+        TokenConstraint c = COMPILER.start(g);
+        assertThat(c.forcedText(64)).isEqualTo("{\"name\": \"op");
+        assertThat(c.forcedText(3)).isEqualTo("{\"n");
+        for (byte b : "{\"name\": \"op".getBytes(StandardCharsets.UTF_8)) {
+            c.accept(BYTE + (b & 0xFF));
+        }
+        assertThat(c.forcedText(64)).as("a choice: e or a").isEmpty();
+        for (byte b : "en".getBytes(StandardCharsets.UTF_8)) {
+            c.accept(BYTE + (b & 0xFF));
+        }
+        assertThat(c.forcedText(64)).isEqualTo("\", \"n\": ");
+        for (byte b : "\", \"n\": 4".getBytes(StandardCharsets.UTF_8)) {
+            c.accept(BYTE + (b & 0xFF));
+        }
+        assertThat(c.forcedText(64)).as("another digit or the end: a choice").isEmpty();
+        TokenConstraint end = COMPILER.start("root ::= \"ab\" | \"ab\" \"c\"");
+        assertThat(end.forcedText(64)).isEqualTo("ab");
+        end.accept(BYTE + 'a');
+        end.accept(BYTE + 'b');
+        assertThat(end.forcedText(64)).as("the grammar may end here").isEmpty();
+        TokenConstraint wide = COMPILER.start("root ::= [a-b] \"x\"");
+        assertThat(wide.forcedText(64)).as("one interval of two code points is a choice").isEmpty();
+    }
+
+    @Test
     void literalsAndSequencesMatchExactly() {
         String g = "root ::= \"ab\" \"c\"";
         assertThat(accepts(g, "abc")).isTrue();
