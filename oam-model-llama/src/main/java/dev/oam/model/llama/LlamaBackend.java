@@ -178,7 +178,8 @@ public final class LlamaBackend implements ModelBackend {
             Path key;
             try {
                 key = canonical(settings.path());
-                GgufFile.read(key); // the Java checks here, so a bad file is -32602 before any process starts
+                // the Java checks here, so a bad file is -32602 before any process starts
+                EngineChoice.checkArchitecture(GgufFile.read(key), EngineChoice.planned());
             } catch (GgufException e) {
                 throw ModelParameterException.invalid(path + ".path", ": " + e.getMessage());
             }
@@ -232,6 +233,7 @@ public final class LlamaBackend implements ModelBackend {
             entry = loaded.get(key);
             if (entry == null) {
                 GgufFile file = GgufFile.read(key);
+                EngineChoice.checkArchitecture(file, EngineChoice.planned());
                 TurnFormat format = file.chatTemplate() == null ? TurnFormat.require(file) : null;
                 EngineSettings engineSettings = engineSettings(settings, file);
                 CompletableFuture<Engine> engine = new CompletableFuture<>();
