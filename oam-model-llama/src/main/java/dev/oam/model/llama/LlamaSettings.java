@@ -22,6 +22,8 @@ record LlamaSettings(Path path, int contextSize, int threads, int gpuLayers, @Nu
     static final int MAX_CONTEXT = 1 << 20;
     static final int MAX_THREADS = 256;
     static final int MAX_GPU_LAYERS = 4096;
+    /** {@code gpuLayers} not given: the host's default ({@code OAM_LLAMA_GPU_LAYERS}, else 0) applies. */
+    static final int GPU_UNSET = Integer.MIN_VALUE;
     private static final List<String> MEMBERS = List.of("type", "path", "contextSize", "threads", "gpuLayers", "seed", "host");
 
     /** The client's model object; every error is {@code -32602} naming the member. */
@@ -48,7 +50,8 @@ record LlamaSettings(Path path, int contextSize, int threads, int gpuLayers, @Nu
         }
         int contextSize = integer(spec, where, "contextSize", MIN_CONTEXT, MAX_CONTEXT, "tokens");
         int threads = integer(spec, where, "threads", 1, MAX_THREADS, "threads");
-        int gpuLayers = integer(spec, where, "gpuLayers", 0, MAX_GPU_LAYERS, "layers");
+        int gpuLayers = present(spec, "gpuLayers") == null ? GPU_UNSET
+                : integer(spec, where, "gpuLayers", -1, MAX_GPU_LAYERS, "layers to offload to a GPU; -1 for all");
         Long seed = null;
         JsonNode seedNode = present(spec, "seed");
         if (seedNode != null) {

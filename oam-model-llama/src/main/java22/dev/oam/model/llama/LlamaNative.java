@@ -377,8 +377,53 @@ final class LlamaNative {
         } catch (Throwable e) {
             throw new IllegalStateException("llama_backend_init failed: " + e, e);
         }
+        loadBackends(library);
         Log.info("llama.cpp through FFM: " + bindings.describe());
         return bindings;
+    }
+
+    /**
+     * For a llama.cpp built with its backends as loadable modules ({@code GGML_BACKEND_DL}, as node-llama-cpp's
+     * prebuilt libraries are: {@code libggml-cpu-<cpu>.so}, {@code libggml-vulkan.so} next to the library), loads
+     * them from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build
+     * with its backends linked in (the project's own) has them registered already and is left alone.
+     */
+    private static void loadBackends(Path library) {
+        Path folder = library.toAbsolutePath().getParent();
+        Path registry = null;
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(folder)) {
+            registry = files.filter(f -> {
+                String name = f.getFileName().toString();
+                return name.equals("libggml.so") || name.equals("libggml.dylib")
+                        || (name.startsWith("libggml.") && (name.endsWith(".so") || name.endsWith(".dylib")));
+            }).sorted().findFirst().orElse(null);
+        } catch (IOException e) {
+            return;
+        }
+        if (registry == null) {
+            return;
+        }
+        Linker linker = Linker.nativeLinker();
+        SymbolLookup ggml = SymbolLookup.libraryLookup(registry, Arena.global());
+        MemorySegment count = ggml.find("ggml_backend_reg_count").orElse(null);
+        MemorySegment loadAll = ggml.find("ggml_backend_load_all_from_path").orElse(null);
+        if (count == null || loadAll == null) {
+            return;
+        }
+        try {
+            long registered = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG)).invokeExact();
+            if (registered > 0) {
+                return;
+            }
+            try (Arena local = Arena.ofConfined()) {
+                MethodHandle load = linker.downcallHandle(loadAll, FunctionDescriptor.ofVoid(ADDRESS));
+                load.invokeExact(local.allocateFrom(folder.toString()));
+            }
+            long now = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG)).invokeExact();
+            Log.info("llama.cpp: loaded " + now + " backend module(s) from " + folder);
+        } catch (Throwable e) {
+            throw new IllegalStateException("loading llama.cpp's backend modules from " + folder + " failed: " + e, e);
+        }
     }
 
     /** Which library and API, for logs and messages. */
@@ -488,7 +533,7 @@ final class LlamaNative {
      */
     MemorySegment modelParams(Arena arena, int gpuLayers, boolean repack) throws Throwable {
         MemorySegment params = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-        params.set(JAVA_INT, offset(modelLayout, "n_gpu_layers"), gpuLayers);
+        params.set(JAVA_INT, offset(modelLayout, "n_gpu_layers"), gpuLayers < 0 ? EngineSettings.ALL_LAYERS : gpuLayers);
         if (api == Api.VENDORED) {
             params.set(JAVA_BOOLEAN, offset(modelLayout, "use_extra_bufts"), repack);
         }
@@ -587,11 +632,24 @@ final class LlamaNative {
     private static void log(int level, MemorySegment text, MemorySegment userData) {
         try {
             boolean loud = level == LOG_ERROR || level == LOG_WARN;
-            if (!loud && !Log.enabled(Log.Level.DEBUG)) {
+            if (!loud && level != LOG_INFO && !Log.enabled(Log.Level.DEBUG)) {
                 return;
             }
             String message = text.equals(MemorySegment.NULL) ? "" : text.reinterpret(64 * 1024).getString(0).strip();
             if (message.isEmpty()) {
+                return;
+            }
+            if (level == LOG_INFO && isPlacement(message)) {
+                // where a model's layers went: the device, its free memory, the offloaded layers (FfmEngine reports them)
+                Log.info("llama.cpp: " + message);
+                synchronized (PLACEMENT) {
+                    if (PLACEMENT.size() < 16) {
+                        PLACEMENT.add(message);
+                    }
+                }
+                return;
+            }
+            if (!loud && !Log.enabled(Log.Level.DEBUG)) {
                 return;
             }
             if (level == LOG_ERROR) {
@@ -603,6 +661,23 @@ final class LlamaNative {
             }
         } catch (Throwable ignored) {
             // nothing may escape an upcall
+        }
+    }
+
+    /** llama.cpp's load lines about devices and offloaded layers since the last {@link #takePlacement()}. */
+    private static final List<String> PLACEMENT = new ArrayList<>(); // guarded by itself
+
+    static boolean isPlacement(String message) {
+        return message.contains("using device ") || message.contains("offloaded ") || message.contains("ggml_vulkan: ")
+                || message.contains("CUDA0") || message.contains("Metal");
+    }
+
+    /** The placement lines logged since the last call (the engine takes them right after loading a model). */
+    static List<String> takePlacement() {
+        synchronized (PLACEMENT) {
+            List<String> lines = List.copyOf(PLACEMENT);
+            PLACEMENT.clear();
+            return lines;
         }
     }
 
