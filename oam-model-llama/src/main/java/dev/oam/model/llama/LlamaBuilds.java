@@ -18,7 +18,8 @@ import org.jspecify.annotations.Nullable;
  * The llama.cpp builds the project's script makes ({@code bin/build-llama}, {@code bin/lib/real-models.sh}) and
  * where to find them: {@code <cache>/llama-cpp/<version>-r<recipe>[-<backend>]/lib/libllama.so} (or {@code .dylib}),
  * with the build record {@value #RECORD} next to the library. The FFM engine drives the preferred one by default
- * (JDK 22+, Linux and macOS), so a host gets a current llama.cpp without setting anything once the script has run.
+ * (JDK 22+, Linux and macOS), so a host gets a current llama.cpp without setting anything once the script has run:
+ * the CPU build first, or a GPU build first when {@code OAM_LLAMA_GPU_LAYERS} asks for GPU layers.
  *
  * <p>A build is accepted by the struct layouts it was verified against, not by one commit: {@link #VERIFIED} maps
  * each source package whose {@code llama.h} the FFM engine's {@code VENDORED} layouts were checked against to its
@@ -31,15 +32,20 @@ final class LlamaBuilds {
     static final String CACHE_VARIABLE = "OAM_CACHE_DIR";
     /** Source packages (file name to SHA-256) whose llama.h the vendored layouts were verified against. */
     static final Map<String, String> VERIFIED = Map.of(
-            "llama_cpp_python-0.3.36.tar.gz", "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e");
-    /** GPU builds first: a user who built one wants it. */
-    private static final List<String> BACKEND_ORDER = List.of("cuda", "vulkan", "metal", "cpu");
+            "llama_cpp_python-0.3.36.tar.gz", "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
+            // node-llama-cpp's prebuilt llama.cpp 0.5.0 with Vulkan (bin/build-llama --vulkan): its 241 llama_* functions
+            // are a subset of 0.3.36's, and both libraries' llama_model_default_params (80 bytes) and
+            // llama_context_default_params (160 bytes), called through 0.3.36's llama.h, return identical bytes
+            "node-llama-cpp-linux-x64-vulkan-3.22.1.tgz", "e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7");
+    private static final List<String> GPU_FIRST = List.of("cuda", "vulkan", "metal", "cpu");
+    private static final List<String> CPU_FIRST = List.of("cpu", "cuda", "vulkan", "metal");
 
     /** One build: its library file and what its record says. */
     record Build(Path library, String source, String backend, int recipe) {
         String describe() {
-            return source.replace(".tar.gz", "").replace("llama_cpp_python-", "llama-cpp-python ") + "'s llama.cpp, "
-                    + backend + " build (" + library + ")";
+            String from = source.replace(".tar.gz", "").replace(".tgz", "");
+            from = from.startsWith("llama_cpp_python-") ? "llama-cpp-python " + from.substring("llama_cpp_python-".length()) : from;
+            return from + "'s llama.cpp, " + backend + " build (" + library + ")";
         }
     }
 
@@ -85,8 +91,8 @@ final class LlamaBuilds {
         return Path.of(cache.strip()).resolve("llama-cpp");
     }
 
-    /** Every verified build under {@code folder}, the preferred first (GPU backends, then the newest recipe). */
-    static List<Build> found(Path folder) {
+    /** Every verified build under {@code folder}, the preferred first (by backend, then the newest recipe). */
+    static List<Build> found(Path folder, boolean gpuFirst) {
         List<Build> builds = new ArrayList<>();
         if (!Files.isDirectory(folder)) {
             return builds;
@@ -107,19 +113,25 @@ final class LlamaBuilds {
         } catch (IOException e) {
             return builds;
         }
-        builds.sort(Comparator.<Build>comparingInt(b -> rank(b.backend())).thenComparing(Comparator.comparingInt(Build::recipe)
+        List<String> order = gpuFirst ? GPU_FIRST : CPU_FIRST;
+        builds.sort(Comparator.<Build>comparingInt(b -> rank(order, b.backend())).thenComparing(Comparator.comparingInt(Build::recipe)
                 .reversed()).thenComparing(b -> b.library().toString()));
         return builds;
     }
 
-    /** The build the FFM engine uses when no library is named, or null when the script never ran here. */
+    /**
+     * The build the FFM engine uses when no library is named, or null when the script never ran here: a GPU build first
+     * when {@code OAM_LLAMA_GPU_LAYERS} is set to other than 0, else the CPU build first.
+     */
     static @Nullable Build preferred(UnaryOperator<@Nullable String> environment, String home) {
-        List<Build> builds = found(folder(environment, home));
+        String layers = environment.apply(LlamaBackend.GPU_LAYERS_VARIABLE);
+        boolean gpuFirst = layers != null && !layers.isBlank() && !layers.strip().equals("0");
+        List<Build> builds = found(folder(environment, home), gpuFirst);
         return builds.isEmpty() ? null : builds.get(0);
     }
 
-    private static int rank(String backend) {
-        int at = BACKEND_ORDER.indexOf(backend);
-        return at < 0 ? BACKEND_ORDER.size() : at;
+    private static int rank(List<String> order, String backend) {
+        int at = order.indexOf(backend);
+        return at < 0 ? order.size() : at;
     }
 }

@@ -37,17 +37,21 @@ class LlamaBuildsTest {
     }
 
     @Test
-    void aVerifiedBuildIsFoundGpuBackendsFirstThenTheNewestRecipe() throws IOException {
+    void aVerifiedBuildIsFoundCpuFirstUnlessGpuLayersAreAskedThenTheNewestRecipe() throws IOException {
         Path cpu2 = build("0.3.36-r2", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=2\n");
         Path cpu3 = build("0.3.36-r3", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=3\n");
         build("0.3.35-r3", "source=llama_cpp_python-0.3.35.tar.gz\nsha256=00\nrecipe=3\n");
         build("0.3.36-r9", null);
         UnaryOperator<String> env = env(Map.of("OAM_CACHE_DIR", cache.toString()));
         assertThat(LlamaBuilds.preferred(env, "/nowhere").library()).isEqualTo(cpu3);
-        assertThat(LlamaBuilds.found(LlamaBuilds.folder(env, "/nowhere"))).extracting(LlamaBuilds.Build::library)
+        assertThat(LlamaBuilds.found(LlamaBuilds.folder(env, "/nowhere"), false)).extracting(LlamaBuilds.Build::library)
                 .containsExactly(cpu3, cpu2);
         Path vulkan = build("0.3.36-r4-vulkan", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=4\nbackend=vulkan\n");
-        LlamaBuilds.Build preferred = LlamaBuilds.preferred(env, "/nowhere");
+        assertThat(LlamaBuilds.preferred(env, "/nowhere").library()).isEqualTo(cpu3);
+        assertThat(LlamaBuilds.preferred(env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "0")),
+                "/nowhere").library()).isEqualTo(cpu3);
+        LlamaBuilds.Build preferred = LlamaBuilds.preferred(env(Map.of("OAM_CACHE_DIR", cache.toString(),
+                "OAM_LLAMA_GPU_LAYERS", "-1")), "/nowhere");
         assertThat(preferred.library()).isEqualTo(vulkan);
         assertThat(preferred.backend()).isEqualTo("vulkan");
         assertThat(preferred.describe()).contains("llama-cpp-python 0.3.36's llama.cpp, vulkan build");
@@ -78,7 +82,7 @@ class LlamaBuildsTest {
         assertThat(build.source()).isEqualTo(SOURCE);
         // found where the script put it: <cache>/llama-cpp/<version>-r<recipe>/lib/libllama.so
         Path folder = library.toAbsolutePath().getParent().getParent().getParent();
-        assertThat(LlamaBuilds.found(folder)).extracting(LlamaBuilds.Build::library).contains(library.toAbsolutePath());
+        assertThat(LlamaBuilds.found(folder, false)).extracting(LlamaBuilds.Build::library).contains(library.toAbsolutePath());
     }
 
     @Test
