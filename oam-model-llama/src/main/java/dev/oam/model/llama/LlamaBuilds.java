@@ -69,7 +69,7 @@ final class LlamaBuilds {
         String sha256 = build.getProperty("sha256", "");
         if (!sha256.equals(VERIFIED.get(source))) {
             throw new IOException(record + " names " + source + " (" + sha256 + "), not one of the sources whose struct"
-                    + " layouts are verified (" + String.join(", ", VERIFIED.keySet()) + ")");
+                    + " layouts are verified (" + String.join(", ", new java.util.TreeSet<>(VERIFIED.keySet())) + ")");
         }
         int recipe;
         try {

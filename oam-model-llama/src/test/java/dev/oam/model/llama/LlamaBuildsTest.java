@@ -58,6 +58,15 @@ class LlamaBuildsTest {
     }
 
     @Test
+    void nodeLlamaCppsVulkanBuildIsInTheVerifiedFamily() throws IOException {
+        Path library = build("node-llama-cpp-3.22.1-vulkan", "source=node-llama-cpp-linux-x64-vulkan-3.22.1.tgz\nsha256="
+                + "e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7\nrecipe=1\nbackend=vulkan\n");
+        LlamaBuilds.Build build = LlamaBuilds.read(library);
+        assertThat(build.backend()).isEqualTo("vulkan");
+        assertThat(build.describe()).startsWith("node-llama-cpp-linux-x64-vulkan-3.22.1's llama.cpp, vulkan build");
+    }
+
+    @Test
     void theCacheFolderFollowsTheScriptsVariables() {
         assertThat(LlamaBuilds.folder(env(Map.of("OAM_CACHE_DIR", "/c")), "/home/u")).isEqualTo(Path.of("/c/llama-cpp"));
         assertThat(LlamaBuilds.folder(env(Map.of("XDG_CACHE_HOME", "/x")), "/home/u")).isEqualTo(Path.of("/x/oam/llama-cpp"));
@@ -70,7 +79,7 @@ class LlamaBuildsTest {
         Path library = build("other", "source=llama_cpp_python-0.3.35.tar.gz\nsha256=00\n");
         assertThatThrownBy(() -> LlamaBuilds.read(library)).isInstanceOf(IOException.class)
                 .hasMessageContaining("names llama_cpp_python-0.3.35.tar.gz (00), not one of the sources whose struct layouts"
-                        + " are verified (" + SOURCE + ")");
+                        + " are verified (" + SOURCE + ", node-llama-cpp-linux-x64-vulkan-3.22.1.tgz)");
     }
 
     @Test
