@@ -38,6 +38,9 @@ class FfmQwen3Test {
                         + ",\"options\":{\"maxResponseTokens\":8,\"temperature\":0}}");
                 JsonNode answer = c.call(2, "session/respond", "{\"session\":\"q\",\"prompt\":\"hello\"}");
                 assertThat(answer.path("usage").path("outputTokens").asInt()).isPositive();
+                // where it runs: the CPU of the project build (model/availability's device)
+                assertThat(backend.create(Conversation.object(spec), "model").availability().device())
+                        .isEqualTo("CPU (cpu build)");
             } else {
                 c.request(1, "session/create", "{\"session\":\"q\",\"model\":" + spec + "}");
                 JsonNode error = c.error(1);
