@@ -110,25 +110,37 @@ public final class LlamaServerBackend implements ModelBackend {
         }
         String output;
         int status;
+        Path log = null;
         try {
-            Process process = new ProcessBuilder(binary.toString(), "--version").redirectErrorStream(true).start();
+            // Output to a file, not a pipe: a program that never exits nor closes its output cannot block the check.
+            log = Files.createTempFile("oam-llama-server-version", ".txt");
+            Process process = new ProcessBuilder(binary.toString(), "--version").redirectErrorStream(true)
+                    .redirectOutput(log.toFile()).start();
             process.getOutputStream().close();
-            byte[] bytes;
-            try (InputStream in = process.getInputStream()) {
-                bytes = in.readNBytes(16 * 1024);
-            }
             if (!process.waitFor(VERSION_WAIT.toSeconds(), TimeUnit.SECONDS)) {
                 process.destroyForcibly();
                 throw ModelParameterException.invalid(path + ".binary", binary + " --version did not finish within "
                         + VERSION_WAIT.toSeconds() + " s; it is not a working llama-server.");
             }
             status = process.exitValue();
+            byte[] bytes;
+            try (InputStream in = Files.newInputStream(log)) {
+                bytes = in.readNBytes(16 * 1024);
+            }
             output = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw ModelParameterException.invalid(path + ".binary", binary + " could not be run: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw ModelParameterException.invalid(path + ".binary", "the check of " + binary + " was interrupted.");
+        } finally {
+            if (log != null) {
+                try {
+                    Files.deleteIfExists(log);
+                } catch (IOException e) {
+                    // a temporary file left behind
+                }
+            }
         }
         String version = output.lines().filter(line -> line.startsWith("version: ")).findFirst().orElse(null);
         if (status != 0 || version == null) {

@@ -193,14 +193,18 @@ final class SupervisedServer {
         Thread.ofVirtual().name("oam-llama-server-start").start(() -> {
             try {
                 Running server = launch();
+                boolean stop;
                 synchronized (lock) {
                     starting = null;
-                    if (closed) {
-                        forget(server);
-                        throw new StartFailure("The " + title() + " was stopped with the bridge.");
+                    stop = closed;
+                    if (!stop) {
+                        running = server;
+                        failure = null;
                     }
-                    running = server;
-                    failure = null;
+                }
+                if (stop) {
+                    forget(server); // outside the lock: stopping waits for the process
+                    throw new StartFailure("The " + title() + " was stopped with the bridge.");
                 }
                 future.complete(server);
             } catch (StartFailure | RuntimeException e) {
