@@ -66,7 +66,9 @@ record LlamaSettings(Path path, int contextSize, int threads, int gpuLayers, @Nu
     /** Whether {@code location} names a GGUF file ({@code --model PATH.gguf}, {@code OAM_MODEL}). */
     static boolean isGgufLocation(String location) {
         String text = location.strip();
-        return text.regionMatches(true, text.length() - 5, ".gguf", 0, 5) && text.length() > 5;
+        // llama-server:PATH.gguf is the supervised llama-server's (oam-model-openai), not an in-process model
+        return text.regionMatches(true, text.length() - 5, ".gguf", 0, 5) && text.length() > 5
+                && !text.regionMatches(true, 0, "llama-server:", 0, "llama-server:".length());
     }
 
     private static int integer(ObjectNode spec, String where, String name, int min, int max, String unit) throws ModelParameterException {

@@ -32,6 +32,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class LlamaServerBackend implements ModelBackend {
     public static final String TYPE = SupervisedServer.TYPE;
+    /** What {@code --model} starts with to name a file for a supervised llama-server. */
+    public static final String SYSTEM_PREFIX = "llama-server:";
     private static final Duration VERSION_WAIT = Duration.ofSeconds(30);
 
     private final UnaryOperator<@Nullable String> environment;
@@ -61,6 +63,11 @@ public final class LlamaServerBackend implements ModelBackend {
 
     @Override
     public LanguageModel create(ObjectNode spec, String path) throws ModelParameterException {
+        return create(spec, path, environment);
+    }
+
+    private LanguageModel create(ObjectNode spec, String path, UnaryOperator<@Nullable String> environment)
+            throws ModelParameterException {
         ServerSettings settings = ServerSettings.parse(spec, path, environment);
         checkBinary(settings.binary(), path);
         List<String> warnings = new ArrayList<>();
@@ -90,15 +97,36 @@ public final class LlamaServerBackend implements ModelBackend {
                 settings.timeout())), settings.contextSize(), warnings);
     }
 
-    /** The supervised server is a per-session model type; {@code --model} keeps naming files and URLs. */
+    /** {@code --model llama-server:PATH.gguf} ({@code OAM_MODEL}, the C library's settings): the system model on a supervised server. */
     @Override
     public boolean servesSystemModel(String location) {
-        return false;
+        return location.strip().regionMatches(true, 0, SYSTEM_PREFIX, 0, SYSTEM_PREFIX.length());
     }
 
     @Override
-    public LanguageModel systemModel(String location, @Nullable String name) {
-        throw new IllegalArgumentException("llama-server models are given per session ({\"type\": \"llama-server\", …})");
+    public LanguageModel systemModel(String location, @Nullable String name) throws ModelParameterException {
+        return systemModel(location, name, environment);
+    }
+
+    /**
+     * The file after {@value #SYSTEM_PREFIX}, on the llama-server {@code OAM_LLAMA_SERVER} names (else the first on the
+     * host's {@code PATH}), with {@code OAM_LLAMA_GPU_LAYERS} layers offloaded when it is set.
+     */
+    @Override
+    public LanguageModel systemModel(String location, @Nullable String name, UnaryOperator<@Nullable String> hostEnvironment)
+            throws ModelParameterException {
+        com.fasterxml.jackson.databind.node.ObjectNode spec = dev.oam.core.json.Json.object();
+        spec.put("type", TYPE);
+        spec.put("path", location.strip().substring(SYSTEM_PREFIX.length()));
+        String layers = hostEnvironment.apply("OAM_LLAMA_GPU_LAYERS");
+        if (layers != null && !layers.isBlank()) {
+            try {
+                spec.put("gpuLayers", Integer.parseInt(layers.strip()));
+            } catch (NumberFormatException e) {
+                throw ModelParameterException.invalid("OAM_LLAMA_GPU_LAYERS", "must be an integer (-1 for every layer).");
+            }
+        }
+        return create(spec, "--model", hostEnvironment);
     }
 
     /** Runs {@code binary --version} once per file: llama.cpp's programs print {@code version: N (commit)}. */

@@ -234,6 +234,26 @@ class LlamaServerBackendTest {
     }
 
     @Test
+    void theSystemModelNamesTheFileAfterTheLlamaServerPrefix() throws Exception {
+        Path binary = fake("serve");
+        // the host's variables (oam stdio's environment, the C library's settings) name the server and the layers
+        Map<String, String> host = Map.of("OAM_MODEL", "llama-server:" + model, "OAM_LLAMA_SERVER", binary.toString(),
+                "OAM_LLAMA_GPU_LAYERS", "-1");
+        backend = new LlamaServerBackend(Map.<String, String>of()::get);
+        assertThat(backend.servesSystemModel("llama-server:" + model)).isTrue();
+        assertThat(backend.servesSystemModel(model.toString())).as("a plain .gguf stays the llama backend's").isFalse();
+        dev.oam.core.model.LanguageModel system = dev.oam.core.model.ModelBackends.systemModel(List.of(backend),
+                dev.oam.core.model.ModelSpec.fromEnvironment(host::get));
+        c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend)).systemModel(system)));
+        c.call(1, "session/create", "{\"session\":\"s\"}");
+        assertThat(c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hi\"}").path("text").asText())
+                .isEqualTo("Hello from start 1.");
+        assertThat(starts(binary).get(0)).contains("-m " + model, "-ngl 999");
+        JsonNode availability = c.call(3, "model/availability", "{}");
+        assertThat(availability.path("available").asBoolean()).as("%s", availability).isTrue();
+    }
+
+    @Test
     void aGemmaFileWithoutTemplateGetsGemmasTurnsAndAWarning() throws Exception {
         // The tiny model's architecture is llama; a Gemma header is enough for the choice of template.
         Path gemma = dir.resolve("gemma-base.gguf");
