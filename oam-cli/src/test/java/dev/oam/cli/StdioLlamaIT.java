@@ -41,8 +41,9 @@ class StdioLlamaIT {
         Files.createDirectories(tmp.resolve("llamadir"));
         Path natives = dir.resolve("native");
         List<String> before = listing(tmp);
+        // the binding's library (whose extraction this checks), not a project build bin/build-llama left in the cache
         List<String> command = List.of("env", "OAM_NATIVE_DIR=" + natives, "TMPDIR=" + tmp, "OAM_JAVA_OPTS=-Djava.io.tmpdir=" + tmp,
-                "OAM_LLAMA_THREADS=1", "OAM_LLAMA_THREADS_BATCH=1", "OAM_LLAMA_CONTEXT=2048",
+                "OAM_LLAMA_LIBRARY=binding", "OAM_LLAMA_THREADS=1", "OAM_LLAMA_THREADS_BATCH=1", "OAM_LLAMA_CONTEXT=2048",
                 Transports.launcher().toString(), "stdio", "--model", model.toString());
         StdioClient client = StdioClient.start(command);
         try (Conversation c = new Conversation(client)) {

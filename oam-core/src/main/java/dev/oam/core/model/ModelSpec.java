@@ -61,13 +61,13 @@ public sealed interface ModelSpec {
 
     /**
      * A local GGUF file run in-process by llama.cpp: {@code {"type": "llama", "path", "contextSize"?, "threads"?,
-     * "gpuLayers"?, "seed"?}}. Zero means the host's default (see docs/MODELS.md).
+     * "gpuLayers"?, "seed"?}}. Zero means the host's default (see docs/MODELS.md); {@code gpuLayers} -1 offloads every layer.
      */
     record Llama(Path path, int contextSize, int threads, int gpuLayers, @Nullable Long seed) implements ModelSpec {
         public Llama {
             Objects.requireNonNull(path, "path");
-            if (contextSize < 0 || threads < 0 || gpuLayers < 0 || seed != null && seed < 0) {
-                throw new IllegalArgumentException("contextSize, threads, gpuLayers and seed must not be negative");
+            if (contextSize < 0 || threads < 0 || gpuLayers < -1 || seed != null && seed < 0) {
+                throw new IllegalArgumentException("contextSize, threads and seed must not be negative, gpuLayers not below -1");
             }
         }
 
@@ -116,7 +116,7 @@ public sealed interface ModelSpec {
             if (threads > 0) {
                 json.put("threads", threads);
             }
-            if (gpuLayers > 0) {
+            if (gpuLayers != 0) {
                 json.put("gpuLayers", gpuLayers);
             }
             if (seed != null) {

@@ -44,6 +44,14 @@ public interface Engine {
             throws AgentException;
 
     /**
+     * Where the model runs, when the engine knows (the FFM engine reads llama.cpp's load log): the device, its free
+     * memory and the layers it holds, for {@code model/availability}; null when unknown.
+     */
+    default @org.jspecify.annotations.Nullable String device() {
+        return null;
+    }
+
+    /**
      * Whether a constrained generation is closed within its {@code maxTokens} (the engine steers the last tokens
      * toward the grammar's end) rather than cut there. Then a step's strings need no cap sized in advance for the
      * worst case.

@@ -51,6 +51,71 @@ final class EngineChoice {
         };
     }
 
+    /**
+     * Which llama.cpp a model loaded now would run on, decided without loading anything: for the architecture check
+     * at {@code session/create} ({@link #checkArchitecture}).
+     *
+     * @param current whether it is the project's current llama.cpp ({@link Architectures#VENDORED}) rather than b4916
+     */
+    record Planned(boolean current, String description) {
+        java.util.Set<String> architectures() {
+            return current ? Architectures.VENDORED : Architectures.B4916;
+        }
+    }
+
+    static Planned planned(UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties,
+            int javaFeature, String osName, String home) {
+        Kind forced;
+        try {
+            forced = forced(environment, properties);
+        } catch (IllegalArgumentException e) {
+            forced = null;
+        }
+        if (forced == Kind.JNI || forced == null && !ffmPossible(javaFeature, osName)) {
+            return new Planned(false, "llama.cpp b4916, which the JNI engine runs (de.kherud:llama " + NativeLibrary.BINDING_VERSION
+                    + (forced == Kind.JNI ? ", " + VARIABLE + "=jni" : ", JDK " + javaFeature + " on " + osName) + ")");
+        }
+        String named = properties.apply("oam.llama.library");
+        if (named == null || named.isBlank()) {
+            named = environment.apply("OAM_LLAMA_LIBRARY");
+        }
+        if (named != null && !named.isBlank()) {
+            return named.strip().equalsIgnoreCase("binding")
+                    ? new Planned(false, "llama.cpp b4916, the binding's library (OAM_LLAMA_LIBRARY=binding)")
+                    : new Planned(true, "the llama.cpp OAM_LLAMA_LIBRARY names (" + named.strip() + ")");
+        }
+        LlamaBuilds.Build built = LlamaBuilds.preferred(environment, home);
+        return built != null ? new Planned(true, built.describe())
+                : new Planned(false, "llama.cpp b4916, the binding's library (no project-built llama.cpp was found here)");
+    }
+
+    /** {@link #planned} for this process. */
+    static Planned planned() {
+        return planned(System::getenv, System::getProperty, Runtime.version().feature(), System.getProperty("os.name", ""),
+                System.getProperty("user.home", "."));
+    }
+
+    /**
+     * Refuses a file whose architecture {@code planned}'s llama.cpp does not know, naming the architecture and what would
+     * run it (llama.cpp aborts or fails later, with a message about tensors, on a file it cannot run).
+     */
+    static void checkArchitecture(GgufFile file, Planned planned) throws GgufException {
+        String architecture = file.architecture();
+        if (planned.architectures().contains(architecture)) {
+            return;
+        }
+        String name = file.path().getFileName().toString();
+        if (!planned.current() && Architectures.VENDORED.contains(architecture)) {
+            throw new GgufException(name + " is a '" + architecture + "' model, which " + planned.description()
+                    + " cannot run. A current llama.cpp can: on JDK 22 or newer (Linux, macOS) build it once with"
+                    + " bin/build-llama (the FFM engine then uses it), or run a current llama-server for it with"
+                    + " {\"type\": \"llama-server\", \"path\": …}.");
+        }
+        throw new GgufException(name + " is a '" + architecture + "' model, which no llama.cpp this bridge can load"
+                + " knows (here: " + planned.description() + "); a newer llama-server may run it: {\"type\":"
+                + " \"llama-server\", \"path\": …}.");
+    }
+
     /** Whether FFM can be tried here: JDK 22+ (final FFM) and Linux or macOS (the only libraries with llama_* exports). */
     static boolean ffmPossible(int javaFeature, String osName) {
         String os = osName.toLowerCase(Locale.ROOT);

@@ -8,9 +8,11 @@ package dev.oam.model.llama;
  * @param slots parallel slots: sessions decoded at once, each with its own prompt cache; default 1
  * @param threads generation threads; default max(1, cores − 1)
  * @param threadsBatch prompt-processing threads; default cores
- * @param gpuLayers layers offloaded to a GPU; 0 (the default) runs on the CPU only
+ * @param gpuLayers layers offloaded to a GPU; 0 (the default) runs on the CPU only, -1 offloads every layer
  */
 public record EngineSettings(int contextSize, int slots, int threads, int threadsBatch, int gpuLayers) {
+    /** What {@code gpuLayers = -1} is passed to llama.cpp as: more layers than any model has, which every build reads as all. */
+    public static final int ALL_LAYERS = 999;
     /** Larger than any GGUF context length in use; keeps {@code slots × contextSize} far from overflowing. */
     static final int MAX_CONTEXT = 1 << 20;
     static final int MAX_SLOTS = 16;
@@ -33,8 +35,8 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
             throw new IllegalArgumentException(
                     "threadsBatch must be 0 (default) or in [1, " + MAX_THREADS + "], was " + threadsBatch);
         }
-        if (gpuLayers < 0 || gpuLayers > 100_000) {
-            throw new IllegalArgumentException("gpuLayers must be in [0, 100000], was " + gpuLayers);
+        if (gpuLayers < -1 || gpuLayers > 100_000) {
+            throw new IllegalArgumentException("gpuLayers must be -1 (all) or in [0, 100000], was " + gpuLayers);
         }
         if ((long) Math.max(contextSize, DEFAULT_CONTEXT) * slots > Integer.MAX_VALUE / 2) {
             throw new IllegalArgumentException("slots × contextSize is too large");

@@ -181,6 +181,9 @@ final class HostWire {
         o.put("reason", a.reason());
         o.put("message", a.message());
         o.put("contextSize", a.contextSize());
+        if (a.device() != null) {
+            o.put("device", a.device());
+        }
         o.put("variant", a.variant());
         ArrayNode languages = o.putArray("supportedLanguages");
         a.supportedLanguages().forEach(languages::add);
@@ -191,7 +194,8 @@ final class HostWire {
         List<String> languages = new ArrayList<>();
         o.path("supportedLanguages").forEach(l -> languages.add(l.asText()));
         return new ModelAvailability(o.path("available").booleanValue(), text(o, "reason"), text(o, "message"),
-                o.hasNonNull("contextSize") ? o.get("contextSize").intValue() : null, text(o, "variant"), languages);
+                o.hasNonNull("contextSize") ? o.get("contextSize").intValue() : null, text(o, "variant"), languages,
+                text(o, "device"));
     }
 
     static ObjectNode entry(TranscriptEntry entry) {

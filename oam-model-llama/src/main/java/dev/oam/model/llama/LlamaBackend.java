@@ -40,8 +40,13 @@ public final class LlamaBackend implements ModelBackend {
      * @param contextSize tokens per session when the model value names none; 0 picks
      *     min({@value LanguageModel#DEFAULT_CONTEXT_SIZE}, the file's trained context)
      */
-    public record Defaults(int slots, int threads, int threadsBatch, int contextSize) {
+    public record Defaults(int slots, int threads, int threadsBatch, int contextSize, int gpuLayers) {
         public static final Defaults STANDARD = new Defaults(1, 0, 0, 0);
+
+        /** Every model on the CPU unless its value names {@code gpuLayers}. */
+        public Defaults(int slots, int threads, int threadsBatch, int contextSize) {
+            this(slots, threads, threadsBatch, contextSize, 0);
+        }
 
         public Defaults {
             if (slots < 1 || slots > 16) {
@@ -49,6 +54,9 @@ public final class LlamaBackend implements ModelBackend {
             }
             if (threads < 0 || threadsBatch < 0 || contextSize < 0) {
                 throw new IllegalArgumentException("threads and context size must not be negative");
+            }
+            if (gpuLayers < -1 || gpuLayers > LlamaSettings.MAX_GPU_LAYERS) {
+                throw new IllegalArgumentException("gpuLayers must be from -1 (all) to " + LlamaSettings.MAX_GPU_LAYERS);
             }
         }
 
@@ -59,7 +67,8 @@ public final class LlamaBackend implements ModelBackend {
         public static Defaults fromEnvironment(UnaryOperator<@Nullable String> environment) {
             return new Defaults(read(environment, "OAM_LLAMA_SLOTS", 1, 16, 1), read(environment, "OAM_LLAMA_THREADS", 1, 256, 0),
                     read(environment, "OAM_LLAMA_THREADS_BATCH", 1, 256, 0),
-                    read(environment, "OAM_LLAMA_CONTEXT", LlamaSettings.MIN_CONTEXT, LlamaSettings.MAX_CONTEXT, 0));
+                    read(environment, "OAM_LLAMA_CONTEXT", LlamaSettings.MIN_CONTEXT, LlamaSettings.MAX_CONTEXT, 0),
+                    read(environment, GPU_LAYERS_VARIABLE, -1, LlamaSettings.MAX_GPU_LAYERS, 0));
         }
 
         private static int read(UnaryOperator<@Nullable String> environment, String name, int min, int max, int fallback) {
@@ -88,6 +97,8 @@ public final class LlamaBackend implements ModelBackend {
             @Nullable TurnFormat turnFormat, @Nullable String templateProblem) {}
 
     /** {@code OAM_MODEL_HOST}: {@code process} runs every llama model of this process in a child process by default. */
+    /** Layers of every model to offload to a GPU unless its value names {@code gpuLayers}; -1 for all. */
+    public static final String GPU_LAYERS_VARIABLE = "OAM_LLAMA_GPU_LAYERS";
     public static final String HOST_VARIABLE = "OAM_MODEL_HOST";
 
     private final Defaults defaults;
@@ -178,7 +189,8 @@ public final class LlamaBackend implements ModelBackend {
             Path key;
             try {
                 key = canonical(settings.path());
-                GgufFile.read(key); // the Java checks here, so a bad file is -32602 before any process starts
+                // the Java checks here, so a bad file is -32602 before any process starts
+                EngineChoice.checkArchitecture(GgufFile.read(key), EngineChoice.planned());
             } catch (GgufException e) {
                 throw ModelParameterException.invalid(path + ".path", ": " + e.getMessage());
             }
@@ -218,7 +230,7 @@ public final class LlamaBackend implements ModelBackend {
             GgufFile.read(key);
             return host(key).systemModel(key.toString(), name);
         }
-        return model(new LlamaSettings(path, 0, 0, 0, null), name);
+        return model(new LlamaSettings(path, 0, 0, LlamaSettings.GPU_UNSET, null), name);
     }
 
     /** @param name the name to report instead of the file's ({@code --model-name}) */
@@ -232,6 +244,7 @@ public final class LlamaBackend implements ModelBackend {
             entry = loaded.get(key);
             if (entry == null) {
                 GgufFile file = GgufFile.read(key);
+                EngineChoice.checkArchitecture(file, EngineChoice.planned());
                 TurnFormat format = file.chatTemplate() == null ? TurnFormat.require(file) : null;
                 EngineSettings engineSettings = engineSettings(settings, file);
                 CompletableFuture<Engine> engine = new CompletableFuture<>();
@@ -274,7 +287,8 @@ public final class LlamaBackend implements ModelBackend {
         int cores = Runtime.getRuntime().availableProcessors();
         int threads = settings.threads() > 0 ? settings.threads() : defaults.threads() > 0 ? defaults.threads() : Math.max(1, cores - 1);
         int threadsBatch = defaults.threadsBatch() > 0 ? defaults.threadsBatch() : Math.max(threads, cores);
-        return new EngineSettings(context, defaults.slots(), threads, threadsBatch, settings.gpuLayers());
+        int gpuLayers = settings.gpuLayers() != LlamaSettings.GPU_UNSET ? settings.gpuLayers() : defaults.gpuLayers();
+        return new EngineSettings(context, defaults.slots(), threads, threadsBatch, gpuLayers);
     }
 
     private static void checkSame(Loaded entry, LlamaSettings settings) throws SettingsConflict {
@@ -288,7 +302,7 @@ public final class LlamaBackend implements ModelBackend {
             throw new SettingsConflict("threads", "this file is already loaded with " + have.threads()
                     + " threads; omit threads or give " + have.threads() + ".");
         }
-        if (settings.gpuLayers() != 0 && settings.gpuLayers() != have.gpuLayers()) {
+        if (settings.gpuLayers() != LlamaSettings.GPU_UNSET && settings.gpuLayers() != have.gpuLayers()) {
             throw new SettingsConflict("gpuLayers", "this file is already loaded with gpuLayers " + have.gpuLayers()
                     + "; omit gpuLayers or give " + have.gpuLayers() + ".");
         }

@@ -173,9 +173,9 @@ public final class LlamaEngine implements SlotEngine, AutoCloseable {
                 .setThreadsBatch(settings.threadsBatch())
                 .disableContextShift()
                 .enableJinja();
-        if (settings.gpuLayers() > 0) {
-            // Only when asked: without a GPU build the option prints a warning to stdout (fd 1).
-            parameters.setGpuLayers(settings.gpuLayers());
+        if (settings.gpuLayers() != 0) {
+            // Only when asked: without a GPU build the option prints a warning to stdout (fd 1). -1: every layer.
+            parameters.setGpuLayers(settings.gpuLayers() < 0 ? EngineSettings.ALL_LAYERS : settings.gpuLayers());
         }
         if (!Log.enabled(Log.Level.DEBUG)) {
             parameters.disableLog();

@@ -117,7 +117,7 @@ public final class LlamaLanguageModel implements LanguageModel {
         if (engine.isCompletedExceptionally()) {
             return ModelAvailability.unavailable("unknown", loadFailure());
         }
-        return ModelAvailability.ready(contextSize, name, languages);
+        return ModelAvailability.ready(contextSize, name, languages).withDevice(engine.join().device());
     }
 
     @Override

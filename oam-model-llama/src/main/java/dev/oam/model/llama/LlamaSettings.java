@@ -22,6 +22,8 @@ record LlamaSettings(Path path, int contextSize, int threads, int gpuLayers, @Nu
     static final int MAX_CONTEXT = 1 << 20;
     static final int MAX_THREADS = 256;
     static final int MAX_GPU_LAYERS = 4096;
+    /** {@code gpuLayers} not given: the host's default ({@code OAM_LLAMA_GPU_LAYERS}, else 0) applies. */
+    static final int GPU_UNSET = Integer.MIN_VALUE;
     private static final List<String> MEMBERS = List.of("type", "path", "contextSize", "threads", "gpuLayers", "seed", "host");
 
     /** The client's model object; every error is {@code -32602} naming the member. */
@@ -48,7 +50,8 @@ record LlamaSettings(Path path, int contextSize, int threads, int gpuLayers, @Nu
         }
         int contextSize = integer(spec, where, "contextSize", MIN_CONTEXT, MAX_CONTEXT, "tokens");
         int threads = integer(spec, where, "threads", 1, MAX_THREADS, "threads");
-        int gpuLayers = integer(spec, where, "gpuLayers", 0, MAX_GPU_LAYERS, "layers");
+        int gpuLayers = present(spec, "gpuLayers") == null ? GPU_UNSET
+                : integer(spec, where, "gpuLayers", -1, MAX_GPU_LAYERS, "layers to offload to a GPU; -1 for all");
         Long seed = null;
         JsonNode seedNode = present(spec, "seed");
         if (seedNode != null) {
@@ -63,7 +66,9 @@ record LlamaSettings(Path path, int contextSize, int threads, int gpuLayers, @Nu
     /** Whether {@code location} names a GGUF file ({@code --model PATH.gguf}, {@code OAM_MODEL}). */
     static boolean isGgufLocation(String location) {
         String text = location.strip();
-        return text.regionMatches(true, text.length() - 5, ".gguf", 0, 5) && text.length() > 5;
+        // llama-server:PATH.gguf is the supervised llama-server's (oam-model-openai), not an in-process model
+        return text.regionMatches(true, text.length() - 5, ".gguf", 0, 5) && text.length() > 5
+                && !text.regionMatches(true, 0, "llama-server:", 0, "llama-server:".length());
     }
 
     private static int integer(ObjectNode spec, String where, String name, int min, int max, String unit) throws ModelParameterException {

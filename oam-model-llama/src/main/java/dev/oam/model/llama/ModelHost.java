@@ -131,7 +131,7 @@ final class ModelHost implements AutoCloseable {
             Process process = builder.start();
             Child started = new Child(process);
             started.send(Json.object().put("op", "start").<ObjectNode>set("defaults", Json.mapper().createArrayNode()
-                    .add(defaults.slots()).add(defaults.threads()).add(defaults.threadsBatch()).add(defaults.contextSize()))
+                    .add(defaults.slots()).add(defaults.threads()).add(defaults.threadsBatch()).add(defaults.contextSize()).add(defaults.gpuLayers()))
                     .set("languages", Json.strings(languages)));
             Log.debug("model host for " + file + ": process " + process.pid());
             return started;

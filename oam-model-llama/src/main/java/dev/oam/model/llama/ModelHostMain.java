@@ -111,13 +111,13 @@ public final class ModelHostMain {
         }
     }
 
-    /** {@code {"op":"start","defaults":[slots,threads,threadsBatch,context],"languages":[…],"log":…}}. */
+    /** {@code {"op":"start","defaults":[slots,threads,threadsBatch,context,gpuLayers],"languages":[…],"log":…}}. */
     private void start(JsonNode message) {
         JsonNode d = message.path("defaults");
         List<String> languages = new ArrayList<>();
         message.path("languages").forEach(l -> languages.add(l.asText()));
         backend = new LlamaBackend(new LlamaBackend.Defaults(d.path(0).intValue(), d.path(1).intValue(), d.path(2).intValue(),
-                d.path(3).intValue()), languages, false);
+                d.path(3).intValue(), d.path(4).intValue()), languages, false);
     }
 
     /** {@code {"op":"model","id","spec"|"location","name"?}}: answers {@code ready} or {@code failed}. */

@@ -36,6 +36,8 @@ import org.jspecify.annotations.Nullable;
 final class NativeLibrary {
     static final String BINDING_VERSION = "4.2.0";
     static final String ENV_DIR = "OAM_NATIVE_DIR";
+    /** Names a {@code jllama} library of the user's to load instead of extracting the jar's ({@link #suppliedLibrary}). */
+    static final String SUPPLIED_VARIABLE = "OAM_JLLAMA_LIBRARY";
     private static final String LIB_PATH_PROPERTY = "de.kherud.llama.lib.path";
     private static final String TMPDIR_PROPERTY = "de.kherud.llama.tmpdir";
     private static final Object LOCK = new Object();
@@ -101,6 +103,13 @@ final class NativeLibrary {
             return extracted;
         }
         Platform platform = platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
+        Path supplied = suppliedLibrary(System.getenv(), platform);
+        if (supplied != null) {
+            Log.info("llama.cpp JNI library: " + supplied + " (" + SUPPLIED_VARIABLE + "), used as it is");
+            noBacktraces();
+            extracted = supplied;
+            return supplied;
+        }
         Path folder = cacheFolder(System.getenv(), System.getProperty("user.home", "."), platform);
         Path library;
         try {
@@ -160,6 +169,30 @@ final class NativeLibrary {
                     + " (the binding ships x86_64 and aarch64 libraries for Linux and macOS, x86_64 for Windows)");
         }
         return new Platform(os, arch, file);
+    }
+
+    /**
+     * A {@code jllama} library of the user's ({@value #SUPPLIED_VARIABLE}): java-llama.cpp {@value #BINDING_VERSION}'s
+     * native code built by the user (with CUDA, Vulkan or Metal, say), loaded from where it is instead of the jar's copy;
+     * nothing is extracted or overwritten. It must carry the platform's file name ({@code libjllama.so},
+     * {@code libjllama.dylib}, {@code jllama.dll}), which the binding's loader looks for in its folder; null when unset.
+     *
+     * @throws IOException the variable names no such file
+     */
+    static @Nullable Path suppliedLibrary(Map<String, String> env, Platform platform) throws IOException {
+        String value = env.get(SUPPLIED_VARIABLE);
+        if (value == null || value.isBlank()) {
+            return null;
+        }
+        Path file = Path.of(value.strip()).toAbsolutePath();
+        if (!Files.isRegularFile(file)) {
+            throw new IOException(SUPPLIED_VARIABLE + "=" + value + " is not a file");
+        }
+        if (!file.getFileName().toString().equals(platform.fileName())) {
+            throw new IOException(SUPPLIED_VARIABLE + "=" + value + " must be called " + platform.fileName()
+                    + " (the binding loads that name from the library's folder)");
+        }
+        return file;
     }
 
     /** {@code $OAM_NATIVE_DIR}, else {@code <home>/.cache/oam/native/llama-4.2.0-<os>-<arch>}. */

@@ -310,6 +310,12 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             throw new IOException("llama.cpp cannot load " + file.path() + " (see the log for llama.cpp's reason)");
         }
         FfmEngine engine = new FfmEngine(api, file, settings, model, 0, grammars);
+        engine.device = placement(LlamaNative.takePlacement(), settings.gpuLayers(), api);
+        if (settings.gpuLayers() != 0 && engine.device.startsWith("CPU")) {
+            Log.warning("llama model '" + file.name() + "': gpuLayers " + settings.gpuLayers() + " was asked, but "
+                    + api.describe() + " used no GPU (no GPU backend in this build, or no device it can use): it runs on"
+                    + " the CPU. bin/build-llama --vulkan (or --cuda, --metal) gives a GPU build; docs/MODELS.md");
+        }
         try {
             engine.loop.call(() -> {
                 engine.createContext();
@@ -323,8 +329,41 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         Log.info("llama model '" + file.name() + "' loaded through FFM in " + millis + " ms (" + settings.slots()
                 + " lane(s) of " + settings.contextSize() + " tokens, " + settings.threads() + "/" + settings.threadsBatch()
                 + " threads; " + (file.chatTemplate() != null ? "the file's own chat template" : file.turnFormat().label()
-                        + " turns, the file has no chat template") + ")");
+                        + " turns, the file has no chat template") + "; on " + engine.device + ")");
         return engine;
+    }
+
+    /** Where the model runs ({@link Engine#device()}): set once, right after loading. */
+    private volatile @Nullable String device;
+
+    @Override
+    public @Nullable String device() {
+        return device;
+    }
+
+    /**
+     * The device text from llama.cpp's load lines ("using device Vulkan0 (…) - 7934 MiB free", "offloaded 3/3 layers
+     * to GPU"): "Vulkan0 (…), 7934 MiB free, 3/3 layers", or "CPU" when no layer went to a GPU.
+     */
+    static String placement(List<String> lines, int gpuLayers, LlamaNative api) {
+        List<String> devices = new ArrayList<>();
+        String layers = null;
+        for (String line : lines) {
+            int at = line.indexOf("using device ");
+            if (at >= 0) {
+                devices.add(line.substring(at + "using device ".length()).replace(" - ", ", ").strip());
+            }
+            java.util.regex.Matcher offloaded = java.util.regex.Pattern.compile("offloaded (\\d+)/(\\d+) layers").matcher(line);
+            if (offloaded.find()) {
+                layers = offloaded.group(1) + "/" + offloaded.group(2) + " layers";
+            }
+        }
+        String backend = api.build != null ? api.build.backend() + " build" : "b4916";
+        if (devices.isEmpty() || layers != null && layers.startsWith("0/")) {
+            return "CPU (" + backend + (gpuLayers != 0 ? "; gpuLayers " + gpuLayers + " asked, but no GPU device was used" : "")
+                    + ")";
+        }
+        return String.join("; ", devices) + (layers != null ? ", " + layers : "") + " (" + backend + ")";
     }
 
     // decode thread

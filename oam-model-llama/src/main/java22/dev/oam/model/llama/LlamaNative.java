@@ -61,11 +61,8 @@ final class LlamaNative {
     static final String LIBRARY_PROPERTY = "oam.llama.library";
     /** The source package whose llama.cpp tree {@link Api#VENDORED} is. */
     static final String VENDORED_SOURCE = "0.3.36";
-    /** The source package the project's build script builds from, and its SHA-256 (the script checks it). */
-    static final String VENDORED_PACKAGE = "llama_cpp_python-" + VENDORED_SOURCE + ".tar.gz";
-    static final String VENDORED_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e";
-    /** The build record the script writes next to the library. */
-    static final String BUILD_RECORD = "oam-build.properties";
+    /** The build record the script writes next to the library ({@link LlamaBuilds}). */
+    static final String BUILD_RECORD = LlamaBuilds.RECORD;
 
     /** Which {@code llama.h} the opened library was built from. */
     enum Api {
@@ -141,6 +138,8 @@ final class LlamaNative {
     final Api api;
     /** The library file opened, for messages. */
     final Path library;
+    /** What the project's build record says of it ({@link Api#VENDORED}); null for the binding's library. */
+    final LlamaBuilds.@Nullable Build build;
     /** {@code llama_model_params} and {@code llama_context_params} as this library lays them out. */
     private final StructLayout modelLayout;
     private final StructLayout contextLayout;
@@ -180,10 +179,11 @@ final class LlamaNative {
     final MethodHandle samplerAccept;
     final MethodHandle samplerFree;
 
-    private LlamaNative(SymbolLookup lookup, Api api, Path library) {
+    private LlamaNative(SymbolLookup lookup, Api api, Path library, LlamaBuilds.@Nullable Build build) {
         this.lookup = lookup;
         this.api = api;
         this.library = library;
+        this.build = build;
         StructLayout modelParams = api == Api.B4916 ? MODEL_PARAMS : MODEL_PARAMS_VENDORED;
         StructLayout contextParams = api == Api.B4916 ? CONTEXT_PARAMS : CONTEXT_PARAMS_VENDORED;
         this.modelLayout = modelParams;
@@ -267,6 +267,21 @@ final class LlamaNative {
                     throw new IOException(LIBRARY_VARIABLE + "=" + configured + " cannot be used: " + e.getMessage(), e);
                 }
             }
+            // Nothing named: the project-built llama.cpp when the script has built one here (a current llama.cpp,
+            // with a GPU backend if one was built), unless the setting asks for the binding's library.
+            LlamaBuilds.Build built = bindingAsked(System::getenv, System::getProperty) ? null
+                    : LlamaBuilds.preferred(System::getenv, System.getProperty("user.home", "."));
+            if (built != null) {
+                try {
+                    NativeLibrary.noBacktraces();
+                    sameKernelsForAnyRowCount();
+                    instance = open(built.library(), Api.VENDORED);
+                    return instance;
+                } catch (RuntimeException | LinkageError e) {
+                    Log.warning("the project-built llama.cpp at " + built.library() + " cannot be used (" + e.getMessage()
+                            + "); using the binding's llama.cpp b4916 (set " + LIBRARY_VARIABLE + " to choose a library)");
+                }
+            }
             Path library = NativeLibrary.extractedLibrary();
             try {
                 LlamaNative opened = open(library, Api.B4916);
@@ -277,6 +292,19 @@ final class LlamaNative {
                 throw new UnsupportedOperationException(failure, e);
             }
         }
+    }
+
+    /** The setting's value that asks for the binding jar's library (b4916) even where a project build exists. */
+    static final String BINDING = "binding";
+
+    /** Whether {@value #LIBRARY_PROPERTY} or {@value #LIBRARY_VARIABLE} says {@value #BINDING}. */
+    static boolean bindingAsked(java.util.function.UnaryOperator<@Nullable String> environment,
+            java.util.function.UnaryOperator<@Nullable String> properties) {
+        String value = properties.apply(LIBRARY_PROPERTY);
+        if (value == null || value.isBlank()) {
+            value = environment.apply(LIBRARY_VARIABLE);
+        }
+        return value != null && value.strip().equalsIgnoreCase(BINDING);
     }
 
     /** ggml's switch for its tiled K-quant product; read once, at the first product. */
@@ -309,7 +337,7 @@ final class LlamaNative {
         if (value == null || value.isBlank()) {
             value = environment.apply(LIBRARY_VARIABLE);
         }
-        if (value == null || value.isBlank()) {
+        if (value == null || value.isBlank() || value.strip().equalsIgnoreCase(BINDING)) {
             return null;
         }
         Path path = Path.of(value.strip());
@@ -324,19 +352,20 @@ final class LlamaNative {
         // The library lives for the process: model and context pointers outlive any narrower arena.
         SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
         boolean memoryApi = lookup.find("llama_get_memory").isPresent();
+        LlamaBuilds.Build build = null;
         if (api == Api.B4916) {
             checkVersion(lookup);
             if (memoryApi) {
                 throw new UnsupportedOperationException("the library has llama_get_memory: a newer API than b4916");
             }
         } else {
-            checkVendoredVersion(library);
+            build = checkVendoredVersion(library);
             if (!memoryApi) {
                 throw new UnsupportedOperationException("the library has no llama_get_memory: not llama-cpp-python "
                         + VENDORED_SOURCE + "'s llama.cpp");
             }
         }
-        LlamaNative bindings = new LlamaNative(lookup, api, library);
+        LlamaNative bindings = new LlamaNative(lookup, api, library, build);
         bindings.checkDefaults();
         try {
             bindings.backendInit.invokeExact();
@@ -348,14 +377,59 @@ final class LlamaNative {
         } catch (Throwable e) {
             throw new IllegalStateException("llama_backend_init failed: " + e, e);
         }
+        loadBackends(library);
         Log.info("llama.cpp through FFM: " + bindings.describe());
         return bindings;
+    }
+
+    /**
+     * For a llama.cpp built with its backends as loadable modules ({@code GGML_BACKEND_DL}, as node-llama-cpp's
+     * prebuilt libraries are: {@code libggml-cpu-<cpu>.so}, {@code libggml-vulkan.so} next to the library), loads
+     * them from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build
+     * with its backends linked in (the project's own) has them registered already and is left alone.
+     */
+    private static void loadBackends(Path library) {
+        Path folder = library.toAbsolutePath().getParent();
+        Path registry = null;
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(folder)) {
+            registry = files.filter(f -> {
+                String name = f.getFileName().toString();
+                return name.equals("libggml.so") || name.equals("libggml.dylib")
+                        || (name.startsWith("libggml.") && (name.endsWith(".so") || name.endsWith(".dylib")));
+            }).sorted().findFirst().orElse(null);
+        } catch (IOException e) {
+            return;
+        }
+        if (registry == null) {
+            return;
+        }
+        Linker linker = Linker.nativeLinker();
+        SymbolLookup ggml = SymbolLookup.libraryLookup(registry, Arena.global());
+        MemorySegment count = ggml.find("ggml_backend_reg_count").orElse(null);
+        MemorySegment loadAll = ggml.find("ggml_backend_load_all_from_path").orElse(null);
+        if (count == null || loadAll == null) {
+            return;
+        }
+        try {
+            long registered = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG)).invokeExact();
+            if (registered > 0) {
+                return;
+            }
+            try (Arena local = Arena.ofConfined()) {
+                MethodHandle load = linker.downcallHandle(loadAll, FunctionDescriptor.ofVoid(ADDRESS));
+                load.invokeExact(local.allocateFrom(folder.toString()));
+            }
+            long now = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG)).invokeExact();
+            Log.info("llama.cpp: loaded " + now + " backend module(s) from " + folder);
+        } catch (Throwable e) {
+            throw new IllegalStateException("loading llama.cpp's backend modules from " + folder + " failed: " + e, e);
+        }
     }
 
     /** Which library and API, for logs and messages. */
     String describe() {
         return api == Api.B4916 ? "b4916 (" + COMMIT + ", de.kherud:llama " + NativeLibrary.BINDING_VERSION + "'s library)"
-                : "llama-cpp-python " + VENDORED_SOURCE + "'s llama.cpp, built here (" + library + ")";
+                : build != null ? build.describe() : "llama-cpp-python " + VENDORED_SOURCE + "'s llama.cpp, built here (" + library + ")";
     }
 
     private static void checkVersion(SymbolLookup lookup) {
@@ -374,23 +448,15 @@ final class LlamaNative {
 
     /**
      * The vendored build is recognised by the record the project's build script writes next to it
-     * ({@value #BUILD_RECORD}: the source package and its SHA-256), since llama.cpp built from a source package
-     * has no commit of its own to report; the default-parameter fingerprint is checked after.
+     * ({@value #BUILD_RECORD}: the source package and its SHA-256, which must be one of the family whose layouts were
+     * verified, {@link LlamaBuilds#VERIFIED}, whatever its GPU backend), since llama.cpp built from a source package has
+     * no commit of its own to report; the default-parameter fingerprint is checked after.
      */
-    private static void checkVendoredVersion(Path library) {
-        Path record = library.toAbsolutePath().getParent().resolve(BUILD_RECORD);
-        java.util.Properties build = new java.util.Properties();
-        try (java.io.Reader in = java.nio.file.Files.newBufferedReader(record)) {
-            build.load(in);
+    private static LlamaBuilds.Build checkVendoredVersion(Path library) {
+        try {
+            return LlamaBuilds.read(library);
         } catch (IOException e) {
-            throw new UnsupportedOperationException("no " + record + " (" + e.getClass().getSimpleName() + "): this is not"
-                    + " a library bin/build-llama built, whose struct layouts are known");
-        }
-        String source = build.getProperty("source", "");
-        String sha256 = build.getProperty("sha256", "");
-        if (!source.equals(VENDORED_PACKAGE) || !sha256.equals(VENDORED_SHA256)) {
-            throw new UnsupportedOperationException(record + " names " + source + " (" + sha256 + "), not "
-                    + VENDORED_PACKAGE + " (" + VENDORED_SHA256 + ") whose struct layouts are known");
+            throw new UnsupportedOperationException(e.getMessage(), e);
         }
     }
 
@@ -467,7 +533,7 @@ final class LlamaNative {
      */
     MemorySegment modelParams(Arena arena, int gpuLayers, boolean repack) throws Throwable {
         MemorySegment params = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-        params.set(JAVA_INT, offset(modelLayout, "n_gpu_layers"), gpuLayers);
+        params.set(JAVA_INT, offset(modelLayout, "n_gpu_layers"), gpuLayers < 0 ? EngineSettings.ALL_LAYERS : gpuLayers);
         if (api == Api.VENDORED) {
             params.set(JAVA_BOOLEAN, offset(modelLayout, "use_extra_bufts"), repack);
         }
@@ -566,11 +632,24 @@ final class LlamaNative {
     private static void log(int level, MemorySegment text, MemorySegment userData) {
         try {
             boolean loud = level == LOG_ERROR || level == LOG_WARN;
-            if (!loud && !Log.enabled(Log.Level.DEBUG)) {
+            if (!loud && level != LOG_INFO && !Log.enabled(Log.Level.DEBUG)) {
                 return;
             }
             String message = text.equals(MemorySegment.NULL) ? "" : text.reinterpret(64 * 1024).getString(0).strip();
             if (message.isEmpty()) {
+                return;
+            }
+            if (level == LOG_INFO && isPlacement(message)) {
+                // where a model's layers went: the device, its free memory, the offloaded layers (FfmEngine reports them)
+                Log.info("llama.cpp: " + message);
+                synchronized (PLACEMENT) {
+                    if (PLACEMENT.size() < 16) {
+                        PLACEMENT.add(message);
+                    }
+                }
+                return;
+            }
+            if (!loud && !Log.enabled(Log.Level.DEBUG)) {
                 return;
             }
             if (level == LOG_ERROR) {
@@ -582,6 +661,23 @@ final class LlamaNative {
             }
         } catch (Throwable ignored) {
             // nothing may escape an upcall
+        }
+    }
+
+    /** llama.cpp's load lines about devices and offloaded layers since the last {@link #takePlacement()}. */
+    private static final List<String> PLACEMENT = new ArrayList<>(); // guarded by itself
+
+    static boolean isPlacement(String message) {
+        return message.contains("using device ") || message.contains("offloaded ") || message.contains("ggml_vulkan: ")
+                || message.contains("CUDA0") || message.contains("Metal");
+    }
+
+    /** The placement lines logged since the last call (the engine takes them right after loading a model). */
+    static List<String> takePlacement() {
+        synchronized (PLACEMENT) {
+            List<String> lines = List.copyOf(PLACEMENT);
+            PLACEMENT.clear();
+            return lines;
         }
     }
 

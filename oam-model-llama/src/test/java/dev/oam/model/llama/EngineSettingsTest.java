@@ -23,7 +23,8 @@ class EngineSettingsTest {
         assertThatThrownBy(() -> EngineSettings.defaults().withContextSize(8)).hasMessageContaining("contextSize");
         assertThatThrownBy(() -> EngineSettings.defaults().withThreads(-1)).hasMessageContaining("threads");
         assertThatThrownBy(() -> EngineSettings.defaults().withThreadsBatch(1000)).hasMessageContaining("threadsBatch");
-        assertThatThrownBy(() -> EngineSettings.defaults().withGpuLayers(-1)).hasMessageContaining("gpuLayers");
+        assertThatThrownBy(() -> EngineSettings.defaults().withGpuLayers(-2)).hasMessageContaining("gpuLayers");
+        assertThat(EngineSettings.defaults().withGpuLayers(-1).gpuLayers()).as("-1: every layer").isEqualTo(-1);
     }
 
     @Test

@@ -88,6 +88,7 @@ class HostWireTest {
         assertThat(invalid.isInvalidOutput()).isTrue();
         assertThat(invalid.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
         for (ModelAvailability availability : List.of(ModelAvailability.ready(2048, "tiny", List.of("en")),
+                ModelAvailability.ready(2048, "tiny", List.of("en")).withDevice("Vulkan0 (llvmpipe), 31/31 layers"),
                 ModelAvailability.loading("tiny"), ModelAvailability.unavailable("model_not_ready", "No."))) {
             assertThat(HostWire.availability(throughText(HostWire.availability(availability)))).isEqualTo(availability);
         }

@@ -141,6 +141,7 @@ class LlamaBackendTest {
         assertThat(backend.servesSystemModel("models/X.GGUF")).isTrue();
         assertThat(backend.servesSystemModel("http://127.0.0.1:11434/v1")).isFalse();
         assertThat(backend.servesSystemModel(".gguf")).isFalse();
+        assertThat(backend.servesSystemModel("llama-server:/models/x.gguf")).as("the supervised llama-server's").isFalse();
         assertThatThrownBy(() -> backend.systemModel(DIR.resolve("nope.gguf").toString(), null))
                 .hasMessageContaining("does not exist");
         LanguageModel model = backend.systemModel(tiny.toString(), "Innkeeper 1B");

@@ -67,6 +67,23 @@ class NativeLibraryTest {
     }
 
     @Test
+    void aUsersOwnJllamaIsUsedWhereItIsAndNeverOverwritten(@TempDir Path folder) throws IOException {
+        NativeLibrary.Platform platform = NativeLibrary.platform("Linux", "amd64");
+        Path own = Files.writeString(folder.resolve("libjllama.so"), "a CUDA build of java-llama.cpp 4.2.0, say");
+        assertThat(NativeLibrary.suppliedLibrary(java.util.Map.of("OAM_JLLAMA_LIBRARY", own.toString()), platform))
+                .isEqualTo(own);
+        assertThat(Files.readString(own)).isEqualTo("a CUDA build of java-llama.cpp 4.2.0, say");
+        assertThat(NativeLibrary.suppliedLibrary(java.util.Map.of(), platform)).isNull();
+        Path renamed = Files.writeString(folder.resolve("jllama-cuda.so"), "x");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> NativeLibrary.suppliedLibrary(
+                java.util.Map.of("OAM_JLLAMA_LIBRARY", renamed.toString()), platform))
+                .isInstanceOf(IOException.class).hasMessageContaining("must be called libjllama.so");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> NativeLibrary.suppliedLibrary(
+                java.util.Map.of("OAM_JLLAMA_LIBRARY", folder.resolve("none/libjllama.so").toString()), platform))
+                .isInstanceOf(IOException.class).hasMessageContaining("is not a file");
+    }
+
+    @Test
     void aMissingLibgompIsNamedInTheMessage() {
         assertThat(NativeLibrary.linkMessage(new UnsatisfiedLinkError("libgomp.so.1: cannot open shared object file")))
                 .contains("libgomp1");

@@ -69,7 +69,7 @@ public final class OpenAIBackend implements ModelBackend {
         return model;
     }
 
-    private OpenAIModel model(Settings settings) {
+    OpenAIModel model(Settings settings) {
         Endpoint endpoint = endpoints.computeIfAbsent(settings.baseUrl() + " " + (settings.model() == null ? "" : settings.model()),
                 key -> new Endpoint(settings.displayUrl() + (settings.model() == null ? "" : " (" + settings.model() + ")")));
         synchronized (lock) {

@@ -169,8 +169,22 @@ public final class TinyGguf {
         private int contextLength = 4096;
         private String name = "tiny-random-llama";
         private @Nullable String chatTemplate = CHATML_TEMPLATE;
+        private String architecture = "llama";
 
         private Builder() {}
+
+        /**
+         * The {@code general.architecture}: {@code llama} (the default) or {@code qwen3}, a current architecture (2025)
+         * that llama.cpp b4916 (de.kherud:llama 4.2.0) does not know: the same tensors plus a per-head RMS norm of
+         * the queries and keys ({@code attn_q_norm}, {@code attn_k_norm}), with the metadata under {@code qwen3.}.
+         */
+        public Builder architecture(String architecture) {
+            if (!architecture.equals("llama") && !architecture.equals("qwen3")) {
+                throw new IllegalArgumentException("architecture must be llama or qwen3, got " + architecture);
+            }
+            this.architecture = architecture;
+            return this;
+        }
 
         /** Seed of the weights; the vocabulary and metadata do not depend on it. */
         public Builder seed(long seed) {
@@ -342,6 +356,10 @@ public final class TinyGguf {
                 uniform.add(p + "attn_v.weight", new long[] {b.embedding, (long) b.kvHeads * headDim}, inEmbd);
                 uniform.add(p + "attn_output.weight", new long[] {(long) b.heads * headDim, b.embedding},
                         1.0 / Math.sqrt((double) b.heads * headDim));
+                if (b.architecture.equals("qwen3")) {
+                    norm.add(p + "attn_q_norm.weight", new long[] {headDim}, 1.0);
+                    norm.add(p + "attn_k_norm.weight", new long[] {headDim}, 1.0);
+                }
                 norm.add(p + "ffn_norm.weight", new long[] {b.embedding}, 1.0);
                 uniform.add(p + "ffn_gate.weight", new long[] {b.embedding, b.feedForward}, inEmbd);
                 uniform.add(p + "ffn_up.weight", new long[] {b.embedding, b.feedForward}, inEmbd);
@@ -358,20 +376,21 @@ public final class TinyGguf {
             h.u32(3);
             h.u64(tensors.size());
             h.u64(b.chatTemplate == null ? 25 : 26);
-            h.kvString("general.architecture", "llama");
+            String a = b.architecture;
+            h.kvString("general.architecture", a);
             h.kvString("general.name", b.name);
             h.kvU32("general.alignment", ALIGNMENT);
             h.kvU32("general.file_type", b.f16 ? 1 : 0);
-            h.kvU32("llama.context_length", b.contextLength);
-            h.kvU32("llama.embedding_length", b.embedding);
-            h.kvU32("llama.block_count", b.layers);
-            h.kvU32("llama.feed_forward_length", b.feedForward);
-            h.kvU32("llama.attention.head_count", b.heads);
-            h.kvU32("llama.attention.head_count_kv", b.kvHeads);
-            h.kvF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-            h.kvU32("llama.rope.dimension_count", headDim);
-            h.kvF32("llama.rope.freq_base", 10000f);
-            h.kvU32("llama.vocab_size", vocab);
+            h.kvU32(a + ".context_length", b.contextLength);
+            h.kvU32(a + ".embedding_length", b.embedding);
+            h.kvU32(a + ".block_count", b.layers);
+            h.kvU32(a + ".feed_forward_length", b.feedForward);
+            h.kvU32(a + ".attention.head_count", b.heads);
+            h.kvU32(a + ".attention.head_count_kv", b.kvHeads);
+            h.kvF32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+            h.kvU32(a + ".rope.dimension_count", headDim);
+            h.kvF32(a + ".rope.freq_base", 10000f);
+            h.kvU32(a + ".vocab_size", vocab);
             h.kvString("tokenizer.ggml.model", "llama");
             h.key("tokenizer.ggml.tokens");
             h.u32(GGUF_ARRAY);

@@ -139,16 +139,23 @@ public final class FakeOpenAIServer implements AutoCloseable {
     public final CountDownLatch clientLeft = new CountDownLatch(1);
     public final CountDownLatch hanging = new CountDownLatch(1);
 
-    private FakeOpenAIServer(Set<Quirk> quirks) throws IOException {
+    private FakeOpenAIServer(Set<Quirk> quirks, int port) throws IOException {
         this.quirks = quirks;
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
         server.setExecutor(executor);
         server.createContext("/v1/", this::handle);
+        // llama-server's readiness check, for the fake llama-server binaries of the supervised backend's tests
+        server.createContext("/health", exchange -> send(exchange, 200, Json.object().put("status", "ok"), Map.of()));
         server.start();
     }
 
     public static FakeOpenAIServer start(Quirk... quirks) throws IOException {
-        return new FakeOpenAIServer(quirks.length == 0 ? EnumSet.noneOf(Quirk.class) : EnumSet.copyOf(List.of(quirks)));
+        return startOn(0, quirks);
+    }
+
+    /** The same on a given loopback port (0 for a free one). */
+    public static FakeOpenAIServer startOn(int port, Quirk... quirks) throws IOException {
+        return new FakeOpenAIServer(quirks.length == 0 ? EnumSet.noneOf(Quirk.class) : EnumSet.copyOf(List.of(quirks)), port);
     }
 
     public String baseUrl() {
