@@ -279,8 +279,8 @@ public final class NpcBench {
                 if (json.has("error")) {
                     record(new Turn(jar, model, mode, "turn", index, line, emotion, first, turn, null, null, null, toolCalls, deltas, null,
                             "error: " + Json.write(json.get("error")), null, false));
-                    throw new TurnFailed(String.format(Locale.ROOT, "turn %d of %s, %s, on the %s jar answered with an error: %s "
-                            + "(child stderr: bench/target/logs/npc-%s-%s.log)", index, model, mode, jar, Json.write(json.get("error")),
+                    throw new TurnFailed(String.format(Locale.ROOT, "turn %d of %s, %s, on %s answered with an error: %s "
+                            + "(child stderr: bench/target/logs/npc-%s-%s.log)", index, model, mode, jarLabel(jar), Json.write(json.get("error")),
                             model, jar));
                 }
                 JsonNode result = json.path("result");
@@ -307,8 +307,8 @@ public final class NpcBench {
             if (isResponse(json) && id.equals(json.path("id").asText())) {
                 double took = ms(start, m.at());
                 if (json.has("error")) {
-                    throw new TurnFailed(String.format(Locale.ROOT, "bark %d of %s, %s, on the %s jar answered with an error: %s",
-                            index, model, mode, jar, Json.write(json.get("error"))));
+                    throw new TurnFailed(String.format(Locale.ROOT, "bark %d of %s, %s, on %s answered with an error: %s",
+                            index, model, mode, jarLabel(jar), Json.write(json.get("error"))));
                 }
                 return new Turn(jar, model, mode, "bark", index, situation, null, null, took, null, null, null, null, null, null,
                         json.path("result").path("line").asText(), null, false);
@@ -332,6 +332,10 @@ public final class NpcBench {
                 return;
             }
         }
+    }
+
+    private String jarLabel(String jar) {
+        return jar.equals("this") ? "this build (" + config.jar() + ")" : "the baseline jar (" + config.baselineJar() + ")";
     }
 
     private void record(Turn turn) {
@@ -413,6 +417,10 @@ public final class NpcBench {
         if (!env.isEmpty()) {
             out.append("child environment: ").append(env).append('\n');
         }
+        String childOpts = System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "").trim();
+        if (!childOpts.isEmpty()) {
+            out.append("child JVM options (OAM_BENCH_CHILD_OPTS): ").append(childOpts).append('\n');
+        }
         out.append('\n');
         out.append("| model | mode | jar | first words p50 | whole turn p50 | first emotion p50 | cached input | bark p50 | timeouts | "
                 + "fallbacks | issue 30, measured before: first words / whole turn | goals |\n");
@@ -456,7 +464,7 @@ public final class NpcBench {
                 words) and to the response (whole turn, bark); medians over turns 2..%d (turn 1 loads the model and the prompt), \
                 every bark. cached input: the sum of usage.cachedInputTokens over the sum of usage.inputTokens of turns 2..%d. A \
                 timed-out turn (over %d s, then cancelled) counts as slower than any other ("∞"); a missing emotion or lineDelta too. \
-                fallbacks: turns 2..N whose reply was the fallback line. "issue 30, measured before": the issue's own table, measured \
+                timeouts: of all the row's turns and barks, turn 1 included. fallbacks: turns 2..N whose reply was the fallback line. "issue 30, measured before": the issue's own table, measured \
                 before its work on this machine (not in this run). Goals (issue 30): first words p50 ≤ 1.0 s without a tool and \
                 ≤ 1.5 s with it, the whole turn no slower than before, cached ≥ 90 %% of the input from turn 2 on, npc/bark < 0.5 s. \
                 The load average is the whole machine's: other programs' work slows every figure alike within a run, so compare \
