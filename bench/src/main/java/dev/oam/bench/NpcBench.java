@@ -110,6 +110,7 @@ public final class NpcBench {
         int threads = 2;
         int turnTimeout = 120;
         Path baseline = null;
+        Path reportOf = null;
         for (int i = 0; i < args.length; i++) {
             try {
                 switch (args[i]) {
@@ -119,6 +120,7 @@ public final class NpcBench {
                     case "--threads" -> threads = Integer.parseInt(args[++i]);
                     case "--turn-timeout" -> turnTimeout = Integer.parseInt(args[++i]);
                     case "--baseline-jar" -> baseline = Path.of(args[++i]).toAbsolutePath().normalize();
+                    case "--report" -> reportOf = Path.of(args[++i]);
                     case "--help" -> {
                         System.out.println("""
                                 usage: bench/run npc [--models smollm2,gemma] [--turns N] [--barks N] [--turn-timeout S] \
@@ -131,6 +133,7 @@ public final class NpcBench {
                                   --threads N       OAM_LLAMA_THREADS of the child (default 2, as the issue measured)
                                   --baseline-jar F  the same conversations on that oam.jar too, the jars' order alternating per
                                                     model; the report sets both side by side with ratios
+                                  --report F.jsonl  no run: the report of the turns in that file (bench/target/npc.jsonl of a run)
                                 The child is `java -jar oam-cli/target/oam.jar stdio --model FILE`; its stderr goes to
                                 bench/target/logs/npc-*.log, one JSON line per turn and bark to bench/target/npc.jsonl.""");
                         return;
@@ -147,6 +150,10 @@ public final class NpcBench {
         }
         int code = 1;
         try {
+            if (reportOf != null) {
+                reportOnly(root, reportOf);
+                return;
+            }
             for (String model : models) {
                 if (!model.equals("smollm2") && !model.equals("gemma")) {
                     throw new IllegalArgumentException("--models: smollm2 or gemma, not " + model);
@@ -172,6 +179,23 @@ public final class NpcBench {
             Children.destroyAll();
         }
         System.exit(code);
+    }
+
+    /** The report of an earlier run's turns; its load and duration are not in the file. */
+    private static void reportOnly(Path root, Path file) throws IOException {
+        List<Turn> read = new ArrayList<>();
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+            if (!line.isBlank()) {
+                read.add(Json.mapper().treeToValue(Json.parse(line), Turn.class));
+            }
+        }
+        List<String> models = read.stream().map(Turn::model).distinct().toList();
+        boolean baseline = read.stream().anyMatch(t -> t.jar().equals("baseline"));
+        int turnCount = read.stream().filter(t -> t.kind().equals("turn")).mapToInt(Turn::index).max().orElse(0);
+        int barkCount = read.stream().filter(t -> t.kind().equals("bark")).mapToInt(Turn::index).max().orElse(0);
+        NpcBench bench = new NpcBench(new Config(root, models, turnCount, barkCount, 0, 0, file, baseline ? file : null));
+        bench.turns.addAll(read);
+        System.out.print(bench.report("not recorded", "not recorded", Double.NaN));
     }
 
     private void run() throws Exception {
@@ -404,20 +428,27 @@ public final class NpcBench {
             groups.get(t.model() + "|" + t.mode() + "|" + t.jar()).add(t);
         }
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "oam npc response time (issue 30) on %s, %d turns and %d barks per model and mode, "
-                + "OAM_LLAMA_THREADS=%d, temperature 0, %.1f minutes%n", String.join(" and ", config.models()), config.turns(),
-                config.barks(), config.threads(), minutes));
-        out.append(String.format(Locale.ROOT, "machine: %d CPUs; load average (1, 5, 15 min) before %s, after %s%n", Runtime.getRuntime()
-                .availableProcessors(), loadBefore, loadAfter));
-        out.append("this: ").append(config.jar()).append('\n');
-        if (config.baselineJar() != null) {
-            out.append("baseline: ").append(config.baselineJar()).append('\n');
+        out.append(Double.isNaN(minutes)
+                ? String.format(Locale.ROOT, "oam npc response time (issue 30) on %s, %d turns and %d barks per model and mode, "
+                        + "from the turns in %s%n", String.join(" and ", config.models()), config.turns(), config.barks(), config.jar())
+                : String.format(Locale.ROOT, "oam npc response time (issue 30) on %s, %d turns and %d barks per model and mode, "
+                        + "OAM_LLAMA_THREADS=%d, temperature 0, %.1f minutes%n", String.join(" and ", config.models()), config.turns(),
+                        config.barks(), config.threads(), minutes));
+        if (!Double.isNaN(minutes)) {
+            out.append(String.format(Locale.ROOT, "machine: %d CPUs; load average (1, 5, 15 min) before %s, after %s%n",
+                    Runtime.getRuntime().availableProcessors(), loadBefore, loadAfter));
         }
-        String env = engineEnvironment();
+        if (!Double.isNaN(minutes)) {
+            out.append("this: ").append(config.jar()).append('\n');
+            if (config.baselineJar() != null) {
+                out.append("baseline: ").append(config.baselineJar()).append('\n');
+            }
+        }
+        String env = Double.isNaN(minutes) ? "" : engineEnvironment();
         if (!env.isEmpty()) {
             out.append("child environment: ").append(env).append('\n');
         }
-        String childOpts = System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "").trim();
+        String childOpts = Double.isNaN(minutes) ? "" : System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "").trim();
         if (!childOpts.isEmpty()) {
             out.append("child JVM options (OAM_BENCH_CHILD_OPTS): ").append(childOpts).append('\n');
         }
@@ -432,8 +463,8 @@ public final class NpcBench {
             boolean tool = key[1].equals("tool");
             double firstGoal = tool ? GOAL_FIRST_TOOL : GOAL_FIRST_NO_TOOL;
             String goals = String.format(Locale.ROOT, "first words ≤ %.1f s %s; whole turn ≤ %.2f s (before) %s; cached ≥ 90 %% %s; "
-                    + "bark < 0.5 s %s", firstGoal, met(f.firstWords() <= firstGoal), before[1], met(f.turn() <= before[1]),
-                    met(f.cached() >= GOAL_CACHED), met(f.bark() < GOAL_BARK));
+                    + "bark < 0.5 s %s", firstGoal, met(f.firstWords(), f.firstWords() <= firstGoal), before[1],
+                    met(f.turn(), f.turn() <= before[1]), met(f.cached(), f.cached() >= GOAL_CACHED), met(f.bark(), f.bark() < GOAL_BARK));
             out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %.2f s / %.2f s | %s |%n",
                     label(key[0]), key[1], key[2], secs2(f.firstWords()), secs2(f.turn()), secs2(f.emotion()), pct(f.cached()),
                     secs2(f.bark()), f.timeouts(), f.fallbacks(), before[0], before[1], goals));
@@ -458,18 +489,19 @@ public final class NpcBench {
         out.append(String.format(Locale.ROOT, """
 
                 Each row: one conversation of %d streamed npc/talk turns with Gorm the blacksmith over its own oam stdio child \
-                (`java -jar JAR stdio --model FILE`, the default engine), then %d npc/bark requests on the same NPC. "tool": the NPC \
+                (`java -jar JAR stdio --model FILE`, the default engine), then npc/bark %d times on the same NPC. "tool": the NPC \
                 has one tool, check_inventory, named as groundingTool and answered by the harness at once with a fixed JSON output. \
                 Times are from sending the request to the first npc/event emotion (first emotion), to the first lineDelta (first \
                 words) and to the response (whole turn, bark); medians over turns 2..%d (turn 1 loads the model and the prompt), \
                 every bark. cached input: the sum of usage.cachedInputTokens over the sum of usage.inputTokens of turns 2..%d. A \
-                timed-out turn (over %d s, then cancelled) counts as slower than any other ("∞"); a missing emotion or lineDelta too. \
+                timed-out turn (over %s, then cancelled) counts as slower than any other ("∞"); a missing emotion or lineDelta too. \
                 timeouts: of all the row's turns and barks, turn 1 included. fallbacks: turns 2..N whose reply was the fallback line. "issue 30, measured before": the issue's own table, measured \
                 before its work on this machine (not in this run). Goals (issue 30): first words p50 ≤ 1.0 s without a tool and \
                 ≤ 1.5 s with it, the whole turn no slower than before, cached ≥ 90 %% of the input from turn 2 on, npc/bark < 0.5 s. \
                 The load average is the whole machine's: other programs' work slows every figure alike within a run, so compare \
                 runs by their ratios. Per turn and bark: bench/target/npc.jsonl; the children's stderr: bench/target/logs/npc-*.log.
-                """, config.turns(), config.barks(), config.turns(), config.turns(), config.turnTimeout()));
+                """, config.turns(), config.barks(), config.turns(), config.turns(),
+                config.turnTimeout() > 0 ? config.turnTimeout() + " s" : "--turn-timeout"));
         return out.toString();
     }
 
@@ -477,8 +509,9 @@ public final class NpcBench {
         return model.equals("gemma") ? "Gemma 3 270M Q4_K_M" : "SmolLM2-135M-Instruct Q4_1";
     }
 
-    private static String met(boolean met) {
-        return met ? "met" : "not met";
+    /** Whether {@code value} meets a goal ({@code met}), or "no figure" where there is none (every turn timed out). */
+    private static String met(double value, boolean met) {
+        return Double.isNaN(value) ? "no figure" : met ? "met" : "not met";
     }
 
     private static String secs2(double seconds) {
