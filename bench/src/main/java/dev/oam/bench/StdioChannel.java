@@ -26,11 +26,17 @@ final class StdioChannel extends Channel {
     private volatile long reads;
 
     StdioChannel(String name, List<String> command, Path log) throws IOException {
+        this(name, command, log, java.util.Map.of());
+    }
+
+    /** As above, with {@code environment} added to (or replacing values of) the harness's own environment. */
+    StdioChannel(String name, List<String> command, Path log, java.util.Map<String, String> environment) throws IOException {
         super(name);
         this.log = log;
         Files.createDirectories(log.getParent());
         Files.deleteIfExists(log);
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        builder.environment().putAll(environment);
         this.process = builder.start();
         Children.register(process);
         this.out = new BufferedOutputStream(process.getOutputStream(), 64 * 1024);
