@@ -355,7 +355,7 @@ public final class Npc {
         Persona oneSentence = p.toBuilder().maxSentences(1).build();
         String instructions = NpcPrompts.instructions(oneSentence, o, false, NpcPrompts.SecretVisibility.HIDDEN, false, false, false);
         String text = NpcPrompts.situation(situation);
-        String prompt = NpcPrompts.prompt(worldSummary(), text == null || text.isBlank() ? "An ordinary moment." : text, "");
+        String prompt = NpcPrompts.barkPrompt(worldSummary(), text == null || text.isBlank() ? "An ordinary moment." : text, p.name());
         Agent oneOff = new Agent(model, instructions, List.of(), agentOptions(o, o.barkMaximumTokens()), List.of());
         TurnResult result = oneOff.respond(new TurnRequest(prompt, null, ToolChoice.NONE, 0, 0, null),
                 new TurnContext(token, TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE));

@@ -105,6 +105,20 @@ public final class NpcPrompts {
         return String.join("\n", lines);
     }
 
+    /**
+     * A bark's prompt: game state, situation, and what to say. No "Player:" line: with the player saying nothing,
+     * SmolLM2-135M barked "(The player says nothing.)" back.
+     */
+    public static String barkPrompt(@Nullable String worldSummary, String situation, String name) {
+        List<String> lines = new ArrayList<>();
+        if (worldSummary != null && !worldSummary.isBlank()) {
+            lines.add("Game state:\n" + worldSummary);
+        }
+        lines.add("Situation: " + situation.strip());
+        lines.add("Say one short line out loud, as " + name + " would say it to people passing by.");
+        return String.join("\n", lines);
+    }
+
     /** The situation text of a {@code context}/{@code situation} parameter: strings as they are, JSON compact. */
     public static @Nullable String situation(@Nullable JsonNode value) {
         if (value == null || value.isNull()) {

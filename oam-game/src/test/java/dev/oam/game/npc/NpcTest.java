@@ -198,5 +198,7 @@ class NpcTest {
         assertThat(bark.line()).isEqualTo("Hot iron, fresh bread!");
         assertThat(npc.state().transcript()).isEmpty();
         assertThat(model.requests().get(0).toString()).contains("Market day.");
+        assertThat(model.requests().get(0).prompt()).as("nobody spoke: no Player line to read back")
+                .isEqualTo("Situation: Market day.\nSay one short line out loud, as Gorm would say it to people passing by.");
     }
 }
