@@ -25,8 +25,14 @@ import picocli.CommandLine.Option;
         description = {"Serve the bridge protocol over stdin/stdout: one JSON-RPC 2.0 message per line.",
                 "Standard output carries protocol messages only; logs go to standard error."})
 final class StdioCommand implements Callable<Integer> {
-    /** After {@code shutdown}, how long stdin may stay open without a byte before the server exits anyway. */
-    static final Duration SHUTDOWN_QUIET = Duration.ofSeconds(5);
+    /**
+     * After the {@code shutdown} response: the server reads and refuses (-32023) what the client has already written,
+     * and exits once its input has been quiet this long, or at the latest after {@link #SHUTDOWN_LINGER}. A game that
+     * quits waits for the process, and the original exits once the response is delivered.
+     */
+    static final Duration SHUTDOWN_QUIET = Duration.ofMillis(50);
+    /** The longest the server stays after delivering the {@code shutdown} response, stdin open or not. */
+    static final Duration SHUTDOWN_LINGER = Duration.ofMillis(300);
 
     @Option(names = "--log-level", defaultValue = "warning", paramLabel = "LEVEL",
             description = "debug, info, warning (default), error or off.")
@@ -198,13 +204,15 @@ final class StdioCommand implements Callable<Integer> {
         });
         done.await();
         if (inputEnded.getCount() > 0) {
-            // Shut down by request. Lines the client wrote after `shutdown` are still read and refused with
-            // -32023 (the engine refuses every request now) until end of input, so none is dropped unread; a
-            // client that keeps its end open without writing gets the exit after SHUTDOWN_QUIET.
-            Log.debug("shut down; refusing further requests until end of input");
-            while (!inputEnded.await(Math.max(1, input.quietLeft(SHUTDOWN_QUIET)), TimeUnit.NANOSECONDS)) {
-                if (input.quietLeft(SHUTDOWN_QUIET) <= 0) {
-                    Log.debug("no input for " + SHUTDOWN_QUIET.toSeconds() + " s after shutdown; exiting");
+            // Shut down by request. Lines the client had written are still read and refused with -32023 (the engine
+            // refuses every request now), so none already sent is dropped unanswered; then the server exits without
+            // waiting for end of input.
+            Log.debug("shut down; refusing what is already written, then exiting");
+            long deadline = System.nanoTime() + SHUTDOWN_LINGER.toNanos();
+            while (true) {
+                long quiet = input.quietLeft(SHUTDOWN_QUIET);
+                long left = deadline - System.nanoTime();
+                if (quiet <= 0 || left <= 0 || inputEnded.await(Math.max(1, Math.min(quiet, left)), TimeUnit.NANOSECONDS)) {
                     break;
                 }
             }

@@ -1323,8 +1323,8 @@ public abstract class ProtocolContract extends ContractSupport {
             }
             JsonNode toolCancel = c.await(m -> Conversation.isEvent(m, "tool/cancel"), "tool/cancel");
             assertThat(toolCancel.path("params").path("id").asText()).isEqualTo(call.path("id").asText());
-            // A request written after shutdown is refused (oam stdio goes on reading until end of input, so also a
-            // request written after the shutdown response: StdioShutdownIT).
+            // A request written after shutdown is refused (oam stdio answers what the client had written, then exits
+            // without waiting for end of input: StdioShutdownIT).
             JsonNode refused = c.error(7);
             assertThat(refused.path("code").asInt()).isEqualTo(-32023);
             assertThat(code(refused)).isEqualTo("shut_down");
