@@ -33,24 +33,25 @@ class ChatPromptTest {
                 ToolCallingMode.ALLOWED, false, null), engine.controlTokens());
         assertThat(messages).extracting(ChatMessage::role).containsExactly("system", "user");
         String system = messages.get(0).content();
-        assertThat(system).startsWith("You are the gate guard.\n\nThe north gate is jammed.\n\nWhen you answer, reply in plain words."
-                + "\n\nTools you can call:\n"
+        assertThat(system).startsWith("You are the gate guard.\n\nThe north gate is jammed.\n\nTools you can call:\n"
                 + "- open_gate: Opens a named gate. Arguments: \"gate\": text; \"force\": false or true (may be left out).\n"
                 + "- check_inventory: Lists what the player carries. No arguments.");
         assertThat(system).endsWith("{\"tool_call\": {\"name\": \"<tool>\", \"arguments\": {…}}}. Take the values from the request.");
         assertThat(system).doesNotContain("respond_directly").doesNotContain("\"type\"").doesNotContain("enum").doesNotContain("required");
-        assertThat(messages.get(1).content()).isEqualTo("Open the north gate.");
+        assertThat(messages.get(1).content()).as("a step that may answer in words is told so after the request")
+                .isEqualTo("Open the north gate.\n\nIf no tool fits the request, reply in plain words.");
     }
 
     @Test
-    void withoutInstructionsTheNoteIsTheSystemMessageAndAForcedStepEndsWithItsDirective() {
+    void withoutInstructionsTheNoteIsTheSystemMessageAndAForcedStepHasNoDirective() {
         ModelRequest request = new ModelRequest(null, null, List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false,
                 null, dev.oam.core.model.GenerationOptions.DEFAULT);
         List<ChatMessage> messages = ChatPrompt.messages(request, engine.controlTokens());
         assertThat(messages).extracting(ChatMessage::role).containsExactly("system", "user");
-        assertThat(messages.get(0).content()).startsWith("When you answer, reply in plain words.\n\nTools you can call:\n- open_gate: ")
+        assertThat(messages.get(0).content()).startsWith("Tools you can call:\n- open_gate: ")
                 .doesNotContain("Call a tool now");
-        assertThat(messages.get(1).content()).isEqualTo("Open the north gate.\n\nCall a tool now.");
+        assertThat(messages.get(1).content()).as("a forced step's grammar allows only a call: no words")
+                .isEqualTo("Open the north gate.");
     }
 
     @Test
@@ -99,7 +100,7 @@ class ChatPromptTest {
         String offered = render(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null));
         assertThat(offered).contains("Call a tool now, or respond_directly (" + ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION.strip());
         String notOffered = render(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false, null));
-        assertThat(notOffered).doesNotContain("respond_directly").contains("Call a tool now.");
+        assertThat(notOffered).doesNotContain("respond_directly").doesNotContain("Call a tool now");
     }
 
     @Test
@@ -151,8 +152,8 @@ class ChatPromptTest {
         // step 2: rounds used up, no tools to call, still the same listing
         String p2 = render(Fixtures.step(step1, List.of(), ToolCallingMode.DISALLOWED, false, reply, turnTools));
         assertThat(p2).contains("Tools you can call:\n- open_gate").contains("- check_inventory");
-        // Each step reads again only from the previous step's directive on: everything before it is the same.
-        assertThat(common(p0, p1)).isEqualTo(p0.indexOf("\n\nCall a tool now, or respond_directly"));
+        // Each step reads again only from the message that held the previous step's directive: all before it is the same.
+        assertThat(common(p0, p1)).isEqualTo(p0.indexOf("Call a tool now, or respond_directly"));
         int outputEnd = p1.indexOf("Output of open_gate: jammed") + "Output of open_gate: jammed".length();
         assertThat(common(p1, p2)).isGreaterThanOrEqualTo(outputEnd);
         // turn 2 keeps turn 1 byte for byte up to the end of its tool output (the directive after it is gone)
