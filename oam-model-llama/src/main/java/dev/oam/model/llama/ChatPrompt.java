@@ -106,7 +106,10 @@ final class ChatPrompt {
     static ChatMessage message(TranscriptEntry entry) {
         return switch (entry) {
             case TranscriptEntry.Prompt prompt -> new ChatMessage("user", prompt.text());
-            case TranscriptEntry.Response response -> new ChatMessage("assistant", response.text());
+            // A structured answer as the grammar made the model write it (the transcript keeps compact JSON), so the
+            // engine's cache of the tokens it generated still matches on the next turn.
+            case TranscriptEntry.Response response -> new ChatMessage("assistant",
+                    response.structured() != null ? CallFormat.spaced(response.structured()) : response.text());
             case TranscriptEntry.ToolCalls calls -> new ChatMessage("assistant", callsText(calls.calls()));
             case TranscriptEntry.ToolOutput output -> new ChatMessage("tool", "Output of " + output.toolName() + ": " + output.text());
         };

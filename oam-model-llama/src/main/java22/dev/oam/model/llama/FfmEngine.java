@@ -82,12 +82,18 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     static final double ALONE_FACTOR = 1.5;
     static final int N_BATCH = 512;
     /**
-     * Flash attention ({@code -Doam.llama.flashAttn=false} turns it off, for comparison only). llama.cpp's CPU kernel
-     * skips the cells a row may not see, so a lane attends over its own cells only (without it, over every cell any
-     * lane holds: lanes with long prompts slowed every lane about 1.4×), and it adds a lane's cells in their order
-     * whatever lies between them, so where a lane's cells sit in the shared cache does not change its numbers.
+     * Flash attention, with more than one lane ({@code -Doam.llama.flashAttn=true|false} forces it either way).
+     * llama.cpp's CPU kernel skips the cells a row may not see, so a lane attends over its own cells only (without it,
+     * over every cell any lane holds: lanes with long prompts slowed every lane about 1.4×), and it adds a lane's cells
+     * in their order whatever lies between them, so where a lane's cells sit in the shared cache does not change its
+     * numbers. With one lane there is nothing to skip, and on the project-built llama.cpp (0.3.36) the kernel made an
+     * NPC turn on SmolLM2-135M 2.5× slower on 2 cores (first words 4.8 s against 1.3 s with a grounding tool,
+     * {@code bench/run npc}), so one lane goes without.
      */
-    static final boolean FLASH_ATTENTION = !"false".equals(System.getProperty("oam.llama.flashAttn"));
+    static boolean flashAttention(EngineSettings settings) {
+        String forced = System.getProperty("oam.llama.flashAttn"); // read per context, so a test can set it
+        return forced != null ? !"false".equals(forced) : settings.slots() > 1;
+    }
     /**
      * Whether a decode of one row, or with one output row, may get a padding row ({@code -Doam.llama.pad=false} turns it
      * off, for comparison only); only models with floating-point matrices get it
@@ -372,10 +378,10 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             MemorySegment params = streams
                     // a stream per lane, each with a cell more than a lane's context: the padding or gap row
                     ? api.contextParams(local, settings.slots() * (settings.contextSize() + 1), N_BATCH, settings.slots(),
-                            settings.threads(), settings.threadsBatch(), FLASH_ATTENTION, true)
+                            settings.threads(), settings.threadsBatch(), flashAttention(settings), true)
                     // one cache: the lanes, a padding sequence (the last id) and its cell
                     : api.contextParams(local, LlamaEngine.kvCells(settings) + 1, N_BATCH, settings.slots() + 1,
-                            settings.threads(), settings.threadsBatch(), FLASH_ATTENTION, false);
+                            settings.threads(), settings.threadsBatch(), flashAttention(settings), false);
             MemorySegment created = (MemorySegment) api.initFromModel.invokeExact(model, params);
             if (created.equals(MemorySegment.NULL)) {
                 throw new IOException("llama_init_from_model returned NULL (out of memory?)");
@@ -977,7 +983,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      * models, so a tool call, whose text is mostly forced ({@code {"tool_call": {"name": "…", "arguments": {"item": "}),
      * takes a few decodes instead of one per token.
      */
-    static final boolean FORCED = !"false".equals(System.getProperty("oam.llama.forced"));
+    static volatile boolean FORCED = !"false".equals(System.getProperty("oam.llama.forced"));
     /** The most forced code points fed at once. */
     private static final int FORCED_MAX = 64;
     /** Forced tokens fed so far, for tests. */

@@ -130,6 +130,17 @@ class ChatPromptTest {
     }
 
     @Test
+    void historyAnswersAreExactlyWhatTheGrammarMadeTheModelWrite() throws Exception {
+        GenerationSchema schema = Fixtures.schema(Fixtures.DECISION);
+        String written = "{\"reasoning\": \"Outnumbered, so run.\", \"choice\": \"flee\", \"confidence\": 80}";
+        assertThat(GbnfChecker.parse(StepGrammar.of(request(List.of(prompt), List.of(), ToolCallingMode.DISALLOWED, false, schema), 64))
+                .accepts(written)).as("the grammar's own form").isTrue();
+        TranscriptEntry.Response stored = TranscriptEntry.Response.structured(Json.write(Json.parse(written)), Json.parse(written),
+                "Response");
+        assertThat(ChatPrompt.message(stored).content()).isEqualTo(written);
+    }
+
+    @Test
     void historyCallsAreExactlyWhatTheGrammarMakesTheModelEmit() throws Exception {
         String text = ChatPrompt.callsText(List.of(call));
         GbnfChecker g = GbnfChecker.parse(StepGrammar.of(request(List.of(prompt), List.of(OPEN_GATE), ToolCallingMode.REQUIRED,

@@ -29,11 +29,16 @@ class FfmGrammarOracleTest {
     @BeforeAll
     static void open() throws Exception {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        java = TinyEngines.chatMl(EngineChoice.Kind.FFM);
         Path file = TinyEngines.MODELS.resolve("tiny-native-grammar.gguf");
         if (!Files.exists(file)) {
             TinyGguf.tiny().name("tiny-native-grammar").write(file);
         }
+        // The same file and lanes on both (so the same attention kernels), and no forced text fed in batches: the
+        // native grammar samples every token, and a forced text's own tokens may differ from the ones it samples.
+        forced(false);
+        java = (SlotEngine) EngineChoice.open(GgufFile.read(file),
+                EngineSettings.defaults().withContextSize(512).withSlots(2).withThreads(1).withThreadsBatch(1),
+                EngineChoice.Kind.FFM);
         String before = System.getProperty("oam.llama.grammar");
         System.setProperty("oam.llama.grammar", "native");
         try {
@@ -47,6 +52,20 @@ class FfmGrammarOracleTest {
                 System.setProperty("oam.llama.grammar", before);
             }
         }
+    }
+
+    @org.junit.jupiter.api.AfterAll
+    static void close() throws Exception {
+        forced(true);
+        if (java != null) {
+            LlamaEngines.close(java);
+        }
+    }
+
+    private static void forced(boolean on) throws Exception {
+        java.lang.reflect.Field field = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredField("FORCED");
+        field.setAccessible(true);
+        field.setBoolean(null, on);
     }
 
     static Stream<String> grammars() throws Exception {
