@@ -53,7 +53,8 @@ class AsyncClientToolTest {
             assertThat(turn.join().text()).isEqualTo("The gate: open");
             assertThat(workRanOn.get()).isSameAs(gameThread);
             assertThat(handlerRanOn.get()).isNotNull().isNotSameAs(gameThread);
-            assertThat(ticked).isGreaterThanOrEqualTo(2); // the tool's work, then the wake-up
+            // At least the tool's work; the wake-up may come after the loop saw the turn done.
+            assertThat(ticked).isGreaterThanOrEqualTo(1);
         }
     }
 
