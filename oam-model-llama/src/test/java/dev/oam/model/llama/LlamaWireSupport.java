@@ -27,8 +27,12 @@ import org.junit.jupiter.api.BeforeEach;
  * binding cannot free a model); each test gets a fresh bridge.
  */
 abstract class LlamaWireSupport {
-    /** Tokens per session; 2 slots. Large enough for an NPC prompt plus the default 1024 reserved answer tokens. */
-    static final int CONTEXT = 2048;
+    /**
+     * Tokens per session; 2 slots. Large enough for an NPC prompt plus the default 1024 reserved answer tokens: the
+     * prompt lists the world tools and the reply's form in every step (so each step keeps the one before as its prefix),
+     * which takes an NPC with a world past 1024 tokens on this vocabulary.
+     */
+    static final int CONTEXT = 4096;
     static final String NAME = "wire-tiny";
     static final LlamaBackend BACKEND = new LlamaBackend(new LlamaBackend.Defaults(2, 1, 1, CONTEXT), List.of("en"));
     /** The same host settings with every model in a child process ({@link ModelHost}): the {@code ProcessHost*WireTest}s. */
