@@ -51,8 +51,9 @@ class NativeBridgeTest {
     }
 
     @Test
-    void theModelBackendsAndTheSystemModelComeFromTheSettings() {
-        BridgeConfiguration plain = NativeBridge.configure(new String[0]);
+    void theModelBackendsAndTheSystemModelComeFromTheSettings(@org.junit.jupiter.api.io.TempDir java.nio.file.Path emptyCache) {
+        // With no model named and an empty model cache there is none (with the default model cached, that one: issue 26).
+        BridgeConfiguration plain = NativeBridge.configure(new String[] {"OAM_MODEL_CACHE=" + emptyCache});
         assertThat(plain.modelProviders()).containsKeys("llama", "openai");
         assertThat(plain.systemModel()).isNull();
         BridgeConfiguration served = NativeBridge.configure(new String[] {"OAM_MODEL=http://127.0.0.1:9/v1",
