@@ -45,7 +45,8 @@ public final class Replies {
             boolean mood = Emotion.match(text.strip().replaceAll("\\p{Punct}+$", "")).isPresent()
                     && text.strip().indexOf(' ') < 0; // a mood word from the reply's own emotion list
             // A sentence of the NPC's own line is not what the player would say back.
-            boolean echo = text.length() > 0 && line.toLowerCase(Locale.ROOT).contains(text.toLowerCase(Locale.ROOT));
+            boolean echo = text.codePointCount(0, text.length()) >= Npc.OPTION_FLOOR
+                    && line.toLowerCase(Locale.ROOT).contains(text.toLowerCase(Locale.ROOT));
             if (!text.isEmpty() && !isSchemaWord(text) && !mood && !echo && seen.add(text.toLowerCase(Locale.ROOT))
                     && playerOptions.size() < count) {
                 playerOptions.add(text);
