@@ -20,6 +20,7 @@ import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
 import dev.oam.game.internal.LenientModel;
 import dev.oam.core.model.LanguageModel;
+import dev.oam.core.schema.DialogueForm;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
@@ -72,7 +73,7 @@ public final class Npc {
         this.options = state.options();
         this.memory = state.memory();
         this.clientTools = state.tools();
-        this.agent = new Agent(LenientModel.withFloors(model, Npc::floors), null, List.of(),
+        this.agent = new Agent(LenientModel.withFloors(model, this::floors), null, List.of(),
                 AgentOptions.defaults(state.options().toolTimeout()), state.transcript());
         String entryId = state.instructionsEntryId();
         if (entryId != null) {
@@ -301,11 +302,14 @@ public final class Npc {
     static final int OPTION_FLOOR = 12;
 
     /**
-     * The reply schema with a floor on player options: a small model otherwise writes the reply's own mood words as
-     * what the player could say ("happy", "sad", "angry").
+     * The reply schema the model is held to: a floor on player options (a small model otherwise writes the reply's own
+     * mood words as what the player could say: "happy", "sad", "angry"), and the mark that lets a local engine have the
+     * reply written as the NPC's line of dialogue ({@link DialogueForm}).
      */
-    private static ObjectNode floors(ObjectNode schema) {
-        return LenientModel.minLength(schema, "player_options", OPTION_FLOOR);
+    private ObjectNode floors(ObjectNode schema) {
+        Persona p = persona;
+        return new DialogueForm(p.name(), "Player", p.maxSentences())
+                .mark(LenientModel.minLength(schema, "player_options", OPTION_FLOOR));
     }
 
     private static boolean isBlock(AgentException e) {

@@ -57,8 +57,9 @@ final class ChatPrompt {
         if (system != null) {
             messages.add(new ChatMessage("system", system));
         }
+        DialogueAnswer dialogue = request.schema() != null ? DialogueAnswer.of(request.schema().json()) : null;
         for (TranscriptEntry entry : request.entries()) {
-            messages.add(message(entry));
+            messages.add(message(entry, dialogue));
         }
         String directive = directive(request);
         if (directive != null) {
@@ -104,12 +105,18 @@ final class ChatPrompt {
     }
 
     static ChatMessage message(TranscriptEntry entry) {
+        return message(entry, null);
+    }
+
+    /** One entry; a structured answer of {@code dialogue}'s form as dialogue. */
+    static ChatMessage message(TranscriptEntry entry, @Nullable DialogueAnswer dialogue) {
         return switch (entry) {
             case TranscriptEntry.Prompt prompt -> new ChatMessage("user", prompt.text());
             // A structured answer as the grammar made the model write it (the transcript keeps compact JSON), so the
             // engine's cache of the tokens it generated still matches on the next turn.
-            case TranscriptEntry.Response response -> new ChatMessage("assistant",
-                    response.structured() != null ? CallFormat.spaced(response.structured()) : response.text());
+            case TranscriptEntry.Response response -> new ChatMessage("assistant", response.structured() == null ? response.text()
+                    : dialogue != null && dialogue.text(response.structured()) instanceof String line ? line
+                    : CallFormat.spaced(response.structured()));
             case TranscriptEntry.ToolCalls calls -> new ChatMessage("assistant", callsText(calls.calls()));
             case TranscriptEntry.ToolOutput output -> new ChatMessage("tool", "Output of " + output.toolName() + ": " + output.text());
         };
@@ -128,7 +135,9 @@ final class ChatPrompt {
     static @Nullable String sessionNote(ModelRequest request) {
         GenerationSchema schema = request.schema();
         List<ToolDefinition> listed = request.listedTools();
-        String form = schema != null ? "reply with only JSON in this form: " + jsonForm(schema.json()) : null;
+        DialogueAnswer dialogue = schema != null ? DialogueAnswer.of(schema.json()) : null;
+        String form = dialogue != null ? dialogue.instructions()
+                : schema != null ? "reply with only JSON in this form: " + jsonForm(schema.json()) : null;
         if (listed.isEmpty()) {
             return form == null ? null : capitalize(form);
         }
@@ -136,7 +145,7 @@ final class ChatPrompt {
         // form between them SmolLM2-135M wrote the form's words into a tool's arguments).
         StringBuilder out = new StringBuilder();
         if (form != null) {
-            out.append("When you answer, ").append(form).append("\n\n");
+            out.append(dialogue != null ? form : "When you answer, " + form).append("\n\n");
         }
         out.append("Tools you can call:");
         for (ToolDefinition tool : listed) {
@@ -173,7 +182,9 @@ final class ChatPrompt {
             return request.mode() == ToolCallingMode.ALLOWED && request.schema() == null
                     ? "If no tool fits the request, reply in plain words." : null;
         }
-        String answer = request.schema() != null ? "Now reply with the JSON, using what the tools returned."
+        DialogueAnswer dialogue = request.schema() != null ? DialogueAnswer.of(request.schema().json()) : null;
+        String answer = dialogue != null ? dialogue.afterTools()
+                : request.schema() != null ? "Now reply with the JSON, using what the tools returned."
                 : "Now reply in one or two short sentences of plain words, saying what happened.";
         return request.mode() == ToolCallingMode.ALLOWED ? "Call another tool only if you still need one. " + answer : answer;
     }

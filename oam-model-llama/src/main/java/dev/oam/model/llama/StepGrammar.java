@@ -53,7 +53,10 @@ final class StepGrammar {
         Gbnf gbnf = new Gbnf(maxString);
         String answer = null;
         GenerationSchema schema = request.schema();
-        if (schema != null) {
+        DialogueAnswer dialogue = schema != null ? DialogueAnswer.of(schema.json()) : null;
+        if (dialogue != null) {
+            answer = dialogue.rule(gbnf);
+        } else if (schema != null) {
             answer = gbnf.schema(schema.json()).root();
             if (answer == null) {
                 throw new AgentException(ErrorCode.GENERATION_FAILED,

@@ -54,6 +54,12 @@ final class StepOutput {
             return new ModelResponse.ToolCalls(calls(text, request), usage);
         }
         GenerationSchema schema = request.schema();
+        DialogueAnswer dialogue = schema != null ? DialogueAnswer.of(schema.json()) : null;
+        if (dialogue != null) {
+            // Not in the form (the grammar was ignored, or cut off): no value, so the agent's validation regenerates.
+            JsonNode value = dialogue.parse(text);
+            return new ModelResponse.Answer(value != null ? Json.write(value) : text, value, usage);
+        }
         if (schema != null) {
             JsonNode value = null;
             try {

@@ -30,6 +30,7 @@ final class StepStream implements Consumer<String> {
 
     private final ModelListener listener;
     private final boolean structured;
+    private final @Nullable DialogueAnswer dialogue;
     private final StringBuilder raw = new StringBuilder();
     private final StringBuilder shown = new StringBuilder();
     private State state;
@@ -38,6 +39,7 @@ final class StepStream implements Consumer<String> {
     StepStream(ModelRequest request, ModelListener listener) {
         this.listener = listener;
         this.structured = request.schema() != null;
+        this.dialogue = structured ? DialogueAnswer.of(request.schema().json()) : null;
         this.state = request.mode() == ToolCallingMode.REQUIRED ? State.CALLS : State.UNDECIDED;
         if (request.mode() == ToolCallingMode.DISALLOWED) {
             this.state = State.ANSWER;
@@ -70,7 +72,7 @@ final class StepStream implements Consumer<String> {
             state = State.ANSWER;
         }
         if (structured) {
-            JsonNode partial = PartialJson.parse(sofar);
+            JsonNode partial = dialogue != null ? dialogue.partial(sofar) : PartialJson.parse(sofar);
             if (partial != null && !partial.equals(lastPartial)) {
                 lastPartial = partial;
                 listener.onPartial(partial);

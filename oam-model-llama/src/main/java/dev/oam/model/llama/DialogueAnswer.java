@@ -1,0 +1,252 @@
+package dev.oam.model.llama;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.json.Json;
+import dev.oam.core.schema.DialogueForm;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A structured answer marked as a character's reply ({@link DialogueForm}) written as dialogue instead of JSON:
+ *
+ * <pre>
+ * Gorm (happy): "Three iron swords, 45 gold each."
+ * Player: "I will take one." | "Anything cheaper?" | "Maybe later, thanks."
+ * Ends the conversation: no
+ * </pre>
+ *
+ * The mood line opens with the speaker's name, the mood (the schema's {@value DialogueForm#EMOTION} enum) and the
+ * line in quotes; the replies and the ending follow only where the schema has {@value DialogueForm#OPTIONS} and
+ * {@value DialogueForm#ENDS}. The grammar holds the line to its sentences (each opens with neither a digit, a space nor
+ * punctuation, so a line always has words, and ends in {@code .}, {@code !} or {@code ?}) and each reply to one
+ * sentence of at least the schema's {@code minLength}; neither may hold a quote or a line break, so the text reads
+ * back into the schema's object without any escaping. The same text stands for the answer in the history, so an
+ * engine's cache of the tokens it generated still matches on the next turn.
+ */
+final class DialogueAnswer {
+    /** The most characters of a reply's floor. */
+    static final int REPLY = 90;
+    static final String ENDS_LABEL = "Ends the conversation: ";
+    private static final List<String> EXAMPLES = List.of("Tell me more about that.", "Why do you say that?",
+            "I will be going now.", "What else can you tell me?");
+
+    private final DialogueForm form;
+    private final List<String> emotions;
+    private final int minReplies;
+    private final int maxReplies;
+    private final int replyFloor;
+    private final boolean ends;
+
+    private DialogueAnswer(DialogueForm form, List<String> emotions, int minReplies, int maxReplies, int replyFloor,
+            boolean ends) {
+        this.form = form;
+        this.emotions = emotions;
+        this.minReplies = minReplies;
+        this.maxReplies = maxReplies;
+        this.replyFloor = replyFloor;
+        this.ends = ends;
+    }
+
+    /** The dialogue form of {@code schema}, or {@code null} when it carries no mark. */
+    static @Nullable DialogueAnswer of(@Nullable JsonNode schema) {
+        if (schema == null) {
+            return null;
+        }
+        DialogueForm form = DialogueForm.of(schema).orElse(null);
+        if (form == null) {
+            return null;
+        }
+        JsonNode properties = schema.path("properties");
+        List<String> emotions = new ArrayList<>();
+        properties.path(DialogueForm.EMOTION).path("enum").forEach(value -> {
+            if (value.isTextual() && !value.asText().isBlank() && value.asText().indexOf(')') < 0) {
+                emotions.add(value.asText());
+            }
+        });
+        JsonNode options = properties.path(DialogueForm.OPTIONS);
+        int min = 0;
+        int max = 0;
+        int floor = 2;
+        if ("array".equals(options.path("type").asText()) && "string".equals(options.path("items").path("type").asText())) {
+            max = Math.max(0, Math.min(options.path("maxItems").asInt(3), Gbnf.DEFAULT_MAX_ITEMS));
+            min = Math.max(0, Math.min(options.path("minItems").asInt(0), max));
+            floor = Math.max(2, Math.min(options.path("items").path("minLength").asInt(2), REPLY));
+        }
+        boolean ends = "boolean".equals(properties.path(DialogueForm.ENDS).path("type").asText());
+        return new DialogueAnswer(form, List.copyOf(emotions), min, max, floor, ends);
+    }
+
+    /** What the system message says of the answer's form. */
+    String instructions() {
+        StringBuilder out = new StringBuilder("Answer in this form, nothing else:\n");
+        out.append(form.speaker()).append(emotions.isEmpty() ? "" : " (mood)").append(": \"what you say\"");
+        int shown = Math.max(minReplies, Math.min(maxReplies, EXAMPLES.size()));
+        if (maxReplies > 0) {
+            out.append('\n').append(form.listener()).append(": ");
+            for (int i = 0; i < Math.max(1, shown); i++) {
+                out.append(i == 0 ? "" : " | ").append('"').append(EXAMPLES.get(i % EXAMPLES.size())).append('"');
+            }
+        }
+        if (ends) {
+            out.append('\n').append(ENDS_LABEL).append("no");
+        }
+        List<String> notes = new ArrayList<>();
+        if (!emotions.isEmpty()) {
+            notes.add("The mood is one of: " + String.join(", ", emotions) + ".");
+        }
+        if (maxReplies > 0) {
+            String count = minReplies == maxReplies ? words(maxReplies) : "up to " + words(maxReplies);
+            String who = form.listener().equalsIgnoreCase("player") ? "the player" : form.listener();
+            notes.add("Then " + count + " short thing" + (maxReplies == 1 ? "" : "s") + " " + who + " could say back to you.");
+        }
+        if (ends) {
+            notes.add("End the conversation (yes) only when you mean to.");
+        }
+        if (!notes.isEmpty()) {
+            out.append("\n").append(String.join(" ", notes));
+        }
+        return out.toString();
+    }
+
+    /** The grammar rule of the answer, added to {@code gbnf}; returns its name. */
+    String rule(Gbnf gbnf) {
+        String sentence = gbnf.rule("sentence", "[^\"\\n.!?0-9 \\t,;:\\x00-\\x1F\\x7F] [^\"\\n.!?\\x00-\\x1F\\x7F]+ [.!?]{1,3}");
+        String line = gbnf.rule("line", form.sentences() == 1 ? sentence
+                : sentence + " (\" \" " + sentence + "){0," + (form.sentences() - 1) + "}");
+        StringBuilder body = new StringBuilder();
+        if (emotions.isEmpty()) {
+            body.append(Gbnf.literal(form.speaker() + ": \""));
+        } else {
+            List<String> alternatives = new ArrayList<>();
+            emotions.forEach(e -> alternatives.add(Gbnf.literal(e)));
+            String mood = gbnf.rule("mood", String.join(" | ", alternatives));
+            body.append(Gbnf.literal(form.speaker() + " (")).append(' ').append(mood).append(' ').append(Gbnf.literal("): \""));
+        }
+        body.append(' ').append(line).append(' ').append(Gbnf.literal("\""));
+        if (maxReplies > 0) {
+            String reply = gbnf.rule("reply", "[^\"\\n.!?| \\x00-\\x1F\\x7F] [^\"\\n.!?|\\x00-\\x1F\\x7F]{" + (replyFloor - 2)
+                    + ",} [.!?]{1,3}");
+            String quoted = Gbnf.literal("\"") + " " + reply + " " + Gbnf.literal("\"");
+            String more = "(" + Gbnf.literal(" | ") + " " + quoted + ")";
+            int least = Math.max(1, minReplies);
+            String list = quoted + (maxReplies > 1 ? " " + more + "{" + (least - 1) + "," + (maxReplies - 1) + "}" : "");
+            String replies = Gbnf.literal("\n" + form.listener() + ": ") + " " + list;
+            body.append(' ').append(minReplies == 0 ? "(" + replies + ")?" : replies);
+        }
+        if (ends) {
+            body.append(' ').append(Gbnf.literal("\n" + ENDS_LABEL)).append(" (\"no\" | \"yes\")");
+        }
+        return gbnf.rule("dialogue", body.toString());
+    }
+
+    /** The answer's object read from the whole text, or {@code null} when the text is not in the form. */
+    @Nullable ObjectNode parse(String text) {
+        Matcher m = whole().matcher(text.strip());
+        if (!m.matches()) {
+            return null;
+        }
+        ObjectNode value = Json.object();
+        if (!emotions.isEmpty()) {
+            value.put(DialogueForm.EMOTION, m.group("mood"));
+        }
+        value.put(DialogueForm.LINE, m.group("line"));
+        if (maxReplies > 0) {
+            ArrayNode replies = value.putArray(DialogueForm.OPTIONS);
+            String list = m.group("replies");
+            if (list != null) {
+                Matcher item = QUOTED.matcher(list);
+                while (item.find()) {
+                    replies.add(item.group(1));
+                }
+            }
+        }
+        if (ends) {
+            value.put(DialogueForm.ENDS, "yes".equals(m.group("ends")));
+        }
+        return value;
+    }
+
+    /** What {@code soFar} shows of the answer: the mood once written, the line as far as written; else {@code null}. */
+    @Nullable ObjectNode partial(String soFar) {
+        String text = soFar.stripLeading();
+        String open = form.speaker() + (emotions.isEmpty() ? ": \"" : " (");
+        if (!text.startsWith(open)) {
+            return null;
+        }
+        int at = open.length();
+        ObjectNode value = Json.object();
+        if (!emotions.isEmpty()) {
+            int close = text.indexOf("): \"", at);
+            if (close < 0) {
+                return null;
+            }
+            value.put(DialogueForm.EMOTION, text.substring(at, close));
+            at = close + 4;
+        }
+        int end = text.indexOf('"', at);
+        value.put(DialogueForm.LINE, end < 0 ? text.substring(at) : text.substring(at, end));
+        return value;
+    }
+
+    /** {@code value} (an answer of this form) as the text the grammar makes the model write. */
+    @Nullable String text(JsonNode value) {
+        if (!value.isObject() || !value.path(DialogueForm.LINE).isTextual()) {
+            return null;
+        }
+        StringBuilder out = new StringBuilder(form.speaker());
+        if (!emotions.isEmpty()) {
+            out.append(" (").append(value.path(DialogueForm.EMOTION).asText(emotions.get(0))).append(')');
+        }
+        out.append(": \"").append(value.path(DialogueForm.LINE).asText()).append('"');
+        if (maxReplies > 0 && value.path(DialogueForm.OPTIONS).isArray() && !value.path(DialogueForm.OPTIONS).isEmpty()) {
+            out.append('\n').append(form.listener()).append(": ");
+            boolean first = true;
+            for (JsonNode reply : value.path(DialogueForm.OPTIONS)) {
+                out.append(first ? "" : " | ").append('"').append(reply.asText()).append('"');
+                first = false;
+            }
+        }
+        if (ends) {
+            out.append('\n').append(ENDS_LABEL).append(value.path(DialogueForm.ENDS).asBoolean(false) ? "yes" : "no");
+        }
+        return out.toString();
+    }
+
+    /** The directive after a tool round. */
+    String afterTools() {
+        return "Now answer as " + form.speaker() + ", using what the tools returned.";
+    }
+
+    private static final Pattern QUOTED = Pattern.compile("\"([^\"\\n]*)\"");
+
+    private Pattern whole() {
+        StringBuilder regex = new StringBuilder(Pattern.quote(form.speaker()));
+        if (!emotions.isEmpty()) {
+            regex.append(" \\((?<mood>[^)\\n]*)\\)");
+        }
+        regex.append(": \"(?<line>[^\"\\n]*)\"");
+        if (maxReplies > 0) {
+            regex.append("(?:\\n").append(Pattern.quote(form.listener())).append(": (?<replies>\"[^\"\\n]*\"(?: \\| \"[^\"\\n]*\")*))?");
+        }
+        if (ends) {
+            regex.append("(?:\\n").append(Pattern.quote(ENDS_LABEL)).append("(?<ends>yes|no))?");
+        }
+        return Pattern.compile(regex.toString());
+    }
+
+    private static String words(int n) {
+        return switch (n) {
+            case 1 -> "one";
+            case 2 -> "two";
+            case 3 -> "three";
+            case 4 -> "four";
+            case 5 -> "five";
+            default -> Integer.toString(n);
+        };
+    }
+}
