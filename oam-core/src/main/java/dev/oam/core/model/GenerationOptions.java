@@ -8,9 +8,10 @@ import org.jspecify.annotations.Nullable;
  * Sampling settings of one model step; {@code null} means the model's default.
  *
  * @param parallelToolCalls whether the step may hold several tool calls (else a model is asked for at most one)
+ * @param dialogue the answer is this character's spoken reply ({@link DialogueForm}), or {@code null}
  */
 public record GenerationOptions(@Nullable Double temperature, @Nullable Integer maxResponseTokens, @Nullable Sampling sampling,
-        boolean parallelToolCalls) {
+        boolean parallelToolCalls, @Nullable DialogueForm dialogue) {
     public static final GenerationOptions DEFAULT = new GenerationOptions(null, null, null);
 
     /** Settings with at most one tool call per step. */
@@ -18,8 +19,19 @@ public record GenerationOptions(@Nullable Double temperature, @Nullable Integer 
         this(temperature, maxResponseTokens, sampling, false);
     }
 
+    /** Settings of an answer that is no character's reply. */
+    public GenerationOptions(@Nullable Double temperature, @Nullable Integer maxResponseTokens, @Nullable Sampling sampling,
+            boolean parallelToolCalls) {
+        this(temperature, maxResponseTokens, sampling, parallelToolCalls, null);
+    }
+
     public static GenerationOptions of(AgentOptions options) {
         return new GenerationOptions(options.temperature(), options.maxResponseTokens(), options.sampling(),
                 options.parallelToolCalls());
+    }
+
+    /** The same settings for an answer spoken as {@code form}. */
+    public GenerationOptions withDialogue(@Nullable DialogueForm form) {
+        return new GenerationOptions(temperature, maxResponseTokens, sampling, parallelToolCalls, form);
     }
 }

@@ -71,6 +71,37 @@ public record ModelRequest(
                 inputTokens, attempt, listedTools);
     }
 
+    /** The same step with other generation settings. */
+    public ModelRequest withOptions(GenerationOptions other) {
+        return new ModelRequest(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, other,
+                inputTokens, attempt, listedTools);
+    }
+
+    /**
+     * The same step allowed to call only {@code callable} (a subset of {@link #tools}); with none left it may not call
+     * at all. The listed tools stay, so the prompt's tool listing, and what an engine cached of it, is unchanged.
+     */
+    public ModelRequest withCallable(List<ToolDefinition> callable) {
+        ToolCallingMode m = callable.isEmpty() ? ToolCallingMode.DISALLOWED : mode;
+        return new ModelRequest(instructions, contextNote, entries, callable, m, m != ToolCallingMode.DISALLOWED && offerRespondDirectly,
+                schema, options, inputTokens, attempt, listedTools);
+    }
+
+    /** The names of the tools whose output this turn already holds, in the order they answered. */
+    public List<String> turnToolNames() {
+        List<String> names = new ArrayList<>();
+        for (int i = entries.size() - 1; i >= 0; i--) {
+            TranscriptEntry entry = entries.get(i);
+            if (entry instanceof TranscriptEntry.Prompt) {
+                break;
+            }
+            if (entry instanceof TranscriptEntry.ToolOutput output) {
+                names.add(0, output.toolName());
+            }
+        }
+        return names;
+    }
+
     /** A request whose input tokens are estimated with {@link Tokens}. */
     public ModelRequest(@Nullable String instructions, @Nullable String contextNote, List<TranscriptEntry> entries,
             List<ToolDefinition> tools, ToolCallingMode mode, boolean offerRespondDirectly, @Nullable GenerationSchema schema,

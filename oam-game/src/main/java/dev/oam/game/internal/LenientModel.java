@@ -25,6 +25,7 @@ public final class LenientModel implements LanguageModel {
     private final LanguageModel model;
     private final UnaryOperator<@Nullable JsonNode> normalize;
     private final UnaryOperator<ObjectNode> floors;
+    private final UnaryOperator<ModelRequest> steps;
 
     /** @param normalize the answer in the schema's form, or {@code null} to leave it to the schema check */
     public LenientModel(LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize) {
@@ -38,14 +39,28 @@ public final class LenientModel implements LanguageModel {
      *     The answer is still checked against the schema without them.
      */
     public LenientModel(LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize, UnaryOperator<ObjectNode> floors) {
+        this(model, normalize, floors, UnaryOperator.identity());
+    }
+
+    private LenientModel(LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize, UnaryOperator<ObjectNode> floors,
+            UnaryOperator<ModelRequest> steps) {
         this.model = model;
         this.normalize = normalize;
         this.floors = floors;
+        this.steps = steps;
     }
 
     /** The model with {@code floors} and no normalising of answers. */
     public static LenientModel withFloors(LanguageModel model, UnaryOperator<ObjectNode> floors) {
         return new LenientModel(model, answer -> null, floors);
+    }
+
+    /**
+     * The model with {@code floors}, and {@code steps} applied to each step before it is asked (a game method's own
+     * rule on what a step may call).
+     */
+    public static LenientModel withRules(LanguageModel model, UnaryOperator<ObjectNode> floors, UnaryOperator<ModelRequest> steps) {
+        return new LenientModel(model, answer -> null, floors, steps);
     }
 
     /** {@code schema}'s string property {@code name} (a top-level one) with a {@code minLength}, when it has it. */
@@ -62,6 +77,7 @@ public final class LenientModel implements LanguageModel {
 
     @Override
     public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+        request = steps.apply(request);
         if (request.schema() != null) {
             GenerationSchema schema = request.schema();
             request = request.withSchema(new GenerationSchema(floors.apply(schema.json().deepCopy()), schema.warnings()));

@@ -10,6 +10,7 @@ import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.Compactor;
 import dev.oam.core.agent.HistoryLimits;
+import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.agent.TurnContext;
 import dev.oam.core.agent.TurnEvent;
@@ -19,8 +20,9 @@ import dev.oam.core.agent.TurnResult;
 import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
 import dev.oam.game.internal.LenientModel;
+import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.LanguageModel;
-import dev.oam.core.schema.DialogueForm;
+import dev.oam.core.model.ModelRequest;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
@@ -35,6 +37,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -73,7 +76,7 @@ public final class Npc {
         this.options = state.options();
         this.memory = state.memory();
         this.clientTools = state.tools();
-        this.agent = new Agent(LenientModel.withFloors(model, this::floors), null, List.of(),
+        this.agent = new Agent(LenientModel.withRules(model, Npc::floors, this::talkStep), null, List.of(),
                 AgentOptions.defaults(state.options().toolTimeout()), state.transcript());
         String entryId = state.instructionsEntryId();
         if (entryId != null) {
@@ -302,14 +305,31 @@ public final class Npc {
     static final int OPTION_FLOOR = 12;
 
     /**
-     * The reply schema the model is held to: a floor on player options (a small model otherwise writes the reply's own
-     * mood words as what the player could say: "happy", "sad", "angry"), and the mark that lets a local engine have the
-     * reply written as the NPC's line of dialogue ({@link DialogueForm}).
+     * The reply schema with a floor on player options: a small model otherwise writes the reply's own mood words as
+     * what the player could say ("happy", "sad", "angry").
      */
-    private ObjectNode floors(ObjectNode schema) {
+    private static ObjectNode floors(ObjectNode schema) {
+        return LenientModel.minLength(schema, "player_options", OPTION_FLOOR);
+    }
+
+    /** The NPC's line as dialogue ({@link DialogueForm}): how a local engine has the model write it. */
+    private static ModelRequest spoken(ModelRequest request, Persona persona, int sentences) {
+        return request.withOptions(request.options().withDialogue(new DialogueForm(persona.name(), "Player", sentences)));
+    }
+
+    /**
+     * A step after the grounding tool answered may call the NPC's other tools, not the grounding tool again: it has
+     * looked up what the player asked, and a small model otherwise calls it a second time (SmolLM2-135M and Gemma 3
+     * 270M did in most turns of {@code bench/run npc}, a whole step more before the line), with the same question.
+     */
+    private ModelRequest talkStep(ModelRequest request) {
         Persona p = persona;
-        return new DialogueForm(p.name(), "Player", p.maxSentences())
-                .mark(LenientModel.minLength(schema, "player_options", OPTION_FLOOR));
+        ModelRequest step = options.replyFormat() == ReplyFormat.TEXT ? request : spoken(request, p, p.maxSentences());
+        String grounding = options.groundingTool();
+        if (grounding == null || step.mode() == ToolCallingMode.DISALLOWED || !step.turnToolNames().contains(grounding)) {
+            return step;
+        }
+        return step.withCallable(step.tools().stream().filter(t -> !t.name().equals(grounding)).toList());
     }
 
     private static boolean isBlock(AgentException e) {
@@ -360,7 +380,10 @@ public final class Npc {
         String instructions = NpcPrompts.instructions(oneSentence, o, false, NpcPrompts.SecretVisibility.HIDDEN, false, false, false);
         String text = NpcPrompts.situation(situation);
         String prompt = NpcPrompts.barkPrompt(worldSummary(), text == null || text.isBlank() ? "An ordinary moment." : text, p.name());
-        Agent oneOff = new Agent(model, instructions, List.of(), agentOptions(o, o.barkMaximumTokens()), List.of());
+        // One sentence, written as the NPC's line: a base model otherwise continues its prompt (Gemma 3 270M barked
+        // "Rules:" and ran to the token limit), and the line ends where the sentence does.
+        Agent oneOff = new Agent(LenientModel.withRules(model, UnaryOperator.identity(), r -> spoken(r, oneSentence, 1)),
+                instructions, List.of(), agentOptions(o, o.barkMaximumTokens()), List.of());
         TurnResult result = oneOff.respond(new TurnRequest(prompt, null, ToolChoice.NONE, 0, 0, null),
                 new TurnContext(token, TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE));
         String line = Replies.bark(result.text(), p.name());

@@ -96,6 +96,26 @@ class NpcTest {
     }
 
     @Test
+    void aReplyIsTheNpcsDialogueAndTheGroundingToolAnswersOncePerTurn() throws Exception {
+        RecordingModel model = RecordingModel.playing("[{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]},"
+                + reply("happy", "Three axes, 12 gold each.") + "]");
+        NpcOptions options = NpcOptions.builder(TIMEOUT).groundingTool("check_inventory").build();
+        Npc npc = new Npc("gorm", state(options, List.of(Tools.tool("check_inventory"), Tools.tool("look"))), null, model);
+
+        NpcReply reply = talk(npc, "Any axes?", Tools.answering("3 axes, 12 gold"), e -> { });
+
+        assertThat(reply.line()).isEqualTo("Three axes, 12 gold each.");
+        assertThat(model.requests()).hasSize(2);
+        assertThat(model.requests().get(0).tools()).extracting(t -> t.name()).containsExactly("check_inventory");
+        assertThat(model.requests().get(1).tools()).as("after the grounding round: the other tools only")
+                .extracting(t -> t.name()).containsExactly("look");
+        assertThat(model.requests().get(1).listedTools()).as("the listing, and the prompt's prefix, unchanged")
+                .extracting(t -> t.name()).containsExactly("check_inventory", "look");
+        assertThat(model.requests()).extracting(r -> r.options().dialogue()).as("the reply is the NPC's line of dialogue")
+                .containsOnly(new dev.oam.core.model.DialogueForm("Gorm", "Player", GORM.maxSentences()));
+    }
+
+    @Test
     void aNamedToolChoiceTheNpcLacksIsAnInvalidRequest() {
         Npc npc = new Npc("gorm", state(NpcOptions.defaults(TIMEOUT), List.of(Tools.tool("look"))), null,
                 RecordingModel.playing("[]"));
@@ -197,6 +217,8 @@ class NpcTest {
 
         assertThat(bark.line()).isEqualTo("Hot iron, fresh bread!");
         assertThat(npc.state().transcript()).isEmpty();
+        assertThat(model.requests().get(0).options().dialogue()).as("one sentence, as Gorm's line")
+                .isEqualTo(new dev.oam.core.model.DialogueForm("Gorm", "Player", 1));
         assertThat(model.requests().get(0).toString()).contains("Market day.");
         assertThat(model.requests().get(0).prompt()).as("nobody spoke: no Player line to read back")
                 .isEqualTo("Situation: Market day.\nSay one short line out loud, as Gorm would say it to people passing by.");

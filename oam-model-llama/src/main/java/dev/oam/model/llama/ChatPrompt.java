@@ -57,7 +57,7 @@ final class ChatPrompt {
         if (system != null) {
             messages.add(new ChatMessage("system", system));
         }
-        DialogueAnswer dialogue = request.schema() != null ? DialogueAnswer.of(request.schema().json()) : null;
+        DialogueAnswer dialogue = DialogueAnswer.of(request);
         for (TranscriptEntry entry : request.entries()) {
             messages.add(message(entry, dialogue));
         }
@@ -135,7 +135,7 @@ final class ChatPrompt {
     static @Nullable String sessionNote(ModelRequest request) {
         GenerationSchema schema = request.schema();
         List<ToolDefinition> listed = request.listedTools();
-        DialogueAnswer dialogue = schema != null ? DialogueAnswer.of(schema.json()) : null;
+        DialogueAnswer dialogue = DialogueAnswer.of(request);
         String form = dialogue != null ? dialogue.instructions()
                 : schema != null ? "reply with only JSON in this form: " + jsonForm(schema.json()) : null;
         if (listed.isEmpty()) {
@@ -182,7 +182,7 @@ final class ChatPrompt {
             return request.mode() == ToolCallingMode.ALLOWED && request.schema() == null
                     ? "If no tool fits the request, reply in plain words." : null;
         }
-        DialogueAnswer dialogue = request.schema() != null ? DialogueAnswer.of(request.schema().json()) : null;
+        DialogueAnswer dialogue = DialogueAnswer.of(request);
         String answer = dialogue != null ? dialogue.afterTools()
                 : request.schema() != null ? "Now reply with the JSON, using what the tools returned."
                 : "Now reply in one or two short sentences of plain words, saying what happened.";

@@ -4,7 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
-import dev.oam.core.schema.DialogueForm;
+import dev.oam.core.model.DialogueForm;
+import dev.oam.core.model.ModelRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -12,7 +13,8 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A structured answer marked as a character's reply ({@link DialogueForm}) written as dialogue instead of JSON:
+ * An answer spoken by a character ({@link DialogueForm}, {@code GenerationOptions.dialogue}) written as dialogue
+ * instead of JSON or free text. A structured answer:
  *
  * <pre>
  * Gorm (happy): "Three iron swords, 45 gold each."
@@ -20,13 +22,14 @@ import org.jspecify.annotations.Nullable;
  * Ends the conversation: no
  * </pre>
  *
- * The mood line opens with the speaker's name, the mood (the schema's {@value DialogueForm#EMOTION} enum) and the
+ * The first line opens with the speaker's name, the mood (the schema's {@value DialogueForm#EMOTION} enum) and the
  * line in quotes; the replies and the ending follow only where the schema has {@value DialogueForm#OPTIONS} and
- * {@value DialogueForm#ENDS}. The grammar holds the line to its sentences (each opens with neither a digit, a space nor
- * punctuation, so a line always has words, and ends in {@code .}, {@code !} or {@code ?}) and each reply to one
- * sentence of at least the schema's {@code minLength}; neither may hold a quote or a line break, so the text reads
- * back into the schema's object without any escaping. The same text stands for the answer in the history, so an
- * engine's cache of the tokens it generated still matches on the next turn.
+ * {@value DialogueForm#ENDS}. A text answer is the first line alone, without a mood ({@code Gorm: "…"}), and its text
+ * is the line. The grammar holds the line to its sentences (each opens with neither a digit, a space nor punctuation,
+ * so a line always has words, and ends in {@code .}, {@code !} or {@code ?}) and each reply to one sentence of at
+ * least the schema's {@code minLength}; neither may hold a quote or a line break, so the text reads back without any
+ * escaping. A structured answer is shown the same way in the history, so an engine's cache of the tokens it
+ * generated still matches on the next turn.
  */
 final class DialogueAnswer {
     /** The most characters of a reply's floor. */
@@ -41,9 +44,11 @@ final class DialogueAnswer {
     private final int maxReplies;
     private final int replyFloor;
     private final boolean ends;
+    private final boolean text;
 
     private DialogueAnswer(DialogueForm form, List<String> emotions, int minReplies, int maxReplies, int replyFloor,
-            boolean ends) {
+            boolean ends, boolean text) {
+        this.text = text;
         this.form = form;
         this.emotions = emotions;
         this.minReplies = minReplies;
@@ -52,13 +57,20 @@ final class DialogueAnswer {
         this.ends = ends;
     }
 
-    /** The dialogue form of {@code schema}, or {@code null} when it carries no mark. */
-    static @Nullable DialogueAnswer of(@Nullable JsonNode schema) {
-        if (schema == null) {
+    /**
+     * The dialogue of {@code request}: its options' form, on a text step or on a structured step whose schema is an
+     * object with a string {@value DialogueForm#LINE}; else {@code null}.
+     */
+    static @Nullable DialogueAnswer of(ModelRequest request) {
+        DialogueForm form = request.options().dialogue();
+        if (form == null) {
             return null;
         }
-        DialogueForm form = DialogueForm.of(schema).orElse(null);
-        if (form == null) {
+        if (request.schema() == null) {
+            return new DialogueAnswer(form, List.of(), 0, 0, 2, false, true);
+        }
+        JsonNode schema = request.schema().json();
+        if (!"string".equals(schema.path("properties").path(DialogueForm.LINE).path("type").asText())) {
             return null;
         }
         JsonNode properties = schema.path("properties");
@@ -78,7 +90,7 @@ final class DialogueAnswer {
             floor = Math.max(2, Math.min(options.path("items").path("minLength").asInt(2), REPLY));
         }
         boolean ends = "boolean".equals(properties.path(DialogueForm.ENDS).path("type").asText());
-        return new DialogueAnswer(form, List.copyOf(emotions), min, max, floor, ends);
+        return new DialogueAnswer(form, List.copyOf(emotions), min, max, floor, ends, false);
     }
 
     /** What the system message says of the answer's form. */
@@ -142,6 +154,17 @@ final class DialogueAnswer {
             body.append(' ').append(Gbnf.literal("\n" + ENDS_LABEL)).append(" (\"no\" | \"yes\")");
         }
         return gbnf.rule("dialogue", body.toString());
+    }
+
+    /** Whether the answer is text (the line alone) rather than the schema's object. */
+    boolean isText() {
+        return text;
+    }
+
+    /** A text answer's line, or {@code null} when the text is not in the form. */
+    @Nullable String line(String written) {
+        Matcher m = whole().matcher(written.strip());
+        return m.matches() ? m.group("line") : null;
     }
 
     /** The answer's object read from the whole text, or {@code null} when the text is not in the form. */

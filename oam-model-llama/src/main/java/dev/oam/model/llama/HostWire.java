@@ -12,6 +12,7 @@ import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelRequest;
@@ -75,9 +76,20 @@ final class HostWire {
         } else if (sampling instanceof Sampling.TopP p) {
             opts.putObject("sampling").put("kind", "topP").put("p", p.p()).put("seed", p.seed());
         }
+        opts.put("parallelToolCalls", options.parallelToolCalls());
+        DialogueForm dialogue = options.dialogue();
+        if (dialogue != null) {
+            opts.putObject("dialogue").put("speaker", dialogue.speaker()).put("listener", dialogue.listener())
+                    .put("sentences", dialogue.sentences());
+        }
         o.put("inputTokens", r.inputTokens());
         o.put("attempt", r.attempt());
         return o;
+    }
+
+    private static @Nullable DialogueForm dialogue(JsonNode d) {
+        return d.isObject() ? new DialogueForm(d.path("speaker").asText(), d.path("listener").asText(), d.path("sentences").asInt(1))
+                : null;
     }
 
     static ModelRequest request(JsonNode o) {
@@ -96,7 +108,8 @@ final class HostWire {
             };
         }
         GenerationOptions options = new GenerationOptions(opts.hasNonNull("temperature") ? opts.get("temperature").doubleValue() : null,
-                opts.hasNonNull("maxResponseTokens") ? opts.get("maxResponseTokens").intValue() : null, sampling);
+                opts.hasNonNull("maxResponseTokens") ? opts.get("maxResponseTokens").intValue() : null, sampling,
+                opts.path("parallelToolCalls").asBoolean(false), dialogue(opts.path("dialogue")));
         JsonNode schema = o.get("schema");
         return new ModelRequest(text(o, "instructions"), text(o, "contextNote"), entries, tools,
                 ToolCallingMode.valueOf(o.get("mode").textValue()), o.path("offerRespondDirectly").booleanValue(),

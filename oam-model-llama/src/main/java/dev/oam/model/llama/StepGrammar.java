@@ -53,7 +53,7 @@ final class StepGrammar {
         Gbnf gbnf = new Gbnf(maxString);
         String answer = null;
         GenerationSchema schema = request.schema();
-        DialogueAnswer dialogue = schema != null ? DialogueAnswer.of(schema.json()) : null;
+        DialogueAnswer dialogue = DialogueAnswer.of(request);
         if (dialogue != null) {
             answer = dialogue.rule(gbnf);
         } else if (schema != null) {

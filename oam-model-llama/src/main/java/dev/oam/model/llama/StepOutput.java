@@ -54,8 +54,13 @@ final class StepOutput {
             return new ModelResponse.ToolCalls(calls(text, request), usage);
         }
         GenerationSchema schema = request.schema();
-        DialogueAnswer dialogue = schema != null ? DialogueAnswer.of(schema.json()) : null;
-        if (dialogue != null) {
+        DialogueAnswer dialogue = DialogueAnswer.of(request);
+        if (dialogue != null && dialogue.isText()) {
+            String line = dialogue.line(text);
+            if (line != null) {
+                return new ModelResponse.Answer(line, null, usage);
+            }
+        } else if (dialogue != null) {
             // Not in the form (the grammar was ignored, or cut off): no value, so the agent's validation regenerates.
             JsonNode value = dialogue.parse(text);
             return new ModelResponse.Answer(value != null ? Json.write(value) : text, value, usage);

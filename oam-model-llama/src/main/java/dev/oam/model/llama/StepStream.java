@@ -2,6 +2,7 @@ package dev.oam.model.llama;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
@@ -39,7 +40,7 @@ final class StepStream implements Consumer<String> {
     StepStream(ModelRequest request, ModelListener listener) {
         this.listener = listener;
         this.structured = request.schema() != null;
-        this.dialogue = structured ? DialogueAnswer.of(request.schema().json()) : null;
+        this.dialogue = DialogueAnswer.of(request);
         this.state = request.mode() == ToolCallingMode.REQUIRED ? State.CALLS : State.UNDECIDED;
         if (request.mode() == ToolCallingMode.DISALLOWED) {
             this.state = State.ANSWER;
@@ -78,6 +79,14 @@ final class StepStream implements Consumer<String> {
                 listener.onPartial(partial);
             }
         } else {
+            if (dialogue != null) {
+                // The line as far as written: what is between the quotes.
+                JsonNode partial = dialogue.partial(sofar);
+                if (partial == null) {
+                    return;
+                }
+                sofar = partial.path(DialogueForm.LINE).asText();
+            }
             String delta2 = sofar.substring(shown.length());
             if (!delta2.isEmpty()) {
                 shown.append(delta2);

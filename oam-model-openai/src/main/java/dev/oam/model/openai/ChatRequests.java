@@ -8,7 +8,6 @@ import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelRequest;
-import dev.oam.core.schema.DialogueForm;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolDefinition;
@@ -96,7 +95,7 @@ final class ChatRequests {
             body.put("parallel_tool_calls", request.options().parallelToolCalls());
         }
         if (schema != null && answerMayFollow) {
-            format.apply(body, "Response", bounded(DialogueForm.strip(schema.json()), maxTokens(request)));
+            format.apply(body, "Response", bounded(schema.json(), maxTokens(request)));
         }
         return body;
     }
@@ -210,7 +209,7 @@ final class ChatRequests {
             GenerationSchema schema = request.schema();
             ObjectNode answer = Json.object();
             answer.put("type", "object");
-            JsonNode answerSchema = schema == null ? Json.object().put("type", "string") : DialogueForm.strip(schema.json());
+            JsonNode answerSchema = schema == null ? Json.object().put("type", "string") : schema.json();
             answerSchema = bounded(answerSchema, maxTokens(request));
             answer.putObject("properties").set("answer", answerSchema instanceof ObjectNode object && schema != null
                     ? hoist(object, "answer_", defs) : answerSchema);
@@ -415,7 +414,7 @@ final class ChatRequests {
     }
 
     private static String schemaGuidance(GenerationSchema schema) {
-        return "Your answer must be a JSON value that follows this JSON Schema: " + Json.write(DialogueForm.strip(schema.json()));
+        return "Your answer must be a JSON value that follows this JSON Schema: " + Json.write(schema.json());
     }
 
     private static String emulationGuidance(ModelRequest request, boolean mayAnswer) {
@@ -430,7 +429,7 @@ final class ChatRequests {
             out.append(schema == null
                     ? "\nTo answer without calling a tool: {\"answer\": \"<your answer>\"}."
                     : "\nTo answer without calling a tool: {\"answer\": <a JSON value that follows this JSON Schema: "
-                            + Json.write(DialogueForm.strip(schema.json())) + ">}.");
+                            + Json.write(schema.json()) + ">}.");
         } else {
             out.append("\nCall one of these tools now.");
         }
