@@ -2,10 +2,6 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.DoubleNode;
-import com.fasterxml.jackson.databind.node.LongNode;
-import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.bridge.internal.TransportAccess;
@@ -18,18 +14,15 @@ import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
 import java.io.IOException;
-import java.math.BigDecimal;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -44,9 +37,7 @@ import org.jspecify.annotations.Nullable;
 public final class BridgeEngine implements AutoCloseable {
     public static final String PROTOCOL_VERSION = "1.0";
     public static final String SERVER_NAME = "open-apple-models";
-    public static final String VERSION = readVersion();
-    private static final long MAX_SAFE_LONG = 9_007_199_254_740_991L;
-    static final BigDecimal MAX_SAFE_INTEGER = BigDecimal.valueOf(MAX_SAFE_LONG);
+    public static final String VERSION = CoreMethods.readVersion();
     private static final long SHUTDOWN_WAIT_MILLIS = 2_000;
 
     static {
@@ -82,10 +73,9 @@ public final class BridgeEngine implements AutoCloseable {
     private final ClientCalls clientCalls = new ClientCalls(this);
     private final HistoryLimits historyLimits;
     private final ReentrantLock dispatchLock = new ReentrantLock();
-    private final Map<Long, BridgeRequest> inflight = new ConcurrentHashMap<>();
+    private final InFlight inflight = new InFlight();
     private final Set<CancellationToken> deferred = ConcurrentHashMap.newKeySet();
     private long sequence; // guarded by dispatchLock
-    private final List<BridgeRequest> handling = new ArrayList<>(); // guarded by dispatchLock: whose handler runs (nested: a handler may dispatch)
     private final AtomicLong localIds = new AtomicLong();
     private volatile boolean shutDown;
     private final AtomicBoolean backendsReleased = new AtomicBoolean();
@@ -151,7 +141,7 @@ public final class BridgeEngine implements AutoCloseable {
         try {
             root = Json.parse(line);
         } catch (JsonProcessingException e) {
-            parseError(e);
+            reject(null, null, Envelope.parseError(e));
             return;
         }
         dispatch(root, null);
@@ -159,17 +149,14 @@ public final class BridgeEngine implements AutoCloseable {
 
     /** Handles one incoming line given as UTF-8 bytes; invalid UTF-8 is a parse error. */
     public void receive(byte[] bytes, int offset, int length) {
-        if (isBlank(bytes, offset, length)) {
+        if (Envelope.isBlank(bytes, offset, length)) {
             return;
         }
         JsonNode root;
         try {
             root = Json.parse(bytes, offset, length);
-        } catch (IOException e) {
-            parseError(e);
-            return;
-        } catch (RuntimeException e) {
-            parseError(e);
+        } catch (IOException | RuntimeException e) {
+            reject(null, null, Envelope.parseError(e));
             return;
         }
         dispatch(root, null);
@@ -180,7 +167,7 @@ public final class BridgeEngine implements AutoCloseable {
      * it through {@link TransportAccess}.
      */
     void rejectLine(String reason) {
-        sendFromDispatcher(errorMessage(NullNode.getInstance(), new BridgeException(ErrorCode.INVALID_MESSAGE, reason)));
+        sendFromDispatcher(Envelope.error(null, new BridgeException(ErrorCode.INVALID_MESSAGE, reason)));
     }
 
     /**
@@ -189,14 +176,7 @@ public final class BridgeEngine implements AutoCloseable {
      * Events name a private {@code local-<n>} request id.
      */
     public CompletableFuture<JsonNode> call(String method, @Nullable JsonNode params) {
-        ObjectNode message = Json.object();
-        message.put("jsonrpc", "2.0");
-        message.put("id", "local-" + localIds.incrementAndGet());
-        message.put("method", method);
-        if (params != null) {
-            message.set("params", params);
-        }
-        return callMessage(message).thenCompose(response -> {
+        return callMessage(Envelope.request("local-" + localIds.incrementAndGet(), method, params)).thenCompose(response -> {
             JsonNode error = response.get("error");
             if (error == null) {
                 return CompletableFuture.completedFuture(response.get("result"));
@@ -233,7 +213,7 @@ public final class BridgeEngine implements AutoCloseable {
     public int cancel(JsonNode id) {
         String key = Json.write(id);
         int count = 0;
-        for (BridgeRequest request : inflightRequests()) {
+        for (BridgeRequest request : inflight.snapshot()) {
             JsonNode requestId = request.id() != null ? request.id() : request.requestId();
             if (Json.write(requestId).equals(key) && request.cancel()) {
                 count++;
@@ -244,14 +224,7 @@ public final class BridgeEngine implements AutoCloseable {
 
     /** Waits until every request received so far has been answered, or the timeout passed. */
     public boolean awaitIdle(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!inflightRequests().isEmpty()) {
-            if (System.nanoTime() - deadline > 0) {
-                return false;
-            }
-            Thread.sleep(2);
-        }
-        return true;
+        return inflight.awaitNoneBut(null, timeout.toNanos());
     }
 
     /**
@@ -300,15 +273,7 @@ public final class BridgeEngine implements AutoCloseable {
      * ({@code world/changed}); a handler's events about its own request go with that request instead.
      */
     public void sendNotification(String method, ObjectNode params) {
-        outbound.send(notification(method, params));
-    }
-
-    static ObjectNode notification(String method, ObjectNode params) {
-        ObjectNode message = Json.object();
-        message.put("jsonrpc", "2.0");
-        message.put("method", method);
-        message.set("params", params);
-        return message;
+        outbound.send(Envelope.notification(method, params));
     }
 
     /**
@@ -360,50 +325,9 @@ public final class BridgeEngine implements AutoCloseable {
         return sessions;
     }
 
-    /**
-     * Called by a request once its answer is queued. A request is in flight from the start of its handler until then:
-     * while the handler runs it is in {@link #handling}, under the dispatch lock, and a request not answered when its
-     * handler returns is put in {@link #inflight} before that lock is released; {@link #inflightRequests} reads both
-     * under the lock. So
-     * {@code shutdown}, {@link #awaitIdle} and {@link #cancel} see every request whose answer is not queued yet, also
-     * one a worker is answering at this moment, and a request answered by its handler (a ping) costs no map entry.
-     */
+    /** Called by a request once its answer is queued: it is no longer in flight. */
     void finished(BridgeRequest request) {
-        request.markFinished(); // before the removal: see register()
-        inflight.remove(request.sequence());
-    }
-
-    /**
-     * The requests in flight, read under the dispatch lock: no other thread's handler is running then, so every request
-     * received is answered, in the map, or (asked from within a handler) in {@link #handling}. Waits for a handler that
-     * is running on another thread (handlers never wait for the client or for model work).
-     */
-    private List<BridgeRequest> inflightRequests() {
-        dispatchLock.lock();
-        try {
-            if (handling.isEmpty()) {
-                return List.copyOf(inflight.values());
-            }
-            List<BridgeRequest> all = new ArrayList<>(inflight.values());
-            all.addAll(handling); // a handler asking from within (awaitIdle in a handler; a nested dispatch)
-            return all;
-        } finally {
-            dispatchLock.unlock();
-        }
-    }
-
-    /**
-     * Called by the dispatcher when a handler returned: a request not answered yet stays in flight until its answer is
-     * queued. A worker may answer it at the same moment: it marks it finished and then removes it, so either it removes
-     * the entry put here or this sees the mark and removes it (both are volatile accesses).
-     */
-    private void register(BridgeRequest request) {
-        if (!request.isFinished()) {
-            inflight.put(request.sequence(), request);
-            if (request.isFinished()) {
-                inflight.remove(request.sequence(), request);
-            }
-        }
+        inflight.remove(request);
     }
 
     private void dispatch(JsonNode root, @Nullable Consumer<ObjectNode> local) {
@@ -416,76 +340,32 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     private void dispatchLocked(JsonNode root, @Nullable Consumer<ObjectNode> local) {
-        if (!root.isObject()) {
-            reject(local, null, new BridgeException(ErrorCode.INVALID_MESSAGE, root.isArray()
-                    ? "Batches are not supported; send one JSON object per line."
-                    : "A message must be a JSON object."));
-            return;
-        }
-        boolean hasId = root.has("id");
-        JsonNode id = null;
-        if (hasId) {
-            try {
-                id = normalizeId(root.get("id"));
-            } catch (BridgeException e) {
-                if (!root.has("method")) {
-                    Log.warning("ignored a response with an unusable id: " + e.getMessage());
-                    return;
-                }
-                reject(local, null, e);
+        Envelope.Call call;
+        switch (Envelope.read(root, local != null)) {
+            case Envelope.Call c -> call = c;
+            case Envelope.Response response -> {
+                clientCalls.complete(response.id(), response.message());
+                return;
+            }
+            case Envelope.Invalid invalid -> {
+                reject(local, invalid.id(), invalid.error());
+                return;
+            }
+            case Envelope.Ignored ignored -> {
                 return;
             }
         }
-        JsonNode jsonrpc = root.get("jsonrpc");
-        JsonNode methodNode = root.get("method");
-        if (jsonrpc == null || !jsonrpc.isTextual() || !jsonrpc.textValue().equals("2.0")) {
-            if (methodNode == null && !hasId) {
-                Log.warning("ignored a message without \"jsonrpc\": \"2.0\"");
-                return;
-            }
-            reject(local, id, new BridgeException(ErrorCode.INVALID_MESSAGE, "Every message needs \"jsonrpc\": \"2.0\"."));
-            return;
-        }
-        if (methodNode == null) {
-            if (hasId && (root.has("result") || root.has("error"))) {
-                clientCalls.complete(id, root);
-                return;
-            }
-            reject(local, id, new BridgeException(ErrorCode.INVALID_MESSAGE,
-                    "A request needs a 'method' string; a response needs 'result' or 'error'."));
-            return;
-        }
-        if (!methodNode.isTextual()) {
-            reject(local, id, new BridgeException(ErrorCode.INVALID_MESSAGE, "'method' must be a string."));
-            return;
-        }
-        String method = methodNode.textValue();
-        boolean notification = !hasId && local == null;
-        JsonNode paramsNode = root.get("params");
-        ObjectNode params;
-        if (paramsNode == null || paramsNode.isNull()) {
-            params = Json.object();
-        } else if (paramsNode.isObject()) {
-            params = (ObjectNode) paramsNode;
-        } else if (notification) {
-            Log.warning("ignored notification '" + method + "': its params are not an object");
-            return;
-        } else {
-            reject(local, id, BridgeException.invalidParams("Params must be an object (by name), not "
-                    + (paramsNode.isArray() ? "an array" : "a " + paramsNode.getNodeType().name().toLowerCase(java.util.Locale.ROOT)) + "."));
-            return;
-        }
-        long seq = ++sequence;
-        JsonNode requestId = id != null ? id : TextNode.valueOf("local-" + localIds.incrementAndGet());
-        BridgeRequest request = new BridgeRequest(this, seq, notification ? null : id, requestId, method,
-                Params.of(params), local);
+        String method = call.method();
+        JsonNode requestId = call.id() != null ? call.id() : TextNode.valueOf("local-" + localIds.incrementAndGet());
+        BridgeRequest request = new BridgeRequest(this, ++sequence, call.notification() ? null : call.id(), requestId,
+                method, Params.of(call.params()), local);
         if (shutDown) {
             request.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge has shut down."));
             return;
         }
         Handler handler = registry.handler(method);
         if (handler == null) {
-            if (notification) {
+            if (call.notification()) {
                 Log.debug("ignored notification for unknown method '" + method + "'");
                 return;
             }
@@ -493,26 +373,20 @@ public final class BridgeEngine implements AutoCloseable {
                     "method", TextNode.valueOf(method)));
             return;
         }
-        // In flight from here until its answer is queued (finished()): while the handler runs, as the dispatch lock is
-        // held (inflightRequests() reads under it), and after it, through register(), unless it was answered by then.
-        // A queued request may be answered by its worker at once; it counts as in flight until that answer is queued,
-        // not merely claimed: otherwise the shutdown response could go first and the answer be dropped (the race
-        // JsonRpcFuzzTest found when the request was registered after its handler and dropped when "answered").
-        handling.add(request);
+        // In flight before its handler runs: a worker may answer it while the handler is still running, and shutdown
+        // must count it until that answer is queued, or the shutdown response could overtake it.
+        inflight.add(request);
         try {
             Reply reply = handler.handle(request);
             switch (reply) {
                 case Reply.Result result -> request.respond(result.value());
                 case Reply.Deferred work -> runDeferred(request, work.work());
                 case Reply.Pending pending -> {
-                    // answered later by whoever took it; finished() removes it then
+                    // answered later by whoever took it, which ends its time in flight
                 }
             }
         } catch (Exception e) {
             request.fail(toBridgeException(e));
-        } finally {
-            register(request);
-            handling.removeLast();
         }
     }
 
@@ -553,83 +427,12 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     private void reject(@Nullable Consumer<ObjectNode> local, @Nullable JsonNode id, BridgeException error) {
-        ObjectNode message = errorMessage(id == null ? NullNode.getInstance() : id, error);
+        ObjectNode message = Envelope.error(id, error);
         if (local != null) {
             outbound.after(() -> local.accept(message));
             return;
         }
         sendFromDispatcher(message);
-    }
-
-    private void parseError(Exception e) {
-        String detail = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        int cut = detail.indexOf('\n');
-        if (cut > 0) {
-            detail = detail.substring(0, cut);
-        }
-        if (detail.length() > 300) {
-            detail = detail.substring(0, 300) + "…";
-        }
-        sendFromDispatcher(errorMessage(NullNode.getInstance(),
-                new BridgeException(ErrorCode.PARSE_ERROR, "Parse error: the line is not valid JSON (" + detail + ").")));
-    }
-
-    static ObjectNode errorMessage(JsonNode id, BridgeException error) {
-        ObjectNode message = Json.object();
-        message.put("jsonrpc", "2.0");
-        message.set("id", id);
-        message.set("error", error.toJson());
-        return message;
-    }
-
-    /** Ids are echoed exactly: strings as they are, integers as plain digits; unsafe numbers are rejected. */
-    static JsonNode normalizeId(JsonNode id) throws BridgeException {
-        if (id.isTextual()) {
-            return id;
-        }
-        if (id.isNull()) {
-            throw new BridgeException(ErrorCode.INVALID_MESSAGE, "'id' must not be null; use a string or a number.");
-        }
-        if (id.isInt() || id.isLong()) { // the usual id, without the BigDecimal detour below
-            long value = id.longValue();
-            if (value > MAX_SAFE_LONG || value < -MAX_SAFE_LONG) {
-                throw unsafeId();
-            }
-            return LongNode.valueOf(value);
-        }
-        if (id.isNumber()) {
-            if (id.isDouble() || id.isFloat()) {
-                double value = id.doubleValue();
-                if (!Double.isFinite(value)) {
-                    throw unsafeId();
-                }
-            }
-            BigDecimal value = id.decimalValue();
-            if (value.abs().compareTo(MAX_SAFE_INTEGER) > 0) {
-                throw unsafeId();
-            }
-            BigDecimal stripped = value.stripTrailingZeros();
-            if (stripped.scale() <= 0) {
-                return LongNode.valueOf(stripped.longValueExact());
-            }
-            return DoubleNode.valueOf(value.doubleValue());
-        }
-        throw new BridgeException(ErrorCode.INVALID_MESSAGE, "'id' must be a string or a number.");
-    }
-
-    private static BridgeException unsafeId() {
-        return new BridgeException(ErrorCode.INVALID_MESSAGE, "Numeric ids must be finite and at most 2^53-1 "
-                + "(9007199254740991) in magnitude to be echoed exactly; use a string id for larger values.");
-    }
-
-    private static boolean isBlank(byte[] bytes, int offset, int length) {
-        for (int i = offset; i < offset + length; i++) {
-            byte b = bytes[i];
-            if (b != ' ' && b != '\t' && b != '\r' && b != '\n') {
-                return false;
-            }
-        }
-        return true;
     }
 
     // --- shutdown -------------------------------------------------------------------------------
@@ -656,31 +459,19 @@ public final class BridgeEngine implements AutoCloseable {
         clientCalls.abandonAll("The bridge is shutting down.");
     }
 
+    /** Waits (at most {@code SHUTDOWN_WAIT_MILLIS}) until no request but {@code except} is in flight. */
     private void waitForInflight(@Nullable BridgeRequest except) {
-        long deadline = System.nanoTime() + SHUTDOWN_WAIT_MILLIS * 1_000_000L;
-        while (System.nanoTime() - deadline < 0) {
-            boolean others = inflightRequests().stream().anyMatch(r -> r != except);
-            if (!others) {
-                return;
-            }
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
+        inflight.awaitNoneBut(except, SHUTDOWN_WAIT_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     private void finishShutdown(@Nullable BridgeRequest except) {
-        for (BridgeRequest pending : inflightRequests()) {
+        for (BridgeRequest pending : inflight.snapshot()) {
             if (!pending.method().equals(Methods.SHUTDOWN)) {
                 pending.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge shut down before this request finished."));
             }
         }
-        // A request whose own answer won the race against the fail above is still in flight until that answer is
-        // queued (BridgeRequest answers, then calls finished); wait for it, so the shutdown response cannot overtake
-        // it (found by JsonRpcFuzzTest). Only such requests are left, so this takes microseconds.
+        // A request whose own answer won the race against the fail above is in flight until that answer is queued:
+        // wait for it, so the shutdown response cannot overtake it. Only such requests are left: microseconds.
         waitForInflight(except);
         for (BridgeExtension extension : extensions) {
             try {
@@ -690,40 +481,5 @@ public final class BridgeEngine implements AutoCloseable {
             }
         }
         sessions.clear();
-    }
-
-    // --- capabilities ---------------------------------------------------------------------------
-
-    ObjectNode capabilities() {
-        ObjectNode caps = Json.object();
-        caps.set("methods", Json.strings(registry.methods()));
-        caps.set("notifications", Json.strings(notificationMethods));
-        caps.set("clientRequests", Json.strings(List.of(Methods.TOOL_CALL)));
-        caps.put("streaming", true);
-        caps.put("clientTools", true);
-        caps.put("structuredOutput", registry.handler("schema/validate") != null);
-        ArrayNode models = Json.array();
-        models.add("system");
-        if (configuration.allowsScriptedModels()) {
-            models.add("scripted");
-        }
-        configuration.modelProviders().keySet().forEach(models::add);
-        caps.set("models", models);
-        caps.put("maxSessions", configuration.maxSessions());
-        caps.put("batch", false);
-        return caps;
-    }
-
-    private static String readVersion() {
-        Properties properties = new Properties();
-        try (var in = BridgeEngine.class.getResourceAsStream("version.properties")) {
-            if (in != null) {
-                properties.load(new java.io.InputStreamReader(in, StandardCharsets.UTF_8));
-            }
-        } catch (IOException e) {
-            // fall through to the default
-        }
-        String version = properties.getProperty("version", "0.0.0");
-        return version.endsWith("-SNAPSHOT") ? version.substring(0, version.length() - "-SNAPSHOT".length()) : version;
     }
 }

@@ -3,7 +3,6 @@ package dev.oam.bridge;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
-import dev.oam.core.json.Json;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -22,7 +21,6 @@ public final class BridgeRequest {
     private final @Nullable Consumer<ObjectNode> local;
     private final AtomicBoolean answered = new AtomicBoolean();
     private volatile @Nullable Runnable canceller;
-    private volatile boolean finished; // its answer is queued (BridgeEngine.finished)
 
     BridgeRequest(BridgeEngine engine, long sequence, @Nullable JsonNode id, JsonNode requestId, String method, Params params,
             @Nullable Consumer<ObjectNode> local) {
@@ -69,24 +67,12 @@ public final class BridgeRequest {
         return answered.get();
     }
 
-    void markFinished() {
-        finished = true;
-    }
-
-    boolean isFinished() {
-        return finished;
-    }
-
     /** Sends the result (after every message this request caused). Returns false when already answered. */
     public boolean respond(JsonNode result) {
         if (!answered.compareAndSet(false, true)) {
             return false;
         }
-        ObjectNode message = Json.object();
-        message.put("jsonrpc", "2.0");
-        message.set("id", id == null ? requestId : id);
-        message.set("result", result);
-        deliver(message);
+        deliver(Envelope.result(id == null ? requestId : id, result));
         engine.finished(this); // after queueing, so whoever waits for idle also finds the response queued
         return true;
     }
@@ -98,7 +84,7 @@ public final class BridgeRequest {
         if (id == null && local == null) {
             dev.oam.core.Log.debug("notification '" + method + "' failed: " + error.getMessage());
         } else {
-            deliver(BridgeEngine.errorMessage(id == null ? requestId : id, error));
+            deliver(Envelope.error(id == null ? requestId : id, error));
         }
         engine.finished(this);
         return true;
@@ -155,6 +141,6 @@ public final class BridgeRequest {
      * the thread working on the request, holding no lock: on stdio that thread may write the line itself.
      */
     public void notify(String notificationMethod, ObjectNode notificationParams) {
-        engine.sendFromWorker(BridgeEngine.notification(notificationMethod, notificationParams));
+        engine.sendFromWorker(Envelope.notification(notificationMethod, notificationParams));
     }
 }

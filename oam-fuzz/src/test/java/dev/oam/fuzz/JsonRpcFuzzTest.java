@@ -174,7 +174,7 @@ class JsonRpcFuzzTest {
         return new FramedLine(text, id, request);
     }
 
-    /** The id as the bridge echoes it (BridgeEngine.normalizeId), or null for an id it refuses. */
+    /** The id as the bridge echoes it (Envelope.normalizeId), or null for an id it refuses. */
     private static @Nullable String key(@Nullable JsonNode id) {
         if (id == null || id.isNull()) {
             return null;
