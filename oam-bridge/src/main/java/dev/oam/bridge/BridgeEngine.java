@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.oam.bridge.internal.TransportAccess;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
@@ -40,30 +39,6 @@ public final class BridgeEngine implements AutoCloseable {
     public static final String VERSION = CoreMethods.readVersion();
     private static final long SHUTDOWN_WAIT_MILLIS = 2_000;
 
-    static {
-        TransportAccess.install(new TransportAccess.Engine() { // the transports' friend access
-            @Override
-            public void rejectLine(BridgeEngine engine, String reason) {
-                engine.rejectLine(reason);
-            }
-
-            @Override
-            public void startReading(BridgeEngine engine) {
-                engine.outbound.readerThread();
-            }
-
-            @Override
-            public void inputDrained(BridgeEngine engine, boolean drained) {
-                engine.outbound.readerDrained(drained);
-            }
-
-            @Override
-            public void inputAhead(BridgeEngine engine, boolean ahead) {
-                engine.outbound.readerAhead(ahead);
-            }
-        });
-    }
-
     private final BridgeConfiguration configuration;
     private final MethodRegistry registry;
     private final List<BridgeExtension> extensions;
@@ -94,7 +69,7 @@ public final class BridgeEngine implements AutoCloseable {
     private BridgeEngine(MessageSink sink, BridgeConfiguration configuration) {
         this.configuration = Objects.requireNonNull(configuration, "configuration");
         configuration.ownedBackends().acquire(); // first: a configuration whose backends are closed makes no engine
-        this.outbound = new Outbound(sink);
+        this.outbound = new Outbound(sink, DeliveryListener.debugCounters(), dispatchLock::isHeldByCurrentThread);
         this.historyLimits = configuration.memoryLimits().histories();
         this.sessions = new Sessions(this);
         MethodRegistry.Builder builder = MethodRegistry.builder();
@@ -163,11 +138,11 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     /**
-     * Answers a line the transport could not read (e.g. longer than its limit) with {@code -32600}; transports reach
-     * it through {@link TransportAccess}.
+     * Answers a line the transport could not read (longer than its limit, say) with {@code -32600} and a null id, in
+     * order with the lines around it.
      */
-    void rejectLine(String reason) {
-        sendFromDispatcher(Envelope.error(null, new BridgeException(ErrorCode.INVALID_MESSAGE, reason)));
+    public void rejectLine(String reason) {
+        reject(null, null, new BridgeException(ErrorCode.INVALID_MESSAGE, reason));
     }
 
     /**
@@ -273,31 +248,7 @@ public final class BridgeEngine implements AutoCloseable {
      * ({@code world/changed}); a handler's events about its own request go with that request instead.
      */
     public void sendNotification(String method, ObjectNode params) {
-        outbound.send(Envelope.notification(method, params));
-    }
-
-    /**
-     * Sends a message a worker produced about its own request (an event, a {@code tool/call}, the answer),
-     * called with no lock held: a worker thread may deliver it itself when the writer is idle (see
-     * {@link Outbound}); the dispatcher always hands it over, so it never waits for the client.
-     */
-    void sendFromWorker(ObjectNode message) {
-        if (outbound.isReaderThread()) {
-            outbound.sendFromReader(message);
-        } else if (dispatchLock.isHeldByCurrentThread()) {
-            outbound.send(message);
-        } else {
-            outbound.sendFromWorker(message);
-        }
-    }
-
-    /** A message the dispatcher sends (an error for a line): the input thread may deliver it without blocking. */
-    private void sendFromDispatcher(ObjectNode message) {
-        if (outbound.isReaderThread()) {
-            outbound.sendFromReader(message);
-        } else {
-            outbound.send(message);
-        }
+        outbound.queue(Envelope.notification(method, params));
     }
 
     ModelAvailability systemAvailability() {
@@ -426,13 +377,19 @@ public final class BridgeEngine implements AutoCloseable {
                 + "); please report it. Details are in the bridge's log.");
     }
 
+    /** Answers a message that is no request; on the dispatcher, so in order with the answers around it. */
     private void reject(@Nullable Consumer<ObjectNode> local, @Nullable JsonNode id, BridgeException error) {
         ObjectNode message = Envelope.error(id, error);
         if (local != null) {
             outbound.after(() -> local.accept(message));
             return;
         }
-        sendFromDispatcher(message);
+        dispatchLock.lock(); // reentrant: held already when called from dispatch
+        try {
+            outbound.send(message);
+        } finally {
+            dispatchLock.unlock();
+        }
     }
 
     // --- shutdown -------------------------------------------------------------------------------

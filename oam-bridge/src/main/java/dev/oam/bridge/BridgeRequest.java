@@ -94,7 +94,7 @@ public final class BridgeRequest {
         if (local != null) {
             engine.outbound().after(() -> local.accept(message));
         } else if (id != null) {
-            engine.sendFromWorker(message);
+            engine.outbound().send(message);
         }
     }
 
@@ -141,6 +141,6 @@ public final class BridgeRequest {
      * the thread working on the request, holding no lock: on stdio that thread may write the line itself.
      */
     public void notify(String notificationMethod, ObjectNode notificationParams) {
-        engine.sendFromWorker(Envelope.notification(notificationMethod, notificationParams));
+        engine.outbound().send(Envelope.notification(notificationMethod, notificationParams));
     }
 }

@@ -49,7 +49,7 @@ final class ClientCalls {
                 message.put("id", id);
                 message.put("method", Methods.TOOL_CALL);
                 message.set("params", params);
-                engine.sendFromWorker(message); // the agent's thread, holding no lock
+                engine.outbound().send(message); // the agent's thread, holding no lock
                 return pendingCall;
             }
 

@@ -13,7 +13,7 @@
  *       {@link dev.oam.bridge.ToolDefinitions}, {@link dev.oam.bridge.Coding}, {@link dev.oam.bridge.Methods}.
  * </ul>
  *
- * Everything else here is package-private; what the transports alone need is in {@code dev.oam.bridge.internal}.
+ * Everything else here is package-private; what a byte-stream transport alone needs is in {@code dev.oam.bridge.transport}.
  * Types are non-null unless marked {@code @Nullable}.
  */
 @NullMarked

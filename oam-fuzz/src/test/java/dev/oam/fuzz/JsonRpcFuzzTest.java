@@ -51,11 +51,6 @@ class JsonRpcFuzzTest {
 
             @Override
             public void flush() {}
-
-            @Override
-            public boolean allowsCallerDelivery() {
-                return true;
-            }
         };
         BridgeConfiguration configuration = BridgeConfiguration.builder().backends(List.of()).build();
         BridgeEngine engine = BridgeEngine.withSink(configuration, sink);
