@@ -6,8 +6,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.HistoryLimits;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
@@ -18,10 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -37,7 +32,6 @@ public final class BridgeEngine implements AutoCloseable {
     public static final String PROTOCOL_VERSION = "1.0";
     public static final String SERVER_NAME = "open-apple-models";
     public static final String VERSION = CoreMethods.readVersion();
-    private static final long SHUTDOWN_WAIT_MILLIS = 2_000;
 
     private final BridgeConfiguration configuration;
     private final MethodRegistry registry;
@@ -49,12 +43,11 @@ public final class BridgeEngine implements AutoCloseable {
     private final HistoryLimits historyLimits;
     private final ReentrantLock dispatchLock = new ReentrantLock();
     private final InFlight inflight = new InFlight();
-    private final Set<CancellationToken> deferred = ConcurrentHashMap.newKeySet();
+    private final DeferredWork deferred = new DeferredWork();
     private long sequence; // guarded by dispatchLock
     private final AtomicLong localIds = new AtomicLong();
-    private volatile boolean shutDown;
+    private final Shutdown shutdown;
     private final AtomicBoolean backendsReleased = new AtomicBoolean();
-    private volatile @Nullable Thread shutdownThread;
 
     /** An engine whose outgoing lines go to {@code sink} (called on the writer thread, one line at a time). */
     public BridgeEngine(BridgeConfiguration configuration, Consumer<String> sink) {
@@ -91,6 +84,7 @@ public final class BridgeEngine implements AutoCloseable {
         this.extensions = List.copyOf(made);
         this.registry = builder.build();
         this.notificationMethods = List.copyOf(notifications);
+        this.shutdown = new Shutdown(sessions, deferred, clientCalls, inflight, extensions, outbound, configuration.onShutdown());
     }
 
     /** This engine's own instance of an extension type (the game extension: {@code extension(GameExtension.class)}). */
@@ -153,12 +147,8 @@ public final class BridgeEngine implements AutoCloseable {
     public CompletableFuture<JsonNode> call(String method, @Nullable JsonNode params) {
         return callMessage(Envelope.request("local-" + localIds.incrementAndGet(), method, params)).thenCompose(response -> {
             JsonNode error = response.get("error");
-            if (error == null) {
-                return CompletableFuture.completedFuture(response.get("result"));
-            }
-            ObjectNode data = error.path("data").isObject() ? (ObjectNode) error.get("data") : Json.object();
-            return CompletableFuture.failedFuture(new BridgeException(error.path("code").asInt(),
-                    data.path("code").asText("internal_error"), error.path("message").asText(), data));
+            return error == null ? CompletableFuture.completedFuture(response.get("result"))
+                    : CompletableFuture.failedFuture(BridgeException.fromJson(error));
         });
     }
 
@@ -210,28 +200,15 @@ public final class BridgeEngine implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (!shutDown) {
-            shutDown = true;
-            cancelEverything();
-            waitForInflight(null);
-            finishShutdown(null);
-        }
-        Thread shutdown = shutdownThread;
-        if (shutdown != null) {
-            try {
-                shutdown.join(); // bounded: it waits at most SHUTDOWN_WAIT_MILLIS for other requests
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        outbound.close(SHUTDOWN_WAIT_MILLIS);
+        shutdown.close();
+        outbound.close(Shutdown.WAIT_MILLIS);
         if (!backendsReleased.getAndSet(true)) {
             configuration.ownedBackends().release();
         }
     }
 
     public boolean isShutDown() {
-        return shutDown;
+        return shutdown.started();
     }
 
     /**
@@ -310,7 +287,7 @@ public final class BridgeEngine implements AutoCloseable {
         JsonNode requestId = call.id() != null ? call.id() : TextNode.valueOf("local-" + localIds.incrementAndGet());
         BridgeRequest request = new BridgeRequest(this, ++sequence, call.notification() ? null : call.id(), requestId,
                 method, Params.of(call.params()), local);
-        if (shutDown) {
+        if (shutdown.started()) {
             request.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge has shut down."));
             return;
         }
@@ -331,50 +308,14 @@ public final class BridgeEngine implements AutoCloseable {
             Reply reply = handler.handle(request);
             switch (reply) {
                 case Reply.Result result -> request.respond(result.value());
-                case Reply.Deferred work -> runDeferred(request, work.work());
+                case Reply.Deferred work -> deferred.start(request, work.work());
                 case Reply.Pending pending -> {
                     // answered later by whoever took it, which ends its time in flight
                 }
             }
         } catch (Exception e) {
-            request.fail(toBridgeException(e));
+            request.fail(BridgeException.wrap(e));
         }
-    }
-
-    private void runDeferred(BridgeRequest request, Reply.Work work) {
-        CancellationToken token = CancellationToken.create();
-        deferred.add(token);
-        request.setCanceller(token::cancel);
-        Thread.ofVirtual().name("oam-deferred-" + request.method()).start(() -> {
-            try {
-                JsonNode result = work.run(token);
-                if (token.isCancelled()) {
-                    request.failCancelled();
-                } else {
-                    request.respond(result);
-                }
-            } catch (Exception e) {
-                request.fail(token.isCancelled() ? new BridgeException(ErrorCode.CANCELLED, "The request was cancelled.")
-                        : toBridgeException(e));
-            } catch (Throwable t) {
-                Log.error("deferred work for '" + request.method() + "' failed", t);
-                request.fail(new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error: " + t));
-            } finally {
-                deferred.remove(token);
-            }
-        });
-    }
-
-    static BridgeException toBridgeException(Throwable e) {
-        if (e instanceof BridgeException bridge) {
-            return bridge;
-        }
-        if (e instanceof AgentException agent) {
-            return BridgeException.from(agent);
-        }
-        Log.error("internal error", e);
-        return new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error (" + e.getClass().getSimpleName()
-                + "); please report it. Details are in the bridge's log.");
     }
 
     /** Answers a message that is no request; on the dispatcher, so in order with the answers around it. */
@@ -392,51 +333,8 @@ public final class BridgeEngine implements AutoCloseable {
         }
     }
 
-    // --- shutdown -------------------------------------------------------------------------------
-
     /** The order-sensitive part of {@code shutdown}: from here on every request fails with -32023. */
     void beginShutdown(BridgeRequest request) {
-        shutDown = true;
-        cancelEverything();
-        Thread thread = Thread.ofVirtual().name("oam-shutdown").unstarted(() -> {
-            waitForInflight(request);
-            finishShutdown(request);
-            request.respond(Json.object());
-            outbound.after(configuration.onShutdown());
-        });
-        shutdownThread = thread; // before it starts, so a close() right after this sees it
-        thread.start();
-    }
-
-    private void cancelEverything() {
-        sessions.cancelAll();
-        for (CancellationToken token : deferred) {
-            token.cancel();
-        }
-        clientCalls.abandonAll("The bridge is shutting down.");
-    }
-
-    /** Waits (at most {@code SHUTDOWN_WAIT_MILLIS}) until no request but {@code except} is in flight. */
-    private void waitForInflight(@Nullable BridgeRequest except) {
-        inflight.awaitNoneBut(except, SHUTDOWN_WAIT_MILLIS, TimeUnit.MILLISECONDS);
-    }
-
-    private void finishShutdown(@Nullable BridgeRequest except) {
-        for (BridgeRequest pending : inflight.snapshot()) {
-            if (!pending.method().equals(Methods.SHUTDOWN)) {
-                pending.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge shut down before this request finished."));
-            }
-        }
-        // A request whose own answer won the race against the fail above is in flight until that answer is queued:
-        // wait for it, so the shutdown response cannot overtake it. Only such requests are left: microseconds.
-        waitForInflight(except);
-        for (BridgeExtension extension : extensions) {
-            try {
-                extension.shutdown();
-            } catch (RuntimeException e) {
-                Log.error("extension shutdown failed", e);
-            }
-        }
-        sessions.clear();
+        shutdown.begin(request);
     }
 }

@@ -157,7 +157,7 @@ public final class OperationQueue {
                 return request::failCancelled;
             }
             operation.finish();
-            BridgeException error = BridgeEngine.toBridgeException(e);
+            BridgeException error = BridgeException.wrap(e);
             return () -> request.fail(error);
         } catch (Throwable t) {
             Log.error("operation '" + request.method() + "' failed", t);
