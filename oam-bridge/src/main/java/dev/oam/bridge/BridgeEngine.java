@@ -178,7 +178,7 @@ public final class BridgeEngine implements AutoCloseable {
     public int cancel(JsonNode id) {
         String key = Json.write(id);
         int count = 0;
-        for (BridgeRequest request : inflight.snapshot()) {
+        for (RealRequest request : inflight.snapshot()) {
             JsonNode requestId = request.id() != null ? request.id() : request.requestId();
             if (Json.write(requestId).equals(key) && request.cancel()) {
                 count++;
@@ -254,7 +254,7 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     /** Called by a request once its answer is queued: it is no longer in flight. */
-    void finished(BridgeRequest request) {
+    void finished(RealRequest request) {
         inflight.remove(request);
     }
 
@@ -285,7 +285,7 @@ public final class BridgeEngine implements AutoCloseable {
         }
         String method = call.method();
         JsonNode requestId = call.id() != null ? call.id() : TextNode.valueOf("local-" + localIds.incrementAndGet());
-        BridgeRequest request = new BridgeRequest(this, ++sequence, call.notification() ? null : call.id(), requestId,
+        RealRequest request = new RealRequest(this, ++sequence, call.notification() ? null : call.id(), requestId,
                 method, Params.of(call.params()), local);
         if (shutdown.started()) {
             request.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge has shut down."));
@@ -335,6 +335,6 @@ public final class BridgeEngine implements AutoCloseable {
 
     /** The order-sensitive part of {@code shutdown}: from here on every request fails with -32023. */
     void beginShutdown(BridgeRequest request) {
-        shutdown.begin(request);
+        shutdown.begin((RealRequest) request); // every request is the engine's
     }
 }

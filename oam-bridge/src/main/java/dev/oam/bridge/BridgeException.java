@@ -86,7 +86,7 @@ public final class BridgeException extends Exception {
      * What a handler's failure is answered with: a protocol error as it is, an agent's error by its code, anything else
      * an internal error whose details go to the log, never into the response.
      */
-    static BridgeException wrap(Throwable e) {
+    public static BridgeException wrap(Throwable e) {
         if (e instanceof BridgeException bridge) {
             return bridge;
         }

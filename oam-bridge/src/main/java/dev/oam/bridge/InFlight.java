@@ -18,10 +18,10 @@ import org.jspecify.annotations.Nullable;
 final class InFlight {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition left = lock.newCondition(); // signalled whenever a request leaves
-    private final Map<Long, BridgeRequest> requests = new LinkedHashMap<>(); // guarded by lock, in arrival order
+    private final Map<Long, RealRequest> requests = new LinkedHashMap<>(); // guarded by lock, in arrival order
 
     /** Called by the dispatcher before the request's handler runs. */
-    void add(BridgeRequest request) {
+    void add(RealRequest request) {
         lock.lock();
         try {
             requests.put(request.sequence(), request);
@@ -31,7 +31,7 @@ final class InFlight {
     }
 
     /** Called once the request's answer is queued (or dropped, for a notification). */
-    void remove(BridgeRequest request) {
+    void remove(RealRequest request) {
         lock.lock();
         try {
             if (requests.remove(request.sequence()) != null) {
@@ -43,7 +43,7 @@ final class InFlight {
     }
 
     /** The requests in flight now, in arrival order. */
-    List<BridgeRequest> snapshot() {
+    List<RealRequest> snapshot() {
         lock.lock();
         try {
             return new ArrayList<>(requests.values());
@@ -55,7 +55,7 @@ final class InFlight {
     /**
      * Waits until no request other than {@code except} is in flight, or {@code nanos} passed. Returns whether none is.
      */
-    boolean awaitNoneBut(@Nullable BridgeRequest except, long nanos) throws InterruptedException {
+    boolean awaitNoneBut(@Nullable RealRequest except, long nanos) throws InterruptedException {
         long left = nanos;
         lock.lock();
         try {
@@ -71,8 +71,8 @@ final class InFlight {
         }
     }
 
-    /** {@link #awaitNoneBut(BridgeRequest, long)} for a caller that cannot throw: an interrupt ends the wait, and stays set. */
-    boolean awaitNoneBut(@Nullable BridgeRequest except, long timeout, TimeUnit unit) {
+    /** {@link #awaitNoneBut(RealRequest, long)} for a caller that cannot throw: an interrupt ends the wait, and stays set. */
+    boolean awaitNoneBut(@Nullable RealRequest except, long timeout, TimeUnit unit) {
         try {
             return awaitNoneBut(except, unit.toNanos(timeout));
         } catch (InterruptedException e) {
@@ -81,7 +81,7 @@ final class InFlight {
         }
     }
 
-    private boolean onlyHolds(@Nullable BridgeRequest except) { // called holding lock
+    private boolean onlyHolds(@Nullable RealRequest except) { // called holding lock
         return requests.isEmpty() || (requests.size() == 1 && except != null && requests.containsKey(except.sequence()));
     }
 }

@@ -45,7 +45,7 @@ final class Shutdown {
      * The order-sensitive part of {@code shutdown}, on the dispatcher: from here on every request fails with -32023.
      * The rest runs on {@code oam-shutdown}, which answers the request last.
      */
-    void begin(BridgeRequest request) {
+    void begin(RealRequest request) {
         started = true;
         cancelEverything();
         Thread shutdown = Thread.ofVirtual().name("oam-shutdown").unstarted(() -> {
@@ -83,12 +83,12 @@ final class Shutdown {
     }
 
     /** Waits (at most {@link #WAIT_MILLIS}) until no request but {@code except} is in flight. */
-    private void waitForInflight(@Nullable BridgeRequest except) {
+    private void waitForInflight(@Nullable RealRequest except) {
         inflight.awaitNoneBut(except, WAIT_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    private void finish(@Nullable BridgeRequest except) {
-        for (BridgeRequest pending : inflight.snapshot()) {
+    private void finish(@Nullable RealRequest except) {
+        for (RealRequest pending : inflight.snapshot()) {
             if (!pending.method().equals(Methods.SHUTDOWN)) {
                 pending.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge shut down before this request finished."));
             }
