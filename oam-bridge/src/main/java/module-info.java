@@ -9,6 +9,7 @@ module dev.oam.bridge {
     requires static org.jspecify;
 
     exports dev.oam.bridge;
+    exports dev.oam.bridge.spi;
     exports dev.oam.bridge.client;
     exports dev.oam.bridge.game;
     // What a byte-stream transport (stdio) needs beyond the API; not API.

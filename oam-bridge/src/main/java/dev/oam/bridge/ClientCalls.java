@@ -2,6 +2,8 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.Coding;
+import dev.oam.bridge.spi.Methods;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;
 import dev.oam.core.tool.ToolCall;

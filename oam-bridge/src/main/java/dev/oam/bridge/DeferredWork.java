@@ -1,6 +1,9 @@
 package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.bridge.spi.BridgeRequest;
+import dev.oam.bridge.spi.Handler;
+import dev.oam.bridge.spi.Reply;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.CancellationToken;

@@ -2,6 +2,8 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeRequest;
+import dev.oam.bridge.spi.Params;
 import dev.oam.core.ErrorCode;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;

@@ -1,5 +1,7 @@
 package dev.oam.bridge;
 
+import dev.oam.bridge.spi.BridgeExtension;
+import dev.oam.bridge.spi.Methods;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;

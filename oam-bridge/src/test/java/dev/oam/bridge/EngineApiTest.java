@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeExtension;
+import dev.oam.bridge.spi.MethodRegistry;
+import dev.oam.bridge.spi.Reply;
 import dev.oam.core.json.Json;
 import java.time.Duration;
 import java.util.List;

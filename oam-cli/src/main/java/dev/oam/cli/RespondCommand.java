@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.oam.bridge.Coding;
+import dev.oam.bridge.spi.Coding;
 import dev.oam.core.Log;
 import dev.oam.core.agent.Agent;
 import dev.oam.core.agent.AgentException;

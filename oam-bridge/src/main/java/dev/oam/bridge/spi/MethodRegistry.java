@@ -1,4 +1,4 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 import java.util.LinkedHashMap;
 import java.util.List;

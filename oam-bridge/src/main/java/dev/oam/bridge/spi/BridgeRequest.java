@@ -1,7 +1,9 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.BridgeEngine;
+import dev.oam.bridge.BridgeException;
 import dev.oam.core.agent.TurnListener;
 import dev.oam.core.tool.ToolChannel;
 import org.jspecify.annotations.Nullable;

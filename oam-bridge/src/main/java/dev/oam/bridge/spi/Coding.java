@@ -1,4 +1,4 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
