@@ -64,10 +64,6 @@ final class ClientCalls {
         };
     }
 
-    int outstanding() {
-        return pending.size();
-    }
-
     /** Applies the client's response to a {@code tool/call}. */
     void complete(JsonNode id, JsonNode message) {
         Pending call = id.isTextual() ? pending.remove(id.textValue()) : null;

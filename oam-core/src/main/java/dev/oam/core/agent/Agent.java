@@ -292,11 +292,6 @@ public final class Agent {
         }
     }
 
-    /** Splits entries into turns, each starting at a prompt (entries before the first prompt form a turn of their own). */
-    public static List<List<TranscriptEntry>> splitTurns(List<TranscriptEntry> entries) {
-        return Compactor.splitTurns(entries);
-    }
-
     /** Instructions for the summary when the caller gives none ({@link Compactor#DEFAULT_INSTRUCTIONS}). */
     public static final String DEFAULT_SUMMARY_INSTRUCTIONS = Compactor.DEFAULT_INSTRUCTIONS;
 
