@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
  * the client runs it and sends the whole history again). An answer that breaks its schema, or a call
  * to a tool the step did not offer, is generated once more when the model allows it.
  */
-final class Completion {
+final class CompletionCall {
     /** Why generation was stopped from outside the model. */
     enum Interruption { NONE, CUT, TIMEOUT, CLIENT_GONE }
 
@@ -60,7 +60,7 @@ final class Completion {
     private final CancellationToken token;
     private final AtomicReference<Interruption> interruption = new AtomicReference<>(Interruption.NONE);
 
-    Completion(ChatRequest request, LanguageModel model, CancellationToken token) {
+    CompletionCall(ChatRequest request, LanguageModel model, CancellationToken token) {
         this.request = request;
         this.model = model;
         this.token = token;
