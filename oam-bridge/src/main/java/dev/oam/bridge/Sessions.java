@@ -194,11 +194,12 @@ final class Sessions {
             }
         }
         boolean stream = params.bool("stream", false);
-        TurnRequest turn = new TurnRequest(prompt, schema,
-                Options.toolChoice(params, "toolChoice"),
-                params.optionalInt("maxToolRounds", 0),
-                params.optionalInt("maxToolCalls", 0),
-                params.optionalStringList("enabledTools"));
+        TurnRequest turn = TurnRequest.of(prompt)
+                .withSchema(schema)
+                .withToolChoice(Options.toolChoice(params, "toolChoice"))
+                .withMaxToolRounds(params.optionalInt("maxToolRounds", 0))
+                .withMaxToolCalls(params.optionalInt("maxToolCalls", 0))
+                .withEnabledTools(params.optionalStringList("enabledTools"));
         List<String> warnings = new ArrayList<>(params.unknownWarnings());
         warnings.addAll(schemaWarnings);
         ObjectNode context = Json.object();

@@ -223,16 +223,18 @@ final class RespondCommand implements Callable<Integer> {
                 SavedConversation.Pending before = new SavedConversation.Pending(waiting.calls(), waiting.roundsUsed(), waiting.callsUsed(),
                         waiting.maxToolRounds(), waiting.maxToolCalls(), records, waiting.usage(), waiting.steps());
                 JsonNode turnSchema = ((TranscriptEntry.Prompt) turn.get(0)).schema();
-                TurnRequest request = new TurnRequest("", turnSchema, toolChoice != null ? choice : ToolChoice.AUTO,
-                        maxToolRounds != null ? maxToolRounds : waiting.maxToolRounds(),
-                        maxToolCalls != null ? maxToolCalls : waiting.maxToolCalls(), null);
+                TurnRequest request = TurnRequest.of("")
+                        .withSchema(turnSchema)
+                        .withToolChoice(toolChoice != null ? choice : ToolChoice.AUTO)
+                        .withMaxToolRounds(maxToolRounds != null ? maxToolRounds : waiting.maxToolRounds())
+                        .withMaxToolCalls(maxToolCalls != null ? maxToolCalls : waiting.maxToolCalls());
                 schema = turnSchema;
                 outcome = runner.resume(request, turn, before);
             } else {
                 if (saved != null) {
                     agent.replaceHistory(saved.entries());
                 }
-                outcome = runner.run(new TurnRequest(prompt, schema, null, null, null, null));
+                outcome = runner.run(TurnRequest.of(prompt).withSchema(schema));
             }
         } catch (AgentException e) {
             spinner.stop();

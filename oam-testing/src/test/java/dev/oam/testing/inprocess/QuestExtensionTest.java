@@ -64,7 +64,7 @@ class QuestExtensionTest {
                 boolean stream = request.params().bool("stream", false);
                 ObjectNode context = Json.object().put("quest", id);
                 quest.queue().submit(request, operation -> {
-                    TurnResult result = quest.agent().respond(new TurnRequest(text, null, ToolChoice.REQUIRED, null, null, null),
+                    TurnResult result = quest.agent().respond(TurnRequest.of(text).withToolChoice(ToolChoice.REQUIRED),
                             new TurnContext(operation.token(), stream ? request.events(context, "quest/event")
                                     : dev.oam.core.agent.TurnListener.NONE, request.toolChannel(context), operation::commit));
                     ObjectNode out = Json.object().put("quest", id);
