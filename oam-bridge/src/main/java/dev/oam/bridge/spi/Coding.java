@@ -74,9 +74,6 @@ public final class Coding {
     public static ObjectNode event(TurnEvent event) {
         ObjectNode node = Json.object();
         switch (event) {
-            case TurnEvent.External e -> {
-                return e.json();
-            }
             case TurnEvent.ModelStep e -> {
                 node.put("type", "modelStep");
                 node.set("step", step(e.step()));
