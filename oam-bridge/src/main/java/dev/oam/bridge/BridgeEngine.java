@@ -69,28 +69,36 @@ public final class BridgeEngine implements AutoCloseable {
     private BridgeEngine(MessageSink sink, BridgeConfiguration configuration) {
         this.configuration = Objects.requireNonNull(configuration, "configuration");
         configuration.ownedBackends().acquire(); // first: a configuration whose backends are closed makes no engine
-        this.outbound = new Outbound(sink, DeliveryListener.debugCounters(), dispatchLock::isHeldByCurrentThread);
-        this.historyLimits = configuration.memoryLimits().histories();
-        this.sessions = new Sessions(this);
-        MethodRegistry.Builder builder = MethodRegistry.builder();
-        CoreMethods.register(builder, this);
-        PullMethods.register(builder, this);
-        sessions.register(builder);
-        List<String> notifications = new ArrayList<>(List.of(Methods.SESSION_EVENT, Methods.TOOL_CANCEL, Methods.MODEL_PROGRESS));
-        List<BridgeExtension> made = new ArrayList<>();
-        for (BridgeExtension.Factory factory : configuration.extensions()) {
-            BridgeExtension extension = Objects.requireNonNull(factory.create(), "an extension factory returned null");
-            made.add(extension);
-            extension.register(builder, this);
-            for (String method : extension.notificationMethods()) {
-                if (!notifications.contains(method)) {
-                    notifications.add(method);
+        Outbound out = new Outbound(sink, DeliveryListener.debugCounters(), dispatchLock::isHeldByCurrentThread);
+        this.outbound = out;
+        try {
+            this.historyLimits = configuration.memoryLimits().histories();
+            this.sessions = new Sessions(this);
+            MethodRegistry.Builder builder = MethodRegistry.builder();
+            CoreMethods.register(builder, this);
+            PullMethods.register(builder, this);
+            sessions.register(builder);
+            List<String> notifications = new ArrayList<>(List.of(Methods.SESSION_EVENT, Methods.TOOL_CANCEL, Methods.MODEL_PROGRESS));
+            List<BridgeExtension> made = new ArrayList<>();
+            for (BridgeExtension.Factory factory : configuration.extensions()) {
+                BridgeExtension extension = Objects.requireNonNull(factory.create(), "an extension factory returned null");
+                made.add(extension);
+                extension.register(builder, this);
+                for (String method : extension.notificationMethods()) {
+                    if (!notifications.contains(method)) {
+                        notifications.add(method);
+                    }
                 }
             }
+            this.extensions = List.copyOf(made);
+            this.registry = builder.build();
+            this.notificationMethods = List.copyOf(notifications);
+        } catch (RuntimeException | Error e) { // a refused registration, a failing extension: no engine, nothing held
+            out.close(0);
+            backendsReleased.set(true);
+            configuration.ownedBackends().release();
+            throw e;
         }
-        this.extensions = List.copyOf(made);
-        this.registry = builder.build();
-        this.notificationMethods = List.copyOf(notifications);
         this.shutdown = new Shutdown(sessions, deferred, clientCalls, inflight, extensions, outbound, configuration.onShutdown());
     }
 
