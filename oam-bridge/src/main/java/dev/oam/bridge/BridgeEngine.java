@@ -99,7 +99,8 @@ public final class BridgeEngine implements AutoCloseable {
             configuration.ownedBackends().release();
             throw e;
         }
-        this.shutdown = new Shutdown(sessions, deferred, clientCalls, inflight, extensions, outbound, configuration.onShutdown());
+        this.shutdown = new Shutdown(sessions, deferred, clientCalls, inflight, extensions, outbound, configuration.onShutdown(),
+                dispatchLock);
     }
 
     /** This engine's own instance of an extension type (the game extension: {@code extension(GameExtension.class)}). */

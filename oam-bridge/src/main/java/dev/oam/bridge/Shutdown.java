@@ -7,6 +7,7 @@ import dev.oam.core.Log;
 import dev.oam.core.json.Json;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,11 +26,12 @@ final class Shutdown {
     private final List<BridgeExtension> extensions;
     private final Outbound outbound;
     private final Runnable onShutdown;
+    private final ReentrantLock dispatchLock;
     private volatile boolean started;
     private volatile @Nullable Thread thread; // oam-shutdown, answering a shutdown request
 
     Shutdown(Sessions sessions, DeferredWork deferred, ClientCalls clientCalls, InFlight inflight,
-            List<BridgeExtension> extensions, Outbound outbound, Runnable onShutdown) {
+            List<BridgeExtension> extensions, Outbound outbound, Runnable onShutdown, ReentrantLock dispatchLock) {
         this.sessions = sessions;
         this.deferred = deferred;
         this.clientCalls = clientCalls;
@@ -37,6 +39,7 @@ final class Shutdown {
         this.extensions = extensions;
         this.outbound = outbound;
         this.onShutdown = onShutdown;
+        this.dispatchLock = dispatchLock;
     }
 
     boolean started() {
@@ -64,6 +67,10 @@ final class Shutdown {
     void close() {
         if (!started) {
             started = true;
+            // A line being dispatched on another thread when this started is handled first (its request is then in
+            // flight, so it is waited for and answered); every later one sees started and is refused.
+            dispatchLock.lock();
+            dispatchLock.unlock();
             cancelEverything();
             waitForInflight(null);
             finish(null);
