@@ -9,10 +9,11 @@ module dev.oam.bridge {
     requires static org.jspecify;
 
     exports dev.oam.bridge;
+    exports dev.oam.bridge.spi;
     exports dev.oam.bridge.client;
     exports dev.oam.bridge.game;
-    // Engine internals for the transports only (TransportAccess); not API.
-    exports dev.oam.bridge.internal to dev.oam.cli, dev.oam.ffi;
+    // What a byte-stream transport (stdio) needs beyond the API; not API.
+    exports dev.oam.bridge.transport to dev.oam.cli;
 
     uses dev.oam.core.model.ModelBackend;
 }

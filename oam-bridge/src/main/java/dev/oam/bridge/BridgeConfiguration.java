@@ -1,5 +1,6 @@
 package dev.oam.bridge;
 
+import dev.oam.bridge.spi.BridgeExtension;
 import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;

@@ -3,6 +3,7 @@ package dev.oam.bridge;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
+import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.json.Json;
 import java.util.Optional;
@@ -79,6 +80,29 @@ public final class BridgeException extends Exception {
 
     public static BridgeException from(AgentException e) {
         return new BridgeException(e.code(), e.getMessage(), e.data());
+    }
+
+    /**
+     * What a handler's failure is answered with: a protocol error as it is, an agent's error by its code, anything else
+     * an internal error whose details go to the log, never into the response.
+     */
+    public static BridgeException wrap(Throwable e) {
+        if (e instanceof BridgeException bridge) {
+            return bridge;
+        }
+        if (e instanceof AgentException agent) {
+            return from(agent);
+        }
+        Log.error("internal error", e);
+        return new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error (" + e.getClass().getSimpleName()
+                + "); please report it. Details are in the bridge's log.");
+    }
+
+    /** The exception an error response's {@code error} object stands for (for in-process callers). */
+    static BridgeException fromJson(JsonNode error) {
+        ObjectNode data = error.path("data").isObject() ? (ObjectNode) error.get("data") : Json.object();
+        return new BridgeException(error.path("code").asInt(), data.path("code").asText("internal_error"),
+                error.path("message").asText(), data);
     }
 
     public int code() {

@@ -1,5 +1,6 @@
 package dev.oam.bridge;
 
+import dev.oam.bridge.spi.OperationQueue;
 import dev.oam.core.agent.Agent;
 import java.time.Instant;
 

@@ -2,6 +2,8 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.Coding;
+import dev.oam.bridge.spi.Methods;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;
 import dev.oam.core.tool.ToolCall;
@@ -49,7 +51,7 @@ final class ClientCalls {
                 message.put("id", id);
                 message.put("method", Methods.TOOL_CALL);
                 message.set("params", params);
-                engine.sendFromWorker(message); // the agent's thread, holding no lock
+                engine.outbound().send(message); // the agent's thread, holding no lock
                 return pendingCall;
             }
 
@@ -60,10 +62,6 @@ final class ClientCalls {
                 return true;
             }
         };
-    }
-
-    int outstanding() {
-        return pending.size();
     }
 
     /** Applies the client's response to a {@code tool/call}. */

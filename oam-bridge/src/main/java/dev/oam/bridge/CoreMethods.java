@@ -3,14 +3,25 @@ package dev.oam.bridge;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.Coding;
+import dev.oam.bridge.spi.MethodRegistry;
+import dev.oam.bridge.spi.Methods;
+import dev.oam.bridge.spi.Params;
+import dev.oam.bridge.spi.Reply;
+import dev.oam.bridge.spi.ToolDefinitions;
 import dev.oam.core.json.Json;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.SchemaException;
 import dev.oam.core.tool.ToolDefinition;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
 
-/** {@code initialize}, {@code ping}, {@code model/availability} and {@code shutdown}. */
+/** {@code initialize} (with the capabilities it reports), {@code ping}, {@code model/availability}, the validators and {@code shutdown}. */
 final class CoreMethods {
     private CoreMethods() {}
 
@@ -30,7 +41,7 @@ final class CoreMethods {
             ObjectNode server = result.putObject("server");
             server.put("name", BridgeEngine.SERVER_NAME);
             server.put("version", BridgeEngine.VERSION);
-            result.set("capabilities", engine.capabilities());
+            result.set("capabilities", capabilities(engine));
             result.set("model", Coding.availability(engine.systemAvailability()));
             return Reply.result(result);
         });
@@ -81,6 +92,43 @@ final class CoreMethods {
             engine.beginShutdown(request);
             return Reply.pending();
         });
+    }
+
+    /** What {@code initialize} says the engine can do: its methods and notifications as registered, and its models. */
+    static ObjectNode capabilities(BridgeEngine engine) {
+        MethodRegistry registry = engine.registry();
+        BridgeConfiguration configuration = engine.configuration();
+        ObjectNode caps = Json.object();
+        caps.set("methods", Json.strings(registry.methods()));
+        caps.set("notifications", Json.strings(engine.notificationMethods()));
+        caps.set("clientRequests", Json.strings(List.of(Methods.TOOL_CALL)));
+        caps.put("streaming", true);
+        caps.put("clientTools", true);
+        caps.put("structuredOutput", registry.handler(Methods.SCHEMA_VALIDATE) != null);
+        ArrayNode models = Json.array();
+        models.add("system");
+        if (configuration.allowsScriptedModels()) {
+            models.add("scripted");
+        }
+        configuration.modelProviders().keySet().forEach(models::add);
+        caps.set("models", models);
+        caps.put("maxSessions", configuration.maxSessions());
+        caps.put("batch", false);
+        return caps;
+    }
+
+    /** The product version from {@code version.properties} (written by the build), without {@code -SNAPSHOT}. */
+    static String readVersion() {
+        Properties properties = new Properties();
+        try (InputStream in = BridgeEngine.class.getResourceAsStream("version.properties")) {
+            if (in != null) {
+                properties.load(new InputStreamReader(in, StandardCharsets.UTF_8));
+            }
+        } catch (IOException e) {
+            // fall through to the default
+        }
+        String version = properties.getProperty("version", "0.0.0");
+        return version.endsWith("-SNAPSHOT") ? version.substring(0, version.length() - "-SNAPSHOT".length()) : version;
     }
 
     private static String majorOf(String version) {

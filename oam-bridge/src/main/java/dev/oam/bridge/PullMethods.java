@@ -2,6 +2,11 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeRequest;
+import dev.oam.bridge.spi.MethodRegistry;
+import dev.oam.bridge.spi.Methods;
+import dev.oam.bridge.spi.Params;
+import dev.oam.bridge.spi.Reply;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;

@@ -5,6 +5,15 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.oam.bridge.spi.BridgeRequest;
+import dev.oam.bridge.spi.Coding;
+import dev.oam.bridge.spi.MethodRegistry;
+import dev.oam.bridge.spi.Methods;
+import dev.oam.bridge.spi.OperationQueue;
+import dev.oam.bridge.spi.Options;
+import dev.oam.bridge.spi.Params;
+import dev.oam.bridge.spi.Reply;
+import dev.oam.bridge.spi.ToolDefinitions;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.Agent;
 import dev.oam.core.agent.AgentException;
@@ -185,11 +194,12 @@ final class Sessions {
             }
         }
         boolean stream = params.bool("stream", false);
-        TurnRequest turn = new TurnRequest(prompt, schema,
-                Options.toolChoice(params, "toolChoice"),
-                params.optionalInt("maxToolRounds", 0),
-                params.optionalInt("maxToolCalls", 0),
-                params.optionalStringList("enabledTools"));
+        TurnRequest turn = TurnRequest.of(prompt)
+                .withSchema(schema)
+                .withToolChoice(Options.toolChoice(params, "toolChoice"))
+                .withMaxToolRounds(params.optionalInt("maxToolRounds", 0))
+                .withMaxToolCalls(params.optionalInt("maxToolCalls", 0))
+                .withEnabledTools(params.optionalStringList("enabledTools"));
         List<String> warnings = new ArrayList<>(params.unknownWarnings());
         warnings.addAll(schemaWarnings);
         ObjectNode context = Json.object();

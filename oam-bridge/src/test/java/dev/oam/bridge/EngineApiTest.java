@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeExtension;
+import dev.oam.bridge.spi.MethodRegistry;
+import dev.oam.bridge.spi.Reply;
 import dev.oam.core.json.Json;
 import java.time.Duration;
 import java.util.List;
@@ -129,11 +132,9 @@ class EngineApiTest {
     /**
      * A request is in flight from the moment it is dispatched, not only once its handler has returned: a queued
      * request's worker may claim and send its answer while the dispatcher is still in the handler, and a
-     * {@code shutdown} (or {@link BridgeEngine#awaitIdle}) must count it until the answer is queued. Before the
-     * fix the engine registered a request only after its handler and dropped it again when it "was answered",
-     * so a worker that had claimed the answer but not queued it yet was invisible to {@code shutdown}, whose
-     * response then went first (the fuzzer's {@code crash-respond-answered-after-shutdown}). The race is not
-     * reproducible on demand; this checks the invariant that closes it.
+     * {@code shutdown} (or {@link BridgeEngine#awaitIdle}) must count it until the answer is queued, or the
+     * {@code shutdown} response could go first. The race is not reproducible on demand; this checks the invariant
+     * that closes it.
      */
     @Test
     void aRequestIsInFlightWhileItsHandlerRuns() throws Exception {
@@ -161,10 +162,9 @@ class EngineApiTest {
     }
 
     /**
-     * A request its handler did not answer is put in flight when the handler returns; a worker may have answered it
-     * already (here, deterministically, before the handler returns {@code pending}). It must not be left in flight
-     * then: the engine checks the worker's finished mark after registering it (else {@link BridgeEngine#awaitIdle}
-     * would wait forever and {@code shutdown} for its 2 s).
+     * A request a worker answers before its handler returns {@code pending} (here deterministically) leaves the
+     * in-flight set with that answer, so {@link BridgeEngine#awaitIdle} returns at once and {@code shutdown} does not
+     * wait its 2 s for it.
      */
     @Test
     void aRequestAnsweredByAWorkerBeforeItsHandlerReturnsIsNotLeftInFlight() throws Exception {

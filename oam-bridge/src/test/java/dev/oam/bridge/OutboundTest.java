@@ -2,6 +2,8 @@ package dev.oam.bridge;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.oam.bridge.transport.LineInput;
+import dev.oam.bridge.transport.StreamSink;
 import dev.oam.core.json.Json;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -16,8 +18,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class OutboundTest {
     /** Records each line with the thread that delivered it, and whether two threads were ever inside at once. */
-    static final class RecordingSink implements MessageSink {
-        final boolean callerDelivery;
+    static final class RecordingSink implements StreamSink {
         final List<String> lines = new ArrayList<>(); // guarded by this
         final List<String> threads = new ArrayList<>(); // guarded by this
         final List<String> flushes = new ArrayList<>(); // guarded by this: the thread that flushed, and how many lines were sent by then
@@ -31,10 +32,6 @@ class OutboundTest {
         volatile Runnable whileAsked = () -> { }; // runs inside takesWithoutBlocking
         final AtomicInteger asked = new AtomicInteger(); // how often takesWithoutBlocking was called
         volatile Runnable whileSending = () -> { }; // runs inside send, once
-
-        RecordingSink(boolean callerDelivery) {
-            this.callerDelivery = callerDelivery;
-        }
 
         @Override
         public void send(String line) {
@@ -52,9 +49,7 @@ class OutboundTest {
         }
 
         @Override
-        public boolean allowsCallerDelivery() {
-            return callerDelivery;
-        }
+        public void connect(LineInput input) {}
 
         @Override
         public boolean takesWithoutBlocking(String line) {
@@ -90,6 +85,26 @@ class OutboundTest {
         }
     }
 
+    /** An outbound queue whose dispatcher is the thread named oam-stdin, as on stdio. */
+    private static Outbound outbound(MessageSink sink) {
+        return new Outbound(sink, DeliveryListener.NONE, () -> Thread.currentThread().getName().equals("oam-stdin"));
+    }
+
+    /** {@code sink} as a host callback: not a stream sink, so only the writer thread delivers. */
+    private static MessageSink callback(RecordingSink sink) {
+        return new MessageSink() {
+            @Override
+            public void send(String line) {
+                sink.send(line);
+            }
+
+            @Override
+            public void flush() {
+                sink.flush();
+            }
+        };
+    }
+
     private static void awaitDelivered(Outbound outbound) throws InterruptedException {
         CountDownLatch delivered = new CountDownLatch(1);
         outbound.after(delivered::countDown);
@@ -98,11 +113,11 @@ class OutboundTest {
 
     @Test
     void aWorkerOnAVirtualThreadDeliversItsOwnMessageWhileTheWriterIsIdle() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
-        Outbound outbound = new Outbound(sink);
-        Thread worker = Thread.ofVirtual().start(() -> outbound.sendFromWorker(Json.object().put("n", 1)));
+        RecordingSink sink = new RecordingSink();
+        Outbound outbound = outbound(sink);
+        Thread worker = Thread.ofVirtual().start(() -> outbound.send(Json.object().put("n", 1)));
         worker.join();
-        // Delivered before sendFromWorker returned, on the worker's own thread: no hand-off to oam-writer.
+        // Delivered before send returned, on the worker's own thread: no hand-off to oam-writer.
         assertThat(sink.lines()).containsExactly("{\"n\":1}");
         assertThat(sink.threads()).containsExactly("virtual");
         outbound.close(1000);
@@ -110,13 +125,13 @@ class OutboundTest {
 
     @Test
     void aWorkerAlsoDeliversTheLinesQueuedWhileItDeliveredInsteadOfWakingTheWriter() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
-        Outbound outbound = new Outbound(sink);
+        RecordingSink sink = new RecordingSink();
+        Outbound outbound = outbound(sink);
         // While the worker is inside the sink, another producer's line is queued (the worker counts as delivering).
         sink.whileSending = () -> outbound.send(Json.object().put("n", 2));
-        Thread worker = Thread.ofVirtual().name("worker").start(() -> outbound.sendFromWorker(Json.object().put("n", 1)));
+        Thread worker = Thread.ofVirtual().name("worker").start(() -> outbound.send(Json.object().put("n", 1)));
         worker.join();
-        // Both delivered before sendFromWorker returned, on the worker's thread, each batch flushed.
+        // Both delivered before send returned, on the worker's thread, each batch flushed.
         assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
         assertThat(sink.threads()).containsExactly("virtual", "virtual");
         assertThat(sink.flushes()).containsExactly("worker after 1", "worker after 2");
@@ -125,16 +140,16 @@ class OutboundTest {
 
     @Test
     void platformThreadsAndSinksThatDoNotAllowItHandTheMessageToTheWriter() throws Exception {
-        RecordingSink stdio = new RecordingSink(true);
-        Outbound outbound = new Outbound(stdio);
-        outbound.sendFromWorker(Json.object().put("n", 1)); // a platform thread, like the dispatcher
+        RecordingSink stdio = new RecordingSink();
+        Outbound outbound = outbound(stdio);
+        outbound.send(Json.object().put("n", 1)); // a platform thread, like the dispatcher
         awaitDelivered(outbound);
         assertThat(stdio.threads()).containsExactly("oam-writer");
         outbound.close(1000);
 
-        RecordingSink callback = new RecordingSink(false);
-        Outbound host = new Outbound(callback);
-        Thread worker = Thread.ofVirtual().start(() -> host.sendFromWorker(Json.object().put("n", 2)));
+        RecordingSink callback = new RecordingSink();
+        Outbound host = outbound(callback(callback));
+        Thread worker = Thread.ofVirtual().start(() -> host.send(Json.object().put("n", 2)));
         worker.join();
         awaitDelivered(host);
         assertThat(callback.threads()).containsExactly("oam-writer");
@@ -143,8 +158,8 @@ class OutboundTest {
 
     @Test
     void concurrentProducersKeepTheirOrderEachMessageArrivesOnceAndTheSinkIsNeverEnteredTwice() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
-        Outbound outbound = new Outbound(sink);
+        RecordingSink sink = new RecordingSink();
+        Outbound outbound = outbound(sink);
         int producers = 6;
         int each = 400;
         List<Thread> threads = new ArrayList<>();
@@ -155,7 +170,7 @@ class OutboundTest {
                     if (producer == 0) {
                         outbound.send(Json.object().put("p", producer).put("i", i)); // always queued
                     } else {
-                        outbound.sendFromWorker(Json.object().put("p", producer).put("i", i));
+                        outbound.send(Json.object().put("p", producer).put("i", i));
                     }
                 }
             };
@@ -180,11 +195,11 @@ class OutboundTest {
 
     @Test
     void anAfterActionRunsOnceEverythingSentBeforeItWasDelivered() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
-        Outbound outbound = new Outbound(sink);
+        RecordingSink sink = new RecordingSink();
+        Outbound outbound = outbound(sink);
         List<Integer> seenByAction = new ArrayList<>();
         outbound.send(Json.object().put("n", 1));
-        Thread worker = Thread.ofVirtual().start(() -> outbound.sendFromWorker(Json.object().put("n", 2)));
+        Thread worker = Thread.ofVirtual().start(() -> outbound.send(Json.object().put("n", 2)));
         worker.join();
         CountDownLatch ran = new CountDownLatch(1);
         outbound.after(() -> {
@@ -198,17 +213,16 @@ class OutboundTest {
     }
     @Test
     void theReaderWritesAndFlushesItsOwnMessageWhenTheSinkTakesItWithoutBlocking() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
+        RecordingSink sink = new RecordingSink();
         sink.takes = true;
-        Outbound outbound = new Outbound(sink);
+        Outbound outbound = outbound(sink);
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
-            outbound.readerThread();
-            outbound.readerDrained(true); // it handles the last line there is
-            outbound.sendFromReader(Json.object().put("n", 1));
-            outbound.sendFromReader(Json.object().put("n", 2));
+            outbound.lastLine(true); // it handles the last line there is
+            outbound.send(Json.object().put("n", 1));
+            outbound.send(Json.object().put("n", 2));
         });
         reader.join();
-        // Written and flushed by the reader itself before sendFromReader returned: no hand-off to oam-writer.
+        // Written and flushed by the reader itself before send returned: no hand-off to oam-writer.
         assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
         assertThat(sink.threads()).containsExactly("oam-stdin", "oam-stdin");
         assertThat(sink.flushes()).containsExactly("oam-stdin after 1", "oam-stdin after 2");
@@ -217,14 +231,13 @@ class OutboundTest {
 
     @Test
     void whileMoreInputIsThereTheReaderHandsItsMessagesToTheWriterThoughTheSinkWouldTakeThem() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
+        RecordingSink sink = new RecordingSink();
         sink.takes = true;
-        Outbound outbound = new Outbound(sink);
+        Outbound outbound = outbound(sink);
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
-            outbound.readerThread();
-            outbound.readerDrained(false); // more lines are buffered: answers batch on the writer
-            outbound.sendFromReader(Json.object().put("n", 1));
-            outbound.sendFromReader(Json.object().put("n", 2));
+            outbound.lastLine(false); // more lines are buffered: answers batch on the writer
+            outbound.send(Json.object().put("n", 1));
+            outbound.send(Json.object().put("n", 2));
         });
         reader.join();
         awaitDelivered(outbound);
@@ -237,19 +250,18 @@ class OutboundTest {
     @Test
     void whenTheSinkCannotTakeItTheReaderHandsItToTheWriterAndQueuesBehindItUntilItHandlesAnotherLastLine()
             throws Exception {
-        RecordingSink sink = new RecordingSink(true);
-        Outbound outbound = new Outbound(sink);
+        RecordingSink sink = new RecordingSink();
+        Outbound outbound = outbound(sink);
         CountDownLatch sent = new CountDownLatch(1);
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
-            outbound.readerThread();
-            outbound.readerDrained(true);
-            outbound.sendFromReader(Json.object().put("n", 1)); // refused: the writer delivers it
+            outbound.lastLine(true);
+            outbound.send(Json.object().put("n", 1)); // refused: the writer delivers it
             sink.takes = true;
-            outbound.sendFromReader(Json.object().put("n", 2)); // queued behind it, though the sink would take it now
+            outbound.send(Json.object().put("n", 2)); // queued behind it, though the sink would take it now
             sent.countDown();
-            outbound.readerDrained(false);
-            outbound.readerDrained(true); // the last line of its next input: it may write its message itself, after those
-            outbound.sendFromReader(Json.object().put("n", 3));
+            outbound.lastLine(false);
+            outbound.lastLine(true); // the last line of its next input: it may write its message itself, after those
+            outbound.send(Json.object().put("n", 3));
         });
         reader.join();
         assertThat(sent.await(30, TimeUnit.SECONDS)).isTrue();
@@ -261,8 +273,8 @@ class OutboundTest {
 
     @Test
     void aWorkerMessageQueuedWhileTheReaderAsksTheSinkGoesAfterTheReadersMessage() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
-        Outbound outbound = new Outbound(sink);
+        RecordingSink sink = new RecordingSink();
+        Outbound outbound = outbound(sink);
         CountDownLatch asking = new CountDownLatch(1);
         CountDownLatch workerQueued = new CountDownLatch(1);
         sink.whileAsked = () -> {
@@ -270,13 +282,12 @@ class OutboundTest {
             await(workerQueued);
         };
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
-            outbound.readerThread();
-            outbound.readerDrained(true);
-            outbound.sendFromReader(Json.object().put("from", "reader")); // the sink says no (takes is false)
+            outbound.lastLine(true);
+            outbound.send(Json.object().put("from", "reader")); // the sink says no (takes is false)
         });
         assertThat(asking.await(30, TimeUnit.SECONDS)).isTrue();
         // The reader is delivering (deciding), so the worker must queue; the reader's line came first and stays first.
-        Thread worker = Thread.ofVirtual().start(() -> outbound.sendFromWorker(Json.object().put("from", "worker")));
+        Thread worker = Thread.ofVirtual().start(() -> outbound.send(Json.object().put("from", "worker")));
         worker.join();
         workerQueued.countDown();
         reader.join();
@@ -288,19 +299,18 @@ class OutboundTest {
 
     @Test
     void inAnInputBurstTheReaderBuffersItsAnswersWithoutFlushingAndFlushesThemItselfWhenTheBurstEnds() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
+        RecordingSink sink = new RecordingSink();
         sink.buffering = true;
         sink.takes = true; // what is held fits an empty pipe: the reader flushes it itself
-        Outbound outbound = new Outbound(sink);
+        Outbound outbound = outbound(sink);
         List<List<String>> flushesInBurst = new ArrayList<>();
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
-            outbound.readerThread();
-            outbound.readerAhead(true); // more input is there behind each of these lines
-            outbound.sendFromReader(Json.object().put("n", 1));
-            outbound.sendFromReader(Json.object().put("n", 2));
-            outbound.sendFromReader(Json.object().put("n", 3));
+            outbound.burst(true); // more input is there behind each of these lines
+            outbound.send(Json.object().put("n", 1));
+            outbound.send(Json.object().put("n", 2));
+            outbound.send(Json.object().put("n", 3));
             flushesInBurst.add(sink.flushes());
-            outbound.readerAhead(false); // about to wait for input
+            outbound.burst(false); // about to wait for input
         });
         reader.join();
         // Delivered by the reader into the sink's buffer, not flushed during the burst; one flush when it ended.
@@ -313,17 +323,16 @@ class OutboundTest {
 
     @Test
     void whenTheHeldOutputCannotBeFlushedWithoutBlockingTheWriterFlushesItOnceTheBurstEnds() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
+        RecordingSink sink = new RecordingSink();
         sink.buffering = true; // takes stays false: the pipe is not known to be empty
-        Outbound outbound = new Outbound(sink);
+        Outbound outbound = outbound(sink);
         List<List<String>> flushesInBurst = new ArrayList<>();
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
-            outbound.readerThread();
-            outbound.readerAhead(true);
-            outbound.sendFromReader(Json.object().put("n", 1));
-            outbound.sendFromReader(Json.object().put("n", 2));
+            outbound.burst(true);
+            outbound.send(Json.object().put("n", 1));
+            outbound.send(Json.object().put("n", 2));
             flushesInBurst.add(sink.flushes());
-            outbound.readerAhead(false);
+            outbound.burst(false);
         });
         reader.join();
         assertThat(sink.flushed.await(30, TimeUnit.SECONDS)).isTrue();
@@ -335,19 +344,18 @@ class OutboundTest {
 
     @Test
     void aBurstThatEndsInALastLineIsFlushedWithThatLinesAnswerInOneFlush() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
+        RecordingSink sink = new RecordingSink();
         sink.buffering = true;
         sink.takes = true;
-        Outbound outbound = new Outbound(sink);
+        Outbound outbound = outbound(sink);
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
-            outbound.readerThread();
-            outbound.readerAhead(true);
-            outbound.sendFromReader(Json.object().put("n", 1));
-            outbound.sendFromReader(Json.object().put("n", 2));
-            outbound.readerDrained(true); // as the transport does: the last line there is, then the burst ends
-            outbound.readerAhead(false);
-            outbound.sendFromReader(Json.object().put("n", 3));
-            outbound.readerDrained(false);
+            outbound.burst(true);
+            outbound.send(Json.object().put("n", 1));
+            outbound.send(Json.object().put("n", 2));
+            outbound.lastLine(true); // as the transport does: the last line there is, then the burst ends
+            outbound.burst(false);
+            outbound.send(Json.object().put("n", 3));
+            outbound.lastLine(false);
         });
         reader.join();
         assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
@@ -358,19 +366,18 @@ class OutboundTest {
 
     @Test
     void aLineTheSinkCannotBufferInABurstGoesToTheWriterAndKeepsItsPlace() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
+        RecordingSink sink = new RecordingSink();
         sink.buffering = true;
-        Outbound outbound = new Outbound(sink);
+        Outbound outbound = outbound(sink);
         sink.flushedAll = 3;
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
-            outbound.readerThread();
-            outbound.readerAhead(true);
-            outbound.sendFromReader(Json.object().put("n", 1));
+            outbound.burst(true);
+            outbound.send(Json.object().put("n", 1));
             sink.buffering = false; // the buffer is full: writing this one may block
-            outbound.sendFromReader(Json.object().put("n", 2));
+            outbound.send(Json.object().put("n", 2));
             sink.buffering = true;
-            outbound.sendFromReader(Json.object().put("n", 3)); // queued behind it or buffered after it: never before
-            outbound.readerAhead(false);
+            outbound.send(Json.object().put("n", 3)); // queued behind it or buffered after it: never before
+            outbound.burst(false);
         });
         reader.join();
         assertThat(sink.allFlushed.await(30, TimeUnit.SECONDS)).isTrue();
@@ -382,9 +389,9 @@ class OutboundTest {
 
     @Test
     void workersAndAReaderInBurstsKeepTheOrderEachLineArrivesOnceAndTheLastIsFlushed() throws Exception {
-        RecordingSink sink = new RecordingSink(true);
+        RecordingSink sink = new RecordingSink();
         sink.buffering = true;
-        Outbound outbound = new Outbound(sink);
+        Outbound outbound = outbound(sink);
         int workers = 3;
         int each = 400;
         int fromReader = 1200;
@@ -397,32 +404,31 @@ class OutboundTest {
                     if (producer == 1) {
                         outbound.send(Json.object().put("p", producer).put("i", i));
                     } else {
-                        outbound.sendFromWorker(Json.object().put("p", producer).put("i", i));
+                        outbound.send(Json.object().put("p", producer).put("i", i));
                     }
                 }
             };
             threads.add(producer == 1 ? Thread.ofPlatform().start(work) : Thread.ofVirtual().start(work));
         }
         threads.add(Thread.ofPlatform().name("oam-stdin").start(() -> {
-            outbound.readerThread();
             for (int i = 0; i < fromReader; i++) {
                 // Bursts of 7 lines, the last of each handled as the last line there is.
                 boolean last = i % 7 == 6;
                 if (i % 7 == 0) {
-                    outbound.readerAhead(true);
+                    outbound.burst(true);
                 }
                 if (last) {
-                    outbound.readerDrained(true);
-                    outbound.readerAhead(false);
+                    outbound.lastLine(true);
+                    outbound.burst(false);
                 }
                 sink.takes = i % 3 == 0;
                 sink.buffering = i % 5 != 0;
-                outbound.sendFromReader(Json.object().put("p", 0).put("i", i));
+                outbound.send(Json.object().put("p", 0).put("i", i));
                 if (last) {
-                    outbound.readerDrained(false);
+                    outbound.lastLine(false);
                 }
             }
-            outbound.readerAhead(false);
+            outbound.burst(false);
         }));
         for (Thread thread : threads) {
             thread.join();

@@ -78,6 +78,19 @@ class OwnedBackendsTest {
     }
 
     @Test
+    void anEngineThatFailsToBeMadeReturnsItsShare() {
+        dev.oam.bridge.spi.BridgeExtension claimsPing = (registry, engine) -> registry.register("ping", request -> null);
+        BridgeConfiguration configuration = BridgeConfiguration.builder()
+                .backends(List.of(backend("llama", false))).extensions(() -> claimsPing).build();
+        BridgeEngine other = engine(BridgeConfiguration.builder().backends(List.of()).build()); // unrelated
+
+        assertThatThrownBy(() -> engine(configuration)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'ping' is registered already");
+        assertThat(closed).as("it was the only engine: its share was the last").containsExactly("llama");
+        other.close();
+    }
+
+    @Test
     void aBackendThatFailsToCloseDoesNotKeepTheOthersOpen() {
         BridgeConfiguration configuration = BridgeConfiguration.builder()
                 .backends(List.of(backend("broken", true), backend("openai", false))).build();

@@ -114,7 +114,7 @@ final class ChatCommand implements Callable<Integer> {
                 throw CliError.usage(e.getMessage());
             }
             RespondCommand.checkSampling(temperature, maxTokens, maxToolRounds, maxToolCalls);
-            Conversation saved = resume == null ? null : Conversation.load(resume);
+            SavedConversation saved = resume == null ? null : SavedConversation.load(resume);
             if (saved != null && saved.pending() != null) {
                 throw CliError.usage(resume + " has tool calls waiting for outputs; finish that turn with oam respond --resume first");
             }
@@ -259,7 +259,7 @@ final class ChatCommand implements Callable<Integer> {
     }
 
     private void save(Agent agent, CliTools tools, Path file) throws CliError {
-        new Conversation(agent.instructionsEntryId(), agent.instructions(), tools.raw(), agent.history(), null)
+        new SavedConversation(agent.instructionsEntryId(), agent.instructions(), tools.raw(), agent.history(), null)
                 .save(file, tools.definitions(), models.modelName());
     }
 

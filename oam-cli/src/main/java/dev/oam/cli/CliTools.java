@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.bridge.BridgeException;
-import dev.oam.bridge.ToolDefinitions;
+import dev.oam.bridge.spi.ToolDefinitions;
 import dev.oam.core.json.Json;
 import dev.oam.core.tool.ToolDefinition;
 import java.io.IOException;

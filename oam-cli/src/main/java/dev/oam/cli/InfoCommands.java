@@ -3,7 +3,7 @@ package dev.oam.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.Coding;
+import dev.oam.bridge.spi.Coding;
 import dev.oam.core.json.Durations;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;

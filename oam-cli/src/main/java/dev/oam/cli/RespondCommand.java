@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.oam.bridge.Coding;
+import dev.oam.bridge.spi.Coding;
 import dev.oam.core.Log;
 import dev.oam.core.agent.Agent;
 import dev.oam.core.agent.AgentException;
@@ -173,7 +173,7 @@ final class RespondCommand implements Callable<Integer> {
         if ((!toolOutputs.isEmpty() || !toolErrors.isEmpty()) && resume == null) {
             throw CliError.usage("--tool-output and --tool-error answer a pending turn: give the transcript with --resume FILE");
         }
-        Conversation saved = resume == null ? null : Conversation.load(resume);
+        SavedConversation saved = resume == null ? null : SavedConversation.load(resume);
         boolean pending = saved != null && saved.pending() != null;
         if (!pending && (!toolOutputs.isEmpty() || !toolErrors.isEmpty())) {
             throw CliError.usage(resume + " has no tool calls waiting for outputs");
@@ -211,7 +211,7 @@ final class RespondCommand implements Callable<Integer> {
         TurnRunner.Outcome outcome;
         try {
             if (pending) {
-                Conversation.Pending waiting = saved.pending();
+                SavedConversation.Pending waiting = saved.pending();
                 Map<String, ToolReply> answers = outputs(waiting.calls());
                 int start = saved.pendingTurnStart();
                 agent.replaceHistory(saved.entries().subList(0, start));
@@ -220,19 +220,21 @@ final class RespondCommand implements Callable<Integer> {
                 for (ToolCall call : waiting.calls()) {
                     records.add(new ToolRecord(call, answers.get(call.id()).output(), answers.get(call.id()).isError(), 0));
                 }
-                Conversation.Pending before = new Conversation.Pending(waiting.calls(), waiting.roundsUsed(), waiting.callsUsed(),
+                SavedConversation.Pending before = new SavedConversation.Pending(waiting.calls(), waiting.roundsUsed(), waiting.callsUsed(),
                         waiting.maxToolRounds(), waiting.maxToolCalls(), records, waiting.usage(), waiting.steps());
                 JsonNode turnSchema = ((TranscriptEntry.Prompt) turn.get(0)).schema();
-                TurnRequest request = new TurnRequest("", turnSchema, toolChoice != null ? choice : ToolChoice.AUTO,
-                        maxToolRounds != null ? maxToolRounds : waiting.maxToolRounds(),
-                        maxToolCalls != null ? maxToolCalls : waiting.maxToolCalls(), null);
+                TurnRequest request = TurnRequest.of("")
+                        .withSchema(turnSchema)
+                        .withToolChoice(toolChoice != null ? choice : ToolChoice.AUTO)
+                        .withMaxToolRounds(maxToolRounds != null ? maxToolRounds : waiting.maxToolRounds())
+                        .withMaxToolCalls(maxToolCalls != null ? maxToolCalls : waiting.maxToolCalls());
                 schema = turnSchema;
                 outcome = runner.resume(request, turn, before);
             } else {
                 if (saved != null) {
                     agent.replaceHistory(saved.entries());
                 }
-                outcome = runner.run(new TurnRequest(prompt, schema, null, null, null, null));
+                outcome = runner.run(TurnRequest.of(prompt).withSchema(schema));
             }
         } catch (AgentException e) {
             spinner.stop();
@@ -248,7 +250,7 @@ final class RespondCommand implements Callable<Integer> {
                 Path file = saveTranscript != null ? saveTranscript : tempFile();
                 List<TranscriptEntry> entries = new ArrayList<>(agent.history());
                 entries.addAll(s.turn());
-                new Conversation(agent.instructionsEntryId(), agent.instructions(), tools.raw(), entries, s.pending())
+                new SavedConversation(agent.instructionsEntryId(), agent.instructions(), tools.raw(), entries, s.pending())
                         .save(file, tools.definitions(), modelName);
                 ObjectNode line = Json.object();
                 if (events) {
@@ -264,7 +266,7 @@ final class RespondCommand implements Callable<Integer> {
             case TurnRunner.Outcome.Completed c -> {
                 TurnResult result = c.result();
                 if (saveTranscript != null) {
-                    new Conversation(agent.instructionsEntryId(), agent.instructions(), tools.raw(), agent.history(), null)
+                    new SavedConversation(agent.instructionsEntryId(), agent.instructions(), tools.raw(), agent.history(), null)
                             .save(saveTranscript, tools.definitions(), modelName);
                 }
                 ObjectNode object = Json.object();
@@ -557,7 +559,7 @@ final class RespondCommand implements Callable<Integer> {
     }
 
     /** The tools of --tools and --tool-json, or (when neither is given) those saved with a resumed conversation. */
-    static CliTools tools(List<String> files, List<String> inline, @Nullable Conversation saved) throws CliError {
+    static CliTools tools(List<String> files, List<String> inline, @Nullable SavedConversation saved) throws CliError {
         if (files.isEmpty() && inline.isEmpty()) {
             return saved == null || saved.rawTools().isEmpty() ? CliTools.NONE
                     : CliTools.parse(saved.rawTools(), Path.of("").toAbsolutePath(), "the saved tools");

@@ -188,11 +188,12 @@ final class StdioCommand implements Callable<Integer> {
             return 2;
         }
         CountDownLatch inputEnded = new CountDownLatch(1);
-        BridgeEngine engine = BridgeEngine.withSink(configuration, StdioTransport.sink(out, outFd));
+        StdioTransport.Sink sink = StdioTransport.sink(out, outFd);
+        BridgeEngine engine = BridgeEngine.withSink(configuration, sink);
         StdioTransport.Activity input = new StdioTransport.Activity(in);
         Thread reader = Thread.ofPlatform().daemon().name("oam-stdin").start(() -> {
             try {
-                StdioTransport.pump(input, engine);
+                StdioTransport.pump(input, engine, sink.input());
                 Log.debug("end of input; waiting for outstanding requests");
                 engine.awaitIdle(Duration.ofDays(365));
             } catch (Exception e) {

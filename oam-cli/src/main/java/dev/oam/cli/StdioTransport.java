@@ -1,8 +1,8 @@
 package dev.oam.cli;
 
 import dev.oam.bridge.BridgeEngine;
-import dev.oam.bridge.MessageSink;
-import dev.oam.bridge.internal.TransportAccess;
+import dev.oam.bridge.transport.LineInput;
+import dev.oam.bridge.transport.StreamSink;
 import dev.oam.core.Log;
 import dev.oam.core.internal.DebugCounters;
 import dev.oam.core.os.Posix;
@@ -29,16 +29,16 @@ public final class StdioTransport {
     private StdioTransport() {}
 
     /** A sink that writes each message and a newline into its buffer; flushed when the engine runs dry. */
-    public static MessageSink sink(OutputStream out) {
+    public static Sink sink(OutputStream out) {
         return new Sink(out, -1);
     }
 
     /**
      * Like {@link #sink(OutputStream)}, where {@code out} writes to descriptor {@code fd} unbuffered (this sink's buffer
      * of {@link #SINK_BUFFER} bytes is the only one in between). When {@code fd} is a pipe, the sink can tell a line
-     * that fits without blocking ({@link MessageSink#takesWithoutBlocking}), so the input thread writes its own answers.
+     * that fits without blocking ({@link StreamSink#takesWithoutBlocking}), so the input thread writes its own answers.
      */
-    public static MessageSink sink(OutputStream out, int fd) {
+    public static Sink sink(OutputStream out, int fd) {
         return new Sink(out, isPipe(fd) && Posix.isAvailable() ? fd : -1);
     }
 
@@ -61,8 +61,11 @@ public final class StdioTransport {
         }
     }
 
-    /** Called by one thread at a time (the engine's delivering thread), so its fields need no lock. */
-    private static final class Sink implements MessageSink {
+    /**
+     * The stdio sink; {@link #input()} is where {@link #pump} reports its input to the engine writing here. Called by one
+     * thread at a time (the engine's delivering thread), so its fields need no lock.
+     */
+    public static final class Sink implements StreamSink {
         private final OutputStream out;
         private final byte[] buffer = new byte[SINK_BUFFER];
         private int count; // bytes in the buffer
@@ -71,6 +74,7 @@ public final class StdioTransport {
         private boolean pipeEmpty; // the pipe was empty when last asked, and nothing was written to it since
         private @Nullable String encodedLine; // the line buffers() encoded last, and its bytes, for send()
         private byte @Nullable [] encoded;
+        private volatile LineInput input = LineInput.NONE;
 
         Sink(OutputStream out, int fd) {
             this.out = out;
@@ -125,8 +129,13 @@ public final class StdioTransport {
         }
 
         @Override
-        public boolean allowsCallerDelivery() {
-            return true; // a pipe does not care which thread writes
+        public void connect(LineInput input) {
+            this.input = input;
+        }
+
+        /** The input side of the engine writing to this sink ({@link LineInput#NONE} before one is made). */
+        public LineInput input() {
+            return input;
         }
 
         @Override
@@ -191,32 +200,37 @@ public final class StdioTransport {
         }
     }
 
-    /**
-     * Reads lines until end of input, handing each to the engine in order. It tells the engine which lines have more
-     * input behind them (an input burst: their answers are buffered, not flushed) and which is the last there is (its
-     * answer may be written by this thread at once, and what the burst held goes out with it); before a read that may
-     * wait, the burst has ended, so nothing is held while this thread waits for input.
-     */
+    /** {@link #pump(InputStream, BridgeEngine, LineInput)} for an engine that is not told about its input. */
     public static void pump(InputStream in, BridgeEngine engine) throws IOException {
-        TransportAccess.startReading(engine);
+        pump(in, engine, LineInput.NONE);
+    }
+
+    /**
+     * Reads lines until end of input, handing each to the engine in order. It tells the engine's {@code input} which
+     * lines have more input behind them (an input burst: their answers are buffered, not flushed) and which is the last
+     * there is (its answer may be written by this thread at once, and what the burst held goes out with it); before a
+     * read that may wait, the burst has ended, so nothing is held while this thread waits for input.
+     */
+    public static void pump(InputStream in, BridgeEngine engine, LineInput input) throws IOException {
         boolean[] ahead = {false}; // as told to the engine: the line being handled has more input behind it
         try {
-            pumpLines(in, engine, ahead);
+            pumpLines(in, engine, input, ahead);
         } finally {
-            endBurst(engine, ahead); // after a failure in a burst too: nothing may stay held
+            endBurst(input, ahead); // after a failure in a burst too: nothing may stay held
         }
     }
 
     /** Tells the engine the input burst is over, if it was told one began: what the burst held goes out now. */
-    private static void endBurst(BridgeEngine engine, boolean[] ahead) {
+    private static void endBurst(LineInput input, boolean[] ahead) {
         if (ahead[0]) {
             ahead[0] = false;
-            TransportAccess.inputAhead(engine, false);
+            input.burst(false);
         }
     }
 
     /** {@link #pump}'s loop; {@code ahead[0]} is what the engine was last told about the line it handles. */
-    private static void pumpLines(InputStream in, BridgeEngine engine, boolean[] ahead) throws IOException {
+    private static void pumpLines(InputStream in, BridgeEngine engine, LineInput input, boolean[] ahead)
+            throws IOException {
         byte[] buffer = new byte[64 * 1024];
         int start = 0;
         int end = 0;
@@ -241,13 +255,13 @@ public final class StdioTransport {
             if (ahead[0] && available(in) <= 0) {
                 // Only part of a line is left and nothing more is readable: the read below may wait, so the burst is
                 // over and the answers it held go out now.
-                endBurst(engine, ahead);
+                endBurst(input, ahead);
             }
             int read = in.read(buffer, end, buffer.length - end);
             if (read < 0) {
-                endBurst(engine, ahead);
+                endBurst(input, ahead);
                 if (discarding) {
-                    TransportAccess.rejectLine(engine, tooLong());
+                    engine.rejectLine(tooLong());
                 } else if (end > start) {
                     handle(engine, buffer, start, end);
                 }
@@ -261,22 +275,22 @@ public final class StdioTransport {
                     // flushed when the input runs dry (one write for the burst, as the echo server does).
                     boolean drained = i + 1 == end && available(in) == 0;
                     if (drained) {
-                        TransportAccess.inputDrained(engine, true);
+                        input.lastLine(true);
                     }
                     if (ahead[0] == drained) {
                         ahead[0] = !drained;
-                        TransportAccess.inputAhead(engine, !drained);
+                        input.burst(!drained);
                     }
                     try {
                         if (discarding) {
                             discarding = false;
-                            TransportAccess.rejectLine(engine, tooLong());
+                            engine.rejectLine(tooLong());
                         } else {
                             handle(engine, buffer, start, i);
                         }
                     } finally {
                         if (drained) {
-                            TransportAccess.inputDrained(engine, false);
+                            input.lastLine(false);
                         }
                     }
                     start = i + 1;

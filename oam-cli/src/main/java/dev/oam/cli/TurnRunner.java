@@ -40,7 +40,7 @@ final class TurnRunner implements ToolChannel {
         record Completed(TurnResult result) implements Outcome {}
 
         /** {@code turn}: the turn's entries so far (prompt, rounds, this round's command outputs). */
-        record Suspended(List<TranscriptEntry> turn, Conversation.Pending pending) implements Outcome {}
+        record Suspended(List<TranscriptEntry> turn, SavedConversation.Pending pending) implements Outcome {}
     }
 
     private final Agent agent;
@@ -76,7 +76,7 @@ final class TurnRunner implements ToolChannel {
     }
 
     /** A turn that had stopped for outputs: {@code turnSoFar} ends with every output of the round. */
-    Outcome resume(TurnRequest request, List<TranscriptEntry> turnSoFar, Conversation.Pending pending) throws AgentException {
+    Outcome resume(TurnRequest request, List<TranscriptEntry> turnSoFar, SavedConversation.Pending pending) throws AgentException {
         callsBefore = pending.callsUsed();
         return finish(() -> agent.resume(request, turnSoFar, pending.roundsUsed(), pending.callsUsed(), context()),
                 pending.records(), pending.usage(), pending.steps(), request.maxToolRounds(), request.maxToolCalls());
@@ -111,7 +111,7 @@ final class TurnRunner implements ToolChannel {
             }
             int maxR = maxRounds != null ? maxRounds : agent.options().maxToolRounds();
             int maxC = maxCalls != null ? maxCalls : agent.options().maxToolCalls();
-            return new Outcome.Suspended(turnAtSuspension, new Conversation.Pending(List.copyOf(waitingCalls), roundsDone,
+            return new Outcome.Suspended(turnAtSuspension, new SavedConversation.Pending(List.copyOf(waitingCalls), roundsDone,
                     callsDone, maxR, maxC, all, usageBefore.plus(e.usage()), allSteps));
         }
     }

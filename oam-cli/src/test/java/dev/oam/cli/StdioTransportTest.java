@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
-import dev.oam.bridge.MessageSink;
+import dev.oam.bridge.transport.LineInput;
+import dev.oam.bridge.transport.StreamSink;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class StdioTransportTest {
     /** A sink that takes every line without blocking, as an empty pipe would, and records who delivered each. */
-    private static final class RecordingPipe implements MessageSink {
+    private static final class RecordingPipe implements StreamSink {
         private final List<String> lines = new ArrayList<>(); // guarded by this
         private final List<String> threads = new ArrayList<>(); // guarded by this
 
@@ -35,9 +36,11 @@ class StdioTransportTest {
         @Override
         public void flush() {}
 
+        volatile LineInput input = LineInput.NONE;
+
         @Override
-        public boolean allowsCallerDelivery() {
-            return true;
+        public void connect(LineInput input) {
+            this.input = input;
         }
 
         @Override
@@ -69,7 +72,7 @@ class StdioTransportTest {
         BridgeEngine engine = BridgeEngine.withSink(BridgeConfiguration.defaults(), sink);
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
             try {
-                StdioTransport.pump(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)), engine);
+                StdioTransport.pump(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)), engine, sink.input);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -182,10 +185,10 @@ class StdioTransportTest {
     }
 
     /** Pumps {@code input} through the real stdio sink into {@code out} on a thread named oam-stdin. */
-    private static Thread pumpInto(ClientInput input, BridgeEngine engine) {
+    private static Thread pumpInto(ClientInput input, BridgeEngine engine, LineInput lines) {
         return Thread.ofPlatform().name("oam-stdin").start(() -> {
             try {
-                StdioTransport.pump(input, engine);
+                StdioTransport.pump(input, engine, lines);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -203,8 +206,9 @@ class StdioTransportTest {
         }
         ClientInput input = new ClientInput(burst.toString());
         CountingOut out = new CountingOut(requests);
-        BridgeEngine engine = BridgeEngine.withSink(BridgeConfiguration.defaults(), StdioTransport.sink(out));
-        Thread reader = pumpInto(input, engine);
+        StdioTransport.Sink sink = StdioTransport.sink(out);
+        BridgeEngine engine = BridgeEngine.withSink(BridgeConfiguration.defaults(), sink);
+        Thread reader = pumpInto(input, engine, sink.input());
         // Waits for the answers, not for the end of input: they must not wait for the client's next line.
         assertThat(out.arrived.await(30, TimeUnit.SECONDS)).isTrue();
         assertThat(out.lines()).containsExactlyElementsOf(expected);
@@ -218,8 +222,9 @@ class StdioTransportTest {
     void aLoneRequestIsWrittenWhileTheInputThreadWaitsForMore() throws Exception {
         ClientInput input = new ClientInput(ping(7));
         CountingOut out = new CountingOut(1);
-        BridgeEngine engine = BridgeEngine.withSink(BridgeConfiguration.defaults(), StdioTransport.sink(out));
-        Thread reader = pumpInto(input, engine);
+        StdioTransport.Sink sink = StdioTransport.sink(out);
+        BridgeEngine engine = BridgeEngine.withSink(BridgeConfiguration.defaults(), sink);
+        Thread reader = pumpInto(input, engine, sink.input());
         assertThat(out.arrived.await(30, TimeUnit.SECONDS)).isTrue();
         assertThat(out.lines()).containsExactly(answer(7));
         input.end();
@@ -232,8 +237,9 @@ class StdioTransportTest {
         // Three requests and the first half of a fourth: after them the read waits, so the burst has ended there.
         ClientInput input = new ClientInput(ping(1) + ping(2) + ping(3) + "{\"jsonrpc\":\"2.0\",");
         CountingOut out = new CountingOut(3);
-        BridgeEngine engine = BridgeEngine.withSink(BridgeConfiguration.defaults(), StdioTransport.sink(out));
-        Thread reader = pumpInto(input, engine);
+        StdioTransport.Sink sink = StdioTransport.sink(out);
+        BridgeEngine engine = BridgeEngine.withSink(BridgeConfiguration.defaults(), sink);
+        Thread reader = pumpInto(input, engine, sink.input());
         assertThat(input.waiting.await(30, TimeUnit.SECONDS)).isTrue();
         assertThat(out.arrived.await(30, TimeUnit.SECONDS)).isTrue();
         assertThat(out.lines()).containsExactly(answer(1), answer(2), answer(3));

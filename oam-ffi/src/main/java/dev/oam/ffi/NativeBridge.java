@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.BridgeException;
-import dev.oam.bridge.internal.TransportAccess;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;
@@ -138,7 +137,7 @@ public final class NativeBridge {
     /** Called by {@code oam_bridge_send} with a line the C side checked to be UTF-8. */
     void send(byte[] line) {
         if (line.length > MAX_LINE_BYTES) {
-            TransportAccess.rejectLine(engine, "The line is longer than " + (MAX_LINE_BYTES / (1024 * 1024)) + " MiB; the message was dropped.");
+            engine.rejectLine("The line is longer than " + (MAX_LINE_BYTES / (1024 * 1024)) + " MiB; the message was dropped.");
             return;
         }
         engine.receive(line, 0, line.length);

@@ -51,11 +51,6 @@ class JsonRpcFuzzTest {
 
             @Override
             public void flush() {}
-
-            @Override
-            public boolean allowsCallerDelivery() {
-                return true;
-            }
         };
         BridgeConfiguration configuration = BridgeConfiguration.builder().backends(List.of()).build();
         BridgeEngine engine = BridgeEngine.withSink(configuration, sink);
@@ -174,7 +169,7 @@ class JsonRpcFuzzTest {
         return new FramedLine(text, id, request);
     }
 
-    /** The id as the bridge echoes it (BridgeEngine.normalizeId), or null for an id it refuses. */
+    /** The id as the bridge echoes it (Envelope.normalizeId), or null for an id it refuses. */
     private static @Nullable String key(@Nullable JsonNode id) {
         if (id == null || id.isNull()) {
             return null;

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 final class Chunks {
     private Chunks() {}
 
-    static ObjectNode completion(String id, long created, String model, Completion.Result result) {
+    static ObjectNode completion(String id, long created, String model, CompletionCall.Result result) {
         ObjectNode root = header(id, "chat.completion", created, model);
         ObjectNode choice = root.putArray("choices").addObject();
         choice.put("index", 0);

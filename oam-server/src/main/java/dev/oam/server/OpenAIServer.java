@@ -405,27 +405,27 @@ public final class OpenAIServer implements AutoCloseable {
                     + (availability.message() != null ? ": " + availability.message() : "."));
         }
         CancellationToken token = CancellationToken.create();
-        Completion completion = new Completion(chat, model, token);
-        Runnable clientGone = () -> completion.interrupt(Completion.Interruption.CLIENT_GONE);
+        CompletionCall completion = new CompletionCall(chat, model, token);
+        Runnable clientGone = () -> completion.interrupt(CompletionCall.Interruption.CLIENT_GONE);
         request.addFailureListener(failure -> clientGone.run());
         DisconnectProbe probe = DisconnectProbe.start(request, timer, clientGone);
         try (probe; Admission.Ticket ignored = admission.enter(deadline, probe::gone)) {
             long left = deadline - System.nanoTime();
-            ScheduledFuture<?> alarm = timer.schedule(() -> completion.interrupt(Completion.Interruption.TIMEOUT),
+            ScheduledFuture<?> alarm = timer.schedule(() -> completion.interrupt(CompletionCall.Interruption.TIMEOUT),
                     Math.max(0, left), TimeUnit.NANOSECONDS);
             try {
                 String id = "chatcmpl-" + dev.oam.core.tool.ToolCall.newId().substring("call_".length());
                 if (chat.stream()) {
                     new SseStream(response, callback, origin, chat, completion, id, created(), this::cors, probe).run();
                 } else {
-                    Completion.Result result = completion.run(Completion.Stream.NONE);
+                    CompletionCall.Result result = completion.run(CompletionCall.Stream.NONE);
                     probe.close();
                     sendJson(response, callback, origin, 200, Chunks.completion(id, created(), chat.model(), result));
                 }
             } finally {
                 alarm.cancel(false);
             }
-        } catch (Completion.ClientGone e) {
+        } catch (CompletionCall.ClientGone e) {
             Log.debug("client went away; its completion was cancelled");
             callback.failed(new IOException("client gone"));
         }

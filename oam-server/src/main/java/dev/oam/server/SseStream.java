@@ -26,7 +26,7 @@ final class SseStream {
     private final Callback callback;
     private final @Nullable String origin;
     private final ChatRequest chat;
-    private final Completion completion;
+    private final CompletionCall completion;
     private final String id;
     private final long created;
     private final OpenAIServer.CorsHeaders cors;
@@ -36,7 +36,7 @@ final class SseStream {
     private boolean finished;
     private volatile @Nullable IOException writeFailure;
 
-    SseStream(Response response, Callback callback, @Nullable String origin, ChatRequest chat, Completion completion, String id,
+    SseStream(Response response, Callback callback, @Nullable String origin, ChatRequest chat, CompletionCall completion, String id,
             long created, OpenAIServer.CorsHeaders cors, DisconnectProbe probe) {
         this.probe = probe;
         this.response = response;
@@ -49,7 +49,7 @@ final class SseStream {
         this.cors = cors;
     }
 
-    void run() throws ApiError, Completion.ClientGone, InterruptedException {
+    void run() throws ApiError, CompletionCall.ClientGone, InterruptedException {
         try {
             stream();
         } finally {
@@ -60,8 +60,8 @@ final class SseStream {
         }
     }
 
-    private void stream() throws ApiError, Completion.ClientGone, InterruptedException {
-        Completion.Result result;
+    private void stream() throws ApiError, CompletionCall.ClientGone, InterruptedException {
+        CompletionCall.Result result;
         try {
             result = completion.run(delta -> {
                 if (!started) {
@@ -138,13 +138,13 @@ final class SseStream {
     }
 
     /** Queues {@code [DONE]}, waits for the writer and completes the response. */
-    private void finish() throws InterruptedException, Completion.ClientGone {
+    private void finish() throws InterruptedException, CompletionCall.ClientGone {
         event("[DONE]");
         events.add(END);
         finished = true;
         writerThread.join();
         if (writeFailure != null) {
-            throw new Completion.ClientGone();
+            throw new CompletionCall.ClientGone();
         }
         callback.succeeded();
     }
@@ -163,7 +163,7 @@ final class SseStream {
             }
         } catch (IOException e) {
             writeFailure = e;
-            completion.interrupt(Completion.Interruption.CLIENT_GONE);
+            completion.interrupt(CompletionCall.Interruption.CLIENT_GONE);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -74,8 +74,8 @@ final class Decoding {
         };
     }
 
-    static WorldChange worldChange(JsonNode params) {
-        return new WorldChange(params.path("world").asText(), params.path("subscription").asText(), params.path("path").asText(),
+    static WorldChanged worldChange(JsonNode params) {
+        return new WorldChanged(params.path("world").asText(), params.path("subscription").asText(), params.path("path").asText(),
                 params.has("oldValue") ? java(params.get("oldValue")) : null,
                 params.has("newValue") ? java(params.get("newValue")) : null,
                 !params.has("oldValue"), !params.has("newValue"));

@@ -57,7 +57,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Oam implements AutoCloseable {
     /** What the engine's messages about one request of this class are delivered to. */
-    private record Unclaimed(WorldChange change, String line) {}
+    private record Unclaimed(WorldChanged change, String line) {}
 
     record Route(Map<String, ClientTool> tools, @Nullable Consumer<JsonNode> events) {
         static final Route NONE = new Route(Map.of(), null);
@@ -65,7 +65,7 @@ public final class Oam implements AutoCloseable {
 
     private final AtomicLong requestIds = new AtomicLong();
     private final Map<String, Route> routes = new ConcurrentHashMap<>();
-    private final Map<String, Consumer<WorldChange>> subscriptions = new ConcurrentHashMap<>();
+    private final Map<String, Consumer<WorldChanged>> subscriptions = new ConcurrentHashMap<>();
     /** Changes of subscriptions not yet known while a subscribe is in flight, with their lines; guarded by subscriptions. */
     private final Map<String, List<Unclaimed>> unclaimed = new LinkedHashMap<>();
     private final AtomicLong subscribing = new AtomicLong();
@@ -375,7 +375,7 @@ public final class Oam implements AutoCloseable {
     }
 
     /** Subscribes through {@code world/subscribe}, delivering every change of the subscription from the first on. */
-    Subscription subscribe(OamWorld world, @Nullable String path, Consumer<WorldChange> callback) {
+    Subscription subscribe(OamWorld world, @Nullable String path, Consumer<WorldChanged> callback) {
         ObjectNode params = Json.object();
         params.put("world", world.id());
         if (path != null) {
@@ -483,8 +483,8 @@ public final class Oam implements AutoCloseable {
                 }
             }
             case GameExtension.WORLD_CHANGED -> {
-                WorldChange change = Decoding.worldChange(params);
-                Consumer<WorldChange> callback;
+                WorldChanged change = Decoding.worldChange(params);
+                Consumer<WorldChanged> callback;
                 synchronized (subscriptions) {
                     callback = subscriptions.get(change.subscription());
                     if (callback == null && subscribing.get() > 0) {

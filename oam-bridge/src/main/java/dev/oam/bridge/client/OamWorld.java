@@ -43,7 +43,7 @@ public final class OamWorld {
     }
 
     /** {@code world/subscribe}: {@code callback} gets every change at, inside or above {@code path} until closed. */
-    public Subscription subscribe(@Nullable String path, Consumer<WorldChange> callback) {
+    public Subscription subscribe(@Nullable String path, Consumer<WorldChanged> callback) {
         return oam.subscribe(this, path, callback);
     }
 

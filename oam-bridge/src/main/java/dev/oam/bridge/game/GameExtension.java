@@ -2,8 +2,8 @@ package dev.oam.bridge.game;
 
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.BridgeException;
-import dev.oam.bridge.BridgeExtension;
-import dev.oam.bridge.MethodRegistry;
+import dev.oam.bridge.spi.BridgeExtension;
+import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.core.agent.HistoryLimits;
 import dev.oam.game.world.WorldState;
 import java.util.List;

@@ -1,6 +1,6 @@
 package dev.oam.bridge.game;
 
-import dev.oam.bridge.OperationQueue;
+import dev.oam.bridge.spi.OperationQueue;
 import dev.oam.game.npc.Npc;
 import java.time.Instant;
 import java.util.Objects;

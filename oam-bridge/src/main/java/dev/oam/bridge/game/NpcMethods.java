@@ -5,18 +5,17 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.bridge.BridgeException;
-import dev.oam.bridge.BridgeRequest;
-import dev.oam.bridge.Coding;
-import dev.oam.bridge.MethodRegistry;
-import dev.oam.bridge.Options;
-import dev.oam.bridge.OperationQueue;
-import dev.oam.bridge.Params;
-import dev.oam.bridge.Reply;
-import dev.oam.bridge.ToolDefinitions;
+import dev.oam.bridge.spi.BridgeRequest;
+import dev.oam.bridge.spi.Coding;
+import dev.oam.bridge.spi.MethodRegistry;
+import dev.oam.bridge.spi.Options;
+import dev.oam.bridge.spi.OperationQueue;
+import dev.oam.bridge.spi.Params;
+import dev.oam.bridge.spi.Reply;
+import dev.oam.bridge.spi.ToolDefinitions;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.agent.TurnEvent;
-import dev.oam.core.agent.TurnListener;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.tool.ToolDefinition;
@@ -244,9 +243,9 @@ final class NpcMethods {
         boolean stream = params.bool("stream", false);
         entry.queue.submit(request, operation -> {
             ObjectNode eventContext = Json.object().put("npc", entry.id);
-            TurnListener events = stream ? request.events(eventContext, GameExtension.NPC_EVENT) : TurnListener.NONE;
-            NpcReply reply = entry.npc.talk(talk, request.toolChannel(eventContext), event -> events.onEvent(wireEvent(event)),
-                    operation.token(), operation::commit);
+            NpcEvent.Listener events = stream ? event -> sendEvent(request, eventContext, event) : NpcEvent.Listener.NONE;
+            NpcReply reply = entry.npc.talk(talk, request.toolChannel(eventContext), events, operation.token(),
+                    operation::commit);
             if (entry.npc.compactionDue()) {
                 entry.queue.submitBackground(compaction -> entry.npc.compact(compaction.token(), compaction::commit));
             }
@@ -270,27 +269,33 @@ final class NpcMethods {
         return out;
     }
 
-    /** An NPC's event as the turn event {@code npc/event} sends (tool events as sessions write them). */
-    private static TurnEvent wireEvent(NpcEvent event) {
-        return switch (event) {
-            case NpcEvent.ToolCallStarted e -> new TurnEvent.ToolCallStarted(e.call(), e.execution());
-            case NpcEvent.ToolCallCompleted e -> new TurnEvent.ToolCallCompleted(e.record());
-            case NpcEvent.Line e -> new LineEvent(e.change());
-        };
+    /**
+     * Sends an NPC's event as {@code npc/event} with {@code {npc, requestId, event}} (tool events as sessions write
+     * them). Called on the talking thread, or on the input thread for a tool reply's {@code toolCallCompleted}: it only
+     * sends.
+     */
+    private static void sendEvent(BridgeRequest request, ObjectNode context, NpcEvent event) {
+        ObjectNode params = context.deepCopy();
+        params.set("requestId", request.requestId());
+        params.set("event", eventJson(event));
+        request.notify(GameExtension.NPC_EVENT, params);
     }
 
-    /** A line tracker's event in its wire form ({@code emotion}, {@code lineDelta}, {@code lineReset}). */
-    private record LineEvent(LineTracker.Event change) implements TurnEvent.External {
-        @Override
-        public ObjectNode json() {
-            ObjectNode node = Json.object();
-            switch (change) {
-                case LineTracker.Event.EmotionChanged e -> node.put("type", "emotion").put("emotion", e.emotion().wireName());
-                case LineTracker.Event.LineDelta e -> node.put("type", "lineDelta").put("delta", e.delta());
-                case LineTracker.Event.LineReset e -> node.put("type", "lineReset").put("line", e.line());
+    /** An NPC's event in its wire form ({@code toolCallStarted}, {@code toolCallCompleted}, {@code emotion}, {@code lineDelta}, {@code lineReset}). */
+    static ObjectNode eventJson(NpcEvent event) {
+        return switch (event) {
+            case NpcEvent.ToolCallStarted e -> Coding.event(new TurnEvent.ToolCallStarted(e.call(), e.execution()));
+            case NpcEvent.ToolCallCompleted e -> Coding.event(new TurnEvent.ToolCallCompleted(e.record()));
+            case NpcEvent.Line line -> {
+                ObjectNode node = Json.object();
+                switch (line.change()) {
+                    case LineTracker.Event.EmotionChanged e -> node.put("type", "emotion").put("emotion", e.emotion().wireName());
+                    case LineTracker.Event.LineDelta e -> node.put("type", "lineDelta").put("delta", e.delta());
+                    case LineTracker.Event.LineReset e -> node.put("type", "lineReset").put("line", e.line());
+                }
+                yield node;
             }
-            return node;
-        }
+        };
     }
 
     private static Reply bark(BridgeRequest request, GameExtension game) throws BridgeException {

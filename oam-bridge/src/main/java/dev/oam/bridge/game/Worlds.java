@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.BridgeException;
-import dev.oam.bridge.Params;
+import dev.oam.bridge.spi.Params;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
 import dev.oam.game.world.WorldChange;

@@ -137,12 +137,12 @@ class OamTest {
     void aWorldWriteReachesItsSubscriptionBeforeTheWriteReturns() throws Exception {
         try (Oam oam = oam("[]")) {
             OamWorld village = oam.worlds().create("village", Map.of("player", Map.of("gold", 60)));
-            List<WorldChange> changes = new ArrayList<>(); // written on the writer thread before set() returns
+            List<WorldChanged> changes = new ArrayList<>(); // written on the writer thread before set() returns
             Subscription subscription = village.subscribe("player", changes::add);
 
             long version = village.set("player.gold", 45);
 
-            assertThat(changes).containsExactly(new WorldChange("village", subscription.id(), "player.gold", 60, 45, false, false));
+            assertThat(changes).containsExactly(new WorldChanged("village", subscription.id(), "player.gold", 60, 45, false, false));
             assertThat(village.get("player.gold")).isEqualTo(45);
             assertThat(village.get(null)).isEqualTo(Map.of("player", Map.of("gold", 45)));
             subscription.close();
@@ -157,7 +157,7 @@ class OamTest {
         try (Oam oam = oam("[{\"toolCalls\":[{\"name\":\"update_world_state\",\"arguments\":{\"path\":\"player.gold\",\"value\":\"15\"}}]},"
                 + npcReply("happy", "Here is your sword.") + "]")) {
             OamWorld village = oam.worlds().create("village", Map.of("player", Map.of("gold", 60)));
-            List<WorldChange> changes = new CopyOnWriteArrayList<>();
+            List<WorldChanged> changes = new CopyOnWriteArrayList<>();
             List<NpcEvent> events = new CopyOnWriteArrayList<>();
             village.subscribe("player", change -> {
                 changes.add(change);
@@ -168,7 +168,7 @@ class OamTest {
 
             NpcReply reply = gorm.talk("One sword, please.", events::add).get(10, TimeUnit.SECONDS);
 
-            assertThat(changes).extracting(WorldChange::path, WorldChange::oldValue, WorldChange::newValue)
+            assertThat(changes).extracting(WorldChanged::path, WorldChanged::oldValue, WorldChanged::newValue)
                     .containsExactly(org.assertj.core.groups.Tuple.tuple("player.gold", 60, 15));
             int started = events.indexOf(events.stream().filter(e -> e instanceof NpcEvent.ToolCallStarted).findFirst().orElseThrow());
             int marked = events.indexOf(new NpcEvent.Line(new LineTracker.Event.LineReset("(world changed)")));

@@ -159,7 +159,7 @@ public final class Agent {
         }
         List<TranscriptEntry> turn = new ArrayList<>();
         turn.add(TranscriptEntry.Prompt.of(request.prompt(), request.schema()));
-        return start(request, schema, accept, context, opts, toolSet, policy, turn, 0, 0);
+        return start(new TurnSetup(request, schema, accept, context, opts, toolSet, policy, 0, 0), turn);
     }
 
     /**
@@ -185,30 +185,42 @@ public final class Agent {
                 throw new AgentException(ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
             }
         }
-        return start(request, schema, schema, context, opts, toolSet, policy, new ArrayList<>(turnSoFar), roundsUsed, callsUsed);
+        return start(new TurnSetup(request, schema, schema, context, opts, toolSet, policy, roundsUsed, callsUsed),
+                new ArrayList<>(turnSoFar));
     }
 
-    private TurnResult start(TurnRequest request, @Nullable GenerationSchema schema, @Nullable GenerationSchema accept,
-            TurnContext context, AgentOptions opts, List<ToolDefinition> toolSet, TurnPolicy policy, List<TranscriptEntry> turn,
-            int roundsUsed, int callsUsed) throws AgentException {
+    /**
+     * What one turn runs with, fixed when it starts: the request, its schema as generated and as accepted, the
+     * options, tools and policy of that moment (a later change applies to the next turn), and what a resumed turn had
+     * spent already.
+     */
+    private record TurnSetup(TurnRequest request, @Nullable GenerationSchema schema, @Nullable GenerationSchema accept,
+            TurnContext context, AgentOptions opts, List<ToolDefinition> toolSet, TurnPolicy policy, int roundsUsed,
+            int callsUsed) {}
+
+    private TurnResult start(TurnSetup setup, List<TranscriptEntry> turn) throws AgentException {
         List<TranscriptEntry> base = history;
         inProgress = List.copyOf(turn);
         try {
-            return runTurn(request, schema, accept, context, opts, toolSet, policy, base, turn, roundsUsed, callsUsed);
+            return runTurn(setup, base, turn);
         } finally {
             inProgress = List.of();
         }
     }
 
-    private TurnResult runTurn(TurnRequest request, @Nullable GenerationSchema schema, @Nullable GenerationSchema accept,
-            TurnContext context, AgentOptions opts, List<ToolDefinition> toolSet, TurnPolicy policy, List<TranscriptEntry> base,
-            List<TranscriptEntry> turn, int roundsUsed, int callsUsed) throws AgentException {
+    private TurnResult runTurn(TurnSetup setup, List<TranscriptEntry> base, List<TranscriptEntry> turn) throws AgentException {
+        GenerationSchema schema = setup.schema();
+        TurnContext context = setup.context();
+        AgentOptions opts = setup.opts();
+        List<ToolDefinition> toolSet = setup.toolSet();
+        TurnPolicy policy = setup.policy();
+        int roundsUsed = setup.roundsUsed();
         CancellationToken token = context.token();
         List<Step> steps = new ArrayList<>();
         List<ToolRecord> records = new ArrayList<>();
         Usage usage = Usage.ZERO;
         int rounds = roundsUsed;
-        int callCount = callsUsed;
+        int callCount = setup.callsUsed();
         boolean respondedDirectly = false;
         try {
             for (int index = 0; ; index++) {
@@ -225,7 +237,7 @@ public final class Agent {
                 steps.add(step);
                 context.listener().onEvent(new TurnEvent.ModelStep(step));
                 ModelResponse response = retries.generate(fitted.request(), token, context.listener(), opts.maxAttempts(),
-                        !records.isEmpty(), schema, accept);
+                        !records.isEmpty(), schema, setup.accept());
                 usage = usage.plus(response.usage());
                 switch (response) {
                     case ModelResponse.Answer answer -> {
@@ -290,11 +302,6 @@ public final class Agent {
         } catch (Exception e) {
             throw new IllegalStateException("a validated answer must be JSON", e);
         }
-    }
-
-    /** Splits entries into turns, each starting at a prompt (entries before the first prompt form a turn of their own). */
-    public static List<List<TranscriptEntry>> splitTurns(List<TranscriptEntry> entries) {
-        return Compactor.splitTurns(entries);
     }
 
     /** Instructions for the summary when the caller gives none ({@link Compactor#DEFAULT_INSTRUCTIONS}). */

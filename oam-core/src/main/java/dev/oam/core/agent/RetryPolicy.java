@@ -24,8 +24,12 @@ import org.jspecify.annotations.Nullable;
  * The usage of the attempts asked again is added to the usage of the response (or of the failure), so a turn
  * reports what it really consumed. Each attempt streams through a fresh {@link StreamAccumulator}; an attempt
  * asked again after text was streamed first resets the text.
+ *
+ * <p>The rules themselves ({@link #retriesFailure}, {@link #retriesInvalidOutput}, {@link #backoffMillis},
+ * {@link #violation}) are public: a loop that cannot take back what an attempt already sent (the OpenAI-compatible
+ * server, which streams text to its client) applies the same rules with its own notion of what is out.
  */
-final class RetryPolicy {
+public final class RetryPolicy {
     static final long FIRST_BACKOFF_MS = 300;
 
     private final LanguageModel model;
@@ -37,7 +41,6 @@ final class RetryPolicy {
     /** Generates {@code request}, whose answer must fit {@code accept}; {@code schema} shapes the streamed partials. */
     ModelResponse generate(ModelRequest request, CancellationToken token, TurnListener listener, int maxAttempts,
             boolean toolRan, @Nullable GenerationSchema schema, @Nullable GenerationSchema accept) throws AgentException {
-        long backoff = FIRST_BACKOFF_MS;
         Usage retried = Usage.ZERO; // what the attempts asked again consumed
         for (int attempt = 1; ; attempt++) {
             StreamAccumulator text = new StreamAccumulator(listener, schema);
@@ -46,7 +49,7 @@ final class RetryPolicy {
                 token.check();
                 String violation = violation(response, accept);
                 if (violation != null) {
-                    if (!model.retriesInvalidOutput() || attempt >= maxAttempts) {
+                    if (!retriesInvalidOutput(model, attempt, maxAttempts, false)) {
                         throw AgentException.invalidOutput(violation).withUsage(response.usage());
                     }
                     retried = retried.plus(response.usage());
@@ -58,13 +61,12 @@ final class RetryPolicy {
                 if (token.isCancelled()) {
                     throw AgentException.cancelled().withUsage(retried.plus(e.usage()));
                 }
-                if (!e.isRetryable() || toolRan || attempt >= maxAttempts || e.isInvalidOutput()) {
+                if (!retriesFailure(e, attempt, maxAttempts, toolRan)) {
                     throw e.withUsage(retried);
                 }
                 retried = retried.plus(e.usage());
                 text.resetIfStreamed();
-                token.sleep(backoff);
-                backoff *= 2;
+                token.sleep(backoffMillis(attempt));
             } catch (RuntimeException e) {
                 if (token.isCancelled()) {
                     throw AgentException.cancelled();
@@ -74,8 +76,30 @@ final class RetryPolicy {
         }
     }
 
+    /**
+     * Whether a failed attempt is tried again: a retryable failure ({@code generation_failed}) that is not invalid
+     * output, with attempts left, when nothing the step did is already out ({@code committed}: a tool of the turn ran,
+     * or text reached a client that cannot be told to forget it).
+     */
+    public static boolean retriesFailure(AgentException e, int attempt, int maxAttempts, boolean committed) {
+        return e.isRetryable() && !e.isInvalidOutput() && !committed && attempt < maxAttempts;
+    }
+
+    /**
+     * Whether an answer that does not fit is generated again: only by a model that {@linkplain
+     * LanguageModel#retriesInvalidOutput() retries invalid output}, with attempts left, when nothing is out.
+     */
+    public static boolean retriesInvalidOutput(LanguageModel model, int attempt, int maxAttempts, boolean committed) {
+        return model.retriesInvalidOutput() && !committed && attempt < maxAttempts;
+    }
+
+    /** How long to wait before asking again after failed attempt {@code attempt} (1-based): 300 ms, doubling. */
+    public static long backoffMillis(int attempt) {
+        return FIRST_BACKOFF_MS << Math.min(attempt - 1, 16);
+    }
+
     /** Why a structured answer is unusable, or {@code null} when it fits {@code schema} (or there is no schema). */
-    static @Nullable String violation(ModelResponse response, @Nullable GenerationSchema schema) {
+    public static @Nullable String violation(ModelResponse response, @Nullable GenerationSchema schema) {
         if (schema == null || !(response instanceof ModelResponse.Answer answer)) {
             return null;
         }

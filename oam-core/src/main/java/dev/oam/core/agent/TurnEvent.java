@@ -1,7 +1,6 @@
 package dev.oam.core.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolRecord;
 
@@ -17,9 +16,4 @@ public sealed interface TurnEvent {
     record ToolCallStarted(ToolCall call, String execution) implements TurnEvent {}
 
     record ToolCallCompleted(ToolRecord record) implements TurnEvent {}
-
-    /** An event defined by an extension (e.g. an NPC's {@code lineDelta}), already in its wire form. */
-    non-sealed interface External extends TurnEvent {
-        ObjectNode json();
-    }
 }

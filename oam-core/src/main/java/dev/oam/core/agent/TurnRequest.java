@@ -6,7 +6,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One turn's input. The overrides replace the session options for this turn only; {@code null}
- * keeps the session's value.
+ * keeps the session's value. Build one with {@link #of} and the {@code with…} methods, naming what differs:
+ * {@code TurnRequest.of(prompt).withSchema(schema).withToolChoice(ToolChoice.NONE)}.
  *
  * @param schema the schema the model is held to (what constrained backends generate from)
  * @param acceptSchema a looser schema an answer only has to fit to be accepted, for callers that read the
@@ -34,7 +35,32 @@ public record TurnRequest(
         this(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, enabledTools, null);
     }
 
+    /** A turn with the session's options. */
     public static TurnRequest of(String prompt) {
-        return new TurnRequest(prompt, null, null, null, null, null);
+        return new TurnRequest(prompt, null, null, null, null, null, null);
+    }
+
+    public TurnRequest withSchema(@Nullable JsonNode value) {
+        return new TurnRequest(prompt, value, toolChoice, maxToolRounds, maxToolCalls, enabledTools, acceptSchema);
+    }
+
+    public TurnRequest withAcceptSchema(@Nullable JsonNode value) {
+        return new TurnRequest(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, enabledTools, value);
+    }
+
+    public TurnRequest withToolChoice(@Nullable ToolChoice value) {
+        return new TurnRequest(prompt, schema, value, maxToolRounds, maxToolCalls, enabledTools, acceptSchema);
+    }
+
+    public TurnRequest withMaxToolRounds(@Nullable Integer value) {
+        return new TurnRequest(prompt, schema, toolChoice, value, maxToolCalls, enabledTools, acceptSchema);
+    }
+
+    public TurnRequest withMaxToolCalls(@Nullable Integer value) {
+        return new TurnRequest(prompt, schema, toolChoice, maxToolRounds, value, enabledTools, acceptSchema);
+    }
+
+    public TurnRequest withEnabledTools(@Nullable List<String> value) {
+        return new TurnRequest(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, value, acceptSchema);
     }
 }

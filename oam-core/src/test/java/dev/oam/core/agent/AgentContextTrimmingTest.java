@@ -200,7 +200,7 @@ class AgentContextTrimmingTest {
         agent.setContextNote(chars('n', 7));
         model.then(answer("\"fine\""));
 
-        agent.respond(new TurnRequest(chars('q', 5), schema, null, null, null, null), context(listener, channel));
+        agent.respond(TurnRequest.of(chars('q', 5)).withSchema(schema), context(listener, channel));
 
         assertThat(model.lastRequest().inputTokens()).isEqualTo(10 + 7 + TOOL_TOKENS + schemaTokens + 5);
     }
@@ -209,7 +209,7 @@ class AgentContextTrimmingTest {
     void onlyTheToolsOfferedInTheStepCount() throws Exception {
         Agent agent = agent(List.of(), List.of(TOOL), options());
 
-        agent.respond(new TurnRequest(chars('q', 5), null, ToolChoice.NONE, null, null, null), context(listener, channel));
+        agent.respond(TurnRequest.of(chars('q', 5)).withToolChoice(ToolChoice.NONE), context(listener, channel));
 
         assertThat(model.lastRequest().tools()).isEmpty();
         assertThat(model.lastRequest().inputTokens()).isEqualTo(10 + 5);

@@ -50,7 +50,7 @@ class AgentHistoryIndexTest {
 
     /** What a correct trimmer hides: the fewest oldest whole turns that make the step fit. */
     private static int expectedTrimmed(List<TranscriptEntry> base, List<TranscriptEntry> turn, int fixed, int budget) {
-        List<List<TranscriptEntry>> turns = Agent.splitTurns(base);
+        List<List<TranscriptEntry>> turns = Compactor.splitTurns(base);
         int total = fixed + tokens(base) + tokens(turn);
         int hidden = 0;
         int hiddenEntries = 0;

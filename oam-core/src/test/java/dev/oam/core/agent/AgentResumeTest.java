@@ -63,7 +63,7 @@ class AgentResumeTest {
         RecordingModel model = new RecordingModel(scripted("{\"steps\": [{\"toolCalls\": [{\"name\": \"ring_bell\", \"arguments\": {}}]},"
                 + "{\"text\": \"Rung.\"}]}"));
         Agent agent = new Agent(model, null, TOOLS, options().build(), List.of());
-        TurnResult result = agent.resume(new TurnRequest("", null, ToolChoice.REQUIRED, null, null, null), turnSoFar(), 1, 1,
+        TurnResult result = agent.resume(TurnRequest.of("").withToolChoice(ToolChoice.REQUIRED), turnSoFar(), 1, 1,
                 context(listener, channel));
 
         assertThat(result.steps()).extracting(Step::mode).containsExactly(ToolCallingMode.REQUIRED, ToolCallingMode.ALLOWED);

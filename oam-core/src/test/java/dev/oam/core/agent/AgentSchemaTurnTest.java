@@ -55,7 +55,7 @@ class AgentSchemaTurnTest {
     }
 
     private TurnResult respond(Agent agent, JsonNode schema) throws AgentException {
-        return agent.respond(new TurnRequest("Open?", schema, null, null, null, null), context(listener, channel));
+        return agent.respond(TurnRequest.of("Open?").withSchema(schema), context(listener, channel));
     }
 
     private List<String> partials() {

@@ -55,7 +55,7 @@ class AgentSteeringTest {
     }
 
     private static TurnRequest withChoice(ToolChoice choice) {
-        return new TurnRequest("Open the north gate.", null, choice, null, null, null);
+        return TurnRequest.of("Open the north gate.").withToolChoice(choice);
     }
 
     @Test
@@ -227,7 +227,7 @@ class AgentSteeringTest {
     void emptyEnabledToolsOverrideDisallowsTheTurn() throws Exception {
         Agent agent = agent("{\"steps\": [{\"text\": \"Hi.\"}]}", TOOLS, options().toolChoice(ToolChoice.REQUIRED));
 
-        TurnResult result = respond(agent, new TurnRequest("Hi", null, null, null, null, List.of()));
+        TurnResult result = respond(agent, TurnRequest.of("Hi").withEnabledTools(List.of()));
 
         assertThat(result.steps()).containsExactly(new Step(0, 0, ToolCallingMode.DISALLOWED, List.of(), 0));
         assertThat(model.requests().get(0).tools()).isEmpty();

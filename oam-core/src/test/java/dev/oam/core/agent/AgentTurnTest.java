@@ -54,7 +54,7 @@ class AgentTurnTest {
     }
 
     private static TurnRequest schemaTurn(String prompt) {
-        return new TurnRequest(prompt, SCHEMA, null, null, null, null);
+        return TurnRequest.of(prompt).withSchema(SCHEMA);
     }
 
     @Test

@@ -104,7 +104,8 @@ class StepPlannerTest {
         AgentOptions opts = options().toolChoice(ToolChoice.AUTO).maxToolRounds(4).maxToolCalls(12).enabledTools("look").build();
 
         TurnPolicy kept = StepPlanner.policy(TurnRequest.of("Hi."), opts, TOOLS);
-        TurnPolicy overridden = StepPlanner.policy(new TurnRequest("Hi.", null, ToolChoice.REQUIRED, 1, 2, List.of("trade")),
+        TurnPolicy overridden = StepPlanner.policy(TurnRequest.of("Hi.").withToolChoice(ToolChoice.REQUIRED).withMaxToolRounds(1).withMaxToolCalls(2)
+                .withEnabledTools(List.of("trade")),
                 opts, TOOLS);
 
         assertThat(kept).isEqualTo(new TurnPolicy(ToolChoice.AUTO, 4, 12, List.of("look")));
@@ -114,7 +115,7 @@ class StepPlannerTest {
     @Test
     void namedToolTheAgentLacksIsRejected() {
         AgentException error = catchThrowableOfType(AgentException.class, () -> StepPlanner.policy(
-                new TurnRequest("Hi.", null, new ToolChoice.Named("fly"), null, null, null), options().build(), TOOLS));
+                TurnRequest.of("Hi.").withToolChoice(new ToolChoice.Named("fly")), options().build(), TOOLS));
 
         assertThat(error.code()).isEqualTo(ErrorCode.INVALID_PARAMS);
         assertThat(error.getMessage()).contains("'toolChoice'", "'fly'");

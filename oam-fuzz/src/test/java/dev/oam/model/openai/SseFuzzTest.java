@@ -53,7 +53,7 @@ class SseFuzzTest {
     }
 
     private static String completion(InputStream in) {
-        Completion completion = new Completion();
+        CompletionAnswer completion = new CompletionAnswer();
         StringBuilder streamed = new StringBuilder();
         String outcome;
         try {
@@ -70,7 +70,7 @@ class SseFuzzTest {
                 .append("\nfinish=").append(completion.finishReason).append("\ndone=").append(completion.done)
                 .append("\nmodel=").append(completion.model)
                 .append("\nusage=").append(completion.usage == null ? null : Json.write(completion.usage));
-        for (Completion.RawCall call : completion.calls) {
+        for (CompletionAnswer.RawCall call : completion.calls) {
             out.append("\ncall id=").append(call.id).append(" name=").append(call.name).append(" args=").append(call.arguments)
                     .append(" value=").append(call.argumentsValue == null ? null : Json.write(call.argumentsValue));
         }

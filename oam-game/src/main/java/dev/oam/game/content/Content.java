@@ -43,8 +43,8 @@ public final class Content {
         Agent agent = new Agent(new LenientModel(model, answer -> answer == null ? null : schema.withoutUnknownKeys(answer)),
                 request.instructions() != null ? request.instructions() : DEFAULT_INSTRUCTIONS, request.tools(), options(request),
                 List.of());
-        TurnRequest turn = new TurnRequest(prompt(request.prompt(), PromptText.facts(request.context())), request.schema(),
-                null, null, null, null);
+        TurnRequest turn = TurnRequest.of(prompt(request.prompt(), PromptText.facts(request.context())))
+                .withSchema(request.schema());
         TurnResult result = agent.respond(turn, new TurnContext(token, TurnListener.NONE, tools, TurnContext.CommitPoint.NONE));
         if (result.structured() == null) {
             throw new AgentException(ErrorCode.GENERATION_FAILED, "The model gave no structured content.");

@@ -59,8 +59,8 @@ public final class Decisions {
         Agent agent = new Agent(new LenientModel(model, answer -> DecisionAnswer.normalize(answer, ids),
                 schema -> LenientModel.minLength(schema, "reasoning", REASON_FLOOR)),
                 instructions(request.instructions(), request.actor()), request.tools(), options(request), List.of());
-        TurnRequest turn = new TurnRequest(prompt(request.situation(), PromptText.facts(request.context()), request.options()),
-                schema(request.options()), null, null, null, null);
+        TurnRequest turn = TurnRequest.of(prompt(request.situation(), PromptText.facts(request.context()), request.options()))
+                .withSchema(schema(request.options()));
         try {
             TurnResult result = agent.respond(turn, new TurnContext(token, TurnListener.NONE, tools, TurnContext.CommitPoint.NONE));
             DecisionAnswer answer = DecisionAnswer.read(result.structured(), ids);

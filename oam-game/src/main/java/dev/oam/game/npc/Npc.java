@@ -241,7 +241,6 @@ public final class Npc {
                 case TurnEvent.Partial partial -> tracker.partial(partial.value());
                 case TurnEvent.Text text -> tracker.text(text.text());
                 case TurnEvent.ModelStep step -> { }
-                case TurnEvent.External external -> { } // no NPC tool emits one
             }
         };
         ToolChannel channel = new NpcChannel(clientTools, worldTools, memoryTools);

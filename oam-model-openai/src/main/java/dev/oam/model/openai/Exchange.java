@@ -69,7 +69,7 @@ final class Exchange {
     }
 
     /** POSTs a chat completion and assembles the answer; streamed text goes to {@code onContent} as it arrives. */
-    Completion chat(ObjectNode body, boolean stream, Consumer<String> onContent, CancellationToken token)
+    CompletionAnswer chat(ObjectNode body, boolean stream, Consumer<String> onContent, CancellationToken token)
             throws AgentException, HttpFailure {
         HttpRequest request = request(settings.resolve("/chat/completions"), settings.timeout())
                 .header("Content-Type", "application/json")
@@ -92,7 +92,7 @@ final class Exchange {
                 if (response.statusCode() >= 400) {
                     throw failure(response.statusCode(), response.headers(), readBody(in));
                 }
-                Completion completion = new Completion();
+                CompletionAnswer completion = new CompletionAnswer();
                 String type = response.headers().firstValue("Content-Type").orElse("").toLowerCase(Locale.ROOT);
                 if (type.contains("text/event-stream")) {
                     readStream(in, completion, onContent);
@@ -200,7 +200,7 @@ final class Exchange {
         return Failures.shorten(settings.apiKey().redact(message));
     }
 
-    static void readStream(InputStream in, Completion completion, Consumer<String> onContent) throws IOException, HttpFailure {
+    static void readStream(InputStream in, CompletionAnswer completion, Consumer<String> onContent) throws IOException, HttpFailure {
         SseReader reader = new SseReader(in);
         for (SseReader.Event event = reader.next(); event != null; event = reader.next()) {
             String data = event.data().strip();
@@ -247,8 +247,8 @@ final class Exchange {
         try {
             JsonNode json = Json.parse(body);
             JsonNode error = json.has("error") ? json.get("error") : json;
-            message = Completion.errorMessage(error);
-            code = Completion.errorCode(error);
+            message = CompletionAnswer.errorMessage(error);
+            code = CompletionAnswer.errorCode(error);
             if (json.has("detail") && json.get("detail").isTextual()) {
                 message = json.get("detail").textValue(); // FastAPI-style servers
             }

@@ -133,7 +133,7 @@ final class OpenAIModel implements LanguageModel {
             boolean detecting = constrained && endpoint.detectsSchemaFormat();
             Outputs.TextSink sink = new Outputs.TextSink(listener, stream && request.mode() != ToolCallingMode.REQUIRED);
             ObjectNode body = ChatRequests.nativeBody(request, model, stream, textHistory(), format, endpoint.isLlamaCpp());
-            Completion completion;
+            CompletionAnswer completion;
             try {
                 completion = exchange.chat(body, stream, sink, token);
             } catch (HttpFailure failure) {
@@ -174,7 +174,7 @@ final class OpenAIModel implements LanguageModel {
      * sent (the format is then verified for the endpoint), or it was cut short, or every format has been tried.
      * {@code false}: the server ignored the format, and the step is sent again in the next one.
      */
-    private boolean judgeSchemaFormat(SchemaFormat format, Completion completion, @Nullable JsonNode schema) {
+    private boolean judgeSchemaFormat(SchemaFormat format, CompletionAnswer completion, @Nullable JsonNode schema) {
         if (schema == null || "length".equals(completion.finishReason)) {
             return true; // a cut-short answer says nothing about the constraint
         }
@@ -201,7 +201,7 @@ final class OpenAIModel implements LanguageModel {
     }
 
     /** A failed native request: retried without streaming, or handed to emulation, or mapped to a protocol error. */
-    private Completion fallback(HttpFailure failure, ModelRequest request, @Nullable String model, boolean stream,
+    private CompletionAnswer fallback(HttpFailure failure, ModelRequest request, @Nullable String model, boolean stream,
             boolean hasTools, SchemaFormat format, CancellationToken token) throws AgentException, ToolsRejected {
         if (Failures.isFinal(failure) || failure.status() < 400) {
             throw Failures.map(failure, settings);
@@ -210,7 +210,7 @@ final class OpenAIModel implements LanguageModel {
         boolean aboutToolsOnly = failure.mentions("tool") && !failure.mentions("stream");
         if (stream && hasTools && !aboutToolsOnly) {
             try {
-                Completion completion = exchange.chat(ChatRequests.nativeBody(request, model, false, textHistory(), format,
+                CompletionAnswer completion = exchange.chat(ChatRequests.nativeBody(request, model, false, textHistory(), format,
                         endpoint.isLlamaCpp()), false,
                         delta -> { }, token);
                 endpoint.learnRefusesStreamingWithTools();
@@ -238,7 +238,7 @@ final class OpenAIModel implements LanguageModel {
             boolean detecting = endpoint.detectsSchemaFormat();
             Outputs.AnswerSink sink = new Outputs.AnswerSink(mayAnswer ? listener : ModelListener.NONE, request.schema() != null);
             ObjectNode body = ChatRequests.emulatedBody(request, model, true, textHistory(), format, endpoint.isLlamaCpp());
-            Completion completion;
+            CompletionAnswer completion;
             try {
                 completion = exchange.chat(body, true, sink, token);
             } catch (HttpFailure failure) {
@@ -263,7 +263,7 @@ final class OpenAIModel implements LanguageModel {
     }
 
     /** llama.cpp's server reports {@code timings} with every answer; from then on its prompts ask to reuse its cache. */
-    private void learnServer(Completion completion) {
+    private void learnServer(CompletionAnswer completion) {
         if (completion.timings) {
             endpoint.learnLlamaCpp("timings in its answers");
         }

@@ -28,7 +28,7 @@ final class Outputs {
     private Outputs() {}
 
     /** Refusals and content filters end the step whatever else came with them; the error carries the step's usage. */
-    static void checkStopped(Completion completion, Usage usage) throws AgentException {
+    static void checkStopped(CompletionAnswer completion, Usage usage) throws AgentException {
         String refusal = completion.refusal.toString().strip();
         if (!refusal.isEmpty()) {
             throw new AgentException(ErrorCode.REFUSAL, "The model refused: " + Failures.shorten(refusal)).withUsage(usage);
@@ -47,7 +47,7 @@ final class Outputs {
      *
      * @param structured whether the output had to be a call or a JSON value (not free text)
      */
-    static void checkLength(Completion completion, ModelRequest request, boolean structured, Usage usage) throws AgentException {
+    static void checkLength(CompletionAnswer completion, ModelRequest request, boolean structured, Usage usage) throws AgentException {
         if (!"length".equals(completion.finishReason) || !structured) {
             return;
         }
@@ -67,7 +67,7 @@ final class Outputs {
         return text.startsWith("{") || text.startsWith("[") || text.startsWith("```");
     }
 
-    static Usage usage(Completion completion, ModelRequest request) {
+    static Usage usage(CompletionAnswer completion, ModelRequest request) {
         JsonNode usage = completion.usage;
         if (usage != null && usage.path("prompt_tokens").canConvertToInt()) {
             int input = usage.path("prompt_tokens").intValue();
@@ -76,17 +76,17 @@ final class Outputs {
             return new Usage(input, Math.min(Math.max(0, cached), input), output);
         }
         StringBuilder produced = new StringBuilder(completion.content);
-        for (Completion.RawCall call : completion.calls) {
+        for (CompletionAnswer.RawCall call : completion.calls) {
             produced.append(call.name).append(call.arguments);
         }
         return new Usage(request.estimatedInputTokens(), 0, Tokens.estimate(produced.toString()));
     }
 
     /** The server's calls with generated ids where the server sent none (or a duplicate). */
-    static List<ToolCall> calls(Completion completion) throws AgentException {
+    static List<ToolCall> calls(CompletionAnswer completion) throws AgentException {
         List<ToolCall> calls = new ArrayList<>();
         Set<String> ids = new HashSet<>();
-        for (Completion.RawCall raw : completion.calls) {
+        for (CompletionAnswer.RawCall raw : completion.calls) {
             if (raw.name.isBlank()) {
                 throw new AgentException(ErrorCode.GENERATION_FAILED, "The model server returned a tool call without a name.");
             }

@@ -7,12 +7,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.BridgeException;
-import dev.oam.bridge.BridgeExtension;
-import dev.oam.bridge.Coding;
-import dev.oam.bridge.MethodRegistry;
-import dev.oam.bridge.OperationQueue;
-import dev.oam.bridge.Reply;
-import dev.oam.bridge.ToolDefinitions;
+import dev.oam.bridge.spi.BridgeExtension;
+import dev.oam.bridge.spi.Coding;
+import dev.oam.bridge.spi.MethodRegistry;
+import dev.oam.bridge.spi.OperationQueue;
+import dev.oam.bridge.spi.Reply;
+import dev.oam.bridge.spi.ToolDefinitions;
 import dev.oam.core.agent.Agent;
 import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.agent.ToolChoice;
@@ -64,7 +64,7 @@ class QuestExtensionTest {
                 boolean stream = request.params().bool("stream", false);
                 ObjectNode context = Json.object().put("quest", id);
                 quest.queue().submit(request, operation -> {
-                    TurnResult result = quest.agent().respond(new TurnRequest(text, null, ToolChoice.REQUIRED, null, null, null),
+                    TurnResult result = quest.agent().respond(TurnRequest.of(text).withToolChoice(ToolChoice.REQUIRED),
                             new TurnContext(operation.token(), stream ? request.events(context, "quest/event")
                                     : dev.oam.core.agent.TurnListener.NONE, request.toolChannel(context), operation::commit));
                     ObjectNode out = Json.object().put("quest", id);

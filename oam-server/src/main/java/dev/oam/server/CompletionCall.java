@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.RetryPolicy;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.agent.Usage;
@@ -31,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  * the client runs it and sends the whole history again). An answer that breaks its schema, or a call
  * to a tool the step did not offer, is generated once more when the model allows it.
  */
-final class Completion {
+final class CompletionCall {
     /** Why generation was stopped from outside the model. */
     enum Interruption { NONE, CUT, TIMEOUT, CLIENT_GONE }
 
@@ -60,7 +61,7 @@ final class Completion {
     private final CancellationToken token;
     private final AtomicReference<Interruption> interruption = new AtomicReference<>(Interruption.NONE);
 
-    Completion(ChatRequest request, LanguageModel model, CancellationToken token) {
+    CompletionCall(ChatRequest request, LanguageModel model, CancellationToken token) {
         this.request = request;
         this.model = model;
         this.token = token;
@@ -176,7 +177,8 @@ final class Completion {
                 if (e.code() == ErrorCode.REFUSAL) {
                     return new Result(null, e.getMessage(), List.of(), "stop", new Usage(input, 0, 0));
                 }
-                if (e.code() == ErrorCode.GENERATION_FAILED && !gate.sawText() && attempt < MAX_ATTEMPTS) {
+                if (RetryPolicy.retriesFailure(e, attempt, MAX_ATTEMPTS, gate.sawText())) {
+                    backOff(attempt);
                     continue;
                 }
                 throw ApiError.fromModel(e);
@@ -192,7 +194,8 @@ final class Completion {
                 case CLIENT_GONE -> throw new ClientGone();
                 default -> { }
             }
-            boolean mayRetry = attempt < MAX_ATTEMPTS && model.retriesInvalidOutput() && !gate.sawText();
+            // Text the client has seen cannot be taken back, so an attempt that streamed some is never asked again.
+            boolean mayRetry = RetryPolicy.retriesInvalidOutput(model, attempt, MAX_ATTEMPTS, gate.sawText());
             switch (response) {
                 case ModelResponse.ToolCalls calls -> {
                     String problem = badCalls(calls.calls(), plan);
@@ -212,25 +215,14 @@ final class Completion {
                 }
                 case ModelResponse.Answer answer -> {
                     if (format instanceof ChatRequest.Format.JsonSchema js) {
-                        JsonNode value = answer.structured();
-                        String problem = null;
-                        if (value == null) {
-                            try {
-                                value = Json.parse(answer.text().strip());
-                            } catch (Exception e) {
-                                problem = "The model's answer is not JSON for the requested schema.";
-                            }
-                        }
-                        if (problem == null) {
-                            problem = js.generationSchema().firstViolation(value)
-                                    .map(v -> "The model's answer does not match the schema: " + v).orElse(null);
-                        }
+                        String problem = RetryPolicy.violation(answer, js.generationSchema());
                         if (problem != null) {
                             if (mayRetry) {
                                 continue;
                             }
                             throw new ApiError(500, ApiError.SERVER, null, "generation_failed", problem);
                         }
+                        JsonNode value = answer.structured() != null ? answer.structured() : parsed(answer.text());
                         String text = Json.write(js.generationSchema().reorder(value));
                         stream.text(text);
                         return new Result(text, null, List.of(), finishReason(answer.usage(), false), answer.usage());
@@ -252,6 +244,28 @@ final class Completion {
                     return answered(gate, answer, answer.usage());
                 }
             }
+        }
+    }
+
+    /** Waits before asking again after failed attempt {@code attempt}, as the agent loop does ({@link RetryPolicy}). */
+    private void backOff(int attempt) throws ApiError, ClientGone {
+        try {
+            token.sleep(RetryPolicy.backoffMillis(attempt));
+        } catch (AgentException e) {
+            switch (interruption.get()) {
+                case TIMEOUT -> throw ApiError.timeout("The request took longer than the server's timeout.");
+                case CLIENT_GONE -> throw new ClientGone();
+                default -> throw ApiError.fromModel(e);
+            }
+        }
+    }
+
+    /** An answer's text as JSON, once {@link RetryPolicy#violation} found it is. */
+    private static JsonNode parsed(String text) {
+        try {
+            return Json.parse(text.strip());
+        } catch (Exception e) {
+            throw new IllegalStateException("a validated answer must be JSON", e);
         }
     }
 

@@ -1,6 +1,7 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.bridge.BridgeException;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import java.util.ArrayDeque;
@@ -157,7 +158,7 @@ public final class OperationQueue {
                 return request::failCancelled;
             }
             operation.finish();
-            BridgeException error = BridgeEngine.toBridgeException(e);
+            BridgeException error = BridgeException.wrap(e);
             return () -> request.fail(error);
         } catch (Throwable t) {
             Log.error("operation '" + request.method() + "' failed", t);

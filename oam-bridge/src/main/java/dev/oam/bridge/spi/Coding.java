@@ -1,4 +1,4 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -74,9 +74,6 @@ public final class Coding {
     public static ObjectNode event(TurnEvent event) {
         ObjectNode node = Json.object();
         switch (event) {
-            case TurnEvent.External e -> {
-                return e.json();
-            }
             case TurnEvent.ModelStep e -> {
                 node.put("type", "modelStep");
                 node.set("step", step(e.step()));

@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * tool-call fragments are joined per call {@code index}; servers that reuse an index for a second call
  * (a new id) or send no index at all are handled too.
  */
-final class Completion {
+final class CompletionAnswer {
     /** One tool call as the server sent it; {@code arguments} is JSON text, or {@code argumentsValue} an object. */
     static final class RawCall {
         String id = "";

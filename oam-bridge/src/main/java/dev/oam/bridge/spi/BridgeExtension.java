@@ -1,5 +1,6 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
+import dev.oam.bridge.BridgeEngine;
 import java.util.List;
 
 /**

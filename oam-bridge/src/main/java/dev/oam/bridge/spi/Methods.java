@@ -1,4 +1,4 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 /** The protocol's method names, in one place. */
 public final class Methods {

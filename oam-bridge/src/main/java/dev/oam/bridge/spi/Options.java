@@ -1,6 +1,7 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.bridge.BridgeException;
 import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolChoice;

@@ -1,4 +1,4 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -3,7 +3,7 @@ package dev.oam.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.Coding;
+import dev.oam.bridge.spi.Coding;
 import dev.oam.core.agent.Step;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.agent.Usage;
@@ -27,11 +27,11 @@ import org.jspecify.annotations.Nullable;
  * "pending"?: {...}}}}. {@code oam.tools} keeps the definitions with their {@code x-oam} blocks (the transcript's
  * instructions entry has them without); {@code oam.pending} is the turn that stopped for external tool outputs.
  */
-record Conversation(String instructionsEntryId, @Nullable String instructions, ArrayNode rawTools, List<TranscriptEntry> entries,
+record SavedConversation(String instructionsEntryId, @Nullable String instructions, ArrayNode rawTools, List<TranscriptEntry> entries,
         @Nullable Pending pending) {
     static final int VERSION = 1;
 
-    Conversation {
+    SavedConversation {
         entries = List.copyOf(entries);
     }
 
@@ -80,7 +80,7 @@ record Conversation(String instructionsEntryId, @Nullable String instructions, A
         }
     }
 
-    static Conversation load(Path file) throws CliError {
+    static SavedConversation load(Path file) throws CliError {
         JsonNode root;
         try {
             root = Json.parse(Files.readString(file));
@@ -121,7 +121,7 @@ record Conversation(String instructionsEntryId, @Nullable String instructions, A
                     pending = null;
                 }
             }
-            return new Conversation(restored.instructionsEntryId(), restored.instructions(), rawTools, restored.entries(), pending);
+            return new SavedConversation(restored.instructionsEntryId(), restored.instructions(), rawTools, restored.entries(), pending);
         } catch (IllegalArgumentException | NullPointerException e) {
             throw CliError.invalidInput(file + ": not a transcript saved by oam: " + e.getMessage());
         }

@@ -1,4 +1,4 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.agent.CancellationToken;

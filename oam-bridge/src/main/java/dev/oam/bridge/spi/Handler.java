@@ -1,4 +1,4 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 /**
  * Handles one method. Runs on the dispatcher, one request at a time in arrival order: validate and

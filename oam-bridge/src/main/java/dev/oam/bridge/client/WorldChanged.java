@@ -10,5 +10,5 @@ import org.jspecify.annotations.Nullable;
  * @param created the path had no value before
  * @param removed the path has no value now
  */
-public record WorldChange(String world, String subscription, String path, @Nullable Object oldValue,
+public record WorldChanged(String world, String subscription, String path, @Nullable Object oldValue,
         @Nullable Object newValue, boolean created, boolean removed) {}

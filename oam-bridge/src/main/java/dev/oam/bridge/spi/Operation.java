@@ -1,4 +1,4 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;

@@ -2,17 +2,15 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeRequest;
+import dev.oam.bridge.spi.Params;
 import dev.oam.core.ErrorCode;
-import dev.oam.core.json.Json;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
-/**
- * One request as a handler sees it. It is answered exactly once: the first {@link #respond} or
- * {@link #fail} wins and later ones are ignored.
- */
-public final class BridgeRequest {
+/** The engine's request: answered once, through the engine's outbound queue, and then out of flight. */
+final class RealRequest implements BridgeRequest {
     private final BridgeEngine engine;
     private final long sequence;
     private final @Nullable JsonNode id;
@@ -22,9 +20,8 @@ public final class BridgeRequest {
     private final @Nullable Consumer<ObjectNode> local;
     private final AtomicBoolean answered = new AtomicBoolean();
     private volatile @Nullable Runnable canceller;
-    private volatile boolean finished; // its answer is queued (BridgeEngine.finished)
 
-    BridgeRequest(BridgeEngine engine, long sequence, @Nullable JsonNode id, JsonNode requestId, String method, Params params,
+    RealRequest(BridgeEngine engine, long sequence, @Nullable JsonNode id, JsonNode requestId, String method, Params params,
             @Nullable Consumer<ObjectNode> local) {
         this.engine = engine;
         this.sequence = sequence;
@@ -35,6 +32,7 @@ public final class BridgeRequest {
         this.local = local;
     }
 
+    @Override
     public BridgeEngine engine() {
         return engine;
     }
@@ -43,54 +41,47 @@ public final class BridgeRequest {
         return sequence;
     }
 
-    /** The id as echoed in the response; {@code null} for a notification. */
+    @Override
     public @Nullable JsonNode id() {
         return id;
     }
 
-    /** The id events name in {@code requestId} (a private {@code local-<n>} for notifications). */
+    @Override
     public JsonNode requestId() {
         return requestId;
     }
 
+    @Override
     public String method() {
         return method;
     }
 
+    @Override
     public Params params() {
         return params;
     }
 
+    @Override
     public boolean isNotification() {
         return id == null && local == null;
     }
 
+    @Override
     public boolean isAnswered() {
         return answered.get();
     }
 
-    void markFinished() {
-        finished = true;
-    }
-
-    boolean isFinished() {
-        return finished;
-    }
-
-    /** Sends the result (after every message this request caused). Returns false when already answered. */
+    @Override
     public boolean respond(JsonNode result) {
         if (!answered.compareAndSet(false, true)) {
             return false;
         }
-        ObjectNode message = Json.object();
-        message.put("jsonrpc", "2.0");
-        message.set("id", id == null ? requestId : id);
-        message.set("result", result);
-        deliver(message);
+        deliver(Envelope.result(id == null ? requestId : id, result));
         engine.finished(this); // after queueing, so whoever waits for idle also finds the response queued
         return true;
     }
 
+    @Override
     public boolean fail(BridgeException error) {
         if (!answered.compareAndSet(false, true)) {
             return false;
@@ -98,7 +89,7 @@ public final class BridgeRequest {
         if (id == null && local == null) {
             dev.oam.core.Log.debug("notification '" + method + "' failed: " + error.getMessage());
         } else {
-            deliver(BridgeEngine.errorMessage(id == null ? requestId : id, error));
+            deliver(Envelope.error(id == null ? requestId : id, error));
         }
         engine.finished(this);
         return true;
@@ -108,12 +99,12 @@ public final class BridgeRequest {
         if (local != null) {
             engine.outbound().after(() -> local.accept(message));
         } else if (id != null) {
-            engine.sendFromWorker(message);
+            engine.outbound().send(message);
         }
     }
 
-    /** Sets how this request is cancelled by {@link BridgeEngine#cancel(JsonNode)} while it is in flight. */
-    void setCanceller(Runnable canceller) {
+    @Override
+    public void setCanceller(Runnable canceller) {
         this.canceller = canceller;
     }
 
@@ -127,34 +118,23 @@ public final class BridgeRequest {
         return true;
     }
 
+    @Override
     public boolean failCancelled() {
         return fail(new BridgeException(ErrorCode.CANCELLED, "The request was cancelled."));
     }
 
-    /**
-     * The channel for this request's client tools: {@code tool/call} requests whose params are
-     * {@code context} (e.g. {@code {"npc": "gorm"}}) plus {@code requestId} and {@code call}. It
-     * {@linkplain dev.oam.core.tool.ToolChannel#announcesOnReplyThread() announces replies on the input thread}: a turn
-     * listener used with it gets {@code toolCallCompleted} on the thread that read the reply, so it must not block
-     * ({@link #events} does not: it only sends).
-     */
+    @Override
     public dev.oam.core.tool.ToolChannel toolChannel(ObjectNode context) {
         return engine.clientCalls().channel(context, requestId);
     }
 
-    /**
-     * A turn listener sending {@code method} notifications ({@code <namespace>/event}) with
-     * {@code {…context, requestId, event}} params, as {@code session/event} does.
-     */
+    @Override
     public dev.oam.core.agent.TurnListener events(ObjectNode context, String method) {
         return Sessions.eventSender(this, context, method);
     }
 
-    /**
-     * Sends a notification (an event) through the single writer, before this request's response. Call it from
-     * the thread working on the request, holding no lock: on stdio that thread may write the line itself.
-     */
+    @Override
     public void notify(String notificationMethod, ObjectNode notificationParams) {
-        engine.sendFromWorker(BridgeEngine.notification(notificationMethod, notificationParams));
+        engine.outbound().send(Envelope.notification(notificationMethod, notificationParams));
     }
 }
