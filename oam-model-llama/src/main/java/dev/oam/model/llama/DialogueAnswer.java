@@ -32,11 +32,10 @@ import org.jspecify.annotations.Nullable;
  * generated still matches on the next turn.
  */
 final class DialogueAnswer {
-    /** The most characters of a reply's floor. */
+    /** The most characters of one sentence of the line, and of one reply. */
+    static final int SENTENCE = 100;
     static final int REPLY = 90;
     static final String ENDS_LABEL = "Ends the conversation: ";
-    private static final List<String> EXAMPLES = List.of("Tell me more about that.", "Why do you say that?",
-            "I will be going now.", "What else can you tell me?");
 
     private final DialogueForm form;
     private final List<String> emotions;
@@ -93,41 +92,21 @@ final class DialogueAnswer {
         return new DialogueAnswer(form, List.copyOf(emotions), min, max, floor, ends, false);
     }
 
-    /** What the system message says of the answer's form. */
-    String instructions() {
-        StringBuilder out = new StringBuilder("Answer in this form, nothing else:\n");
-        out.append(form.speaker()).append(emotions.isEmpty() ? "" : " (mood)").append(": \"what you say\"");
-        int shown = Math.max(minReplies, Math.min(maxReplies, EXAMPLES.size()));
-        if (maxReplies > 0) {
-            out.append('\n').append(form.listener()).append(": ");
-            for (int i = 0; i < Math.max(1, shown); i++) {
-                out.append(i == 0 ? "" : " | ").append('"').append(EXAMPLES.get(i % EXAMPLES.size())).append('"');
-            }
-        }
-        if (ends) {
-            out.append('\n').append(ENDS_LABEL).append("no");
-        }
-        List<String> notes = new ArrayList<>();
-        if (!emotions.isEmpty()) {
-            notes.add("The mood is one of: " + String.join(", ", emotions) + ".");
-        }
-        if (maxReplies > 0) {
-            String count = minReplies == maxReplies ? words(maxReplies) : "up to " + words(maxReplies);
-            String who = form.listener().equalsIgnoreCase("player") ? "the player" : form.listener();
-            notes.add("Then " + count + " short thing" + (maxReplies == 1 ? "" : "s") + " " + who + " could say back to you.");
-        }
-        if (ends) {
-            notes.add("End the conversation (yes) only when you mean to.");
-        }
-        if (!notes.isEmpty()) {
-            out.append("\n").append(String.join(" ", notes));
-        }
-        return out.toString();
+    /**
+     * What the system message says of the answer's form: only the moods to choose from, or nothing. The grammar writes
+     * the form itself, and the history shows earlier replies in it; measured on SmolLM2-135M (llama-server, the same
+     * grammar), a described form ("Gorm (mood): \"what you say\"", example replies) made the line worse: its words or
+     * the player's question read back, "aye, aye, aye…", where the bare list of moods gave answers in character.
+     */
+    @Nullable String instructions() {
+        return emotions.isEmpty() ? null : "Moods: " + String.join(", ", emotions) + ".";
     }
 
     /** The grammar rule of the answer, added to {@code gbnf}; returns its name. */
     String rule(Gbnf gbnf) {
-        String sentence = gbnf.rule("sentence", "[^\"\\n.!?0-9 \\t,;:\\x00-\\x1F\\x7F] [^\"\\n.!?\\x00-\\x1F\\x7F]+ [.!?]{1,3}");
+        String end = gbnf.rule("end", "\"...\" | [.!?]");
+        String sentence = gbnf.rule("sentence", "[^\"\\n.!?0-9 \\t,;:\\x00-\\x1F\\x7F] [^\"\\n.!?\\x00-\\x1F\\x7F]{1,"
+                + (SENTENCE - 2) + "} " + end);
         String line = gbnf.rule("line", form.sentences() == 1 ? sentence
                 : sentence + " (\" \" " + sentence + "){0," + (form.sentences() - 1) + "}");
         StringBuilder body = new StringBuilder();
@@ -142,7 +121,7 @@ final class DialogueAnswer {
         body.append(' ').append(line).append(' ').append(Gbnf.literal("\""));
         if (maxReplies > 0) {
             String reply = gbnf.rule("reply", "[^\"\\n.!?| \\x00-\\x1F\\x7F] [^\"\\n.!?|\\x00-\\x1F\\x7F]{" + (replyFloor - 2)
-                    + ",} [.!?]{1,3}");
+                    + "," + (REPLY - 2) + "} " + end);
             String quoted = Gbnf.literal("\"") + " " + reply + " " + Gbnf.literal("\"");
             String more = "(" + Gbnf.literal(" | ") + " " + quoted + ")";
             int least = Math.max(1, minReplies);
@@ -260,16 +239,5 @@ final class DialogueAnswer {
             regex.append("(?:\\n").append(Pattern.quote(ENDS_LABEL)).append("(?<ends>yes|no))?");
         }
         return Pattern.compile(regex.toString());
-    }
-
-    private static String words(int n) {
-        return switch (n) {
-            case 1 -> "one";
-            case 2 -> "two";
-            case 3 -> "three";
-            case 4 -> "four";
-            case 5 -> "five";
-            default -> Integer.toString(n);
-        };
     }
 }

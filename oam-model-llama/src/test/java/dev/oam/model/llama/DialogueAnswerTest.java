@@ -71,6 +71,9 @@ class DialogueAnswerTest {
         assertThat(g.accepts(WRITTEN.replace("Three iron swords", "12.2023"))).as("a line must open with a word").isFalse();
         assertThat(g.accepts(WRITTEN.replace(" Fine steel!", " Fine steel! Come back soon."))).as("two sentences at most").isFalse();
         assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine steel"))).as("a sentence ends in . ! or ?").isFalse();
+        assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine steel.!"))).as("one mark, or an ellipsis").isFalse();
+        assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine steel..."))).isTrue();
+        assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine " + "steel ".repeat(20) + "!"))).as("a sentence's length").isFalse();
         assertThat(g.accepts(WRITTEN.replace(" | \"Maybe later, thank you.\"", ""))).as("three replies").isFalse();
         assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "Yes."))).as("the replies' floor").isFalse();
         assertThat(g.accepts("{\"emotion\": \"happy\", \"line\": \"Hello.\"}")).as("no JSON").isFalse();
@@ -99,7 +102,7 @@ class DialogueAnswerTest {
         history.addAll(prompt("And shields?"));
         List<ChatMessage> messages = ChatPrompt.messages(spoken(history, SCHEMA, 2), Set.of());
         assertThat(messages).extracting(ChatMessage::content).contains(WRITTEN);
-        assertThat(messages.get(0).content()).contains("Gorm (mood): \"what you say\"").doesNotContain("JSON", "player_options");
+        assertThat(messages.get(0).content()).contains("Moods: neutral, happy, angry.").doesNotContain("JSON", "player_options");
     }
 
     @Test
@@ -127,7 +130,7 @@ class DialogueAnswerTest {
         assertThat(g.accepts("Rules:")).as("no prompt read back").isFalse();
         ModelResponse answer = StepOutput.parse("Gorm: \"Rain again!\"", bark, Usage.ZERO);
         assertThat(((ModelResponse.Answer) answer).text()).isEqualTo("Rain again!");
-        assertThat(ChatPrompt.messages(bark, Set.of()).get(0).content()).contains("Gorm: \"what you say\"");
+        assertThat(ChatPrompt.messages(bark, Set.of()).get(0).content()).doesNotContain("JSON", "Moods");
         List<String> texts = new ArrayList<>();
         StepStream stream = new StepStream(bark, new ModelListener() {
             @Override
