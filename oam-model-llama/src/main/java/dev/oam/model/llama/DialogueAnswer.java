@@ -35,6 +35,14 @@ final class DialogueAnswer {
     /** The most characters of one sentence of the line, and of one reply. */
     static final int SENTENCE = 100;
     static final int REPLY = 90;
+    /**
+     * Characters no sentence holds (GBNF class text): the quote that closes it, line breaks and control characters,
+     * the marks that end it, and what only markup uses (braces, brackets, backslashes, angle brackets): SmolLM2-135M
+     * wrote replies such as "{Mira 2} (nun)." and "\\nYou're going…" when they were allowed.
+     */
+    private static final String NOT_INSIDE = "\"\\n.!?{}\\[\\]\\\\<>\\x00-\\x1F\\x7F";
+    /** What no sentence opens with besides: digits, white space, other punctuation (a line always has words). */
+    private static final String NOT_FIRST = NOT_INSIDE + "0-9 \\t,;:()*#|'-";
     static final String ENDS_LABEL = "Ends the conversation: ";
 
     private final DialogueForm form;
@@ -105,8 +113,7 @@ final class DialogueAnswer {
     /** The grammar rule of the answer, added to {@code gbnf}; returns its name. */
     String rule(Gbnf gbnf) {
         String end = gbnf.rule("end", "\"...\" | [.!?]");
-        String sentence = gbnf.rule("sentence", "[^\"\\n.!?0-9 \\t,;:\\x00-\\x1F\\x7F] [^\"\\n.!?\\x00-\\x1F\\x7F]{1,"
-                + (SENTENCE - 2) + "} " + end);
+        String sentence = gbnf.rule("sentence", "[^" + NOT_FIRST + "] [^" + NOT_INSIDE + "]{1," + (SENTENCE - 2) + "} " + end);
         String line = gbnf.rule("line", form.sentences() == 1 ? sentence
                 : sentence + " (\" \" " + sentence + "){0," + (form.sentences() - 1) + "}");
         StringBuilder body = new StringBuilder();
@@ -120,8 +127,8 @@ final class DialogueAnswer {
         }
         body.append(' ').append(line).append(' ').append(Gbnf.literal("\""));
         if (maxReplies > 0) {
-            String reply = gbnf.rule("reply", "[^\"\\n.!?| \\x00-\\x1F\\x7F] [^\"\\n.!?|\\x00-\\x1F\\x7F]{" + (replyFloor - 2)
-                    + "," + (REPLY - 2) + "} " + end);
+            String reply = gbnf.rule("reply", "[^|" + NOT_FIRST + "] [^|" + NOT_INSIDE + "]{" + (replyFloor - 2) + "," + (REPLY - 2)
+                    + "} " + end);
             String quoted = Gbnf.literal("\"") + " " + reply + " " + Gbnf.literal("\"");
             String more = "(" + Gbnf.literal(" | ") + " " + quoted + ")";
             int least = Math.max(1, minReplies);

@@ -76,6 +76,9 @@ class DialogueAnswerTest {
         assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine " + "steel ".repeat(20) + "!"))).as("a sentence's length").isFalse();
         assertThat(g.accepts(WRITTEN.replace(" | \"Maybe later, thank you.\"", ""))).as("three replies").isFalse();
         assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "Yes."))).as("the replies' floor").isFalse();
+        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "{Mira 2} (nun) (nun)."))).as("no markup").isFalse();
+        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "\\nYou are going there."))).isFalse();
+        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "- I will take one."))).as("opens with a word").isFalse();
         assertThat(g.accepts("{\"emotion\": \"happy\", \"line\": \"Hello.\"}")).as("no JSON").isFalse();
         GbnfChecker one = GbnfChecker.parse(StepGrammar.of(spoken(prompt("Hi."), SCHEMA, 1), 64));
         assertThat(one.accepts(WRITTEN)).isFalse();
