@@ -1,6 +1,13 @@
 package dev.oam.model.llama;
 
 import dev.oam.core.Log;
+import dev.oam.model.llama.engine.Engine;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.LlamaBuilds;
+import dev.oam.model.llama.engine.NativeLibrary;
+import dev.oam.model.llama.gguf.GgufException;
+import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.jni.JniEngine;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -11,7 +18,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Which engine runs a llama model: the FFM engine ({@code FfmEngine}, llama.cpp's C API driven directly:
  * continuous batching of every slot, Java sampling, cancel between prompt chunks) or the JNI engine
- * ({@link LlamaEngine}, through the de.kherud binding).
+ * ({@link JniEngine}, through the de.kherud binding).
  *
  * <p>By default FFM runs on JDK 22+ on Linux and macOS, when the library passes {@code LlamaNative}'s checks
  * (b4916, every symbol, the default-parameter fingerprint); anywhere else (JDK 21, Windows, whose DLLs export no
@@ -22,12 +29,12 @@ import org.jspecify.annotations.Nullable;
  * <p>The FFM classes are compiled for release 22 into {@code META-INF/versions/22} and reached only here, by
  * name, so a JDK 21 host never loads them.
  */
-final class EngineChoice {
+public final class EngineChoice {
     static final String VARIABLE = "OAM_LLAMA_ENGINE";
     static final String PROPERTY = "oam.llama.engine";
-    static final String FFM_CLASS = "dev.oam.model.llama.FfmEngine";
+    static final String FFM_CLASS = "dev.oam.model.llama.ffm.FfmEngine";
 
-    enum Kind { JNI, FFM }
+    public enum Kind { JNI, FFM }
 
     private EngineChoice() {}
 
@@ -57,13 +64,13 @@ final class EngineChoice {
      *
      * @param current whether it is the project's current llama.cpp ({@link Architectures#VENDORED}) rather than b4916
      */
-    record Planned(boolean current, String description) {
+    public record Planned(boolean current, String description) {
         java.util.Set<String> architectures() {
             return current ? Architectures.VENDORED : Architectures.B4916;
         }
     }
 
-    static Planned planned(UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties,
+    public static Planned planned(UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties,
             int javaFeature, String osName, String home) {
         Kind forced;
         try {
@@ -90,7 +97,7 @@ final class EngineChoice {
     }
 
     /** {@link #planned} for this process. */
-    static Planned planned() {
+    public static Planned planned() {
         return planned(System::getenv, System::getProperty, Runtime.version().feature(), System.getProperty("os.name", ""),
                 System.getProperty("user.home", "."));
     }
@@ -142,7 +149,7 @@ final class EngineChoice {
             if (ignored != null) {
                 Log.warning(ignored);
             }
-            return LlamaEngine.open(file, settings);
+            return JniEngine.open(file, settings);
         }
         if (!possible) {
             throw new IOException("the FFM llama engine needs JDK 22 or newer on Linux or macOS (this is JDK "
@@ -155,7 +162,7 @@ final class EngineChoice {
                 throw new IOException(e.getMessage(), e);
             }
             Log.info(e.getMessage() + "; using the JNI engine");
-            return LlamaEngine.open(file, settings);
+            return JniEngine.open(file, settings);
         }
     }
 

@@ -7,6 +7,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.gguf.GgufFile;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -130,7 +135,7 @@ class FfmBatchingTest {
         SlotEngine fresh = (SlotEngine) EngineChoice.open(GgufFile.read(TinyEngines.MODELS.resolve("tiny-lanes.gguf")),
                 EngineSettings.defaults().withContextSize(1024).withSlots(4).withThreads(1).withThreadsBatch(2),
                 EngineChoice.Kind.FFM);
-        java.lang.reflect.Field probe = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredField("decodeThreadsProbe");
+        java.lang.reflect.Field probe = Class.forName("dev.oam.model.llama.ffm.FfmEngine").getDeclaredField("decodeThreadsProbe");
         probe.setAccessible(true);
         List<int[]> decodes = Collections.synchronizedList(new ArrayList<>());
         probe.set(null, (java.util.function.BiConsumer<Integer, Integer>) (rows, threads) -> decodes.add(new int[] {rows, threads}));
@@ -164,7 +169,7 @@ class FfmBatchingTest {
         // A prompt read whole (chunks of many rows), then again from the lane's cache, where only its last token is
         // decoded: llama.cpp computes a product of one row with other kernels than a product of several, so without the
         // padding row the second read's logits differ in their last bits (and a greedy answer can change).
-        java.lang.reflect.Field probe = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredField("firstLogitsProbe");
+        java.lang.reflect.Field probe = Class.forName("dev.oam.model.llama.ffm.FfmEngine").getDeclaredField("firstLogitsProbe");
         probe.setAccessible(true);
         List<float[]> rows = Collections.synchronizedList(new ArrayList<>());
         probe.set(null, (java.util.function.Consumer<float[]>) rows::add);

@@ -17,7 +17,7 @@ class FfmDecodeBudgetTest {
     @BeforeEach
     void find() throws Exception {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        budget = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredMethod("prefillBudget", double.class,
+        budget = Class.forName("dev.oam.model.llama.ffm.FfmEngine").getDeclaredMethod("prefillBudget", double.class,
                 double.class, double.class, int.class);
         budget.setAccessible(true);
     }

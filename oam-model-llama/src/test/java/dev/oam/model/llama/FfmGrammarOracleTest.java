@@ -4,6 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.RepetitionGuard;
+import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.testing.gguf.TinyGguf;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
@@ -63,7 +70,7 @@ class FfmGrammarOracleTest {
     }
 
     private static void forced(boolean on) throws Exception {
-        java.lang.reflect.Field field = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredField("FORCED");
+        java.lang.reflect.Field field = Class.forName("dev.oam.model.llama.ffm.FfmEngine").getDeclaredField("FORCED");
         field.setAccessible(true);
         field.setBoolean(null, on);
     }

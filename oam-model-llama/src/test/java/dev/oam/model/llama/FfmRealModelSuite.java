@@ -7,7 +7,15 @@ import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.ModelFile;
+import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.grammar.TokenVocabulary;
+import dev.oam.model.llama.jni.JniEngine;
+import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.testing.RealModel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,8 +26,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
@@ -89,7 +97,7 @@ abstract class FfmRealModelSuite {
     void randomWalksOnTheEnginesVocabularyEndInSentencesTheCheckerAccepts() throws Exception {
         // The vocabulary as the engine hands it to the Java grammar (llama.cpp's pieces): the only source for a
         // byte-level BPE vocabulary such as SmolLM2's, which GgufVocabulary does not read.
-        java.lang.reflect.Method vocabulary = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredMethod("vocabulary");
+        java.lang.reflect.Method vocabulary = Class.forName("dev.oam.model.llama.ffm.FfmEngine").getDeclaredMethod("vocabulary");
         vocabulary.setAccessible(true);
         TokenVocabulary pieces = (TokenVocabulary) vocabulary.invoke(engine);
         int end = GgufFile.read(model.pathIfSet()).tokens().indexOf(endOfTurn());
@@ -187,13 +195,13 @@ abstract class FfmRealModelSuite {
 
     @Test
     void quantisedWeightsGiveTheSameFirstLogitsHoweverThePromptWasCutWithoutPadding() throws Exception {
-        // Both models' matrices are all quantised, so the engine adds no padding row (LlamaEngine.floatMatrices), on the
+        // Both models' matrices are all quantised, so the engine adds no padding row (ModelFile#floatMatrices), on the
         // premise that llama.cpp's quantised products come out the same for one row and for several: a prompt read
         // whole, then its last token decoded alone after the rest came from the cache, must give the same first logits.
         // On a fresh 1-lane engine, so the lane's cells lie in order (placement among other lanes' cells is another matter).
-        Class<?> type = Class.forName("dev.oam.model.llama.FfmEngine");
+        Class<?> type = Class.forName("dev.oam.model.llama.ffm.FfmEngine");
         GgufFile file = GgufFile.read(model.pathIfSet());
-        assertThat(LlamaEngine.modelFile(file).floatMatrices()).isFalse();
+        assertThat(ModelFile.of(file).floatMatrices()).isFalse();
         java.lang.reflect.Field probe = type.getDeclaredField("firstLogitsProbe");
         probe.setAccessible(true);
         List<float[]> rows = java.util.Collections.synchronizedList(new ArrayList<>());
