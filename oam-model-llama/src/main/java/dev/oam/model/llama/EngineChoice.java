@@ -5,6 +5,8 @@ import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineSettings;
 import dev.oam.model.llama.engine.LlamaBuilds;
 import dev.oam.model.llama.engine.NativeLibrary;
+import dev.oam.model.llama.ffm.FfmObserver;
+import dev.oam.model.llama.ffm.FfmTuning;
 import dev.oam.model.llama.gguf.GgufException;
 import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.jni.JniEngine;
@@ -141,6 +143,15 @@ public final class EngineChoice {
     }
 
     static Engine open(GgufFile file, EngineSettings settings, @Nullable Kind forced) throws IOException {
+        return open(file, settings, forced, null, FfmObserver.NONE);
+    }
+
+    /**
+     * {@code file} on the engine {@code forced} names (null: FFM where it can run, else JNI); an FFM engine with
+     * {@code tuning} (null: {@link FfmTuning#fromSystem()}) and {@code observer}.
+     */
+    static Engine open(GgufFile file, EngineSettings settings, @Nullable Kind forced, @Nullable FfmTuning tuning,
+            FfmObserver observer) throws IOException {
         boolean possible = ffmPossible(Runtime.version().feature(), System.getProperty("os.name", ""));
         if (forced == Kind.JNI || forced == null && !possible) {
             String ignored = ignoredLibrary(System.getProperty("oam.llama.library"), System.getenv("OAM_LLAMA_LIBRARY"),
@@ -156,7 +167,7 @@ public final class EngineChoice {
                     + Runtime.version().feature() + " on " + System.getProperty("os.name") + "); unset " + VARIABLE);
         }
         try {
-            return openFfm(file, settings);
+            return openFfm(file, settings, tuning != null ? tuning : FfmTuning.fromSystem(), observer);
         } catch (UnsupportedOperationException e) {
             if (forced == Kind.FFM) {
                 throw new IOException(e.getMessage(), e);
@@ -179,18 +190,19 @@ public final class EngineChoice {
                 + " binding's own llama.cpp; the FFM engine, which drives that library, needs JDK 22 or newer on Linux";
     }
 
-    /** {@code FfmEngine.open(file, settings)}, by name. */
-    private static Engine openFfm(GgufFile file, EngineSettings settings) throws IOException {
+    /** {@code FfmEngine.open(file, settings, tuning, observer)}, by name. */
+    private static Engine openFfm(GgufFile file, EngineSettings settings, FfmTuning tuning, FfmObserver observer)
+            throws IOException {
         Method open;
         try {
             Class<?> type = Class.forName(FFM_CLASS, true, EngineChoice.class.getClassLoader());
-            open = type.getDeclaredMethod("open", GgufFile.class, EngineSettings.class);
+            open = type.getDeclaredMethod("open", GgufFile.class, EngineSettings.class, FfmTuning.class, FfmObserver.class);
             open.setAccessible(true);
         } catch (ReflectiveOperationException | LinkageError e) {
             throw new UnsupportedOperationException("the FFM llama engine is not in this build (" + e + ")", e);
         }
         try {
-            return (Engine) open.invoke(null, file, settings);
+            return (Engine) open.invoke(null, file, settings, tuning, observer);
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
             if (cause instanceof IOException io) {

@@ -29,7 +29,7 @@ class FfmForcedTextTest {
                 ToolCallingMode.REQUIRED, false, null), 64);
         GbnfChecker checker = GbnfChecker.parse(grammar);
         String prompt = engine.renderChat(List.of(new ChatMessage("user", "Open the north gate.")));
-        AtomicLong forced = (AtomicLong) Class.forName("dev.oam.model.llama.ffm.FfmEngine").getDeclaredField("forcedTokens").get(null);
+        AtomicLong forced = TinyEngines.PROBES.forcedTokens;
         for (long seed = 0; seed < 3; seed++) {
             long before = forced.get();
             EngineRequest request = new EngineRequest(prompt, grammar, 96, seed == 0 ? 0 : 1.0, 0, 1, seed);

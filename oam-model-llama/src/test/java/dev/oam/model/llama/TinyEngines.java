@@ -19,6 +19,8 @@ import java.util.Map;
 public final class TinyEngines {
     public static final Path MODELS = Path.of("target", "test-models").toAbsolutePath();
     private static final Map<String, SlotEngine> OPEN = new HashMap<>();
+    /** What the FFM engines opened here report; tests switch its parts on and off. */
+    static final ProbeObserver PROBES = new ProbeObserver();
 
     private TinyEngines() {}
 
@@ -56,7 +58,8 @@ public final class TinyEngines {
             if (!java.nio.file.Files.exists(file)) {
                 builder.write(file);
             }
-            return (SlotEngine) EngineChoice.open(GgufFile.read(file), settings.withThreads(1).withThreadsBatch(1), kind);
+            return (SlotEngine) EngineChoice.open(GgufFile.read(file), settings.withThreads(1).withThreadsBatch(1), kind, null,
+                    PROBES);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (GgufException e) {

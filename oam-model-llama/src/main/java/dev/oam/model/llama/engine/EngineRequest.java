@@ -14,4 +14,20 @@ import org.jspecify.annotations.Nullable;
  * @param seed the sampler's seed (greedy ignores it)
  */
 public record EngineRequest(String prompt, @Nullable String grammar, int maxTokens, double temperature, int topK, double topP,
-        long seed) {}
+        long seed) {
+    /**
+     * Refuses what no engine can run: fewer than one token, a temperature below 0 or not a number, a top-p not a number.
+     * The backend never asks for these; a direct caller (a benchmark) might.
+     */
+    public void checkRunnable() {
+        if (maxTokens < 1) {
+            throw new IllegalArgumentException("maxTokens must be at least 1, was " + maxTokens);
+        }
+        if (Double.isNaN(temperature) || temperature < 0) {
+            throw new IllegalArgumentException("temperature must be ≥ 0, was " + temperature);
+        }
+        if (Double.isNaN(topP)) {
+            throw new IllegalArgumentException("topP must be a number");
+        }
+    }
+}

@@ -2,7 +2,6 @@ package dev.oam.model.llama.engine;
 
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
-import dev.oam.model.llama.jni.ComputeGate;
 import java.util.ArrayDeque;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -10,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A first-come, first-served wait on one lock, which a waiter leaves at once when its token is cancelled (or its
- * thread interrupted). {@link SlotTable} (a free slot) and {@link ComputeGate} (the right to compute) wait through
+ * thread interrupted). {@link SlotTable} (a free slot) and {@code jni.ComputeGate} (the right to compute) wait through
  * it; they guard their own state with {@link #lock} and call {@link #changed}'s {@code signalAll} when it changes.
  */
 public final class FairQueue {

@@ -2,14 +2,13 @@ package dev.oam.model.llama.engine;
 
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
-import dev.oam.model.llama.jni.JniEngine;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.Consumer;
 
 /**
- * The caller's side of one generation, shared by both engines ({@link JniEngine} and the FFM engine): the
- * thread that computes posts {@link Event}s, the caller takes them in {@link #await} and runs {@code onDelta}
- * itself. Once cancelled, a request ends cancelled even if its result is already queued.
+ * The events of one {@link Generation}: the thread that computes posts {@link Event}s, the caller takes them in
+ * {@link #await} and runs {@code onDelta} itself. Once cancelled, a request ends cancelled even if its result is
+ * already queued.
  */
 public final class GenerationEvents {
     /** Sent from the computing thread to the caller. */
@@ -23,31 +22,14 @@ public final class GenerationEvents {
 
     public record Cancelled() implements Event {}
 
-    /** What {@link #await} needs of the engine's generation. */
-    public interface Generation {
-        /** Asks the computing thread to stop and posts {@link Cancelled}. */
-        void cancel();
-
-        boolean cancelRequested();
-
-        /** Waits, briefly and bounded, for the computing thread to let the request go after a cancel. */
-        void waitAfterCancel();
-
-        /** Whether the engine was closed (a cancel the caller did not ask for is then {@code model_unavailable}). */
-        boolean engineClosed();
-
-        /** The error a {@link Failed} event becomes. */
-        AgentException failure(Throwable error);
-    }
-
     private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
 
-    public void add(Event event) {
+    void add(Event event) {
         events.add(event);
     }
 
     /** Runs on the caller's thread: forwards deltas until the request ends or {@code token} is cancelled. */
-    public EngineResult await(Generation generation, Consumer<String> onDelta, CancellationToken token) throws AgentException {
+    EngineResult await(Generation generation, Consumer<String> onDelta, CancellationToken token) throws AgentException {
         Runnable onCancel = generation::cancel;
         token.onCancel(onCancel);
         try {

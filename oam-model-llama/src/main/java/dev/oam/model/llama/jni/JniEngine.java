@@ -13,7 +13,7 @@ import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.EngineSettings;
-import dev.oam.model.llama.engine.GenerationEvents;
+import dev.oam.model.llama.engine.Generation;
 import dev.oam.model.llama.engine.GenerationEvents.Cancelled;
 import dev.oam.model.llama.engine.GenerationEvents.Delta;
 import dev.oam.model.llama.engine.GenerationEvents.Done;
@@ -23,6 +23,7 @@ import dev.oam.model.llama.engine.ModelFile;
 import dev.oam.model.llama.engine.NativeLibrary;
 import dev.oam.model.llama.engine.SlotEngine;
 import dev.oam.model.llama.engine.SlotTable;
+import dev.oam.model.llama.engine.TokenCounts;
 import dev.oam.model.llama.gguf.GgufException;
 import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.prompt.ChatMessage;
@@ -34,16 +35,12 @@ import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -73,8 +70,6 @@ import org.jspecify.annotations.Nullable;
 public final class JniEngine implements SlotEngine, AutoCloseable {
     static final long CANCEL_WAIT_MS = 2_000;
     private static final AtomicInteger THREAD_NUMBERS = new AtomicInteger();
-    private static final int TOKEN_CACHE_ENTRIES = 512;
-    private static final int TOKEN_CACHE_MAX_CHARS = 16 * 1024;
     /** Stands for the BOS token at the start of a prompt; equal in every prompt, so prefixes compare right. */
     private static final int BOS = -1;
 
@@ -85,13 +80,8 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
     private final ExecutorService workers;
     private final ChatRenderer chat;
     private final ComputeGate gate;
-    private final Set<Generation> running = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private final Map<String, Integer> tokenCounts = new LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
-            return size() > TOKEN_CACHE_ENTRIES;
-        }
-    }; // guarded by itself
+    private final Set<Job> running = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final TokenCounts tokenCounts = new TokenCounts();
     private volatile boolean closed;
     private final long loadMillis;
 
@@ -199,22 +189,7 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
     @Override
     public int countTokens(String text) {
         ensureUsable();
-        boolean cacheable = text.length() <= TOKEN_CACHE_MAX_CHARS;
-        if (cacheable) {
-            synchronized (tokenCounts) {
-                Integer known = tokenCounts.get(text);
-                if (known != null) {
-                    return known;
-                }
-            }
-        }
-        int count = model.encode(text).length;
-        if (cacheable) {
-            synchronized (tokenCounts) {
-                tokenCounts.put(text, count);
-            }
-        }
-        return count;
+        return tokenCounts.count(text, t -> model.encode(t).length);
     }
 
     @Override
@@ -244,7 +219,7 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
     @Override
     public EngineResult generate(EngineRequest request, Object sessionKey, Consumer<String> onDelta,
             CancellationToken token) throws AgentException {
-        check(request);
+        request.checkRunnable();
         if (closed) {
             throw SlotTable.closedError();
         }
@@ -259,12 +234,12 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
         // llama.cpp stops (context shift is off) once prompt + generated reach the context: ask for no more.
         int maxTokens = Math.max(1, Math.min(request.maxTokens(), context - prompt.length - 1));
         SlotTable.Lease lease = slots.acquire(prompt, sessionKey, token);
-        Generation generation = null;
+        Job generation = null;
         boolean enteredGate = false;
         try {
             gate.enter(this, token);
             enteredGate = true;
-            generation = new Generation(request, maxTokens, prompt, lease);
+            generation = new Job(request, maxTokens, prompt, lease);
             running.add(generation);
             workers.execute(generation);
         } catch (AgentException | RuntimeException | Error e) {
@@ -281,18 +256,6 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
             throw e;
         }
         return generation.await(onDelta, token);
-    }
-
-    private static void check(EngineRequest r) {
-        if (r.maxTokens() < 1) {
-            throw new IllegalArgumentException("maxTokens must be at least 1, was " + r.maxTokens());
-        }
-        if (Double.isNaN(r.temperature()) || r.temperature() < 0) {
-            throw new IllegalArgumentException("temperature must be ≥ 0, was " + r.temperature());
-        }
-        if (Double.isNaN(r.topP())) {
-            throw new IllegalArgumentException("topP must be a number");
-        }
     }
 
     /** top-p as llama.cpp takes it: at most 1, and above 0 (a threshold of 0 keeps only the likeliest token). */
@@ -321,33 +284,25 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
     public void close() {
         closed = true;
         slots.close();
-        for (Generation g : running) {
+        for (Job g : running) {
             g.cancel();
         }
         workers.shutdown();
     }
 
     /** One generation: run by a worker thread, awaited by the caller. */
-    private final class Generation implements Runnable, GenerationEvents.Generation {
+    private final class Job extends Generation implements Runnable {
         private final EngineRequest request;
         private final int maxTokens;
         private final int[] prompt;
         private final SlotTable.Lease lease;
-        private final GenerationEvents events = new GenerationEvents();
-        private final CountDownLatch finished = new CountDownLatch(1);
-        private volatile boolean cancelRequested;
 
-        Generation(EngineRequest request, int maxTokens, int[] prompt, SlotTable.Lease lease) {
+        Job(EngineRequest request, int maxTokens, int[] prompt, SlotTable.Lease lease) {
+            super(CANCEL_WAIT_MS);
             this.request = request;
             this.maxTokens = maxTokens;
             this.prompt = prompt;
             this.lease = lease;
-        }
-
-        @Override
-        public void cancel() {
-            cancelRequested = true;
-            events.add(new Cancelled());
         }
 
         /** Runs on the worker thread. The terminal event is sent last, once the slot and the gate are free. */
@@ -358,24 +313,24 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
             try {
                 StringBuilder text = new StringBuilder();
                 int steps = 0;
-                if (!cancelRequested) {
+                if (!cancelRequested()) {
                     LlamaIterator iterator = model.generate(parameters()).iterator();
                     try {
-                        while (iterator.hasNext() && !cancelRequested) {
+                        while (iterator.hasNext() && !cancelRequested()) {
                             LlamaOutput output = iterator.next();
                             steps++;
                             // The binding decodes bytes it cannot finish as U+FFFD; a game's text never shows it.
                             String piece = output.text.replace("\uFFFD", "");
                             if (!piece.isEmpty()) {
                                 text.append(piece);
-                                events.add(new Delta(piece));
+                                post(new Delta(piece));
                             }
                         }
                     } finally {
                         iterator.cancel(); // on this thread only: from another thread it strands next()
                     }
                 }
-                if (!cancelRequested) {
+                if (!cancelRequested()) {
                     String answer = text.toString();
                     // The binding does not report the sampled token ids: count the answer's own tokens, at most
                     // what was asked (a model may sample a longer split of the same text than the tokenizer).
@@ -394,8 +349,7 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
                     slots.release(lease, held);
                 } finally {
                     running.remove(this);
-                    finished.countDown();
-                    events.add(terminal);
+                    complete(terminal);
                 }
             }
         }
@@ -419,39 +373,19 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
             return p;
         }
 
-        /** Runs on the caller's thread: forwards deltas until the request ends or the token is cancelled. */
-        EngineResult await(Consumer<String> onDelta, CancellationToken token) throws AgentException {
-            return events.await(this, onDelta, token);
+        @Override
+        protected void stillBusy() {
+            Log.info("llama slot " + lease.id() + " is still busy after a cancel (a long prompt is being processed)");
         }
 
         @Override
-        public boolean cancelRequested() {
-            return cancelRequested;
-        }
-
-        @Override
-        public void waitAfterCancel() {
-            waitForWorker();
-        }
-
-        @Override
-        public boolean engineClosed() {
+        protected boolean engineClosed() {
             return closed;
         }
 
         @Override
-        public AgentException failure(Throwable error) {
+        protected AgentException failure(Throwable error) {
             return JniEngine.failure(error);
-        }
-
-        private void waitForWorker() {
-            try {
-                if (!finished.await(CANCEL_WAIT_MS, TimeUnit.MILLISECONDS)) {
-                    Log.info("llama slot " + lease.id() + " is still busy after a cancel (a long prompt is being processed)");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
         }
     }
 

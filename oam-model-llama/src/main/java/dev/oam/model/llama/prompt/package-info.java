@@ -1,5 +1,6 @@
 /**
- * What a model reads: chat messages rendered in the file's own template (or a known turn format), the step's prompt with its tools and answer form, and the words that describe a schema.
+ * What a model reads: chat messages rendered in the file's own template (or a known turn format), the step's prompt
+ * with its tools and answer form, and the words that describe a schema.
  *
  * <p>Types are non-null unless marked {@code @Nullable}.
  */

@@ -16,16 +16,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * cache: llama.cpp b4916 corrupts results when two decodes run at once anywhere in the process (a global in its
  * tinyBLAS kernel), so one thread is the lock, and it also makes continuous batching natural.
  *
- * <p>Each turn runs queued tasks (context creation), then one {@link FfmEngine#step()} per engine that has work,
+ * <p>Each turn runs queued tasks (context creation), then one {@link Scheduler#step()} per engine that has work,
  * in rotating order: two models interleave batch by batch, so neither waits for the other's whole prompt. It
  * sleeps when no engine has work, and {@link #wake()} (a new request, a cancel) rouses it.
  */
-public final class DecodeLoop {
+final class DecodeLoop {
     private static DecodeLoop instance; // guarded by DecodeLoop.class
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition signal = lock.newCondition();
-    private final List<FfmEngine> engines = new CopyOnWriteArrayList<>();
+    private final List<Scheduler> engines = new CopyOnWriteArrayList<>();
     private final ConcurrentLinkedQueue<FutureTask<?>> tasks = new ConcurrentLinkedQueue<>();
     private final Thread thread;
     private boolean signalled; // guarded by lock
@@ -43,7 +43,7 @@ public final class DecodeLoop {
         return instance;
     }
 
-    void register(FfmEngine engine) {
+    void register(Scheduler engine) {
         engines.add(engine);
         wake();
     }
@@ -90,7 +90,7 @@ public final class DecodeLoop {
                 boolean worked = false;
                 int count = engines.size();
                 for (int i = 0; i < count; i++) {
-                    FfmEngine engine = engines.get((turn + i) % count);
+                    Scheduler engine = engines.get((turn + i) % count);
                     try {
                         worked |= engine.step();
                     } catch (Throwable e) { // a bug in a step must not stop every model of the process

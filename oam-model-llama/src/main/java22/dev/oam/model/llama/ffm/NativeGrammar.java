@@ -23,8 +23,8 @@ import java.util.BitSet;
  *
  * <p>Decode thread only (the sampler objects and the scratch arrays are not thread-safe).
  */
-public final class NativeGrammar implements GrammarCompiler {
-    private final FfmEngine engine;
+final class NativeGrammar implements GrammarCompiler {
+    private final ModelVocab vocab;
     private final int nVocab;
     private final int endToken;
     private final Arena arena = Arena.ofShared();
@@ -34,10 +34,10 @@ public final class NativeGrammar implements GrammarCompiler {
     private final MemorySegment pristine;
     private final MemorySegment allArray;
 
-    NativeGrammar(FfmEngine engine) {
-        this.engine = engine;
-        this.nVocab = engine.vocabularySize();
-        BitSet eog = engine.endOfGeneration();
+    NativeGrammar(ModelVocab vocab) {
+        this.vocab = vocab;
+        this.nVocab = vocab.size;
+        BitSet eog = vocab.endOfGeneration();
         this.endToken = eog.nextSetBit(0);
         one = arena.allocate(LlamaNative.TOKEN_DATA);
         oneArray = arena.allocate(LlamaNative.TOKEN_DATA_ARRAY);
@@ -51,10 +51,10 @@ public final class NativeGrammar implements GrammarCompiler {
 
     @Override
     public TokenConstraint start(String gbnf) {
-        LlamaNative api = engine.api();
+        LlamaNative api = vocab.api;
         MemorySegment sampler;
         try (Arena local = Arena.ofConfined()) {
-            sampler = (MemorySegment) api.samplerInitGrammar.invokeExact(engine.vocab(), local.allocateFrom(gbnf),
+            sampler = (MemorySegment) api.samplerInitGrammar.invokeExact(vocab.vocab, local.allocateFrom(gbnf),
                     local.allocateFrom("root"));
         } catch (Throwable e) {
             throw LlamaNative.failed("llama_sampler_init_grammar", e);
@@ -67,7 +67,7 @@ public final class NativeGrammar implements GrammarCompiler {
 
     private void apply(MemorySegment sampler, MemorySegment array) {
         try {
-            engine.api().samplerApply.invokeExact(sampler, array);
+            vocab.api.samplerApply.invokeExact(sampler, array);
         } catch (Throwable e) {
             throw LlamaNative.failed("llama_sampler_apply", e);
         }
@@ -120,7 +120,7 @@ public final class NativeGrammar implements GrammarCompiler {
                 throw new IllegalArgumentException("the grammar does not allow token " + token);
             }
             try {
-                engine.api().samplerAccept.invokeExact(sampler, token);
+                vocab.api.samplerAccept.invokeExact(sampler, token);
             } catch (Throwable e) {
                 throw LlamaNative.failed("llama_sampler_accept", e);
             }
@@ -141,7 +141,7 @@ public final class NativeGrammar implements GrammarCompiler {
         public void close() {
             if (!sampler.equals(MemorySegment.NULL)) {
                 try {
-                    engine.api().samplerFree.invokeExact(sampler);
+                    vocab.api.samplerFree.invokeExact(sampler);
                 } catch (Throwable e) {
                     throw LlamaNative.failed("llama_sampler_free", e);
                 }

@@ -1,33 +1,20 @@
-package dev.oam.model.llama;
+package dev.oam.model.llama.ffm;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.lang.reflect.Method;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The prompt rows one FFM decode takes ({@code FfmEngine.prefillBudget}): what fits in the time target by a cost
+ * The prompt rows one FFM decode takes ({@link CostModel#prefillBudget}): what fits in the time target by a cost
  * model of a fixed part per decode plus a part per row, clamped to [16, 128].
  */
-class FfmDecodeBudgetTest {
-    private Method budget;
-
-    @BeforeEach
-    void find() throws Exception {
-        assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        budget = Class.forName("dev.oam.model.llama.ffm.FfmEngine").getDeclaredMethod("prefillBudget", double.class,
-                double.class, double.class, int.class);
-        budget.setAccessible(true);
-    }
-
-    private int budget(double fixedMillis, double millisPerRow, double targetMillis, int generating) throws Exception {
-        return (int) budget.invoke(null, fixedMillis, millisPerRow, targetMillis, generating);
+class CostModelTest {
+    private static int budget(double fixedMillis, double millisPerRow, double targetMillis, int generating) {
+        return CostModel.prefillBudget(fixedMillis, millisPerRow, targetMillis, generating);
     }
 
     @Test
-    void theFixedPartOfADecodeIsPaidOnceNotPerRow() throws Exception {
+    void theFixedPartOfADecodeIsPaidOnceNotPerRow() {
         // A model whose weights dominate: 28 ms a decode whatever its size, 3 ms a row. 100 ms fit 24 rows; dividing
         // a whole 16-row decode (76 ms) by its rows (4.75 ms a row) would have given 21, and at 8 generating rows 13,
         // clamped to the floor.
@@ -37,7 +24,7 @@ class FfmDecodeBudgetTest {
     }
 
     @Test
-    void theBudgetStaysWithinItsBounds() throws Exception {
+    void theBudgetStaysWithinItsBounds() {
         assertThat(budget(500, 20, 100, 0)).as("a decode slower than the target").isEqualTo(16);
         assertThat(budget(1, 0.1, 250, 0)).as("a fast model").isEqualTo(128);
         assertThat(budget(Double.NaN, Double.NaN, 100, 0)).as("nothing measured yet").isEqualTo(16);
