@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FfmLibraryTest {
     private static Object call(String method, Class<?>[] types, Object... args) throws Throwable {
-        Class<?> type = Class.forName("dev.oam.model.llama.ffm.LlamaNative");
+        Class<?> type = Class.forName("dev.oam.model.llama.ffm.NativeLoader");
         Method m = type.getDeclaredMethod(method, types);
         m.setAccessible(true);
         try {
@@ -39,7 +39,7 @@ class FfmLibraryTest {
     @Test
     void theEngineRunsOnTheLibraryThisRunAskedFor() throws Throwable {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        Object bindings = call("get", new Class<?>[0]);
+        Object bindings = call("library", new Class<?>[0]);
         Field api = bindings.getClass().getDeclaredField("api");
         api.setAccessible(true);
         String expected = "vendored".equals(System.getProperty("oam.test.llamaLibrary")) ? "VENDORED" : "B4916";

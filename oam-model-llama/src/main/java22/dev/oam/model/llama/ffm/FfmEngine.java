@@ -96,7 +96,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             throw new IOException("model file " + file.path() + " does not exist or is not readable");
         }
         EngineSettings settings = requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
-        LlamaNative api = LlamaNative.get();
+        LlamaNative api = NativeLoader.library();
         long start = System.nanoTime();
         MemorySegment model;
         try (Arena local = Arena.ofConfined()) {
@@ -110,7 +110,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             throw new IOException("llama.cpp cannot load " + file.path() + " (see the log for llama.cpp's reason)");
         }
         FfmEngine engine = new FfmEngine(api, file, settings, model, tuning, observer);
-        engine.device = placement(LlamaNative.takePlacement(), settings.gpuLayers(), api);
+        engine.device = placement(NativeLog.takePlacement(), settings.gpuLayers(), api);
         if (settings.gpuLayers() != 0 && engine.device.startsWith("CPU")) {
             Log.warning("llama model '" + file.name() + "': gpuLayers " + settings.gpuLayers() + " was asked, but "
                     + api.describe() + " used no GPU (no GPU backend in this build, or no device it can use): it runs on"

@@ -48,7 +48,7 @@ import org.jspecify.annotations.Nullable;
  * class is needed.
  *
  * <p>The layouts below were measured for those builds (docs: {@code LLAMA-FFM.md} §1, and the vendored tree's
- * {@code include/llama.h}). {@link #open} refuses any other library: a build number, commit, missing symbol or
+ * {@code include/llama.h}). {@link NativeLoader} refuses any other library: a build number, commit, missing symbol or
  * default-parameter value that differs means the layouts may be wrong, and a wrong layout is silent memory
  * corruption. For the jar's library the caller then uses the JNI engine; a library named by
  * {@value #LIBRARY_VARIABLE} that fails a check fails the model's load with the reason (it was asked for).
@@ -57,7 +57,7 @@ import org.jspecify.annotations.Nullable;
  * ({@link DecodeLoop}); tokenising and detokenising are safe from any thread. Methods wrap {@code Throwable} from
  * {@code invokeExact} into {@link IllegalStateException}.
  */
-public final class LlamaNative {
+final class LlamaNative {
     static final int BUILD_NUMBER = 4916;
     static final String COMMIT = "c6af2161";
     /** The environment variable naming a project-built {@code libllama} ({@link Api#VENDORED}). */
@@ -98,7 +98,6 @@ public final class LlamaNative {
             JAVA_FLOAT.withName("p"));
     static final StructLayout TOKEN_DATA_ARRAY = structLayout(ADDRESS.withName("data"), JAVA_LONG.withName("size"),
             JAVA_LONG.withName("selected"), JAVA_BOOLEAN.withName("sorted"), paddingLayout(7));
-    static final StructLayout CHAT_MESSAGE = structLayout(ADDRESS.withName("role"), ADDRESS.withName("content"));
 
     /** {@code llama_model_params} of {@link Api#VENDORED} ({@code include/llama.h}), 80 bytes. */
     static final StructLayout MODEL_PARAMS_VENDORED = structLayout(ADDRESS.withName("devices"),
@@ -125,18 +124,7 @@ public final class LlamaNative {
             JAVA_BOOLEAN.withName("kv_unified"), paddingLayout(2), ADDRESS.withName("samplers"),
             JAVA_LONG.withName("n_samplers"), ADDRESS.withName("ctx_other"));
 
-    /** ggml_log_level values. */
-    private static final int LOG_DEBUG = 1;
-    private static final int LOG_INFO = 2;
-    private static final int LOG_WARN = 3;
-    private static final int LOG_ERROR = 4;
-    private static final int LOG_CONT = 5;
-
-    private static final Object LOCK = new Object();
-    private static @Nullable LlamaNative instance; // guarded by LOCK
-    private static @Nullable String failure; // guarded by LOCK: not retried
-
-    private final Linker linker = Linker.nativeLinker();
+    final Linker linker = Linker.nativeLinker();
     private final SymbolLookup lookup;
     /** The {@code llama.h} of the opened library. */
     final Api api;
@@ -152,19 +140,13 @@ public final class LlamaNative {
     final MethodHandle modelDefaultParams;
     final MethodHandle contextDefaultParams;
     final MethodHandle modelLoadFromFile;
-    final MethodHandle modelFree;
     final MethodHandle initFromModel;
-    final MethodHandle free;
     final MethodHandle modelGetVocab;
-    final MethodHandle modelChatTemplate;
     final MethodHandle vocabNTokens;
     final MethodHandle vocabIsEog;
     final MethodHandle vocabIsControl;
-    final MethodHandle vocabBos;
-    final MethodHandle vocabGetAddBos;
     final MethodHandle tokenize;
     final MethodHandle tokenToPiece;
-    final MethodHandle chatApplyTemplate;
     final MethodHandle decode;
     final MethodHandle getLogitsIth;
     private final MethodHandle setNThreads;
@@ -183,7 +165,7 @@ public final class LlamaNative {
     final MethodHandle samplerAccept;
     final MethodHandle samplerFree;
 
-    private LlamaNative(SymbolLookup lookup, Api api, Path library, LlamaBuilds.@Nullable Build build) {
+    LlamaNative(SymbolLookup lookup, Api api, Path library, LlamaBuilds.@Nullable Build build) {
         this.lookup = lookup;
         this.api = api;
         this.library = library;
@@ -197,22 +179,15 @@ public final class LlamaNative {
         modelDefaultParams = handle("llama_model_default_params", FunctionDescriptor.of(modelParams));
         contextDefaultParams = handle("llama_context_default_params", FunctionDescriptor.of(contextParams));
         modelLoadFromFile = handle("llama_model_load_from_file", FunctionDescriptor.of(ADDRESS, ADDRESS, modelParams));
-        modelFree = handle("llama_model_free", FunctionDescriptor.ofVoid(ADDRESS));
         initFromModel = handle("llama_init_from_model", FunctionDescriptor.of(ADDRESS, ADDRESS, contextParams));
-        free = handle("llama_free", FunctionDescriptor.ofVoid(ADDRESS));
         modelGetVocab = handle("llama_model_get_vocab", FunctionDescriptor.of(ADDRESS, ADDRESS));
-        modelChatTemplate = handle("llama_model_chat_template", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
         vocabNTokens = handle("llama_vocab_n_tokens", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         vocabIsEog = handle("llama_vocab_is_eog", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT));
         vocabIsControl = handle("llama_vocab_is_control", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT));
-        vocabBos = handle("llama_vocab_bos", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        vocabGetAddBos = handle("llama_vocab_get_add_bos", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS));
         tokenize = handle("llama_tokenize", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT,
                 JAVA_BOOLEAN, JAVA_BOOLEAN));
         tokenToPiece = handle("llama_token_to_piece", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT,
                 JAVA_INT, JAVA_BOOLEAN));
-        chatApplyTemplate = handle("llama_chat_apply_template", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG,
-                JAVA_BOOLEAN, ADDRESS, JAVA_INT));
         decode = handle("llama_decode", FunctionDescriptor.of(JAVA_INT, ADDRESS, BATCH));
         getLogitsIth = handle("llama_get_logits_ith", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
         setNThreads = handle("llama_set_n_threads", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT));
@@ -241,231 +216,14 @@ public final class LlamaNative {
         return linker.downcallHandle(symbol, descriptor);
     }
 
-    /**
-     * The process's bindings: opens the library the first time (the one {@value #LIBRARY_VARIABLE} names, else the
-     * binding jar's), checks it is a build whose layouts are known, runs {@code llama_backend_init} and installs the
-     * log forwarder.
-     *
-     * @throws UnsupportedOperationException the jar's library is not the build these layouts are for (the reason
-     *     says which check failed); the caller uses the JNI engine
-     * @throws IOException the jar's library cannot be extracted, or the library {@value #LIBRARY_VARIABLE} names
-     *     cannot be opened or fails a check (the reason says which)
-     */
-    static LlamaNative get() throws IOException {
-        synchronized (LOCK) {
-            if (instance != null) {
-                return instance;
-            }
-            if (failure != null) {
-                throw new UnsupportedOperationException(failure);
-            }
-            @Nullable Path configured = configuredLibrary(System::getenv, System::getProperty);
-            if (configured != null) {
-                try {
-                    NativeLibrary.noBacktraces();
-                    sameKernelsForAnyRowCount();
-                    instance = open(configured, Api.VENDORED);
-                    return instance;
-                } catch (RuntimeException | LinkageError e) {
-                    // Not remembered: the setting was asked for, and a later load reports the same reason.
-                    throw new IOException(LIBRARY_VARIABLE + "=" + configured + " cannot be used: " + e.getMessage(), e);
-                }
-            }
-            // Nothing named: the project-built llama.cpp when the script has built one here (a current llama.cpp,
-            // with a GPU backend if one was built), unless the setting asks for the binding's library.
-            LlamaBuilds.Build built = bindingAsked(System::getenv, System::getProperty) ? null
-                    : LlamaBuilds.preferred(System::getenv, System.getProperty("user.home", "."));
-            if (built != null) {
-                try {
-                    NativeLibrary.noBacktraces();
-                    sameKernelsForAnyRowCount();
-                    instance = open(built.library(), Api.VENDORED);
-                    return instance;
-                } catch (RuntimeException | LinkageError e) {
-                    Log.warning("the project-built llama.cpp at " + built.library() + " cannot be used (" + e.getMessage()
-                            + "); using the binding's llama.cpp b4916 (set " + LIBRARY_VARIABLE + " to choose a library)");
-                }
-            }
-            Path library = NativeLibrary.extractedLibrary();
-            try {
-                LlamaNative opened = open(library, Api.B4916);
-                instance = opened;
-                return opened;
-            } catch (RuntimeException | LinkageError e) {
-                failure = "llama.cpp through FFM is not available: " + e.getMessage();
-                throw new UnsupportedOperationException(failure, e);
-            }
-        }
-    }
-
-    /** The setting's value that asks for the binding jar's library (b4916) even where a project build exists. */
-    static final String BINDING = "binding";
-
-    /** Whether {@value #LIBRARY_PROPERTY} or {@value #LIBRARY_VARIABLE} says {@value #BINDING}. */
-    static boolean bindingAsked(java.util.function.UnaryOperator<@Nullable String> environment,
-            java.util.function.UnaryOperator<@Nullable String> properties) {
-        String value = properties.apply(LIBRARY_PROPERTY);
-        if (value == null || value.isBlank()) {
-            value = environment.apply(LIBRARY_VARIABLE);
-        }
-        return value != null && value.strip().equalsIgnoreCase(BINDING);
-    }
-
-    /** ggml's switch for its tiled K-quant product; read once, at the first product. */
-    static final String TILED_VARIABLE = "GGML_CPU_TILED_MM";
-
-    /**
-     * Before the vendored library computes anything: {@value #TILED_VARIABLE}=0, unless the host set it. ggml takes
-     * its tiled K-quant product for 8 rows or more and its dot products below, which round differently, so a lane's
-     * numbers would depend on how many lanes decode with it and a prompt's on how it was cut.
-     */
-    private static void sameKernelsForAnyRowCount() {
-        if (!dev.oam.core.os.Posix.isAvailable()) {
-            return;
-        }
-        try {
-            dev.oam.core.os.Posix.setenv(TILED_VARIABLE, "0", false);
-        } catch (IOException e) {
-            Log.warning("cannot set " + TILED_VARIABLE + ": " + e.getMessage());
-        }
-    }
-
-    /**
-     * The library {@value #LIBRARY_PROPERTY} or {@value #LIBRARY_VARIABLE} names (the property wins), or null.
-     *
-     * @throws IOException the setting names no readable file
-     */
-    static @Nullable Path configuredLibrary(java.util.function.UnaryOperator<@Nullable String> environment,
-            java.util.function.UnaryOperator<@Nullable String> properties) throws IOException {
-        String value = properties.apply(LIBRARY_PROPERTY);
-        if (value == null || value.isBlank()) {
-            value = environment.apply(LIBRARY_VARIABLE);
-        }
-        if (value == null || value.isBlank() || value.strip().equalsIgnoreCase(BINDING)) {
-            return null;
-        }
-        Path path = Path.of(value.strip());
-        if (!java.nio.file.Files.isRegularFile(path) || !java.nio.file.Files.isReadable(path)) {
-            throw new IOException(LIBRARY_VARIABLE + "=" + value + " is not a readable file (build it with"
-                    + " bin/build-llama, or unset it to use the binding's library)");
-        }
-        return path.toAbsolutePath();
-    }
-
-    private static LlamaNative open(Path library, Api api) {
-        // The library lives for the process: model and context pointers outlive any narrower arena.
-        SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
-        boolean memoryApi = lookup.find("llama_get_memory").isPresent();
-        LlamaBuilds.Build build = null;
-        if (api == Api.B4916) {
-            checkVersion(lookup);
-            if (memoryApi) {
-                throw new UnsupportedOperationException("the library has llama_get_memory: a newer API than b4916");
-            }
-        } else {
-            build = checkVendoredVersion(library);
-            if (!memoryApi) {
-                throw new UnsupportedOperationException("the library has no llama_get_memory: not llama-cpp-python "
-                        + VENDORED_SOURCE + "'s llama.cpp");
-            }
-        }
-        LlamaNative bindings = new LlamaNative(lookup, api, library, build);
-        bindings.checkDefaults();
-        try {
-            bindings.backendInit.invokeExact();
-            MethodHandle forward = MethodHandles.lookup().findStatic(LlamaNative.class, "log",
-                    MethodType.methodType(void.class, int.class, MemorySegment.class, MemorySegment.class));
-            MemorySegment stub = bindings.linker.upcallStub(forward, FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS),
-                    Arena.global());
-            bindings.logSet.invokeExact(stub, MemorySegment.NULL);
-        } catch (Throwable e) {
-            throw new IllegalStateException("llama_backend_init failed: " + e, e);
-        }
-        loadBackends(library);
-        Log.info("llama.cpp through FFM: " + bindings.describe());
-        return bindings;
-    }
-
-    /**
-     * For a llama.cpp built with its backends as loadable modules ({@code GGML_BACKEND_DL}, as node-llama-cpp's
-     * prebuilt libraries are: {@code libggml-cpu-<cpu>.so}, {@code libggml-vulkan.so} next to the library), loads
-     * them from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build
-     * with its backends linked in (the project's own) has them registered already and is left alone.
-     */
-    private static void loadBackends(Path library) {
-        Path folder = library.toAbsolutePath().getParent();
-        Path registry = null;
-        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(folder)) {
-            registry = files.filter(f -> {
-                String name = f.getFileName().toString();
-                return name.equals("libggml.so") || name.equals("libggml.dylib")
-                        || (name.startsWith("libggml.") && (name.endsWith(".so") || name.endsWith(".dylib")));
-            }).sorted().findFirst().orElse(null);
-        } catch (IOException e) {
-            return;
-        }
-        if (registry == null) {
-            return;
-        }
-        Linker linker = Linker.nativeLinker();
-        SymbolLookup ggml = SymbolLookup.libraryLookup(registry, Arena.global());
-        MemorySegment count = ggml.find("ggml_backend_reg_count").orElse(null);
-        MemorySegment loadAll = ggml.find("ggml_backend_load_all_from_path").orElse(null);
-        if (count == null || loadAll == null) {
-            return;
-        }
-        try {
-            long registered = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG)).invokeExact();
-            if (registered > 0) {
-                return;
-            }
-            try (Arena local = Arena.ofConfined()) {
-                MethodHandle load = linker.downcallHandle(loadAll, FunctionDescriptor.ofVoid(ADDRESS));
-                load.invokeExact(local.allocateFrom(folder.toString()));
-            }
-            long now = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG)).invokeExact();
-            Log.info("llama.cpp: loaded " + now + " backend module(s) from " + folder);
-        } catch (Throwable e) {
-            throw new IllegalStateException("loading llama.cpp's backend modules from " + folder + " failed: " + e, e);
-        }
-    }
-
     /** Which library and API, for logs and messages. */
     String describe() {
         return api == Api.B4916 ? "b4916 (" + COMMIT + ", de.kherud:llama " + NativeLibrary.BINDING_VERSION + "'s library)"
                 : build != null ? build.describe() : "llama-cpp-python " + VENDORED_SOURCE + "'s llama.cpp, built here (" + library + ")";
     }
 
-    private static void checkVersion(SymbolLookup lookup) {
-        MemorySegment build = lookup.find("LLAMA_BUILD_NUMBER")
-                .orElseThrow(() -> new UnsupportedOperationException("the library has no LLAMA_BUILD_NUMBER"));
-        int number = build.reinterpret(4).get(JAVA_INT, 0);
-        MemorySegment commitPointer = lookup.find("LLAMA_COMMIT")
-                .orElseThrow(() -> new UnsupportedOperationException("the library has no LLAMA_COMMIT"));
-        MemorySegment commitText = commitPointer.reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0);
-        String commit = commitText.equals(MemorySegment.NULL) ? "" : commitText.reinterpret(64).getString(0);
-        if (number != BUILD_NUMBER || !commit.equals(COMMIT)) {
-            throw new UnsupportedOperationException("llama.cpp build " + number + " (" + commit + "), not " + BUILD_NUMBER
-                    + " (" + COMMIT + ") whose struct layouts are known");
-        }
-    }
-
-    /**
-     * The vendored build is recognised by the record the project's build script writes next to it
-     * ({@value #BUILD_RECORD}: the source package and its SHA-256, which must be one of the family whose layouts were
-     * verified, {@link LlamaBuilds#VERIFIED}, whatever its GPU backend), since llama.cpp built from a source package has
-     * no commit of its own to report; the default-parameter fingerprint is checked after.
-     */
-    private static LlamaBuilds.Build checkVendoredVersion(Path library) {
-        try {
-            return LlamaBuilds.read(library);
-        } catch (IOException e) {
-            throw new UnsupportedOperationException(e.getMessage(), e);
-        }
-    }
-
     /** The default parameters at their measured offsets: a cheap guard against a layout that moved. */
-    private void checkDefaults() {
+    void checkDefaults() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment model = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
             MemorySegment context = (MemorySegment) contextDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
@@ -628,63 +386,6 @@ public final class LlamaNative {
         }
     }
 
-    /**
-     * llama.cpp's log callback: forwards to {@link Log} (errors as warnings, the rest at debug). Runs on whichever
-     * thread logs; must never throw (an exception escaping an upcall ends the JVM), so it catches everything.
-     */
-    @SuppressWarnings("unused") // the upcall target
-    private static void log(int level, MemorySegment text, MemorySegment userData) {
-        try {
-            boolean loud = level == LOG_ERROR || level == LOG_WARN;
-            if (!loud && level != LOG_INFO && !Log.enabled(Log.Level.DEBUG)) {
-                return;
-            }
-            String message = text.equals(MemorySegment.NULL) ? "" : text.reinterpret(64 * 1024).getString(0).strip();
-            if (message.isEmpty()) {
-                return;
-            }
-            if (level == LOG_INFO && isPlacement(message)) {
-                // where a model's layers went: the device, its free memory, the offloaded layers (FfmEngine reports them)
-                Log.info("llama.cpp: " + message);
-                synchronized (PLACEMENT) {
-                    if (PLACEMENT.size() < 16) {
-                        PLACEMENT.add(message);
-                    }
-                }
-                return;
-            }
-            if (!loud && !Log.enabled(Log.Level.DEBUG)) {
-                return;
-            }
-            if (level == LOG_ERROR) {
-                Log.warning("llama.cpp: " + message);
-            } else if (level == LOG_WARN) {
-                Log.info("llama.cpp: " + message);
-            } else if (level == LOG_DEBUG || level == LOG_INFO || level == LOG_CONT) {
-                Log.debug("llama.cpp: " + message);
-            }
-        } catch (Throwable ignored) {
-            // nothing may escape an upcall
-        }
-    }
-
-    /** llama.cpp's load lines about devices and offloaded layers since the last {@link #takePlacement()}. */
-    private static final List<String> PLACEMENT = new ArrayList<>(); // guarded by itself
-
-    static boolean isPlacement(String message) {
-        return message.contains("using device ") || message.contains("offloaded ") || message.contains("ggml_vulkan: ")
-                || message.contains("CUDA0") || message.contains("Metal");
-    }
-
-    /** The placement lines logged since the last call (the engine takes them right after loading a model). */
-    static List<String> takePlacement() {
-        synchronized (PLACEMENT) {
-            List<String> lines = List.copyOf(PLACEMENT);
-            PLACEMENT.clear();
-            return lines;
-        }
-    }
-
     // ---- convenience wrappers ----
 
     static IllegalStateException failed(String what, Throwable e) {
@@ -748,22 +449,6 @@ public final class LlamaNative {
         }
     }
 
-    int bos(MemorySegment vocab) {
-        try {
-            return (int) vocabBos.invokeExact(vocab);
-        } catch (Throwable e) {
-            throw failed("llama_vocab_bos", e);
-        }
-    }
-
-    boolean addBos(MemorySegment vocab) {
-        try {
-            return (boolean) vocabGetAddBos.invokeExact(vocab);
-        } catch (Throwable e) {
-            throw failed("llama_vocab_get_add_bos", e);
-        }
-    }
-
     /** {@code llama_tokenize}; thread-safe. */
     int[] tokenize(MemorySegment vocab, String text, boolean addSpecial, boolean parseSpecial) {
         byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
@@ -802,54 +487,5 @@ public final class LlamaNative {
         } catch (Throwable e) {
             throw failed("llama_token_to_piece", e);
         }
-    }
-
-    /** The model's built-in chat template string, or null. */
-    @Nullable String chatTemplate(MemorySegment model) {
-        try {
-            MemorySegment text = (MemorySegment) modelChatTemplate.invokeExact(model, MemorySegment.NULL);
-            return text.equals(MemorySegment.NULL) ? null : text.reinterpret(1 << 20).getString(0);
-        } catch (Throwable e) {
-            throw failed("llama_model_chat_template", e);
-        }
-    }
-
-    /**
-     * {@code llama_chat_apply_template} (llama.cpp's built-in template families, no Jinja) with the generation
-     * prompt; null when llama.cpp does not recognise {@code template}.
-     */
-    @Nullable String applyTemplate(String template, List<ChatMessage> messages) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment array = arena.allocate(CHAT_MESSAGE, Math.max(1, messages.size()));
-            long total = template.length();
-            for (int i = 0; i < messages.size(); i++) {
-                array.setAtIndex(ADDRESS, 2L * i, arena.allocateFrom(messages.get(i).role()));
-                array.setAtIndex(ADDRESS, 2L * i + 1, arena.allocateFrom(messages.get(i).content()));
-                total += messages.get(i).content().length() * 4L + 64;
-            }
-            MemorySegment tmpl = arena.allocateFrom(template);
-            int capacity = (int) Math.min(Integer.MAX_VALUE - 16, total * 2 + 1024);
-            MemorySegment out = arena.allocate(capacity);
-            int n = (int) chatApplyTemplate.invokeExact(tmpl, array, (long) messages.size(), true, out, capacity);
-            if (n < 0) {
-                return null;
-            }
-            if (n > capacity) {
-                out = arena.allocate(n);
-                n = (int) chatApplyTemplate.invokeExact(tmpl, array, (long) messages.size(), true, out, n);
-            }
-            return new String(out.asSlice(0, n).toArray(JAVA_BYTE), StandardCharsets.UTF_8);
-        } catch (Throwable e) {
-            throw failed("llama_chat_apply_template", e);
-        }
-    }
-
-    /** The operating system's name as the checks report it. */
-    static String platform() {
-        return System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-    }
-
-    static MemoryLayout tokenDataArray() {
-        return TOKEN_DATA_ARRAY;
     }
 }
