@@ -13,7 +13,6 @@ import dev.oam.model.llama.gguf.GgufException;
 import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.host.ModelHost;
 import dev.oam.model.llama.jni.JniEngine;
-import dev.oam.model.llama.prompt.ChatRenderer;
 import dev.oam.model.llama.prompt.TurnFormat;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -279,7 +278,7 @@ public final class LlamaBackend implements ModelBackend {
 
     /** The warning for a file whose own chat template cannot render a plain conversation, else null. */
     private static @Nullable String templateWarning(GgufFile file) throws GgufException {
-        String problem = ChatRenderer.forFile(ModelFile.of(file)).problem();
+        String problem = ModelFile.of(file).chatRenderer().problem();
         return problem == null ? null : "The chat template of '" + modelName(file) + "' cannot be used (" + problem
                 + "); prompts are written in ChatML, which the model may not follow.";
     }

@@ -8,8 +8,9 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * A loaded GGUF model as {@code LlamaLanguageModel} sees it. {@code JniEngine} is the real one (one per
- * model file per process, shared by every session naming that file); unit tests use a pure-Java fake.
+ * A loaded GGUF model as {@code LlamaLanguageModel} sees it. {@code jni.JniEngine} and {@code ffm.FfmEngine} are the
+ * real ones (one per model file per process, shared by every session naming that file); unit tests use a pure-Java
+ * fake.
  * Every method is safe to call from several threads at once.
  */
 public interface Engine {

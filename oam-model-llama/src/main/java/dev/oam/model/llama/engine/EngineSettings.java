@@ -1,9 +1,7 @@
 package dev.oam.model.llama.engine;
 
-import dev.oam.model.llama.jni.JniEngine;
-
 /**
- * How {@link JniEngine} runs one model. {@code 0} in {@code contextSize}, {@code threads} or {@code threadsBatch}
+ * How an engine runs one model. {@code 0} in {@code contextSize}, {@code threads} or {@code threadsBatch}
  * means "the default", resolved against the machine and the file by {@link #resolve(int, int)}.
  *
  * @param contextSize tokens per slot (prompt plus answer of one session); default min(8192, the file's context length)

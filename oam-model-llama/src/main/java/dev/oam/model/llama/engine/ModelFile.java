@@ -2,10 +2,12 @@ package dev.oam.model.llama.engine;
 
 import dev.oam.model.llama.gguf.GgufException;
 import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.prompt.ChatRenderer;
 import dev.oam.model.llama.prompt.ChatTemplate;
 import dev.oam.model.llama.prompt.TurnFormat;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
@@ -25,6 +27,12 @@ public record ModelFile(Path path, String name, int contextLength, @Nullable Str
         if (chatTemplate == null && turnFormat == null) {
             throw new IllegalArgumentException("a file without a chat template needs a turn format");
         }
+    }
+
+    /** How prompts for this file are written: its own chat template, else its turn format. */
+    public ChatRenderer chatRenderer() {
+        return chatTemplate == null ? ChatRenderer.known(Objects.requireNonNull(turnFormat))
+                : ChatRenderer.ofTemplate(chatTemplate, bosToken, eosToken, addBos);
     }
 
     /** What an engine needs of {@code file}; a file without a chat template needs a known turn format. */

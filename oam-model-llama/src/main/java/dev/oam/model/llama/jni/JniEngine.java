@@ -97,7 +97,7 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.chat = ChatRenderer.forFile(file);
+        this.chat = file.chatRenderer();
     }
 
     /**

@@ -1,8 +1,6 @@
 package dev.oam.model.llama.prompt;
 
 import dev.oam.core.Log;
-import dev.oam.model.llama.engine.ModelFile;
-import dev.oam.model.llama.jni.JniEngine;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -55,17 +53,13 @@ public final class ChatRenderer {
         this.frames = known;
     }
 
-    /** The file's own template, else the turn format its vocabulary fits. */
-    public static ChatRenderer forFile(ModelFile file) {
-        String source = file.chatTemplate();
-        if (source == null) {
-            return known(file.turnFormat());
-        }
-        return new ChatRenderer(new ChatTemplate(source, file.bosToken(), file.eosToken(), file.addBos()));
+    /** Renders in a file's own Jinja template {@code source}, with the vocabulary's BOS and EOS texts. */
+    public static ChatRenderer ofTemplate(String source, String bosToken, String eosToken, boolean addBos) {
+        return new ChatRenderer(new ChatTemplate(source, bosToken, eosToken, addBos));
     }
 
     /** Renders in a format the bridge knows, for a file without its own template. */
-    static ChatRenderer known(TurnFormat format) {
+    public static ChatRenderer known(TurnFormat format) {
         Frames f = format.frames();
         return f == null ? new ChatRenderer((ChatTemplate) null) : new ChatRenderer(f);
     }

@@ -63,7 +63,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         this.settings = settings;
         this.vocab = new ModelVocab(api, model);
         this.slots = new SlotTable(settings.slots());
-        this.chat = ChatRenderer.forFile(file);
+        this.chat = file.chatRenderer();
         this.grammars = new Grammars(vocab, file.name(), tuning.grammar());
         this.loop = DecodeLoop.get();
         this.scheduler = new Scheduler(file.name(), vocab, settings, slots, tuning.pad() && file.floatMatrices(),
