@@ -1,7 +1,7 @@
 /**
  * GGUF models run in-process by llama.cpp (de.kherud:llama): serves {@code "type": "llama"} and {@code --model
- * PATH.gguf}. Hosts reach it through {@link dev.oam.core.model.ModelBackend}; its package is exported to the
- * benchmarks only.
+ * PATH.gguf}. Hosts reach it through {@link dev.oam.core.model.ModelBackend}; its packages are exported to
+ * the benchmarks only.
  */
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
 module dev.oam.model.llama {
@@ -12,7 +12,11 @@ module dev.oam.model.llama {
     requires static org.jspecify;
 
     exports dev.oam.model.llama to dev.oam.bench;
+    exports dev.oam.model.llama.engine to dev.oam.bench;
+    exports dev.oam.model.llama.gguf to dev.oam.bench;
     exports dev.oam.model.llama.grammar to dev.oam.bench;
+    exports dev.oam.model.llama.jni to dev.oam.bench;
+    exports dev.oam.model.llama.prompt to dev.oam.bench;
 
     provides dev.oam.core.model.ModelBackend with dev.oam.model.llama.LlamaBackend;
 }

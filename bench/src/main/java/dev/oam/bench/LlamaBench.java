@@ -13,13 +13,13 @@ import dev.oam.core.model.ModelRequest;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptEntry;
-import dev.oam.model.llama.EngineRequest;
-import dev.oam.model.llama.EngineResult;
-import dev.oam.model.llama.EngineSettings;
-import dev.oam.model.llama.GgufException;
-import dev.oam.model.llama.GgufFile;
-import dev.oam.model.llama.LlamaEngine;
 import dev.oam.model.llama.LlamaLanguageModel;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.gguf.GgufException;
+import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.jni.JniEngine;
 import dev.oam.testing.gguf.TinyGguf;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -38,7 +38,7 @@ import java.util.concurrent.CompletableFuture;
  * {@code bench/run llama}; progress goes to stderr, the tables and JSON lines to stdout.
  *
  * <p>"Ours" is measured at the {@link LanguageModel} level ({@code LlamaLanguageModel.respond} over a
- * {@link LlamaEngine}): prompt rendering, grammar building, tokenising, the slot table and compute gate, the worker
+ * {@link JniEngine}): prompt rendering, grammar building, tokenising, the slot table and compute gate, the worker
  * hand-off and output parsing included. "Raw" runs the request our adapter built (captured just before the engine
  * call: same prompt text, grammar and sampling) with {@code LlamaModel.generate}. Both models live in this process
  * (their weights are one shared mmap of the file) and are driven from one thread, strictly one after the other and
@@ -198,9 +198,9 @@ public final class LlamaBench {
         EngineSettings resolved = settings.resolve(gguf.contextLength(), Runtime.getRuntime().availableProcessors());
         raw = RawLlama.open(file, resolved);
         Rss afterRaw = Rss.read();
-        progress("loading the model with LlamaEngine");
+        progress("loading the model with JniEngine");
         start = System.nanoTime();
-        LlamaEngine engine = LlamaEngine.open(GgufFile.read(file), settings);
+        JniEngine engine = JniEngine.open(GgufFile.read(file), settings);
         long engineNanos = System.nanoTime() - start;
         Rss afterEngine = Rss.read();
         timed = new TimedEngine(engine);
@@ -625,7 +625,7 @@ public final class LlamaBench {
         Table load = new Table("load", "time ms", "process RSS after");
         load.row("native library (NativeLibrary)", String.format(Locale.US, "%,.0f", libraryNanos / 1e6), base.text());
         load.row("raw: new LlamaModel", String.format(Locale.US, "%,.0f", rawLoadNanos / 1e6), afterRaw.text());
-        load.row("ours: LlamaEngine.open (in llama.cpp: " + engineLoadMillis + " ms)",
+        load.row("ours: JniEngine.open (in llama.cpp: " + engineLoadMillis + " ms)",
                 String.format(Locale.US, "%,.0f", engineNanos / 1e6), afterEngine.text());
         out.append(load.render()).append('\n');
 

@@ -5,14 +5,14 @@ import de.kherud.llama.LlamaIterator;
 import de.kherud.llama.LlamaModel;
 import de.kherud.llama.LlamaOutput;
 import de.kherud.llama.ModelParameters;
-import dev.oam.model.llama.EngineRequest;
-import dev.oam.model.llama.EngineSettings;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineSettings;
 import java.lang.reflect.Method;
 import java.nio.file.Path;
 
 /**
  * The baseline: the binding's own API ({@code LlamaModel.generate}) driven directly, with the model parameters
- * {@code LlamaEngine} uses and the very request our adapter built, so the difference between the two sides is our
+ * {@code JniEngine} uses and the very request our adapter built, so the difference between the two sides is our
  * layer (prompt rendering, grammar, tokenising, slot table, compute gate, worker hand-off, output parsing).
  */
 final class RawLlama {
@@ -32,13 +32,13 @@ final class RawLlama {
      * would delete {@code /tmp/llama*} and print to stdout). That class is package-private, hence reflection.
      */
     static void loadNativeLibrary() throws Exception {
-        Class<?> nativeLibrary = Class.forName("dev.oam.model.llama.NativeLibrary");
+        Class<?> nativeLibrary = Class.forName("dev.oam.model.llama.engine.NativeLibrary");
         Method load = nativeLibrary.getDeclaredMethod("load");
         load.setAccessible(true);
         load.invoke(null);
     }
 
-    /** {@code settings} must be resolved (no zero defaults). Mirrors {@code LlamaEngine.open} with one slot. */
+    /** {@code settings} must be resolved (no zero defaults). Mirrors {@code JniEngine.open} with one slot. */
     static RawLlama open(Path file, EngineSettings settings) {
         ModelParameters parameters = new ModelParameters()
                 .setModel(file.toAbsolutePath().toString())
@@ -92,18 +92,18 @@ final class RawLlama {
         }
         long end = System.nanoTime();
         String answer = text.toString();
-        // Counted as LlamaEngine counts (the binding does not report token ids): BOS + prompt, the answer re-encoded.
+        // Counted as JniEngine counts (the binding does not report token ids): BOS + prompt, the answer re-encoded.
         int prompt = model.encode(request.prompt()).length + 1;
         int output = answer.isEmpty() ? 0 : Math.min(model.encode(answer).length, request.maxTokens());
         return new Run(first == 0 ? 0 : first - start, last == 0 ? 0 : last - start, end - start, prompt, output, answer);
     }
 
-    /** Tokens of {@code text} (no BOS): the tokenising {@code LlamaEngine} does on the caller before each request. */
+    /** Tokens of {@code text} (no BOS): the tokenising {@code JniEngine} does on the caller before each request. */
     int encode(String text) {
         return model.encode(text).length;
     }
 
-    /** As {@code LlamaEngine.seed32}: llama.cpp takes 32 bits, and 0xFFFFFFFF means "random". */
+    /** As {@code JniEngine.seed32}: llama.cpp takes 32 bits, and 0xFFFFFFFF means "random". */
     private static int seed32(long seed) {
         return (int) ((seed ^ (seed >>> 32)) & 0x7FFF_FFFFL);
     }

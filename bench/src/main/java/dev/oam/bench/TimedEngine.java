@@ -2,10 +2,10 @@ package dev.oam.bench;
 
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
-import dev.oam.model.llama.ChatMessage;
-import dev.oam.model.llama.Engine;
-import dev.oam.model.llama.EngineRequest;
-import dev.oam.model.llama.EngineResult;
+import dev.oam.model.llama.engine.Engine;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.prompt.ChatMessage;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;

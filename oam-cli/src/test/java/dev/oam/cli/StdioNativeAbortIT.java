@@ -62,7 +62,7 @@ class StdioNativeAbortIT {
         String report = Files.readString(cache.resolve("oam").resolve("hs_err_pid" + pid + ".log"));
         // Either engine's load (FFM on JDK 22+ Linux/macOS, JNI elsewhere) is who called into llama.cpp.
         assertThat(report).as("the report shows who called into llama.cpp")
-                .containsAnyOf("dev.oam.model.llama.LlamaEngine.open", "dev.oam.model.llama.FfmEngine.open")
+                .containsAnyOf("dev.oam.model.llama.jni.JniEngine.open", "dev.oam.model.llama.ffm.FfmEngine.open")
                 .contains("dev.oam.core.os.NativeAbort.onSignal");
         try (Stream<Path> files = Files.list(cwd)) {
             assertThat(files).as("nothing in the working directory").isEmpty();

@@ -3,18 +3,18 @@ package dev.oam.fuzz;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import dev.oam.model.llama.GgufException;
-import dev.oam.model.llama.GgufFile;
+import dev.oam.model.llama.gguf.GgufException;
+import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.testing.gguf.TinyGguf;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import dev.oam.testing.gguf.TinyGguf;
-import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The GGUF header parser, which runs in Java so that a bad model file is refused before llama.cpp sees it.

@@ -13,11 +13,11 @@ import java.util.Set;
  * {@code qwen}, {@code qwen2} and {@code rwkv7}, which it holds only as the tails of longer names the linker merged
  * them into (all five predate b4916). Read here from the source package and the binary (docs/MODELS.md).
  */
-final class Architectures {
-    static final int VENDORED_COUNT = 153;
+public final class Architectures {
+    public static final int VENDORED_COUNT = 153;
 
     /** What llama-cpp-python 0.3.36's llama.cpp loads. */
-    static final Set<String> VENDORED = Set.of(
+    public static final Set<String> VENDORED = Set.of(
             "clip", "llama", "llama4", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan",
             "starcoder", "refact", "bert", "modern-bert", "nomic-bert", "nomic-bert-moe", "neo-bert", "jina-bert-v2",
             "jina-bert-v3", "eurobert", "bloom", "stablelm", "qwen", "qwen2", "qwen2moe", "qwen2vl", "qwen3",
@@ -38,7 +38,7 @@ final class Architectures {
             "kimi-k3", "glm5-next", "talkie", "mellum", "nanbeige", "qwen3tts", "pockettts");
 
     /** What llama.cpp b4916 (de.kherud:llama 4.2.0, the JNI engine and the FFM engine on the binding's library) loads. */
-    static final Set<String> B4916 = Set.of(
+    public static final Set<String> B4916 = Set.of(
             "llama", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan", "starcoder", "refact",
             "bert", "nomic-bert", "jina-bert-v2", "bloom", "stablelm", "qwen", "qwen2", "qwen2moe", "qwen2vl",
             "phi2", "phi3", "phimoe", "plamo", "codeshell", "orion", "internlm2", "minicpm", "minicpm3", "gemma",

@@ -1,6 +1,15 @@
 package dev.oam.model.llama;
 
 import dev.oam.core.Log;
+import dev.oam.model.llama.engine.Engine;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.LlamaBuilds;
+import dev.oam.model.llama.engine.NativeLibrary;
+import dev.oam.model.llama.ffm.FfmObserver;
+import dev.oam.model.llama.ffm.FfmTuning;
+import dev.oam.model.llama.gguf.GgufException;
+import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.jni.JniEngine;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -11,7 +20,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Which engine runs a llama model: the FFM engine ({@code FfmEngine}, llama.cpp's C API driven directly:
  * continuous batching of every slot, Java sampling, cancel between prompt chunks) or the JNI engine
- * ({@link LlamaEngine}, through the de.kherud binding).
+ * ({@link JniEngine}, through the de.kherud binding).
  *
  * <p>By default FFM runs on JDK 22+ on Linux and macOS, when the library passes {@code LlamaNative}'s checks
  * (b4916, every symbol, the default-parameter fingerprint); anywhere else (JDK 21, Windows, whose DLLs export no
@@ -22,12 +31,12 @@ import org.jspecify.annotations.Nullable;
  * <p>The FFM classes are compiled for release 22 into {@code META-INF/versions/22} and reached only here, by
  * name, so a JDK 21 host never loads them.
  */
-final class EngineChoice {
+public final class EngineChoice {
     static final String VARIABLE = "OAM_LLAMA_ENGINE";
     static final String PROPERTY = "oam.llama.engine";
-    static final String FFM_CLASS = "dev.oam.model.llama.FfmEngine";
+    static final String FFM_CLASS = "dev.oam.model.llama.ffm.FfmEngine";
 
-    enum Kind { JNI, FFM }
+    public enum Kind { JNI, FFM }
 
     private EngineChoice() {}
 
@@ -57,13 +66,13 @@ final class EngineChoice {
      *
      * @param current whether it is the project's current llama.cpp ({@link Architectures#VENDORED}) rather than b4916
      */
-    record Planned(boolean current, String description) {
+    public record Planned(boolean current, String description) {
         java.util.Set<String> architectures() {
             return current ? Architectures.VENDORED : Architectures.B4916;
         }
     }
 
-    static Planned planned(UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties,
+    public static Planned planned(UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties,
             int javaFeature, String osName, String home) {
         Kind forced;
         try {
@@ -90,7 +99,7 @@ final class EngineChoice {
     }
 
     /** {@link #planned} for this process. */
-    static Planned planned() {
+    public static Planned planned() {
         return planned(System::getenv, System::getProperty, Runtime.version().feature(), System.getProperty("os.name", ""),
                 System.getProperty("user.home", "."));
     }
@@ -134,6 +143,15 @@ final class EngineChoice {
     }
 
     static Engine open(GgufFile file, EngineSettings settings, @Nullable Kind forced) throws IOException {
+        return open(file, settings, forced, null, FfmObserver.NONE);
+    }
+
+    /**
+     * {@code file} on the engine {@code forced} names (null: FFM where it can run, else JNI); an FFM engine with
+     * {@code tuning} (null: {@link FfmTuning#fromSystem()}) and {@code observer}.
+     */
+    static Engine open(GgufFile file, EngineSettings settings, @Nullable Kind forced, @Nullable FfmTuning tuning,
+            FfmObserver observer) throws IOException {
         boolean possible = ffmPossible(Runtime.version().feature(), System.getProperty("os.name", ""));
         if (forced == Kind.JNI || forced == null && !possible) {
             String ignored = ignoredLibrary(System.getProperty("oam.llama.library"), System.getenv("OAM_LLAMA_LIBRARY"),
@@ -142,20 +160,20 @@ final class EngineChoice {
             if (ignored != null) {
                 Log.warning(ignored);
             }
-            return LlamaEngine.open(file, settings);
+            return JniEngine.open(file, settings);
         }
         if (!possible) {
             throw new IOException("the FFM llama engine needs JDK 22 or newer on Linux or macOS (this is JDK "
                     + Runtime.version().feature() + " on " + System.getProperty("os.name") + "); unset " + VARIABLE);
         }
         try {
-            return openFfm(file, settings);
+            return openFfm(file, settings, tuning != null ? tuning : FfmTuning.fromSystem(), observer);
         } catch (UnsupportedOperationException e) {
             if (forced == Kind.FFM) {
                 throw new IOException(e.getMessage(), e);
             }
             Log.info(e.getMessage() + "; using the JNI engine");
-            return LlamaEngine.open(file, settings);
+            return JniEngine.open(file, settings);
         }
     }
 
@@ -172,18 +190,19 @@ final class EngineChoice {
                 + " binding's own llama.cpp; the FFM engine, which drives that library, needs JDK 22 or newer on Linux";
     }
 
-    /** {@code FfmEngine.open(file, settings)}, by name. */
-    private static Engine openFfm(GgufFile file, EngineSettings settings) throws IOException {
+    /** {@code FfmEngine.open(file, settings, tuning, observer)}, by name. */
+    private static Engine openFfm(GgufFile file, EngineSettings settings, FfmTuning tuning, FfmObserver observer)
+            throws IOException {
         Method open;
         try {
             Class<?> type = Class.forName(FFM_CLASS, true, EngineChoice.class.getClassLoader());
-            open = type.getDeclaredMethod("open", GgufFile.class, EngineSettings.class);
+            open = type.getDeclaredMethod("open", GgufFile.class, EngineSettings.class, FfmTuning.class, FfmObserver.class);
             open.setAccessible(true);
         } catch (ReflectiveOperationException | LinkageError e) {
             throw new UnsupportedOperationException("the FFM llama engine is not in this build (" + e + ")", e);
         }
         try {
-            return (Engine) open.invoke(null, file, settings);
+            return (Engine) open.invoke(null, file, settings, tuning, observer);
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
             if (cause instanceof IOException io) {

@@ -3,6 +3,8 @@ package dev.oam.model.llama;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
+import dev.oam.model.llama.prompt.CallFormat;
+import dev.oam.model.llama.prompt.SchemaWords;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.RoundingMode;

@@ -6,6 +6,14 @@ import dev.oam.core.Log;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelParameterException;
+import dev.oam.model.llama.engine.Engine;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.ModelFile;
+import dev.oam.model.llama.gguf.GgufException;
+import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.host.ModelHost;
+import dev.oam.model.llama.jni.JniEngine;
+import dev.oam.model.llama.prompt.TurnFormat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -167,7 +175,7 @@ public final class LlamaBackend implements ModelBackend {
     }
 
     /** The pid of the child process running this file, or -1 (for tests). */
-    long hostPid(Path file) throws GgufException {
+    public long hostPid(Path file) throws GgufException {
         ModelHost host;
         synchronized (lock) {
             host = hosts.get(canonical(file));
@@ -270,7 +278,7 @@ public final class LlamaBackend implements ModelBackend {
 
     /** The warning for a file whose own chat template cannot render a plain conversation, else null. */
     private static @Nullable String templateWarning(GgufFile file) throws GgufException {
-        String problem = ChatRenderer.forFile(LlamaEngine.modelFile(file)).problem();
+        String problem = ModelFile.of(file).chatRenderer().problem();
         return problem == null ? null : "The chat template of '" + modelName(file) + "' cannot be used (" + problem
                 + "); prompts are written in ChatML, which the model may not follow.";
     }

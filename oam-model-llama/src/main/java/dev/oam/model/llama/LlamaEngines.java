@@ -1,5 +1,8 @@
 package dev.oam.model.llama;
 
+import dev.oam.model.llama.engine.Engine;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.gguf.GgufFile;
 import java.io.IOException;
 
 /**

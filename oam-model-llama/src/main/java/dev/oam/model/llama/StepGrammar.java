@@ -6,6 +6,7 @@ import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolDefinition;
+import dev.oam.model.llama.prompt.CallFormat;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -25,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * is words for a player, and a small model that has just seen a call in its history otherwise writes the call again
  * as its answer.
  */
-final class StepGrammar {
+public final class StepGrammar {
     /** Calls one step may make when the session allows parallel calls. */
     static final int MAX_CALLS = 4;
     private static final String TEXT_RULE = "text";
@@ -35,7 +36,7 @@ final class StepGrammar {
     private StepGrammar() {}
 
     /** The grammar with the calls the request allows ({@link #maxCalls}). */
-    static String of(ModelRequest request, int maxString) throws AgentException {
+    public static String of(ModelRequest request, int maxString) throws AgentException {
         return of(request, maxString, maxCalls(request));
     }
 
@@ -49,7 +50,7 @@ final class StepGrammar {
      *
      * @param maxCalls the most calls a tool-call output may hold (1 to {@link #MAX_CALLS}); 1 writes the single form
      */
-    static String of(ModelRequest request, int maxString, int maxCalls) throws AgentException {
+    public static String of(ModelRequest request, int maxString, int maxCalls) throws AgentException {
         Gbnf gbnf = new Gbnf(maxString);
         String answer = null;
         GenerationSchema schema = request.schema();

@@ -12,6 +12,8 @@ import dev.oam.core.model.ModelResponse;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolDefinition;
+import dev.oam.model.llama.prompt.CallFormat;
+import dev.oam.model.llama.prompt.ChatPrompt;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -7,6 +7,7 @@ import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.schema.PartialJson;
+import dev.oam.model.llama.prompt.CallFormat;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 

@@ -2,6 +2,10 @@ package dev.oam.model.llama;
 
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.model.llama.engine.Engine;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.prompt.ChatMessage;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -13,7 +17,7 @@ import java.util.function.Consumer;
  * A pure-Java engine: ChatML rendering, control tokens {@code <|im_start|>} and {@code <|im_end|>}, one
  * token per four characters, scripted outputs streamed in scripted chunks, and every request recorded.
  */
-final class FakeEngine implements Engine {
+public final class FakeEngine implements Engine {
     static final Set<String> CONTROL = Set.of("<|im_start|>", "<|im_end|>");
 
     record Call(EngineRequest request, Object sessionKey) {}

@@ -7,6 +7,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.gguf.GgufFile;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -127,13 +132,12 @@ class FfmBatchingTest {
         // The engine adds a row to a lone request's decode (padding, with lanes); llama.cpp would compute that on the
         // batch threads. OAM_LLAMA_THREADS (cores - 1 by default) must still be what one NPC's generation takes, and
         // the batch threads what a prompt chunk or several lanes take.
+        List<int[]> decodes = Collections.synchronizedList(new ArrayList<>());
+        ProbeObserver observer = new ProbeObserver();
+        observer.decoding = (rows, threads) -> decodes.add(new int[] {rows, threads});
         SlotEngine fresh = (SlotEngine) EngineChoice.open(GgufFile.read(TinyEngines.MODELS.resolve("tiny-lanes.gguf")),
                 EngineSettings.defaults().withContextSize(1024).withSlots(4).withThreads(1).withThreadsBatch(2),
-                EngineChoice.Kind.FFM);
-        java.lang.reflect.Field probe = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredField("decodeThreadsProbe");
-        probe.setAccessible(true);
-        List<int[]> decodes = Collections.synchronizedList(new ArrayList<>());
-        probe.set(null, (java.util.function.BiConsumer<Integer, Integer>) (rows, threads) -> decodes.add(new int[] {rows, threads}));
+                EngineChoice.Kind.FFM, null, observer);
         try {
             fresh.generate(greedy(text("dragon", 40), 12), "lone", d -> {}, CancellationToken.create());
             List<CompletableFuture<EngineResult>> together = new ArrayList<>();
@@ -148,7 +152,6 @@ class FfmBatchingTest {
                 f.get(120, TimeUnit.SECONDS);
             }
         } finally {
-            probe.set(null, null);
             LlamaEngines.close(fresh);
         }
         List<int[]> seen = List.copyOf(decodes);
@@ -164,10 +167,8 @@ class FfmBatchingTest {
         // A prompt read whole (chunks of many rows), then again from the lane's cache, where only its last token is
         // decoded: llama.cpp computes a product of one row with other kernels than a product of several, so without the
         // padding row the second read's logits differ in their last bits (and a greedy answer can change).
-        java.lang.reflect.Field probe = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredField("firstLogitsProbe");
-        probe.setAccessible(true);
         List<float[]> rows = Collections.synchronizedList(new ArrayList<>());
-        probe.set(null, (java.util.function.Consumer<float[]>) rows::add);
+        TinyEngines.PROBES.firstLogits = rows::add;
         try {
             EngineRequest once = greedy(text("castle", 60), 1);
             engine.generate(once, "cut", d -> {}, CancellationToken.create());
@@ -177,7 +178,7 @@ class FfmBatchingTest {
             assertThat(java.util.Arrays.equals(rows.get(1), rows.get(0))).as("the first logits, the last token decoded alone")
                     .isTrue();
         } finally {
-            probe.set(null, null);
+            TinyEngines.PROBES.firstLogits = null;
         }
     }
 

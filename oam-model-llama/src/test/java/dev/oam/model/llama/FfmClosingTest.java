@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.prompt.ChatMessage;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -3,14 +3,16 @@ package dev.oam.model.llama;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.SlotEngine;
 import java.lang.reflect.Method;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.BeforeEach;
 
-/** Every {@link LlamaEngineTest} again, on the FFM engine (skipped where FFM cannot run: JDK 21, Windows). */
-class FfmEngineTest extends LlamaEngineTest {
+/** Every {@link JniEngineTest} again, on the FFM engine (skipped where FFM cannot run: JDK 21, Windows). */
+class FfmEngineTest extends JniEngineTest {
     @Override
     EngineChoice.Kind kind() {
         return EngineChoice.Kind.FFM;
@@ -64,7 +66,7 @@ class FfmEngineTest extends LlamaEngineTest {
     static AutoCloseable holdDecodeThread() throws Exception {
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Class<?> loopType = Class.forName("dev.oam.model.llama.DecodeLoop");
+        Class<?> loopType = Class.forName("dev.oam.model.llama.ffm.DecodeLoop");
         Method get = loopType.getDeclaredMethod("get");
         get.setAccessible(true);
         Object loop = get.invoke(null);

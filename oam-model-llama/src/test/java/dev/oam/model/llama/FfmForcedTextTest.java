@@ -7,6 +7,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.prompt.ChatMessage;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -25,7 +29,7 @@ class FfmForcedTextTest {
                 ToolCallingMode.REQUIRED, false, null), 64);
         GbnfChecker checker = GbnfChecker.parse(grammar);
         String prompt = engine.renderChat(List.of(new ChatMessage("user", "Open the north gate.")));
-        AtomicLong forced = (AtomicLong) Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredField("forcedTokens").get(null);
+        AtomicLong forced = TinyEngines.PROBES.forcedTokens;
         for (long seed = 0; seed < 3; seed++) {
             long before = forced.get();
             EngineRequest request = new EngineRequest(prompt, grammar, 96, seed == 0 ? 0 : 1.0, 0, 1, seed);

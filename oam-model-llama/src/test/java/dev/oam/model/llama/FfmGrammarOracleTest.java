@@ -4,9 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.RepetitionGuard;
+import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.ffm.FfmObserver;
+import dev.oam.model.llama.ffm.FfmTuning;
+import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.testing.gguf.TinyGguf;
-import java.lang.reflect.Field;
-import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -35,37 +42,19 @@ class FfmGrammarOracleTest {
         }
         // The same file and lanes on both (so the same attention kernels), and no forced text fed in batches: the
         // native grammar samples every token, and a forced text's own tokens may differ from the ones it samples.
-        forced(false);
-        java = (SlotEngine) EngineChoice.open(GgufFile.read(file),
-                EngineSettings.defaults().withContextSize(512).withSlots(2).withThreads(1).withThreadsBatch(1),
-                EngineChoice.Kind.FFM);
-        String before = System.getProperty("oam.llama.grammar");
-        System.setProperty("oam.llama.grammar", "native");
-        try {
-            nativeGrammar = (SlotEngine) EngineChoice.open(GgufFile.read(file),
-                    EngineSettings.defaults().withContextSize(512).withSlots(2).withThreads(1).withThreadsBatch(1),
-                    EngineChoice.Kind.FFM);
-        } finally {
-            if (before == null) {
-                System.clearProperty("oam.llama.grammar");
-            } else {
-                System.setProperty("oam.llama.grammar", before);
-            }
-        }
+        FfmTuning tuning = FfmTuning.fromSystem().withForced(false);
+        EngineSettings settings = EngineSettings.defaults().withContextSize(512).withSlots(2).withThreads(1).withThreadsBatch(1);
+        java = (SlotEngine) EngineChoice.open(GgufFile.read(file), settings, EngineChoice.Kind.FFM,
+                tuning.withGrammar(FfmTuning.Grammar.JAVA), FfmObserver.NONE);
+        nativeGrammar = (SlotEngine) EngineChoice.open(GgufFile.read(file), settings, EngineChoice.Kind.FFM,
+                tuning.withGrammar(FfmTuning.Grammar.NATIVE), FfmObserver.NONE);
     }
 
     @org.junit.jupiter.api.AfterAll
     static void close() throws Exception {
-        forced(true);
         if (java != null) {
             LlamaEngines.close(java);
         }
-    }
-
-    private static void forced(boolean on) throws Exception {
-        java.lang.reflect.Field field = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredField("FORCED");
-        field.setAccessible(true);
-        field.setBoolean(null, on);
     }
 
     static Stream<String> grammars() throws Exception {
@@ -117,23 +106,12 @@ class FfmGrammarOracleTest {
     }
 
     @Test
-    void theGrammarSettingChoosesJavaUnlessNativeIsAsked() throws Exception {
-        Class<?> type = Class.forName(EngineChoice.FFM_CLASS);
-        Method choose = type.getDeclaredMethod("grammarSource", UnaryOperator.class, UnaryOperator.class);
-        choose.setAccessible(true);
-        Object javaSource = constant(type, "JAVA_GRAMMAR");
-        Object nativeSource = constant(type, "NATIVE_GRAMMAR");
+    void theGrammarSettingChoosesJavaUnlessNativeIsAsked() {
         UnaryOperator<String> none = k -> null;
-        assertThat(choose.invoke(null, none, none)).isSameAs(javaSource);
-        assertThat(choose.invoke(null, (UnaryOperator<String>) k -> "native", none)).isSameAs(nativeSource);
-        assertThat(choose.invoke(null, (UnaryOperator<String>) k -> "native", (UnaryOperator<String>) k -> "java"))
-                .isSameAs(javaSource);
-        assertThat(choose.invoke(null, (UnaryOperator<String>) k -> "fast", none)).isSameAs(javaSource);
-    }
-
-    private static Object constant(Class<?> type, String name) throws Exception {
-        Field field = type.getDeclaredField(name);
-        field.setAccessible(true);
-        return field.get(null);
+        assertThat(FfmTuning.read(none, none).grammar()).isEqualTo(FfmTuning.Grammar.JAVA);
+        assertThat(FfmTuning.read(k -> "native", none).grammar()).isEqualTo(FfmTuning.Grammar.NATIVE);
+        UnaryOperator<String> javaProperty = k -> FfmTuning.GRAMMAR_PROPERTY.equals(k) ? "java" : null;
+        assertThat(FfmTuning.read(k -> "native", javaProperty).grammar()).isEqualTo(FfmTuning.Grammar.JAVA);
+        assertThat(FfmTuning.read(k -> "fast", none).grammar()).isEqualTo(FfmTuning.Grammar.JAVA);
     }
 }

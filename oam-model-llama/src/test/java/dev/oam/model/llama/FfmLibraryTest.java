@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.NativeLibrary;
+import dev.oam.model.llama.engine.SlotEngine;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
@@ -22,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FfmLibraryTest {
     private static Object call(String method, Class<?>[] types, Object... args) throws Throwable {
-        Class<?> type = Class.forName("dev.oam.model.llama.LlamaNative");
+        Class<?> type = Class.forName("dev.oam.model.llama.ffm.NativeLoader");
         Method m = type.getDeclaredMethod(method, types);
         m.setAccessible(true);
         try {
@@ -35,7 +39,7 @@ class FfmLibraryTest {
     @Test
     void theEngineRunsOnTheLibraryThisRunAskedFor() throws Throwable {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        Object bindings = call("get", new Class<?>[0]);
+        Object bindings = call("library", new Class<?>[0]);
         Field api = bindings.getClass().getDeclaredField("api");
         api.setAccessible(true);
         String expected = "vendored".equals(System.getProperty("oam.test.llamaLibrary")) ? "VENDORED" : "B4916";
@@ -76,7 +80,7 @@ class FfmLibraryTest {
     void theJarsLibraryIsRefusedAsTheVendoredApi() throws Throwable {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
         Path jars = (Path) NativeLibrary.class.getDeclaredMethod("extractedLibrary").invoke(null);
-        Class<?> apiType = Class.forName("dev.oam.model.llama.LlamaNative$Api");
+        Class<?> apiType = Class.forName("dev.oam.model.llama.ffm.LlamaNative$Api");
         Object vendored = apiType.getEnumConstants()[1];
         assertThat(vendored).hasToString("VENDORED");
         // no build record next to it, so the layouts of the newer API are never used on it
@@ -91,7 +95,7 @@ class FfmLibraryTest {
         Path jars = (Path) NativeLibrary.class.getDeclaredMethod("extractedLibrary").invoke(null);
         Path library = Files.createSymbolicLink(dir.resolve("libllama.so"), jars);
         Files.writeString(dir.resolve("oam-build.properties"), "source=llama_cpp_python-0.3.35.tar.gz\nsha256=00\n");
-        Class<?> apiType = Class.forName("dev.oam.model.llama.LlamaNative$Api");
+        Class<?> apiType = Class.forName("dev.oam.model.llama.ffm.LlamaNative$Api");
         assertThatThrownBy(() -> call("open", new Class<?>[] {Path.class, apiType}, library, apiType.getEnumConstants()[1]))
                 .isInstanceOf(UnsupportedOperationException.class)
                 .hasMessageContaining("names llama_cpp_python-0.3.35.tar.gz (00), not one of the sources whose struct layouts are verified");
@@ -101,7 +105,7 @@ class FfmLibraryTest {
     void theBuiltLibraryIsRefusedAsB4916() throws Throwable {
         String built = System.getProperty("oam.llama.library");
         assumeTrue(TinyEngines.ffmPossible() && built != null && !built.isBlank(), "needs the project-built library");
-        Class<?> apiType = Class.forName("dev.oam.model.llama.LlamaNative$Api");
+        Class<?> apiType = Class.forName("dev.oam.model.llama.ffm.LlamaNative$Api");
         Object b4916 = apiType.getEnumConstants()[0];
         assertThatThrownBy(() -> call("open", new Class<?>[] {Path.class, apiType}, Path.of(built), b4916))
                 .isInstanceOf(UnsupportedOperationException.class)

@@ -7,7 +7,16 @@ import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.ModelFile;
+import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.ffm.FfmTuning;
+import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.grammar.TokenVocabulary;
+import dev.oam.model.llama.jni.JniEngine;
+import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.testing.RealModel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,8 +27,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
@@ -89,7 +98,7 @@ abstract class FfmRealModelSuite {
     void randomWalksOnTheEnginesVocabularyEndInSentencesTheCheckerAccepts() throws Exception {
         // The vocabulary as the engine hands it to the Java grammar (llama.cpp's pieces): the only source for a
         // byte-level BPE vocabulary such as SmolLM2's, which GgufVocabulary does not read.
-        java.lang.reflect.Method vocabulary = Class.forName("dev.oam.model.llama.FfmEngine").getDeclaredMethod("vocabulary");
+        java.lang.reflect.Method vocabulary = Class.forName("dev.oam.model.llama.ffm.FfmEngine").getDeclaredMethod("vocabulary");
         vocabulary.setAccessible(true);
         TokenVocabulary pieces = (TokenVocabulary) vocabulary.invoke(engine);
         int end = GgufFile.read(model.pathIfSet()).tokens().indexOf(endOfTurn());
@@ -169,7 +178,7 @@ abstract class FfmRealModelSuite {
         // 8 matched here, with them 7-8). What is exact there is asserted on the tests' model (FfmBatchingTest).
         report(label + ": " + same + " of " + n + " sessions gave the same text batched as alone");
         if ("vendored".equals(System.getProperty("oam.test.llamaLibrary"))) {
-            // A KV stream per lane and kernels that compute every row alike (FfmEngine.STREAMS, REPACK, STREAM_CHUNK,
+            // A KV stream per lane and kernels that compute every row alike (FfmTuning.streams, repack, Scheduler.STREAM_CHUNK,
             // the padding row of a lone decode, LlamaNative's tiled-product switch): exact, prompts read in other cuts.
             assertThat(same).as("greedy texts together equal to alone on the project-built llama.cpp").isEqualTo(n);
         }
@@ -187,16 +196,15 @@ abstract class FfmRealModelSuite {
 
     @Test
     void quantisedWeightsGiveTheSameFirstLogitsHoweverThePromptWasCutWithoutPadding() throws Exception {
-        // Both models' matrices are all quantised, so the engine adds no padding row (LlamaEngine.floatMatrices), on the
+        // Both models' matrices are all quantised, so the engine adds no padding row (ModelFile#floatMatrices), on the
         // premise that llama.cpp's quantised products come out the same for one row and for several: a prompt read
         // whole, then its last token decoded alone after the rest came from the cache, must give the same first logits.
         // On a fresh 1-lane engine, so the lane's cells lie in order (placement among other lanes' cells is another matter).
-        Class<?> type = Class.forName("dev.oam.model.llama.FfmEngine");
         GgufFile file = GgufFile.read(model.pathIfSet());
-        assertThat(LlamaEngine.modelFile(file).floatMatrices()).isFalse();
-        java.lang.reflect.Field probe = type.getDeclaredField("firstLogitsProbe");
-        probe.setAccessible(true);
+        assertThat(ModelFile.of(file).floatMatrices()).isFalse();
         List<float[]> rows = java.util.Collections.synchronizedList(new ArrayList<>());
+        ProbeObserver observer = new ProbeObserver();
+        observer.firstLogits = rows::add;
         StringBuilder lore = new StringBuilder("Decode. ");
         for (int i = 0; lore.length() < 3000; i++) {
             lore.append(List.of("the", "old", "gate", "of", "Eldham", "was", "built", "by", "dwarves").get(i % 9)).append(' ');
@@ -205,21 +213,15 @@ abstract class FfmRealModelSuite {
         // One generation thread: a lone row is decoded without the padding row, and from 512 cells llama.cpp's attention
         // takes its split path for it (one part on one thread); two: with the padding row, so never that path.
         for (int threads : new int[] {1, 2}) {
-            // With flash attention, which a 1-lane engine goes without by default (FfmEngine.flashAttention: 2.5x
+            // With flash attention, which a 1-lane engine goes without by default (FfmTuning.flashAttention: 2.5x
             // faster on these models): without it llama.cpp's attention for one row and for several round differently.
-            System.setProperty("oam.llama.flashAttn", "true");
-            SlotEngine fresh;
-            try {
-                fresh = (SlotEngine) EngineChoice.open(file, EngineSettings.defaults().withContextSize(1024)
-                        .withSlots(1).withThreads(threads).withThreadsBatch(2), EngineChoice.Kind.FFM);
-            } finally {
-                System.clearProperty("oam.llama.flashAttn");
-            }
-            probe.set(null, (java.util.function.Consumer<float[]>) rows::add);
+            SlotEngine fresh = (SlotEngine) EngineChoice.open(file, EngineSettings.defaults().withContextSize(1024)
+                    .withSlots(1).withThreads(threads).withThreadsBatch(2), EngineChoice.Kind.FFM,
+                    FfmTuning.fromSystem().withFlashAttention(true), observer);
             try {
                 // Several prompts: on llama-cpp-python 0.3.36's llama.cpp with ggml's repacked weight layouts, "Decode. "
                 // + npc(1) came out different read whole and cut (npc(6) + "Well, " did not), which is why the engine
-                // keeps them off there (FfmEngine.REPACK).
+                // keeps them off there (FfmTuning.repack).
                 for (String prompt : List.of(npc(6) + "Well, ", "Decode. " + npc(1), "Decode. " + npc(4), npc(0),
                         lore + npc(2))) {
                     rows.clear();
@@ -233,7 +235,6 @@ abstract class FfmRealModelSuite {
                             .as("the same first logits, %d generation thread(s): %s", threads, prompt).isTrue();
                 }
             } finally {
-                probe.set(null, null);
                 LlamaEngines.close(fresh);
             }
         }

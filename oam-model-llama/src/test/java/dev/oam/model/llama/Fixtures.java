@@ -12,19 +12,19 @@ import dev.oam.core.transcript.TranscriptEntry;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
-final class Fixtures {
-    static final ToolDefinition OPEN_GATE = tool("open_gate", "Opens a named gate.", """
+public final class Fixtures {
+    public static final ToolDefinition OPEN_GATE = tool("open_gate", "Opens a named gate.", """
             {"type":"object","properties":{"gate":{"type":"string","enum":["north","south"]},"force":{"type":"boolean"}},
              "required":["gate"]}""");
-    static final ToolDefinition CHECK_INVENTORY = tool("check_inventory", "Lists what the player carries.",
+    public static final ToolDefinition CHECK_INVENTORY = tool("check_inventory", "Lists what the player carries.",
             "{\"type\":\"object\",\"properties\":{}}");
-    static final String DECISION = """
+    public static final String DECISION = """
             {"type":"object","properties":{"reasoning":{"type":"string"},"choice":{"type":"string","enum":["fight","flee"]},
              "confidence":{"type":"integer","minimum":0,"maximum":100}},"required":["reasoning","choice","confidence"]}""";
 
     private Fixtures() {}
 
-    static JsonNode json(String text) {
+    public static JsonNode json(String text) {
         try {
             return Json.parse(text);
         } catch (Exception e) {
@@ -32,11 +32,11 @@ final class Fixtures {
         }
     }
 
-    static ToolDefinition tool(String name, String description, String parameters) {
+    public static ToolDefinition tool(String name, String description, String parameters) {
         return new ToolDefinition(name, description, (ObjectNode) json(parameters), null);
     }
 
-    static GenerationSchema schema(String text) {
+    public static GenerationSchema schema(String text) {
         try {
             return GenerationSchema.convert(json(text), "Response");
         } catch (Exception e) {
@@ -44,26 +44,26 @@ final class Fixtures {
         }
     }
 
-    static ModelRequest request(List<TranscriptEntry> entries, List<ToolDefinition> tools, ToolCallingMode mode,
+    public static ModelRequest request(List<TranscriptEntry> entries, List<ToolDefinition> tools, ToolCallingMode mode,
             boolean respondDirectly, @Nullable GenerationSchema schema) {
         return request(entries, tools, mode, respondDirectly, schema, GenerationOptions.DEFAULT);
     }
 
-    static ModelRequest request(List<TranscriptEntry> entries, List<ToolDefinition> tools, ToolCallingMode mode,
+    public static ModelRequest request(List<TranscriptEntry> entries, List<ToolDefinition> tools, ToolCallingMode mode,
             boolean respondDirectly, @Nullable GenerationSchema schema, GenerationOptions options) {
         return new ModelRequest("You are the gate guard.", "The north gate is jammed.", entries,
                 mode == ToolCallingMode.DISALLOWED ? List.of() : tools, mode, respondDirectly, schema, options);
     }
 
     /** A step of a turn whose tools are {@code listed}, of which the step may call {@code tools}. */
-    static ModelRequest step(List<TranscriptEntry> entries, List<ToolDefinition> tools, ToolCallingMode mode,
+    public static ModelRequest step(List<TranscriptEntry> entries, List<ToolDefinition> tools, ToolCallingMode mode,
             boolean respondDirectly, @Nullable GenerationSchema schema, List<ToolDefinition> listed) {
         return new ModelRequest("You are the gate guard.", "The north gate is jammed.", entries,
                 mode == ToolCallingMode.DISALLOWED ? List.of() : tools, mode, respondDirectly, schema, GenerationOptions.DEFAULT, -1, 1,
                 listed);
     }
 
-    static List<TranscriptEntry> prompt(String text) {
+    public static List<TranscriptEntry> prompt(String text) {
         return List.of(TranscriptEntry.Prompt.of(text, null));
     }
 }

@@ -14,7 +14,7 @@ import java.util.Map;
  * (unknown escape, undefined rule, bad name, no root), which matters because llama.cpp then silently
  * generates without one.
  */
-final class GbnfChecker {
+public final class GbnfChecker {
     private sealed interface Node {}
     private record Lit(int[] cps) implements Node {}
     private record Cls(boolean negated, int[] ranges) implements Node {}
@@ -29,7 +29,7 @@ final class GbnfChecker {
 
     private GbnfChecker() {}
 
-    static GbnfChecker parse(String grammar) {
+    public static GbnfChecker parse(String grammar) {
         GbnfChecker checker = new GbnfChecker();
         for (String line : grammar.split("\n")) {
             if (line.isBlank()) {
@@ -108,7 +108,7 @@ final class GbnfChecker {
         return out.toString();
     }
 
-    synchronized boolean accepts(String text) {
+    public synchronized boolean accepts(String text) {
         input = text.codePoints().toArray();
         memo.clear();
         return ends(new Ref("root"), 0).get(input.length);

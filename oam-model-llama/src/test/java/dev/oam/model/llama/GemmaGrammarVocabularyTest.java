@@ -2,6 +2,7 @@ package dev.oam.model.llama;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.grammar.GgufVocabulary;
 import dev.oam.model.llama.grammar.TokenVocabulary;
 import dev.oam.testing.RealModel;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
+import dev.oam.model.llama.host.ModelHost;
 import dev.oam.testing.Conversation;
 import dev.oam.testing.Events;
 import dev.oam.testing.InMemoryClient;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.BeforeEach;
  * tiny GGUF run by llama.cpp. One backend and so one loaded engine serve every wire test of the JVM (the
  * binding cannot free a model); each test gets a fresh bridge.
  */
-abstract class LlamaWireSupport {
+public abstract class LlamaWireSupport {
     /**
      * Tokens per session; 2 slots. Large enough for an NPC prompt plus the default 1024 reserved answer tokens: the
      * prompt lists the world tools and the reply's form in every step (so each step keeps the one before as its prefix),
@@ -142,7 +143,7 @@ abstract class LlamaWireSupport {
     }
 
     /** The concatenated deltas of a streamed turn's {@code text} events, applying resets. */
-    static String streamedText(List<JsonNode> events) {
+    public static String streamedText(List<JsonNode> events) {
         return Events.streamedText(events);
     }
 

@@ -1,8 +1,12 @@
 package dev.oam.model.llama;
 
-import dev.oam.core.os.Posix;
-
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.os.Posix;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.jni.JniEngine;
 import java.nio.file.Path;
 
 /** Run by {@link NativeHygieneTest} in a child JVM: touches the engine's classes, then loads and runs the model. */
@@ -10,14 +14,14 @@ public final class NativeHygieneProbe {
     private NativeHygieneProbe() {}
 
     public static void main(String[] args) throws Exception {
-        Class.forName(LlamaEngine.class.getName(), true, NativeHygieneProbe.class.getClassLoader());
+        Class.forName(JniEngine.class.getName(), true, NativeHygieneProbe.class.getClassLoader());
         EngineSettings settings = EngineSettings.defaults().withContextSize(64).withThreads(1).withThreadsBatch(1);
         if (System.getProperty("de.kherud.llama.lib.path") != null) {
             System.err.println("library configured before the first model");
             System.exit(3);
         }
         String before = Posix.getenv("GGML_NO_BACKTRACE").orElse("<unset>");
-        LlamaEngine engine = LlamaEngine.open(GgufFile.read(Path.of(args[0])), settings);
+        JniEngine engine = JniEngine.open(GgufFile.read(Path.of(args[0])), settings);
         System.err.println("GGML_NO_BACKTRACE before: " + before + ", after: " + Posix.getenv("GGML_NO_BACKTRACE").orElse("<unset>"));
         EngineResult result = engine.generate(new EngineRequest("hello guard", null, 8, 0, 0, 1, 1), "probe", d -> {},
                 CancellationToken.create());

@@ -2,8 +2,11 @@ package dev.oam.model.llama;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.oam.model.llama.engine.Utf8Pieces;
+import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.grammar.GgufVocabulary;
 import dev.oam.model.llama.grammar.TokenVocabulary;
+import dev.oam.model.llama.prompt.ChatPrompt;
 import dev.oam.testing.RealModels;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

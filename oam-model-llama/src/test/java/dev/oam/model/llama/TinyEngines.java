@@ -1,5 +1,10 @@
 package dev.oam.model.llama;
 
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.gguf.GgufException;
+import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.jni.JniEngine;
 import dev.oam.testing.gguf.TinyGguf;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,9 +16,11 @@ import java.util.Map;
  * The engines of the engine tests, opened once per test JVM and never closed for real: the binding cannot free
  * a model, so reloading in every test class would leak. Files go to {@code target/test-models}.
  */
-final class TinyEngines {
-    static final Path MODELS = Path.of("target", "test-models").toAbsolutePath();
+public final class TinyEngines {
+    public static final Path MODELS = Path.of("target", "test-models").toAbsolutePath();
     private static final Map<String, SlotEngine> OPEN = new HashMap<>();
+    /** What the FFM engines opened here report; tests switch its parts on and off. */
+    static final ProbeObserver PROBES = new ProbeObserver();
 
     private TinyEngines() {}
 
@@ -23,12 +30,12 @@ final class TinyEngines {
     }
 
     /** The tiny ChatML model on the JNI engine: 2 slots of 512 tokens, 1 thread. */
-    static LlamaEngine chatMl() {
-        return (LlamaEngine) chatMl(EngineChoice.Kind.JNI);
+    public static JniEngine chatMl() {
+        return (JniEngine) chatMl(EngineChoice.Kind.JNI);
     }
 
     /** The tiny ChatML model on {@code kind}: 2 slots of 512 tokens, 1 thread. */
-    static synchronized SlotEngine chatMl(EngineChoice.Kind kind) {
+    public static synchronized SlotEngine chatMl(EngineChoice.Kind kind) {
         return OPEN.computeIfAbsent("chatml-" + kind, k -> open(TinyGguf.tiny(), "tiny-chatml.gguf",
                 EngineSettings.defaults().withContextSize(512).withSlots(2), kind));
     }
@@ -40,7 +47,7 @@ final class TinyEngines {
     }
 
     /** The same weights without {@code tokenizer.chat_template}: 1 slot of 128 tokens. */
-    static synchronized SlotEngine noTemplate(EngineChoice.Kind kind) {
+    public static synchronized SlotEngine noTemplate(EngineChoice.Kind kind) {
         return OPEN.computeIfAbsent("plain-" + kind, k -> open(TinyGguf.tiny().name("tiny-no-template").chatTemplate(null),
                 "tiny-no-template.gguf", EngineSettings.defaults().withContextSize(128), kind));
     }
@@ -51,7 +58,8 @@ final class TinyEngines {
             if (!java.nio.file.Files.exists(file)) {
                 builder.write(file);
             }
-            return (SlotEngine) EngineChoice.open(GgufFile.read(file), settings.withThreads(1).withThreadsBatch(1), kind);
+            return (SlotEngine) EngineChoice.open(GgufFile.read(file), settings.withThreads(1).withThreadsBatch(1), kind, null,
+                    PROBES);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (GgufException e) {

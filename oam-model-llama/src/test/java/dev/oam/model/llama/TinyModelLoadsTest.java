@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import de.kherud.llama.LlamaModel;
 import de.kherud.llama.ModelParameters;
+import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.testing.gguf.TinyGguf;
 import java.io.IOException;
 import java.io.InputStream;

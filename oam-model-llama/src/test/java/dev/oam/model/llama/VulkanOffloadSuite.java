@@ -3,6 +3,11 @@ package dev.oam.model.llama;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.model.llama.engine.Engine;
+import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.EngineResult;
+import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.testing.RealModels;
 import java.util.ArrayList;
 import java.util.List;

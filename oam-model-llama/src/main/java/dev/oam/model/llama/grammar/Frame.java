@@ -7,7 +7,7 @@ import org.jspecify.annotations.Nullable;
  * the current rule ends. Immutable and compared by value, so stacks built by different generations (or
  * threads) that mean the same thing are equal, which is what lets masks be cached per state.
  */
-final class Frame {
+public final class Frame {
     final int pc;
     final @Nullable Frame parent;
     private final int hash;

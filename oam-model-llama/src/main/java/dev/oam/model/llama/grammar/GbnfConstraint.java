@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Not thread-safe (one generation, one thread); the grammar, trie and cache it uses are shared.
  */
-final class GbnfConstraint implements TokenConstraint {
+public final class GbnfConstraint implements TokenConstraint {
     private static final int[] MIN_CODE_POINT = {0, 0, 0x80, 0x800, 0x10000};
     /** Marks {@code pending} as "the character is already matched; skip this many continuation bytes". */
     private static final int SKIP = 1 << 30;

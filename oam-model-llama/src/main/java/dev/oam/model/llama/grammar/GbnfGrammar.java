@@ -33,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  * binary search. States are interned (up to {@link #MAX_STATES}), so after warm-up a byte step is an array
  * read. Immutable apart from those thread-safe caches.
  */
-final class GbnfGrammar {
+public final class GbnfGrammar {
     /** The end of an alternative in {@link #code}. */
     static final int END = -1;
     /** Interned states per grammar; past it new states still work but are no longer shared. */

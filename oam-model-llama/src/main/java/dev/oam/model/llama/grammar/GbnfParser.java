@@ -15,7 +15,7 @@ import java.util.Map;
  * <p>Stricter than llama.cpp in two ways, both to catch writer bugs rather than generate without a grammar:
  * a rule defined twice and a rule referenced but never defined are errors.
  */
-final class GbnfParser {
+public final class GbnfParser {
     /** The parsed form of a rule body. */
     sealed interface Node {}
 

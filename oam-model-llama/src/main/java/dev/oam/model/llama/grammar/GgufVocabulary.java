@@ -1,6 +1,6 @@
 package dev.oam.model.llama.grammar;
 
-import dev.oam.model.llama.GgufFile;
+import dev.oam.model.llama.gguf.GgufFile;
 import java.nio.charset.StandardCharsets;
 import java.util.BitSet;
 import java.util.List;

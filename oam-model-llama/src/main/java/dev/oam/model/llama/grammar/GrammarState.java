@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Thread-safe: the fields are final and the transition table is filled lazily with benign races (two
  * threads computing the same entry get equal states; a reader seeing {@code null} recomputes).
  */
-final class GrammarState {
+public final class GrammarState {
     private final GbnfGrammar grammar;
     /** Stacks topped by a character class, in a canonical order. */
     final Frame[] tops;

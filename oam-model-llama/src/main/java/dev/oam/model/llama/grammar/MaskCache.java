@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Thread-safe: one lock around the map. A hit costs a hash lookup plus the copy into the caller's array,
  * which is done outside the lock (entries are immutable).
  */
-final class MaskCache {
+public final class MaskCache {
     /** The key: a state of one compiled grammar plus the bytes of an unfinished character. */
     record Key(GrammarState state, int pending) {}
 

@@ -12,7 +12,7 @@ import java.util.Arrays;
  * <p>Immutable; built once per distinct set and shared by every grammar (keyed by code points, not by a
  * grammar's intervals).
  */
-final class Slice {
+public final class Slice {
     /**
      * The longest pure piece in bytes. Longer pieces (runs of spaces or dashes, long words: a few percent of a
      * real vocabulary) go to the remainder, so a state needs to accept only this many free characters, not the

@@ -11,7 +11,7 @@ import java.util.function.IntPredicate;
  *
  * <p>Built once per vocabulary; immutable.
  */
-final class TokenTrie {
+public final class TokenTrie {
     /** The byte of each node. */
     final byte[] label;
     /** The depth of each node (1 for a first byte). */

@@ -7,7 +7,7 @@
  * {@link dev.oam.model.llama.grammar.GrammarCompiler} and {@link dev.oam.model.llama.grammar.TokenConstraint}.
  * The implementation: {@link dev.oam.model.llama.grammar.GbnfCompiler#create(TokenVocabulary)} (one per loaded
  * model; thread-safe; owns the token trie, the compiled grammars and the mask cache), and
- * {@link dev.oam.model.llama.grammar.GgufVocabulary#of(dev.oam.model.llama.GgufFile)} for a SentencePiece
+ * {@link dev.oam.model.llama.grammar.GgufVocabulary#of(dev.oam.model.llama.gguf.GgufFile)} for a SentencePiece
  * vocabulary read from a GGUF file without loading the model. An engine that has the model loaded may instead
  * build the vocabulary from {@code llama_token_to_piece(special=false)}, {@code llama_vocab_is_control} and
  * {@code llama_vocab_is_eog}.

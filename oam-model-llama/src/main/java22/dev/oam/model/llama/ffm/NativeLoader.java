@@ -1,0 +1,245 @@
+package dev.oam.model.llama.ffm;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.oam.core.Log;
+import dev.oam.model.llama.engine.LlamaBuilds;
+import dev.oam.model.llama.engine.NativeLibrary;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Which llama.cpp library the process drives through FFM, opened once: the one {@value LlamaNative#LIBRARY_VARIABLE}
+ * names, else the project-built one when the build script left one here, else the binding jar's b4916. A library is
+ * used only when it is a build whose struct layouts are known ({@link LlamaNative}).
+ */
+final class NativeLoader {
+    private static final Object LOCK = new Object();
+    private static @Nullable LlamaNative instance; // guarded by LOCK
+    private static @Nullable String failure; // guarded by LOCK: not retried
+
+    private NativeLoader() {}
+
+    /**
+     * The process's bindings: opens the library the first time (the one {@value LlamaNative#LIBRARY_VARIABLE} names, else the
+     * binding jar's), checks it is a build whose layouts are known, runs {@code llama_backend_init} and installs the
+     * log forwarder.
+     *
+     * @throws UnsupportedOperationException the jar's library is not the build these layouts are for (the reason
+     *     says which check failed); the caller uses the JNI engine
+     * @throws IOException the jar's library cannot be extracted, or the library {@value LlamaNative#LIBRARY_VARIABLE} names
+     *     cannot be opened or fails a check (the reason says which)
+     */
+    static LlamaNative library() throws IOException {
+        synchronized (LOCK) {
+            if (instance != null) {
+                return instance;
+            }
+            if (failure != null) {
+                throw new UnsupportedOperationException(failure);
+            }
+            @Nullable Path configured = configuredLibrary(System::getenv, System::getProperty);
+            if (configured != null) {
+                try {
+                    NativeLibrary.noBacktraces();
+                    sameKernelsForAnyRowCount();
+                    instance = open(configured, LlamaNative.Api.VENDORED);
+                    return instance;
+                } catch (RuntimeException | LinkageError e) {
+                    // Not remembered: the setting was asked for, and a later load reports the same reason.
+                    throw new IOException(LlamaNative.LIBRARY_VARIABLE + "=" + configured + " cannot be used: " + e.getMessage(), e);
+                }
+            }
+            // Nothing named: the project-built llama.cpp when the script has built one here (a current llama.cpp,
+            // with a GPU backend if one was built), unless the setting asks for the binding's library.
+            LlamaBuilds.Build built = bindingAsked(System::getenv, System::getProperty) ? null
+                    : LlamaBuilds.preferred(System::getenv, System.getProperty("user.home", "."));
+            if (built != null) {
+                try {
+                    NativeLibrary.noBacktraces();
+                    sameKernelsForAnyRowCount();
+                    instance = open(built.library(), LlamaNative.Api.VENDORED);
+                    return instance;
+                } catch (RuntimeException | LinkageError e) {
+                    Log.warning("the project-built llama.cpp at " + built.library() + " cannot be used (" + e.getMessage()
+                            + "); using the binding's llama.cpp b4916 (set " + LlamaNative.LIBRARY_VARIABLE + " to choose a library)");
+                }
+            }
+            Path library = NativeLibrary.extractedLibrary();
+            try {
+                LlamaNative opened = open(library, LlamaNative.Api.B4916);
+                instance = opened;
+                return opened;
+            } catch (RuntimeException | LinkageError e) {
+                failure = "llama.cpp through FFM is not available: " + e.getMessage();
+                throw new UnsupportedOperationException(failure, e);
+            }
+        }
+    }
+
+    /** The setting's value that asks for the binding jar's library (b4916) even where a project build exists. */
+    static final String BINDING = "binding";
+
+    /** Whether {@value LlamaNative#LIBRARY_PROPERTY} or {@value LlamaNative#LIBRARY_VARIABLE} says {@value #BINDING}. */
+    static boolean bindingAsked(java.util.function.UnaryOperator<@Nullable String> environment,
+            java.util.function.UnaryOperator<@Nullable String> properties) {
+        String value = properties.apply(LlamaNative.LIBRARY_PROPERTY);
+        if (value == null || value.isBlank()) {
+            value = environment.apply(LlamaNative.LIBRARY_VARIABLE);
+        }
+        return value != null && value.strip().equalsIgnoreCase(BINDING);
+    }
+
+    /** ggml's switch for its tiled K-quant product; read once, at the first product. */
+    static final String TILED_VARIABLE = "GGML_CPU_TILED_MM";
+
+    /**
+     * Before the vendored library computes anything: {@value #TILED_VARIABLE}=0, unless the host set it. ggml takes
+     * its tiled K-quant product for 8 rows or more and its dot products below, which round differently, so a lane's
+     * numbers would depend on how many lanes decode with it and a prompt's on how it was cut.
+     */
+    private static void sameKernelsForAnyRowCount() {
+        if (!dev.oam.core.os.Posix.isAvailable()) {
+            return;
+        }
+        try {
+            dev.oam.core.os.Posix.setenv(TILED_VARIABLE, "0", false);
+        } catch (IOException e) {
+            Log.warning("cannot set " + TILED_VARIABLE + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * The library {@value LlamaNative#LIBRARY_PROPERTY} or {@value LlamaNative#LIBRARY_VARIABLE} names (the property wins), or null.
+     *
+     * @throws IOException the setting names no readable file
+     */
+    static @Nullable Path configuredLibrary(java.util.function.UnaryOperator<@Nullable String> environment,
+            java.util.function.UnaryOperator<@Nullable String> properties) throws IOException {
+        String value = properties.apply(LlamaNative.LIBRARY_PROPERTY);
+        if (value == null || value.isBlank()) {
+            value = environment.apply(LlamaNative.LIBRARY_VARIABLE);
+        }
+        if (value == null || value.isBlank() || value.strip().equalsIgnoreCase(BINDING)) {
+            return null;
+        }
+        Path path = Path.of(value.strip());
+        if (!java.nio.file.Files.isRegularFile(path) || !java.nio.file.Files.isReadable(path)) {
+            throw new IOException(LlamaNative.LIBRARY_VARIABLE + "=" + value + " is not a readable file (build it with"
+                    + " bin/build-llama, or unset it to use the binding's library)");
+        }
+        return path.toAbsolutePath();
+    }
+
+    static LlamaNative open(Path library, LlamaNative.Api api) {
+        // The library lives for the process: model and context pointers outlive any narrower arena.
+        SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
+        boolean memoryApi = lookup.find("llama_get_memory").isPresent();
+        LlamaBuilds.Build build = null;
+        if (api == LlamaNative.Api.B4916) {
+            checkVersion(lookup);
+            if (memoryApi) {
+                throw new UnsupportedOperationException("the library has llama_get_memory: a newer API than b4916");
+            }
+        } else {
+            build = checkVendoredVersion(library);
+            if (!memoryApi) {
+                throw new UnsupportedOperationException("the library has no llama_get_memory: not llama-cpp-python "
+                        + LlamaNative.VENDORED_SOURCE + "'s llama.cpp");
+            }
+        }
+        LlamaNative bindings = new LlamaNative(lookup, api, library, build);
+        bindings.checkDefaults();
+        try {
+            bindings.backendInit.invokeExact();
+            MemorySegment stub = NativeLog.callback(bindings.linker);
+            bindings.logSet.invokeExact(stub, MemorySegment.NULL);
+        } catch (Throwable e) {
+            throw new IllegalStateException("llama_backend_init failed: " + e, e);
+        }
+        loadBackends(library);
+        Log.info("llama.cpp through FFM: " + bindings.describe());
+        return bindings;
+    }
+
+    /**
+     * For a llama.cpp built with its backends as loadable modules ({@code GGML_BACKEND_DL}, as node-llama-cpp's
+     * prebuilt libraries are: {@code libggml-cpu-<cpu>.so}, {@code libggml-vulkan.so} next to the library), loads
+     * them from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build
+     * with its backends linked in (the project's own) has them registered already and is left alone.
+     */
+    private static void loadBackends(Path library) {
+        Path folder = library.toAbsolutePath().getParent();
+        Path registry = null;
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(folder)) {
+            registry = files.filter(f -> {
+                String name = f.getFileName().toString();
+                return name.equals("libggml.so") || name.equals("libggml.dylib")
+                        || (name.startsWith("libggml.") && (name.endsWith(".so") || name.endsWith(".dylib")));
+            }).sorted().findFirst().orElse(null);
+        } catch (IOException e) {
+            return;
+        }
+        if (registry == null) {
+            return;
+        }
+        Linker linker = Linker.nativeLinker();
+        SymbolLookup ggml = SymbolLookup.libraryLookup(registry, Arena.global());
+        MemorySegment count = ggml.find("ggml_backend_reg_count").orElse(null);
+        MemorySegment loadAll = ggml.find("ggml_backend_load_all_from_path").orElse(null);
+        if (count == null || loadAll == null) {
+            return;
+        }
+        try {
+            long registered = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG)).invokeExact();
+            if (registered > 0) {
+                return;
+            }
+            try (Arena local = Arena.ofConfined()) {
+                MethodHandle load = linker.downcallHandle(loadAll, FunctionDescriptor.ofVoid(ADDRESS));
+                load.invokeExact(local.allocateFrom(folder.toString()));
+            }
+            long now = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG)).invokeExact();
+            Log.info("llama.cpp: loaded " + now + " backend module(s) from " + folder);
+        } catch (Throwable e) {
+            throw new IllegalStateException("loading llama.cpp's backend modules from " + folder + " failed: " + e, e);
+        }
+    }
+
+    private static void checkVersion(SymbolLookup lookup) {
+        MemorySegment build = lookup.find("LLAMA_BUILD_NUMBER")
+                .orElseThrow(() -> new UnsupportedOperationException("the library has no LLAMA_BUILD_NUMBER"));
+        int number = build.reinterpret(4).get(JAVA_INT, 0);
+        MemorySegment commitPointer = lookup.find("LLAMA_COMMIT")
+                .orElseThrow(() -> new UnsupportedOperationException("the library has no LLAMA_COMMIT"));
+        MemorySegment commitText = commitPointer.reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0);
+        String commit = commitText.equals(MemorySegment.NULL) ? "" : commitText.reinterpret(64).getString(0);
+        if (number != LlamaNative.BUILD_NUMBER || !commit.equals(LlamaNative.COMMIT)) {
+            throw new UnsupportedOperationException("llama.cpp build " + number + " (" + commit + "), not " + LlamaNative.BUILD_NUMBER
+                    + " (" + LlamaNative.COMMIT + ") whose struct layouts are known");
+        }
+    }
+
+    /**
+     * The vendored build is recognised by the record the project's build script writes next to it
+     * ({@value LlamaNative#BUILD_RECORD}: the source package and its SHA-256, which must be one of the family whose layouts were
+     * verified, {@link LlamaBuilds#VERIFIED}, whatever its GPU backend), since llama.cpp built from a source package has
+     * no commit of its own to report; the default-parameter fingerprint is checked after.
+     */
+    private static LlamaBuilds.Build checkVendoredVersion(Path library) {
+        try {
+            return LlamaBuilds.read(library);
+        } catch (IOException e) {
+            throw new UnsupportedOperationException(e.getMessage(), e);
+        }
+    }
+}
