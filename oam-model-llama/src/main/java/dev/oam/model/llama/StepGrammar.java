@@ -7,6 +7,7 @@ import dev.oam.core.model.ModelRequest;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.model.llama.prompt.CallFormat;
+import dev.oam.model.llama.prompt.DialogueAnswer;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -56,7 +57,17 @@ public final class StepGrammar {
         GenerationSchema schema = request.schema();
         DialogueAnswer dialogue = DialogueAnswer.of(request);
         if (dialogue != null) {
-            answer = dialogue.rule(gbnf);
+            answer = dialogue.rule(new DialogueAnswer.Rules() {
+                @Override
+                public String rule(String hint, String body) {
+                    return gbnf.rule(hint, body);
+                }
+
+                @Override
+                public String literal(String text) {
+                    return Gbnf.literal(text);
+                }
+            });
         } else if (schema != null) {
             answer = gbnf.schema(schema.json()).root();
             if (answer == null) {

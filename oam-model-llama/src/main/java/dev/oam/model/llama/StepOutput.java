@@ -14,6 +14,7 @@ import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.model.llama.prompt.CallFormat;
 import dev.oam.model.llama.prompt.ChatPrompt;
+import dev.oam.model.llama.prompt.DialogueAnswer;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -8,6 +8,7 @@ import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.schema.PartialJson;
 import dev.oam.model.llama.prompt.CallFormat;
+import dev.oam.model.llama.prompt.DialogueAnswer;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 

@@ -1,4 +1,4 @@
-package dev.oam.model.llama;
+package dev.oam.model.llama.prompt;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -31,10 +31,21 @@ import org.jspecify.annotations.Nullable;
  * escaping. A structured answer is shown the same way in the history, so an engine's cache of the tokens it
  * generated still matches on the next turn.
  */
-final class DialogueAnswer {
+public final class DialogueAnswer {
+    /** Where the grammar's rules go: the step grammar's builder. */
+    public interface Rules {
+        /** Defines a rule for {@code body} and returns its name. */
+        String rule(String hint, String body);
+
+        /** {@code text} as a GBNF string literal. */
+        String literal(String text);
+    }
+
     /** The most characters of one sentence of the line, and of one reply. */
     static final int SENTENCE = 100;
     static final int REPLY = 90;
+    /** The most replies a list may have (the step grammar's default for arrays). */
+    static final int MAX_REPLIES = 8;
     /**
      * Characters no sentence holds (GBNF class text): the quote that closes it, line breaks and control characters,
      * the marks that end it, and what only markup uses (braces, brackets, backslashes, angle brackets): SmolLM2-135M
@@ -68,7 +79,7 @@ final class DialogueAnswer {
      * The dialogue of {@code request}: its options' form, on a text step or on a structured step whose schema is an
      * object with a string {@value DialogueForm#LINE}; else {@code null}.
      */
-    static @Nullable DialogueAnswer of(ModelRequest request) {
+    public static @Nullable DialogueAnswer of(ModelRequest request) {
         DialogueForm form = request.options().dialogue();
         if (form == null) {
             return null;
@@ -92,7 +103,7 @@ final class DialogueAnswer {
         int max = 0;
         int floor = 2;
         if ("array".equals(options.path("type").asText()) && "string".equals(options.path("items").path("type").asText())) {
-            max = Math.max(0, Math.min(options.path("maxItems").asInt(3), Gbnf.DEFAULT_MAX_ITEMS));
+            max = Math.max(0, Math.min(options.path("maxItems").asInt(3), MAX_REPLIES));
             min = Math.max(0, Math.min(options.path("minItems").asInt(0), max));
             floor = Math.max(2, Math.min(options.path("items").path("minLength").asInt(2), REPLY));
         }
@@ -106,55 +117,55 @@ final class DialogueAnswer {
      * grammar), a described form ("Gorm (mood): \"what you say\"", example replies) made the line worse: its words or
      * the player's question read back, "aye, aye, aye…", where the bare list of moods gave answers in character.
      */
-    @Nullable String instructions() {
+    public @Nullable String instructions() {
         return emotions.isEmpty() ? null : "Moods: " + String.join(", ", emotions) + ".";
     }
 
     /** The grammar rule of the answer, added to {@code gbnf}; returns its name. */
-    String rule(Gbnf gbnf) {
+    public String rule(Rules gbnf) {
         String end = gbnf.rule("end", "\"...\" | [.!?]");
         String sentence = gbnf.rule("sentence", "[^" + NOT_FIRST + "] [^" + NOT_INSIDE + "]{1," + (SENTENCE - 2) + "} " + end);
         String line = gbnf.rule("line", form.sentences() == 1 ? sentence
                 : sentence + " (\" \" " + sentence + "){0," + (form.sentences() - 1) + "}");
         StringBuilder body = new StringBuilder();
         if (emotions.isEmpty()) {
-            body.append(Gbnf.literal(form.speaker() + ": \""));
+            body.append(gbnf.literal(form.speaker() + ": \""));
         } else {
             List<String> alternatives = new ArrayList<>();
-            emotions.forEach(e -> alternatives.add(Gbnf.literal(e)));
+            emotions.forEach(e -> alternatives.add(gbnf.literal(e)));
             String mood = gbnf.rule("mood", String.join(" | ", alternatives));
-            body.append(Gbnf.literal(form.speaker() + " (")).append(' ').append(mood).append(' ').append(Gbnf.literal("): \""));
+            body.append(gbnf.literal(form.speaker() + " (")).append(' ').append(mood).append(' ').append(gbnf.literal("): \""));
         }
-        body.append(' ').append(line).append(' ').append(Gbnf.literal("\""));
+        body.append(' ').append(line).append(' ').append(gbnf.literal("\""));
         if (maxReplies > 0) {
             String reply = gbnf.rule("reply", "[^|" + NOT_FIRST + "] [^|" + NOT_INSIDE + "]{" + (replyFloor - 2) + "," + (REPLY - 2)
                     + "} " + end);
-            String quoted = Gbnf.literal("\"") + " " + reply + " " + Gbnf.literal("\"");
-            String more = "(" + Gbnf.literal(" | ") + " " + quoted + ")";
+            String quoted = gbnf.literal("\"") + " " + reply + " " + gbnf.literal("\"");
+            String more = "(" + gbnf.literal(" | ") + " " + quoted + ")";
             int least = Math.max(1, minReplies);
             String list = quoted + (maxReplies > 1 ? " " + more + "{" + (least - 1) + "," + (maxReplies - 1) + "}" : "");
-            String replies = Gbnf.literal("\n" + form.listener() + ": ") + " " + list;
+            String replies = gbnf.literal("\n" + form.listener() + ": ") + " " + list;
             body.append(' ').append(minReplies == 0 ? "(" + replies + ")?" : replies);
         }
         if (ends) {
-            body.append(' ').append(Gbnf.literal("\n" + ENDS_LABEL)).append(" (\"no\" | \"yes\")");
+            body.append(' ').append(gbnf.literal("\n" + ENDS_LABEL)).append(" (\"no\" | \"yes\")");
         }
         return gbnf.rule("dialogue", body.toString());
     }
 
     /** Whether the answer is text (the line alone) rather than the schema's object. */
-    boolean isText() {
+    public boolean isText() {
         return text;
     }
 
     /** A text answer's line, or {@code null} when the text is not in the form. */
-    @Nullable String line(String written) {
+    public @Nullable String line(String written) {
         Matcher m = whole().matcher(written.strip());
         return m.matches() ? m.group("line") : null;
     }
 
     /** The answer's object read from the whole text, or {@code null} when the text is not in the form. */
-    @Nullable ObjectNode parse(String text) {
+    public @Nullable ObjectNode parse(String text) {
         Matcher m = whole().matcher(text.strip());
         if (!m.matches()) {
             return null;
@@ -181,7 +192,7 @@ final class DialogueAnswer {
     }
 
     /** What {@code soFar} shows of the answer: the mood once written, the line as far as written; else {@code null}. */
-    @Nullable ObjectNode partial(String soFar) {
+    public @Nullable ObjectNode partial(String soFar) {
         String text = soFar.stripLeading();
         String open = form.speaker() + (emotions.isEmpty() ? ": \"" : " (");
         if (!text.startsWith(open)) {
@@ -203,7 +214,7 @@ final class DialogueAnswer {
     }
 
     /** {@code value} (an answer of this form) as the text the grammar makes the model write. */
-    @Nullable String text(JsonNode value) {
+    public @Nullable String text(JsonNode value) {
         if (!value.isObject() || !value.path(DialogueForm.LINE).isTextual()) {
             return null;
         }
@@ -227,7 +238,7 @@ final class DialogueAnswer {
     }
 
     /** The directive after a tool round. */
-    String afterTools() {
+    public String afterTools() {
         return "Now answer as " + form.speaker() + ", using what the tools returned.";
     }
 
