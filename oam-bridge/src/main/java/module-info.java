@@ -3,10 +3,11 @@
  * ({@link dev.oam.bridge.BridgeExtension}); {@code dev.oam.bridge.game} serves the game methods;
  * {@code dev.oam.bridge.client} is the typed in-process API on top ({@link dev.oam.bridge.client.Oam}).
  */
+@SuppressWarnings("module") // dev.oam.cli, the module the transport package is exported to, is built later
 module dev.oam.bridge {
     requires transitive dev.oam.core;
     requires transitive dev.oam.game;
-    requires static org.jspecify;
+    requires static transitive org.jspecify;
 
     exports dev.oam.bridge;
     exports dev.oam.bridge.spi;

@@ -3,9 +3,10 @@
  * dev.oam.core.model.LanguageModel} for one inference step, {@link dev.oam.core.model.ModelBackend} for a backend found
  * through {@link java.util.ServiceLoader}). Knows nothing of JSON-RPC.
  */
+@SuppressWarnings("module") // the modules the internal packages are exported to are built later
 module dev.oam.core {
     requires transitive com.fasterxml.jackson.databind;
-    requires static org.jspecify;
+    requires static transitive org.jspecify;
     requires java.net.http; // model downloads (dev.oam.core.model.pull)
 
     exports dev.oam.core;

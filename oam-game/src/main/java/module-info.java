@@ -1,7 +1,7 @@
 /** The game layer: NPCs, personas, memory, world state, decisions and content, on the core's agent loop. */
 module dev.oam.game {
     requires transitive dev.oam.core;
-    requires static org.jspecify;
+    requires static transitive org.jspecify;
 
     exports dev.oam.game.content;
     exports dev.oam.game.decision;

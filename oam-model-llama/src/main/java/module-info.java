@@ -3,7 +3,8 @@
  * PATH.gguf}. Hosts reach it through {@link dev.oam.core.model.ModelBackend}; its packages are exported to
  * the benchmarks only.
  */
-@SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
+// requires: two libraries without a module descriptor; module: the benchmarks the packages are exported to are built later
+@SuppressWarnings({"requires-automatic", "requires-transitive-automatic", "module"})
 module dev.oam.model.llama {
     requires dev.oam.core;
     requires llama; // de.kherud:llama has no module descriptor: its automatic name comes from the jar's file name

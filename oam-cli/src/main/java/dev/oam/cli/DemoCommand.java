@@ -114,6 +114,7 @@ final class DemoCommand implements Runnable {
             }
         }
 
+        @SuppressWarnings("try") // the spinner turns only while its scope runs
         private int tour(boolean scripted, long started) throws Exception {
             out.println(bold("The Sleeping Stag") + " — late evening, cold rain." + (scripted ? dim(" (scripted model)") : ""));
             ObjectNode world = Json.object();

@@ -44,6 +44,7 @@ final class InfoCommands {
         @Mixin
         ModelSource models = new ModelSource();
 
+        @SuppressWarnings("try") // the spinner turns only while its scope runs
         @Override
         public Integer call() throws Exception {
             StdioCommand.noNativeBacktraces();

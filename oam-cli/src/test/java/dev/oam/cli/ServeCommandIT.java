@@ -26,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** {@code bin/oam serve} as a child process, on every model this edition has: scripted, llama, an OpenAI server. */
 // A separate thread: a child that never prints its address must fail the test, not block the build in readLine().
+@SuppressWarnings("try") // Served.close() waits for oam serve to exit, so it may be interrupted
 @Timeout(value = 240, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ServeCommandIT {
     private static final String GATE = "{\"type\":\"function\",\"function\":{\"name\":\"open_gate\",\"parameters\":{\"type\":\"object\","

@@ -392,6 +392,7 @@ public final class OpenAIServer implements AutoCloseable {
         }
     }
 
+    @SuppressWarnings("try") // the admission ticket is held only for the call
     private void complete(Request request, Response response, Callback callback, @Nullable String origin, JsonNode root,
             long deadline) throws Exception {
         ChatRequest chat = ChatRequest.parse(root).withServerInstructions(options.instructions());
@@ -502,12 +503,6 @@ public final class OpenAIServer implements AutoCloseable {
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, JSON);
             response.write(true, ByteBuffer.wrap((Json.write(body) + "\n").getBytes(StandardCharsets.UTF_8)), callback);
             return true;
-        }
-
-        @Override
-        public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
-            fields.put(HttpHeader.CONTENT_TYPE, JSON);
-            return ByteBuffer.wrap((Json.write(envelopeFor(status, reason)) + "\n").getBytes(StandardCharsets.UTF_8));
         }
 
         private static ObjectNode envelopeFor(int status, @Nullable String reason) {

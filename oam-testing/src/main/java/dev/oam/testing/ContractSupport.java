@@ -21,6 +21,9 @@ public abstract class ContractSupport {
     /** Connects a client to a fresh bridge started with these {@code oam stdio} flags. */
     protected abstract ProtocolClient connect(String... flags) throws Exception;
 
+    /** For the test class that runs this contract against its transport. */
+    protected ContractSupport() {}
+
     protected Conversation open(String... flags) throws Exception {
         return new Conversation(connect(flags));
     }

@@ -25,6 +25,9 @@ public abstract class DecisionContract extends ContractSupport {
 
     private static final String SCOUT_CALL = "{\"toolCalls\":[{\"name\":\"scout\",\"arguments\":{}}]}";
 
+    /** For the test class that runs this contract against its transport. */
+    protected DecisionContract() {}
+
     private static String template(String text) {
         return "{\"template\":" + Json.write(TextNode.valueOf(text)) + "}";
     }

@@ -26,6 +26,7 @@ import org.jspecify.annotations.Nullable;
  * <p>{@link #close} always stops the child (SIGTERM, then SIGKILL); a JVM that exits without closing it stops it
  * from a shutdown hook.
  */
+@SuppressWarnings("try") // close() waits for the server to exit, so it may be interrupted
 public final class LlamaServer implements AutoCloseable {
     /** Loading a 250 MB model on a busy 2-core machine: a guard against a hung start, not a speed check. */
     static final Duration START = Duration.ofMinutes(5);

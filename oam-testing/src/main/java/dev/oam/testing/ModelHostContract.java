@@ -46,6 +46,9 @@ public abstract class ModelHostContract {
     /** Starts a host whose system model cannot be served; returns what the host told the person who started it. */
     protected abstract String refusedSetup(Map<String, String> variables) throws Exception;
 
+    /** For the test class that runs this contract against its transport. */
+    protected ModelHostContract() {}
+
     @AfterEach
     void stopFake() {
         if (fake != null) {

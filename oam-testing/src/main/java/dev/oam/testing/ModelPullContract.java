@@ -34,6 +34,9 @@ public abstract class ModelPullContract {
     /** Connects a client to a fresh bridge whose environment holds {@code variables} (and no other model settings). */
     protected abstract ProtocolClient connect(Map<String, String> variables) throws Exception;
 
+    /** For the test class that runs this contract against its transport. */
+    protected ModelPullContract() {}
+
     @BeforeEach
     void startHub() throws IOException {
         hub = FakeHub.start();

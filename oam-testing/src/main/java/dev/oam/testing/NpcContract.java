@@ -17,6 +17,9 @@ public abstract class NpcContract extends ContractSupport {
             + "\"parameters\":{\"type\":\"object\",\"properties\":{\"item\":{\"type\":\"string\"}},\"required\":[\"item\"]}}";
     protected static final String GORM = "{\"name\":\"Gorm\",\"role\":\"the village blacksmith\",\"personality\":\"Gruff but fair\"}";
 
+    /** For the test class that runs this contract against its transport. */
+    protected NpcContract() {}
+
     protected static JsonNode npc(Conversation c, String id, String optionsJson, String toolsJson, String stepsJson) {
         return c.call("npc-" + id, "npc/create", "{\"npc\":\"" + id + "\",\"persona\":" + GORM + ",\"tools\":" + toolsJson
                 + ",\"options\":" + optionsJson + ",\"model\":" + scripted(stepsJson) + "}");

@@ -19,6 +19,9 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class ProtocolContract extends ContractSupport {
+    /** For the test class that runs this contract against its transport. */
+    protected ProtocolContract() {}
+
     // ---------------------------------------------------------------- framing (§1, §8)
 
     @Test

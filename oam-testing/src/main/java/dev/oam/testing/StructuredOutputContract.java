@@ -20,6 +20,9 @@ public abstract class StructuredOutputContract extends ContractSupport {
             {"type":"object","properties":{"reasoning":{"type":"string"},"choice":{"type":"string","enum":["fight","flee"]},
              "confidence":{"type":"integer","minimum":0,"maximum":100}},"required":["reasoning","choice"]}""".replace("\n", "");
 
+    /** For the test class that runs this contract against its transport. */
+    protected StructuredOutputContract() {}
+
     private static List<String> keys(JsonNode node) {
         List<String> keys = new ArrayList<>();
         node.fieldNames().forEachRemaining(keys::add);

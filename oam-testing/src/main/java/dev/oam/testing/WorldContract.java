@@ -21,6 +21,9 @@ public abstract class WorldContract extends ContractSupport {
     private static final String VILLAGE = ("{\"player\":{\"name\":\"Aria\",\"gold\":60,\"bag\":[\"rope\",\"torch\"]},"
             + "\"quests\":{\"lost_ring\":{\"status\":\"open\"}},\"time_of_day\":\"night\"}");
 
+    /** For the test class that runs this contract against its transport. */
+    protected WorldContract() {}
+
     private static JsonNode json(String text) {
         return Conversation.object("{\"v\":" + text + "}").get("v");
     }

@@ -54,6 +54,7 @@ class ReadmeExampleTest {
         }
     }
 
+    @SuppressWarnings("try") // the README's subscription is held only for its scope
     @Test
     void theExampleRuns() throws Exception {
         ScriptedModel model = ScriptedModel.fromJson(Json.parse("{\"type\":\"scripted\",\"steps\":["

@@ -119,7 +119,7 @@ class HostWorldTest {
             Thread turn = Thread.ofVirtual().start(() -> {
                 for (int i = 0; i < 20; i++) {
                     tools.execute(new ToolCall("call_" + i, WorldTools.UPDATE,
-                            (ObjectNode) Json.mapper().createObjectNode().put("path", "player.gold").put("value", String.valueOf(i))));
+                            Json.mapper().createObjectNode().put("path", "player.gold").put("value", String.valueOf(i))));
                     // what a turn sends after its tool ran (its response) must come after the tool's changes
                     engine.sendNotification("test/marker", Json.object());
                 }

@@ -41,6 +41,7 @@ class PosixTest {
         assertThat(Posix.getenv(name)).contains("third ü");
     }
 
+    @SuppressWarnings("try") // the streams are opened for their descriptors, never written through
     @Test
     void dupAndDup2MoveWhereADescriptorWrites(@TempDir Path dir) throws IOException {
         assumeThat(Files.isDirectory(Path.of("/proc/self/fd"))).as("Linux").isTrue();

@@ -104,9 +104,9 @@ public final class LlamaBackend implements ModelBackend {
     private record Loaded(GgufFile file, EngineSettings settings, CompletableFuture<Engine> engine,
             @Nullable TurnFormat turnFormat, @Nullable String templateProblem) {}
 
-    /** {@code OAM_MODEL_HOST}: {@code process} runs every llama model of this process in a child process by default. */
     /** Layers of every model to offload to a GPU unless its value names {@code gpuLayers}; -1 for all. */
     public static final String GPU_LAYERS_VARIABLE = "OAM_LLAMA_GPU_LAYERS";
+    /** {@code OAM_MODEL_HOST}: {@code process} runs every llama model of this process in a child process by default. */
     public static final String HOST_VARIABLE = "OAM_MODEL_HOST";
 
     private final Defaults defaults;

@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Timeout;
  * was decoded with it, no request waits for another's whole prompt, and cancels (during a prompt, racing the last
  * token) leave every other lane's cache and output unharmed. Waits on events, never on wall-clock times.
  */
+@SuppressWarnings("try") // each test holds the decode thread for a scope it never names
 @Timeout(300)
 class FfmBatchingTest {
     private static final String[] SUBJECTS = {"goblin", "dragon", "merchant", "castle"};

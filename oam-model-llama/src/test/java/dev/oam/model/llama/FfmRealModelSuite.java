@@ -125,6 +125,7 @@ abstract class FfmRealModelSuite {
         }
     }
 
+    @SuppressWarnings("try") // the decode thread is held only for the scope
     private void eightTogetherAndAlone(SlotEngine engine, String label) throws Exception {
         int n = 8;
         int maxTokens = 48;

@@ -78,7 +78,6 @@ public final class GbnfChecker {
         }
     }
 
-    /** Whether the whole of {@code text} is in the grammar's language. */
     /**
      * {@link #accepts} for JSON written compactly in a test: a space is put after every {@code :} and {@code ,}
      * outside strings, as {@link Gbnf} writes JSON.
@@ -108,6 +107,7 @@ public final class GbnfChecker {
         return out.toString();
     }
 
+    /** Whether the whole of {@code text} is in the grammar's language. */
     public synchronized boolean accepts(String text) {
         input = text.codePoints().toArray();
         memo.clear();

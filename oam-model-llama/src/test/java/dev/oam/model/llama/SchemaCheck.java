@@ -3,7 +3,6 @@ package dev.oam.model.llama;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -77,8 +76,7 @@ final class SchemaCheck {
                     out.add(at + ": required '" + name.asText() + "' is missing");
                 }
             }
-            for (Iterator<Map.Entry<String, JsonNode>> it = value.fields(); it.hasNext();) {
-                Map.Entry<String, JsonNode> field = it.next();
+            for (Map.Entry<String, JsonNode> field : value.properties()) {
                 if (properties.has(field.getKey())) {
                     check(properties.get(field.getKey()), field.getValue(), at + "/" + field.getKey(), out);
                 } else if (schema.path("additionalProperties").isBoolean() && !schema.get("additionalProperties").asBoolean()) {

@@ -465,6 +465,7 @@ public final class ModelCache {
     }
 
     /** Runs {@code work} holding the cross-process lock of {@code target}, unless another process placed it meanwhile. */
+    @SuppressWarnings("try") // the file lock is held only for the scope
     private Path locked(Path target, Locked work) throws PullException, InterruptedException {
         Path lockFile = partial(target, ".lock");
         try {

@@ -57,6 +57,7 @@ import org.jspecify.annotations.Nullable;
  * ({@link DecodeLoop}); tokenising and detokenising are safe from any thread. Methods wrap {@code Throwable} from
  * {@code invokeExact} into {@link IllegalStateException}.
  */
+@SuppressWarnings("restricted") // calling llama.cpp through FFM is this class's job; oam.jar and bin/oam enable native access
 final class LlamaNative {
     static final int BUILD_NUMBER = 4916;
     static final String COMMIT = "c6af2161";

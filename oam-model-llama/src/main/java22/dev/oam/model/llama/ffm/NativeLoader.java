@@ -22,6 +22,7 @@ import org.jspecify.annotations.Nullable;
  * names, else the project-built one when the build script left one here, else the binding jar's b4916. A library is
  * used only when it is a build whose struct layouts are known ({@link LlamaNative}).
  */
+@SuppressWarnings("restricted") // calling llama.cpp through FFM is this class's job; oam.jar and bin/oam enable native access
 final class NativeLoader {
     private static final Object LOCK = new Object();
     private static @Nullable LlamaNative instance; // guarded by LOCK

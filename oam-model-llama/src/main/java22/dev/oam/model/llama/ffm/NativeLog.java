@@ -18,6 +18,7 @@ import java.util.List;
  * llama.cpp's log, forwarded to {@link Log}; the lines that tell where a model's layers went are kept for the engine
  * that just loaded it ({@link #takePlacement()}).
  */
+@SuppressWarnings("restricted") // calling llama.cpp through FFM is this class's job; oam.jar and bin/oam enable native access
 final class NativeLog {
     /** ggml_log_level values. */
     private static final int LOG_DEBUG = 1;

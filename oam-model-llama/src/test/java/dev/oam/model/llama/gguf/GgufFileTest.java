@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import org.assertj.core.api.AbstractThrowableAssert;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -61,9 +62,9 @@ class GgufFileTest {
         assertThat(metadata.get("llama.embedding_length")).isEqualTo(64L);
         assertThat(metadata.get("llama.attention.layer_norm_rms_epsilon")).isEqualTo((double) 1e-5f);
         assertThat(metadata.get("tokenizer.ggml.add_space_prefix")).isEqualTo(false);
-        assertThat(metadata.get("tokenizer.ggml.token_type")).asList().hasSize(file.tokens().size())
+        assertThat(metadata.get("tokenizer.ggml.token_type")).asInstanceOf(InstanceOfAssertFactories.LIST).hasSize(file.tokens().size())
                 .startsWith(2L, 3L, 3L, 3L, 3L, 6L);
-        assertThat(metadata.get("tokenizer.ggml.scores")).asList().element(0).isEqualTo(0.0);
+        assertThat(metadata.get("tokenizer.ggml.scores")).asInstanceOf(InstanceOfAssertFactories.LIST).element(0).isEqualTo(0.0);
         assertThat(metadata.keySet()).startsWith("general.architecture", "general.name");
     }
 

@@ -86,6 +86,7 @@ class ChatTemplateGoldenTest {
     @ValueSource(strings = {"(SmolLM2 file's own)", "Qwen-Qwen2.5-7B-Instruct", "meta-llama-Llama-3.1-8B-Instruct",
             "meta-llama-Llama-3.2-3B-Instruct", "google-gemma-2-2b-it", "microsoft-Phi-3.5-mini-instruct",
             "mistralai-Mistral-Nemo-Instruct-2407"})
+    @SuppressWarnings("try") // LlamaServer.close() waits for the server to exit, so it may be interrupted
     void rendersEveryConversationByteForByteAsLlamaServerDoes(String name, @TempDir Path dir) throws Exception {
         String source;
         Path file = null;
@@ -110,6 +111,7 @@ class ChatTemplateGoldenTest {
         assertThat(renderer.failures()).as("no conversation fell back to ChatML").isEmpty();
     }
 
+    @SuppressWarnings("try") // LlamaServer.close() waits for the server to exit, so it may be interrupted
     @Test
     void aConversationTheTemplateRefusesIsRefusedByBothAndFallsBackToChatMlHere(@TempDir Path dir) throws Exception {
         String source;
