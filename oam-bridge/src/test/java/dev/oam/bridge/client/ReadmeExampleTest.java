@@ -64,6 +64,7 @@ class ReadmeExampleTest {
         BridgeConfiguration configuration = BridgeConfiguration.builder().systemModel(model).build();
         Castle castle = new Castle();
         Hud hud = new Hud();
+        // spotless:off (the README's layout, aligned comments included)
         // README begin
         try (Oam oam = Oam.create(configuration)) {
             ClientTool openGate = ClientTool.of("open_gate", "Opens the castle gate.", call -> castle.openGate() ? "open" : "stuck");
@@ -84,6 +85,7 @@ class ReadmeExampleTest {
             castle.meetWolf(choice.optionID());
         }
         // README end
+        // spotless:on
         assertThat(castle.opened).isEqualTo(1);
         assertThat(castle.wolf).isEqualTo("fight");
         assertThat(hud.said).containsExactly("Come in.", "Two axes left.");
