@@ -14,7 +14,8 @@ module dev.oam.bridge {
     exports dev.oam.bridge.client;
     exports dev.oam.bridge.game;
     // What a byte-stream transport (stdio) needs beyond the API; not API.
-    exports dev.oam.bridge.transport to dev.oam.cli;
+    exports dev.oam.bridge.transport to
+            dev.oam.cli;
 
     uses dev.oam.core.model.ModelBackend;
 }

@@ -7,5 +7,6 @@ module dev.oam.cli {
     requires org.jline;
     requires static org.jspecify;
 
-    opens dev.oam.cli to info.picocli;
+    opens dev.oam.cli to
+            info.picocli;
 }

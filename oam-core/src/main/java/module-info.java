@@ -18,8 +18,12 @@ module dev.oam.core {
     exports dev.oam.core.tool;
     exports dev.oam.core.transcript;
     // POSIX process helpers: internal, for the transports and the llama backend only.
-    exports dev.oam.core.os to dev.oam.cli, dev.oam.model.llama;
-    exports dev.oam.core.internal to dev.oam.bridge, dev.oam.cli;
+    exports dev.oam.core.os to
+            dev.oam.cli,
+            dev.oam.model.llama;
+    exports dev.oam.core.internal to
+            dev.oam.bridge,
+            dev.oam.cli;
 
     uses dev.oam.core.model.ModelBackend;
 }

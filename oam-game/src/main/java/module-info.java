@@ -7,5 +7,5 @@ module dev.oam.game {
     exports dev.oam.game.decision;
     exports dev.oam.game.npc;
     exports dev.oam.game.world;
-    // dev.oam.game.internal (prompt text rules, the lenient model view) is shared by the packages above only.
+// dev.oam.game.internal (prompt text rules, the lenient model view) is shared by the packages above only.
 }

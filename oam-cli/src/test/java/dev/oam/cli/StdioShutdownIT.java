@@ -34,8 +34,11 @@ class StdioShutdownIT {
             assertThat(client.exitCode()).isZero();
             assertThat(client.garbage()).isEmpty();
             // shutdown is deferred: the requests after it are refused at once, possibly before its own response
-            assertThat(c.messages()).filteredOn(m -> m.has("id")).extracting(m -> m.get("id").asInt())
-                    .as("one response each").containsExactlyInAnyOrder(1, 2, 3, 4);
+            assertThat(c.messages())
+                    .filteredOn(m -> m.has("id"))
+                    .extracting(m -> m.get("id").asInt())
+                    .as("one response each")
+                    .containsExactlyInAnyOrder(1, 2, 3, 4);
         }
     }
 
@@ -49,7 +52,9 @@ class StdioShutdownIT {
             long delivered = System.nanoTime();
             assertThat(client.awaitStopped(Duration.ofSeconds(60))).isTrue();
             long millis = (System.nanoTime() - delivered) / 1_000_000;
-            assertThat(millis).as("exit after the shutdown response, stdin still open").isLessThan(500);
+            assertThat(millis)
+                    .as("exit after the shutdown response, stdin still open")
+                    .isLessThan(500);
             assertThat(client.exitCode()).isZero();
         }
     }

@@ -40,9 +40,12 @@ class FfmClosingTest {
         for (int budget : new int[] {48, 64, 100}) { // the shortest whole value takes 36 characters
             for (long seed = 0; seed < 3; seed++) {
                 EngineRequest request = new EngineRequest(prompt, GRAMMAR, budget, seed == 0 ? 0 : 1.0, 0, 1, seed);
-                EngineResult result = engine.generate(request, "closing-" + budget + "-" + seed, d -> {}, CancellationToken.create());
+                EngineResult result =
+                        engine.generate(request, "closing-" + budget + "-" + seed, d -> {}, CancellationToken.create());
                 assertThat(result.outputTokens()).as("budget %d", budget).isLessThanOrEqualTo(budget);
-                assertThat(checker.accepts(result.text())).as("budget %d seed %d: %s", budget, seed, result.text()).isTrue();
+                assertThat(checker.accepts(result.text()))
+                        .as("budget %d seed %d: %s", budget, seed, result.text())
+                        .isTrue();
                 JsonNode value = Json.parse(result.text());
                 assertThat(value.path("a").isTextual()).isTrue();
             }
