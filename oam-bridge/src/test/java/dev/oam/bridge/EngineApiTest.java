@@ -294,7 +294,7 @@ class EngineApiTest {
 
     @Test
     void closeRightAfterAShutdownRequestStillDeliversItsResponse() throws Exception {
-        // Found by JsonRpcFuzzTest: close() used to stop the writer while the shutdown request was still finishing.
+        // close() stops the writer only after the shutdown request in flight has written its response.
         BridgeEngine engine = new BridgeEngine(BridgeConfiguration.defaults(), lines::add);
         engine.receive("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
         engine.receive("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"shutdown\"}");

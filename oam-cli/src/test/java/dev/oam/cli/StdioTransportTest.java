@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Which thread answers what {@link StdioTransport#pump} reads (issue 12, point 6: latency without losing batching). */
+/** Which thread answers what {@link StdioTransport#pump} reads (latency without losing batching). */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class StdioTransportTest {
     /** A sink that takes every line without blocking, as an empty pipe would, and records who delivered each. */

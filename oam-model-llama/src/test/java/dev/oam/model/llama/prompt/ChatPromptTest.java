@@ -282,8 +282,8 @@ class ChatPromptTest {
 
     /**
      * Gemma's vocabulary holds newlines, runs of newlines, runs of spaces and tabs as user-defined tokens. They
-     * cannot open or close a message, so they pass unchanged (they used to become U+FFFD and zero-width spaces, so
-     * the model read its instructions with every newline replaced); one-character tokens pass too.
+     * cannot open or close a message, so they pass unchanged (replaced, they would give the model its instructions
+     * without a newline); one-character tokens pass too.
      */
     @Test
     void whiteSpaceAndOneCharacterTokensPassUnchanged() {
