@@ -68,13 +68,11 @@ oam_check_runtime() { # $1 = a release's runtime, $2 = the file naming the modul
   fi
 }
 
-oam_find_maven() { # sets OAM_MVN; installs Maven with apt-get when missing and we are root
+oam_find_maven() { # sets OAM_MVN: the mvn on the PATH, else the project's ./mvnw (Maven 3.8.7 from Maven Central)
   if command -v mvn >/dev/null 2>&1; then OAM_MVN=$(command -v mvn); return 0; fi
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "oam: Maven is missing; installing it with apt-get" >&2
-    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q maven; } >&2 || true
-  fi
-  if command -v mvn >/dev/null 2>&1; then OAM_MVN=$(command -v mvn); return 0; fi
+  local wrapper
+  wrapper="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/mvnw"
+  if [ -x "$wrapper" ]; then OAM_MVN="$wrapper"; return 0; fi
   echo "oam: Maven (mvn) is needed to build oam; install it (for example: apt-get install maven)." >&2
   exit 1
 }

@@ -7,6 +7,7 @@ module dev.oam.model.openai {
     requires java.net.http;
     requires static org.jspecify;
 
-    provides dev.oam.core.model.ModelBackend with dev.oam.model.openai.OpenAIBackend,
+    provides dev.oam.core.model.ModelBackend with
+            dev.oam.model.openai.OpenAIBackend,
             dev.oam.model.openai.LlamaServerBackend;
 }

@@ -3,7 +3,7 @@ module dev.oam.server {
     requires transitive dev.oam.core;
     requires org.eclipse.jetty.server;
     requires org.eclipse.jetty.unixdomain.server;
-    requires static org.jspecify;
+    requires static transitive org.jspecify;
 
     exports dev.oam.server;
 }

@@ -4,7 +4,7 @@ module dev.oam.testing {
     requires transitive org.junit.jupiter.api;
     requires transitive org.assertj.core;
     requires jdk.httpserver;
-    requires static org.jspecify;
+    requires static transitive org.jspecify;
 
     exports dev.oam.testing;
     exports dev.oam.testing.gguf;

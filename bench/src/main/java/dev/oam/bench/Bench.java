@@ -25,8 +25,20 @@ import java.util.TreeSet;
  */
 public final class Bench {
     /** How much work each measurement does; see {@link #usage()}. */
-    record Config(int pings, int warmupRounds, int rounds, int sessions, int turns, int toolWarmup, int toolTurns,
-            int pingWarmup, int pingSamples, int blocks, int toolSessionTurns, int budgetSeconds, Set<Integer> sections) {
+    record Config(
+            int pings,
+            int warmupRounds,
+            int rounds,
+            int sessions,
+            int turns,
+            int toolWarmup,
+            int toolTurns,
+            int pingWarmup,
+            int pingSamples,
+            int blocks,
+            int toolSessionTurns,
+            int budgetSeconds,
+            Set<Integer> sections) {
         static Config defaults() {
             return new Config(200_000, 2, 5, 32, 20_000, 1_000, 3_000, 2_000, 5_000, 10, 0, 240, Set.of());
         }
@@ -133,7 +145,8 @@ public final class Bench {
 
     static String usage() {
         Config d = Config.defaults();
-        return String.join("\n",
+        return String.join(
+                "\n",
                 "usage: bench/run [--quick] [--sections LIST] [--pings N] [--warmup-rounds N] [--rounds N] [--sessions N]",
                 "                 [--turns N] [--tool-warmup N] [--tool-turns N] [--tool-session-turns N] [--ping-warmup N]",
                 "                 [--ping-samples N] [--blocks N] [--budget SECONDS]",
@@ -147,11 +160,13 @@ public final class Bench {
                 "  --turns N          pipelined session/respond per turn round (" + d.turns() + ")",
                 "  --tool-warmup N    unmeasured sequential tool turns (" + d.toolWarmup() + ")",
                 "  --tool-turns N     measured sequential tool turns (" + d.toolTurns() + ")",
-                "  --tool-session-turns N  a fresh tool session every N turns (0 = one session for all; " + d.toolSessionTurns() + ")",
+                "  --tool-session-turns N  a fresh tool session every N turns (0 = one session for all; "
+                        + d.toolSessionTurns() + ")",
                 "  --ping-warmup N    unmeasured sequential pings per server (" + d.pingWarmup() + ")",
                 "  --ping-samples N   measured sequential pings per server (" + d.pingSamples() + ")",
                 "  --blocks N         latency samples are taken in N interleaved blocks per kind (" + d.blocks() + ")",
-                "  --budget SECONDS   hard limit for the whole run; later sections are skipped (" + d.budgetSeconds() + ")",
+                "  --budget SECONDS   hard limit for the whole run; later sections are skipped (" + d.budgetSeconds()
+                        + ")",
                 "Children get the JVM options in OAM_BENCH_CHILD_OPTS (e.g. for profiling); default none.",
                 "OAM_BENCH_BRIDGE_JAR runs the bridge child from another oam.jar (e.g. a build of main, for before/after).",
                 "OAM_BENCH_TRACE_WAITS=1 reads the run-queue wait around every stdio tool round trip (tail vs p50; slows the turns).");
@@ -164,11 +179,34 @@ public final class Bench {
                 c = Config.quick();
             }
         }
-        List<String> names = List.of("--pings", "--warmup-rounds", "--rounds", "--sessions", "--turns", "--tool-warmup",
-                "--tool-turns", "--ping-warmup", "--ping-samples", "--blocks", "--tool-session-turns", "--budget");
+        List<String> names = List.of(
+                "--pings",
+                "--warmup-rounds",
+                "--rounds",
+                "--sessions",
+                "--turns",
+                "--tool-warmup",
+                "--tool-turns",
+                "--ping-warmup",
+                "--ping-samples",
+                "--blocks",
+                "--tool-session-turns",
+                "--budget");
         Set<String> zeroOk = Set.of("--warmup-rounds", "--tool-warmup", "--ping-warmup", "--tool-session-turns");
-        int[] v = {c.pings(), c.warmupRounds(), c.rounds(), c.sessions(), c.turns(), c.toolWarmup(), c.toolTurns(),
-                c.pingWarmup(), c.pingSamples(), c.blocks(), c.toolSessionTurns(), c.budgetSeconds()};
+        int[] v = {
+            c.pings(),
+            c.warmupRounds(),
+            c.rounds(),
+            c.sessions(),
+            c.turns(),
+            c.toolWarmup(),
+            c.toolTurns(),
+            c.pingWarmup(),
+            c.pingSamples(),
+            c.blocks(),
+            c.toolSessionTurns(),
+            c.budgetSeconds()
+        };
         Set<Integer> sections = Set.of();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -179,8 +217,10 @@ public final class Bench {
                 return null;
             }
             if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(names.contains(arg) || arg.equals("--sections")
-                        ? arg + " needs a value" : "unknown option " + arg);
+                throw new IllegalArgumentException(
+                        names.contains(arg) || arg.equals("--sections")
+                                ? arg + " needs a value"
+                                : "unknown option " + arg);
             }
             if (arg.equals("--sections")) {
                 Set<Integer> chosen = new TreeSet<>();
@@ -192,7 +232,8 @@ public final class Bench {
                         }
                         chosen.add(n);
                     } catch (NumberFormatException e) {
-                        throw new IllegalArgumentException("--sections takes numbers 1-" + SECTIONS + " separated by commas, not " + args[i]);
+                        throw new IllegalArgumentException(
+                                "--sections takes numbers 1-" + SECTIONS + " separated by commas, not " + args[i]);
                     }
                 }
                 sections = Set.copyOf(chosen);
@@ -216,7 +257,8 @@ public final class Bench {
         }
         Config parsed = new Config(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], sections);
         if (parsed.toolSessionCount() > 60) {
-            throw new IllegalArgumentException("--tool-session-turns is too small: the tool turns would need more than 60 sessions");
+            throw new IllegalArgumentException(
+                    "--tool-session-turns is too small: the tool turns would need more than 60 sessions");
         }
         if (parsed.blocks() > Math.min(parsed.pingSamples(), parsed.toolTurns())) {
             throw new IllegalArgumentException("--blocks must not exceed --ping-samples or --tool-turns");
@@ -227,10 +269,13 @@ public final class Bench {
     // --- the run ---------------------------------------------------------------------------------
 
     private int run() throws IOException {
-        Path root = Path.of(System.getProperty("oam.bench.root", ".")).toAbsolutePath().normalize();
+        Path root = Path.of(System.getProperty("oam.bench.root", "."))
+                .toAbsolutePath()
+                .normalize();
         Path jar = root.resolve("oam-cli/target/oam.jar");
         Path classes = root.resolve("bench/target/classes");
-        String otherJar = System.getenv().getOrDefault("OAM_BENCH_BRIDGE_JAR", "").trim();
+        String otherJar =
+                System.getenv().getOrDefault("OAM_BENCH_BRIDGE_JAR", "").trim();
         Path bridgeJar = otherJar.isEmpty() ? jar : Path.of(otherJar).toAbsolutePath();
         if (!Files.isRegularFile(bridgeJar)) {
             System.err.println("bench: OAM_BENCH_BRIDGE_JAR " + bridgeJar + " is not a file.");
@@ -262,7 +307,8 @@ public final class Bench {
         section(1, "ping throughput, in-process: bridge and echo in alternating rounds", () -> {
             try (InProcessChannel channel = new InProcessChannel("inproc-ping")) {
                 ready(channel);
-                pingInProcess = paired("bridge", round -> pingRound(channel, pings), "echo", round -> echoRound(pings), "msg/s");
+                pingInProcess = paired(
+                        "bridge", round -> pingRound(channel, pings), "echo", round -> echoRound(pings), "msg/s");
             }
         });
         section(2, "ping throughput, stdio: bridge and echo children in alternating rounds", () -> {
@@ -270,8 +316,12 @@ public final class Bench {
                     StdioChannel echoChannel = new StdioChannel("echo", echo, logs.resolve("echo-ping.log"))) {
                 ready(bridgeChannel);
                 ready(echoChannel);
-                pingStdio = paired("bridge", round -> pingRound(bridgeChannel, pings),
-                        "echo", round -> pingRound(echoChannel, pings), "msg/s");
+                pingStdio = paired(
+                        "bridge",
+                        round -> pingRound(bridgeChannel, pings),
+                        "echo",
+                        round -> pingRound(echoChannel, pings),
+                        "msg/s");
             }
         });
         section(3, "scripted text turns: stdio and in-process in alternating rounds", () -> {
@@ -279,8 +329,12 @@ public final class Bench {
                     InProcessChannel inProcess = new InProcessChannel("inproc-turns")) {
                 ready(stdio);
                 ready(inProcess);
-                turnThroughput = paired("stdio", round -> turnRound(stdio, round),
-                        "in-process", round -> turnRound(inProcess, round), "turns/s");
+                turnThroughput = paired(
+                        "stdio",
+                        round -> turnRound(stdio, round),
+                        "in-process",
+                        round -> turnRound(inProcess, round),
+                        "turns/s");
             }
         });
         section(4, "latency, stdio: echo pings, bridge pings and bridge tool turns in interleaved blocks", () -> {
@@ -293,12 +347,15 @@ public final class Bench {
                 writeTimedTrips(logs);
             }
         });
-        section(5, "latency, in-process: echo parse+serialize, bridge pings and bridge tool turns in interleaved blocks", () -> {
-            try (InProcessChannel channel = new InProcessChannel("inproc-latency")) {
-                ready(channel);
-                inProcessLatency = latency(null, channel);
-            }
-        });
+        section(
+                5,
+                "latency, in-process: echo parse+serialize, bridge pings and bridge tool turns in interleaved blocks",
+                () -> {
+                    try (InProcessChannel channel = new InProcessChannel("inproc-latency")) {
+                        ready(channel);
+                        inProcessLatency = latency(null, channel);
+                    }
+                });
 
         System.out.print(report(childOptions));
         System.out.flush();
@@ -338,12 +395,23 @@ public final class Bench {
 
     private String sizes() {
         Config c = config;
-        return String.format(Locale.US, "pings %,d per round; text turns %,d over %d sessions per round; rounds %d warm-up + %d measured"
+        return String.format(
+                Locale.US,
+                "pings %,d per round; text turns %,d over %d sessions per round; rounds %d warm-up + %d measured"
                         + " per server;%n  sequential pings %,d warm-up + %,d measured per server; sequential tool turns %,d warm-up"
                         + " + %,d measured (%s); %d interleaved blocks; budget %d s",
-                c.pings(), c.turns(), c.sessions(), c.warmupRounds(), c.rounds(), c.pingWarmup(), c.pingSamples(),
-                c.toolWarmup(), c.toolTurns(), c.toolSessionTurns() == 0 ? "one session"
-                        : "a fresh session every " + c.toolSessionTurns() + " turns", c.blocks(), c.budgetSeconds());
+                c.pings(),
+                c.turns(),
+                c.sessions(),
+                c.warmupRounds(),
+                c.rounds(),
+                c.pingWarmup(),
+                c.pingSamples(),
+                c.toolWarmup(),
+                c.toolTurns(),
+                c.toolSessionTurns() == 0 ? "one session" : "a fresh session every " + c.toolSessionTurns() + " turns",
+                c.blocks(),
+                c.budgetSeconds());
     }
 
     // --- helpers ---------------------------------------------------------------------------------
@@ -392,8 +460,8 @@ public final class Bench {
                     break;
                 }
             }
-            throw new BenchException(what + ": sending failed (" + (channel.failure() != null ? channel.failure() : e.toString())
-                    + ")" + channel.diagnostics());
+            throw new BenchException(what + ": sending failed ("
+                    + (channel.failure() != null ? channel.failure() : e.toString()) + ")" + channel.diagnostics());
         }
     }
 
@@ -462,9 +530,21 @@ public final class Bench {
                 sb = b.run(round);
                 sa = a.run(round);
             }
-            progress(String.format(Locale.US, "   %s round %d: %s %,.0f %s (CPU %.2f µs, %.3f ctx sw per item), %s %,.0f %s (CPU %.2f µs, %.3f ctx sw)",
-                    warm ? "warm-up" : "measured", round + 1, aName, sa.rate(), unit, sa.usage().cpuMicros(), sa.usage().switches(),
-                    bName, sb.rate(), unit, sb.usage().cpuMicros(), sb.usage().switches()));
+            progress(String.format(
+                    Locale.US,
+                    "   %s round %d: %s %,.0f %s (CPU %.2f µs, %.3f ctx sw per item), %s %,.0f %s (CPU %.2f µs, %.3f ctx sw)",
+                    warm ? "warm-up" : "measured",
+                    round + 1,
+                    aName,
+                    sa.rate(),
+                    unit,
+                    sa.usage().cpuMicros(),
+                    sa.usage().switches(),
+                    bName,
+                    sb.rate(),
+                    unit,
+                    sb.usage().cpuMicros(),
+                    sb.usage().switches()));
             if (!warm) {
                 int m = round - config.warmupRounds();
                 aRates[m] = sa.rate();
@@ -475,7 +555,8 @@ public final class Bench {
             }
         }
         Rate ratio = Rate.of(ratios, 0, new Meter.Usage[0]);
-        return new Paired(Rate.of(aRates, 0, aUsage), Rate.of(bRates, 0, bUsage), ratio.median(), ratio.min(), ratio.max());
+        return new Paired(
+                Rate.of(aRates, 0, aUsage), Rate.of(bRates, 0, bUsage), ratio.median(), ratio.min(), ratio.max());
     }
 
     /** One round of pipelined pings: a writer thread sends them all while the delivery thread counts answers. */
@@ -495,7 +576,8 @@ public final class Bench {
     /** One round of the in-process baseline: parse each line and serialize its answer, in a loop on one thread. */
     private Sample echoRound(String[] lines) {
         long pid = ProcessHandle.current().pid();
-        Meter.Reading before = new Meter.Reading(Meter.ownCpuNanos(), Meter.contextSwitches(pid), -1, System.nanoTime());
+        Meter.Reading before =
+                new Meter.Reading(Meter.ownCpuNanos(), Meter.contextSwitches(pid), -1, System.nanoTime());
         long start = System.nanoTime();
         long sum = 0;
         for (String line : lines) {
@@ -523,8 +605,9 @@ public final class Bench {
         }
         String[] lines = new String[turns];
         for (int j = 0; j < turns; j++) {
-            lines[j] = "{\"jsonrpc\":\"2.0\",\"id\":" + (j + 1) + ",\"method\":\"session/respond\",\"params\":{\"session\":\""
-                    + names[j % sessions] + "\",\"prompt\":\"hi\",\"stream\":false}}";
+            lines[j] = "{\"jsonrpc\":\"2.0\",\"id\":" + (j + 1)
+                    + ",\"method\":\"session/respond\",\"params\":{\"session\":\"" + names[j % sessions]
+                    + "\",\"prompt\":\"hi\",\"stream\":false}}";
         }
         Probes.Counter counter = new Probes.Counter(turns);
         channel.handler(counter);
@@ -599,13 +682,20 @@ public final class Bench {
             delete.put("session", session);
             call(bridge, "session/delete", delete, PHASE_TIMEOUT);
         }
-        LatencySet set = new LatencySet(echoPings.latency(echo != null), bridgePings.latency(true), trips.latency(false),
-                turns.latency(true));
-        progress(String.format(Locale.US, "   echo ping p50 %.1f µs p99 %.1f µs; bridge ping p50 %.1f µs p99 %.1f µs;"
+        LatencySet set = new LatencySet(
+                echoPings.latency(echo != null), bridgePings.latency(true), trips.latency(false), turns.latency(true));
+        progress(String.format(
+                Locale.US,
+                "   echo ping p50 %.1f µs p99 %.1f µs; bridge ping p50 %.1f µs p99 %.1f µs;"
                         + " tool round trip p50 %.1f µs p99 %.1f µs; whole tool turn p50 %.1f µs p99 %.1f µs",
-                set.echoPing().all().p50() / 1e3, set.echoPing().all().p99() / 1e3, set.bridgePing().all().p50() / 1e3,
-                set.bridgePing().all().p99() / 1e3, set.toolRoundTrip().all().p50() / 1e3, set.toolRoundTrip().all().p99() / 1e3,
-                set.toolTurn().all().p50() / 1e3, set.toolTurn().all().p99() / 1e3));
+                set.echoPing().all().p50() / 1e3,
+                set.echoPing().all().p99() / 1e3,
+                set.bridgePing().all().p50() / 1e3,
+                set.bridgePing().all().p99() / 1e3,
+                set.toolRoundTrip().all().p50() / 1e3,
+                set.toolRoundTrip().all().p99() / 1e3,
+                set.toolTurn().all().p50() / 1e3,
+                set.toolTurn().all().p99() / 1e3));
         return set;
     }
 
@@ -659,11 +749,13 @@ public final class Bench {
     }
 
     /** {@code OAM_BENCH_TRACE_WAITS=1}: read the run-queue wait around every stdio tool round trip (see traceReport). */
-    private static final boolean TRACE_WAITS = !System.getenv().getOrDefault("OAM_BENCH_TRACE_WAITS", "").isBlank();
+    private static final boolean TRACE_WAITS =
+            !System.getenv().getOrDefault("OAM_BENCH_TRACE_WAITS", "").isBlank();
 
     private final List<long[]> tracedTrips = new ArrayList<>(); // round trip, server wait, client wait (ns)
 
-    private final List<long[]> timedTrips = new ArrayList<>(); // measured stdio tool trips: replied at (nanoTime), trip, turn (ns)
+    private final List<long[]> timedTrips =
+            new ArrayList<>(); // measured stdio tool trips: replied at (nanoTime), trip, turn (ns)
 
     /**
      * Writes every measured stdio tool round trip with the {@code System.nanoTime()} at which its reply was sent to
@@ -707,12 +799,24 @@ public final class Bench {
         int n = sorted.size();
         List<long[]> tail = sorted.subList((int) Math.floor(n * 0.99), n);
         List<long[]> mid = sorted.subList(n / 2 - Math.min(n / 2, 50), Math.min(n, n / 2 + 50));
-        long waited = tail.stream().filter(t -> t[1] + t[2] >= (t[0] - sorted.get(n / 2)[0]) / 2).count();
-        progress(String.format(Locale.US, "   tool round trip waits (%d traced): around p50: trip %.1f µs, bridge threads' wait %.1f µs,"
+        long waited = tail.stream()
+                .filter(t -> t[1] + t[2] >= (t[0] - sorted.get(n / 2)[0]) / 2)
+                .count();
+        progress(String.format(
+                Locale.US,
+                "   tool round trip waits (%d traced): around p50: trip %.1f µs, bridge threads' wait %.1f µs,"
                         + " client's %.1f µs; above p99 (%d): trip %.1f µs, bridge wait %.1f µs, client %.1f µs;"
                         + " %d of %d tail trips waited for a CPU at least half of their excess over p50",
-                n, median(mid, 0) / 1e3, median(mid, 1) / 1e3, median(mid, 2) / 1e3, tail.size(), median(tail, 0) / 1e3,
-                median(tail, 1) / 1e3, median(tail, 2) / 1e3, waited, tail.size()));
+                n,
+                median(mid, 0) / 1e3,
+                median(mid, 1) / 1e3,
+                median(mid, 2) / 1e3,
+                tail.size(),
+                median(tail, 0) / 1e3,
+                median(tail, 1) / 1e3,
+                median(tail, 2) / 1e3,
+                waited,
+                tail.size()));
         writeTsv(logs, "tool-trip-waits.tsv", "trip_ns\tbridge_wait_ns\tclient_wait_ns", tracedTrips);
     }
 
@@ -722,8 +826,15 @@ public final class Bench {
     }
 
     /** Sequential tool turns continuing the sessions' scripts at {@code nextTurn[0]}. */
-    private void tools(Channel channel, String[] sessions, int perSession, int[] nextTurn, int count, Collector trips,
-            Collector turns) throws BenchException {
+    private void tools(
+            Channel channel,
+            String[] sessions,
+            int perSession,
+            int[] nextTurn,
+            int count,
+            Collector trips,
+            Collector turns)
+            throws BenchException {
         if (count == 0) {
             return;
         }
@@ -732,8 +843,10 @@ public final class Bench {
             Probes.ToolTurns probe = new Probes.ToolTurns(channel, sessions, perSession, nextTurn[0], count);
             boolean trace = trips != null && TRACE_WAITS && channel instanceof StdioChannel;
             if (trace) {
-                // The bridge's threads on a tool reply's path: the input thread, the writer, the virtual threads' carriers.
-                probe.traceWaits(Meter.threadStats(((StdioChannel) channel).pid(), "oam-stdin", "oam-writer", "ForkJoinPool"));
+                // The bridge's threads on a tool reply's path: the input thread, the writer, the virtual threads'
+                // carriers.
+                probe.traceWaits(
+                        Meter.threadStats(((StdioChannel) channel).pid(), "oam-stdin", "oam-writer", "ForkJoinPool"));
             }
             channel.handler(probe);
             Meter.Reading before = channel.reading();
@@ -801,29 +914,44 @@ public final class Bench {
         StringBuilder out = new StringBuilder();
         Runtime runtime = Runtime.getRuntime();
         out.append("\noam bench: the bridge vs a parse-and-echo baseline\n");
-        out.append(String.format(Locale.US, "JDK %s (%s), %d CPUs, %s %s, child JVM options: %s%n",
-                System.getProperty("java.version"), System.getProperty("java.vendor"), runtime.availableProcessors(),
-                System.getProperty("os.name"), System.getProperty("os.arch"),
+        out.append(String.format(
+                Locale.US,
+                "JDK %s (%s), %d CPUs, %s %s, child JVM options: %s%n",
+                System.getProperty("java.version"),
+                System.getProperty("java.vendor"),
+                runtime.availableProcessors(),
+                System.getProperty("os.name"),
+                System.getProperty("os.arch"),
                 childOptions.isEmpty() ? "none" : String.join(" ", childOptions)));
         out.append("Bridge child: ").append(bridgeJarName).append(" oam.jar\n");
         out.append("Sizes: ").append(sizes()).append('\n');
         String loadAfter = Meter.loadAverage();
         if (loadBefore != null && loadAfter != null) {
-            out.append("Load average (1/5/15 min): before ").append(loadBefore).append(", after ").append(loadAfter)
+            out.append("Load average (1/5/15 min): before ")
+                    .append(loadBefore)
+                    .append(", after ")
+                    .append(loadAfter)
                     .append(" (the run itself adds about 1-2; more means other work shared the CPUs)\n");
         }
         out.append('\n');
 
-        out.append("Throughput (pipelined; median of the measured rounds [min-max]; the two columns ran in alternating rounds)\n");
+        out.append(
+                "Throughput (pipelined; median of the measured rounds [min-max]; the two columns ran in alternating rounds)\n");
         Table throughput = new Table("Measurement", "bridge", "echo baseline", "bridge/echo [min-max]");
         throughput.row("ping, stdio (msg/s)", rate(a(pingStdio)), rate(b(pingStdio)), pairRatio(pingStdio));
-        throughput.row("ping, in-process (msg/s)", rate(a(pingInProcess)), rate(b(pingInProcess)), pairRatio(pingInProcess));
+        throughput.row(
+                "ping, in-process (msg/s)", rate(a(pingInProcess)), rate(b(pingInProcess)), pairRatio(pingInProcess));
         out.append(throughput.render());
         Table turns = new Table("Measurement", "stdio", "in-process", "stdio/in-process [min-max]");
-        turns.row("scripted text turns (turns/s)", rate(a(turnThroughput)), rate(b(turnThroughput)), pairRatio(turnThroughput));
+        turns.row(
+                "scripted text turns (turns/s)",
+                rate(a(turnThroughput)),
+                rate(b(turnThroughput)),
+                pairRatio(turnThroughput));
         out.append(turns.render()).append('\n');
 
-        out.append("Server cost per item in those rounds (median; stdio: the child process; in-process: this whole JVM)\n");
+        out.append(
+                "Server cost per item in those rounds (median; stdio: the child process; in-process: this whole JVM)\n");
         Table cost = new Table("Server", "CPU µs/item", "cores busy", "ctx switches/item", "items per read");
         cost.row("bridge, ping, stdio", usage(a(pingStdio)));
         cost.row("echo, ping, stdio", usage(b(pingStdio)));
@@ -835,8 +963,10 @@ public final class Bench {
         out.append("items per read = answers per pipe read on the client (stdio) or per sink flush (in-process),\n");
         out.append("i.e. how many messages the server's writer batches before it runs dry and flushes.\n\n");
 
-        out.append("Latency (sequential, one request in flight; µs; server CPU µs, context switches and run-queue wait per request)\n");
-        Table latency = new Table("Measurement", "n", "p50", "p90", "p99", "max", "CPU µs/req", "ctx sw/req", "wait µs/req");
+        out.append(
+                "Latency (sequential, one request in flight; µs; server CPU µs, context switches and run-queue wait per request)\n");
+        Table latency =
+                new Table("Measurement", "n", "p50", "p90", "p99", "max", "CPU µs/req", "ctx sw/req", "wait µs/req");
         LatencySet s = stdioLatency;
         LatencySet p = inProcessLatency;
         latencyRow(latency, "echo ping, stdio (baseline)", s == null ? null : s.echoPing(), false);
@@ -849,35 +979,94 @@ public final class Bench {
         latencyRow(latency, "bridge whole tool turn, in-process", p == null ? null : p.toolTurn(), true);
         out.append(latency.render());
         out.append("tool round trip = the client sends its tool/call reply -> the toolCallCompleted event arrives;\n");
-        out.append("whole tool turn = session/respond sent -> its response arrives (the tool/call answered at once).\n");
-        out.append("wait = time the server's threads were ready to run but had no CPU (Linux schedstat): other load, not the server.\n");
-        out.append(config.toolSessionTurns() == 0
-                ? "All tool turns ran on one session (its history grows by 4 entries per turn); 'first/last 10%' split them by time.\n\n"
-                : "A fresh tool session every " + config.toolSessionTurns() + " turns; 'first/last 10%' split them by time.\n\n");
+        out.append(
+                "whole tool turn = session/respond sent -> its response arrives (the tool/call answered at once).\n");
+        out.append(
+                "wait = time the server's threads were ready to run but had no CPU (Linux schedstat): other load, not the server.\n");
+        out.append(
+                config.toolSessionTurns() == 0
+                        ? "All tool turns ran on one session (its history grows by 4 entries per turn); 'first/last 10%' split them by time.\n\n"
+                        : "A fresh tool session every " + config.toolSessionTurns()
+                                + " turns; 'first/last 10%' split them by time.\n\n");
 
         out.append("Ratios and aims\n");
         Table summary = new Table("Figure", "value", "aim", "verdict");
         Double stdioRatio = pingStdio == null ? null : pingStdio.ratioMedian();
-        summary.row("stdio ping throughput / echo throughput", fixed(stdioRatio, 2), ">= 0.80",
+        summary.row(
+                "stdio ping throughput / echo throughput",
+                fixed(stdioRatio, 2),
+                ">= 0.80",
                 verdict(stdioRatio == null ? null : stdioRatio >= 0.8));
-        summary.row("in-process ping throughput / in-process echo", fixed(pingInProcess == null ? null : pingInProcess.ratioMedian(), 2), "-", "-");
+        summary.row(
+                "in-process ping throughput / in-process echo",
+                fixed(pingInProcess == null ? null : pingInProcess.ratioMedian(), 2),
+                "-",
+                "-");
         Double toolP99 = s == null ? null : s.toolRoundTrip().all().p99() / 1e6;
-        summary.row("p99 tool round trip, stdio (ms)", fixed(toolP99, 3), "< 1 ms", verdict(toolP99 == null ? null : toolP99 < 1.0));
-        summary.row("p99 tool round trip, in-process (ms)", fixed(p == null ? null : p.toolRoundTrip().all().p99() / 1e6, 3), "-", "-");
-        summary.row("p50 / p99 tool round trip over p50 / p99 echo ping, stdio", s == null ? "n/a"
-                : fixed((double) s.toolRoundTrip().all().p50() / s.echoPing().all().p50(), 2) + " / "
-                + fixed((double) s.toolRoundTrip().all().p99() / s.echoPing().all().p99(), 2), "-", "-");
-        summary.row("p50 / p99 bridge ping over echo ping, stdio", s == null ? "n/a"
-                : fixed((double) s.bridgePing().all().p50() / s.echoPing().all().p50(), 2) + " / "
-                + fixed((double) s.bridgePing().all().p99() / s.echoPing().all().p99(), 2), "-", "-");
-        summary.row("server CPU per ping, bridge / echo, stdio", fixed(pingStdio == null ? null
-                : pingStdio.a().usage().cpuMicros() / pingStdio.b().usage().cpuMicros(), 2), "-", "-");
-        summary.row("whole tool turn p50, last 10% / first 10%, stdio", fixed(s == null ? null
-                : (double) s.toolTurn().last().p50() / s.toolTurn().first().p50(), 2), "-", "-");
+        summary.row(
+                "p99 tool round trip, stdio (ms)",
+                fixed(toolP99, 3),
+                "< 1 ms",
+                verdict(toolP99 == null ? null : toolP99 < 1.0));
+        summary.row(
+                "p99 tool round trip, in-process (ms)",
+                fixed(p == null ? null : p.toolRoundTrip().all().p99() / 1e6, 3),
+                "-",
+                "-");
+        summary.row(
+                "p50 / p99 tool round trip over p50 / p99 echo ping, stdio",
+                s == null
+                        ? "n/a"
+                        : fixed(
+                                        (double) s.toolRoundTrip().all().p50()
+                                                / s.echoPing().all().p50(),
+                                        2) + " / "
+                                + fixed(
+                                        (double) s.toolRoundTrip().all().p99()
+                                                / s.echoPing().all().p99(),
+                                        2),
+                "-",
+                "-");
+        summary.row(
+                "p50 / p99 bridge ping over echo ping, stdio",
+                s == null
+                        ? "n/a"
+                        : fixed(
+                                        (double) s.bridgePing().all().p50()
+                                                / s.echoPing().all().p50(),
+                                        2) + " / "
+                                + fixed(
+                                        (double) s.bridgePing().all().p99()
+                                                / s.echoPing().all().p99(),
+                                        2),
+                "-",
+                "-");
+        summary.row(
+                "server CPU per ping, bridge / echo, stdio",
+                fixed(
+                        pingStdio == null
+                                ? null
+                                : pingStdio.a().usage().cpuMicros()
+                                        / pingStdio.b().usage().cpuMicros(),
+                        2),
+                "-",
+                "-");
+        summary.row(
+                "whole tool turn p50, last 10% / first 10%, stdio",
+                fixed(
+                        s == null
+                                ? null
+                                : (double) s.toolTurn().last().p50()
+                                        / s.toolTurn().first().p50(),
+                        2),
+                "-",
+                "-");
         out.append(summary.render());
 
         if (!config.sections().isEmpty()) {
-            out.append("\nOnly sections ").append(new TreeSet<>(config.sections())).append(" ran (--sections); the others show n/a.\n");
+            out.append("\nOnly sections ")
+                    .append(new TreeSet<>(config.sections()))
+                    .append(" ran (--sections); the others show n/a.\n");
         }
         if (!failures.isEmpty()) {
             out.append("\nFailures (figures shown as n/a):\n");
@@ -915,8 +1104,10 @@ public final class Bench {
     }
 
     private static String pairRatio(Paired paired) {
-        return paired == null ? "n/a"
-                : String.format(Locale.ROOT, "%.2f [%.2f-%.2f]", paired.ratioMedian(), paired.ratioMin(), paired.ratioMax());
+        return paired == null
+                ? "n/a"
+                : String.format(
+                        Locale.ROOT, "%.2f [%.2f-%.2f]", paired.ratioMedian(), paired.ratioMin(), paired.ratioMax());
     }
 
     private static String fixed(Double value, int decimals) {

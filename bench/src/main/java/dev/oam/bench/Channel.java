@@ -41,8 +41,7 @@ abstract class Channel implements AutoCloseable {
      * lines. Stdio channels always do (their reader thread is the client); in-process channels
      * hand lines from the engine's writer thread to a driver thread when this is on.
      */
-    void clientThreadDelivery(boolean on) {
-    }
+    void clientThreadDelivery(boolean on) {}
 
     abstract void send(String line);
 

@@ -10,8 +10,13 @@ record Dist(int count, long p50, long p90, long p99, long max, long min) {
         if (sorted.length == 0) {
             return new Dist(0, 0, 0, 0, 0, 0);
         }
-        return new Dist(sorted.length, rank(sorted, 0.50), rank(sorted, 0.90), rank(sorted, 0.99),
-                sorted[sorted.length - 1], sorted[0]);
+        return new Dist(
+                sorted.length,
+                rank(sorted, 0.50),
+                rank(sorted, 0.90),
+                rank(sorted, 0.99),
+                sorted[sorted.length - 1],
+                sorted[0]);
     }
 
     static Dist of(long[] samples) {

@@ -43,8 +43,19 @@ public final class EvalBench {
     private static final String INSTRUCTIONS = "You help the player in a fantasy town. When one of your tools fits the "
             + "player's request, call it with exactly the values the player gave. When none fits, answer in one short sentence.";
 
-    record Config(Path root, String set, List<String> models, int limit, Map<String, Integer> sample, List<String> kinds,
-            List<String> backends, int threads, int toolTokens, int contentTokens, Set<String> cases, Duration caseTimeout,
+    record Config(
+            Path root,
+            String set,
+            List<String> models,
+            int limit,
+            Map<String, Integer> sample,
+            List<String> kinds,
+            List<String> backends,
+            int threads,
+            int toolTokens,
+            int contentTokens,
+            Set<String> cases,
+            Duration caseTimeout,
             Path gemmaTemplate) {}
 
     /**
@@ -53,9 +64,27 @@ public final class EvalBench {
      * {@code extra}: in persona (v1 NPC), player options that are player lines (v2 NPC), reasoning of 3 words or more
      * (v2 decisions), no string cut mid-word (v2 content).
      */
-    record Outcome(String model, String kind, String backend, String mode, String id, boolean right, Boolean rightArgs,
-            boolean valid, Boolean extra, double turnMs, Double firstMs, Integer inTokens, Integer outTokens, String note,
-            Integer calls, Boolean oneCall, Boolean clean, Boolean namesFact, Integer longest, Boolean timeout) {}
+    record Outcome(
+            String model,
+            String kind,
+            String backend,
+            String mode,
+            String id,
+            boolean right,
+            Boolean rightArgs,
+            boolean valid,
+            Boolean extra,
+            double turnMs,
+            Double firstMs,
+            Integer inTokens,
+            Integer outTokens,
+            String note,
+            Integer calls,
+            Boolean oneCall,
+            Boolean clean,
+            Boolean namesFact,
+            Integer longest,
+            Boolean timeout) {}
 
     /** The case ran past its timeout; it was cancelled and counts as failed. */
     private static final class CaseTimeout extends RuntimeException {
@@ -82,7 +111,9 @@ public final class EvalBench {
     }
 
     public static void main(String[] args) {
-        Path root = Path.of(System.getProperty("oam.bench.root", ".")).toAbsolutePath().normalize();
+        Path root = Path.of(System.getProperty("oam.bench.root", "."))
+                .toAbsolutePath()
+                .normalize();
         String set = "v2";
         List<String> models = List.of("smollm2", "gemma");
         int caseTimeout = 120;
@@ -119,20 +150,21 @@ public final class EvalBench {
                     }
                 }
                 case "--help" -> {
-                    System.out.println("usage: bench/run eval [--set v1|v2] [--models smollm2,gemma] [--limit N] "
-                            + "[--kinds tools,decisions,npc,content] [--backends llama,llama-server] [--threads N] [--content-tokens N] "
-                            + "[--cases ID,…] [--case-timeout S] [--gemma-template F.jinja] [--report F.jsonl,…]\n"
-                            + "  --set v1|v2  the scenario set in bench/eval/ (default v2)\n"
-                            + "  --models smollm2,gemma  the models, each on every backend (default both; v1 was run on gemma)\n"
-                            + "  --kinds K,…  tools, decisions, npc, content; in v2 also the tool kinds args, choice, none, after\n"
-                            + "  --limit N    the first N cases of each kind (v2: of each tool kind too; default: all)\n"
-                            + "  --case-timeout S  v2: a case still running after S seconds is cancelled and fails (default 120)\n"
-                            + "  --gemma-template F  llama-server's chat template for Gemma (default: oam-testing's gemma-turns.jinja)\n"
-                            + "  --sample K=N,…  N cases of kind K spread evenly over its file (e.g. tools=16)\n"
-                            + "  --threads N  threads of both backends (default 2)\n"
-                            + "  --content-tokens N  maxResponseTokens of the content turns (default 160)\n"
-                            + "  --cases ID,…  only these case ids (of every kind chosen)\n"
-                            + "  --report F.jsonl,…  no run: the table of the outcomes in these files (bench/target/eval-v2.jsonl of runs)");
+                    System.out.println(
+                            "usage: bench/run eval [--set v1|v2] [--models smollm2,gemma] [--limit N] "
+                                    + "[--kinds tools,decisions,npc,content] [--backends llama,llama-server] [--threads N] [--content-tokens N] "
+                                    + "[--cases ID,…] [--case-timeout S] [--gemma-template F.jinja] [--report F.jsonl,…]\n"
+                                    + "  --set v1|v2  the scenario set in bench/eval/ (default v2)\n"
+                                    + "  --models smollm2,gemma  the models, each on every backend (default both; v1 was run on gemma)\n"
+                                    + "  --kinds K,…  tools, decisions, npc, content; in v2 also the tool kinds args, choice, none, after\n"
+                                    + "  --limit N    the first N cases of each kind (v2: of each tool kind too; default: all)\n"
+                                    + "  --case-timeout S  v2: a case still running after S seconds is cancelled and fails (default 120)\n"
+                                    + "  --gemma-template F  llama-server's chat template for Gemma (default: oam-testing's gemma-turns.jinja)\n"
+                                    + "  --sample K=N,…  N cases of kind K spread evenly over its file (e.g. tools=16)\n"
+                                    + "  --threads N  threads of both backends (default 2)\n"
+                                    + "  --content-tokens N  maxResponseTokens of the content turns (default 160)\n"
+                                    + "  --cases ID,…  only these case ids (of every kind chosen)\n"
+                                    + "  --report F.jsonl,…  no run: the table of the outcomes in these files (bench/target/eval-v2.jsonl of runs)");
                     return;
                 }
                 default -> {
@@ -146,8 +178,20 @@ public final class EvalBench {
             if (!set.equals("v1") && !set.equals("v2")) {
                 throw new IllegalArgumentException("--set is v1 or v2, not " + set);
             }
-            EvalBench bench = new EvalBench(new Config(root, set, models, limit, sample, kinds, backends, threads, 96, contentTokens,
-                    cases, Duration.ofSeconds(caseTimeout), gemmaTemplate));
+            EvalBench bench = new EvalBench(new Config(
+                    root,
+                    set,
+                    models,
+                    limit,
+                    sample,
+                    kinds,
+                    backends,
+                    threads,
+                    96,
+                    contentTokens,
+                    cases,
+                    Duration.ofSeconds(caseTimeout),
+                    gemmaTemplate));
             if (!reports.isEmpty()) {
                 bench.reportOnly(reports);
                 return;
@@ -165,7 +209,9 @@ public final class EvalBench {
         Path set = config.root().resolve("bench/eval/" + config.set());
         long started = System.nanoTime();
         Files.createDirectories(config.root().resolve("bench/target"));
-        details = new PrintStream(Files.newOutputStream(config.root().resolve("bench/target/eval-" + config.set() + ".jsonl")), true,
+        details = new PrintStream(
+                Files.newOutputStream(config.root().resolve("bench/target/eval-" + config.set() + ".jsonl")),
+                true,
                 StandardCharsets.UTF_8);
         try {
             client = InMemoryClient.connect(BridgeConfiguration.builder());
@@ -198,8 +244,10 @@ public final class EvalBench {
                 startServer();
             }
             if (config.backends().contains("llama")) {
-                specs.put("llama", "{\"type\":\"llama\",\"path\":" + quote(file.toString()) + ",\"contextSize\":4096,\"threads\":"
-                        + config.threads() + "}");
+                specs.put(
+                        "llama",
+                        "{\"type\":\"llama\",\"path\":" + quote(file.toString()) + ",\"contextSize\":4096,\"threads\":"
+                                + config.threads() + "}");
             }
             for (String kind : fileKinds()) {
                 JsonNode cases = Json.parse(Files.readString(set.resolve(kind + ".json")));
@@ -229,10 +277,17 @@ public final class EvalBench {
         boolean gemma = model.equals("gemma");
         server = gemma && config.gemmaTemplate() == null
                 ? LlamaServer.start(RealModels.llamaServer(), modelFile, 4096, 1, config.threads())
-                : LlamaServer.startWithTemplate(RealModels.llamaServer(), modelFile, gemma ? config.gemmaTemplate() : null, 4096, 1,
+                : LlamaServer.startWithTemplate(
+                        RealModels.llamaServer(),
+                        modelFile,
+                        gemma ? config.gemmaTemplate() : null,
+                        4096,
+                        1,
                         config.threads());
-        specs.put("llama-server", "{\"type\":\"openai\",\"baseUrl\":\"" + server.baseUrl() + "\",\"model\":\""
-                + (gemma ? "gemma-3-270m" : "smollm2-135m-instruct") + "\",\"contextSize\":4096}");
+        specs.put(
+                "llama-server",
+                "{\"type\":\"openai\",\"baseUrl\":\"" + server.baseUrl() + "\",\"model\":\""
+                        + (gemma ? "gemma-3-270m" : "smollm2-135m-instruct") + "\",\"contextSize\":4096}");
     }
 
     /** A llama-server that stopped is a finding: its log is kept in bench/target/logs and a new one is started. */
@@ -241,7 +296,8 @@ public final class EvalBench {
             return;
         }
         try {
-            Path log = config.root().resolve("bench/target/logs/llama-server-" + model + "-" + (++serverDeaths) + ".log");
+            Path log =
+                    config.root().resolve("bench/target/logs/llama-server-" + model + "-" + (++serverDeaths) + ".log");
             Files.writeString(log, server.log(), StandardCharsets.UTF_8);
             System.err.println("bench eval: llama-server stopped (log: " + log + "); starting another");
             server.close();
@@ -274,7 +330,9 @@ public final class EvalBench {
         file.path("cases").forEach(chosen::add);
         if (kind.equals("tools") && config.set().equals("v2")) {
             boolean all = config.kinds().contains("tools");
-            chosen = chosen.stream().filter(c -> all || config.kinds().contains(c.path("kind").asText())).toList();
+            chosen = chosen.stream()
+                    .filter(c -> all || config.kinds().contains(c.path("kind").asText()))
+                    .toList();
         }
         Integer spread = config.sample().get(kind);
         if (spread != null && spread < chosen.size()) {
@@ -285,7 +343,9 @@ public final class EvalBench {
             chosen = picked;
         }
         if (!config.cases().isEmpty()) {
-            chosen = chosen.stream().filter(c -> config.cases().contains(c.path("id").asText())).toList();
+            chosen = chosen.stream()
+                    .filter(c -> config.cases().contains(c.path("id").asText()))
+                    .toList();
         }
         Map<String, Integer> counts = new LinkedHashMap<>();
         List<JsonNode> limited = new ArrayList<>();
@@ -330,19 +390,46 @@ public final class EvalBench {
     }
 
     /** A v1 outcome, of the model being run. */
-    private Outcome outcome(String kind, String backend, String mode, String id, boolean right, Boolean rightArgs, boolean valid,
-            Boolean extra, double turnMs, Double firstMs, Integer inTokens, Integer outTokens, String note) {
-        return new Outcome(model, kind, backend, mode, id, right, rightArgs, valid, extra, turnMs, firstMs, inTokens, outTokens, note,
-                null, null, null, null, null, null);
+    private Outcome outcome(
+            String kind,
+            String backend,
+            String mode,
+            String id,
+            boolean right,
+            Boolean rightArgs,
+            boolean valid,
+            Boolean extra,
+            double turnMs,
+            Double firstMs,
+            Integer inTokens,
+            Integer outTokens,
+            String note) {
+        return new Outcome(
+                model, kind, backend, mode, id, right, rightArgs, valid, extra, turnMs, firstMs, inTokens, outTokens,
+                note, null, null, null, null, null, null);
     }
 
     private void record(Outcome outcome) {
         outcomes.add(outcome);
         details.println(Json.write(Json.mapper().valueToTree(outcome)));
-        System.err.printf(Locale.ROOT, "bench eval: %-7s %-9s %-12s %-8s %s right=%s args=%s valid=%s calls=%s clean=%s fact=%s "
-                + "extra=%s %.1f s %s%n", outcome.model(), outcome.kind(), outcome.backend(), outcome.mode(), outcome.id(), outcome.right(),
-                outcome.rightArgs(), outcome.valid(), outcome.calls(), outcome.clean(), outcome.namesFact(), outcome.extra(),
-                outcome.turnMs() / 1000, outcome.note() == null ? "" : outcome.note());
+        System.err.printf(
+                Locale.ROOT,
+                "bench eval: %-7s %-9s %-12s %-8s %s right=%s args=%s valid=%s calls=%s clean=%s fact=%s "
+                        + "extra=%s %.1f s %s%n",
+                outcome.model(),
+                outcome.kind(),
+                outcome.backend(),
+                outcome.mode(),
+                outcome.id(),
+                outcome.right(),
+                outcome.rightArgs(),
+                outcome.valid(),
+                outcome.calls(),
+                outcome.clean(),
+                outcome.namesFact(),
+                outcome.extra(),
+                outcome.turnMs() / 1000,
+                outcome.note() == null ? "" : outcome.note());
     }
 
     // ---------------------------------------------------------------- the kinds
@@ -356,19 +443,30 @@ public final class EvalBench {
             tool.setAll((ObjectNode) file.path("tools").path(name.asText()));
             tools.add(tool);
         }
-        call("session/create", "{\"session\":\"" + session + "\",\"instructions\":" + quote(INSTRUCTIONS) + ",\"model\":"
-                + specs.get(backend) + ",\"tools\":" + Json.write(tools) + ",\"options\":{\"toolChoice\":\"" + mode
-                + "\",\"maxToolRounds\":1,\"maxResponseTokens\":" + config.toolTokens() + ",\"temperature\":0}}");
+        call(
+                "session/create",
+                "{\"session\":\"" + session + "\",\"instructions\":" + quote(INSTRUCTIONS) + ",\"model\":"
+                        + specs.get(backend) + ",\"tools\":" + Json.write(tools) + ",\"options\":{\"toolChoice\":\""
+                        + mode
+                        + "\",\"maxToolRounds\":1,\"maxResponseTokens\":" + config.toolTokens()
+                        + ",\"temperature\":0}}");
         String id = "r" + (++ids);
         long start = System.nanoTime();
-        send(id, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":" + quote(c.path("prompt").asText())
-                + ",\"stream\":true}");
+        send(
+                id,
+                "session/respond",
+                "{\"session\":\"" + session + "\",\"prompt\":"
+                        + quote(c.path("prompt").asText()) + ",\"stream\":true}");
         Double first = null;
         JsonNode expect = c.path("expect");
-        String expected = expect.path("tool").isNull() ? null : expect.path("tool").asText();
+        String expected =
+                expect.path("tool").isNull() ? null : expect.path("tool").asText();
         while (true) {
-            Timed m = next(x -> isFor(x, id) || "tool/call".equals(x.message().path("method").asText()));
-            if (first == null && (isStreamed(m.message()) || "tool/call".equals(m.message().path("method").asText()))) {
+            Timed m = next(x -> isFor(x, id)
+                    || "tool/call".equals(x.message().path("method").asText()));
+            if (first == null
+                    && (isStreamed(m.message())
+                            || "tool/call".equals(m.message().path("method").asText()))) {
                 first = ms(start, m.at());
             }
             JsonNode message = m.message();
@@ -383,7 +481,19 @@ public final class EvalBench {
                 send("x" + (++ids), "session/cancel", "{\"session\":\"" + session + "\"}");
                 await(x -> isFor(x, id)); // the cancelled turn's error
                 call("session/delete", "{\"session\":\"" + session + "\"}");
-                return outcome("tools", backend, mode, c.path("id").asText(), right, args, valid, null, turn, first, null, null,
+                return outcome(
+                        "tools",
+                        backend,
+                        mode,
+                        c.path("id").asText(),
+                        right,
+                        args,
+                        valid,
+                        null,
+                        turn,
+                        first,
+                        null,
+                        null,
                         name + " " + Json.write(call.path("arguments")));
             }
             if (isResponse(message)) {
@@ -391,12 +501,36 @@ public final class EvalBench {
                 call("session/delete", "{\"session\":\"" + session + "\"}");
                 JsonNode result = message.path("result");
                 if (message.has("error")) {
-                    return outcome("tools", backend, mode, c.path("id").asText(), false, null, false, null, turn, first, null, null,
+                    return outcome(
+                            "tools",
+                            backend,
+                            mode,
+                            c.path("id").asText(),
+                            false,
+                            null,
+                            false,
+                            null,
+                            turn,
+                            first,
+                            null,
+                            null,
                             "error " + message.path("error").path("code").asInt());
                 }
                 JsonNode usage = result.path("usage");
-                return outcome("tools", backend, mode, c.path("id").asText(), expected == null, null, true, null, turn, first,
-                        usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), "answered without a call");
+                return outcome(
+                        "tools",
+                        backend,
+                        mode,
+                        c.path("id").asText(),
+                        expected == null,
+                        null,
+                        true,
+                        null,
+                        turn,
+                        first,
+                        usage.path("inputTokens").asInt(),
+                        usage.path("outputTokens").asInt(),
+                        "answered without a call");
             }
         }
     }
@@ -411,14 +545,18 @@ public final class EvalBench {
             }
             JsonNode equals = rule.getValue().get("equals");
             if (equals != null) {
-                boolean same = equals.isNumber() ? value.isNumber() && value.decimalValue().compareTo(equals.decimalValue()) == 0
+                boolean same = equals.isNumber()
+                        ? value.isNumber() && value.decimalValue().compareTo(equals.decimalValue()) == 0
                         : value.asText().equalsIgnoreCase(equals.asText());
                 if (!same) {
                     return false;
                 }
             }
             JsonNode contains = rule.getValue().get("contains");
-            if (contains != null && !value.asText().toLowerCase(Locale.ROOT).contains(contains.asText().toLowerCase(Locale.ROOT))) {
+            if (contains != null
+                    && !value.asText()
+                            .toLowerCase(Locale.ROOT)
+                            .contains(contains.asText().toLowerCase(Locale.ROOT))) {
                 return false;
             }
         }
@@ -441,7 +579,19 @@ public final class EvalBench {
         double turn = ms(start, m.at());
         JsonNode result = m.message().path("result");
         if (m.message().has("error")) {
-            return outcome("decisions", backend, "-", c.path("id").asText(), false, null, false, null, turn, null, null, null,
+            return outcome(
+                    "decisions",
+                    backend,
+                    "-",
+                    c.path("id").asText(),
+                    false,
+                    null,
+                    false,
+                    null,
+                    turn,
+                    null,
+                    null,
+                    null,
                     "error " + m.message().path("error").path("code").asInt());
         }
         List<String> options = new ArrayList<>();
@@ -449,25 +599,49 @@ public final class EvalBench {
         String chosen = result.path("optionID").asText();
         boolean valid = options.contains(chosen) && !result.path("isFallback").asBoolean(true);
         JsonNode usage = result.path("usage");
-        return outcome("decisions", backend, "-", c.path("id").asText(), valid && chosen.equals(c.path("right").asText()), null,
-                valid, null, turn, null, usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), chosen);
+        return outcome(
+                "decisions",
+                backend,
+                "-",
+                c.path("id").asText(),
+                valid && chosen.equals(c.path("right").asText()),
+                null,
+                valid,
+                null,
+                turn,
+                null,
+                usage.path("inputTokens").asInt(),
+                usage.path("outputTokens").asInt(),
+                chosen);
     }
 
     private Outcome npc(JsonNode file, JsonNode c, String backend) {
         String npc = "n" + (++ids);
         String toolName = c.path("tool").path("name").asText();
-        call("npc/create", "{\"npc\":\"" + npc + "\",\"persona\":" + Json.write(c.path("persona")) + ",\"tools\":["
-                + Json.write(c.path("tool")) + "],\"model\":" + specs.get(backend) + ",\"options\":{\"groundingTool\":\"" + toolName
-                + "\",\"maxToolRounds\":1,\"playerOptionCount\":2,\"maximumResponseTokens\":128,\"temperature\":0}}");
+        call(
+                "npc/create",
+                "{\"npc\":\"" + npc + "\",\"persona\":" + Json.write(c.path("persona")) + ",\"tools\":["
+                        + Json.write(c.path("tool")) + "],\"model\":" + specs.get(backend)
+                        + ",\"options\":{\"groundingTool\":\"" + toolName
+                        + "\",\"maxToolRounds\":1,\"playerOptionCount\":2,\"maximumResponseTokens\":128,\"temperature\":0}}");
         String id = "r" + (++ids);
         long start = System.nanoTime();
-        send(id, "npc/talk", "{\"npc\":\"" + npc + "\",\"line\":" + quote(c.path("line").asText()) + ",\"stream\":true}");
+        send(
+                id,
+                "npc/talk",
+                "{\"npc\":\"" + npc + "\",\"line\":" + quote(c.path("line").asText()) + ",\"stream\":true}");
         Double first = null;
         while (true) {
-            Timed m = next(x -> isFor(x, id) || "tool/call".equals(x.message().path("method").asText()));
+            Timed m = next(x -> isFor(x, id)
+                    || "tool/call".equals(x.message().path("method").asText()));
             JsonNode message = m.message();
-            if (first == null && "npc/event".equals(message.path("method").asText())
-                    && message.path("params").path("event").path("type").asText().equals("lineDelta")) {
+            if (first == null
+                    && "npc/event".equals(message.path("method").asText())
+                    && message.path("params")
+                            .path("event")
+                            .path("type")
+                            .asText()
+                            .equals("lineDelta")) {
                 first = ms(start, m.at());
             }
             if ("tool/call".equals(message.path("method").asText())) {
@@ -478,7 +652,19 @@ public final class EvalBench {
                 double turn = ms(start, m.at());
                 call("npc/delete", "{\"npc\":\"" + npc + "\"}");
                 if (message.has("error")) {
-                    return outcome("npc", backend, "-", c.path("id").asText(), false, null, false, false, turn, first, null, null,
+                    return outcome(
+                            "npc",
+                            backend,
+                            "-",
+                            c.path("id").asText(),
+                            false,
+                            null,
+                            false,
+                            false,
+                            turn,
+                            first,
+                            null,
+                            null,
                             "error " + message.path("error").path("code").asInt());
                 }
                 JsonNode result = message.path("result");
@@ -491,21 +677,40 @@ public final class EvalBench {
                 }
                 boolean fact = valid && lower.contains(c.path("fact").asText().toLowerCase(Locale.ROOT));
                 JsonNode usage = result.path("usage");
-                return outcome("npc", backend, "-", c.path("id").asText(), fact, null, valid, inPersona, turn, first,
-                        usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), line);
+                return outcome(
+                        "npc",
+                        backend,
+                        "-",
+                        c.path("id").asText(),
+                        fact,
+                        null,
+                        valid,
+                        inPersona,
+                        turn,
+                        first,
+                        usage.path("inputTokens").asInt(),
+                        usage.path("outputTokens").asInt(),
+                        line);
             }
         }
     }
 
     private Outcome content(JsonNode c, String backend) {
         String session = "c" + (++ids);
-        call("session/create", "{\"session\":\"" + session + "\",\"instructions\":\"You write content for a fantasy game.\","
-                + "\"model\":" + specs.get(backend) + ",\"options\":{\"maxResponseTokens\":" + config.contentTokens()
-                + ",\"temperature\":0}}");
+        call(
+                "session/create",
+                "{\"session\":\"" + session + "\",\"instructions\":\"You write content for a fantasy game.\","
+                        + "\"model\":" + specs.get(backend) + ",\"options\":{\"maxResponseTokens\":"
+                        + config.contentTokens()
+                        + ",\"temperature\":0}}");
         String id = "r" + (++ids);
         long start = System.nanoTime();
-        send(id, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":" + quote(c.path("prompt").asText()) + ",\"schema\":"
-                + Json.write(c.path("schema")) + ",\"stream\":true}");
+        send(
+                id,
+                "session/respond",
+                "{\"session\":\"" + session + "\",\"prompt\":"
+                        + quote(c.path("prompt").asText()) + ",\"schema\":" + Json.write(c.path("schema"))
+                        + ",\"stream\":true}");
         Double first = null;
         while (true) {
             Timed m = next(x -> isFor(x, id));
@@ -516,7 +721,19 @@ public final class EvalBench {
                 double turn = ms(start, m.at());
                 call("session/delete", "{\"session\":\"" + session + "\"}");
                 if (m.message().has("error")) {
-                    return outcome("content", backend, "-", c.path("id").asText(), false, null, false, null, turn, first, null, null,
+                    return outcome(
+                            "content",
+                            backend,
+                            "-",
+                            c.path("id").asText(),
+                            false,
+                            null,
+                            false,
+                            null,
+                            turn,
+                            first,
+                            null,
+                            null,
                             "error " + m.message().path("error").path("code").asInt());
                 }
                 JsonNode result = m.message().path("result");
@@ -528,8 +745,20 @@ public final class EvalBench {
                     topic |= text.contains(word.asText().toLowerCase(Locale.ROOT));
                 }
                 JsonNode usage = result.path("usage");
-                return outcome("content", backend, "-", c.path("id").asText(), valid && topic, null, valid, null, turn, first,
-                        usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), Json.write(value));
+                return outcome(
+                        "content",
+                        backend,
+                        "-",
+                        c.path("id").asText(),
+                        valid && topic,
+                        null,
+                        valid,
+                        null,
+                        turn,
+                        first,
+                        usage.path("inputTokens").asInt(),
+                        usage.path("outputTokens").asInt(),
+                        Json.write(value));
             }
         }
     }
@@ -554,9 +783,27 @@ public final class EvalBench {
                     default -> throw new IllegalArgumentException("unknown kind " + kind);
                 };
             } catch (CaseTimeout timeout) {
-                outcome = new Outcome(model, caseKind, backend, modeOf(caseKind), c.path("id").asText(), false, null, false, null,
-                        ms(start, System.nanoTime()), null, null, null, "timeout after " + config.caseTimeout().toSeconds() + " s; last "
-                        + "streamed: " + lastStreamed, null, null, null, null, null, true);
+                outcome = new Outcome(
+                        model,
+                        caseKind,
+                        backend,
+                        modeOf(caseKind),
+                        c.path("id").asText(),
+                        false,
+                        null,
+                        false,
+                        null,
+                        ms(start, System.nanoTime()),
+                        null,
+                        null,
+                        null,
+                        "timeout after " + config.caseTimeout().toSeconds() + " s; last " + "streamed: " + lastStreamed,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        true);
             } finally {
                 caseDeadline = Long.MAX_VALUE;
                 lastStreamed = "nothing";
@@ -589,15 +836,22 @@ public final class EvalBench {
             tool.setAll((ObjectNode) file.path("tools").path(name.asText()));
             tools.add(tool);
         }
-        call("session/create", "{\"session\":\"" + session + "\",\"instructions\":" + quote(instructions) + ",\"model\":"
-                + specs.get(backend) + ",\"tools\":" + Json.write(tools) + ",\"options\":{\"toolChoice\":\"" + mode
-                + "\",\"maxToolRounds\":1,\"temperature\":0}}");
+        call(
+                "session/create",
+                "{\"session\":\"" + session + "\",\"instructions\":" + quote(instructions) + ",\"model\":"
+                        + specs.get(backend) + ",\"tools\":" + Json.write(tools) + ",\"options\":{\"toolChoice\":\""
+                        + mode
+                        + "\",\"maxToolRounds\":1,\"temperature\":0}}");
         String id = "r" + (++ids);
         long start = System.nanoTime();
-        send(id, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":" + quote(c.path("prompt").asText())
-                + ",\"stream\":true}");
+        send(
+                id,
+                "session/respond",
+                "{\"session\":\"" + session + "\",\"prompt\":"
+                        + quote(c.path("prompt").asText()) + ",\"stream\":true}");
         JsonNode expect = c.path("expect");
-        String expected = expect.path("tool").isNull() ? null : expect.path("tool").asText();
+        String expected =
+                expect.path("tool").isNull() ? null : expect.path("tool").asText();
         String output = c.has("output") ? Json.write(c.path("output")) : "{\"ok\":true}";
         Double first = null;
         Double turn = null;
@@ -614,7 +868,11 @@ public final class EvalBench {
                     first = ms(start, m.at());
                 }
                 if (isEvent(m, "modelStep")) {
-                    step = message.path("params").path("event").path("step").path("index").asInt();
+                    step = message.path("params")
+                            .path("event")
+                            .path("step")
+                            .path("index")
+                            .asInt();
                     if (step >= 1 && !kind.equals("after")) {
                         send("x" + (++ids), "session/cancel", "{\"session\":\"" + session + "\"}");
                         response = await(x -> isFor(x, id)).message(); // the cancelled turn's error
@@ -655,35 +913,114 @@ public final class EvalBench {
         Integer out = completed ? result.path("usage").path("outputTokens").asInt() : null;
         if (mode.equals("auto")) {
             if (firstCall != null) {
-                return new Outcome(model, kind, backend, mode, caseId, false, null, true, null, turn, first, null, null,
-                        "called " + firstCall.path("name").asText() + " " + Json.write(firstCall.path("arguments")), calls, null,
-                        null, null, null, false);
+                return new Outcome(
+                        model,
+                        kind,
+                        backend,
+                        mode,
+                        caseId,
+                        false,
+                        null,
+                        true,
+                        null,
+                        turn,
+                        first,
+                        null,
+                        null,
+                        "called " + firstCall.path("name").asText() + " " + Json.write(firstCall.path("arguments")),
+                        calls,
+                        null,
+                        null,
+                        null,
+                        null,
+                        false);
             }
             if (!completed) {
-                return new Outcome(model, kind, backend, mode, caseId, false, null, false, null, done, first, null, null,
-                        "error " + response.path("error").path("code").asInt(), 0, null, null, null, null, false);
+                return new Outcome(
+                        model,
+                        kind,
+                        backend,
+                        mode,
+                        caseId,
+                        false,
+                        null,
+                        false,
+                        null,
+                        done,
+                        first,
+                        null,
+                        null,
+                        "error " + response.path("error").path("code").asInt(),
+                        0,
+                        null,
+                        null,
+                        null,
+                        null,
+                        false);
             }
             String text = result.path("text").asText();
-            return new Outcome(model, kind, backend, mode, caseId, true, null, true, null, done, first, in, out, text, 0, null,
-                    EvalRules.clean(text, instructions), null, null, false);
+            return new Outcome(
+                    model,
+                    kind,
+                    backend,
+                    mode,
+                    caseId,
+                    true,
+                    null,
+                    true,
+                    null,
+                    done,
+                    first,
+                    in,
+                    out,
+                    text,
+                    0,
+                    null,
+                    EvalRules.clean(text, instructions),
+                    null,
+                    null,
+                    false);
         }
         if (firstCall == null) {
-            String note = completed ? "answered without a call: " + result.path("text").asText()
-                    : "error " + response.path("error").path("code").asInt() + " " + response.path("error").path("message").asText();
-            return new Outcome(model, kind, backend, mode, caseId, false, null, false, null, done, first, in, out, note, calls,
-                    calls == 1, null, null, null, false);
+            String note = completed
+                    ? "answered without a call: " + result.path("text").asText()
+                    : "error " + response.path("error").path("code").asInt() + " "
+                            + response.path("error").path("message").asText();
+            return new Outcome(
+                    model,
+                    kind,
+                    backend,
+                    mode,
+                    caseId,
+                    false,
+                    null,
+                    false,
+                    null,
+                    done,
+                    first,
+                    in,
+                    out,
+                    note,
+                    calls,
+                    calls == 1,
+                    null,
+                    null,
+                    null,
+                    false);
         }
         String name = firstCall.path("name").asText();
         JsonNode schema = file.path("tools").path(name).path("parameters");
         boolean valid = !schema.isMissingNode() && violation(schema, firstCall.path("arguments")) == null;
         boolean right = name.equals(expected);
         Boolean args = right ? argumentsRight(expect.path("arguments"), firstCall.path("arguments")) : null;
-        boolean clean = EvalRules.strings(firstCall.path("arguments")).stream().allMatch(v -> EvalRules.protocolText(v, null) == null);
+        boolean clean = EvalRules.strings(firstCall.path("arguments")).stream()
+                .allMatch(v -> EvalRules.protocolText(v, null) == null);
         String note = name + " " + Json.write(firstCall.path("arguments"));
         Boolean fact = null;
         if (kind.equals("after")) {
             if (!completed) {
-                note += " | error " + response.path("error").path("code").asInt() + " " + response.path("error").path("message").asText();
+                note += " | error " + response.path("error").path("code").asInt() + " "
+                        + response.path("error").path("message").asText();
                 clean = false;
             } else {
                 String text = result.path("text").asText();
@@ -693,8 +1030,27 @@ public final class EvalBench {
             }
             turn = done; // an answered turn is timed to its answer
         }
-        return new Outcome(model, kind, backend, mode, caseId, right, args, valid, null, turn, first, in, out, note, calls,
-                calls == 1, clean, fact, null, false);
+        return new Outcome(
+                model,
+                kind,
+                backend,
+                mode,
+                caseId,
+                right,
+                args,
+                valid,
+                null,
+                turn,
+                first,
+                in,
+                out,
+                note,
+                calls,
+                calls == 1,
+                clean,
+                fact,
+                null,
+                false);
     }
 
     private Outcome decisionV2(JsonNode c, String backend) {
@@ -709,12 +1065,32 @@ public final class EvalBench {
         String id = "d" + (++ids);
         long start = System.nanoTime();
         send(id, "decision/decide", Json.write(params));
-        Timed m = await(x -> isFor(x, id)); // no cancel for a decision: a timeout leaves it running, its answer is dropped
+        Timed m = await(
+                x -> isFor(x, id)); // no cancel for a decision: a timeout leaves it running, its answer is dropped
         double turn = ms(start, m.at());
         String caseId = c.path("id").asText();
         if (m.message().has("error")) {
-            return new Outcome(model, "decisions", backend, "-", caseId, false, null, false, null, turn, null, null, null,
-                    "error " + m.message().path("error").path("code").asInt(), null, null, null, null, null, false);
+            return new Outcome(
+                    model,
+                    "decisions",
+                    backend,
+                    "-",
+                    caseId,
+                    false,
+                    null,
+                    false,
+                    null,
+                    turn,
+                    null,
+                    null,
+                    null,
+                    "error " + m.message().path("error").path("code").asInt(),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    false);
         }
         JsonNode result = m.message().path("result");
         List<String> options = new ArrayList<>();
@@ -723,20 +1099,44 @@ public final class EvalBench {
         boolean valid = options.contains(chosen) && !result.path("isFallback").asBoolean(true);
         String reasoning = result.path("reasoning").asText();
         JsonNode usage = result.path("usage");
-        return new Outcome(model, "decisions", backend, "-", caseId, valid && chosen.equals(c.path("right").asText()), null, valid,
-                EvalRules.words(reasoning) >= 3, turn, null, usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(),
-                chosen + " | " + reasoning, null, null, EvalRules.protocolText(reasoning, null) == null, null, reasoning.length(), false);
+        return new Outcome(
+                model,
+                "decisions",
+                backend,
+                "-",
+                caseId,
+                valid && chosen.equals(c.path("right").asText()),
+                null,
+                valid,
+                EvalRules.words(reasoning) >= 3,
+                turn,
+                null,
+                usage.path("inputTokens").asInt(),
+                usage.path("outputTokens").asInt(),
+                chosen + " | " + reasoning,
+                null,
+                null,
+                EvalRules.protocolText(reasoning, null) == null,
+                null,
+                reasoning.length(),
+                false);
     }
 
     private Outcome npcV2(JsonNode file, JsonNode c, String backend) {
         String npc = "n" + (++ids);
         String toolName = c.path("tool").path("name").asText();
-        call("npc/create", "{\"npc\":\"" + npc + "\",\"persona\":" + Json.write(c.path("persona")) + ",\"tools\":["
-                + Json.write(c.path("tool")) + "],\"model\":" + specs.get(backend) + ",\"options\":{\"groundingTool\":\"" + toolName
-                + "\",\"maxToolRounds\":1,\"playerOptionCount\":3,\"temperature\":0}}");
+        call(
+                "npc/create",
+                "{\"npc\":\"" + npc + "\",\"persona\":" + Json.write(c.path("persona")) + ",\"tools\":["
+                        + Json.write(c.path("tool")) + "],\"model\":" + specs.get(backend)
+                        + ",\"options\":{\"groundingTool\":\"" + toolName
+                        + "\",\"maxToolRounds\":1,\"playerOptionCount\":3,\"temperature\":0}}");
         String id = "r" + (++ids);
         long start = System.nanoTime();
-        send(id, "npc/talk", "{\"npc\":\"" + npc + "\",\"line\":" + quote(c.path("line").asText()) + ",\"stream\":true}");
+        send(
+                id,
+                "npc/talk",
+                "{\"npc\":\"" + npc + "\",\"line\":" + quote(c.path("line").asText()) + ",\"stream\":true}");
         Double first = null;
         JsonNode message;
         try {
@@ -762,16 +1162,36 @@ public final class EvalBench {
         call("npc/delete", "{\"npc\":\"" + npc + "\"}");
         String caseId = c.path("id").asText();
         if (message.has("error")) {
-            return new Outcome(model, "npc", backend, "-", caseId, false, null, false, false, turn, first, null, null,
-                    "error " + message.path("error").path("code").asInt() + " " + message.path("error").path("message").asText(),
-                    null, null, false, false, null, false);
+            return new Outcome(
+                    model,
+                    "npc",
+                    backend,
+                    "-",
+                    caseId,
+                    false,
+                    null,
+                    false,
+                    false,
+                    turn,
+                    first,
+                    null,
+                    null,
+                    "error " + message.path("error").path("code").asInt() + " "
+                            + message.path("error").path("message").asText(),
+                    null,
+                    null,
+                    false,
+                    false,
+                    null,
+                    false);
         }
         JsonNode result = message.path("result");
         String line = result.path("line").asText();
         boolean valid = !result.path("isFallback").asBoolean(true) && !line.isBlank();
         Set<String> properties = new java.util.HashSet<>();
         file.path("property_names").forEach(p -> properties.add(p.asText().toLowerCase(Locale.ROOT)));
-        boolean clean = EvalRules.clean(line, null) && !properties.contains(line.strip().toLowerCase(Locale.ROOT));
+        boolean clean =
+                EvalRules.clean(line, null) && !properties.contains(line.strip().toLowerCase(Locale.ROOT));
         for (JsonNode word : file.path("schema_words")) {
             clean &= !line.contains(word.asText());
         }
@@ -779,7 +1199,8 @@ public final class EvalBench {
         boolean options = result.path("playerOptions").size() > 0;
         for (JsonNode option : result.path("playerOptions")) {
             String text = option.asText();
-            boolean ok = EvalRules.words(text) >= 3 && EvalRules.protocolText(text, null) == null
+            boolean ok = EvalRules.words(text) >= 3
+                    && EvalRules.protocolText(text, null) == null
                     && !properties.contains(text.strip().toLowerCase(Locale.ROOT));
             for (JsonNode word : file.path("schema_words")) {
                 ok &= !text.contains(word.asText());
@@ -790,20 +1211,46 @@ public final class EvalBench {
         }
         boolean fact = valid && EvalRules.namesFact(line, c.path("fact"));
         JsonNode usage = result.path("usage");
-        return new Outcome(model, "npc", backend, "-", caseId, fact, null, valid, options, turn, first, usage.path("inputTokens").asInt(),
-                usage.path("outputTokens").asInt(), line + " | " + Json.write(result.path("playerOptions")), null, null, clean, fact,
-                line.length(), false);
+        return new Outcome(
+                model,
+                "npc",
+                backend,
+                "-",
+                caseId,
+                fact,
+                null,
+                valid,
+                options,
+                turn,
+                first,
+                usage.path("inputTokens").asInt(),
+                usage.path("outputTokens").asInt(),
+                line + " | " + Json.write(result.path("playerOptions")),
+                null,
+                null,
+                clean,
+                fact,
+                line.length(),
+                false);
     }
 
     private Outcome contentV2(JsonNode c, String backend) {
         String session = "c" + (++ids);
-        String bound = c.has("maxResponseTokens") ? ",\"maxResponseTokens\":" + c.path("maxResponseTokens").asInt() : "";
-        call("session/create", "{\"session\":\"" + session + "\",\"instructions\":\"You write content for a fantasy game.\","
-                + "\"model\":" + specs.get(backend) + ",\"options\":{\"temperature\":0" + bound + "}}");
+        String bound = c.has("maxResponseTokens")
+                ? ",\"maxResponseTokens\":" + c.path("maxResponseTokens").asInt()
+                : "";
+        call(
+                "session/create",
+                "{\"session\":\"" + session + "\",\"instructions\":\"You write content for a fantasy game.\","
+                        + "\"model\":" + specs.get(backend) + ",\"options\":{\"temperature\":0" + bound + "}}");
         String id = "r" + (++ids);
         long start = System.nanoTime();
-        send(id, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":" + quote(c.path("prompt").asText()) + ",\"schema\":"
-                + Json.write(c.path("schema")) + ",\"stream\":true}");
+        send(
+                id,
+                "session/respond",
+                "{\"session\":\"" + session + "\",\"prompt\":"
+                        + quote(c.path("prompt").asText()) + ",\"schema\":" + Json.write(c.path("schema"))
+                        + ",\"stream\":true}");
         Double first = null;
         JsonNode message;
         try {
@@ -827,9 +1274,28 @@ public final class EvalBench {
         call("session/delete", "{\"session\":\"" + session + "\"}");
         String caseId = c.path("id").asText();
         if (message.has("error")) {
-            return new Outcome(model, "content", backend, "-", caseId, false, null, false, null, turn, first, null, null,
-                    "error " + message.path("error").path("code").asInt() + " " + message.path("error").path("message").asText(),
-                    null, null, null, null, null, false);
+            return new Outcome(
+                    model,
+                    "content",
+                    backend,
+                    "-",
+                    caseId,
+                    false,
+                    null,
+                    false,
+                    null,
+                    turn,
+                    first,
+                    null,
+                    null,
+                    "error " + message.path("error").path("code").asInt() + " "
+                            + message.path("error").path("message").asText(),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    false);
         }
         JsonNode result = message.path("result");
         JsonNode value = result.path("structured");
@@ -844,9 +1310,27 @@ public final class EvalBench {
             topic |= text.contains(word.asText().toLowerCase(Locale.ROOT));
         }
         JsonNode usage = result.path("usage");
-        return new Outcome(model, "content", backend, "-", caseId, valid && topic, null, valid, uncut, turn, first,
-                usage.path("inputTokens").asInt(), usage.path("outputTokens").asInt(), Json.write(value), null, null, clean, null,
-                longest, false);
+        return new Outcome(
+                model,
+                "content",
+                backend,
+                "-",
+                caseId,
+                valid && topic,
+                null,
+                valid,
+                uncut,
+                turn,
+                first,
+                usage.path("inputTokens").asInt(),
+                usage.path("outputTokens").asInt(),
+                Json.write(value),
+                null,
+                null,
+                clean,
+                null,
+                longest,
+                false);
     }
 
     /** Whether {@code text} contains one of {@code phrases} (case-insensitive): the reply schema's descriptions read back. */
@@ -866,7 +1350,9 @@ public final class EvalBench {
 
     private static String violation(JsonNode schema, JsonNode value) {
         try {
-            return GenerationSchema.convert(schema, "eval").firstViolation(value).orElse(null);
+            return GenerationSchema.convert(schema, "eval")
+                    .firstViolation(value)
+                    .orElse(null);
         } catch (Exception e) {
             return "schema: " + e.getMessage();
         }
@@ -877,23 +1363,38 @@ public final class EvalBench {
     private String report(double minutes) {
         StringBuilder out = new StringBuilder();
         String set = config.set();
-        out.append(Double.isNaN(minutes)
-                ? String.format(Locale.ROOT, "oam eval %s, %d turns (from earlier runs' outcomes)%n%n", set, outcomes.size())
-                : String.format(Locale.ROOT, "oam eval %s on %s, %d threads, %.1f minutes, %d turns%n%n", set,
-                        String.join(" and ", config.models()), config.threads(), minutes, outcomes.size()));
-        out.append("| model | kind | backend | toolChoice | cases | right | right args | one call | clean | names fact | valid | other | "
-                + "timeouts | turn p50 / p95 s | first token p50 s | decode tok/s | tokens in / out per turn |\n");
+        out.append(
+                Double.isNaN(minutes)
+                        ? String.format(
+                                Locale.ROOT,
+                                "oam eval %s, %d turns (from earlier runs' outcomes)%n%n",
+                                set,
+                                outcomes.size())
+                        : String.format(
+                                Locale.ROOT,
+                                "oam eval %s on %s, %d threads, %.1f minutes, %d turns%n%n",
+                                set,
+                                String.join(" and ", config.models()),
+                                config.threads(),
+                                minutes,
+                                outcomes.size()));
+        out.append(
+                "| model | kind | backend | toolChoice | cases | right | right args | one call | clean | names fact | valid | other | "
+                        + "timeouts | turn p50 / p95 s | first token p50 s | decode tok/s | tokens in / out per turn |\n");
         out.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         Map<String, List<Outcome>> groups = new LinkedHashMap<>();
         for (Outcome o : outcomes) {
             String modelName = o.model() == null ? "gemma" : o.model();
-            groups.computeIfAbsent(modelName + "|" + o.kind() + "|" + o.backend() + "|" + o.mode(), k -> new ArrayList<>()).add(o);
+            groups.computeIfAbsent(
+                            modelName + "|" + o.kind() + "|" + o.backend() + "|" + o.mode(), k -> new ArrayList<>())
+                    .add(o);
         }
         for (Map.Entry<String, List<Outcome>> group : groups.entrySet()) {
             String[] key = group.getKey().split("\\|");
             List<Outcome> list = group.getValue();
             List<Double> turns = list.stream().map(Outcome::turnMs).toList();
-            List<Double> firsts = list.stream().map(Outcome::firstMs).filter(x -> x != null).toList();
+            List<Double> firsts =
+                    list.stream().map(Outcome::firstMs).filter(x -> x != null).toList();
             List<Double> rates = new ArrayList<>();
             List<Double> ins = new ArrayList<>();
             List<Double> outs = new ArrayList<>();
@@ -906,12 +1407,25 @@ public final class EvalBench {
                     }
                 }
             }
-            out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %s / %s | %s | %s | %s / %s |%n",
-                    key[0], label(key[1]), key[2], key[3], list.size(), pct(list.stream().filter(Outcome::right).count(), list.size()),
-                    share(list, Outcome::rightArgs), share(list, Outcome::oneCall), share(list, Outcome::clean),
-                    share(list, Outcome::namesFact), pct(list.stream().filter(Outcome::valid).count(), list.size()),
-                    share(list, Outcome::extra), list.stream().filter(o -> Boolean.TRUE.equals(o.timeout())).count(),
-                    seconds(percentile(turns, 50)), seconds(percentile(turns, 95)), firsts.isEmpty() ? "–" : seconds(percentile(firsts, 50)),
+            out.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %s / %s | %s | %s | %s / %s |%n",
+                    key[0],
+                    label(key[1]),
+                    key[2],
+                    key[3],
+                    list.size(),
+                    pct(list.stream().filter(Outcome::right).count(), list.size()),
+                    share(list, Outcome::rightArgs),
+                    share(list, Outcome::oneCall),
+                    share(list, Outcome::clean),
+                    share(list, Outcome::namesFact),
+                    pct(list.stream().filter(Outcome::valid).count(), list.size()),
+                    share(list, Outcome::extra),
+                    list.stream().filter(o -> Boolean.TRUE.equals(o.timeout())).count(),
+                    seconds(percentile(turns, 50)),
+                    seconds(percentile(turns, 95)),
+                    firsts.isEmpty() ? "–" : seconds(percentile(firsts, 50)),
                     rates.isEmpty() ? "–" : String.format(Locale.ROOT, "%.1f", percentile(rates, 50)),
                     ins.isEmpty() ? "–" : String.format(Locale.ROOT, "%.0f", percentile(ins, 50)),
                     outs.isEmpty() ? "–" : String.format(Locale.ROOT, "%.0f", percentile(outs, 50))));
@@ -935,7 +1449,13 @@ public final class EvalBench {
     /** The share of TRUE among the outcomes that have the measure, or "–" when none has it. */
     private static String share(List<Outcome> list, java.util.function.Function<Outcome, Boolean> measure) {
         long with = list.stream().filter(o -> measure.apply(o) != null).count();
-        return with == 0 ? "–" : pct(list.stream().filter(o -> Boolean.TRUE.equals(measure.apply(o))).count(), with);
+        return with == 0
+                ? "–"
+                : pct(
+                        list.stream()
+                                .filter(o -> Boolean.TRUE.equals(measure.apply(o)))
+                                .count(),
+                        with);
     }
 
     private static String label(String kind) {
@@ -971,8 +1491,9 @@ public final class EvalBench {
     private record Timed(long at, JsonNode message) {}
 
     private void send(String id, String method, String params) {
-        client.send(("{\"jsonrpc\":\"2.0\",\"id\":\"" + id + "\",\"method\":\"" + method + "\",\"params\":" + params + "}")
-                .getBytes(StandardCharsets.UTF_8));
+        client.send(
+                ("{\"jsonrpc\":\"2.0\",\"id\":\"" + id + "\",\"method\":\"" + method + "\",\"params\":" + params + "}")
+                        .getBytes(StandardCharsets.UTF_8));
     }
 
     private void reply(JsonNode request, String result) {
@@ -1016,7 +1537,9 @@ public final class EvalBench {
             Timed timed = new Timed(System.nanoTime(), message);
             if (isStreamed(message)) {
                 String event = Json.write(message.path("params").path("event"));
-                lastStreamed = event.length() > 300 ? event.substring(0, 150) + "…" + event.substring(event.length() - 150) : event;
+                lastStreamed = event.length() > 300
+                        ? event.substring(0, 150) + "…" + event.substring(event.length() - 150)
+                        : event;
             }
             if (wanted.test(timed) || isStreamed(message)) {
                 return timed;
@@ -1035,7 +1558,8 @@ public final class EvalBench {
     }
 
     private static boolean isFor(Timed timed, String id) {
-        return isResponse(timed.message()) && id.equals(timed.message().path("id").asText());
+        return isResponse(timed.message())
+                && id.equals(timed.message().path("id").asText());
     }
 
     private static boolean isMethod(Timed timed, String method) {
@@ -1046,7 +1570,11 @@ public final class EvalBench {
     private static boolean isEvent(Timed timed, String type) {
         String method = timed.message().path("method").asText();
         return (method.equals("session/event") || method.equals("npc/event"))
-                && type.equals(timed.message().path("params").path("event").path("type").asText());
+                && type.equals(timed.message()
+                        .path("params")
+                        .path("event")
+                        .path("type")
+                        .asText());
     }
 
     private static boolean isResponse(JsonNode message) {
@@ -1060,7 +1588,10 @@ public final class EvalBench {
             return false;
         }
         String type = message.path("params").path("event").path("type").asText();
-        return type.equals("text") || type.equals("partial") || type.equals("lineDelta") || type.equals("toolCallStarted");
+        return type.equals("text")
+                || type.equals("partial")
+                || type.equals("lineDelta")
+                || type.equals("toolCallStarted");
     }
 
     private static double ms(long start, long at) {

@@ -9,12 +9,24 @@ import java.util.Set;
 /** The program rules of the v2 evaluation that look at text: protocol text, words, strings cut mid-word. */
 final class EvalRules {
     /** Text no answer, line or string value should carry: the wire format, chat markers, tool results read back. */
-    static final List<String> PROTOCOL = List.of("tool_calls", "tool_call", "tool_response", "{\"", "\"name\":", "\"arguments\"",
-            "Output of", "\uFFFD", "<|im_start|>", "<|im_end|>", "<start_of_turn>", "<end_of_turn>");
+    static final List<String> PROTOCOL = List.of(
+            "tool_calls",
+            "tool_call",
+            "tool_response",
+            "{\"",
+            "\"name\":",
+            "\"arguments\"",
+            "Output of",
+            "\uFFFD",
+            "<|im_start|>",
+            "<|im_end|>",
+            "<start_of_turn>",
+            "<end_of_turn>");
 
     /** Short words a value may end with (so "a", "of" at the end do not count as a cut). */
-    private static final Set<String> SHORT = Set.of("a", "i", "an", "as", "at", "be", "by", "do", "go", "he", "if", "in", "is", "it",
-            "me", "my", "no", "of", "oh", "ok", "on", "or", "so", "to", "up", "us", "we", "ye", "ii", "iv", "vi", "xp", "hp");
+    private static final Set<String> SHORT = Set.of(
+            "a", "i", "an", "as", "at", "be", "by", "do", "go", "he", "if", "in", "is", "it", "me", "my", "no", "of",
+            "oh", "ok", "on", "or", "so", "to", "up", "us", "we", "ye", "ii", "iv", "vi", "xp", "hp");
 
     private EvalRules() {}
 
@@ -68,7 +80,9 @@ final class EvalRules {
         }
         String[] pieces = trimmed.split("[\\s_\\-]+");
         String end = pieces[pieces.length - 1];
-        return pieces.length > 1 && end.length() <= 2 && end.chars().allMatch(Character::isLetter)
+        return pieces.length > 1
+                && end.length() <= 2
+                && end.chars().allMatch(Character::isLetter)
                 && !SHORT.contains(end.toLowerCase(Locale.ROOT));
     }
 

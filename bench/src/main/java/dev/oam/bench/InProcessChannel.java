@@ -85,8 +85,8 @@ final class InProcessChannel extends Channel {
     @Override
     Meter.Reading reading() {
         long pid = ProcessHandle.current().pid();
-        return new Meter.Reading(Meter.ownCpuNanos(), Meter.contextSwitches(pid), flushes, System.nanoTime(),
-                Meter.runQueueWait(pid));
+        return new Meter.Reading(
+                Meter.ownCpuNanos(), Meter.contextSwitches(pid), flushes, System.nanoTime(), Meter.runQueueWait(pid));
     }
 
     @Override
@@ -95,8 +95,7 @@ final class InProcessChannel extends Channel {
     }
 
     @Override
-    void flush() {
-    }
+    void flush() {}
 
     @Override
     public void close() {

@@ -14,5 +14,5 @@ interface LineHandler {
         onLine(new String(buffer, offset, length, StandardCharsets.UTF_8), nanos);
     }
 
-    LineHandler IGNORE = (line, nanos) -> { };
+    LineHandler IGNORE = (line, nanos) -> {};
 }

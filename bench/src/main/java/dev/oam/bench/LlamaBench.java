@@ -46,8 +46,16 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class LlamaBench {
     /** The settings of one run; see {@link #usage()}. */
-    record Config(int threads, int threadsBatch, int warmup, int runs, int promptTokens, int generateTokens,
-            int historyTokens, int contextSize, Path modelDir) {
+    record Config(
+            int threads,
+            int threadsBatch,
+            int warmup,
+            int runs,
+            int promptTokens,
+            int generateTokens,
+            int historyTokens,
+            int contextSize,
+            Path modelDir) {
         static Config defaults(Path root) {
             return new Config(1, 2, 1, 5, 500, 128, 800, 2048, root.resolve("bench/target/models"));
         }
@@ -59,8 +67,8 @@ public final class LlamaBench {
     private static final String RAW = "raw";
     private static final String OURS = "ours";
     private static final String MODEL_NAME = "big-random-llama";
-    private static final String SYSTEM = "You are the guard of the castle gate. Talk to the player and help them "
-            + "in the world of the game.";
+    private static final String SYSTEM =
+            "You are the guard of the castle gate. Talk to the player and help them " + "in the world of the game.";
 
     private final Config config;
     private final Random random = new Random(7);
@@ -76,8 +84,8 @@ public final class LlamaBench {
     private GenerationSchema decision;
     private List<ToolDefinition> tools;
 
-    private static Path gemma = System.getenv("OAM_TEST_GEMMA_MODEL") == null ? null
-            : Path.of(System.getenv("OAM_TEST_GEMMA_MODEL"));
+    private static Path gemma =
+            System.getenv("OAM_TEST_GEMMA_MODEL") == null ? null : Path.of(System.getenv("OAM_TEST_GEMMA_MODEL"));
     private static boolean withFfm = true;
 
     private LlamaBench(Config config) {
@@ -126,7 +134,8 @@ public final class LlamaBench {
     }
 
     static String usage(Config d) {
-        return String.join("\n",
+        return String.join(
+                "\n",
                 "usage: bench/run llama [--threads N] [--threads-batch N] [--warmup N] [--runs N] [--prompt-tokens N]",
                 "                       [--generate-tokens N] [--history-tokens N] [--context N] [--model-dir DIR]",
                 "  --threads N          generation threads, both sides (" + d.threads() + ")",
@@ -145,10 +154,25 @@ public final class LlamaBench {
     }
 
     static Config parse(String[] args, Config d) {
-        int[] v = {d.threads(), d.threadsBatch(), d.warmup(), d.runs(), d.promptTokens(), d.generateTokens(),
-                d.historyTokens(), d.contextSize()};
-        List<String> names = List.of("--threads", "--threads-batch", "--warmup", "--runs", "--prompt-tokens",
-                "--generate-tokens", "--history-tokens", "--context");
+        int[] v = {
+            d.threads(),
+            d.threadsBatch(),
+            d.warmup(),
+            d.runs(),
+            d.promptTokens(),
+            d.generateTokens(),
+            d.historyTokens(),
+            d.contextSize()
+        };
+        List<String> names = List.of(
+                "--threads",
+                "--threads-batch",
+                "--warmup",
+                "--runs",
+                "--prompt-tokens",
+                "--generate-tokens",
+                "--history-tokens",
+                "--context");
         Path dir = d.modelDir();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -156,8 +180,8 @@ public final class LlamaBench {
                 return null;
             }
             if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(arg + (names.contains(arg) || arg.equals("--model-dir")
-                        ? " needs a value" : ": unknown option"));
+                throw new IllegalArgumentException(arg
+                        + (names.contains(arg) || arg.equals("--model-dir") ? " needs a value" : ": unknown option"));
             }
             if (arg.equals("--model-dir")) {
                 dir = Path.of(args[++i]);
@@ -191,11 +215,14 @@ public final class LlamaBench {
         long libraryNanos = System.nanoTime() - start;
         Rss base = Rss.read();
 
-        EngineSettings settings = EngineSettings.defaults().withContextSize(config.contextSize())
-                .withThreads(config.threads()).withThreadsBatch(config.threadsBatch());
+        EngineSettings settings = EngineSettings.defaults()
+                .withContextSize(config.contextSize())
+                .withThreads(config.threads())
+                .withThreadsBatch(config.threadsBatch());
         progress("loading the model with the raw binding");
         GgufFile gguf = GgufFile.read(file);
-        EngineSettings resolved = settings.resolve(gguf.contextLength(), Runtime.getRuntime().availableProcessors());
+        EngineSettings resolved =
+                settings.resolve(gguf.contextLength(), Runtime.getRuntime().availableProcessors());
         raw = RawLlama.open(file, resolved);
         Rss afterRaw = Rss.read();
         progress("loading the model with JniEngine");
@@ -204,15 +231,17 @@ public final class LlamaBench {
         long engineNanos = System.nanoTime() - start;
         Rss afterEngine = Rss.read();
         timed = new TimedEngine(engine);
-        model = new LlamaLanguageModel(engine.name(), engine.contextSize(), CompletableFuture.completedFuture(timed), null,
-                List.of("en"));
+        model = new LlamaLanguageModel(
+                engine.name(), engine.contextSize(), CompletableFuture.completedFuture(timed), null, List.of("en"));
         prepareInputs();
 
         int rounds = config.warmup() + config.runs();
         for (int round = 0; round < rounds; round++) {
             boolean measured = round >= config.warmup();
-            progress((measured ? "round " + (round - config.warmup() + 1) + "/" + config.runs() : "warm-up round "
-                    + (round + 1) + "/" + config.warmup()) + " (load " + Meter.loadAverage() + ")");
+            progress((measured
+                            ? "round " + (round - config.warmup() + 1) + "/" + config.runs()
+                            : "warm-up round " + (round + 1) + "/" + config.warmup())
+                    + " (load " + Meter.loadAverage() + ")");
             // Alternate which side goes first, so slow phases of the machine hit both alike.
             List<String> order = round % 2 == 0 ? List.of(RAW, OURS) : List.of(OURS, RAW);
             for (String side : order) {
@@ -232,8 +261,18 @@ public final class LlamaBench {
             }
         }
         String loadAfter = Meter.loadAverage();
-        report(file, resolved, libraryNanos, raw.loadNanos(), engineNanos, engine.loadMillis(), base, afterRaw, afterEngine,
-                loadBefore, loadAfter);
+        report(
+                file,
+                resolved,
+                libraryNanos,
+                raw.loadNanos(),
+                engineNanos,
+                engine.loadMillis(),
+                base,
+                afterRaw,
+                afterEngine,
+                loadBefore,
+                loadAfter);
         engine.close();
         if (withFfm) {
             ffmSections(file);
@@ -253,25 +292,30 @@ public final class LlamaBench {
         int rounds = Integer.getInteger("oam.bench.ffmRounds", 3);
         String models = System.getProperty("oam.bench.ffmModels", "big,gemma");
         String library = System.getenv("OAM_LLAMA_LIBRARY");
-        System.out.println("\nFFM engine's library: " + (library == null || library.isBlank()
-                ? "OAM_LLAMA_LIBRARY unset: the project build bin/build-llama left in the cache, else the binding's"
-                        + " llama.cpp b4916 (the engine's 'llama.cpp through FFM' log line names it)"
-                : library.strip().equalsIgnoreCase("binding") ? "the binding's (llama.cpp b4916, de.kherud:llama 4.2.0)"
-                : library + " (a build of bin/build-llama; OAM_LLAMA_LIBRARY)"));
+        System.out.println("\nFFM engine's library: "
+                + (library == null || library.isBlank()
+                        ? "OAM_LLAMA_LIBRARY unset: the project build bin/build-llama left in the cache, else the binding's"
+                                + " llama.cpp b4916 (the engine's 'llama.cpp through FFM' log line names it)"
+                        : library.strip().equalsIgnoreCase("binding")
+                                ? "the binding's (llama.cpp b4916, de.kherud:llama 4.2.0)"
+                                : library + " (a build of bin/build-llama; OAM_LLAMA_LIBRARY)"));
         if (models.contains("big")) {
             progress("FFM sections on " + big.getFileName());
-            System.out.print(new EngineSections(big, "big generated", config.threads(), config.threadsBatch(), rounds).run());
+            System.out.print(
+                    new EngineSections(big, "big generated", config.threads(), config.threadsBatch(), rounds).run());
             System.out.flush();
         }
         if (!models.contains("gemma")) {
             return;
         }
         if (gemma == null || !Files.isRegularFile(gemma)) {
-            System.out.println("\n(no Gemma file: set OAM_TEST_GEMMA_MODEL or --gemma PATH for the 262k-vocabulary sections)");
+            System.out.println(
+                    "\n(no Gemma file: set OAM_TEST_GEMMA_MODEL or --gemma PATH for the 262k-vocabulary sections)");
             return;
         }
         progress("FFM sections on " + gemma.getFileName());
-        System.out.print(new EngineSections(gemma, "Gemma 3 270M", config.threads(), config.threadsBatch(), rounds).run());
+        System.out.print(
+                new EngineSections(gemma, "Gemma 3 270M", config.threads(), config.threadsBatch(), rounds).run());
         System.out.flush();
     }
 
@@ -341,13 +385,16 @@ public final class LlamaBench {
                 new ToolDefinition("open_gate", "Opens a gate of the castle.", (ObjectNode) Json.parse("""
                         {"type":"object","properties":{"gate_id":{"type":"string","maxLength":8}},
                          "required":["gate_id"],"additionalProperties":false}"""), null),
-                new ToolDefinition("check_inventory", "Lists what the player carries.", (ObjectNode) Json.parse("""
+                new ToolDefinition(
+                        "check_inventory", "Lists what the player carries.", (ObjectNode) Json.parse("""
                         {"type":"object","properties":{},"additionalProperties":false}"""), null));
     }
 
     /** Game words until the text has about {@code target} tokens (each word is about one token). */
     private String words(int target) {
-        List<String> all = TinyGguf.words().stream().filter(w -> w.chars().allMatch(Character::isLetter)).toList();
+        List<String> all = TinyGguf.words().stream()
+                .filter(w -> w.chars().allMatch(Character::isLetter))
+                .toList();
         StringBuilder text = new StringBuilder();
         while (true) {
             for (int i = 0; i < 25; i++) {
@@ -365,20 +412,40 @@ public final class LlamaBench {
         return "Session " + (++nonce) + ". " + SYSTEM;
     }
 
-    private static ModelRequest request(String system, List<TranscriptEntry> entries, List<ToolDefinition> tools,
-            ToolCallingMode mode, GenerationSchema schema, int maxTokens) {
-        return new ModelRequest(system, null, entries, tools, mode, false, schema,
+    private static ModelRequest request(
+            String system,
+            List<TranscriptEntry> entries,
+            List<ToolDefinition> tools,
+            ToolCallingMode mode,
+            GenerationSchema schema,
+            int maxTokens) {
+        return new ModelRequest(
+                system,
+                null,
+                entries,
+                tools,
+                mode,
+                false,
+                schema,
                 new GenerationOptions(null, maxTokens, new Sampling.Greedy()));
     }
 
     // ---- the measurements ---------------------------------------------------------------------------------------
 
     /** What one side's request took. */
-    private record Outcome(long firstNanos, long lastNanos, long totalNanos, int promptTokens, int cachedTokens,
-            int outputTokens, String text) {
+    private record Outcome(
+            long firstNanos,
+            long lastNanos,
+            long totalNanos,
+            int promptTokens,
+            int cachedTokens,
+            int outputTokens,
+            String text) {
         /** Tokens after the first over the time from the first to the last delta: the decoding rate as delivered. */
         double tokensPerSecond() {
-            return outputTokens < 2 || lastNanos <= firstNanos ? Double.NaN : (outputTokens - 1) / ((lastNanos - firstNanos) / 1e9);
+            return outputTokens < 2 || lastNanos <= firstNanos
+                    ? Double.NaN
+                    : (outputTokens - 1) / ((lastNanos - firstNanos) / 1e9);
         }
 
         /** From the last delta to the call's return: stopping, counting, parsing. */
@@ -389,9 +456,17 @@ public final class LlamaBench {
 
     private Outcome measure(String side, ModelRequest request) throws Exception {
         if (side.equals(RAW)) {
-            EngineRequest built = timed.capture(() -> model.respond(request, ModelListener.NONE, CancellationToken.create()));
+            EngineRequest built =
+                    timed.capture(() -> model.respond(request, ModelListener.NONE, CancellationToken.create()));
             RawLlama.Run run = raw.generate(built, true);
-            return new Outcome(run.firstNanos(), run.lastNanos(), run.totalNanos(), run.promptTokens(), -1, run.outputTokens(), run.text());
+            return new Outcome(
+                    run.firstNanos(),
+                    run.lastNanos(),
+                    run.totalNanos(),
+                    run.promptTokens(),
+                    -1,
+                    run.outputTokens(),
+                    run.text());
         }
         timed.reset();
         long start = System.nanoTime();
@@ -411,13 +486,24 @@ public final class LlamaBench {
         }
         long first = timed.firstDeltaNanos();
         long last = timed.lastDeltaNanos();
-        return new Outcome(first == 0 ? 0 : first - start, last == 0 ? 0 : last - start, end - start, result.inputTokens(), result.cachedInputTokens(),
-                result.outputTokens(), result.text());
+        return new Outcome(
+                first == 0 ? 0 : first - start,
+                last == 0 ? 0 : last - start,
+                end - start,
+                result.inputTokens(),
+                result.cachedInputTokens(),
+                result.outputTokens(),
+                result.text());
     }
 
     private void promptProcessing(String side, boolean measured) throws Exception {
-        ModelRequest request = request(freshSystem(), List.of(TranscriptEntry.Prompt.of(longPrompt, null)), List.of(),
-                ToolCallingMode.DISALLOWED, null, 1);
+        ModelRequest request = request(
+                freshSystem(),
+                List.of(TranscriptEntry.Prompt.of(longPrompt, null)),
+                List.of(),
+                ToolCallingMode.DISALLOWED,
+                null,
+                1);
         Outcome o = measure(side, request);
         if (measured) {
             record("prompt tokens/s", side, o.promptTokens() / (o.totalNanos() / 1e9), o.promptTokens());
@@ -427,8 +513,14 @@ public final class LlamaBench {
     private final Map<String, String> generated = new LinkedHashMap<>();
 
     private void generation(String side, boolean measured) throws Exception {
-        ModelRequest request = request(SYSTEM, List.of(TranscriptEntry.Prompt.of("Tell the player a long story about "
-                + "the dragon, the king and the goblin of the forest.", null)), List.of(), ToolCallingMode.DISALLOWED, null,
+        ModelRequest request = request(
+                SYSTEM,
+                List.of(TranscriptEntry.Prompt.of(
+                        "Tell the player a long story about " + "the dragon, the king and the goblin of the forest.",
+                        null)),
+                List.of(),
+                ToolCallingMode.DISALLOWED,
+                null,
                 config.generateTokens());
         Outcome o = measure(side, request);
         checkSame("generation", side, o.text());
@@ -439,8 +531,13 @@ public final class LlamaBench {
     }
 
     private void decisionJson(String side, boolean measured) throws Exception {
-        ModelRequest request = request(SYSTEM, List.of(TranscriptEntry.Prompt.of("The goblin blocks the road. What do "
-                + "you do?", decision.json())), List.of(), ToolCallingMode.DISALLOWED, decision, config.generateTokens());
+        ModelRequest request = request(
+                SYSTEM,
+                List.of(TranscriptEntry.Prompt.of("The goblin blocks the road. What do " + "you do?", decision.json())),
+                List.of(),
+                ToolCallingMode.DISALLOWED,
+                decision,
+                config.generateTokens());
         Outcome o = measure(side, request);
         checkSame("decision JSON", side, o.text());
         if (measured) {
@@ -451,8 +548,13 @@ public final class LlamaBench {
     }
 
     private void toolCall(String side, boolean measured) throws Exception {
-        ModelRequest request = request(SYSTEM, List.of(TranscriptEntry.Prompt.of("Please open the north gate for me.",
-                null)), tools, ToolCallingMode.REQUIRED, null, config.generateTokens());
+        ModelRequest request = request(
+                SYSTEM,
+                List.of(TranscriptEntry.Prompt.of("Please open the north gate for me.", null)),
+                tools,
+                ToolCallingMode.REQUIRED,
+                null,
+                config.generateTokens());
         Outcome o = measure(side, request);
         checkSame("tool call", side, o.text());
         if (measured) {
@@ -471,7 +573,8 @@ public final class LlamaBench {
         entries.add(TranscriptEntry.Response.text(first.text()));
         entries.add(TranscriptEntry.Prompt.of("Run to the castle!", null));
         Outcome cached = measure(side, request(system, entries, List.of(), ToolCallingMode.DISALLOWED, null, 8));
-        Outcome uncached = measure(side, request(freshSystem(), entries, List.of(), ToolCallingMode.DISALLOWED, null, 8));
+        Outcome uncached =
+                measure(side, request(freshSystem(), entries, List.of(), ToolCallingMode.DISALLOWED, null, 8));
         if (measured) {
             record("first token, turn 1 (cold)", side, millis(first.firstNanos()), first.promptTokens());
             record("first token, turn 2, cached", side, millis(cached.firstNanos()), cached.promptTokens());
@@ -482,7 +585,8 @@ public final class LlamaBench {
                 // the engine call (messages, escaping, rendering), then tokenising the whole prompt once.
                 ModelRequest again = request(system, entries, List.of(), ToolCallingMode.DISALLOWED, null, 8);
                 long start = System.nanoTime();
-                EngineRequest built = timed.capture(() -> model.respond(again, ModelListener.NONE, CancellationToken.create()));
+                EngineRequest built =
+                        timed.capture(() -> model.respond(again, ModelListener.NONE, CancellationToken.create()));
                 long rendered = System.nanoTime();
                 raw.encode(built.prompt());
                 long encoded = System.nanoTime();
@@ -509,11 +613,12 @@ public final class LlamaBench {
     private static List<TranscriptEntry> copy(List<TranscriptEntry> entries) {
         List<TranscriptEntry> out = new ArrayList<>();
         for (TranscriptEntry e : entries) {
-            out.add(switch (e) {
-                case TranscriptEntry.Prompt p -> TranscriptEntry.Prompt.of(p.text(), null);
-                case TranscriptEntry.Response r -> TranscriptEntry.Response.text(r.text());
-                default -> e;
-            });
+            out.add(
+                    switch (e) {
+                        case TranscriptEntry.Prompt p -> TranscriptEntry.Prompt.of(p.text(), null);
+                        case TranscriptEntry.Response r -> TranscriptEntry.Response.text(r.text());
+                        default -> e;
+                    });
         }
         return out;
     }
@@ -561,7 +666,11 @@ public final class LlamaBench {
     /** Median, min and max of the runs (NaN-free values only). */
     record Stat(int count, double median, double min, double max) {
         static Stat of(List<Double> values) {
-            double[] v = values.stream().mapToDouble(Double::doubleValue).filter(d -> !Double.isNaN(d)).sorted().toArray();
+            double[] v = values.stream()
+                    .mapToDouble(Double::doubleValue)
+                    .filter(d -> !Double.isNaN(d))
+                    .sorted()
+                    .toArray();
             if (v.length == 0) {
                 return new Stat(0, Double.NaN, Double.NaN, Double.NaN);
             }
@@ -606,31 +715,56 @@ public final class LlamaBench {
         }
 
         String text() {
-            return total < 0 ? "n/a" : String.format(Locale.US, "%,d MB (anon %,d, file %,d)", total / 1024, anon / 1024,
-                    file / 1024);
+            return total < 0
+                    ? "n/a"
+                    : String.format(Locale.US, "%,d MB (anon %,d, file %,d)", total / 1024, anon / 1024, file / 1024);
         }
     }
 
-    private void report(Path file, EngineSettings settings, long libraryNanos, long rawLoadNanos, long engineNanos,
-            long engineLoadMillis, Rss base, Rss afterRaw, Rss afterEngine, String loadBefore, String loadAfter)
+    private void report(
+            Path file,
+            EngineSettings settings,
+            long libraryNanos,
+            long rawLoadNanos,
+            long engineNanos,
+            long engineLoadMillis,
+            Rss base,
+            Rss afterRaw,
+            Rss afterEngine,
+            String loadBefore,
+            String loadAfter)
             throws IOException {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.US, "oam llama bench: %s (%,d MB, f16), %d/%d threads (generation/batch), "
+        out.append(String.format(
+                Locale.US,
+                "oam llama bench: %s (%,d MB, f16), %d/%d threads (generation/batch), "
                         + "context %d, %d measured runs after %d warm-up; %d CPUs; JDK %s%n",
-                file.getFileName(), Files.size(file) / 1_000_000, settings.threads(), settings.threadsBatch(),
-                settings.contextSize(), config.runs(), config.warmup(), Runtime.getRuntime().availableProcessors(),
+                file.getFileName(),
+                Files.size(file) / 1_000_000,
+                settings.threads(),
+                settings.threadsBatch(),
+                settings.contextSize(),
+                config.runs(),
+                config.warmup(),
+                Runtime.getRuntime().availableProcessors(),
                 Runtime.version()));
-        out.append("load average before ").append(loadBefore).append(", after ").append(loadAfter).append("\n\n");
+        out.append("load average before ")
+                .append(loadBefore)
+                .append(", after ")
+                .append(loadAfter)
+                .append("\n\n");
 
         Table load = new Table("load", "time ms", "process RSS after");
         load.row("native library (NativeLibrary)", String.format(Locale.US, "%,.0f", libraryNanos / 1e6), base.text());
         load.row("raw: new LlamaModel", String.format(Locale.US, "%,.0f", rawLoadNanos / 1e6), afterRaw.text());
-        load.row("ours: JniEngine.open (in llama.cpp: " + engineLoadMillis + " ms)",
-                String.format(Locale.US, "%,.0f", engineNanos / 1e6), afterEngine.text());
+        load.row(
+                "ours: JniEngine.open (in llama.cpp: " + engineLoadMillis + " ms)",
+                String.format(Locale.US, "%,.0f", engineNanos / 1e6),
+                afterEngine.text());
         out.append(load.render()).append('\n');
 
-        Table table = new Table("measure (median [min-max])", "tokens", "raw binding", "ours (LanguageModel)",
-                "ours/raw [min-max]");
+        Table table = new Table(
+                "measure (median [min-max])", "tokens", "raw binding", "ours (LanguageModel)", "ours/raw [min-max]");
         List<String> measures = new ArrayList<>();
         for (Key key : values.keySet()) {
             if (!measures.contains(key.measure())) {
@@ -654,7 +788,11 @@ public final class LlamaBench {
                 line.put("bench", "llama");
                 line.put("measure", measure);
                 line.put("side", side);
-                line.put("unit", measure.startsWith("first token") || measure.contains(" ms") ? "ms" : measure.contains("tokens/s") ? "tokens/s" : "tokens");
+                line.put(
+                        "unit",
+                        measure.startsWith("first token") || measure.contains(" ms")
+                                ? "ms"
+                                : measure.contains("tokens/s") ? "tokens/s" : "tokens");
                 line.put("median", round(s.median()));
                 line.put("min", round(s.min()));
                 line.put("max", round(s.max()));
@@ -669,9 +807,14 @@ public final class LlamaBench {
         for (String side : List.of(RAW, OURS)) {
             Stat free = Stat.of(values.getOrDefault(new Key("generation tokens/s, free text", side), List.of()));
             Stat gbnf = Stat.of(values.getOrDefault(new Key("generation tokens/s, JSON grammar", side), List.of()));
-            Stat call = Stat.of(values.getOrDefault(new Key("generation tokens/s, tool-call grammar", side), List.of()));
-            out.append(String.format(Locale.US, "%s: JSON grammar / free text %.2f, tool-call grammar / free text %.2f%n",
-                    side, gbnf.median() / free.median(), call.median() / free.median()));
+            Stat call =
+                    Stat.of(values.getOrDefault(new Key("generation tokens/s, tool-call grammar", side), List.of()));
+            out.append(String.format(
+                    Locale.US,
+                    "%s: JSON grammar / free text %.2f, tool-call grammar / free text %.2f%n",
+                    side,
+                    gbnf.median() / free.median(),
+                    call.median() / free.median()));
         }
         ObjectNode load1 = Json.object();
         load1.put("bench", "llama");
@@ -687,7 +830,11 @@ public final class LlamaBench {
         json.append(Json.write(load1)).append('\n');
         out.append("\noutputs (greedy; the same on both sides unless a note says otherwise):\n");
         for (Map.Entry<String, String> e : generated.entrySet()) {
-            out.append("  ").append(e.getKey()).append(": ").append(abbreviate(e.getValue(), 100)).append('\n');
+            out.append("  ")
+                    .append(e.getKey())
+                    .append(": ")
+                    .append(abbreviate(e.getValue(), 100))
+                    .append('\n');
         }
         if (!notes.isEmpty()) {
             out.append("\nnotes:\n");
@@ -731,7 +878,10 @@ public final class LlamaBench {
     }
 
     private int medianTokens(Key key) {
-        int[] t = tokens.getOrDefault(key, List.of()).stream().mapToInt(Integer::intValue).sorted().toArray();
+        int[] t = tokens.getOrDefault(key, List.of()).stream()
+                .mapToInt(Integer::intValue)
+                .sorted()
+                .toArray();
         return t.length == 0 ? 0 : t[t.length / 2];
     }
 

@@ -62,7 +62,8 @@ public final class MaskBench {
                 case "--seed" -> seed = Long.parseLong(args[++i]);
                 case "--print-grammars" -> print = true;
                 case "--help" -> {
-                    System.out.println("bench/run mask [--model PATH.gguf (Gemma 3 270M)] [--walks N (4)] [--seed N (1)] [--print-grammars]");
+                    System.out.println(
+                            "bench/run mask [--model PATH.gguf (Gemma 3 270M)] [--walks N (4)] [--seed N (1)] [--print-grammars]");
                     return;
                 }
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -77,15 +78,22 @@ public final class MaskBench {
         long t1 = System.nanoTime();
         GbnfCompiler warm = GbnfCompiler.create(vocabulary);
         long t2 = System.nanoTime();
-        System.err.printf(Locale.US, "bench: %s: vocabulary read in %.0f ms, trie of %,d nodes built in %.0f ms, longest piece %d bytes%n",
-                gguf.name(), (t1 - t0) / 1e6, warm.trieNodes(), (t2 - t1) / 1e6, warm.longestPiece());
+        System.err.printf(
+                Locale.US,
+                "bench: %s: vocabulary read in %.0f ms, trie of %,d nodes built in %.0f ms, longest piece %d bytes%n",
+                gguf.name(),
+                (t1 - t0) / 1e6,
+                warm.trieNodes(),
+                (t2 - t1) / 1e6,
+                warm.longestPiece());
 
         Map<String, String> grammars = grammars();
         if (print) {
             grammars.forEach((name, text) -> System.err.println("bench: grammar " + name + ":\n" + text));
         }
         grammars.forEach((name, text) -> System.err.println("bench: grammar " + name + ": " + text.length() + " chars, "
-                + text.lines().count() + " rules; strings: " + text.lines().filter(l -> l.startsWith("string-")).toList()));
+                + text.lines().count() + " rules; strings: "
+                + text.lines().filter(l -> l.startsWith("string-")).toList()));
 
         // warm-up: the JIT compiles the walk, allows and accept on a compiler of its own
         for (String text : grammars.values()) {
@@ -96,10 +104,23 @@ public final class MaskBench {
         }
 
         StringBuilder table = new StringBuilder();
-        table.append(String.format(Locale.US, "Java grammar masks on %s (%,d tokens, %,d trie nodes), %d generations per grammar%n",
-                gguf.name(), vocabulary.size(), warm.trieNodes(), walks));
-        table.append(String.format(Locale.US, "%-10s %6s  %-29s %10s %10s %10s %10s%n", "grammar", "steps", "operation",
-                "mean µs", "p50 µs", "p90 µs", "max µs"));
+        table.append(String.format(
+                Locale.US,
+                "Java grammar masks on %s (%,d tokens, %,d trie nodes), %d generations per grammar%n",
+                gguf.name(),
+                vocabulary.size(),
+                warm.trieNodes(),
+                walks));
+        table.append(String.format(
+                Locale.US,
+                "%-10s %6s  %-29s %10s %10s %10s %10s%n",
+                "grammar",
+                "steps",
+                "operation",
+                "mean µs",
+                "p50 µs",
+                "p90 µs",
+                "max µs"));
         for (Map.Entry<String, String> grammar : grammars.entrySet()) {
             GbnfCompiler uncached = GbnfCompiler.create(vocabulary, 0);
             GbnfCompiler cached = GbnfCompiler.create(vocabulary);
@@ -156,7 +177,8 @@ public final class MaskBench {
     }
 
     /** A generation: random allowed tokens (the longest of a few draws), ending at end of turn when it may. */
-    private static List<Integer> walk(GbnfCompiler compiler, TokenVocabulary vocabulary, String grammar, Random random) {
+    private static List<Integer> walk(
+            GbnfCompiler compiler, TokenVocabulary vocabulary, String grammar, Random random) {
         TokenConstraint c = compiler.start(grammar);
         long[] mask = new long[(vocabulary.size() + 63) >>> 6];
         List<Integer> tokens = new ArrayList<>();
@@ -205,8 +227,13 @@ public final class MaskBench {
     }
 
     /** Replays {@code tokens}, timing each operation into {@code into} (null: untimed). */
-    private static void replay(GbnfCompiler compiler, TokenVocabulary vocabulary, String grammar, List<Integer> tokens,
-            Timings into, Random random) {
+    private static void replay(
+            GbnfCompiler compiler,
+            TokenVocabulary vocabulary,
+            String grammar,
+            List<Integer> tokens,
+            Timings into,
+            Random random) {
         TokenConstraint c = compiler.start(grammar);
         long[] mask = new long[(vocabulary.size() + 63) >>> 6];
         float[] logits = new float[vocabulary.size()];
@@ -288,8 +315,16 @@ public final class MaskBench {
         steps = operation.startsWith("  ") ? samples.size() : steps;
         double[] v = samples.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         double mean = Arrays.stream(v).average().orElse(0);
-        table.append(String.format(Locale.US, "%-10s %6d  %-29s %10.2f %10.2f %10.2f %10.2f%n", grammar, steps, operation,
-                mean, at(v, 0.5), at(v, 0.9), v.length == 0 ? 0 : v[v.length - 1]));
+        table.append(String.format(
+                Locale.US,
+                "%-10s %6d  %-29s %10.2f %10.2f %10.2f %10.2f%n",
+                grammar,
+                steps,
+                operation,
+                mean,
+                at(v, 0.5),
+                at(v, 0.9),
+                v.length == 0 ? 0 : v[v.length - 1]));
     }
 
     private static double at(double[] sorted, double q) {
@@ -299,31 +334,45 @@ public final class MaskBench {
     /** The grammars {@code LlamaLanguageModel} builds for a tool call, an NPC reply and a decision. */
     static Map<String, String> grammars() throws Exception {
         Map<String, String> out = new LinkedHashMap<>();
-        ToolDefinition openGate = new ToolDefinition("open_gate", "Opens a named gate.", (ObjectNode) Json.parse("""
+        ToolDefinition openGate =
+                new ToolDefinition("open_gate", "Opens a named gate.", (ObjectNode) Json.parse("""
                 {"type":"object","properties":{"gate":{"type":"string","enum":["north","south","east"]},
                  "reason":{"type":"string"},"force":{"type":"boolean"}},"required":["gate","reason"]}"""), null);
-        ToolDefinition give = new ToolDefinition("give_item", "Gives the player an item.", (ObjectNode) Json.parse("""
+        ToolDefinition give =
+                new ToolDefinition("give_item", "Gives the player an item.", (ObjectNode) Json.parse("""
                 {"type":"object","properties":{"item":{"type":"string"},"count":{"type":"integer","minimum":1,"maximum":20}},
                  "required":["item","count"]}"""), null);
         out.put("tool call", capture(request(List.of(openGate, give), ToolCallingMode.REQUIRED, null)));
         ObjectNode reply = NpcPrompts.replySchema(Persona.named("Bram"), NpcOptions.defaults(Duration.ofSeconds(5)));
-        out.put("NPC reply", capture(request(List.of(), ToolCallingMode.DISALLOWED, GenerationSchema.convert(reply, "Reply"))));
-        ObjectNode decision = Decisions.schema(List.of(DecisionOption.of("fight"), DecisionOption.of("flee"),
-                DecisionOption.of("negotiate")));
-        out.put("decision", capture(request(List.of(), ToolCallingMode.DISALLOWED, GenerationSchema.convert(decision, "Decision"))));
+        out.put(
+                "NPC reply",
+                capture(request(List.of(), ToolCallingMode.DISALLOWED, GenerationSchema.convert(reply, "Reply"))));
+        ObjectNode decision = Decisions.schema(
+                List.of(DecisionOption.of("fight"), DecisionOption.of("flee"), DecisionOption.of("negotiate")));
+        out.put(
+                "decision",
+                capture(request(
+                        List.of(), ToolCallingMode.DISALLOWED, GenerationSchema.convert(decision, "Decision"))));
         return out;
     }
 
     private static ModelRequest request(List<ToolDefinition> tools, ToolCallingMode mode, GenerationSchema schema) {
-        return new ModelRequest("You are Bram, the gate guard.", null,
-                List.of(TranscriptEntry.Prompt.of("The north gate is jammed. What now?", null)), tools, mode, false, schema,
-                GenerationOptions.DEFAULT, -1);
+        return new ModelRequest(
+                "You are Bram, the gate guard.",
+                null,
+                List.of(TranscriptEntry.Prompt.of("The north gate is jammed. What now?", null)),
+                tools,
+                mode,
+                false,
+                schema,
+                GenerationOptions.DEFAULT,
+                -1);
     }
 
     static String capture(ModelRequest request) throws AgentException {
         CaptureEngine engine = new CaptureEngine();
-        LlamaLanguageModel model = new LlamaLanguageModel("capture", 8192, CompletableFuture.completedFuture(engine), null,
-                List.of("en"));
+        LlamaLanguageModel model =
+                new LlamaLanguageModel("capture", 8192, CompletableFuture.completedFuture(engine), null, List.of("en"));
         try {
             model.respond(request, ModelListener.NONE, CancellationToken.create());
         } catch (CaptureEngine.Captured expected) {
@@ -373,8 +422,8 @@ public final class MaskBench {
         }
 
         @Override
-        public EngineResult generate(EngineRequest request, Object sessionKey, Consumer<String> onDelta,
-                CancellationToken token) {
+        public EngineResult generate(
+                EngineRequest request, Object sessionKey, Consumer<String> onDelta, CancellationToken token) {
             grammar = request.grammar();
             throw new Captured();
         }

@@ -30,9 +30,11 @@ final class Meter {
             double sw = switches < 0 || later.switches < 0 ? Double.NaN : (later.switches - switches) / (double) items;
             long chunks = later.deliveries - deliveries;
             double perDelivery = deliveries < 0 || chunks <= 0 ? Double.NaN : items / (double) chunks;
-            double cores = cpuNanos < 0 || later.cpuNanos < 0 ? Double.NaN
+            double cores = cpuNanos < 0 || later.cpuNanos < 0
+                    ? Double.NaN
                     : (later.cpuNanos - cpuNanos) / (double) Math.max(1, later.nanos - nanos);
-            double wait = runWaitNanos < 0 || later.runWaitNanos < 0 ? Double.NaN
+            double wait = runWaitNanos < 0 || later.runWaitNanos < 0
+                    ? Double.NaN
                     : (later.runWaitNanos - runWaitNanos) / 1e3 / items;
             return new Usage(cpu, sw, perDelivery, cores, wait);
         }
@@ -95,8 +97,12 @@ final class Meter {
 
         Usage perItem(long items) {
             Reading zero = new Reading(0, 0, deliveriesKnown ? 0 : -1, 0, 0);
-            Reading sum = new Reading(cpuKnown ? cpu : -1, switchesKnown ? switches : -1,
-                    deliveriesKnown ? deliveries : -1, nanos, runWaitKnown ? runWait : -1);
+            Reading sum = new Reading(
+                    cpuKnown ? cpu : -1,
+                    switchesKnown ? switches : -1,
+                    deliveriesKnown ? deliveries : -1,
+                    nanos,
+                    runWaitKnown ? runWait : -1);
             return zero.perItem(sum, items);
         }
     }
@@ -122,8 +128,10 @@ final class Meter {
             for (Path task : dir) {
                 try {
                     for (String line : Files.readAllLines(task.resolve("status"))) {
-                        if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
-                            total += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+                        if (line.startsWith("voluntary_ctxt_switches:")
+                                || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                            total += Long.parseLong(
+                                    line.substring(line.indexOf(':') + 1).trim());
                         }
                     }
                 } catch (IOException | NumberFormatException e) {
@@ -149,7 +157,8 @@ final class Meter {
         try (DirectoryStream<Path> dir = Files.newDirectoryStream(tasks)) {
             for (Path task : dir) {
                 try {
-                    String[] fields = Files.readString(task.resolve("schedstat")).trim().split("\\s+");
+                    String[] fields =
+                            Files.readString(task.resolve("schedstat")).trim().split("\\s+");
                     total += Long.parseLong(fields[1]);
                 } catch (IOException | RuntimeException e) {
                     // a thread that ended while we looked, or no schedstat: counted as nothing

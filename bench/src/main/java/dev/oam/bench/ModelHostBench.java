@@ -50,7 +50,9 @@ public final class ModelHostBench {
         }
         Path root = Path.of(System.getProperty("oam.bench.root", "."));
         Path file = root.resolve("bench/target/models/host-" + size + ".gguf");
-        (size.equals("tiny") ? TinyGguf.tiny() : TinyGguf.mid()).name("host-" + size).write(file);
+        (size.equals("tiny") ? TinyGguf.tiny() : TinyGguf.mid())
+                .name("host-" + size)
+                .write(file);
         System.err.println("bench: model " + file);
 
         LlamaBackend.Defaults defaults = new LlamaBackend.Defaults(1, 1, 2, 2048);
@@ -59,9 +61,16 @@ public final class ModelHostBench {
         LanguageModel inProcess = backend.create(spec.deepCopy(), "model");
         LanguageModel child = backend.create(spec.deepCopy().put("host", "process"), "model");
 
-        ModelRequest request = new ModelRequest("You are the guard of the castle gate.", null,
-                List.of(TranscriptEntry.Prompt.of("Tell me about the forgotten dragon of the north.", null)), List.of(),
-                ToolCallingMode.DISALLOWED, false, null, new GenerationOptions(null, tokens, Sampling.GREEDY), -1);
+        ModelRequest request = new ModelRequest(
+                "You are the guard of the castle gate.",
+                null,
+                List.of(TranscriptEntry.Prompt.of("Tell me about the forgotten dragon of the north.", null)),
+                List.of(),
+                ToolCallingMode.DISALLOWED,
+                false,
+                null,
+                new GenerationOptions(null, tokens, Sampling.GREEDY),
+                -1);
         // warm-up: loads both, compiles the hot paths
         run(inProcess, request);
         run(child, request);
@@ -79,18 +88,35 @@ public final class ModelHostBench {
         }
         backend.close();
         boolean same = ours.stream().map(Run::text).distinct().count() == 1
-                && hosted.stream().map(Run::text).allMatch(t -> t.equals(ours.get(0).text()));
-        double perTokenIn = median(ours.stream().map(r -> r.millis() / r.outputTokens()).toList());
-        double perTokenChild = median(hosted.stream().map(r -> r.millis() / r.outputTokens()).toList());
+                && hosted.stream()
+                        .map(Run::text)
+                        .allMatch(t -> t.equals(ours.get(0).text()));
+        double perTokenIn =
+                median(ours.stream().map(r -> r.millis() / r.outputTokens()).toList());
+        double perTokenChild =
+                median(hosted.stream().map(r -> r.millis() / r.outputTokens()).toList());
         double firstIn = median(ours.stream().map(Run::firstDeltaMillis).toList());
         double firstChild = median(hosted.stream().map(Run::firstDeltaMillis).toList());
-        System.out.println("| model " + size + ", " + ours.get(0).outputTokens() + " output tokens, greedy, 1 thread, " + runs
-                + " runs (medians) | in-process | process host | ratio |");
+        System.out.println("| model " + size + ", " + ours.get(0).outputTokens() + " output tokens, greedy, 1 thread, "
+                + runs + " runs (medians) | in-process | process host | ratio |");
         System.out.println("|---|---|---|---|");
-        System.out.printf(Locale.ROOT, "| ms per output token (whole request / output tokens) | %.2f | %.2f | %.3f |%n", perTokenIn,
-                perTokenChild, perTokenChild / perTokenIn);
-        System.out.printf(Locale.ROOT, "| ms to the first text delta | %.1f | %.1f | %.3f |%n", firstIn, firstChild, firstChild / firstIn);
-        System.out.printf(Locale.ROOT, "| text deltas per request | %d | %d | |%n", ours.get(0).deltas(), hosted.get(0).deltas());
+        System.out.printf(
+                Locale.ROOT,
+                "| ms per output token (whole request / output tokens) | %.2f | %.2f | %.3f |%n",
+                perTokenIn,
+                perTokenChild,
+                perTokenChild / perTokenIn);
+        System.out.printf(
+                Locale.ROOT,
+                "| ms to the first text delta | %.1f | %.1f | %.3f |%n",
+                firstIn,
+                firstChild,
+                firstChild / firstIn);
+        System.out.printf(
+                Locale.ROOT,
+                "| text deltas per request | %d | %d | |%n",
+                ours.get(0).deltas(),
+                hosted.get(0).deltas());
         System.out.println("same greedy text on both sides: " + same);
         System.out.flush();
         // the binding's native server thread is attached as a non-daemon thread and would keep the JVM alive
@@ -101,18 +127,25 @@ public final class ModelHostBench {
         AtomicInteger deltas = new AtomicInteger();
         AtomicLong first = new AtomicLong();
         long start = System.nanoTime();
-        ModelResponse response = model.respond(request, new ModelListener() {
-            @Override
-            public void onText(String delta) {
-                if (deltas.getAndIncrement() == 0) {
-                    first.set(System.nanoTime());
-                }
-            }
-        }, CancellationToken.create());
+        ModelResponse response = model.respond(
+                request,
+                new ModelListener() {
+                    @Override
+                    public void onText(String delta) {
+                        if (deltas.getAndIncrement() == 0) {
+                            first.set(System.nanoTime());
+                        }
+                    }
+                },
+                CancellationToken.create());
         long end = System.nanoTime();
         String text = response instanceof ModelResponse.Answer answer ? answer.text() : response.toString();
-        return new Run((end - start) / 1e6, Math.max(1, response.usage().outputTokens()), deltas.get(),
-                first.get() == 0 ? Double.NaN : (first.get() - start) / 1e6, text);
+        return new Run(
+                (end - start) / 1e6,
+                Math.max(1, response.usage().outputTokens()),
+                deltas.get(),
+                first.get() == 0 ? Double.NaN : (first.get() - start) / 1e6,
+                text);
     }
 
     private static double median(List<Double> values) {

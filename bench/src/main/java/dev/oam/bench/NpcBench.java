@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 
 /**
  * {@code bench/run npc}: NPC response time over {@code oam stdio} (issue 30), measured as the issue's table was: a child
@@ -40,6 +39,7 @@ public final class NpcBench {
             "smollm2|tool", new double[] {3.96, 4.51},
             "gemma|no tool", new double[] {1.02, 1.46},
             "gemma|tool", new double[] {5.85, 6.63});
+
     private static final double GOAL_FIRST_NO_TOOL = 1.0;
     private static final double GOAL_FIRST_TOOL = 1.5;
     private static final double GOAL_CACHED = 0.90;
@@ -48,13 +48,15 @@ public final class NpcBench {
     private static final String PERSONA = "{\"name\":\"Gorm\",\"role\":\"the village blacksmith\","
             + "\"personality\":\"Gruff but fair; proud of his work and short with words.\"}";
     private static final String TOOL_NAME = "check_inventory";
-    private static final String TOOL = "{\"name\":\"" + TOOL_NAME + "\",\"description\":\"Look up the forge's stock, its prices "
-            + "and the news customers brought in.\",\"parameters\":{\"type\":\"object\",\"properties\":{\"item\":{\"type\":\"string\","
-            + "\"description\":\"The item or topic the player asked about.\"}},\"required\":[\"item\"]}}";
+    private static final String TOOL =
+            "{\"name\":\"" + TOOL_NAME + "\",\"description\":\"Look up the forge's stock, its prices "
+                    + "and the news customers brought in.\",\"parameters\":{\"type\":\"object\",\"properties\":{\"item\":{\"type\":\"string\","
+                    + "\"description\":\"The item or topic the player asked about.\"}},\"required\":[\"item\"]}}";
     /** What the tool answers, whatever it is asked: the same facts every turn. */
-    private static final String TOOL_OUTPUT = "{\"forge\":\"Gorm's forge\",\"stock\":[{\"item\":\"iron sword\",\"count\":3,"
-            + "\"price\":45},{\"item\":\"steel shield\",\"count\":1,\"price\":60},{\"item\":\"horseshoe\",\"count\":20,\"price\":2}],"
-            + "\"currency\":\"gold\",\"sharpening\":\"5 gold, ready tomorrow\",\"rumour\":\"Wolves were seen near the old mill.\"}";
+    private static final String TOOL_OUTPUT =
+            "{\"forge\":\"Gorm's forge\",\"stock\":[{\"item\":\"iron sword\",\"count\":3,"
+                    + "\"price\":45},{\"item\":\"steel shield\",\"count\":1,\"price\":60},{\"item\":\"horseshoe\",\"count\":20,\"price\":2}],"
+                    + "\"currency\":\"gold\",\"sharpening\":\"5 gold, ready tomorrow\",\"rumour\":\"Wolves were seen near the old mill.\"}";
     /** The player's lines, in order (cycled when --turns asks for more). */
     static final List<String> LINES = List.of(
             "Good morning! What do you sell here?",
@@ -65,6 +67,7 @@ public final class NpcBench {
             "Thanks, that is all for today. Goodbye!",
             "Wait, one more thing: do you sell horseshoes?",
             "Alright, I will take two of them.");
+
     private static final List<String> SITUATIONS = List.of(
             "Rain starts falling on the forge.",
             "A customer walks past without stopping.",
@@ -73,12 +76,36 @@ public final class NpcBench {
             "Evening comes and the market empties.",
             "A horse neighs outside the smithy.");
 
-    record Config(Path root, List<String> models, int turns, int barks, int threads, int turnTimeout, Path jar, Path baselineJar) {}
+    record Config(
+            Path root,
+            List<String> models,
+            int turns,
+            int barks,
+            int threads,
+            int turnTimeout,
+            Path jar,
+            Path baselineJar) {}
 
     /** One timed request: a talk turn (kind "turn") or a bark (kind "bark"); times in ms, null when not seen. */
-    record Turn(String jar, String model, String mode, String kind, int index, String input, Double emotionMs, Double firstWordsMs,
-            Double turnMs, Integer inputTokens, Integer cachedInputTokens, Integer outputTokens, Integer toolCalls, Integer lineDeltas,
-            String emotion, String line, Boolean isFallback, boolean timeout) {}
+    record Turn(
+            String jar,
+            String model,
+            String mode,
+            String kind,
+            int index,
+            String input,
+            Double emotionMs,
+            Double firstWordsMs,
+            Double turnMs,
+            Integer inputTokens,
+            Integer cachedInputTokens,
+            Integer outputTokens,
+            Integer toolCalls,
+            Integer lineDeltas,
+            String emotion,
+            String line,
+            Boolean isFallback,
+            boolean timeout) {}
 
     /** The turn or bark answered with an error: the run stops. */
     static final class TurnFailed extends Exception {
@@ -103,7 +130,9 @@ public final class NpcBench {
     }
 
     public static void main(String[] args) {
-        Path root = Path.of(System.getProperty("oam.bench.root", ".")).toAbsolutePath().normalize();
+        Path root = Path.of(System.getProperty("oam.bench.root", "."))
+                .toAbsolutePath()
+                .normalize();
         List<String> models = List.of("smollm2", "gemma");
         int turnCount = 6;
         int barks = 6;
@@ -119,7 +148,8 @@ public final class NpcBench {
                     case "--barks" -> barks = Integer.parseInt(args[++i]);
                     case "--threads" -> threads = Integer.parseInt(args[++i]);
                     case "--turn-timeout" -> turnTimeout = Integer.parseInt(args[++i]);
-                    case "--baseline-jar" -> baseline = Path.of(args[++i]).toAbsolutePath().normalize();
+                    case "--baseline-jar" ->
+                        baseline = Path.of(args[++i]).toAbsolutePath().normalize();
                     case "--report" -> reportOf = Path.of(args[++i]);
                     case "--help" -> {
                         System.out.println("""
@@ -160,7 +190,8 @@ public final class NpcBench {
                 }
             }
             if (turnCount < 1 || barks < 0 || turnTimeout < 1 || threads < 1) {
-                throw new IllegalArgumentException("--turns, --turn-timeout and --threads are at least 1, --barks at least 0");
+                throw new IllegalArgumentException(
+                        "--turns, --turn-timeout and --threads are at least 1, --barks at least 0");
             }
             Path jar = root.resolve("oam-cli/target/oam.jar");
             for (Path file : baseline == null ? List.of(jar) : List.of(jar, baseline)) {
@@ -191,9 +222,18 @@ public final class NpcBench {
         }
         List<String> models = read.stream().map(Turn::model).distinct().toList();
         boolean baseline = read.stream().anyMatch(t -> t.jar().equals("baseline"));
-        int turnCount = read.stream().filter(t -> t.kind().equals("turn")).mapToInt(Turn::index).max().orElse(0);
-        int barkCount = read.stream().filter(t -> t.kind().equals("bark")).mapToInt(Turn::index).max().orElse(0);
-        NpcBench bench = new NpcBench(new Config(root, models, turnCount, barkCount, 0, 0, file, baseline ? file : null));
+        int turnCount = read.stream()
+                .filter(t -> t.kind().equals("turn"))
+                .mapToInt(Turn::index)
+                .max()
+                .orElse(0);
+        int barkCount = read.stream()
+                .filter(t -> t.kind().equals("bark"))
+                .mapToInt(Turn::index)
+                .max()
+                .orElse(0);
+        NpcBench bench =
+                new NpcBench(new Config(root, models, turnCount, barkCount, 0, 0, file, baseline ? file : null));
         bench.turns.addAll(read);
         System.out.print(bench.report("not recorded", "not recorded", Double.NaN));
     }
@@ -238,7 +278,10 @@ public final class NpcBench {
         command.addAll(List.of("-jar", jarFile.toString(), "stdio", "--model", file.toString()));
         System.err.printf(Locale.ROOT, "bench npc: %s on %s (%s), child stderr: %s%n", model, jar, jarFile, log);
         inbox.clear();
-        child = new StdioChannel("npc-" + model + "-" + jar, command, log,
+        child = new StdioChannel(
+                "npc-" + model + "-" + jar,
+                command,
+                log,
                 Map.of("OAM_LLAMA_THREADS", String.valueOf(config.threads())));
         child.handler((line, nanos) -> {
             try {
@@ -252,8 +295,11 @@ public final class NpcBench {
             for (String mode : List.of("no tool", "tool")) {
                 String npc = model + "-" + (mode.equals("tool") ? "tool" : "plain");
                 boolean tool = mode.equals("tool");
-                call("npc/create", "{\"npc\":\"" + npc + "\",\"persona\":" + PERSONA + (tool ? ",\"tools\":[" + TOOL + "]" : "")
-                        + ",\"options\":{\"temperature\":0" + (tool ? ",\"groundingTool\":\"" + TOOL_NAME + "\"" : "") + "}}");
+                call(
+                        "npc/create",
+                        "{\"npc\":\"" + npc + "\",\"persona\":" + PERSONA + (tool ? ",\"tools\":[" + TOOL + "]" : "")
+                                + ",\"options\":{\"temperature\":0"
+                                + (tool ? ",\"groundingTool\":\"" + TOOL_NAME + "\"" : "") + "}}");
                 for (int t = 1; t <= config.turns(); t++) {
                     record(talk(jar, model, mode, npc, t, LINES.get((t - 1) % LINES.size())));
                 }
@@ -280,15 +326,17 @@ public final class NpcBench {
             Message m = next(deadline);
             if (m == null) {
                 cancel(npc, id);
-                return new Turn(jar, model, mode, "turn", index, line, emotion, first, null, null, null, null, toolCalls, deltas, null,
-                        null, null, true);
+                return new Turn(
+                        jar, model, mode, "turn", index, line, emotion, first, null, null, null, null, toolCalls,
+                        deltas, null, null, null, true);
             }
             JsonNode json = m.json();
             String method = json.path("method").asText();
             if (method.equals("tool/call")) {
                 toolCalls++;
                 reply(json, "{\"output\":" + TOOL_OUTPUT + "}");
-            } else if (method.equals("npc/event") && id.equals(json.path("params").path("requestId").asText())) {
+            } else if (method.equals("npc/event")
+                    && id.equals(json.path("params").path("requestId").asText())) {
                 String type = json.path("params").path("event").path("type").asText();
                 if (type.equals("emotion") && emotion == null) {
                     emotion = ms(start, m.at());
@@ -301,17 +349,58 @@ public final class NpcBench {
             } else if (isResponse(json) && id.equals(json.path("id").asText())) {
                 double turn = ms(start, m.at());
                 if (json.has("error")) {
-                    record(new Turn(jar, model, mode, "turn", index, line, emotion, first, turn, null, null, null, toolCalls, deltas, null,
-                            "error: " + Json.write(json.get("error")), null, false));
-                    throw new TurnFailed(String.format(Locale.ROOT, "turn %d of %s, %s, on %s answered with an error: %s "
-                            + "(child stderr: bench/target/logs/npc-%s-%s.log)", index, model, mode, jarLabel(jar), Json.write(json.get("error")),
-                            model, jar));
+                    record(new Turn(
+                            jar,
+                            model,
+                            mode,
+                            "turn",
+                            index,
+                            line,
+                            emotion,
+                            first,
+                            turn,
+                            null,
+                            null,
+                            null,
+                            toolCalls,
+                            deltas,
+                            null,
+                            "error: " + Json.write(json.get("error")),
+                            null,
+                            false));
+                    throw new TurnFailed(String.format(
+                            Locale.ROOT,
+                            "turn %d of %s, %s, on %s answered with an error: %s "
+                                    + "(child stderr: bench/target/logs/npc-%s-%s.log)",
+                            index,
+                            model,
+                            mode,
+                            jarLabel(jar),
+                            Json.write(json.get("error")),
+                            model,
+                            jar));
                 }
                 JsonNode result = json.path("result");
                 JsonNode usage = result.path("usage");
-                return new Turn(jar, model, mode, "turn", index, line, emotion, first, turn, usage.path("inputTokens").asInt(),
-                        usage.path("cachedInputTokens").asInt(), usage.path("outputTokens").asInt(), toolCalls, deltas,
-                        result.path("emotion").asText(), result.path("line").asText(), result.path("isFallback").asBoolean(false), false);
+                return new Turn(
+                        jar,
+                        model,
+                        mode,
+                        "turn",
+                        index,
+                        line,
+                        emotion,
+                        first,
+                        turn,
+                        usage.path("inputTokens").asInt(),
+                        usage.path("cachedInputTokens").asInt(),
+                        usage.path("outputTokens").asInt(),
+                        toolCalls,
+                        deltas,
+                        result.path("emotion").asText(),
+                        result.path("line").asText(),
+                        result.path("isFallback").asBoolean(false),
+                        false);
             }
         }
     }
@@ -324,18 +413,42 @@ public final class NpcBench {
             Message m = next(deadline);
             if (m == null) {
                 cancel(npc, id);
-                return new Turn(jar, model, mode, "bark", index, situation, null, null, null, null, null, null, null, null, null, null,
-                        null, true);
+                return new Turn(
+                        jar, model, mode, "bark", index, situation, null, null, null, null, null, null, null, null,
+                        null, null, null, true);
             }
             JsonNode json = m.json();
             if (isResponse(json) && id.equals(json.path("id").asText())) {
                 double took = ms(start, m.at());
                 if (json.has("error")) {
-                    throw new TurnFailed(String.format(Locale.ROOT, "bark %d of %s, %s, on %s answered with an error: %s",
-                            index, model, mode, jarLabel(jar), Json.write(json.get("error"))));
+                    throw new TurnFailed(String.format(
+                            Locale.ROOT,
+                            "bark %d of %s, %s, on %s answered with an error: %s",
+                            index,
+                            model,
+                            mode,
+                            jarLabel(jar),
+                            Json.write(json.get("error"))));
                 }
-                return new Turn(jar, model, mode, "bark", index, situation, null, null, took, null, null, null, null, null, null,
-                        json.path("result").path("line").asText(), null, false);
+                return new Turn(
+                        jar,
+                        model,
+                        mode,
+                        "bark",
+                        index,
+                        situation,
+                        null,
+                        null,
+                        took,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        json.path("result").path("line").asText(),
+                        null,
+                        false);
             }
         }
     }
@@ -359,20 +472,41 @@ public final class NpcBench {
     }
 
     private String jarLabel(String jar) {
-        return jar.equals("this") ? "this build (" + config.jar() + ")" : "the baseline jar (" + config.baselineJar() + ")";
+        return jar.equals("this")
+                ? "this build (" + config.jar() + ")"
+                : "the baseline jar (" + config.baselineJar() + ")";
     }
 
     private void record(Turn turn) {
         turns.add(turn);
         details.println(Json.write(Json.mapper().valueToTree(turn)));
         if (turn.kind().equals("bark")) {
-            System.err.printf(Locale.ROOT, "bench npc: %-7s %-8s %-7s bark %d: %s%s%n", turn.model(), turn.jar(), turn.mode(),
-                    turn.index(), turn.timeout() ? "TIMEOUT" : secs(turn.turnMs()), turn.line() == null ? "" : " | " + turn.line());
+            System.err.printf(
+                    Locale.ROOT,
+                    "bench npc: %-7s %-8s %-7s bark %d: %s%s%n",
+                    turn.model(),
+                    turn.jar(),
+                    turn.mode(),
+                    turn.index(),
+                    turn.timeout() ? "TIMEOUT" : secs(turn.turnMs()),
+                    turn.line() == null ? "" : " | " + turn.line());
         } else {
-            System.err.printf(Locale.ROOT, "bench npc: %-7s %-8s %-7s turn %d: emotion %s, words %s, turn %s, in %s (cached %s), out %s, "
-                    + "tools %s%s | %s%n", turn.model(), turn.jar(), turn.mode(), turn.index(), secs(turn.emotionMs()),
-                    secs(turn.firstWordsMs()), turn.timeout() ? "TIMEOUT" : secs(turn.turnMs()), turn.inputTokens(),
-                    turn.cachedInputTokens(), turn.outputTokens(), turn.toolCalls(), Boolean.TRUE.equals(turn.isFallback()) ? " FALLBACK" : "",
+            System.err.printf(
+                    Locale.ROOT,
+                    "bench npc: %-7s %-8s %-7s turn %d: emotion %s, words %s, turn %s, in %s (cached %s), out %s, "
+                            + "tools %s%s | %s%n",
+                    turn.model(),
+                    turn.jar(),
+                    turn.mode(),
+                    turn.index(),
+                    secs(turn.emotionMs()),
+                    secs(turn.firstWordsMs()),
+                    turn.timeout() ? "TIMEOUT" : secs(turn.turnMs()),
+                    turn.inputTokens(),
+                    turn.cachedInputTokens(),
+                    turn.outputTokens(),
+                    turn.toolCalls(),
+                    Boolean.TRUE.equals(turn.isFallback()) ? " FALLBACK" : "",
                     turn.line());
         }
     }
@@ -380,13 +514,22 @@ public final class NpcBench {
     // ---------------------------------------------------------------- the report
 
     /** Medians and shares of one jar, model and mode. Times in seconds; infinite where timeouts make up the median. */
-    record Figures(double firstWords, double turn, double emotion, double cached, double bark, int turns, int timeouts, int fallbacks,
+    record Figures(
+            double firstWords,
+            double turn,
+            double emotion,
+            double cached,
+            double bark,
+            int turns,
+            int timeouts,
+            int fallbacks,
             int barks) {}
 
     /** Turns 2..N of the conversation (all of them when there is only one) and every bark. */
     static Figures figures(List<Turn> list) {
         List<Turn> talks = list.stream().filter(t -> t.kind().equals("turn")).toList();
-        List<Turn> later = talks.size() > 1 ? talks.stream().filter(t -> t.index() >= 2).toList() : talks;
+        List<Turn> later =
+                talks.size() > 1 ? talks.stream().filter(t -> t.index() >= 2).toList() : talks;
         List<Turn> barks = list.stream().filter(t -> t.kind().equals("bark")).toList();
         long input = 0;
         long cached = 0;
@@ -396,9 +539,17 @@ public final class NpcBench {
                 cached += t.cachedInputTokens();
             }
         }
-        return new Figures(median(later, Turn::firstWordsMs), median(later, Turn::turnMs), median(later, Turn::emotionMs),
-                input == 0 ? Double.NaN : (double) cached / input, median(barks, Turn::turnMs), later.size(),
-                (int) list.stream().filter(Turn::timeout).count(), (int) later.stream().filter(t -> Boolean.TRUE.equals(t.isFallback())).count(),
+        return new Figures(
+                median(later, Turn::firstWordsMs),
+                median(later, Turn::turnMs),
+                median(later, Turn::emotionMs),
+                input == 0 ? Double.NaN : (double) cached / input,
+                median(barks, Turn::turnMs),
+                later.size(),
+                (int) list.stream().filter(Turn::timeout).count(),
+                (int) later.stream()
+                        .filter(t -> Boolean.TRUE.equals(t.isFallback()))
+                        .count(),
                 barks.size());
     }
 
@@ -428,15 +579,32 @@ public final class NpcBench {
             groups.get(t.model() + "|" + t.mode() + "|" + t.jar()).add(t);
         }
         StringBuilder out = new StringBuilder();
-        out.append(Double.isNaN(minutes)
-                ? String.format(Locale.ROOT, "oam npc response time (issue 30) on %s, %d turns and %d barks per model and mode, "
-                        + "from the turns in %s%n", String.join(" and ", config.models()), config.turns(), config.barks(), config.jar())
-                : String.format(Locale.ROOT, "oam npc response time (issue 30) on %s, %d turns and %d barks per model and mode, "
-                        + "OAM_LLAMA_THREADS=%d, temperature 0, %.1f minutes%n", String.join(" and ", config.models()), config.turns(),
-                        config.barks(), config.threads(), minutes));
+        out.append(
+                Double.isNaN(minutes)
+                        ? String.format(
+                                Locale.ROOT,
+                                "oam npc response time (issue 30) on %s, %d turns and %d barks per model and mode, "
+                                        + "from the turns in %s%n",
+                                String.join(" and ", config.models()),
+                                config.turns(),
+                                config.barks(),
+                                config.jar())
+                        : String.format(
+                                Locale.ROOT,
+                                "oam npc response time (issue 30) on %s, %d turns and %d barks per model and mode, "
+                                        + "OAM_LLAMA_THREADS=%d, temperature 0, %.1f minutes%n",
+                                String.join(" and ", config.models()),
+                                config.turns(),
+                                config.barks(),
+                                config.threads(),
+                                minutes));
         if (!Double.isNaN(minutes)) {
-            out.append(String.format(Locale.ROOT, "machine: %d CPUs; load average (1, 5, 15 min) before %s, after %s%n",
-                    Runtime.getRuntime().availableProcessors(), loadBefore, loadAfter));
+            out.append(String.format(
+                    Locale.ROOT,
+                    "machine: %d CPUs; load average (1, 5, 15 min) before %s, after %s%n",
+                    Runtime.getRuntime().availableProcessors(),
+                    loadBefore,
+                    loadAfter));
         }
         if (!Double.isNaN(minutes)) {
             out.append("this: ").append(config.jar()).append('\n');
@@ -448,13 +616,18 @@ public final class NpcBench {
         if (!env.isEmpty()) {
             out.append("child environment: ").append(env).append('\n');
         }
-        String childOpts = Double.isNaN(minutes) ? "" : System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "").trim();
+        String childOpts = Double.isNaN(minutes)
+                ? ""
+                : System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "").trim();
         if (!childOpts.isEmpty()) {
-            out.append("child JVM options (OAM_BENCH_CHILD_OPTS): ").append(childOpts).append('\n');
+            out.append("child JVM options (OAM_BENCH_CHILD_OPTS): ")
+                    .append(childOpts)
+                    .append('\n');
         }
         out.append('\n');
-        out.append("| model | mode | jar | first words p50 | whole turn p50 | first emotion p50 | cached input | bark p50 | timeouts | "
-                + "fallbacks | issue 30, measured before: first words / whole turn | goals |\n");
+        out.append(
+                "| model | mode | jar | first words p50 | whole turn p50 | first emotion p50 | cached input | bark p50 | timeouts | "
+                        + "fallbacks | issue 30, measured before: first words / whole turn | goals |\n");
         out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
         for (Map.Entry<String, List<Turn>> group : groups.entrySet()) {
             String[] key = group.getKey().split("\\|");
@@ -462,31 +635,67 @@ public final class NpcBench {
             double[] before = BEFORE.get(key[0] + "|" + key[1]);
             boolean tool = key[1].equals("tool");
             double firstGoal = tool ? GOAL_FIRST_TOOL : GOAL_FIRST_NO_TOOL;
-            String goals = String.format(Locale.ROOT, "first words ≤ %.1f s %s; whole turn ≤ %.2f s (before) %s; cached ≥ 90 %% %s; "
-                    + "bark < 0.5 s %s", firstGoal, met(f.firstWords(), f.firstWords() <= firstGoal), before[1],
-                    met(f.turn(), f.turn() <= before[1]), met(f.cached(), f.cached() >= GOAL_CACHED), met(f.bark(), f.bark() < GOAL_BARK));
-            out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %.2f s / %.2f s | %s |%n",
-                    label(key[0]), key[1], key[2], secs2(f.firstWords()), secs2(f.turn()), secs2(f.emotion()), pct(f.cached()),
-                    secs2(f.bark()), f.timeouts(), f.fallbacks(), before[0], before[1], goals));
+            String goals = String.format(
+                    Locale.ROOT,
+                    "first words ≤ %.1f s %s; whole turn ≤ %.2f s (before) %s; cached ≥ 90 %% %s; " + "bark < 0.5 s %s",
+                    firstGoal,
+                    met(f.firstWords(), f.firstWords() <= firstGoal),
+                    before[1],
+                    met(f.turn(), f.turn() <= before[1]),
+                    met(f.cached(), f.cached() >= GOAL_CACHED),
+                    met(f.bark(), f.bark() < GOAL_BARK));
+            out.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %.2f s / %.2f s | %s |%n",
+                    label(key[0]),
+                    key[1],
+                    key[2],
+                    secs2(f.firstWords()),
+                    secs2(f.turn()),
+                    secs2(f.emotion()),
+                    pct(f.cached()),
+                    secs2(f.bark()),
+                    f.timeouts(),
+                    f.fallbacks(),
+                    before[0],
+                    before[1],
+                    goals));
         }
         if (config.baselineJar() != null) {
             out.append("\nSide by side (this / baseline, measured in this run; ratio < 1: this is faster):\n\n");
-            out.append("| model | mode | first words this / baseline | ratio | whole turn this / baseline | ratio | "
-                    + "first emotion this / baseline | ratio | cached input this / baseline | bark this / baseline | ratio |\n");
+            out.append(
+                    "| model | mode | first words this / baseline | ratio | whole turn this / baseline | ratio | "
+                            + "first emotion this / baseline | ratio | cached input this / baseline | bark this / baseline | ratio |\n");
             out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
             for (String model : config.models()) {
                 for (String mode : List.of("no tool", "tool")) {
                     Figures a = figures(groups.get(model + "|" + mode + "|this"));
                     Figures b = figures(groups.get(model + "|" + mode + "|baseline"));
-                    out.append(String.format(Locale.ROOT, "| %s | %s | %s / %s | %s | %s / %s | %s | %s / %s | %s | %s / %s | %s / %s | %s |%n",
-                            label(model), mode, secs2(a.firstWords()), secs2(b.firstWords()), ratio(a.firstWords(), b.firstWords()),
-                            secs2(a.turn()), secs2(b.turn()), ratio(a.turn(), b.turn()), secs2(a.emotion()), secs2(b.emotion()),
-                            ratio(a.emotion(), b.emotion()), pct(a.cached()), pct(b.cached()), secs2(a.bark()), secs2(b.bark()),
+                    out.append(String.format(
+                            Locale.ROOT,
+                            "| %s | %s | %s / %s | %s | %s / %s | %s | %s / %s | %s | %s / %s | %s / %s | %s |%n",
+                            label(model),
+                            mode,
+                            secs2(a.firstWords()),
+                            secs2(b.firstWords()),
+                            ratio(a.firstWords(), b.firstWords()),
+                            secs2(a.turn()),
+                            secs2(b.turn()),
+                            ratio(a.turn(), b.turn()),
+                            secs2(a.emotion()),
+                            secs2(b.emotion()),
+                            ratio(a.emotion(), b.emotion()),
+                            pct(a.cached()),
+                            pct(b.cached()),
+                            secs2(a.bark()),
+                            secs2(b.bark()),
                             ratio(a.bark(), b.bark())));
                 }
             }
         }
-        out.append(String.format(Locale.ROOT, """
+        out.append(String.format(
+                Locale.ROOT,
+                """
 
                 Each row: one conversation of %d streamed npc/talk turns with Gorm the blacksmith over its own oam stdio child \
                 (`java -jar JAR stdio --model FILE`, the default engine), then npc/bark %d times on the same NPC. "tool": the NPC \
@@ -500,7 +709,11 @@ public final class NpcBench {
                 ≤ 1.5 s with it, the whole turn no slower than before, cached ≥ 90 %% of the input from turn 2 on, npc/bark < 0.5 s. \
                 The load average is the whole machine's: other programs' work slows every figure alike within a run, so compare \
                 runs by their ratios. Per turn and bark: bench/target/npc.jsonl; the children's stderr: bench/target/logs/npc-*.log.
-                """, config.turns(), config.barks(), config.turns(), config.turns(),
+                """,
+                config.turns(),
+                config.barks(),
+                config.turns(),
+                config.turns(),
                 config.turnTimeout() > 0 ? config.turnTimeout() + " s" : "--turn-timeout"));
         return out.toString();
     }
@@ -562,7 +775,8 @@ public final class NpcBench {
 
     /** Sends one request and returns the time it was flushed to the child. */
     private long send(String id, String method, String params) {
-        child.send("{\"jsonrpc\":\"2.0\",\"id\":\"" + id + "\",\"method\":\"" + method + "\",\"params\":" + params + "}");
+        child.send(
+                "{\"jsonrpc\":\"2.0\",\"id\":\"" + id + "\",\"method\":\"" + method + "\",\"params\":" + params + "}");
         long at = System.nanoTime();
         child.flush();
         return at;
@@ -580,11 +794,13 @@ public final class NpcBench {
         while (true) {
             Message m = next(deadline);
             if (m == null) {
-                throw new BenchException(method + " got no answer within " + config.turnTimeout() + " s" + child.diagnostics());
+                throw new BenchException(
+                        method + " got no answer within " + config.turnTimeout() + " s" + child.diagnostics());
             }
             if (isResponse(m.json()) && id.equals(m.json().path("id").asText())) {
                 if (m.json().has("error")) {
-                    throw new TurnFailed(method + " answered with an error: " + Json.write(m.json().get("error")));
+                    throw new TurnFailed(method + " answered with an error: "
+                            + Json.write(m.json().get("error")));
                 }
                 return m.json().path("result");
             }

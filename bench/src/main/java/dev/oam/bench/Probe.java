@@ -51,8 +51,14 @@ abstract class Probe implements LineHandler {
     static boolean isResult(byte[] bytes, int offset, int length) {
         int limit = offset + Math.min(length, 80) - 8;
         for (int i = offset; i <= limit; i++) {
-            if (bytes[i] == '"' && bytes[i + 1] == 'r' && bytes[i + 2] == 'e' && bytes[i + 3] == 's' && bytes[i + 4] == 'u'
-                    && bytes[i + 5] == 'l' && bytes[i + 6] == 't' && bytes[i + 7] == '"') {
+            if (bytes[i] == '"'
+                    && bytes[i + 1] == 'r'
+                    && bytes[i + 2] == 'e'
+                    && bytes[i + 3] == 's'
+                    && bytes[i + 4] == 'u'
+                    && bytes[i + 5] == 'l'
+                    && bytes[i + 6] == 't'
+                    && bytes[i + 7] == '"') {
                 return true;
             }
         }

@@ -30,7 +30,8 @@ final class Probes {
         @Override
         public void onLine(byte[] buffer, int offset, int length, long nanos) {
             if (!isResult(buffer, offset, length)) {
-                fail("unexpected answer: " + shorten(new String(buffer, offset, length, java.nio.charset.StandardCharsets.UTF_8)));
+                fail("unexpected answer: "
+                        + shorten(new String(buffer, offset, length, java.nio.charset.StandardCharsets.UTF_8)));
                 return;
             }
             count(nanos);
@@ -215,8 +216,9 @@ final class Probes {
             completed = false;
             int id = FIRST_ID + turn;
             responsePrefix = "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",";
-            String line = "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"session/respond\",\"params\":{\"session\":\""
-                    + session + "\",\"prompt\":\"Open the north gate.\",\"stream\":true}}";
+            String line =
+                    "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"session/respond\",\"params\":{\"session\":\""
+                            + session + "\",\"prompt\":\"Open the north gate.\",\"stream\":true}}";
             sentAt = System.nanoTime();
             channel.send(line);
             channel.flush();
@@ -286,7 +288,8 @@ final class Probes {
                 if (result == null) {
                     return "error answer: " + shorten(line);
                 }
-                if (!ANSWER.equals(result.path("text").asText()) || result.path("toolCalls").size() != 1) {
+                if (!ANSWER.equals(result.path("text").asText())
+                        || result.path("toolCalls").size() != 1) {
                     return "unexpected result: " + shorten(line);
                 }
             } catch (JsonProcessingException e) {

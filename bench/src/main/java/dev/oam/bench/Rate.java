@@ -12,6 +12,7 @@ record Rate(double median, double min, double max, int rounds, long items, Meter
         Arrays.sort(sorted);
         int n = sorted.length;
         double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-        return new Rate(median, sorted[0], sorted[n - 1], n, items, usages.length == 0 ? null : Meter.Usage.median(usages));
+        return new Rate(
+                median, sorted[0], sorted[n - 1], n, items, usages.length == 0 ? null : Meter.Usage.median(usages));
     }
 }

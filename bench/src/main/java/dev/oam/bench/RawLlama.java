@@ -95,7 +95,8 @@ final class RawLlama {
         // Counted as JniEngine counts (the binding does not report token ids): BOS + prompt, the answer re-encoded.
         int prompt = model.encode(request.prompt()).length + 1;
         int output = answer.isEmpty() ? 0 : Math.min(model.encode(answer).length, request.maxTokens());
-        return new Run(first == 0 ? 0 : first - start, last == 0 ? 0 : last - start, end - start, prompt, output, answer);
+        return new Run(
+                first == 0 ? 0 : first - start, last == 0 ? 0 : last - start, end - start, prompt, output, answer);
     }
 
     /** Tokens of {@code text} (no BOS): the tokenising {@code JniEngine} does on the caller before each request. */

@@ -3,7 +3,6 @@ package dev.oam.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.json.Json;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -33,8 +32,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * measurement could not be taken.
  */
 public final class ServeBench {
-    static final List<String> PIECES = List.of("The road ", "north is ", "long and ", "cold, ", "traveller; ", "rest ",
-            "here ", "tonight.");
+    static final List<String> PIECES =
+            List.of("The road ", "north is ", "long and ", "cold, ", "traveller; ", "rest ", "here ", "tonight.");
     static final String TEXT = String.join("", PIECES);
 
     private ServeBench() {}
@@ -60,7 +59,8 @@ public final class ServeBench {
                     warmup = 100;
                 }
                 case "--help" -> {
-                    System.err.println("bench/run serve [--requests N (2000)] [--concurrency C (32)] [--warmup W (400)] [--quick]");
+                    System.err.println(
+                            "bench/run serve [--requests N (2000)] [--concurrency C (32)] [--warmup W (400)] [--quick]");
                     return;
                 }
                 default -> throw new IllegalArgumentException("unknown option " + args[i] + " (see --help)");
@@ -71,35 +71,73 @@ public final class ServeBench {
         Files.createDirectories(logs);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String classPath = System.getProperty("java.class.path");
-        List<String> childOpts = List.of((System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "")).split("\\s+")).stream()
-                .filter(s -> !s.isBlank()).toList();
+        List<String> childOpts =
+                List.of((System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "")).split("\\s+")).stream()
+                        .filter(s -> !s.isBlank())
+                        .toList();
         try {
             List<String> oam = new ArrayList<>(List.of(java));
             oam.addAll(childOpts);
-            oam.addAll(List.of("-cp", classPath, "dev.oam.cli.Main", "serve", "--port", "0", "--log-level", "warning",
-                    "--max-concurrent", Integer.toString(concurrency), "--max-queued", Integer.toString(requests)));
-            String script = "{\"steps\":[],\"fallback\":{\"text\":" + Json.mapper().writeValueAsString(TEXT) + ",\"chunks\":"
-                    + PIECES.size() + "}}";
-            Run served = measure("oam serve (scripted)", oam, script, logs.resolve("serve-oam.err"), requests, concurrency, warmup, true);
+            oam.addAll(List.of(
+                    "-cp",
+                    classPath,
+                    "dev.oam.cli.Main",
+                    "serve",
+                    "--port",
+                    "0",
+                    "--log-level",
+                    "warning",
+                    "--max-concurrent",
+                    Integer.toString(concurrency),
+                    "--max-queued",
+                    Integer.toString(requests)));
+            String script = "{\"steps\":[],\"fallback\":{\"text\":"
+                    + Json.mapper().writeValueAsString(TEXT) + ",\"chunks\":" + PIECES.size() + "}}";
+            Run served = measure(
+                    "oam serve (scripted)",
+                    oam,
+                    script,
+                    logs.resolve("serve-oam.err"),
+                    requests,
+                    concurrency,
+                    warmup,
+                    true);
             List<String> raw = new ArrayList<>(List.of(java));
             raw.addAll(childOpts);
             raw.addAll(List.of("-cp", classPath, "dev.oam.bench.StaticSseServer"));
-            Run baseline = measure("Jetty static stream", raw, null, logs.resolve("serve-static.err"), requests, concurrency, warmup, false);
+            Run baseline = measure(
+                    "Jetty static stream",
+                    raw,
+                    null,
+                    logs.resolve("serve-static.err"),
+                    requests,
+                    concurrency,
+                    warmup,
+                    false);
             report(served, baseline, concurrency);
         } finally {
             Children.destroyAll();
         }
     }
 
-    private static Run measure(String name, List<String> command, String script, Path log, int requests, int concurrency,
-            int warmup, boolean uniqueIds) throws Exception {
+    private static Run measure(
+            String name,
+            List<String> command,
+            String script,
+            Path log,
+            int requests,
+            int concurrency,
+            int warmup,
+            boolean uniqueIds)
+            throws Exception {
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.to(log.toFile()));
         if (script != null) {
             builder.environment().put("OAM_SCRIPT", script);
         }
         Process process = builder.start();
         Children.register(process);
-        BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        BufferedReader out =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         int port = -1;
         for (String line; (line = out.readLine()) != null; ) {
             if (line.startsWith("oam serve: listening on http://127.0.0.1:")) {
@@ -114,18 +152,21 @@ public final class ServeBench {
         if (port < 0) {
             throw new BenchException(name + " did not start; see " + log);
         }
-        System.err.println("bench serve: " + name + " on port " + port + ": " + warmup + " warm-up requests, then " + requests
-                + " measured, " + concurrency + " at a time");
+        System.err.println("bench serve: " + name + " on port " + port + ": " + warmup + " warm-up requests, then "
+                + requests + " measured, " + concurrency + " at a time");
         URI uri = URI.create("http://127.0.0.1:" + port + "/v1/chat/completions");
-        try (HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .executor(Executors.newVirtualThreadPerTaskExecutor()).build()) {
+        try (HttpClient client = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .executor(Executors.newVirtualThreadPerTaskExecutor())
+                .build()) {
             load(client, uri, warmup, concurrency, new ConcurrentHashMap<String, Boolean>().keySet(true), uniqueIds);
             Set<String> ids = new ConcurrentHashMap<String, Boolean>().keySet(true);
             long start = System.nanoTime();
             long[] latencies = load(client, uri, requests, concurrency, ids, uniqueIds);
             double seconds = (System.nanoTime() - start) / 1e9;
             if (uniqueIds && ids.size() != requests) {
-                throw new BenchException(name + ": " + requests + " requests got " + ids.size() + " distinct completions");
+                throw new BenchException(
+                        name + ": " + requests + " requests got " + ids.size() + " distinct completions");
             }
             return new Run(name, requests, seconds, Dist.of(latencies), ids.size());
         } finally {
@@ -135,19 +176,24 @@ public final class ServeBench {
     }
 
     /** {@code total} requests, {@code concurrency} at a time; every one must be answered once, in full. */
-    private static long[] load(HttpClient client, URI uri, int total, int concurrency, Set<String> ids, boolean uniqueIds)
+    private static long[] load(
+            HttpClient client, URI uri, int total, int concurrency, Set<String> ids, boolean uniqueIds)
             throws Exception {
         long[] latencies = new long[total];
         AtomicInteger next = new AtomicInteger();
-        String body = "{\"model\":\"system\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Which way to the pass?\"}]}";
+        String body =
+                "{\"model\":\"system\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Which way to the pass?\"}]}";
         try (ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<?>> running = new ArrayList<>();
             for (int w = 0; w < concurrency; w++) {
                 running.add(workers.submit(() -> {
                     for (int i; (i = next.getAndIncrement()) < total; ) {
                         long t0 = System.nanoTime();
-                        HttpResponse<java.util.stream.Stream<String>> response = client.send(HttpRequest.newBuilder(uri)
-                                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                        HttpResponse<java.util.stream.Stream<String>> response = client.send(
+                                HttpRequest.newBuilder(uri)
+                                        .header("Content-Type", "application/json")
+                                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                                        .build(),
                                 HttpResponse.BodyHandlers.ofLines());
                         if (response.statusCode() != 200) {
                             throw new BenchException("request " + i + ": HTTP " + response.statusCode());
@@ -196,18 +242,34 @@ public final class ServeBench {
 
     private static void report(Run served, Run baseline, int concurrency) {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "%nServe load: %d streaming requests, %d concurrent, one client process on loopback%n",
-                served.requests(), concurrency));
-        out.append(String.format(Locale.ROOT, "%-24s %12s %10s %10s %10s%n", "server", "requests/s", "p50 ms", "p99 ms", "answered"));
+        out.append(String.format(
+                Locale.ROOT,
+                "%nServe load: %d streaming requests, %d concurrent, one client process on loopback%n",
+                served.requests(),
+                concurrency));
+        out.append(String.format(
+                Locale.ROOT, "%-24s %12s %10s %10s %10s%n", "server", "requests/s", "p50 ms", "p99 ms", "answered"));
         for (Run run : List.of(served, baseline)) {
-            out.append(String.format(Locale.ROOT, "%-24s %12.0f %10.2f %10.2f %10s%n", run.name(), run.rate(),
-                    run.latency().p50() / 1e6, run.latency().p99() / 1e6, run.requests() + "/" + run.requests()));
+            out.append(String.format(
+                    Locale.ROOT,
+                    "%-24s %12.0f %10.2f %10.2f %10s%n",
+                    run.name(),
+                    run.rate(),
+                    run.latency().p50() / 1e6,
+                    run.latency().p99() / 1e6,
+                    run.requests() + "/" + run.requests()));
         }
-        out.append(String.format(Locale.ROOT, "ratio oam/baseline: throughput %.2fx, p50 %.2fx, p99 %.2fx%n",
-                served.rate() / baseline.rate(), served.latency().p50() / (double) baseline.latency().p50(),
+        out.append(String.format(
+                Locale.ROOT,
+                "ratio oam/baseline: throughput %.2fx, p50 %.2fx, p99 %.2fx%n",
+                served.rate() / baseline.rate(),
+                served.latency().p50() / (double) baseline.latency().p50(),
                 served.latency().p99() / (double) baseline.latency().p99()));
-        out.append(String.format(Locale.ROOT, "every oam request answered exactly once: %d distinct completion ids for %d requests%n",
-                served.distinctIds(), served.requests()));
+        out.append(String.format(
+                Locale.ROOT,
+                "every oam request answered exactly once: %d distinct completion ids for %d requests%n",
+                served.distinctIds(),
+                served.requests()));
         System.out.print(out);
     }
 }

@@ -79,7 +79,8 @@ final class SoakBench {
                 case "--sessions" -> sessions = Integer.parseInt(args[++i]);
                 case "--npcs" -> npcs = Integer.parseInt(args[++i]);
                 case "-h", "--help" -> {
-                    System.out.println("bench/run soak [--minutes N (30)] [--warmup M (N/5, at least 1)] [--sessions 32] [--npcs 16]");
+                    System.out.println(
+                            "bench/run soak [--minutes N (30)] [--warmup M (N/5, at least 1)] [--sessions 32] [--npcs 16]");
                     return;
                 }
                 default -> {
@@ -93,13 +94,24 @@ final class SoakBench {
             System.exit(2);
         }
         int warm = warmup != null ? warmup : Math.max(1, minutes / 5);
-        Path root = Path.of(System.getProperty("oam.bench.root", ".")).toAbsolutePath().normalize();
+        Path root = Path.of(System.getProperty("oam.bench.root", "."))
+                .toAbsolutePath()
+                .normalize();
         int code = new SoakBench(minutes, Math.min(warm, minutes - 1), sessions, npcs, root).run();
         System.exit(code);
     }
 
-    private record Sample(int minute, long requests, long turns, long rssKb, long heapKb, long threads, long fds,
-            double p50Ms, double p99Ms, long errors) {}
+    private record Sample(
+            int minute,
+            long requests,
+            long turns,
+            long rssKb,
+            long heapKb,
+            long threads,
+            long fds,
+            double p50Ms,
+            double p99Ms,
+            long errors) {}
 
     private int run() throws Exception {
         Path jar = root.resolve("oam-cli/target/oam.jar");
@@ -107,11 +119,13 @@ final class SoakBench {
         Files.createDirectories(log.getParent());
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         child = new ProcessBuilder(java, "-jar", jar.toString(), "stdio", "--max-sessions", "128")
-                .redirectError(ProcessBuilder.Redirect.to(log.toFile())).start();
+                .redirectError(ProcessBuilder.Redirect.to(log.toFile()))
+                .start();
         toChild = new BufferedOutputStream(child.getOutputStream(), 64 * 1024);
         Thread reader = Thread.ofPlatform().daemon().name("soak-reader").start(this::readLoop);
-        System.err.printf("soak: %d minutes (warm-up %d), %d sessions, %d NPCs, bridge pid %d, log %s%n", minutes,
-                warmupMinutes, sessions, npcs, child.pid(), log);
+        System.err.printf(
+                "soak: %d minutes (warm-up %d), %d sessions, %d NPCs, bridge pid %d, log %s%n",
+                minutes, warmupMinutes, sessions, npcs, child.pid(), log);
 
         call("world/create", "{\"world\":\"w\",\"state\":{\"area\":{\"name\":\"village\"},\"stats\":{}}}");
         for (int i = 0; i < 4; i++) {
@@ -150,14 +164,32 @@ final class SoakBench {
             }
             Collections.sort(turns);
             long[] status = procStatus(child.pid());
-            Sample sample = new Sample(minute, requests.get() - lastRequests, turns.size(), status[0], heapAfterGc(child.pid()),
-                    status[1], openFds(child.pid()), percentile(turns, 0.50), percentile(turns, 0.99), errors.get() - lastErrors);
+            Sample sample = new Sample(
+                    minute,
+                    requests.get() - lastRequests,
+                    turns.size(),
+                    status[0],
+                    heapAfterGc(child.pid()),
+                    status[1],
+                    openFds(child.pid()),
+                    percentile(turns, 0.50),
+                    percentile(turns, 0.99),
+                    errors.get() - lastErrors);
             lastRequests = requests.get();
             lastErrors = errors.get();
             samples.add(sample);
-            System.err.printf("soak: minute %d: %d requests, %d turns, RSS %d MB, heap after GC %d MB, %d threads, %d fds, "
-                    + "turn p50 %.1f ms p99 %.1f ms%n", minute, sample.requests(), sample.turns(), sample.rssKb() / 1024,
-                    sample.heapKb() / 1024, sample.threads(), sample.fds(), sample.p50Ms(), sample.p99Ms());
+            System.err.printf(
+                    "soak: minute %d: %d requests, %d turns, RSS %d MB, heap after GC %d MB, %d threads, %d fds, "
+                            + "turn p50 %.1f ms p99 %.1f ms%n",
+                    minute,
+                    sample.requests(),
+                    sample.turns(),
+                    sample.rssKb() / 1024,
+                    sample.heapKb() / 1024,
+                    sample.threads(),
+                    sample.fds(),
+                    sample.p50Ms(),
+                    sample.p99Ms());
         }
         deadline = 0;
         for (Thread actor : actors) {
@@ -177,7 +209,8 @@ final class SoakBench {
         System.out.println(table(samples));
         List<String> failures = new ArrayList<>();
         if (lost > 0) {
-            failures.add(lost + " requests were never answered (e.g. " + lostIds.subList(0, Math.min(5, lostIds.size())) + ")");
+            failures.add(lost + " requests were never answered (e.g. " + lostIds.subList(0, Math.min(5, lostIds.size()))
+                    + ")");
         }
         if (doubleAnswers.get() > 0) {
             failures.add(doubleAnswers.get() + " requests were answered twice");
@@ -190,9 +223,13 @@ final class SoakBench {
             child.destroyForcibly();
         }
         failures.addAll(growth(samples));
-        failures.addAll(firstProblems.stream().filter(p -> p.startsWith("the bridge exited")).toList());
-        System.out.printf("%ntotals: %d requests, %d error answers (cancels and expected refusals), %d tool calls answered, "
-                + "%d notifications%n", requests.get(), errors.get(), toolCalls.get(), notifications.get());
+        failures.addAll(firstProblems.stream()
+                .filter(p -> p.startsWith("the bridge exited"))
+                .toList());
+        System.out.printf(
+                "%ntotals: %d requests, %d error answers (cancels and expected refusals), %d tool calls answered, "
+                        + "%d notifications%n",
+                requests.get(), errors.get(), toolCalls.get(), notifications.get());
         if (!firstProblems.isEmpty()) {
             System.out.println("first unexpected errors (not failures by themselves): "
                     + firstProblems.subList(0, Math.min(5, firstProblems.size())));
@@ -235,17 +272,27 @@ final class SoakBench {
         for (int cycle = 0; running(); cycle++) {
             StringBuilder steps = new StringBuilder();
             for (int t = 0; t < 10; t++) {
-                steps.append("{\"toolCalls\":[{\"name\":\"look\",\"arguments\":{\"where\":\"room ").append(t).append("\"}}]},")
-                        .append("{\"text\":\"Turn ").append(t).append(" of cycle ").append(cycle).append(": the room is quiet.\"},");
+                steps.append("{\"toolCalls\":[{\"name\":\"look\",\"arguments\":{\"where\":\"room ")
+                        .append(t)
+                        .append("\"}}]},")
+                        .append("{\"text\":\"Turn ")
+                        .append(t)
+                        .append(" of cycle ")
+                        .append(cycle)
+                        .append(": the room is quiet.\"},");
             }
             steps.append("{\"text\":\"Summary: the player looked around ten rooms.\"}");
             String id = "s" + n + "-" + cycle;
-            call("session/create", "{\"session\":\"" + id + "\",\"tools\":[" + TOOL + "],\"model\":{\"type\":\"scripted\",\"steps\":["
-                    + steps + "]}" + (history == null ? "" : ",\"history\":" + history) + "}");
+            call(
+                    "session/create",
+                    "{\"session\":\"" + id + "\",\"tools\":[" + TOOL + "],\"model\":{\"type\":\"scripted\",\"steps\":["
+                            + steps + "]}" + (history == null ? "" : ",\"history\":" + history) + "}");
             for (int t = 0; t < 10 && running(); t++) {
                 String respondId = nextId();
                 long sent = System.nanoTime();
-                CompletableFuture<JsonNode> turn = send(respondId, "session/respond",
+                CompletableFuture<JsonNode> turn = send(
+                        respondId,
+                        "session/respond",
                         "{\"session\":\"" + id + "\",\"prompt\":\"Look around, " + t + ".\"}");
                 if (random.nextInt(10) == 0) {
                     send(nextId(), "session/cancel", "{\"session\":\"" + id + "\"}");
@@ -257,7 +304,9 @@ final class SoakBench {
             }
             call("session/compact", "{\"session\":\"" + id + "\",\"keepRecentTurns\":2}");
             JsonNode transcript = call("session/transcript", "{\"session\":\"" + id + "\"}");
-            history = transcript.has("result") ? Json.write(transcript.path("result").path("transcript")) : null;
+            history = transcript.has("result")
+                    ? Json.write(transcript.path("result").path("transcript"))
+                    : null;
             call("session/delete", "{\"session\":\"" + id + "\"}");
         }
     }
@@ -268,17 +317,24 @@ final class SoakBench {
         for (int cycle = 0; running(); cycle++) {
             StringBuilder steps = new StringBuilder();
             for (int t = 0; t < 8; t++) {
-                steps.append("{\"toolCalls\":[{\"name\":\"remember_fact\",\"arguments\":{\"fact\":\"The player visited on day ")
-                        .append(cycle * 8 + t).append(".\"}}]},{\"text\":\"[happy] Good to see you again.\"},");
+                steps.append(
+                                "{\"toolCalls\":[{\"name\":\"remember_fact\",\"arguments\":{\"fact\":\"The player visited on day ")
+                        .append(cycle * 8 + t)
+                        .append(".\"}}]},{\"text\":\"[happy] Good to see you again.\"},");
             }
             steps.setLength(steps.length() - 1);
             String model = "{\"type\":\"scripted\",\"steps\":[" + steps + "]}";
             String id = "n" + n + "-" + cycle;
             if (save == null) {
-                call("npc/create", "{\"npc\":\"" + id + "\",\"persona\":{\"name\":\"Villager " + n + "\",\"role\":\"a farmer\"},"
-                        + "\"world\":\"w\",\"options\":{\"memoryTools\":\"all\",\"replyFormat\":\"text\"},\"model\":" + model + "}");
+                call(
+                        "npc/create",
+                        "{\"npc\":\"" + id + "\",\"persona\":{\"name\":\"Villager " + n + "\",\"role\":\"a farmer\"},"
+                                + "\"world\":\"w\",\"options\":{\"memoryTools\":\"all\",\"replyFormat\":\"text\"},\"model\":"
+                                + model + "}");
             } else {
-                call("npc/restore", "{\"npc\":\"" + id + "\",\"state\":" + Json.write(save) + ",\"model\":" + model + "}");
+                call(
+                        "npc/restore",
+                        "{\"npc\":\"" + id + "\",\"state\":" + Json.write(save) + ",\"model\":" + model + "}");
             }
             for (int t = 0; t < 8 && running(); t++) {
                 long sent = System.nanoTime();
@@ -296,9 +352,14 @@ final class SoakBench {
     private void worldActor() throws Exception {
         Random random = new Random(99);
         while (running()) {
-            call("world/set", "{\"world\":\"w\",\"path\":\"stats.k" + random.nextInt(64) + "\",\"value\":" + random.nextInt(1000) + "}");
-            call("world/merge", "{\"world\":\"w\",\"patch\":{\"area\":{\"weather\":\"" + (random.nextBoolean() ? "rain" : "sun")
-                    + "\",\"visitors\":" + random.nextInt(50) + "}}}");
+            call(
+                    "world/set",
+                    "{\"world\":\"w\",\"path\":\"stats.k" + random.nextInt(64) + "\",\"value\":" + random.nextInt(1000)
+                            + "}");
+            call(
+                    "world/merge",
+                    "{\"world\":\"w\",\"patch\":{\"area\":{\"weather\":\"" + (random.nextBoolean() ? "rain" : "sun")
+                            + "\",\"visitors\":" + random.nextInt(50) + "}}}");
             Thread.sleep(5); // a game writes its world a few hundred times a second, not as fast as a pipe allows
         }
     }
@@ -307,9 +368,12 @@ final class SoakBench {
         Random random = new Random(7);
         while (running()) {
             String choice = random.nextBoolean() ? "fight" : "flee";
-            call("decision/decide", "{\"situation\":\"A wolf blocks the road.\",\"options\":[\"fight\",\"flee\"],\"model\":{\"type\":"
-                    + "\"scripted\",\"steps\":[{\"json\":{\"reasoning\":\"It looks hungry.\",\"choice\":\"" + choice
-                    + "\",\"confidence\":70}}]}}");
+            call(
+                    "decision/decide",
+                    "{\"situation\":\"A wolf blocks the road.\",\"options\":[\"fight\",\"flee\"],\"model\":{\"type\":"
+                            + "\"scripted\",\"steps\":[{\"json\":{\"reasoning\":\"It looks hungry.\",\"choice\":\""
+                            + choice
+                            + "\",\"confidence\":70}}]}}");
             Thread.sleep(20);
         }
     }
@@ -339,7 +403,8 @@ final class SoakBench {
     }
 
     private void readLoop() {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 JsonNode message = Json.parse(line);
                 if (message.has("method")) {
@@ -366,9 +431,11 @@ final class SoakBench {
                 }
                 if (message.has("error")) {
                     errors.incrementAndGet();
-                    String code = message.path("error").path("data").path("code").asText();
+                    String code =
+                            message.path("error").path("data").path("code").asText();
                     if (!code.equals("cancelled") && !code.equals("shut_down") && firstProblems.size() < 100) {
-                        firstProblems.add(code + ": " + message.path("error").path("message").asText());
+                        firstProblems.add(code + ": "
+                                + message.path("error").path("message").asText());
                     }
                 }
                 if (future != null) {
@@ -419,7 +486,8 @@ final class SoakBench {
         }
     }
 
-    private static String run(String... command) throws IOException, InterruptedException, TimeoutException, ExecutionException {
+    private static String run(String... command)
+            throws IOException, InterruptedException, TimeoutException, ExecutionException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> {
             try {
@@ -455,9 +523,18 @@ final class SoakBench {
     private static final double P99_SLACK_MS = 50;
 
     private String bounds() {
-        return String.format("bounds (the last minute against the first after the %d-minute warm-up): RSS ≤ %.1f× + %d MB, heap after GC "
-                + "≤ %.1f× + %d MB, threads ≤ +%d, open fds ≤ +%d, turn p99 ≤ %.0f× + %.0f ms", warmupMinutes, RSS_FACTOR,
-                RSS_SLACK_KB / 1024, HEAP_FACTOR, HEAP_SLACK_KB / 1024, THREAD_SLACK, FD_SLACK, P99_FACTOR, P99_SLACK_MS);
+        return String.format(
+                "bounds (the last minute against the first after the %d-minute warm-up): RSS ≤ %.1f× + %d MB, heap after GC "
+                        + "≤ %.1f× + %d MB, threads ≤ +%d, open fds ≤ +%d, turn p99 ≤ %.0f× + %.0f ms",
+                warmupMinutes,
+                RSS_FACTOR,
+                RSS_SLACK_KB / 1024,
+                HEAP_FACTOR,
+                HEAP_SLACK_KB / 1024,
+                THREAD_SLACK,
+                FD_SLACK,
+                P99_FACTOR,
+                P99_SLACK_MS);
     }
 
     private List<String> growth(List<Sample> samples) {
@@ -475,7 +552,9 @@ final class SoakBench {
         check(out, "heap after GC", base.heapKb(), last.heapKb(), base.heapKb() * HEAP_FACTOR + HEAP_SLACK_KB, "kB");
         check(out, "live threads", base.threads(), last.threads(), base.threads() + THREAD_SLACK, "");
         check(out, "open fds", base.fds(), last.fds(), base.fds() + FD_SLACK, "");
-        if (!Double.isNaN(base.p99Ms()) && !Double.isNaN(last.p99Ms()) && last.p99Ms() > base.p99Ms() * P99_FACTOR + P99_SLACK_MS) {
+        if (!Double.isNaN(base.p99Ms())
+                && !Double.isNaN(last.p99Ms())
+                && last.p99Ms() > base.p99Ms() * P99_FACTOR + P99_SLACK_MS) {
             out.add(String.format("turn p99 grew from %.1f ms to %.1f ms", base.p99Ms(), last.p99Ms()));
         }
         if (last.turns() == 0) {
@@ -491,12 +570,28 @@ final class SoakBench {
     }
 
     private static String table(List<Sample> samples) {
-        Table table = new Table("minute", "requests", "turns", "RSS MB", "heap after GC MB", "threads", "fds", "turn p50 ms",
-                "turn p99 ms", "error answers");
+        Table table = new Table(
+                "minute",
+                "requests",
+                "turns",
+                "RSS MB",
+                "heap after GC MB",
+                "threads",
+                "fds",
+                "turn p50 ms",
+                "turn p99 ms",
+                "error answers");
         for (Sample s : samples) {
-            table.row(Integer.toString(s.minute()), Long.toString(s.requests()), Long.toString(s.turns()),
-                    Long.toString(s.rssKb() / 1024), Long.toString(s.heapKb() / 1024), Long.toString(s.threads()),
-                    Long.toString(s.fds()), String.format("%.1f", s.p50Ms()), String.format("%.1f", s.p99Ms()),
+            table.row(
+                    Integer.toString(s.minute()),
+                    Long.toString(s.requests()),
+                    Long.toString(s.turns()),
+                    Long.toString(s.rssKb() / 1024),
+                    Long.toString(s.heapKb() / 1024),
+                    Long.toString(s.threads()),
+                    Long.toString(s.fds()),
+                    String.format("%.1f", s.p50Ms()),
+                    String.format("%.1f", s.p99Ms()),
                     Long.toString(s.errors()));
         }
         return table.render();

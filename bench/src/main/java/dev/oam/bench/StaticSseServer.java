@@ -27,9 +27,11 @@ public final class StaticSseServer {
     public static void main(String[] args) throws Exception {
         List<String> pieces = ServeBench.PIECES;
         List<byte[]> events = new ArrayList<>();
-        String head = "{\"id\":\"chatcmpl-static\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"system\","
-                + "\"system_fingerprint\":null,\"choices\":[{\"index\":0,\"delta\":";
-        events.add(event(head + "{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}"));
+        String head =
+                "{\"id\":\"chatcmpl-static\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"system\","
+                        + "\"system_fingerprint\":null,\"choices\":[{\"index\":0,\"delta\":";
+        events.add(
+                event(head + "{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}"));
         for (String piece : pieces) {
             events.add(event(head + "{\"content\":\"" + piece + "\"},\"logprobs\":null,\"finish_reason\":null}]}"));
         }
@@ -70,5 +72,4 @@ public final class StaticSseServer {
     private static byte[] event(String data) {
         return ("data: " + data + "\n\n").getBytes(StandardCharsets.UTF_8);
     }
-
 }

@@ -30,12 +30,14 @@ final class StdioChannel extends Channel {
     }
 
     /** As above, with {@code environment} added to (or replacing values of) the harness's own environment. */
-    StdioChannel(String name, List<String> command, Path log, java.util.Map<String, String> environment) throws IOException {
+    StdioChannel(String name, List<String> command, Path log, java.util.Map<String, String> environment)
+            throws IOException {
         super(name);
         this.log = log;
         Files.createDirectories(log.getParent());
         Files.deleteIfExists(log);
-        ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        ProcessBuilder builder =
+                new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
         builder.environment().putAll(environment);
         this.process = builder.start();
         Children.register(process);
@@ -118,14 +120,20 @@ final class StdioChannel extends Channel {
 
     @Override
     Meter.Reading reading() {
-        long cpu = process.toHandle().info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(-1L);
-        return new Meter.Reading(cpu, Meter.contextSwitches(process.pid()), reads, System.nanoTime(),
-                Meter.runQueueWait(process.pid()));
+        long cpu = process.toHandle()
+                .info()
+                .totalCpuDuration()
+                .map(java.time.Duration::toNanos)
+                .orElse(-1L);
+        return new Meter.Reading(
+                cpu, Meter.contextSwitches(process.pid()), reads, System.nanoTime(), Meter.runQueueWait(process.pid()));
     }
 
     private String exitCode() {
         try {
-            return process.waitFor(500, java.util.concurrent.TimeUnit.MILLISECONDS) ? String.valueOf(process.exitValue()) : "still running";
+            return process.waitFor(500, java.util.concurrent.TimeUnit.MILLISECONDS)
+                    ? String.valueOf(process.exitValue())
+                    : "still running";
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return "unknown";
@@ -137,7 +145,9 @@ final class StdioChannel extends Channel {
         try {
             List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
             List<String> tail = lines.subList(Math.max(0, lines.size() - 15), lines.size());
-            return tail.isEmpty() ? "" : "; stderr of " + name() + " (" + log + "):\n    " + String.join("\n    ", tail);
+            return tail.isEmpty()
+                    ? ""
+                    : "; stderr of " + name() + " (" + log + "):\n    " + String.join("\n    ", tail);
         } catch (IOException e) {
             return "";
         }

@@ -29,8 +29,16 @@ final class Table {
             row(label, "n/a", "n/a", "n/a", "n/a", "n/a", cpu, switches, wait);
             return;
         }
-        row(label, String.format(Locale.US, "%,d", dist.count()), micros(dist.p50()), micros(dist.p90()),
-                micros(dist.p99()), micros(dist.max()), cpu, switches, wait);
+        row(
+                label,
+                String.format(Locale.US, "%,d", dist.count()),
+                micros(dist.p50()),
+                micros(dist.p90()),
+                micros(dist.p99()),
+                micros(dist.max()),
+                cpu,
+                switches,
+                wait);
     }
 
     /** A usage row: CPU µs per item, cores busy, context switches per item, items per delivery. */
@@ -39,7 +47,11 @@ final class Table {
             row(label, "n/a", "n/a", "n/a", "n/a");
             return;
         }
-        row(label, number(usage.cpuMicros(), 2), number(usage.cores(), 2), number(usage.switches(), 3),
+        row(
+                label,
+                number(usage.cpuMicros(), 2),
+                number(usage.cores(), 2),
+                number(usage.switches(), 3),
                 number(usage.itemsPerDelivery(), 1));
     }
 

@@ -77,11 +77,13 @@ final class TimedEngine implements Engine {
         return lastDeltaNanos;
     }
 
-    @Nullable EngineResult lastResult() {
+    @Nullable
+    EngineResult lastResult() {
         return lastResult;
     }
 
-    @Nullable EngineRequest lastRequest() {
+    @Nullable
+    EngineRequest lastRequest() {
         return lastRequest;
     }
 
@@ -111,20 +113,25 @@ final class TimedEngine implements Engine {
     }
 
     @Override
-    public EngineResult generate(EngineRequest request, Object sessionKey, Consumer<String> onDelta, CancellationToken token)
+    public EngineResult generate(
+            EngineRequest request, Object sessionKey, Consumer<String> onDelta, CancellationToken token)
             throws AgentException {
         lastRequest = request;
         if (capturing) {
             throw new Captured();
         }
-        EngineResult result = delegate.generate(request, sessionKey, delta -> {
-            long now = System.nanoTime();
-            if (firstDeltaNanos == 0) {
-                firstDeltaNanos = now;
-            }
-            lastDeltaNanos = now;
-            onDelta.accept(delta);
-        }, token);
+        EngineResult result = delegate.generate(
+                request,
+                sessionKey,
+                delta -> {
+                    long now = System.nanoTime();
+                    if (firstDeltaNanos == 0) {
+                        firstDeltaNanos = now;
+                    }
+                    lastDeltaNanos = now;
+                    onDelta.accept(delta);
+                },
+                token);
         lastResult = result;
         return result;
     }

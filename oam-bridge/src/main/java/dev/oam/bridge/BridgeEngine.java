@@ -78,10 +78,12 @@ public final class BridgeEngine implements AutoCloseable {
             CoreMethods.register(builder, this);
             PullMethods.register(builder, this);
             sessions.register(builder);
-            List<String> notifications = new ArrayList<>(List.of(Methods.SESSION_EVENT, Methods.TOOL_CANCEL, Methods.MODEL_PROGRESS));
+            List<String> notifications =
+                    new ArrayList<>(List.of(Methods.SESSION_EVENT, Methods.TOOL_CANCEL, Methods.MODEL_PROGRESS));
             List<BridgeExtension> made = new ArrayList<>();
             for (BridgeExtension.Factory factory : configuration.extensions()) {
-                BridgeExtension extension = Objects.requireNonNull(factory.create(), "an extension factory returned null");
+                BridgeExtension extension =
+                        Objects.requireNonNull(factory.create(), "an extension factory returned null");
                 made.add(extension);
                 extension.register(builder, this);
                 for (String method : extension.notificationMethods()) {
@@ -99,7 +101,14 @@ public final class BridgeEngine implements AutoCloseable {
             configuration.ownedBackends().release();
             throw e;
         }
-        this.shutdown = new Shutdown(sessions, deferred, clientCalls, inflight, extensions, outbound, configuration.onShutdown(),
+        this.shutdown = new Shutdown(
+                sessions,
+                deferred,
+                clientCalls,
+                inflight,
+                extensions,
+                outbound,
+                configuration.onShutdown(),
                 dispatchLock);
     }
 
@@ -161,11 +170,13 @@ public final class BridgeEngine implements AutoCloseable {
      * Events name a private {@code local-<n>} request id.
      */
     public CompletableFuture<JsonNode> call(String method, @Nullable JsonNode params) {
-        return callMessage(Envelope.request("local-" + localIds.incrementAndGet(), method, params)).thenCompose(response -> {
-            JsonNode error = response.get("error");
-            return error == null ? CompletableFuture.completedFuture(response.get("result"))
-                    : CompletableFuture.failedFuture(BridgeException.fromJson(error));
-        });
+        return callMessage(Envelope.request("local-" + localIds.incrementAndGet(), method, params))
+                .thenCompose(response -> {
+                    JsonNode error = response.get("error");
+                    return error == null
+                            ? CompletableFuture.completedFuture(response.get("result"))
+                            : CompletableFuture.failedFuture(BridgeException.fromJson(error));
+                });
     }
 
     /**
@@ -301,8 +312,14 @@ public final class BridgeEngine implements AutoCloseable {
         }
         String method = call.method();
         JsonNode requestId = call.id() != null ? call.id() : TextNode.valueOf("local-" + localIds.incrementAndGet());
-        RealRequest request = new RealRequest(this, ++sequence, call.notification() ? null : call.id(), requestId,
-                method, Params.of(call.params()), local);
+        RealRequest request = new RealRequest(
+                this,
+                ++sequence,
+                call.notification() ? null : call.id(),
+                requestId,
+                method,
+                Params.of(call.params()),
+                local);
         if (shutdown.started()) {
             request.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge has shut down."));
             return;
@@ -313,8 +330,11 @@ public final class BridgeEngine implements AutoCloseable {
                 Log.debug("ignored notification for unknown method '" + method + "'");
                 return;
             }
-            request.fail(BridgeException.of(ErrorCode.METHOD_NOT_FOUND, "Unknown method '" + method + "'.",
-                    "method", TextNode.valueOf(method)));
+            request.fail(BridgeException.of(
+                    ErrorCode.METHOD_NOT_FOUND,
+                    "Unknown method '" + method + "'.",
+                    "method",
+                    TextNode.valueOf(method)));
             return;
         }
         // In flight before its handler runs: a worker may answer it while the handler is still running, and shutdown

@@ -24,7 +24,8 @@ public final class BridgeException extends Exception {
         this(code, dataCode, message, data, null, message);
     }
 
-    private BridgeException(int code, String dataCode, String message, ObjectNode data, @Nullable String member, String problem) {
+    private BridgeException(
+            int code, String dataCode, String message, ObjectNode data, @Nullable String member, String problem) {
         super(message, null, false, false);
         this.code = code;
         this.dataCode = dataCode;
@@ -52,14 +53,24 @@ public final class BridgeException extends Exception {
      * @param problem what is wrong, starting with the character that follows the quoted name (" must be a string.")
      */
     public static BridgeException invalidParameter(String member, String problem) {
-        return new BridgeException(ErrorCode.INVALID_PARAMS.code(), ErrorCode.INVALID_PARAMS.dataCode(),
-                "Parameter '" + member + "'" + problem, Json.object(), member, problem);
+        return new BridgeException(
+                ErrorCode.INVALID_PARAMS.code(),
+                ErrorCode.INVALID_PARAMS.dataCode(),
+                "Parameter '" + member + "'" + problem,
+                Json.object(),
+                member,
+                problem);
     }
 
     /** {@code -32602} for a required member that is absent: {@code Missing required parameter '<member>'.} */
     public static BridgeException missingParameter(String member) {
-        return new BridgeException(ErrorCode.INVALID_PARAMS.code(), ErrorCode.INVALID_PARAMS.dataCode(),
-                "Missing required parameter '" + member + "'.", Json.object(), member, " is missing.");
+        return new BridgeException(
+                ErrorCode.INVALID_PARAMS.code(),
+                ErrorCode.INVALID_PARAMS.dataCode(),
+                "Missing required parameter '" + member + "'.",
+                Json.object(),
+                member,
+                " is missing.");
     }
 
     /** The member an {@link #invalidParameter}/{@link #missingParameter} error is about, if it is one. */
@@ -94,15 +105,20 @@ public final class BridgeException extends Exception {
             return from(agent);
         }
         Log.error("internal error", e);
-        return new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error (" + e.getClass().getSimpleName()
-                + "); please report it. Details are in the bridge's log.");
+        return new BridgeException(
+                ErrorCode.INTERNAL_ERROR,
+                "Internal error (" + e.getClass().getSimpleName()
+                        + "); please report it. Details are in the bridge's log.");
     }
 
     /** The exception an error response's {@code error} object stands for (for in-process callers). */
     static BridgeException fromJson(JsonNode error) {
         ObjectNode data = error.path("data").isObject() ? (ObjectNode) error.get("data") : Json.object();
-        return new BridgeException(error.path("code").asInt(), data.path("code").asText("internal_error"),
-                error.path("message").asText(), data);
+        return new BridgeException(
+                error.path("code").asInt(),
+                data.path("code").asText("internal_error"),
+                error.path("message").asText(),
+                data);
     }
 
     public int code() {

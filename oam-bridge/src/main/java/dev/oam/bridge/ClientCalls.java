@@ -34,7 +34,7 @@ final class ClientCalls {
         return new ToolChannel() {
             @Override
             public PendingCall send(ToolCall call) {
-                return send(call, p -> { });
+                return send(call, p -> {});
             }
 
             @Override

@@ -46,7 +46,8 @@ final class CoreMethods {
             return Reply.result(result);
         });
         registry.register(Methods.PING, request -> Reply.result(Json.object()));
-        registry.register(Methods.MODEL_AVAILABILITY, request -> Reply.result(Coding.availability(engine.systemAvailability())));
+        registry.register(
+                Methods.MODEL_AVAILABILITY, request -> Reply.result(Coding.availability(engine.systemAvailability())));
         registry.register(Methods.SCHEMA_VALIDATE, request -> {
             Params params = request.params();
             JsonNode schema = params.require("schema");

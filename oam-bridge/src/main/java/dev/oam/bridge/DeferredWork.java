@@ -2,7 +2,6 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.bridge.spi.BridgeRequest;
-import dev.oam.bridge.spi.Handler;
 import dev.oam.bridge.spi.Reply;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
@@ -28,8 +27,10 @@ final class DeferredWork {
                     request.respond(result);
                 }
             } catch (Exception e) {
-                request.fail(token.isCancelled() ? new BridgeException(ErrorCode.CANCELLED, "The request was cancelled.")
-                        : BridgeException.wrap(e));
+                request.fail(
+                        token.isCancelled()
+                                ? new BridgeException(ErrorCode.CANCELLED, "The request was cancelled.")
+                                : BridgeException.wrap(e));
             } catch (Throwable t) {
                 Log.error("deferred work for '" + request.method() + "' failed", t);
                 request.fail(new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error: " + t));

@@ -75,8 +75,8 @@ interface DeliveryListener {
             if (otherDeliveringNanos >= 0) {
                 // A few µs is the other producer's write; much more, it lost its CPU.
                 long micros = otherDeliveringNanos / 1000;
-                DebugCounters.count(prefix + "otherDelivering.for" + (micros < 10 ? "<10us"
-                        : micros < 100 ? "<100us" : micros < 1000 ? "<1ms" : ">=1ms"));
+                DebugCounters.count(prefix + "otherDelivering.for"
+                        + (micros < 10 ? "<10us" : micros < 100 ? "<100us" : micros < 1000 ? "<1ms" : ">=1ms"));
             }
         }
 

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.spi.Params;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;
@@ -41,9 +40,13 @@ final class Envelope {
     /** Reads one parsed message; {@code local}: it was called in-process, so it is a request even without an id. */
     static Incoming read(JsonNode root, boolean local) {
         if (!root.isObject()) {
-            return new Invalid(null, new BridgeException(ErrorCode.INVALID_MESSAGE, root.isArray()
-                    ? "Batches are not supported; send one JSON object per line."
-                    : "A message must be a JSON object."));
+            return new Invalid(
+                    null,
+                    new BridgeException(
+                            ErrorCode.INVALID_MESSAGE,
+                            root.isArray()
+                                    ? "Batches are not supported; send one JSON object per line."
+                                    : "A message must be a JSON object."));
         }
         boolean hasId = root.has("id");
         JsonNode id = null;
@@ -65,14 +68,18 @@ final class Envelope {
                 Log.warning("ignored a message without \"jsonrpc\": \"2.0\"");
                 return new Ignored();
             }
-            return new Invalid(id, new BridgeException(ErrorCode.INVALID_MESSAGE, "Every message needs \"jsonrpc\": \"2.0\"."));
+            return new Invalid(
+                    id, new BridgeException(ErrorCode.INVALID_MESSAGE, "Every message needs \"jsonrpc\": \"2.0\"."));
         }
         if (methodNode == null) {
             if (id != null && (root.has("result") || root.has("error"))) {
                 return new Response(id, root);
             }
-            return new Invalid(id, new BridgeException(ErrorCode.INVALID_MESSAGE,
-                    "A request needs a 'method' string; a response needs 'result' or 'error'."));
+            return new Invalid(
+                    id,
+                    new BridgeException(
+                            ErrorCode.INVALID_MESSAGE,
+                            "A request needs a 'method' string; a response needs 'result' or 'error'."));
         }
         if (!methodNode.isTextual()) {
             return new Invalid(id, new BridgeException(ErrorCode.INVALID_MESSAGE, "'method' must be a string."));
@@ -90,8 +97,13 @@ final class Envelope {
             Log.warning("ignored notification '" + method + "': its params are not an object");
             return new Ignored();
         }
-        return new Invalid(id, BridgeException.invalidParams("Params must be an object (by name), not "
-                + (paramsNode.isArray() ? "an array" : "a " + paramsNode.getNodeType().name().toLowerCase(Locale.ROOT)) + "."));
+        return new Invalid(
+                id,
+                BridgeException.invalidParams("Params must be an object (by name), not "
+                        + (paramsNode.isArray()
+                                ? "an array"
+                                : "a " + paramsNode.getNodeType().name().toLowerCase(Locale.ROOT))
+                        + "."));
     }
 
     /** Ids are echoed exactly: strings as they are, integers as plain digits; unsafe numbers are rejected. */
@@ -130,8 +142,10 @@ final class Envelope {
     }
 
     private static BridgeException unsafeId() {
-        return new BridgeException(ErrorCode.INVALID_MESSAGE, "Numeric ids must be finite and at most 2^53-1 "
-                + "(9007199254740991) in magnitude to be echoed exactly; use a string id for larger values.");
+        return new BridgeException(
+                ErrorCode.INVALID_MESSAGE,
+                "Numeric ids must be finite and at most 2^53-1 "
+                        + "(9007199254740991) in magnitude to be echoed exactly; use a string id for larger values.");
     }
 
     /** A request message of ours ({@code tool/call}) or of an in-process caller. */

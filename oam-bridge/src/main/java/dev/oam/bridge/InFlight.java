@@ -82,6 +82,7 @@ final class InFlight {
     }
 
     private boolean onlyHolds(@Nullable RealRequest except) { // called holding lock
-        return requests.isEmpty() || (requests.size() == 1 && except != null && requests.containsKey(except.sequence()));
+        return requests.isEmpty()
+                || (requests.size() == 1 && except != null && requests.containsKey(except.sequence()));
     }
 }

@@ -13,8 +13,11 @@ import dev.oam.game.world.WorldBudget;
  * @param totalWorldBytes all worlds made with {@code world/create} together; {@code -32055} with {@code data.scope "total"}
  */
 public record MemoryLimits(long historyBytes, long totalHistoryBytes, long worldBytes, long totalWorldBytes) {
-    public static final MemoryLimits DEFAULTS = new MemoryLimits(HistoryLimits.DEFAULT_HISTORY_BYTES,
-            HistoryLimits.DEFAULT_TOTAL_BYTES, WorldBudget.DEFAULT_WORLD_BYTES, WorldBudget.DEFAULT_TOTAL_BYTES);
+    public static final MemoryLimits DEFAULTS = new MemoryLimits(
+            HistoryLimits.DEFAULT_HISTORY_BYTES,
+            HistoryLimits.DEFAULT_TOTAL_BYTES,
+            WorldBudget.DEFAULT_WORLD_BYTES,
+            WorldBudget.DEFAULT_TOTAL_BYTES);
 
     public MemoryLimits {
         if (historyBytes < 1 || totalHistoryBytes < 1 || worldBytes < 2 || totalWorldBytes < 2) {

@@ -17,15 +17,17 @@ final class Models {
     private Models() {}
 
     static Created create(BridgeConfiguration config, @Nullable JsonNode spec, String path) throws BridgeException {
-        if (spec == null || spec.isNull() || (spec.isTextual() && spec.textValue().equals("system"))) {
+        if (spec == null
+                || spec.isNull()
+                || (spec.isTextual() && spec.textValue().equals("system"))) {
             return system(config);
         }
         if (spec.isTextual() && spec.textValue().equals("scripted")) {
             return scripted(config, spec, path);
         }
         if (!spec.isObject()) {
-            throw BridgeException.invalidParams("Parameter '" + path
-                    + "' must be \"system\", \"scripted\" or an object with a 'type'.");
+            throw BridgeException.invalidParams(
+                    "Parameter '" + path + "' must be \"system\", \"scripted\" or an object with a 'type'.");
         }
         JsonNode type = spec.get("type");
         if (type == null || !type.isTextual()) {
@@ -43,7 +45,9 @@ final class Models {
             throw BridgeException.invalidParams("Parameter '" + path + ".type' names the model type '" + name
                     + "', which this bridge does not have (available: system"
                     + (config.allowsScriptedModels() ? ", scripted" : "")
-                    + config.modelProviders().keySet().stream().map(k -> ", " + k).reduce("", String::concat) + ").");
+                    + config.modelProviders().keySet().stream()
+                            .map(k -> ", " + k)
+                            .reduce("", String::concat) + ").");
         }
         try {
             return new Created(provider.create((ObjectNode) spec, path), name);
@@ -54,12 +58,14 @@ final class Models {
 
     private static Created system(BridgeConfiguration config) {
         LanguageModel system = config.systemModel();
-        return new Created(system != null ? system : new UnavailableModel(BridgeConfiguration.NO_SYSTEM_MODEL), "system");
+        return new Created(
+                system != null ? system : new UnavailableModel(BridgeConfiguration.NO_SYSTEM_MODEL), "system");
     }
 
     private static Created scripted(BridgeConfiguration config, JsonNode spec, String path) throws BridgeException {
         if (!config.allowsScriptedModels()) {
-            throw new BridgeException(ErrorCode.INVALID_PARAMS,
+            throw new BridgeException(
+                    ErrorCode.INVALID_PARAMS,
                     "Parameter '" + path + "': scripted models are disabled by the host (--no-scripted-models).");
         }
         try {

@@ -47,19 +47,23 @@ final class Outbound implements LineInput {
     private final MessageSink sink;
     private final @Nullable StreamSink stream; // set: producers may deliver their own lines
     private final DeliveryListener listener;
-    private final BooleanSupplier onDispatcher; // whether the calling thread is the dispatcher (holds the dispatch lock)
+    private final BooleanSupplier
+            onDispatcher; // whether the calling thread is the dispatcher (holds the dispatch lock)
     private final Thread writer;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition ready = lock.newCondition(); // something queued (or held output to flush) and nobody delivering
+    private final Condition ready =
+            lock.newCondition(); // something queued (or held output to flush) and nobody delivering
     private final ArrayDeque<Object> queue = new ArrayDeque<>(); // guarded by lock: lines, after-actions, STOP
     private boolean delivering; // guarded by lock: one thread at a time uses the sink
     private @Nullable Thread deliverer; // guarded by lock: who is delivering
     private long deliveringSince; // guarded by lock: when it began (for the listener)
     private boolean closed; // guarded by lock
-    private boolean unflushed; // guarded by lock: lines reached the sink since its last flush (set when a deliverer is done)
+    private boolean
+            unflushed; // guarded by lock: lines reached the sink since its last flush (set when a deliverer is done)
     private boolean inBurst; // guarded by lock: the input thread handles a line with more input behind it
-    private boolean lastLine; // confined to the input thread: it handles the last line there is; its lines may go direct
+    private boolean
+            lastLine; // confined to the input thread: it handles the last line there is; its lines may go direct
     private volatile boolean sinkBroken;
 
     /**
@@ -149,7 +153,8 @@ final class Outbound implements LineInput {
                 return;
             }
             if (lastLine) {
-                return; // a burst ending in the last line ends after it (lastLine(false)): held output goes with its answer
+                return; // a burst ending in the last line ends after it (lastLine(false)): held output goes with its
+                // answer
             }
             inBurst = false;
             flush = claimHeldFlush();
@@ -257,7 +262,10 @@ final class Outbound implements LineInput {
                     listener.buffered();
                     return;
                 }
-                queueLocked(line, Producer.READER, free ? Queued.BUFFER_FULL : queuedBecause()); // a full buffer: the writer writes it out
+                queueLocked(
+                        line,
+                        Producer.READER,
+                        free ? Queued.BUFFER_FULL : queuedBecause()); // a full buffer: the writer writes it out
                 return;
             }
             if (closed || delivering || !queue.isEmpty()) {
@@ -349,9 +357,11 @@ final class Outbound implements LineInput {
     }
 
     private Queued queuedBecause() { // called holding lock
-        return closed ? Queued.CLOSED
-                : delivering ? (deliverer == writer ? Queued.WRITER_DELIVERING : Queued.OTHER_DELIVERING)
-                : !queue.isEmpty() ? Queued.QUEUE_NOT_EMPTY : Queued.NOT_DRAINED;
+        return closed
+                ? Queued.CLOSED
+                : delivering
+                        ? (deliverer == writer ? Queued.WRITER_DELIVERING : Queued.OTHER_DELIVERING)
+                        : !queue.isEmpty() ? Queued.QUEUE_NOT_EMPTY : Queued.NOT_DRAINED;
     }
 
     private void queueLocked(String line, Producer producer, Queued why) {
@@ -425,7 +435,8 @@ final class Outbound implements LineInput {
                 }
                 if (runDry) {
                     if (!hold) {
-                        flush(); // still the only one delivering, and without the lock: producers never wait for the sink
+                        flush(); // still the only one delivering, and without the lock: producers never wait for the
+                        // sink
                         dirty = false;
                     } else if (dirty) {
                         listener.writerHeldFlush();

@@ -50,8 +50,9 @@ public final class OwnedBackends {
             return; // the host's (or the process's): nothing to count, as release() counts nothing for them
         }
         if (closed) {
-            throw new IllegalStateException("the model backends of this configuration were closed with its last engine; "
-                    + "build a new configuration (with new backends) for another engine");
+            throw new IllegalStateException(
+                    "the model backends of this configuration were closed with its last engine; "
+                            + "build a new configuration (with new backends) for another engine");
         }
         engines++;
     }
@@ -75,6 +76,7 @@ public final class OwnedBackends {
 
     @Override
     public String toString() {
-        return (owned ? "OwnedBackends" : "SharedBackends") + backends.stream().map(ModelBackend::type).toList();
+        return (owned ? "OwnedBackends" : "SharedBackends")
+                + backends.stream().map(ModelBackend::type).toList();
     }
 }

@@ -76,19 +76,24 @@ final class PullMethods {
                 result.put("downloaded", pulled.downloaded());
                 return result;
             } catch (InterruptedException e) {
-                throw new BridgeException(ErrorCode.CANCELLED, "The pull of " + name + " was cancelled; what arrived is kept and the"
-                        + " next model/pull resumes it.");
+                throw new BridgeException(
+                        ErrorCode.CANCELLED,
+                        "The pull of " + name + " was cancelled; what arrived is kept and the"
+                                + " next model/pull resumes it.");
             } catch (PullException e) {
                 if (e.reason() == PullException.Reason.CANCELLED) {
-                    throw new BridgeException(ErrorCode.CANCELLED, "The pull of " + name + " was cancelled; " + e.getMessage() + ".");
+                    throw new BridgeException(
+                            ErrorCode.CANCELLED, "The pull of " + name + " was cancelled; " + e.getMessage() + ".");
                 }
                 ObjectNode data = Json.object();
                 data.put("reason", e.reason().code());
                 data.put("model", name);
-                throw new BridgeException(ErrorCode.PULL_FAILED, "Cannot pull " + name + ": " + e.getMessage() + ".", data);
+                throw new BridgeException(
+                        ErrorCode.PULL_FAILED, "Cannot pull " + name + ": " + e.getMessage() + ".", data);
             } finally {
                 token.removeListener(interrupt);
-                Thread.interrupted(); // a cancel that came after the work ended must not reach the next use of this thread
+                Thread.interrupted(); // a cancel that came after the work ended must not reach the next use of this
+                // thread
                 running.computeIfPresent(name, (k, tokens) -> {
                     tokens.remove(token);
                     return tokens.isEmpty() ? null : tokens;

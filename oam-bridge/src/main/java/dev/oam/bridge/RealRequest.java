@@ -21,7 +21,13 @@ final class RealRequest implements BridgeRequest {
     private final AtomicBoolean answered = new AtomicBoolean();
     private volatile @Nullable Runnable canceller;
 
-    RealRequest(BridgeEngine engine, long sequence, @Nullable JsonNode id, JsonNode requestId, String method, Params params,
+    RealRequest(
+            BridgeEngine engine,
+            long sequence,
+            @Nullable JsonNode id,
+            JsonNode requestId,
+            String method,
+            Params params,
             @Nullable Consumer<ObjectNode> local) {
         this.engine = engine;
         this.sequence = sequence;

@@ -30,7 +30,6 @@ import dev.oam.core.schema.SchemaException;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptCodec;
-import dev.oam.core.transcript.TranscriptEntry;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -84,7 +83,8 @@ final class Sessions {
         String id = params.string("session");
         BridgeSession session = sessions.get(id);
         if (session == null) {
-            throw BridgeException.of(ErrorCode.SESSION_NOT_FOUND, "No session '" + id + "'.", "session", TextNode.valueOf(id));
+            throw BridgeException.of(
+                    ErrorCode.SESSION_NOT_FOUND, "No session '" + id + "'.", "session", TextNode.valueOf(id));
         }
         return session;
     }
@@ -106,7 +106,8 @@ final class Sessions {
             }
         }
         String instructions = params.containsKey("instructions") || restored == null
-                ? params.optionalString("instructions") : restored.instructions();
+                ? params.optionalString("instructions")
+                : restored.instructions();
         List<ToolDefinition> tools = List.of();
         JsonNode toolsNode = params.containsKey("tools") || restored == null ? params.get("tools") : restored.tools();
         String toolsPath = params.containsKey("tools") || restored == null ? "tools" : "history (saved tools)";
@@ -117,7 +118,8 @@ final class Sessions {
         }
         ToolDefinitions.countWarning(tools.size()).ifPresent(warnings::add);
         Params optionsParams = params.object("options");
-        AgentOptions options = Options.agentOptions(optionsParams, engine.configuration().defaultToolTimeout());
+        AgentOptions options =
+                Options.agentOptions(optionsParams, engine.configuration().defaultToolTimeout());
         warnEnabledTools(options.enabledTools(), tools, "options.enabledTools", warnings);
         Models.Created model = Models.create(engine.configuration(), params.get("model"), "model");
         warnings.addAll(model.model().warnings());
@@ -126,7 +128,8 @@ final class Sessions {
             if (!availability.available()) {
                 warnings.add("The system model is unavailable (" + availability.reason() + ")"
                         + (availability.message() != null ? ": " + availability.message() : ".")
-                        + (availability.isLoading() ? " Turns wait until it is loaded."
+                        + (availability.isLoading()
+                                ? " Turns wait until it is loaded."
                                 : " Turns fail with model_unavailable until it is ready."));
             }
         }
@@ -135,20 +138,26 @@ final class Sessions {
         String id;
         synchronized (this) {
             if (requested != null && sessions.containsKey(requested)) {
-                throw BridgeException.of(ErrorCode.SESSION_EXISTS, "A session '" + requested + "' already exists.",
-                        "session", TextNode.valueOf(requested));
+                throw BridgeException.of(
+                        ErrorCode.SESSION_EXISTS,
+                        "A session '" + requested + "' already exists.",
+                        "session",
+                        TextNode.valueOf(requested));
             }
             int limit = engine.configuration().maxSessions();
             if (sessions.size() >= limit) {
-                throw BridgeException.of(ErrorCode.SESSION_LIMIT, "Too many sessions (the limit is " + limit
-                        + "); delete one first.", "limit", IntNode.valueOf(limit));
+                throw BridgeException.of(
+                        ErrorCode.SESSION_LIMIT,
+                        "Too many sessions (the limit is " + limit + "); delete one first.",
+                        "limit",
+                        IntNode.valueOf(limit));
             }
             id = requested;
             while (id == null || sessions.containsKey(id)) {
                 id = "s" + generatedIds.incrementAndGet();
             }
-            Agent agent = new Agent(model.model(), instructions, tools, options,
-                    restored == null ? List.of() : restored.entries());
+            Agent agent = new Agent(
+                    model.model(), instructions, tools, options, restored == null ? List.of() : restored.entries());
             if (restored != null && restored.hasInstructionsEntry()) {
                 agent.setInstructionsEntryId(restored.instructionsEntryId());
             }
@@ -166,7 +175,8 @@ final class Sessions {
         return Reply.result(result);
     }
 
-    private static void warnEnabledTools(List<String> enabled, List<ToolDefinition> tools, String path, List<String> warnings) {
+    private static void warnEnabledTools(
+            List<String> enabled, List<ToolDefinition> tools, String path, List<String> warnings) {
         if (enabled == null) {
             return;
         }
@@ -207,8 +217,8 @@ final class Sessions {
         session.queue.submit(request, operation -> {
             TurnListener listener = stream ? eventSender(request, context) : TurnListener.NONE;
             ToolChannel channel = engine.clientCalls().channel(context, request.requestId());
-            TurnResult result = session.agent.respond(turn,
-                    new TurnContext(operation.token(), listener, channel, operation::commit));
+            TurnResult result = session.agent.respond(
+                    turn, new TurnContext(operation.token(), listener, channel, operation::commit));
             ObjectNode out = Json.object();
             out.put("session", session.id);
             Coding.turnResult(out, result);
@@ -269,12 +279,18 @@ final class Sessions {
             if (session.agent.instructions() != null) {
                 item.put("instructions", session.agent.instructions());
             }
-            item.set("tools", Json.strings(session.agent.tools().stream().map(ToolDefinition::name).toList()));
+            item.set(
+                    "tools",
+                    Json.strings(session.agent.tools().stream()
+                            .map(ToolDefinition::name)
+                            .toList()));
             OperationQueue.Load load = session.queue.load();
             item.put("busy", load.busy());
             item.put("pendingOperations", load.pending());
             item.put("entries", session.agent.history().size());
-            item.put("createdAt", DateTimeFormatter.ISO_INSTANT.format(session.createdAt.truncatedTo(ChronoUnit.MILLIS)));
+            item.put(
+                    "createdAt",
+                    DateTimeFormatter.ISO_INSTANT.format(session.createdAt.truncatedTo(ChronoUnit.MILLIS)));
         }
         ObjectNode result = Json.object();
         result.set("sessions", array);
@@ -327,8 +343,13 @@ final class Sessions {
         BridgeSession session = find(request.params());
         Agent agent = session.agent;
         ObjectNode result = sessionResult(session);
-        result.set("transcript", TranscriptCodec.write(agent.instructionsEntryId(), agent.instructions(), agent.tools(),
-                agent.historyWithTurnInProgress()));
+        result.set(
+                "transcript",
+                TranscriptCodec.write(
+                        agent.instructionsEntryId(),
+                        agent.instructions(),
+                        agent.tools(),
+                        agent.historyWithTurnInProgress()));
         return Reply.result(result);
     }
 
@@ -341,8 +362,14 @@ final class Sessions {
         ObjectNode context = Json.object();
         context.put("session", session.id);
         session.queue.submit(request, operation -> {
-            String summary = session.agent.compact(keep, summaryInstructions, new TurnContext(operation.token(),
-                    TurnListener.NONE, engine.clientCalls().channel(context, request.requestId()), operation::commit));
+            String summary = session.agent.compact(
+                    keep,
+                    summaryInstructions,
+                    new TurnContext(
+                            operation.token(),
+                            TurnListener.NONE,
+                            engine.clientCalls().channel(context, request.requestId()),
+                            operation::commit));
             ObjectNode result = sessionResult(session);
             if (summary == null) {
                 result.putNull("summary");
@@ -359,5 +386,4 @@ final class Sessions {
         result.put("session", session.id);
         return result;
     }
-
 }

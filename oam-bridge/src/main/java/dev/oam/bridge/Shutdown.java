@@ -30,8 +30,15 @@ final class Shutdown {
     private volatile boolean started;
     private volatile @Nullable Thread thread; // oam-shutdown, answering a shutdown request
 
-    Shutdown(Sessions sessions, DeferredWork deferred, ClientCalls clientCalls, InFlight inflight,
-            List<BridgeExtension> extensions, Outbound outbound, Runnable onShutdown, ReentrantLock dispatchLock) {
+    Shutdown(
+            Sessions sessions,
+            DeferredWork deferred,
+            ClientCalls clientCalls,
+            InFlight inflight,
+            List<BridgeExtension> extensions,
+            Outbound outbound,
+            Runnable onShutdown,
+            ReentrantLock dispatchLock) {
         this.sessions = sessions;
         this.deferred = deferred;
         this.clientCalls = clientCalls;
@@ -99,7 +106,8 @@ final class Shutdown {
     private void finish(@Nullable RealRequest except) {
         for (RealRequest pending : inflight.snapshot()) {
             if (!pending.method().equals(Methods.SHUTDOWN)) {
-                pending.fail(new BridgeException(ErrorCode.SHUT_DOWN, "The bridge shut down before this request finished."));
+                pending.fail(
+                        new BridgeException(ErrorCode.SHUT_DOWN, "The bridge shut down before this request finished."));
             }
         }
         // A request whose own answer won the race against the fail above is in flight until that answer is queued:

@@ -31,12 +31,17 @@ class EngineApiTest {
     @Test
     void callCompletesWithTheResultAfterItsEventsWereDelivered() throws Exception {
         try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.defaults(), lines::add)) {
-            engine.call("session/create", json("{\"session\":\"g\",\"model\":{\"type\":\"scripted\",\"steps\":[{\"text\":\"a b c d\",\"chunks\":4}]}}"))
+            engine.call(
+                            "session/create",
+                            json(
+                                    "{\"session\":\"g\",\"model\":{\"type\":\"scripted\",\"steps\":[{\"text\":\"a b c d\",\"chunks\":4}]}}"))
                     .get(10, TimeUnit.SECONDS);
-            CompletableFuture<JsonNode> turn = engine.call("session/respond", json("{\"session\":\"g\",\"prompt\":\"x\",\"stream\":true}"));
+            CompletableFuture<JsonNode> turn =
+                    engine.call("session/respond", json("{\"session\":\"g\",\"prompt\":\"x\",\"stream\":true}"));
             JsonNode result = turn.get(10, TimeUnit.SECONDS);
             assertThat(result.path("text").asText()).isEqualTo("a b c d");
-            List<String> events = lines.stream().filter(l -> l.contains("\"session/event\"")).toList();
+            List<String> events =
+                    lines.stream().filter(l -> l.contains("\"session/event\"")).toList();
             assertThat(events).hasSizeGreaterThanOrEqualTo(4);
             assertThat(events.get(0)).contains("\"requestId\":\"local-");
             assertThat(lines).noneMatch(l -> l.contains("\"result\""));
@@ -46,13 +51,16 @@ class EngineApiTest {
     @Test
     void callFailsWithABridgeException() throws Exception {
         try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.defaults(), lines::add)) {
-            CompletableFuture<JsonNode> missing = engine.call("session/respond", json("{\"session\":\"nope\",\"prompt\":\"x\"}"));
+            CompletableFuture<JsonNode> missing =
+                    engine.call("session/respond", json("{\"session\":\"nope\",\"prompt\":\"x\"}"));
             assertThatThrownBy(() -> missing.get(10, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class)
-                    .cause().isInstanceOf(BridgeException.class)
+                    .cause()
+                    .isInstanceOf(BridgeException.class)
                     .satisfies(e -> assertThat(((BridgeException) e).code()).isEqualTo(-32020));
             CompletableFuture<JsonNode> unknown = engine.call("no/such", null);
-            assertThatThrownBy(() -> unknown.get(10, TimeUnit.SECONDS)).cause()
+            assertThatThrownBy(() -> unknown.get(10, TimeUnit.SECONDS))
+                    .cause()
                     .satisfies(e -> assertThat(((BridgeException) e).dataCode()).isEqualTo("method_not_found"));
             assertThat(lines).isEmpty();
         }
@@ -63,29 +71,51 @@ class EngineApiTest {
         BridgeEngine engine = new BridgeEngine(BridgeConfiguration.defaults(), lines::add);
         engine.close();
         assertThatThrownBy(() -> engine.call("ping", null).get(5, TimeUnit.SECONDS))
-                .isInstanceOf(ExecutionException.class).cause().isInstanceOf(BridgeException.class)
-                .extracting(e -> ((BridgeException) e).code()).isEqualTo(-32023);
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(BridgeException.class)
+                .extracting(e -> ((BridgeException) e).code())
+                .isEqualTo(-32023);
         ObjectNode message = (ObjectNode) Json.parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
-        assertThat(engine.callMessage(message).get(5, TimeUnit.SECONDS).path("error").path("code").asInt()).isEqualTo(-32023);
+        assertThat(engine.callMessage(message)
+                        .get(5, TimeUnit.SECONDS)
+                        .path("error")
+                        .path("code")
+                        .asInt())
+                .isEqualTo(-32023);
     }
 
     @Test
     void callMessageReturnsTheWholeResponseAndCancelStopsItsWork() throws Exception {
         try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.defaults(), lines::add)) {
-            engine.call("session/create", json("{\"session\":\"g\",\"model\":{\"type\":\"scripted\",\"steps\":[{\"text\":\"late\",\"delayMs\":60000}]}}"))
+            engine.call(
+                            "session/create",
+                            json(
+                                    "{\"session\":\"g\",\"model\":{\"type\":\"scripted\",\"steps\":[{\"text\":\"late\",\"delayMs\":60000}]}}"))
                     .get(10, TimeUnit.SECONDS);
             CompletableFuture<com.fasterxml.jackson.databind.node.ObjectNode> running = engine.callMessage(
-                    (com.fasterxml.jackson.databind.node.ObjectNode) json("{\"id\":\"turn\",\"method\":\"session/respond\",\"params\":{\"session\":\"g\",\"prompt\":\"x\"}}"));
+                    (com.fasterxml.jackson.databind.node.ObjectNode)
+                            json(
+                                    "{\"id\":\"turn\",\"method\":\"session/respond\",\"params\":{\"session\":\"g\",\"prompt\":\"x\"}}"));
             CompletableFuture<com.fasterxml.jackson.databind.node.ObjectNode> queued = engine.callMessage(
-                    (com.fasterxml.jackson.databind.node.ObjectNode) json("{\"id\":7,\"method\":\"session/respond\",\"params\":{\"session\":\"g\",\"prompt\":\"y\"}}"));
+                    (com.fasterxml.jackson.databind.node.ObjectNode)
+                            json(
+                                    "{\"id\":7,\"method\":\"session/respond\",\"params\":{\"session\":\"g\",\"prompt\":\"y\"}}"));
             assertThat(engine.cancel(json("7"))).isEqualTo(1);
-            assertThat(queued.get(10, TimeUnit.SECONDS).toString()).contains("\"id\":7").contains("-32009");
+            assertThat(queued.get(10, TimeUnit.SECONDS).toString())
+                    .contains("\"id\":7")
+                    .contains("-32009");
             assertThat(engine.cancel(json("\"turn\""))).isEqualTo(1);
             assertThat(running.get(10, TimeUnit.SECONDS).toString())
-                    .startsWith("{\"jsonrpc\":\"2.0\",\"id\":\"turn\",\"error\"").contains("cancelled");
+                    .startsWith("{\"jsonrpc\":\"2.0\",\"id\":\"turn\",\"error\"")
+                    .contains("cancelled");
             assertThat(engine.cancel(json("\"turn\""))).isEqualTo(0);
-            assertThat(engine.callMessage((com.fasterxml.jackson.databind.node.ObjectNode) json("{\"method\":\"ping\"}"))
-                    .get(10, TimeUnit.SECONDS).path("id").asText()).startsWith("local-");
+            assertThat(engine.callMessage(
+                                    (com.fasterxml.jackson.databind.node.ObjectNode) json("{\"method\":\"ping\"}"))
+                            .get(10, TimeUnit.SECONDS)
+                            .path("id")
+                            .asText())
+                    .startsWith("local-");
             assertThat(lines).isEmpty();
         }
     }
@@ -97,14 +127,18 @@ class EngineApiTest {
         BridgeExtension stubborn = new BridgeExtension() {
             @Override
             public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
-                registry.register("test/stubborn", request -> Reply.deferred(token -> {
-                    release.await();
-                    return Json.object();
-                }));
+                registry.register(
+                        "test/stubborn",
+                        request -> Reply.deferred(token -> {
+                            release.await();
+                            return Json.object();
+                        }));
             }
         };
         BridgeConfiguration configuration = BridgeConfiguration.builder()
-                .extensions(() -> stubborn).onShutdown(onShutdown::countDown).build();
+                .extensions(() -> stubborn)
+                .onShutdown(onShutdown::countDown)
+                .build();
         BridgeEngine engine = new BridgeEngine(configuration, lines::add);
         try {
             engine.receive("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/stubborn\"}");
@@ -152,7 +186,8 @@ class EngineApiTest {
                 });
             }
         };
-        try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.builder().extensions(() -> probe).build(), lines::add)) {
+        try (BridgeEngine engine = new BridgeEngine(
+                BridgeConfiguration.builder().extensions(() -> probe).build(), lines::add)) {
             self[0] = engine;
             engine.receive("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/idle\"}");
             assertThat(engine.awaitIdle(Duration.ofSeconds(10))).isTrue();
@@ -172,7 +207,8 @@ class EngineApiTest {
             @Override
             public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
                 registry.register("test/early", request -> {
-                    Thread worker = Thread.ofVirtual().start(() -> request.respond(Json.object().put("early", true)));
+                    Thread worker = Thread.ofVirtual()
+                            .start(() -> request.respond(Json.object().put("early", true)));
                     try {
                         worker.join();
                     } catch (InterruptedException e) {
@@ -183,7 +219,8 @@ class EngineApiTest {
                 });
             }
         };
-        try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.builder().extensions(() -> probe).build(), lines::add)) {
+        try (BridgeEngine engine = new BridgeEngine(
+                BridgeConfiguration.builder().extensions(() -> probe).build(), lines::add)) {
             engine.receive("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/early\"}");
             // Answered before receive returned, so idle at once (no waiting on the clock here).
             assertThat(engine.awaitIdle(Duration.ZERO)).isTrue();
@@ -197,7 +234,10 @@ class EngineApiTest {
         BridgeExtension quests = new BridgeExtension() {
             @Override
             public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
-                registry.register("quest/narrate", request -> Reply.result(Json.object().put("quest", request.params().string("quest"))));
+                registry.register(
+                        "quest/narrate",
+                        request -> Reply.result(
+                                Json.object().put("quest", request.params().string("quest"))));
             }
 
             @Override
@@ -205,15 +245,23 @@ class EngineApiTest {
                 return List.of("quest/event");
             }
         };
-        try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.builder().extensions(() -> quests).build(), lines::add)) {
-            JsonNode caps = engine.call("initialize", null).get(10, TimeUnit.SECONDS).path("capabilities");
+        try (BridgeEngine engine = new BridgeEngine(
+                BridgeConfiguration.builder().extensions(() -> quests).build(), lines::add)) {
+            JsonNode caps =
+                    engine.call("initialize", null).get(10, TimeUnit.SECONDS).path("capabilities");
             assertThat(caps.path("methods").toString()).contains("\"quest/narrate\"");
-            assertThat(caps.path("notifications").toString()).isEqualTo("[\"session/event\",\"tool/cancel\",\"model/progress\",\"quest/event\"]");
-            assertThat(engine.call("quest/narrate", json("{\"quest\":\"q1\"}")).get(10, TimeUnit.SECONDS).path("quest").asText())
+            assertThat(caps.path("notifications").toString())
+                    .isEqualTo("[\"session/event\",\"tool/cancel\",\"model/progress\",\"quest/event\"]");
+            assertThat(engine.call("quest/narrate", json("{\"quest\":\"q1\"}"))
+                            .get(10, TimeUnit.SECONDS)
+                            .path("quest")
+                            .asText())
                     .isEqualTo("q1");
         }
-        try (BridgeEngine engine = new BridgeEngine(BridgeConfiguration.builder().extensions(List.of()).build(), lines::add)) {
-            JsonNode caps = engine.call("initialize", null).get(10, TimeUnit.SECONDS).path("capabilities");
+        try (BridgeEngine engine = new BridgeEngine(
+                BridgeConfiguration.builder().extensions(List.of()).build(), lines::add)) {
+            JsonNode caps =
+                    engine.call("initialize", null).get(10, TimeUnit.SECONDS).path("capabilities");
             assertThat(caps.path("methods").toString()).doesNotContain("quest/");
         }
     }
@@ -246,11 +294,16 @@ class EngineApiTest {
 
     @Test
     void closeRightAfterAShutdownRequestStillDeliversItsResponse() throws Exception {
-        // Found by JsonRpcFuzzTest: close() used to stop the writer while the shutdown request was still finishing.
+        // close() stops the writer only after the shutdown request in flight has written its response.
         BridgeEngine engine = new BridgeEngine(BridgeConfiguration.defaults(), lines::add);
         engine.receive("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
         engine.receive("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"shutdown\"}");
         engine.close();
-        assertThat(lines).filteredOn(l -> l.contains("\"id\":2")).hasSize(1).first().asString().contains("\"result\":{}");
+        assertThat(lines)
+                .filteredOn(l -> l.contains("\"id\":2"))
+                .hasSize(1)
+                .first()
+                .asString()
+                .contains("\"result\":{}");
     }
 }

@@ -23,7 +23,12 @@ class MemoryLimitsTest {
     }
 
     private static BridgeEngine engine(MemoryLimits limits) {
-        return new BridgeEngine(BridgeConfiguration.builder().backends(List.of()).memoryLimits(limits).build(), line -> { });
+        return new BridgeEngine(
+                BridgeConfiguration.builder()
+                        .backends(List.of())
+                        .memoryLimits(limits)
+                        .build(),
+                line -> {});
     }
 
     private static BridgeException failure(BridgeEngine engine, String method, String params) throws Exception {
@@ -39,7 +44,10 @@ class MemoryLimitsTest {
     private static String scripted(int answers, int length) {
         StringBuilder steps = new StringBuilder();
         for (int i = 0; i < answers; i++) {
-            steps.append(i == 0 ? "" : ",").append("{\"text\":\"").append("w".repeat(length)).append("\"}");
+            steps.append(i == 0 ? "" : ",")
+                    .append("{\"text\":\"")
+                    .append("w".repeat(length))
+                    .append("\"}");
         }
         return "{\"type\":\"scripted\",\"steps\":[" + steps + "]}";
     }
@@ -47,12 +55,14 @@ class MemoryLimitsTest {
     @Test
     void aSessionThatKeepsTalkingHitsItsHistoryCapWithContextSizeExceeded() throws Exception {
         try (BridgeEngine engine = engine(new MemoryLimits(5_000, 1_000_000, 1 << 20, 1 << 20))) {
-            engine.call("session/create", json("{\"session\":\"s\",\"model\":" + scripted(100, 500) + "}")).get();
+            engine.call("session/create", json("{\"session\":\"s\",\"model\":" + scripted(100, 500) + "}"))
+                    .get();
             BridgeException error = null;
             int turns = 0;
             while (error == null) {
                 try {
-                    engine.call("session/respond", json("{\"session\":\"s\",\"prompt\":\"more\"}")).get();
+                    engine.call("session/respond", json("{\"session\":\"s\",\"prompt\":\"more\"}"))
+                            .get();
                     turns++;
                     assertThat(turns).as("turns before the cap").isLessThan(50);
                 } catch (ExecutionException e) {
@@ -65,12 +75,18 @@ class MemoryLimitsTest {
             ObjectNode data = (ObjectNode) error.toJson().get("data");
             assertThat(data.path("scope").asText()).isEqualTo("conversation");
             assertThat(data.path("limit").asLong()).isEqualTo(5_000);
-            JsonNode transcript = engine.call("session/transcript", json("{\"session\":\"s\"}")).get();
-            assertThat(transcript.path("transcript").path("transcript").path("entries")).hasSize(2 * turns);
+            JsonNode transcript = engine.call("session/transcript", json("{\"session\":\"s\"}"))
+                    .get();
+            assertThat(transcript.path("transcript").path("transcript").path("entries"))
+                    .hasSize(2 * turns);
             // Deleting frees the room: a new session can talk again.
             engine.call("session/delete", json("{\"session\":\"s\"}")).get();
-            engine.call("session/create", json("{\"session\":\"t\",\"model\":" + scripted(1, 10) + "}")).get();
-            assertThat(engine.call("session/respond", json("{\"session\":\"t\",\"prompt\":\"hi\"}")).get().path("text").asText())
+            engine.call("session/create", json("{\"session\":\"t\",\"model\":" + scripted(1, 10) + "}"))
+                    .get();
+            assertThat(engine.call("session/respond", json("{\"session\":\"t\",\"prompt\":\"hi\"}"))
+                            .get()
+                            .path("text")
+                            .asText())
                     .isEqualTo("w".repeat(10));
         }
     }
@@ -78,11 +94,18 @@ class MemoryLimitsTest {
     @Test
     void allSessionsAndNpcsTogetherHitTheTotalHistoryCap() throws Exception {
         try (BridgeEngine engine = engine(new MemoryLimits(100_000, 2_000, 1 << 20, 1 << 20))) {
-            engine.call("session/create", json("{\"session\":\"a\",\"model\":" + scripted(1, 1_500) + "}")).get();
-            engine.call("session/respond", json("{\"session\":\"a\",\"prompt\":\"talk\"}")).get();
-            engine.call("npc/create", json("{\"npc\":\"gorm\",\"persona\":{\"name\":\"Gorm\"},\"model\":" + scripted(1, 10) + "}")).get();
+            engine.call("session/create", json("{\"session\":\"a\",\"model\":" + scripted(1, 1_500) + "}"))
+                    .get();
+            engine.call("session/respond", json("{\"session\":\"a\",\"prompt\":\"talk\"}"))
+                    .get();
+            engine.call(
+                            "npc/create",
+                            json("{\"npc\":\"gorm\",\"persona\":{\"name\":\"Gorm\"},\"model\":" + scripted(1, 10)
+                                    + "}"))
+                    .get();
 
-            BridgeException error = failure(engine, "npc/talk", "{\"npc\":\"gorm\",\"line\":\"" + "m".repeat(600) + "\"}");
+            BridgeException error =
+                    failure(engine, "npc/talk", "{\"npc\":\"gorm\",\"line\":\"" + "m".repeat(600) + "\"}");
 
             assertThat(error.code()).isEqualTo(-32004);
             assertThat(error.toJson().path("data").path("scope").asText()).isEqualTo("total");
@@ -93,13 +116,17 @@ class MemoryLimitsTest {
     @Test
     void aRestoredHistoryPastTheCapIsRefused() throws Exception {
         try (BridgeEngine engine = engine(new MemoryLimits(1_000, 1_000_000, 1 << 20, 1 << 20))) {
-            String history = "{\"entries\":[{\"id\":\"P\",\"role\":\"user\",\"contents\":[{\"type\":\"text\",\"id\":\"P-t\",\"text\":\""
-                    + "h".repeat(2_000) + "\"}]}]}";
-            BridgeException session = failure(engine, "session/create", "{\"session\":\"s\",\"model\":\"scripted\",\"history\":"
-                    + history + "}");
+            String history =
+                    "{\"entries\":[{\"id\":\"P\",\"role\":\"user\",\"contents\":[{\"type\":\"text\",\"id\":\"P-t\",\"text\":\""
+                            + "h".repeat(2_000) + "\"}]}]}";
+            BridgeException session = failure(
+                    engine, "session/create", "{\"session\":\"s\",\"model\":\"scripted\",\"history\":" + history + "}");
             assertThat(session.code()).isEqualTo(-32004);
-            BridgeException npc = failure(engine, "npc/restore", "{\"npc\":\"n\",\"model\":\"scripted\",\"state\":{\"version\":1,"
-                    + "\"persona\":{\"name\":\"N\"},\"transcript\":" + history + "}}");
+            BridgeException npc = failure(
+                    engine,
+                    "npc/restore",
+                    "{\"npc\":\"n\",\"model\":\"scripted\",\"state\":{\"version\":1,"
+                            + "\"persona\":{\"name\":\"N\"},\"transcript\":" + history + "}}");
             assertThat(npc.code()).isEqualTo(-32004);
             assertThat(engine.call("session/list", null).get().path("sessions")).isEmpty();
             assertThat(engine.call("npc/list", null).get().path("npcs")).isEmpty();
@@ -109,12 +136,16 @@ class MemoryLimitsTest {
     @Test
     void worldWritesPastTheWorldCapAreLimitReachedAndChangeNothing() throws Exception {
         try (BridgeEngine engine = engine(new MemoryLimits(1 << 20, 1 << 20, 1_000, 1_500))) {
-            engine.call("world/create", json("{\"world\":\"w\",\"state\":{\"gate\":{\"open\":false}}}")).get();
+            engine.call("world/create", json("{\"world\":\"w\",\"state\":{\"gate\":{\"open\":false}}}"))
+                    .get();
             BridgeException error = null;
             int writes = 0;
             while (error == null) {
                 try {
-                    engine.call("world/set", json("{\"world\":\"w\",\"path\":\"log." + writes + "\",\"value\":\"" + "x".repeat(100) + "\"}"))
+                    engine.call(
+                                    "world/set",
+                                    json("{\"world\":\"w\",\"path\":\"log." + writes + "\",\"value\":\""
+                                            + "x".repeat(100) + "\"}"))
                             .get();
                     writes++;
                     assertThat(writes).as("writes before the cap").isLessThan(20);
@@ -129,11 +160,13 @@ class MemoryLimitsTest {
             assertThat(data.path("scope").asText()).isEqualTo("world");
             assertThat(data.path("world").asText()).isEqualTo("w");
             assertThat(data.path("path").asText()).isEqualTo("log." + writes);
-            JsonNode snapshot = engine.call("world/snapshot", json("{\"world\":\"w\"}")).get();
+            JsonNode snapshot =
+                    engine.call("world/snapshot", json("{\"world\":\"w\"}")).get();
             assertThat(snapshot.path("state").path("log")).hasSize(writes);
             assertThat(snapshot.path("version").asLong()).isEqualTo(writes);
 
-            BridgeException merge = failure(engine, "world/merge", "{\"world\":\"w\",\"patch\":{\"big\":\"" + "y".repeat(900) + "\"}}");
+            BridgeException merge =
+                    failure(engine, "world/merge", "{\"world\":\"w\",\"patch\":{\"big\":\"" + "y".repeat(900) + "\"}}");
             assertThat(merge.code()).isEqualTo(-32055);
         }
     }
@@ -141,18 +174,22 @@ class MemoryLimitsTest {
     @Test
     void worldsTogetherHitTheTotalWorldCapAndADeletedWorldFreesItsShare() throws Exception {
         try (BridgeEngine engine = engine(new MemoryLimits(1 << 20, 1 << 20, 1_000, 1_500))) {
-            engine.call("world/create", json("{\"world\":\"a\",\"state\":{\"s\":\"" + "a".repeat(800) + "\"}}")).get();
-            BridgeException tooBig = failure(engine, "world/create", "{\"world\":\"b\",\"state\":{\"s\":\"" + "b".repeat(1_200) + "\"}}");
+            engine.call("world/create", json("{\"world\":\"a\",\"state\":{\"s\":\"" + "a".repeat(800) + "\"}}"))
+                    .get();
+            BridgeException tooBig = failure(
+                    engine, "world/create", "{\"world\":\"b\",\"state\":{\"s\":\"" + "b".repeat(1_200) + "\"}}");
             assertThat(tooBig.code()).isEqualTo(-32055);
             assertThat(tooBig.toJson().path("data").path("scope").asText()).isEqualTo("world");
-            BridgeException total = failure(engine, "world/create", "{\"world\":\"b\",\"state\":{\"s\":\"" + "b".repeat(800) + "\"}}");
+            BridgeException total =
+                    failure(engine, "world/create", "{\"world\":\"b\",\"state\":{\"s\":\"" + "b".repeat(800) + "\"}}");
             assertThat(total.code()).isEqualTo(-32055);
             assertThat(total.toJson().path("data").path("scope").asText()).isEqualTo("total");
             assertThat(total.toJson().path("data").path("limit").asLong()).isEqualTo(1_500);
             assertThat(engine.call("world/list", null).get().path("worlds")).hasSize(1);
 
             engine.call("world/delete", json("{\"world\":\"a\"}")).get();
-            engine.call("world/create", json("{\"world\":\"b\",\"state\":{\"s\":\"" + "b".repeat(800) + "\"}}")).get();
+            engine.call("world/create", json("{\"world\":\"b\",\"state\":{\"s\":\"" + "b".repeat(800) + "\"}}"))
+                    .get();
         }
     }
 }

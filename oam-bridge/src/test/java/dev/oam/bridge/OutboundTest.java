@@ -21,7 +21,8 @@ class OutboundTest {
     static final class RecordingSink implements StreamSink {
         final List<String> lines = new ArrayList<>(); // guarded by this
         final List<String> threads = new ArrayList<>(); // guarded by this
-        final List<String> flushes = new ArrayList<>(); // guarded by this: the thread that flushed, and how many lines were sent by then
+        final List<String> flushes =
+                new ArrayList<>(); // guarded by this: the thread that flushed, and how many lines were sent by then
         final AtomicInteger inside = new AtomicInteger();
         volatile boolean overlapped;
         volatile boolean takes; // what takesWithoutBlocking answers
@@ -29,9 +30,9 @@ class OutboundTest {
         volatile int flushedAll = -1; // flushing with this many lines sent counts down allFlushed
         final CountDownLatch allFlushed = new CountDownLatch(1);
         final CountDownLatch flushed = new CountDownLatch(1); // any flush
-        volatile Runnable whileAsked = () -> { }; // runs inside takesWithoutBlocking
+        volatile Runnable whileAsked = () -> {}; // runs inside takesWithoutBlocking
         final AtomicInteger asked = new AtomicInteger(); // how often takesWithoutBlocking was called
-        volatile Runnable whileSending = () -> { }; // runs inside send, once
+        volatile Runnable whileSending = () -> {}; // runs inside send, once
 
         @Override
         public void send(String line) {
@@ -39,11 +40,14 @@ class OutboundTest {
                 overlapped = true;
             }
             Runnable hook = whileSending;
-            whileSending = () -> { };
+            whileSending = () -> {};
             hook.run();
             synchronized (this) {
                 lines.add(line);
-                threads.add(Thread.currentThread().isVirtual() ? "virtual" : Thread.currentThread().getName());
+                threads.add(
+                        Thread.currentThread().isVirtual()
+                                ? "virtual"
+                                : Thread.currentThread().getName());
             }
             inside.decrementAndGet();
         }
@@ -87,7 +91,10 @@ class OutboundTest {
 
     /** An outbound queue whose dispatcher is the thread named oam-stdin, as on stdio. */
     private static Outbound outbound(MessageSink sink) {
-        return new Outbound(sink, DeliveryListener.NONE, () -> Thread.currentThread().getName().equals("oam-stdin"));
+        return new Outbound(
+                sink,
+                DeliveryListener.NONE,
+                () -> Thread.currentThread().getName().equals("oam-stdin"));
     }
 
     /** {@code sink} as a host callback: not a stream sink, so only the writer thread delivers. */
@@ -115,7 +122,8 @@ class OutboundTest {
     void aWorkerOnAVirtualThreadDeliversItsOwnMessageWhileTheWriterIsIdle() throws Exception {
         RecordingSink sink = new RecordingSink();
         Outbound outbound = outbound(sink);
-        Thread worker = Thread.ofVirtual().start(() -> outbound.send(Json.object().put("n", 1)));
+        Thread worker =
+                Thread.ofVirtual().start(() -> outbound.send(Json.object().put("n", 1)));
         worker.join();
         // Delivered before send returned, on the worker's own thread: no hand-off to oam-writer.
         assertThat(sink.lines()).containsExactly("{\"n\":1}");
@@ -129,7 +137,9 @@ class OutboundTest {
         Outbound outbound = outbound(sink);
         // While the worker is inside the sink, another producer's line is queued (the worker counts as delivering).
         sink.whileSending = () -> outbound.send(Json.object().put("n", 2));
-        Thread worker = Thread.ofVirtual().name("worker").start(() -> outbound.send(Json.object().put("n", 1)));
+        Thread worker = Thread.ofVirtual()
+                .name("worker")
+                .start(() -> outbound.send(Json.object().put("n", 1)));
         worker.join();
         // Both delivered before send returned, on the worker's thread, each batch flushed.
         assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
@@ -174,7 +184,10 @@ class OutboundTest {
                     }
                 }
             };
-            threads.add(producer % 2 == 0 ? Thread.ofPlatform().start(work) : Thread.ofVirtual().start(work));
+            threads.add(
+                    producer % 2 == 0
+                            ? Thread.ofPlatform().start(work)
+                            : Thread.ofVirtual().start(work));
         }
         for (Thread thread : threads) {
             thread.join();
@@ -187,7 +200,9 @@ class OutboundTest {
         for (String line : lines) {
             var node = Json.parse(line);
             int producer = node.get("p").asInt();
-            assertThat(node.get("i").asInt()).as("producer %d in order", producer).isEqualTo(next.getOrDefault(producer, 0));
+            assertThat(node.get("i").asInt())
+                    .as("producer %d in order", producer)
+                    .isEqualTo(next.getOrDefault(producer, 0));
             next.put(producer, node.get("i").asInt() + 1);
         }
         outbound.close(1000);
@@ -199,7 +214,8 @@ class OutboundTest {
         Outbound outbound = outbound(sink);
         List<Integer> seenByAction = new ArrayList<>();
         outbound.send(Json.object().put("n", 1));
-        Thread worker = Thread.ofVirtual().start(() -> outbound.send(Json.object().put("n", 2)));
+        Thread worker =
+                Thread.ofVirtual().start(() -> outbound.send(Json.object().put("n", 2)));
         worker.join();
         CountDownLatch ran = new CountDownLatch(1);
         outbound.after(() -> {
@@ -211,6 +227,7 @@ class OutboundTest {
         assertThat(sink.lines()).containsExactly("{\"n\":1}", "{\"n\":2}");
         outbound.close(1000);
     }
+
     @Test
     void theReaderWritesAndFlushesItsOwnMessageWhenTheSinkTakesItWithoutBlocking() throws Exception {
         RecordingSink sink = new RecordingSink();
@@ -287,7 +304,8 @@ class OutboundTest {
         });
         assertThat(asking.await(30, TimeUnit.SECONDS)).isTrue();
         // The reader is delivering (deciding), so the worker must queue; the reader's line came first and stays first.
-        Thread worker = Thread.ofVirtual().start(() -> outbound.send(Json.object().put("from", "worker")));
+        Thread worker =
+                Thread.ofVirtual().start(() -> outbound.send(Json.object().put("from", "worker")));
         worker.join();
         workerQueued.countDown();
         reader.join();
@@ -298,7 +316,8 @@ class OutboundTest {
     }
 
     @Test
-    void inAnInputBurstTheReaderBuffersItsAnswersWithoutFlushingAndFlushesThemItselfWhenTheBurstEnds() throws Exception {
+    void inAnInputBurstTheReaderBuffersItsAnswersWithoutFlushingAndFlushesThemItselfWhenTheBurstEnds()
+            throws Exception {
         RecordingSink sink = new RecordingSink();
         sink.buffering = true;
         sink.takes = true; // what is held fits an empty pipe: the reader flushes it itself
@@ -408,7 +427,10 @@ class OutboundTest {
                     }
                 }
             };
-            threads.add(producer == 1 ? Thread.ofPlatform().start(work) : Thread.ofVirtual().start(work));
+            threads.add(
+                    producer == 1
+                            ? Thread.ofPlatform().start(work)
+                            : Thread.ofVirtual().start(work));
         }
         threads.add(Thread.ofPlatform().name("oam-stdin").start(() -> {
             for (int i = 0; i < fromReader; i++) {
@@ -442,7 +464,9 @@ class OutboundTest {
         for (String line : lines) {
             var node = Json.parse(line);
             int producer = node.get("p").asInt();
-            assertThat(node.get("i").asInt()).as("producer %d in order", producer).isEqualTo(next.getOrDefault(producer, 0));
+            assertThat(node.get("i").asInt())
+                    .as("producer %d in order", producer)
+                    .isEqualTo(next.getOrDefault(producer, 0));
             next.put(producer, node.get("i").asInt() + 1);
         }
         outbound.close(1000);

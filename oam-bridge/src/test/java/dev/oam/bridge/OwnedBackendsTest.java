@@ -58,7 +58,8 @@ class OwnedBackendsTest {
     @Test
     void theLastEngineToCloseClosesEveryBackendOnceAndTheConfigurationMakesNoFurtherEngine() {
         BridgeConfiguration configuration = BridgeConfiguration.builder()
-                .backends(List.of(backend("llama", false), backend("openai", false))).build();
+                .backends(List.of(backend("llama", false), backend("openai", false)))
+                .build();
         BridgeEngine first = engine(configuration);
         BridgeEngine second = engine(configuration);
 
@@ -73,18 +74,24 @@ class OwnedBackendsTest {
         second.close();
         assertThat(closed).as("closed once").hasSize(2);
 
-        assertThatThrownBy(() -> engine(configuration)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> engine(configuration))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed with its last engine");
     }
 
     @Test
     void anEngineThatFailsToBeMadeReturnsItsShare() {
-        dev.oam.bridge.spi.BridgeExtension claimsPing = (registry, engine) -> registry.register("ping", request -> null);
+        dev.oam.bridge.spi.BridgeExtension claimsPing =
+                (registry, engine) -> registry.register("ping", request -> null);
         BridgeConfiguration configuration = BridgeConfiguration.builder()
-                .backends(List.of(backend("llama", false))).extensions(() -> claimsPing).build();
-        BridgeEngine other = engine(BridgeConfiguration.builder().backends(List.of()).build()); // unrelated
+                .backends(List.of(backend("llama", false)))
+                .extensions(() -> claimsPing)
+                .build();
+        BridgeEngine other =
+                engine(BridgeConfiguration.builder().backends(List.of()).build()); // unrelated
 
-        assertThatThrownBy(() -> engine(configuration)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> engine(configuration))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("'ping' is registered already");
         assertThat(closed).as("it was the only engine: its share was the last").containsExactly("llama");
         other.close();
@@ -93,7 +100,8 @@ class OwnedBackendsTest {
     @Test
     void aBackendThatFailsToCloseDoesNotKeepTheOthersOpen() {
         BridgeConfiguration configuration = BridgeConfiguration.builder()
-                .backends(List.of(backend("broken", true), backend("openai", false))).build();
+                .backends(List.of(backend("broken", true), backend("openai", false)))
+                .build();
         engine(configuration).close();
         assertThat(closed).containsExactly("broken", "openai");
     }
@@ -102,7 +110,8 @@ class OwnedBackendsTest {
     void sharedBackendsStayTheHostsAndServeConfigurationAfterConfiguration() {
         ModelBackend llama = backend("llama", false);
         for (int i = 0; i < 3; i++) {
-            BridgeConfiguration configuration = BridgeConfiguration.builder().sharedBackends(List.of(llama)).build();
+            BridgeConfiguration configuration =
+                    BridgeConfiguration.builder().sharedBackends(List.of(llama)).build();
             assertThat(configuration.ownedBackends().isOwned()).isFalse();
             engine(configuration).close();
             assertThat(configuration.ownedBackends().isClosed()).isFalse();

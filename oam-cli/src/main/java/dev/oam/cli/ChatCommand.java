@@ -43,16 +43,25 @@ import picocli.CommandLine.Option;
  * with the arrow keys); piped input is read line by line and echoed. Ctrl-C stops the answer being written (and
  * exits 130 at the prompt); Ctrl-D exits.
  */
-@Command(name = "chat", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Chat with the model: answers stream as they are written, command tools run, and you type the",
-                "outputs of external tools. Slash commands: /tools /reset /save FILE /usage /exit /help.",
-                "Ctrl-C stops an answer (exits 130 at the prompt); Ctrl-D exits."})
+@Command(
+        name = "chat",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Chat with the model: answers stream as they are written, command tools run, and you type the",
+            "outputs of external tools. Slash commands: /tools /reset /save FILE /usage /exit /help.",
+            "Ctrl-C stops an answer (exits 130 at the prompt); Ctrl-D exits."
+        })
 final class ChatCommand implements Callable<Integer> {
     static final String PROMPT = "you> ";
     static final String ANSWER = "oam> ";
 
-    @Option(names = {"-i", "--instructions"}, paramLabel = "TEXT", description = "Instructions (system prompt).")
-    @Nullable String instructions;
+    @Option(
+            names = {"-i", "--instructions"},
+            paramLabel = "TEXT",
+            description = "Instructions (system prompt).")
+    @Nullable
+    String instructions;
 
     @Option(names = "--tools", paramLabel = "FILE", description = "Tool definitions (x-oam tools run as commands).")
     List<String> toolFiles = new ArrayList<>();
@@ -60,31 +69,47 @@ final class ChatCommand implements Callable<Integer> {
     @Option(names = "--tool-json", paramLabel = "JSON", description = "One inline tool definition (repeatable).")
     List<String> toolJson = new ArrayList<>();
 
-    @Option(names = "--tool-choice", paramLabel = "CHOICE", description = "auto (default), none, required, explicit or a tool name.")
-    @Nullable String toolChoice;
+    @Option(
+            names = "--tool-choice",
+            paramLabel = "CHOICE",
+            description = "auto (default), none, required, explicit or a tool name.")
+    @Nullable
+    String toolChoice;
 
     @Option(names = "--max-tool-rounds", paramLabel = "N", description = "Tool rounds per turn (default 4).")
-    @Nullable Integer maxToolRounds;
+    @Nullable
+    Integer maxToolRounds;
 
     @Option(names = "--max-tool-calls", paramLabel = "N", description = "Tool calls per turn (default 12).")
-    @Nullable Integer maxToolCalls;
+    @Nullable
+    Integer maxToolCalls;
 
     @Option(names = "--temperature", paramLabel = "T", description = "Sampling temperature, 0 to 2.")
-    @Nullable Double temperature;
+    @Nullable
+    Double temperature;
 
     @Option(names = "--max-tokens", paramLabel = "N", description = "Longest answer per model step.")
-    @Nullable Integer maxTokens;
+    @Nullable
+    Integer maxTokens;
 
-    @Option(names = {"-g", "--greedy"}, description = "Greedy sampling.")
+    @Option(
+            names = {"-g", "--greedy"},
+            description = "Greedy sampling.")
     boolean greedy;
 
     @Option(names = "--resume", paramLabel = "FILE", description = "Continue a saved conversation.")
-    @Nullable Path resume;
+    @Nullable
+    Path resume;
 
     @Option(names = "--save-transcript", paramLabel = "FILE", description = "Save the conversation after every turn.")
-    @Nullable Path saveTranscript;
+    @Nullable
+    Path saveTranscript;
 
-    @Option(names = "--log-level", defaultValue = "warning", paramLabel = "LEVEL", description = "debug, info, warning (default), error or off.")
+    @Option(
+            names = "--log-level",
+            defaultValue = "warning",
+            paramLabel = "LEVEL",
+            description = "debug, info, warning (default), error or off.")
     String logLevel;
 
     @Mixin
@@ -98,7 +123,8 @@ final class ChatCommand implements Callable<Integer> {
     /** Where lines come from: the line editor, or piped input (echoed). */
     private interface Input {
         /** The next line; {@code null} at the end (Ctrl-D). @throws UserInterruptException on Ctrl-C */
-        @Nullable String read(String prompt);
+        @Nullable
+        String read(String prompt);
     }
 
     @Override
@@ -116,15 +142,20 @@ final class ChatCommand implements Callable<Integer> {
             RespondCommand.checkSampling(temperature, maxTokens, maxToolRounds, maxToolCalls);
             SavedConversation saved = resume == null ? null : SavedConversation.load(resume);
             if (saved != null && saved.pending() != null) {
-                throw CliError.usage(resume + " has tool calls waiting for outputs; finish that turn with oam respond --resume first");
+                throw CliError.usage(resume
+                        + " has tool calls waiting for outputs; finish that turn with oam respond --resume first");
             }
             CliTools tools = RespondCommand.tools(toolFiles, toolJson, saved);
             ToolChoice choice = RespondCommand.toolChoice(toolChoice, tools);
             backends.addAll(ModelBackend.discover());
             LanguageModel model = RespondCommand.model(models, backends, "oam chat");
             String instr = instructions != null ? instructions : saved != null ? saved.instructions() : null;
-            Agent agent = new Agent(model, instr, tools.definitions(),
-                    RespondCommand.options(choice, maxToolRounds, maxToolCalls, temperature, maxTokens, greedy), List.of());
+            Agent agent = new Agent(
+                    model,
+                    instr,
+                    tools.definitions(),
+                    RespondCommand.options(choice, maxToolRounds, maxToolCalls, temperature, maxTokens, greedy),
+                    List.of());
             if (saved != null) {
                 agent.setInstructionsEntryId(saved.instructionsEntryId());
                 agent.replaceHistory(saved.entries());
@@ -132,9 +163,13 @@ final class ChatCommand implements Callable<Integer> {
             Input input;
             if (Tty.isTerminal(0) && Tty.isTerminal(1)) {
                 terminal = TerminalBuilder.builder().system(true).build();
-                LineReader reader = LineReaderBuilder.builder().terminal(terminal).appName("oam").build();
+                LineReader reader = LineReaderBuilder.builder()
+                        .terminal(terminal)
+                        .appName("oam")
+                        .build();
                 out = terminal.writer();
-                color = System.getenv("NO_COLOR") == null || System.getenv("NO_COLOR").isEmpty();
+                color = System.getenv("NO_COLOR") == null
+                        || System.getenv("NO_COLOR").isEmpty();
                 input = prompt -> {
                     try {
                         return reader.readLine(prompt);
@@ -179,7 +214,8 @@ final class ChatCommand implements Callable<Integer> {
         }
     }
 
-    private int loop(Agent agent, CliTools tools, LanguageModel model, Input input, @Nullable Terminal terminal) throws CliError {
+    private int loop(Agent agent, CliTools tools, LanguageModel model, Input input, @Nullable Terminal terminal)
+            throws CliError {
         while (true) {
             String line;
             try {
@@ -226,8 +262,11 @@ final class ChatCommand implements Callable<Integer> {
                     out.println("No tools.");
                 }
                 for (CliTools.Tool tool : tools.tools()) {
-                    out.println(tool.name() + " (" + (tool.command() != null ? "command" : "external: you type its output") + ")"
-                            + (tool.definition().description() == null ? "" : ": " + tool.definition().description()));
+                    out.println(tool.name() + " ("
+                            + (tool.command() != null ? "command" : "external: you type its output") + ")"
+                            + (tool.definition().description() == null
+                                    ? ""
+                                    : ": " + tool.definition().description()));
                 }
             }
             case "/reset" -> {
@@ -249,9 +288,10 @@ final class ChatCommand implements Callable<Integer> {
                     }
                 }
             }
-            case "/usage" -> out.println(usage.inputTokens() + " input tokens (" + usage.cachedInputTokens() + " cached), "
-                    + usage.outputTokens() + " output tokens, " + usage.totalTokens() + " total; " + turns + " turn"
-                    + (turns == 1 ? "" : "s") + "; context " + model.contextSize() + " tokens");
+            case "/usage" ->
+                out.println(usage.inputTokens() + " input tokens (" + usage.cachedInputTokens() + " cached), "
+                        + usage.outputTokens() + " output tokens, " + usage.totalTokens() + " total; " + turns + " turn"
+                        + (turns == 1 ? "" : "s") + "; context " + model.contextSize() + " tokens");
             default -> out.println("Unknown command " + parts[0] + "; /help lists the commands.");
         }
         out.flush();
@@ -263,10 +303,11 @@ final class ChatCommand implements Callable<Integer> {
                 .save(file, tools.definitions(), models.modelName());
     }
 
-    private void turn(String prompt, Agent agent, CliTools tools, Input input, @Nullable Terminal terminal) throws CliError {
+    private void turn(String prompt, Agent agent, CliTools tools, Input input, @Nullable Terminal terminal)
+            throws CliError {
         CancellationToken token = CancellationToken.create();
-        Terminal.SignalHandler previous = terminal == null ? null
-                : terminal.handle(Terminal.Signal.INT, signal -> token.cancel());
+        Terminal.SignalHandler previous =
+                terminal == null ? null : terminal.handle(Terminal.Signal.INT, signal -> token.cancel());
         Tty.Spinner spinner = Tty.Spinner.start("thinking…");
         boolean[] midLine = {false};
         boolean[] needPrefix = {true};
@@ -293,11 +334,13 @@ final class ChatCommand implements Callable<Integer> {
                         out.println();
                         midLine[0] = false;
                     }
-                    out.println(dim("⚙ " + started.call().name() + " " + Json.write(started.call().arguments())
+                    out.println(dim("⚙ " + started.call().name() + " "
+                            + Json.write(started.call().arguments())
                             + (started.execution().equals("client") ? " (external)" : "")));
                 }
                 case TurnEvent.ToolCallCompleted completed -> {
-                    String text = "  ↳ " + RespondCommand.clip(completed.record().reply().modelText(), 110);
+                    String text = "  ↳ "
+                            + RespondCommand.clip(completed.record().reply().modelText(), 110);
                     out.println(completed.record().isError() ? red(text) : dim(text));
                     needPrefix[0] = true;
                 }

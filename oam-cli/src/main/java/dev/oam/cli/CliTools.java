@@ -56,8 +56,12 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
         return tools.stream().map(Tool::definition).toList();
     }
 
-    @Nullable Tool find(String name) {
-        return tools.stream().filter(tool -> tool.name().equals(name)).findFirst().orElse(null);
+    @Nullable
+    Tool find(String name) {
+        return tools.stream()
+                .filter(tool -> tool.name().equals(name))
+                .findFirst()
+                .orElse(null);
     }
 
     boolean hasExternal() {
@@ -90,7 +94,8 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
             node = node.get("tools");
         }
         if (!node.isArray()) {
-            throw CliError.invalidInput(file + ": a tools file holds an array of tool definitions or {\"tools\": [...]}");
+            throw CliError.invalidInput(
+                    file + ": a tools file holds an array of tool definitions or {\"tools\": [...]}");
         }
         return parse((ArrayNode) node, base, file);
     }
@@ -146,8 +151,10 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
         try {
             parsed = ToolDefinitions.parse(plain, "tools");
         } catch (BridgeException e) {
-            throw new CliError(e.code() == dev.oam.core.ErrorCode.INVALID_SCHEMA.code() ? "invalid_schema" : "invalid_input",
-                    CliError.USAGE, source + ": " + e.shortMessage());
+            throw new CliError(
+                    e.code() == dev.oam.core.ErrorCode.INVALID_SCHEMA.code() ? "invalid_schema" : "invalid_input",
+                    CliError.USAGE,
+                    source + ": " + e.shortMessage());
         }
         List<Tool> tools = new ArrayList<>();
         for (int i = 0; i < parsed.tools().size(); i++) {
@@ -159,8 +166,12 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
                 toolBase = Path.of(savedBase.textValue());
             }
             // The model never waits on the bridge's clock: command tools have their own timeout, external ones wait.
-            ToolDefinition untimed = new ToolDefinition(definition.name(), definition.description(), definition.parameters(),
-                    Duration.ZERO, definition.schema());
+            ToolDefinition untimed = new ToolDefinition(
+                    definition.name(),
+                    definition.description(),
+                    definition.parameters(),
+                    Duration.ZERO,
+                    definition.schema());
             tools.add(new Tool(untimed, block == null ? null : command(block, toolBase, source, definition.name())));
         }
         List<String> warnings = new ArrayList<>(parsed.warnings());
@@ -177,7 +188,8 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
         for (CliTools part : parts) {
             for (Tool tool : part.tools()) {
                 if (!names.add(tool.name())) {
-                    throw CliError.invalidInput("the tool name '" + tool.name() + "' is defined twice; tool names must be unique");
+                    throw CliError.invalidInput(
+                            "the tool name '" + tool.name() + "' is defined twice; tool names must be unique");
                 }
                 tools.add(tool);
             }
@@ -194,7 +206,9 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
         }
         JsonNode commandNode = block.get("command");
         List<String> argv = new ArrayList<>();
-        if (commandNode != null && commandNode.isTextual() && !commandNode.textValue().isBlank()) {
+        if (commandNode != null
+                && commandNode.isTextual()
+                && !commandNode.textValue().isBlank()) {
             argv.addAll(List.of("/bin/sh", "-c", commandNode.textValue()));
         } else if (commandNode != null && commandNode.isArray() && !commandNode.isEmpty()) {
             for (JsonNode part : commandNode) {
@@ -255,7 +269,8 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
         if (program.contains("/")) {
             Path path = base.resolve(program).normalize();
             if (!Files.isRegularFile(path)) {
-                throw CliError.invalidInput(at + ".command: the program " + program + " does not exist (looked for " + path + ")");
+                throw CliError.invalidInput(
+                        at + ".command: the program " + program + " does not exist (looked for " + path + ")");
             }
             if (!Files.isExecutable(path)) {
                 throw CliError.invalidInput(at + ".command: the program " + path + " is not executable");

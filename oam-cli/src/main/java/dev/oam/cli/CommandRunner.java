@@ -46,7 +46,8 @@ final class CommandRunner {
 
     ToolReply run() {
         String arguments = Json.write(call.arguments());
-        ProcessBuilder builder = new ProcessBuilder(command.argv()).directory(command.cwd().toFile());
+        ProcessBuilder builder =
+                new ProcessBuilder(command.argv()).directory(command.cwd().toFile());
         builder.environment().putAll(command.env());
         builder.environment().put("OAM_TOOL_ARGUMENTS", arguments);
         builder.environment().put("OAM_TOOL_NAME", call.name());
@@ -114,7 +115,8 @@ final class CommandRunner {
                 // not JSON after all: the text is the output
             }
         }
-        return ToolReply.output(TextNode.valueOf(stdout.endsWith("\n") ? stdout.substring(0, stdout.length() - 1) : stdout));
+        return ToolReply.output(
+                TextNode.valueOf(stdout.endsWith("\n") ? stdout.substring(0, stdout.length() - 1) : stdout));
     }
 
     /** SIGTERM to the process and its descendants, SIGKILL to whatever is left after the grace period. */

@@ -31,7 +31,10 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code oam demo}: tours of the game layer. */
-@Command(name = "demo", mixinStandardHelpOptions = true, description = "Tours of the game layer.",
+@Command(
+        name = "demo",
+        mixinStandardHelpOptions = true,
+        description = "Tours of the game layer.",
         subcommands = {DemoCommand.Tavern.class})
 final class DemoCommand implements Runnable {
     @picocli.CommandLine.Spec
@@ -46,21 +49,34 @@ final class DemoCommand implements Runnable {
      * {@code oam demo tavern}: Mira, innkeeper of the Sleeping Stag, with a world, two engine tools, memory and a
      * decision at closing time, all through the bridge's own methods (in-process, as a game would use them).
      */
-    @Command(name = "tavern", mixinStandardHelpOptions = true,
-            description = {"Talk to Mira the innkeeper: an NPC with a world, a menu (check_menu, take_order), a relationship",
-                    "and a decision at closing time. With --auto (or no terminal) three canned lines are played; without a",
-                    "configured model the demo brings its own scripted one."})
+    @Command(
+            name = "tavern",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Talk to Mira the innkeeper: an NPC with a world, a menu (check_menu, take_order), a relationship",
+                "and a decision at closing time. With --auto (or no terminal) three canned lines are played; without a",
+                "configured model the demo brings its own scripted one."
+            })
     static final class Tavern implements Callable<Integer> {
-        static final List<String> CANNED = List.of("Evening! What's on the menu tonight?", "I'll have the rabbit stew, please.",
+        static final List<String> CANNED = List.of(
+                "Evening! What's on the menu tonight?",
+                "I'll have the rabbit stew, please.",
                 "Thanks, Mira. Good night!");
 
         @Option(names = "--auto", description = "Play the canned lines instead of asking.")
         boolean auto;
 
-        @Option(names = "--line", paramLabel = "TEXT", description = "A line to say (repeatable; replaces the canned lines).")
+        @Option(
+                names = "--line",
+                paramLabel = "TEXT",
+                description = "A line to say (repeatable; replaces the canned lines).")
         List<String> lines = new ArrayList<>();
 
-        @Option(names = "--max-turns", defaultValue = "6", paramLabel = "N", description = "Longest conversation (default 6).")
+        @Option(
+                names = "--max-turns",
+                defaultValue = "6",
+                paramLabel = "N",
+                description = "Longest conversation (default 6).")
         int maxTurns;
 
         @Mixin
@@ -83,9 +99,15 @@ final class DemoCommand implements Runnable {
             boolean scripted = false;
             try {
                 String script = System.getenv(ModelSource.SCRIPT_VARIABLE);
-                if ((script == null || script.isBlank()) && models.variable(dev.oam.core.model.ModelSpec.MODEL_VARIABLE) == null) {
-                    model = ScriptedModel.fromJson(Json.parse(new String(DemoCommand.class.getResourceAsStream("tavern-script.json")
-                            .readAllBytes(), StandardCharsets.UTF_8)), "tavern-script");
+                if ((script == null || script.isBlank())
+                        && models.variable(dev.oam.core.model.ModelSpec.MODEL_VARIABLE) == null) {
+                    model = ScriptedModel.fromJson(
+                            Json.parse(new String(
+                                    DemoCommand.class
+                                            .getResourceAsStream("tavern-script.json")
+                                            .readAllBytes(),
+                                    StandardCharsets.UTF_8)),
+                            "tavern-script");
                     scripted = true;
                 } else {
                     model = models.resolve(backends, "oam demo tavern");
@@ -101,8 +123,11 @@ final class DemoCommand implements Runnable {
             menu.put("honey bread", new int[] {1, 8});
             menu.put("room for the night", new int[] {12, 2});
             long started = System.nanoTime();
-            BridgeConfiguration configuration = BridgeConfiguration.builder().systemModel(model).backends(backends)
-                    .defaultToolTimeout(Duration.ofSeconds(60)).build();
+            BridgeConfiguration configuration = BridgeConfiguration.builder()
+                    .systemModel(model)
+                    .backends(backends)
+                    .defaultToolTimeout(Duration.ofSeconds(60))
+                    .build();
             rpc = new Rpc(configuration, this::toolCall);
             try {
                 return tour(scripted, started);
@@ -114,8 +139,10 @@ final class DemoCommand implements Runnable {
             }
         }
 
+        @SuppressWarnings("try") // the spinner turns only while its scope runs
         private int tour(boolean scripted, long started) throws Exception {
-            out.println(bold("The Sleeping Stag") + " — late evening, cold rain." + (scripted ? dim(" (scripted model)") : ""));
+            out.println(bold("The Sleeping Stag") + " — late evening, cold rain."
+                    + (scripted ? dim(" (scripted model)") : ""));
             ObjectNode world = Json.object();
             world.put("world", "tavern");
             ObjectNode state = world.putObject("state");
@@ -161,7 +188,9 @@ final class DemoCommand implements Runnable {
                         break;
                     }
                     line = line.strip();
-                    if (line.matches("\\d+") && Integer.parseInt(line) >= 1 && Integer.parseInt(line) <= suggestions.size()) {
+                    if (line.matches("\\d+")
+                            && Integer.parseInt(line) >= 1
+                            && Integer.parseInt(line) <= suggestions.size()) {
                         line = suggestions.get(Integer.parseInt(line) - 1);
                         out.println("  (" + line + ")");
                     }
@@ -180,11 +209,14 @@ final class DemoCommand implements Runnable {
                     switch (event.path("type").asText()) {
                         case "toolCallStarted" -> {
                             endSpeech(speaking);
-                            out.println(dim("  ⚙ " + event.path("call").path("name").asText() + " "
-                                    + Json.write(event.path("call").path("arguments"))));
+                            out.println(
+                                    dim("  ⚙ " + event.path("call").path("name").asText() + " "
+                                            + Json.write(event.path("call").path("arguments"))));
                         }
                         case "toolCallCompleted" -> {
-                            String text = "    ↳ " + RespondCommand.clip(Json.text(event.path("record").path("output")), 110);
+                            String text = "    ↳ "
+                                    + RespondCommand.clip(
+                                            Json.text(event.path("record").path("output")), 110);
                             out.println(event.path("record").path("isError").asBoolean() ? red(text) : dim(text));
                         }
                         case "lineDelta" -> {
@@ -222,8 +254,8 @@ final class DemoCommand implements Runnable {
                 }
                 int now = reply.path("relationship").asInt();
                 if (now != relationship) {
-                    out.println(dim("  Mira's feelings: " + (now > relationship ? "+" : "") + (now - relationship) + " (" + attitude(now)
-                            + ", " + now + ")"));
+                    out.println(dim("  Mira's feelings: " + (now > relationship ? "+" : "") + (now - relationship)
+                            + " (" + attitude(now) + ", " + now + ")"));
                     relationship = now;
                 }
                 suggestions = new ArrayList<>();
@@ -243,14 +275,20 @@ final class DemoCommand implements Runnable {
             decide.put("situation", "Closing time. The traveler asks for a room for the night.");
             decide.put("actor", "mira");
             ArrayNode options = decide.putArray("options");
-            for (String[] o : new String[][] {{"free_room", "Give the room for free"}, {"room_on_credit", "Let them pay tomorrow"},
-                    {"full_price", "Ask the full 12 gold"}, {"turn_away", "Say there is no room"}}) {
+            for (String[] o : new String[][] {
+                {"free_room", "Give the room for free"},
+                {"room_on_credit", "Let them pay tomorrow"},
+                {"full_price", "Ask the full 12 gold"},
+                {"turn_away", "Say there is no room"}
+            }) {
                 ObjectNode option = options.addObject();
                 option.put("id", o[0]);
                 option.put("description", o[1]);
             }
             ObjectNode context = decide.putObject("context");
-            context.set("traveler_gold", rpc.call("world/get", worldPath("player.gold")).path("value"));
+            context.set(
+                    "traveler_gold",
+                    rpc.call("world/get", worldPath("player.gold")).path("value"));
             context.put("mira_feelings", attitude(relationship) + " (" + relationship + " of 100)");
             context.put("rooms_free", 2);
             decide.put("fallbackOptionID", "full_price");
@@ -259,13 +297,19 @@ final class DemoCommand implements Runnable {
             try (Tty.Spinner spinner = Tty.Spinner.start("closing time…")) {
                 JsonNode result = rpc.call("decision/decide", decide);
                 tokens += result.path("usage").path("totalTokens").asInt();
-                decision = result.path("optionID").asText() + ": " + result.path("reasoning").asText()
+                decision = result.path("optionID").asText() + ": "
+                        + result.path("reasoning").asText()
                         + (result.path("isFallback").asBoolean() ? " (fallback)" : "");
             } catch (Rpc.RpcError e) {
                 decision = "full_price (fallback: " + e.getMessage() + ")";
             }
             out.println("Closing time. Mira decides: " + decision);
-            out.println(dim(String.format(Locale.ROOT, "%d turns, %d tool calls, %d tokens, %.1f s", turns, toolCalls, tokens,
+            out.println(dim(String.format(
+                    Locale.ROOT,
+                    "%d turns, %d tool calls, %d tokens, %.1f s",
+                    turns,
+                    toolCalls,
+                    tokens,
                     (System.nanoTime() - started) / 1e9)));
             out.flush();
             return CliError.OK;
@@ -309,7 +353,8 @@ final class DemoCommand implements Runnable {
         }
 
         private String npcParams() throws IOException {
-            return new String(DemoCommand.class.getResourceAsStream("tavern-npc.json").readAllBytes(), StandardCharsets.UTF_8);
+            return new String(
+                    DemoCommand.class.getResourceAsStream("tavern-npc.json").readAllBytes(), StandardCharsets.UTF_8);
         }
 
         /** The engine side of Mira's tools: the menu lives here; gold lives in the world. */
@@ -323,8 +368,11 @@ final class DemoCommand implements Runnable {
                     break;
                 }
             }
-            String listing = String.join(", ", menu.entrySet().stream()
-                    .map(e -> e.getKey() + " " + e.getValue()[0] + " gold (" + e.getValue()[1] + " left)").toList());
+            String listing = String.join(
+                    ", ",
+                    menu.entrySet().stream()
+                            .map(e -> e.getKey() + " " + e.getValue()[0] + " gold (" + e.getValue()[1] + " left)")
+                            .toList());
             ObjectNode result = Json.object();
             if (name.equals("check_menu")) {
                 if (item.isEmpty()) {
@@ -348,7 +396,9 @@ final class DemoCommand implements Runnable {
                     return error(match + " is sold out.");
                 }
                 entry[1]--;
-                int gold = rpc.call("world/get", worldPath("player.gold")).path("value").asInt();
+                int gold = rpc.call("world/get", worldPath("player.gold"))
+                        .path("value")
+                        .asInt();
                 if (gold < entry[0]) {
                     entry[1]++;
                     return error("The traveler has only " + gold + " gold; " + match + " costs " + entry[0] + ".");
@@ -430,7 +480,8 @@ final class DemoCommand implements Runnable {
                 }
                 return;
             }
-            CompletableFuture<JsonNode> future = waiting.remove(message.path("id").asText());
+            CompletableFuture<JsonNode> future =
+                    waiting.remove(message.path("id").asText());
             if (future != null) {
                 future.complete(message);
             }
@@ -462,7 +513,8 @@ final class DemoCommand implements Runnable {
             engine.receive(Json.write(request));
             JsonNode response = future.join();
             if (response.has("error")) {
-                throw new RpcError(method + ": " + response.path("error").path("message").asText());
+                throw new RpcError(
+                        method + ": " + response.path("error").path("message").asText());
             }
             return response.get("result");
         }

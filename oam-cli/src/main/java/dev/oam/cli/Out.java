@@ -10,8 +10,9 @@ import java.nio.charset.StandardCharsets;
 
 /** Output helpers: indented JSON, and UTF-8 print streams over the standard streams. */
 final class Out {
-    private static final DefaultPrettyPrinter PRETTY = new DefaultPrettyPrinter(com.fasterxml.jackson.core.util.Separators
-            .createDefaultInstance().withObjectFieldValueSpacing(com.fasterxml.jackson.core.util.Separators.Spacing.AFTER))
+    private static final DefaultPrettyPrinter PRETTY = new DefaultPrettyPrinter(
+                    com.fasterxml.jackson.core.util.Separators.createDefaultInstance()
+                            .withObjectFieldValueSpacing(com.fasterxml.jackson.core.util.Separators.Spacing.AFTER))
             .withObjectIndenter(new DefaultIndenter("  ", "\n"))
             .withArrayIndenter(new DefaultIndenter("  ", "\n"));
 

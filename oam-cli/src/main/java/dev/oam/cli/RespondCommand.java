@@ -46,11 +46,16 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code oam respond}: one turn (prompt, tool calls, answer), as text, one JSON object or JSON lines (docs/CLI.md). */
-@Command(name = "respond", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"One turn: a prompt, any tool calls, the answer.",
-                "The prompt is the arguments joined with spaces; piped standard input is appended (or is the prompt).",
-                "Exit status: 0 ok, 1 failure, 2 usage or invalid input, 3 model unavailable, 4 guardrail or refusal,",
-                "5 context exceeded, 6 rate limited, 10 external tool calls pending (see --resume), 130 interrupted."})
+@Command(
+        name = "respond",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "One turn: a prompt, any tool calls, the answer.",
+            "The prompt is the arguments joined with spaces; piped standard input is appended (or is the prompt).",
+            "Exit status: 0 ok, 1 failure, 2 usage or invalid input, 3 model unavailable, 4 guardrail or refusal,",
+            "5 context exceeded, 6 rate limited, 10 external tool calls pending (see --resume), 130 interrupted."
+        })
 final class RespondCommand implements Callable<Integer> {
     @Parameters(paramLabel = "PROMPT", arity = "0..*", description = "The prompt (words are joined with spaces).")
     List<String> words = new ArrayList<>();
@@ -58,67 +63,120 @@ final class RespondCommand implements Callable<Integer> {
     @Option(names = "--no-stdin", description = "Do not read standard input.")
     boolean noStdin;
 
-    @Option(names = "--image", paramLabel = "PATH", description = "Attach an image (not supported by this edition's models: refused).")
+    @Option(
+            names = "--image",
+            paramLabel = "PATH",
+            description = "Attach an image (not supported by this edition's models: refused).")
     List<Path> images = new ArrayList<>();
 
-    @Option(names = {"-i", "--instructions"}, paramLabel = "TEXT", description = "Instructions (system prompt); on --resume the saved ones by default.")
-    @Nullable String instructions;
+    @Option(
+            names = {"-i", "--instructions"},
+            paramLabel = "TEXT",
+            description = "Instructions (system prompt); on --resume the saved ones by default.")
+    @Nullable
+    String instructions;
 
-    @Option(names = "--tools", paramLabel = "FILE", description = "OpenAI tool definitions (an array or {\"tools\":[...]}); tools with an x-oam block run as commands.")
+    @Option(
+            names = "--tools",
+            paramLabel = "FILE",
+            description =
+                    "OpenAI tool definitions (an array or {\"tools\":[...]}); tools with an x-oam block run as commands.")
     List<String> toolFiles = new ArrayList<>();
 
     @Option(names = "--tool-json", paramLabel = "JSON", description = "One inline tool definition (repeatable).")
     List<String> toolJson = new ArrayList<>();
 
-    @Option(names = "--tool-choice", paramLabel = "CHOICE", description = "auto (default), none, required (or any), explicit, or a tool name; forces the first step only.")
-    @Nullable String toolChoice;
+    @Option(
+            names = "--tool-choice",
+            paramLabel = "CHOICE",
+            description =
+                    "auto (default), none, required (or any), explicit, or a tool name; forces the first step only.")
+    @Nullable
+    String toolChoice;
 
     @Option(names = "--max-tool-rounds", paramLabel = "N", description = "Tool rounds per turn (default 4).")
-    @Nullable Integer maxToolRounds;
+    @Nullable
+    Integer maxToolRounds;
 
     @Option(names = "--max-tool-calls", paramLabel = "N", description = "Tool calls per turn (default 12).")
-    @Nullable Integer maxToolCalls;
+    @Nullable
+    Integer maxToolCalls;
 
-    @Option(names = "--schema", paramLabel = "FILE", description = "Answer as JSON that fits this JSON Schema ('-' reads standard input).")
-    @Nullable String schemaFile;
+    @Option(
+            names = "--schema",
+            paramLabel = "FILE",
+            description = "Answer as JSON that fits this JSON Schema ('-' reads standard input).")
+    @Nullable
+    String schemaFile;
 
     @Option(names = "--no-stream", description = "Print the answer at the end instead of as it is written.")
     boolean noStream;
 
-    @Option(names = {"-v", "--verbose"}, description = "Also show model steps, schema warnings and a usage line on standard error.")
+    @Option(
+            names = {"-v", "--verbose"},
+            description = "Also show model steps, schema warnings and a usage line on standard error.")
     boolean verbose;
 
     @Option(names = "--json", description = "Print one JSON object with the answer, tool calls, usage and steps.")
     boolean json;
 
-    @Option(names = "--events", description = "Print JSON lines as the turn runs, ending with completed, tool_calls or error.")
+    @Option(
+            names = "--events",
+            description = "Print JSON lines as the turn runs, ending with completed, tool_calls or error.")
     boolean events;
 
     @Option(names = "--temperature", paramLabel = "T", description = "Sampling temperature, 0 to 2.")
-    @Nullable Double temperature;
+    @Nullable
+    Double temperature;
 
-    @Option(names = "--max-tokens", paramLabel = "N", description = "Longest answer per model step, in tokens (at least 1).")
-    @Nullable Integer maxTokens;
+    @Option(
+            names = "--max-tokens",
+            paramLabel = "N",
+            description = "Longest answer per model step, in tokens (at least 1).")
+    @Nullable
+    Integer maxTokens;
 
-    @Option(names = {"-g", "--greedy"}, description = "Greedy sampling (deterministic on local models).")
+    @Option(
+            names = {"-g", "--greedy"},
+            description = "Greedy sampling (deterministic on local models).")
     boolean greedy;
 
-    @Option(names = "--resume", paramLabel = "FILE", description = "Continue a saved conversation, or a turn waiting for tool outputs.")
-    @Nullable Path resume;
+    @Option(
+            names = "--resume",
+            paramLabel = "FILE",
+            description = "Continue a saved conversation, or a turn waiting for tool outputs.")
+    @Nullable
+    Path resume;
 
-    @Option(names = "--tool-output", paramLabel = "ID=TEXT", description = "Output of a pending call: ID=text, ID=@file or ID=@- (standard input).")
+    @Option(
+            names = "--tool-output",
+            paramLabel = "ID=TEXT",
+            description = "Output of a pending call: ID=text, ID=@file or ID=@- (standard input).")
     List<String> toolOutputs = new ArrayList<>();
 
-    @Option(names = "--tool-error", paramLabel = "ID=TEXT", description = "Error output of a pending call (same forms).")
+    @Option(
+            names = "--tool-error",
+            paramLabel = "ID=TEXT",
+            description = "Error output of a pending call (same forms).")
     List<String> toolErrors = new ArrayList<>();
 
-    @Option(names = "--ask-tools", description = "On a terminal, ask for each external tool's output instead of exiting 10.")
+    @Option(
+            names = "--ask-tools",
+            description = "On a terminal, ask for each external tool's output instead of exiting 10.")
     boolean askTools;
 
-    @Option(names = "--save-transcript", paramLabel = "FILE", description = "Save the conversation after the turn (for --resume).")
-    @Nullable Path saveTranscript;
+    @Option(
+            names = "--save-transcript",
+            paramLabel = "FILE",
+            description = "Save the conversation after the turn (for --resume).")
+    @Nullable
+    Path saveTranscript;
 
-    @Option(names = "--log-level", defaultValue = "warning", paramLabel = "LEVEL", description = "debug, info, warning (default), error or off.")
+    @Option(
+            names = "--log-level",
+            defaultValue = "warning",
+            paramLabel = "LEVEL",
+            description = "debug, info, warning (default), error or off.")
     String logLevel;
 
     @Mixin
@@ -171,7 +229,8 @@ final class RespondCommand implements Callable<Integer> {
             throw CliError.usage("--image: this edition's models take text only (images are not supported)");
         }
         if ((!toolOutputs.isEmpty() || !toolErrors.isEmpty()) && resume == null) {
-            throw CliError.usage("--tool-output and --tool-error answer a pending turn: give the transcript with --resume FILE");
+            throw CliError.usage(
+                    "--tool-output and --tool-error answer a pending turn: give the transcript with --resume FILE");
         }
         SavedConversation saved = resume == null ? null : SavedConversation.load(resume);
         boolean pending = saved != null && saved.pending() != null;
@@ -180,8 +239,8 @@ final class RespondCommand implements Callable<Integer> {
         }
         String prompt = pending ? String.join(" ", words).strip() : prompt(words, !noStdin);
         if (pending && !prompt.isEmpty()) {
-            throw CliError.usage("the resumed turn is waiting for tool outputs (" + ids(saved.pending().calls())
-                    + "); give them with --tool-output/--tool-error, not a new prompt");
+            throw CliError.usage("the resumed turn is waiting for tool outputs ("
+                    + ids(saved.pending().calls()) + "); give them with --tool-output/--tool-error, not a new prompt");
         }
         if (!pending && prompt.isEmpty()) {
             throw CliError.usage("no prompt: give it as arguments or on standard input (oam respond --help)");
@@ -204,7 +263,8 @@ final class RespondCommand implements Callable<Integer> {
             agent.setInstructionsEntryId(saved.instructionsEntryId());
         }
         CancellationToken token = CancellationToken.create();
-        Tty.Spinner spinner = json || events ? Tty.Spinner.start("waiting for the model…") : Tty.Spinner.start("thinking…");
+        Tty.Spinner spinner =
+                json || events ? Tty.Spinner.start("waiting for the model…") : Tty.Spinner.start("thinking…");
         Display display = new Display(spinner);
         TurnRunner.External external = askTools ? askingHandler(err) : TurnRunner.External.SUSPEND;
         TurnRunner runner = new TurnRunner(agent, tools, display, external, token);
@@ -215,13 +275,25 @@ final class RespondCommand implements Callable<Integer> {
                 Map<String, ToolReply> answers = outputs(waiting.calls());
                 int start = saved.pendingTurnStart();
                 agent.replaceHistory(saved.entries().subList(0, start));
-                List<TranscriptEntry> turn = withOutputs(saved.entries().subList(start, saved.entries().size()), waiting.calls(), answers);
+                List<TranscriptEntry> turn = withOutputs(
+                        saved.entries().subList(start, saved.entries().size()), waiting.calls(), answers);
                 List<ToolRecord> records = new ArrayList<>(waiting.records());
                 for (ToolCall call : waiting.calls()) {
-                    records.add(new ToolRecord(call, answers.get(call.id()).output(), answers.get(call.id()).isError(), 0));
+                    records.add(new ToolRecord(
+                            call,
+                            answers.get(call.id()).output(),
+                            answers.get(call.id()).isError(),
+                            0));
                 }
-                SavedConversation.Pending before = new SavedConversation.Pending(waiting.calls(), waiting.roundsUsed(), waiting.callsUsed(),
-                        waiting.maxToolRounds(), waiting.maxToolCalls(), records, waiting.usage(), waiting.steps());
+                SavedConversation.Pending before = new SavedConversation.Pending(
+                        waiting.calls(),
+                        waiting.roundsUsed(),
+                        waiting.callsUsed(),
+                        waiting.maxToolRounds(),
+                        waiting.maxToolCalls(),
+                        records,
+                        waiting.usage(),
+                        waiting.steps());
                 JsonNode turnSchema = ((TranscriptEntry.Prompt) turn.get(0)).schema();
                 TurnRequest request = TurnRequest.of("")
                         .withSchema(turnSchema)
@@ -250,7 +322,8 @@ final class RespondCommand implements Callable<Integer> {
                 Path file = saveTranscript != null ? saveTranscript : tempFile();
                 List<TranscriptEntry> entries = new ArrayList<>(agent.history());
                 entries.addAll(s.turn());
-                new SavedConversation(agent.instructionsEntryId(), agent.instructions(), tools.raw(), entries, s.pending())
+                new SavedConversation(
+                                agent.instructionsEntryId(), agent.instructions(), tools.raw(), entries, s.pending())
                         .save(file, tools.definitions(), modelName);
                 ObjectNode line = Json.object();
                 if (events) {
@@ -266,7 +339,12 @@ final class RespondCommand implements Callable<Integer> {
             case TurnRunner.Outcome.Completed c -> {
                 TurnResult result = c.result();
                 if (saveTranscript != null) {
-                    new SavedConversation(agent.instructionsEntryId(), agent.instructions(), tools.raw(), agent.history(), null)
+                    new SavedConversation(
+                                    agent.instructionsEntryId(),
+                                    agent.instructions(),
+                                    tools.raw(),
+                                    agent.history(),
+                                    null)
                             .save(saveTranscript, tools.definitions(), modelName);
                 }
                 ObjectNode object = Json.object();
@@ -323,7 +401,8 @@ final class RespondCommand implements Callable<Integer> {
                 return;
             }
             switch (event) {
-                case TurnEvent.Text text when !noStream && schemaFile == null -> {
+                case TurnEvent.Text text
+                when !noStream && schemaFile == null -> {
                     if (text.isReset()) {
                         if (midLine) {
                             out.println();
@@ -336,16 +415,30 @@ final class RespondCommand implements Callable<Integer> {
                     streamed = true;
                     midLine = !text.text().endsWith("\n") && !text.text().isEmpty();
                 }
-                case TurnEvent.ToolCallStarted started when toolLines ->
-                        err.println(Tty.dim("⚙ " + started.call().name() + " " + Json.write(started.call().arguments())
-                                + (started.execution().equals("client") ? " (external)" : ""), color));
-                case TurnEvent.ToolCallCompleted completed when toolLines -> {
+                case TurnEvent.ToolCallStarted started
+                when toolLines ->
+                    err.println(Tty.dim(
+                            "⚙ " + started.call().name() + " "
+                                    + Json.write(started.call().arguments())
+                                    + (started.execution().equals("client") ? " (external)" : ""),
+                            color));
+                case TurnEvent.ToolCallCompleted completed
+                when toolLines -> {
                     String text = clip(completed.record().reply().modelText(), 200);
-                    err.println(completed.record().isError() ? Tty.red("  ↳ " + text, color) : Tty.dim("  ↳ " + text, color));
+                    err.println(
+                            completed.record().isError()
+                                    ? Tty.red("  ↳ " + text, color)
+                                    : Tty.dim("  ↳ " + text, color));
                 }
-                case TurnEvent.ModelStep step when verbose ->
-                        err.println(Tty.dim("step " + step.step().index() + ": tools " + step.step().mode().wireName()
-                                + (step.step().enabledTools().isEmpty() ? "" : " " + step.step().enabledTools()), color));
+                case TurnEvent.ModelStep step
+                when verbose ->
+                    err.println(Tty.dim(
+                            "step " + step.step().index() + ": tools "
+                                    + step.step().mode().wireName()
+                                    + (step.step().enabledTools().isEmpty()
+                                            ? ""
+                                            : " " + step.step().enabledTools()),
+                            color));
                 default -> {}
             }
         }
@@ -368,9 +461,14 @@ final class RespondCommand implements Callable<Integer> {
             }
             out.flush();
             if (verbose) {
-                err.println(Tty.dim("usage: " + result.usage().inputTokens() + " input (" + result.usage().cachedInputTokens()
-                        + " cached), " + result.usage().outputTokens() + " output, " + result.usage().totalTokens() + " total tokens; "
-                        + result.steps().size() + " steps, " + result.toolCalls().size() + " tool calls", color));
+                err.println(Tty.dim(
+                        "usage: " + result.usage().inputTokens() + " input ("
+                                + result.usage().cachedInputTokens()
+                                + " cached), " + result.usage().outputTokens() + " output, "
+                                + result.usage().totalTokens() + " total tokens; "
+                                + result.steps().size() + " steps, "
+                                + result.toolCalls().size() + " tool calls",
+                        color));
             }
         }
     }
@@ -410,7 +508,8 @@ final class RespondCommand implements Callable<Integer> {
         }
         if (line.startsWith("@") && line.length() > 1) {
             try {
-                return ToolReply.output(outputValue(Files.readString(Path.of(line.substring(1).strip()))));
+                return ToolReply.output(
+                        outputValue(Files.readString(Path.of(line.substring(1).strip()))));
             } catch (IOException e) {
                 return ToolReply.error("cannot read " + line.substring(1) + ": " + e.getMessage());
             }
@@ -449,11 +548,14 @@ final class RespondCommand implements Callable<Integer> {
             String id = spec.substring(0, eq);
             String value = spec.substring(eq + 1);
             if (calls.stream().noneMatch(c -> c.id().equals(id))) {
-                throw new CliError("missing_tool_output", CliError.USAGE, "no pending call has the id '" + id + "' (pending: "
-                        + ids(calls) + ")");
+                throw new CliError(
+                        "missing_tool_output",
+                        CliError.USAGE,
+                        "no pending call has the id '" + id + "' (pending: " + ids(calls) + ")");
             }
             if (answers.containsKey(id)) {
-                throw new CliError("missing_tool_output", CliError.USAGE, "the call " + id + " got more than one output");
+                throw new CliError(
+                        "missing_tool_output", CliError.USAGE, "the call " + id + " got more than one output");
             }
             if (value.equals("@-")) {
                 if (stdin != null) {
@@ -472,20 +574,39 @@ final class RespondCommand implements Callable<Integer> {
                     throw CliError.io("cannot read the output file " + value.substring(1) + ": " + e.getMessage());
                 }
             }
-            answers.put(id, given[1].equals("error") ? new ToolReply(TextNode.valueOf(value.strip()), true)
-                    : ToolReply.output(outputValue(value)));
+            answers.put(
+                    id,
+                    given[1].equals("error")
+                            ? new ToolReply(TextNode.valueOf(value.strip()), true)
+                            : ToolReply.output(outputValue(value)));
         }
-        List<String> missing = calls.stream().map(ToolCall::id).filter(id -> !answers.containsKey(id)).toList();
+        List<String> missing = calls.stream()
+                .map(ToolCall::id)
+                .filter(id -> !answers.containsKey(id))
+                .toList();
         if (!missing.isEmpty()) {
-            throw new CliError("missing_tool_output", CliError.USAGE, "every pending call needs an output; missing: "
-                    + String.join(", ", missing.stream().map(id -> id + " (" + calls.stream().filter(c -> c.id().equals(id))
-                            .findFirst().map(ToolCall::name).orElse("?") + ")").toList()));
+            throw new CliError(
+                    "missing_tool_output",
+                    CliError.USAGE,
+                    "every pending call needs an output; missing: "
+                            + String.join(
+                                    ", ",
+                                    missing.stream()
+                                            .map(id -> id + " ("
+                                                    + calls.stream()
+                                                            .filter(c -> c.id().equals(id))
+                                                            .findFirst()
+                                                            .map(ToolCall::name)
+                                                            .orElse("?")
+                                                    + ")")
+                                            .toList()));
         }
         return answers;
     }
 
     /** The pending turn with the supplied outputs added; the last round's outputs in call order. */
-    static List<TranscriptEntry> withOutputs(List<TranscriptEntry> turn, List<ToolCall> calls, Map<String, ToolReply> answers) {
+    static List<TranscriptEntry> withOutputs(
+            List<TranscriptEntry> turn, List<ToolCall> calls, Map<String, ToolReply> answers) {
         List<TranscriptEntry> entries = new ArrayList<>(turn);
         int lastCalls = -1;
         for (int i = entries.size() - 1; i >= 0; i--) {
@@ -497,17 +618,20 @@ final class RespondCommand implements Callable<Integer> {
         TranscriptEntry.ToolCalls round = (TranscriptEntry.ToolCalls) entries.get(lastCalls);
         List<TranscriptEntry> outputs = new ArrayList<>(entries.subList(lastCalls + 1, entries.size()));
         for (ToolCall call : calls) {
-            outputs.add(TranscriptEntry.ToolOutput.of(call.name(), call.id(), answers.get(call.id()).modelText()));
+            outputs.add(TranscriptEntry.ToolOutput.of(
+                    call.name(), call.id(), answers.get(call.id()).modelText()));
         }
         List<String> order = round.calls().stream().map(ToolCall::id).toList();
-        outputs.sort(java.util.Comparator.comparingInt(e -> e instanceof TranscriptEntry.ToolOutput o ? order.indexOf(o.callId()) : -1));
+        outputs.sort(java.util.Comparator.comparingInt(
+                e -> e instanceof TranscriptEntry.ToolOutput o ? order.indexOf(o.callId()) : -1));
         List<TranscriptEntry> result = new ArrayList<>(entries.subList(0, lastCalls + 1));
         result.addAll(outputs);
         return result;
     }
 
     private static String ids(List<ToolCall> calls) {
-        return String.join(", ", calls.stream().map(c -> c.id() + " (" + c.name() + ")").toList());
+        return String.join(
+                ", ", calls.stream().map(c -> c.id() + " (" + c.name() + ")").toList());
     }
 
     private static Path tempFile() throws CliError {
@@ -520,8 +644,12 @@ final class RespondCommand implements Callable<Integer> {
 
     // ---- shared with oam chat ----
 
-    static void checkSampling(@Nullable Double temperature, @Nullable Integer maxTokens, @Nullable Integer rounds,
-            @Nullable Integer calls) throws CliError {
+    static void checkSampling(
+            @Nullable Double temperature,
+            @Nullable Integer maxTokens,
+            @Nullable Integer rounds,
+            @Nullable Integer calls)
+            throws CliError {
         if (temperature != null && !(temperature >= 0 && temperature <= 2)) {
             throw CliError.usage("--temperature must be between 0 and 2");
         }
@@ -533,11 +661,25 @@ final class RespondCommand implements Callable<Integer> {
         }
     }
 
-    static AgentOptions options(ToolChoice choice, @Nullable Integer rounds, @Nullable Integer calls, @Nullable Double temperature,
-            @Nullable Integer maxTokens, boolean greedy) {
+    static AgentOptions options(
+            ToolChoice choice,
+            @Nullable Integer rounds,
+            @Nullable Integer calls,
+            @Nullable Double temperature,
+            @Nullable Integer maxTokens,
+            boolean greedy) {
         AgentOptions d = AgentOptions.defaults(Duration.ZERO);
-        return new AgentOptions(choice, rounds != null ? rounds : d.maxToolRounds(), calls != null ? calls : d.maxToolCalls(), null,
-                temperature, maxTokens, greedy ? Sampling.GREEDY : null, Duration.ZERO, d.trimHistory(), d.reservedResponseTokens(),
+        return new AgentOptions(
+                choice,
+                rounds != null ? rounds : d.maxToolRounds(),
+                calls != null ? calls : d.maxToolCalls(),
+                null,
+                temperature,
+                maxTokens,
+                greedy ? Sampling.GREEDY : null,
+                Duration.ZERO,
+                d.trimHistory(),
+                d.reservedResponseTokens(),
                 d.maxAttempts());
     }
 
@@ -561,7 +703,8 @@ final class RespondCommand implements Callable<Integer> {
     /** The tools of --tools and --tool-json, or (when neither is given) those saved with a resumed conversation. */
     static CliTools tools(List<String> files, List<String> inline, @Nullable SavedConversation saved) throws CliError {
         if (files.isEmpty() && inline.isEmpty()) {
-            return saved == null || saved.rawTools().isEmpty() ? CliTools.NONE
+            return saved == null || saved.rawTools().isEmpty()
+                    ? CliTools.NONE
                     : CliTools.parse(saved.rawTools(), Path.of("").toAbsolutePath(), "the saved tools");
         }
         List<CliTools> parts = new ArrayList<>();
@@ -589,8 +732,13 @@ final class RespondCommand implements Callable<Integer> {
             case "explicit" -> ToolChoice.EXPLICIT;
             default -> {
                 if (tools.find(value) == null) {
-                    throw CliError.usage("--tool-choice: there is no tool named '" + value + "' (use auto, none, required, "
-                            + "explicit or one of: " + String.join(", ", tools.tools().stream().map(CliTools.Tool::name).toList()) + ")");
+                    throw CliError.usage("--tool-choice: there is no tool named '" + value
+                            + "' (use auto, none, required, " + "explicit or one of: "
+                            + String.join(
+                                    ", ",
+                                    tools.tools().stream()
+                                            .map(CliTools.Tool::name)
+                                            .toList()) + ")");
                 }
                 yield new ToolChoice.Named(value);
             }
@@ -601,7 +749,9 @@ final class RespondCommand implements Callable<Integer> {
     static JsonNode readSchema(String file, @Nullable PrintStream warnings) throws CliError {
         String text;
         try {
-            text = file.equals("-") ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8) : Files.readString(Path.of(file));
+            text = file.equals("-")
+                    ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8)
+                    : Files.readString(Path.of(file));
         } catch (IOException | java.nio.file.InvalidPathException e) {
             throw CliError.io("cannot read the schema " + file + ": " + e.getMessage());
         }
@@ -617,7 +767,8 @@ final class RespondCommand implements Callable<Integer> {
                 converted.warnings().forEach(w -> warnings.println("schema warning: " + w));
             }
         } catch (SchemaException e) {
-            throw new CliError("invalid_schema", CliError.USAGE, file + ": at " + e.schemaPath() + ": " + e.getMessage());
+            throw new CliError(
+                    "invalid_schema", CliError.USAGE, file + ": at " + e.schemaPath() + ": " + e.getMessage());
         }
         return schema;
     }

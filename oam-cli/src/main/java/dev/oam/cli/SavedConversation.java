@@ -27,7 +27,11 @@ import org.jspecify.annotations.Nullable;
  * "pending"?: {...}}}}. {@code oam.tools} keeps the definitions with their {@code x-oam} blocks (the transcript's
  * instructions entry has them without); {@code oam.pending} is the turn that stopped for external tool outputs.
  */
-record SavedConversation(String instructionsEntryId, @Nullable String instructions, ArrayNode rawTools, List<TranscriptEntry> entries,
+record SavedConversation(
+        String instructionsEntryId,
+        @Nullable String instructions,
+        ArrayNode rawTools,
+        List<TranscriptEntry> entries,
         @Nullable Pending pending) {
     static final int VERSION = 1;
 
@@ -39,8 +43,15 @@ record SavedConversation(String instructionsEntryId, @Nullable String instructio
      * A turn waiting for the outputs of {@code calls}. The last entries of the transcript are that turn so far: its
      * prompt, its tool rounds and the outputs of this round's command tools.
      */
-    record Pending(List<ToolCall> calls, int roundsUsed, int callsUsed, int maxToolRounds, int maxToolCalls,
-            List<ToolRecord> records, Usage usage, List<Step> steps) {
+    record Pending(
+            List<ToolCall> calls,
+            int roundsUsed,
+            int callsUsed,
+            int maxToolRounds,
+            int maxToolCalls,
+            List<ToolRecord> records,
+            Usage usage,
+            List<Step> steps) {
         Pending {
             calls = List.copyOf(calls);
             records = List.copyOf(records);
@@ -91,7 +102,8 @@ record SavedConversation(String instructionsEntryId, @Nullable String instructio
             JsonNode transcript = root.has("transcript") && root.has("oam") ? root.get("transcript") : root;
             TranscriptCodec.Restored restored = TranscriptCodec.read(transcript, "transcript");
             JsonNode oam = root.path("oam");
-            ArrayNode rawTools = oam.path("tools").isArray() ? (ArrayNode) oam.get("tools")
+            ArrayNode rawTools = oam.path("tools").isArray()
+                    ? (ArrayNode) oam.get("tools")
                     : restored.tools() != null ? restored.tools() : Json.array();
             Pending pending = null;
             JsonNode p = oam.get("pending");
@@ -102,26 +114,43 @@ record SavedConversation(String instructionsEntryId, @Nullable String instructio
                 }
                 List<ToolRecord> records = new ArrayList<>();
                 for (JsonNode r : p.path("toolCalls")) {
-                    records.add(new ToolRecord(call(r.get("call")), r.get("output"), r.path("isError").asBoolean(),
+                    records.add(new ToolRecord(
+                            call(r.get("call")),
+                            r.get("output"),
+                            r.path("isError").asBoolean(),
                             r.path("durationSeconds").asDouble()));
                 }
                 List<Step> steps = new ArrayList<>();
                 for (JsonNode s : p.path("steps")) {
                     List<String> enabled = new ArrayList<>();
                     s.path("enabledTools").forEach(t -> enabled.add(t.asText()));
-                    steps.add(new Step(s.path("index").asInt(), s.path("completedToolRounds").asInt(),
-                            mode(s.path("toolCallingMode").asText()), enabled, s.path("trimmedEntries").asInt()));
+                    steps.add(new Step(
+                            s.path("index").asInt(),
+                            s.path("completedToolRounds").asInt(),
+                            mode(s.path("toolCallingMode").asText()),
+                            enabled,
+                            s.path("trimmedEntries").asInt()));
                 }
                 JsonNode u = p.path("usage");
-                Usage usage = new Usage(u.path("inputTokens").asInt(), u.path("cachedInputTokens").asInt(),
+                Usage usage = new Usage(
+                        u.path("inputTokens").asInt(),
+                        u.path("cachedInputTokens").asInt(),
                         u.path("outputTokens").asInt());
-                pending = new Pending(calls, p.path("roundsUsed").asInt(), p.path("callsUsed").asInt(),
-                        p.path("maxToolRounds").asInt(4), p.path("maxToolCalls").asInt(12), records, usage, steps);
+                pending = new Pending(
+                        calls,
+                        p.path("roundsUsed").asInt(),
+                        p.path("callsUsed").asInt(),
+                        p.path("maxToolRounds").asInt(4),
+                        p.path("maxToolCalls").asInt(12),
+                        records,
+                        usage,
+                        steps);
                 if (calls.isEmpty()) {
                     pending = null;
                 }
             }
-            return new SavedConversation(restored.instructionsEntryId(), restored.instructions(), rawTools, restored.entries(), pending);
+            return new SavedConversation(
+                    restored.instructionsEntryId(), restored.instructions(), rawTools, restored.entries(), pending);
         } catch (IllegalArgumentException | NullPointerException e) {
             throw CliError.invalidInput(file + ": not a transcript saved by oam: " + e.getMessage());
         }

@@ -18,9 +18,13 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code oam serve}: the OpenAI-compatible HTTP server (docs/SERVER.md). */
-@Command(name = "serve", mixinStandardHelpOptions = true,
-        description = {"Serve the system model over an OpenAI-compatible HTTP API (Chat Completions with real tool calls).",
-                "Localhost only unless --host says otherwise. Logs go to standard error."})
+@Command(
+        name = "serve",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Serve the system model over an OpenAI-compatible HTTP API (Chat Completions with real tool calls).",
+            "Localhost only unless --host says otherwise. Logs go to standard error."
+        })
 final class ServeCommand implements Callable<Integer> {
     @Option(names = "--host", paramLabel = "ADDRESS", description = "Address to listen on (default 127.0.0.1).")
     String host;
@@ -28,31 +32,62 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--port", paramLabel = "PORT", description = "TCP port (default 1976; 0 = any free port).")
     Integer port;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Also (or, without --host/--port, only) listen on this Unix socket (mode 0600).")
+    @Option(
+            names = "--socket",
+            paramLabel = "PATH",
+            description = "Also (or, without --host/--port, only) listen on this Unix socket (mode 0600).")
     Path socket;
 
-    @Option(names = {"-i", "--instructions"}, paramLabel = "TEXT", description = "Instructions put before every request's system messages.")
+    @Option(
+            names = {"-i", "--instructions"},
+            paramLabel = "TEXT",
+            description = "Instructions put before every request's system messages.")
     String instructions;
 
-    @Option(names = "--api-key", paramLabel = "KEY", description = "Require 'Authorization: Bearer KEY' on /v1/* (default $OAM_API_KEY; --api-key '' for none).")
+    @Option(
+            names = "--api-key",
+            paramLabel = "KEY",
+            description = "Require 'Authorization: Bearer KEY' on /v1/* (default $OAM_API_KEY; --api-key '' for none).")
     String apiKey;
 
-    @Option(names = "--allow-origin", paramLabel = "ORIGIN", description = "Allow browser requests from ORIGIN (repeatable; * allows any).")
+    @Option(
+            names = "--allow-origin",
+            paramLabel = "ORIGIN",
+            description = "Allow browser requests from ORIGIN (repeatable; * allows any).")
     List<String> allowedOrigins = new ArrayList<>();
 
-    @Option(names = "--model-alias", paramLabel = "NAME=system", description = "Serve the system model under another id too (repeatable).")
+    @Option(
+            names = "--model-alias",
+            paramLabel = "NAME=system",
+            description = "Serve the system model under another id too (repeatable).")
     List<String> aliases = new ArrayList<>();
 
-    @Option(names = "--max-concurrent", defaultValue = "4", paramLabel = "N", description = "Completions run at once (default 4).")
+    @Option(
+            names = "--max-concurrent",
+            defaultValue = "4",
+            paramLabel = "N",
+            description = "Completions run at once (default 4).")
     int maxConcurrent;
 
-    @Option(names = "--max-queued", defaultValue = "64", paramLabel = "N", description = "Completions waiting beyond those (default 64; more get 429).")
+    @Option(
+            names = "--max-queued",
+            defaultValue = "64",
+            paramLabel = "N",
+            description = "Completions waiting beyond those (default 64; more get 429).")
     int maxQueued;
 
-    @Option(names = "--timeout", defaultValue = "120", paramLabel = "SECONDS", description = "Longest a completion may take, queueing included (default 120).")
+    @Option(
+            names = "--timeout",
+            defaultValue = "120",
+            paramLabel = "SECONDS",
+            description = "Longest a completion may take, queueing included (default 120).")
     double timeout;
 
-    @Option(names = "--log-level", defaultValue = "info", paramLabel = "LEVEL", description = "debug, info (default), warning, error or off.")
+    @Option(
+            names = "--log-level",
+            defaultValue = "info",
+            paramLabel = "LEVEL",
+            description = "debug, info (default), warning, error or off.")
     String logLevel;
 
     @Mixin
@@ -76,7 +111,8 @@ final class ServeCommand implements Callable<Integer> {
         for (String alias : aliases) {
             int eq = alias.indexOf('=');
             if (eq <= 0 || !alias.substring(eq + 1).equals("system")) {
-                return usage("--model-alias takes NAME=system (the alias must name the system model), not '" + alias + "'");
+                return usage(
+                        "--model-alias takes NAME=system (the alias must name the system model), not '" + alias + "'");
             }
             aliasMap.put(alias.substring(0, eq), "system");
         }
@@ -92,13 +128,22 @@ final class ServeCommand implements Callable<Integer> {
         ServerOptions options;
         try {
             options = ServerOptions.defaults(system)
-                    .withListener(tcp ? (host != null ? host : ServerOptions.DEFAULT_HOST) : null,
-                            port != null ? port : ServerOptions.DEFAULT_PORT, socket)
+                    .withListener(
+                            tcp ? (host != null ? host : ServerOptions.DEFAULT_HOST) : null,
+                            port != null ? port : ServerOptions.DEFAULT_PORT,
+                            socket)
                     .withAliases(aliasMap)
                     .withInstructions(instructions)
-                    .withSecurity(apiKey != null ? blankToNull(apiKey) : blankToNull(System.getenv("OAM_API_KEY")), allowedOrigins)
-                    .withLimits(maxConcurrent, maxQueued, Duration.ofMillis((long) (timeout * 1000)), Duration.ofSeconds(30),
-                            16 * 1024 * 1024, 64 * 1024);
+                    .withSecurity(
+                            apiKey != null ? blankToNull(apiKey) : blankToNull(System.getenv("OAM_API_KEY")),
+                            allowedOrigins)
+                    .withLimits(
+                            maxConcurrent,
+                            maxQueued,
+                            Duration.ofMillis((long) (timeout * 1000)),
+                            Duration.ofSeconds(30),
+                            16 * 1024 * 1024,
+                            64 * 1024);
         } catch (IllegalArgumentException e) {
             return usage(e.getMessage());
         }
@@ -110,10 +155,13 @@ final class ServeCommand implements Callable<Integer> {
             backends.forEach(ModelBackend::close);
             return 1;
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.close();
-            backends.forEach(ModelBackend::close);
-        }, "oam-serve-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.close();
+                            backends.forEach(ModelBackend::close);
+                        },
+                        "oam-serve-shutdown"));
         announce(server, options);
         server.join();
         return 0;
@@ -133,9 +181,12 @@ final class ServeCommand implements Callable<Integer> {
             out.append("oam serve: listening on ").append(server.uri()).append("/v1\n");
         }
         if (options.socket() != null) {
-            out.append("oam serve: listening on unix:").append(options.socket().toAbsolutePath()).append('\n');
+            out.append("oam serve: listening on unix:")
+                    .append(options.socket().toAbsolutePath())
+                    .append('\n');
         }
-        String target = server.port() >= 0 ? server.uri() + "/v1/chat/completions"
+        String target = server.port() >= 0
+                ? server.uri() + "/v1/chat/completions"
                 : "--unix-socket " + options.socket().toAbsolutePath() + " http://localhost/v1/chat/completions";
         out.append("Try: curl -s ").append(target).append(" -H 'Content-Type: application/json'");
         if (options.apiKey() != null) {

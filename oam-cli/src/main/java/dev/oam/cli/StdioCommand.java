@@ -21,9 +21,13 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code oam stdio}: the bridge over standard input and output. */
-@Command(name = "stdio", mixinStandardHelpOptions = true,
-        description = {"Serve the bridge protocol over stdin/stdout: one JSON-RPC 2.0 message per line.",
-                "Standard output carries protocol messages only; logs go to standard error."})
+@Command(
+        name = "stdio",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Serve the bridge protocol over stdin/stdout: one JSON-RPC 2.0 message per line.",
+            "Standard output carries protocol messages only; logs go to standard error."
+        })
 final class StdioCommand implements Callable<Integer> {
     /**
      * After the {@code shutdown} response: the server reads and refuses (-32023) what the client has already written,
@@ -34,15 +38,26 @@ final class StdioCommand implements Callable<Integer> {
     /** The longest the server stays after delivering the {@code shutdown} response, stdin open or not. */
     static final Duration SHUTDOWN_LINGER = Duration.ofMillis(300);
 
-    @Option(names = "--log-level", defaultValue = "warning", paramLabel = "LEVEL",
+    @Option(
+            names = "--log-level",
+            defaultValue = "warning",
+            paramLabel = "LEVEL",
             description = "debug, info, warning (default), error or off.")
     String logLevel;
 
-    @Option(names = "--max-sessions", defaultValue = "64", paramLabel = "N", description = "Session limit (default 64).")
+    @Option(
+            names = "--max-sessions",
+            defaultValue = "64",
+            paramLabel = "N",
+            description = "Session limit (default 64).")
     int maxSessions;
 
-    @Option(names = "--tool-timeout", defaultValue = "120", paramLabel = "SECONDS",
-            description = "Default time the engine has to answer a tool/call (default 120; 0 = forever; at most 86400).")
+    @Option(
+            names = "--tool-timeout",
+            defaultValue = "120",
+            paramLabel = "SECONDS",
+            description =
+                    "Default time the engine has to answer a tool/call (default 120; 0 = forever; at most 86400).")
     double toolTimeout;
 
     @Option(names = "--no-scripted-models", description = "Refuse scripted models.")
@@ -51,22 +66,38 @@ final class StdioCommand implements Callable<Integer> {
     @Option(names = "--model", paramLabel = "PATH.gguf|URL", description = "The system model (also OAM_MODEL).")
     String model;
 
-    @Option(names = "--model-name", paramLabel = "NAME", description = "The model name on an OpenAI-compatible server (also OAM_MODEL_NAME).")
+    @Option(
+            names = "--model-name",
+            paramLabel = "NAME",
+            description = "The model name on an OpenAI-compatible server (also OAM_MODEL_NAME).")
     String modelName;
 
-    @Option(names = "--max-history-size", defaultValue = "16M", paramLabel = "SIZE",
-            description = "Cap for one session's or NPC's history, in characters of its transcript JSON (default 16M; K, M, G suffixes).")
+    @Option(
+            names = "--max-history-size",
+            defaultValue = "16M",
+            paramLabel = "SIZE",
+            description =
+                    "Cap for one session's or NPC's history, in characters of its transcript JSON (default 16M; K, M, G suffixes).")
     String maxHistorySize;
 
-    @Option(names = "--max-total-history-size", defaultValue = "256M", paramLabel = "SIZE",
+    @Option(
+            names = "--max-total-history-size",
+            defaultValue = "256M",
+            paramLabel = "SIZE",
             description = "Cap for all histories together (default 256M).")
     String maxTotalHistorySize;
 
-    @Option(names = "--max-world-size", defaultValue = "16M", paramLabel = "SIZE",
+    @Option(
+            names = "--max-world-size",
+            defaultValue = "16M",
+            paramLabel = "SIZE",
             description = "Cap for one world's state, in characters of its JSON (default 16M).")
     String maxWorldSize;
 
-    @Option(names = "--max-total-world-size", defaultValue = "64M", paramLabel = "SIZE",
+    @Option(
+            names = "--max-total-world-size",
+            defaultValue = "64M",
+            paramLabel = "SIZE",
             description = "Cap for all worlds together (default 64M).")
     String maxTotalWorldSize;
 
@@ -82,8 +113,7 @@ final class StdioCommand implements Callable<Integer> {
         noNativeBacktraces();
         // A native abort (llama.cpp) then says so on stderr and leaves the JVM's crash report (docs/RELIABILITY.md).
         String abort = NativeAbort.install("oam stdio");
-        return serve(in, guard.protocolOut(), guard.protocolFd(),
-                guard.description() + "; " + abort);
+        return serve(in, guard.protocolOut(), guard.protocolFd(), guard.description() + "; " + abort);
     }
 
     /**
@@ -131,8 +161,8 @@ final class StdioCommand implements Callable<Integer> {
             value = -1;
         }
         if (value < 0 || value > (1L << 40) / unit || value * unit < 16) {
-            throw new IllegalArgumentException(option + " must be a size of at least 16 such as 4096, 512K, 16M or 1G, not '"
-                    + text + "'");
+            throw new IllegalArgumentException(
+                    option + " must be a size of at least 16 such as 4096, 512K, 16M or 1G, not '" + text + "'");
         }
         return value * unit;
     }
@@ -157,13 +187,17 @@ final class StdioCommand implements Callable<Integer> {
             return 2;
         }
         if (!(toolTimeout >= 0 && toolTimeout <= 86_400)) {
-            System.err.println("oam stdio: --tool-timeout must be a number of seconds from 0 to 86400 (0 means no limit)");
+            System.err.println(
+                    "oam stdio: --tool-timeout must be a number of seconds from 0 to 86400 (0 means no limit)");
             return 2;
         }
         MemoryLimits limits;
         try {
-            limits = new MemoryLimits(size(maxHistorySize, "--max-history-size"), size(maxTotalHistorySize, "--max-total-history-size"),
-                    size(maxWorldSize, "--max-world-size"), size(maxTotalWorldSize, "--max-total-world-size"));
+            limits = new MemoryLimits(
+                    size(maxHistorySize, "--max-history-size"),
+                    size(maxTotalHistorySize, "--max-total-history-size"),
+                    size(maxWorldSize, "--max-world-size"),
+                    size(maxTotalWorldSize, "--max-total-world-size"));
         } catch (IllegalArgumentException e) {
             System.err.println("oam stdio: " + e.getMessage());
             return 2;
@@ -213,7 +247,9 @@ final class StdioCommand implements Callable<Integer> {
             while (true) {
                 long quiet = input.quietLeft(SHUTDOWN_QUIET);
                 long left = deadline - System.nanoTime();
-                if (quiet <= 0 || left <= 0 || inputEnded.await(Math.max(1, Math.min(quiet, left)), TimeUnit.NANOSECONDS)) {
+                if (quiet <= 0
+                        || left <= 0
+                        || inputEnded.await(Math.max(1, Math.min(quiet, left)), TimeUnit.NANOSECONDS)) {
                     break;
                 }
             }

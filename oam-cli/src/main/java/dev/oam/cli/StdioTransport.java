@@ -55,7 +55,9 @@ public final class StdioTransport {
             return false;
         }
         try {
-            return Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString().startsWith("pipe:");
+            return Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd))
+                    .toString()
+                    .startsWith("pipe:");
         } catch (IOException | RuntimeException e) {
             return false; // not Linux, or no /proc
         }

@@ -68,7 +68,10 @@ final class StdoutGuard {
         } catch (IOException | RuntimeException e) {
             return fallback("only System.out is redirected (" + e.getMessage() + ")");
         }
-        return new StdoutGuard(new DescriptorOutputStream(protocolFd), protocolFd, true,
+        return new StdoutGuard(
+                new DescriptorOutputStream(protocolFd),
+                protocolFd,
+                true,
                 "protocol on descriptor " + protocolFd + "; descriptor 1 now goes to stderr");
     }
 
@@ -93,7 +96,9 @@ final class StdoutGuard {
         @Override
         public void write(byte[] bytes, int offset, int length) throws IOException {
             Objects.checkFromIndexSize(offset, length, bytes.length);
-            Posix.write(fd, offset == 0 && length == bytes.length ? bytes : Arrays.copyOfRange(bytes, offset, offset + length));
+            Posix.write(
+                    fd,
+                    offset == 0 && length == bytes.length ? bytes : Arrays.copyOfRange(bytes, offset, offset + length));
         }
     }
 

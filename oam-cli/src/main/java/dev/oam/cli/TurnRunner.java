@@ -32,7 +32,8 @@ final class TurnRunner implements ToolChannel {
     interface External {
         External SUSPEND = calls -> null;
 
-        @Nullable Map<String, ToolReply> answer(List<ToolCall> calls) throws AgentException;
+        @Nullable
+        Map<String, ToolReply> answer(List<ToolCall> calls) throws AgentException;
     }
 
     /** How a turn ended: answered, or stopped for external tool outputs. */
@@ -71,23 +72,40 @@ final class TurnRunner implements ToolChannel {
 
     /** A new turn. */
     Outcome run(TurnRequest request) throws AgentException {
-        return finish(() -> agent.respond(request, context()), List.of(), Usage.ZERO, List.of(),
-                request.maxToolRounds(), request.maxToolCalls());
+        return finish(
+                () -> agent.respond(request, context()),
+                List.of(),
+                Usage.ZERO,
+                List.of(),
+                request.maxToolRounds(),
+                request.maxToolCalls());
     }
 
     /** A turn that had stopped for outputs: {@code turnSoFar} ends with every output of the round. */
-    Outcome resume(TurnRequest request, List<TranscriptEntry> turnSoFar, SavedConversation.Pending pending) throws AgentException {
+    Outcome resume(TurnRequest request, List<TranscriptEntry> turnSoFar, SavedConversation.Pending pending)
+            throws AgentException {
         callsBefore = pending.callsUsed();
-        return finish(() -> agent.resume(request, turnSoFar, pending.roundsUsed(), pending.callsUsed(), context()),
-                pending.records(), pending.usage(), pending.steps(), request.maxToolRounds(), request.maxToolCalls());
+        return finish(
+                () -> agent.resume(request, turnSoFar, pending.roundsUsed(), pending.callsUsed(), context()),
+                pending.records(),
+                pending.usage(),
+                pending.steps(),
+                request.maxToolRounds(),
+                request.maxToolCalls());
     }
 
     private interface Body {
         TurnResult run() throws AgentException;
     }
 
-    private Outcome finish(Body body, List<ToolRecord> before, Usage usageBefore, List<Step> stepsBefore,
-            @Nullable Integer maxRounds, @Nullable Integer maxCalls) throws AgentException {
+    private Outcome finish(
+            Body body,
+            List<ToolRecord> before,
+            Usage usageBefore,
+            List<Step> stepsBefore,
+            @Nullable Integer maxRounds,
+            @Nullable Integer maxCalls)
+            throws AgentException {
         int stepOffset = stepsBefore.size();
         try {
             TurnResult result = body.run();
@@ -97,8 +115,8 @@ final class TurnRunner implements ToolChannel {
             for (Step step : result.steps()) {
                 allSteps.add(renumber(step, stepOffset));
             }
-            return new Outcome.Completed(new TurnResult(result.text(), result.structured(), all, usageBefore.plus(result.usage()),
-                    allSteps));
+            return new Outcome.Completed(new TurnResult(
+                    result.text(), result.structured(), all, usageBefore.plus(result.usage()), allSteps));
         } catch (AgentException e) {
             if (!suspended) {
                 throw e;
@@ -111,14 +129,29 @@ final class TurnRunner implements ToolChannel {
             }
             int maxR = maxRounds != null ? maxRounds : agent.options().maxToolRounds();
             int maxC = maxCalls != null ? maxCalls : agent.options().maxToolCalls();
-            return new Outcome.Suspended(turnAtSuspension, new SavedConversation.Pending(List.copyOf(waitingCalls), roundsDone,
-                    callsDone, maxR, maxC, all, usageBefore.plus(e.usage()), allSteps));
+            return new Outcome.Suspended(
+                    turnAtSuspension,
+                    new SavedConversation.Pending(
+                            List.copyOf(waitingCalls),
+                            roundsDone,
+                            callsDone,
+                            maxR,
+                            maxC,
+                            all,
+                            usageBefore.plus(e.usage()),
+                            allSteps));
         }
     }
 
     private static Step renumber(Step step, int offset) {
-        return offset == 0 ? step : new Step(step.index() + offset, step.completedToolRounds(), step.mode(), step.enabledTools(),
-                step.trimmedEntries());
+        return offset == 0
+                ? step
+                : new Step(
+                        step.index() + offset,
+                        step.completedToolRounds(),
+                        step.mode(),
+                        step.enabledTools(),
+                        step.trimmedEntries());
     }
 
     private TurnContext context() {
@@ -193,7 +226,8 @@ final class TurnRunner implements ToolChannel {
 
     /** When only external calls of the round are left, ask the handler for their outputs (or stop the turn). */
     private void check() {
-        if (waiting.isEmpty() || roundRecords.size() + waiting.size() != round.size()
+        if (waiting.isEmpty()
+                || roundRecords.size() + waiting.size() != round.size()
                 || waiting.values().stream().anyMatch(CompletableFuture::isDone)) {
             return;
         }
@@ -206,10 +240,12 @@ final class TurnRunner implements ToolChannel {
         }
         if (answers == null) {
             List<TranscriptEntry> all = agent.historyWithTurnInProgress();
-            List<TranscriptEntry> turn = new ArrayList<>(all.subList(agent.history().size(), all.size()));
+            List<TranscriptEntry> turn =
+                    new ArrayList<>(all.subList(agent.history().size(), all.size()));
             turn.add(TranscriptEntry.ToolCalls.of(List.copyOf(round)));
             for (ToolRecord record : roundRecords) {
-                turn.add(TranscriptEntry.ToolOutput.of(record.call().name(), record.call().id(), record.reply().modelText()));
+                turn.add(TranscriptEntry.ToolOutput.of(
+                        record.call().name(), record.call().id(), record.reply().modelText()));
             }
             turnAtSuspension = turn;
             roundsDone = steps.get(steps.size() - 1).completedToolRounds() + 1;
@@ -220,7 +256,8 @@ final class TurnRunner implements ToolChannel {
         }
         for (ToolCall call : waitingCalls) {
             ToolReply reply = answers.get(call.id());
-            waiting.get(call.id()).complete(reply != null ? reply : ToolReply.error("No output was given for this call."));
+            waiting.get(call.id())
+                    .complete(reply != null ? reply : ToolReply.error("No output was given for this call."));
         }
     }
 

@@ -31,10 +31,14 @@ class ChatCommandIT {
     @BeforeAll
     static void findTmux() throws Exception {
         Path script = Transports.launcher().getParent().resolve("lib/tmux.sh");
-        Process p = new ProcessBuilder("bash", "-c", ". \"$1\" && oam_tmux && command -v tmux", "tmux", script.toString())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = new ProcessBuilder(
+                        "bash", "-c", ". \"$1\" && oam_tmux && command -v tmux", "tmux", script.toString())
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         String out = new String(p.getInputStream().readAllBytes()).strip();
-        assertThat(p.waitFor()).as("tmux is needed for the terminal tests (bin/lib/tmux.sh)").isZero();
+        assertThat(p.waitFor())
+                .as("tmux is needed for the terminal tests (bin/lib/tmux.sh)")
+                .isZero();
         tmux = Path.of(out);
     }
 
@@ -67,7 +71,8 @@ class ChatCommandIT {
 
     /** Runs {@code oam ARGS} in a new tmux session (a real terminal); its exit status lands in a file. */
     private String launch(String env, String script, String args) throws Exception {
-        String session = "chat" + sessions.size() + "-" + ProcessHandle.current().pid();
+        String session =
+                "chat" + sessions.size() + "-" + ProcessHandle.current().pid();
         sessions.add(session);
         Path status = dir.resolve(session + ".status");
         String command = "env " + env + " OAM_SCRIPT='" + script + "' " + Transports.launcher() + " " + args
@@ -135,7 +140,8 @@ class ChatCommandIT {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (screen(session).split(java.util.regex.Pattern.quote(text), -1).length - 1 < count) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("the terminal never showed '" + text + "' " + count + " times; it shows:\n" + screen(session));
+                throw new AssertionError(
+                        "the terminal never showed '" + text + "' " + count + " times; it shows:\n" + screen(session));
             }
             Thread.sleep(50);
         }
@@ -181,8 +187,11 @@ class ChatCommandIT {
 
     @Test
     void respondAskToolsAsksOnTheTerminalInsteadOfExitingTen() throws Exception {
-        String tool = "{\"name\":\"lookup\",\"description\":\"Looks up.\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}";
-        String s = launch("", "[{\"toolCalls\":[{\"name\":\"lookup\",\"arguments\":{}}]},{\"template\":\"Looked up: {toolOutput}\"}]",
+        String tool =
+                "{\"name\":\"lookup\",\"description\":\"Looks up.\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}";
+        String s = launch(
+                "",
+                "[{\"toolCalls\":[{\"name\":\"lookup\",\"arguments\":{}}]},{\"template\":\"Looked up: {toolOutput}\"}]",
                 "respond --ask-tools --tool-json '" + tool + "' 'look it up'");
         await(s, "output of lookup {} (text, @file, !error)>");
         keys(s, "-l", "!not found");
@@ -193,13 +202,17 @@ class ChatCommandIT {
 
     @Test
     void pipedInputIsEchoedAndSlashCommandsWork() throws Exception {
-        String tool = "{\"name\":\"lookup\",\"description\":\"Looks up.\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}";
-        CliRun.Result r = new CliRun(dir).script("[{\"text\":\"Hi.\"},{\"toolCalls\":[{\"name\":\"lookup\",\"arguments\":{}}]},"
-                + "{\"template\":\"The tool said {toolOutput}\"}]")
-                .stdin("hello\n/tools\nuse the tool\nforty-two\n/usage\n/bogus\n/save " + dir.resolve("chat.json") + "\n/reset\n/usage\n/exit\n")
+        String tool =
+                "{\"name\":\"lookup\",\"description\":\"Looks up.\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}";
+        CliRun.Result r = new CliRun(dir)
+                .script("[{\"text\":\"Hi.\"},{\"toolCalls\":[{\"name\":\"lookup\",\"arguments\":{}}]},"
+                        + "{\"template\":\"The tool said {toolOutput}\"}]")
+                .stdin("hello\n/tools\nuse the tool\nforty-two\n/usage\n/bogus\n/save " + dir.resolve("chat.json")
+                        + "\n/reset\n/usage\n/exit\n")
                 .run("chat", "--tool-json", tool);
         assertThat(r.exit()).as(r.toString()).isZero();
-        assertThat(r.out()).contains("you> hello\noam> Hi.\n")
+        assertThat(r.out())
+                .contains("you> hello\noam> Hi.\n")
                 .contains("lookup (external: you type its output)")
                 .contains("output of lookup (text, @file, !error)> forty-two")
                 .contains("oam> The tool said forty-two")
@@ -213,7 +226,8 @@ class ChatCommandIT {
     @Test
     void aTranscriptWithPendingCallsIsRefused() throws Exception {
         String tool = "{\"name\":\"lookup\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}";
-        CliRun.Result pending = new CliRun(dir).script("[{\"toolCalls\":[{\"name\":\"lookup\",\"arguments\":{}}]}]")
+        CliRun.Result pending = new CliRun(dir)
+                .script("[{\"toolCalls\":[{\"name\":\"lookup\",\"arguments\":{}}]}]")
                 .run("respond", "--tool-json", tool, "look");
         assertThat(pending.exit()).as(pending.toString()).isEqualTo(10);
         String file = pending.json().path("transcript").asText();

@@ -83,9 +83,13 @@ final class CliRun {
         Process process = builder.start();
         if (!process.waitFor(170, TimeUnit.SECONDS)) {
             process.destroyForcibly();
-            throw new AssertionError("oam " + String.join(" ", args) + " did not finish; stderr so far:\n" + Files.readString(err));
+            throw new AssertionError(
+                    "oam " + String.join(" ", args) + " did not finish; stderr so far:\n" + Files.readString(err));
         }
-        return new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+        return new Result(
+                process.exitValue(),
+                Files.readString(out, StandardCharsets.UTF_8),
+                Files.readString(err, StandardCharsets.UTF_8));
     }
 
     static File file(Path path) {

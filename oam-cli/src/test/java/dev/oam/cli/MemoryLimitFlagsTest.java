@@ -26,7 +26,8 @@ class MemoryLimitFlagsTest {
         assertThat(StdioCommand.size("1G", "--x")).isEqualTo(1L << 30);
         for (String bad : List.of("", "M", "-1", "15", "1.5M", "12T", "99999999999G")) {
             assertThatThrownBy(() -> StdioCommand.size(bad, "--max-world-size"))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--max-world-size");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("--max-world-size");
         }
     }
 
@@ -35,12 +36,15 @@ class MemoryLimitFlagsTest {
         StdioCommand command = new StdioCommand();
         new CommandLine(command).parseArgs("--max-world-size", "200", "--max-history-size", "1K");
         String big = "x".repeat(300);
-        String input = String.join("\n",
-                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world/create\",\"params\":{\"world\":\"w\"}}",
-                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world/set\",\"params\":{\"world\":\"w\",\"path\":\"a\",\"value\":\"" + big + "\"}}",
-                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/create\",\"params\":{\"session\":\"s\",\"model\":\"scripted\"}}",
-                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"session/respond\",\"params\":{\"session\":\"s\",\"prompt\":\""
-                        + "p".repeat(2_000) + "\"}}") + "\n";
+        String input = String.join(
+                        "\n",
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world/create\",\"params\":{\"world\":\"w\"}}",
+                        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world/set\",\"params\":{\"world\":\"w\",\"path\":\"a\",\"value\":\""
+                                + big + "\"}}",
+                        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/create\",\"params\":{\"session\":\"s\",\"model\":\"scripted\"}}",
+                        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"session/respond\",\"params\":{\"session\":\"s\",\"prompt\":\""
+                                + "p".repeat(2_000) + "\"}}")
+                + "\n";
         ByteArrayOutputStream out = new ByteArrayOutputStream();
 
         int code = command.serve(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)), out, "");
@@ -50,10 +54,16 @@ class MemoryLimitFlagsTest {
         for (String line : out.toString(StandardCharsets.UTF_8).split("\n")) {
             messages.add(Json.parse(line));
         }
-        JsonNode world = messages.stream().filter(m -> m.path("id").asInt() == 2).findFirst().orElseThrow();
+        JsonNode world = messages.stream()
+                .filter(m -> m.path("id").asInt() == 2)
+                .findFirst()
+                .orElseThrow();
         assertThat(world.path("error").path("code").asInt()).isEqualTo(-32055);
         assertThat(world.path("error").path("data").path("limit").asLong()).isEqualTo(200);
-        JsonNode turn = messages.stream().filter(m -> m.path("id").asInt() == 4).findFirst().orElseThrow();
+        JsonNode turn = messages.stream()
+                .filter(m -> m.path("id").asInt() == 4)
+                .findFirst()
+                .orElseThrow();
         assertThat(turn.path("error").path("code").asInt()).isEqualTo(-32004);
         assertThat(turn.path("error").path("data").path("limit").asLong()).isEqualTo(1024);
     }
@@ -62,6 +72,7 @@ class MemoryLimitFlagsTest {
     void aBadSizeIsAUsageError() throws Exception {
         StdioCommand command = new StdioCommand();
         new CommandLine(command).parseArgs("--max-total-world-size", "lots");
-        assertThat(command.serve(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(), "")).isEqualTo(2);
+        assertThat(command.serve(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(), ""))
+                .isEqualTo(2);
     }
 }

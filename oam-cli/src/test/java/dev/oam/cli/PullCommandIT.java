@@ -34,6 +34,7 @@ class PullCommandIT {
 
     @TempDir
     Path dir;
+
     private FakeHub hub;
     private Path cache;
 
@@ -57,7 +58,10 @@ class PullCommandIT {
     }
 
     private CliRun oam() {
-        return new CliRun(dir).env("HF_ENDPOINT", hub.uri().toString()).env("OAM_MODEL_CACHE", cache.toString()).env("HF_TOKEN", "");
+        return new CliRun(dir)
+                .env("HF_ENDPOINT", hub.uri().toString())
+                .env("OAM_MODEL_CACHE", cache.toString())
+                .env("HF_TOKEN", "");
     }
 
     private Path target() {
@@ -72,8 +76,10 @@ class PullCommandIT {
 
         assertThat(pulled.exit()).as(pulled.toString()).isZero();
         assertThat(pulled.out().strip()).isEqualTo(target().toString());
-        assertThat(pulled.err()).as("stderr is no terminal: only the final line").isEqualTo("Pulled " + NAME
-                + " (" + dev.oam.core.model.pull.Bytes.format(gguf.length) + ", SHA-256 checked)\n");
+        assertThat(pulled.err())
+                .as("stderr is no terminal: only the final line")
+                .isEqualTo("Pulled " + NAME + " (" + dev.oam.core.model.pull.Bytes.format(gguf.length)
+                        + ", SHA-256 checked)\n");
         assertThat(hub.downloads()).hasSize(2);
         assertThat(hub.downloads().get(1).range()).startsWith("bytes=");
         assertThat(Files.readAllBytes(target())).isEqualTo(gguf);
@@ -84,9 +90,18 @@ class PullCommandIT {
         assertThat(again.json().path("downloaded").asBoolean(true)).isFalse();
         assertThat(again.err()).startsWith("Already in the cache: " + NAME);
 
-        List<String> command = List.of("env", "OAM_MODEL_CACHE=" + cache, "HF_ENDPOINT=" + hub.uri(), "OAM_NATIVE_DIR=" + dir.resolve("native"),
-                "OAM_LLAMA_THREADS=1", "OAM_LLAMA_THREADS_BATCH=1", "OAM_LLAMA_CONTEXT=2048",
-                Transports.launcher().toString(), "stdio", "--model", NAME);
+        List<String> command = List.of(
+                "env",
+                "OAM_MODEL_CACHE=" + cache,
+                "HF_ENDPOINT=" + hub.uri(),
+                "OAM_NATIVE_DIR=" + dir.resolve("native"),
+                "OAM_LLAMA_THREADS=1",
+                "OAM_LLAMA_THREADS_BATCH=1",
+                "OAM_LLAMA_CONTEXT=2048",
+                Transports.launcher().toString(),
+                "stdio",
+                "--model",
+                NAME);
         StdioClient client = StdioClient.start(command);
         try (Conversation c = new Conversation(client)) {
             c.call(1, "initialize", "{\"protocolVersion\":\"1.0\"}");
@@ -113,20 +128,39 @@ class PullCommandIT {
 
     @Test
     void aSessionNamingAModelThatIsNotCachedFailsAtOnceNamingModelPullThenRunsAfterThePull() throws Exception {
-        List<String> command = List.of("env", "-u", "OAM_MODEL", "OAM_MODEL_CACHE=" + cache, "HF_ENDPOINT=" + hub.uri(),
-                "OAM_NATIVE_DIR=" + dir.resolve("native"), "OAM_LLAMA_THREADS=1", "OAM_LLAMA_THREADS_BATCH=1", "OAM_LLAMA_CONTEXT=2048",
-                Transports.launcher().toString(), "stdio");
+        List<String> command = List.of(
+                "env",
+                "-u",
+                "OAM_MODEL",
+                "OAM_MODEL_CACHE=" + cache,
+                "HF_ENDPOINT=" + hub.uri(),
+                "OAM_NATIVE_DIR=" + dir.resolve("native"),
+                "OAM_LLAMA_THREADS=1",
+                "OAM_LLAMA_THREADS_BATCH=1",
+                "OAM_LLAMA_CONTEXT=2048",
+                Transports.launcher().toString(),
+                "stdio");
         StdioClient client = StdioClient.start(command);
-        String create = "{\"session\":\"s\",\"options\":{\"maxResponseTokens\":4},\"model\":{\"type\":\"llama\",\"path\":\"" + NAME + "\"}}";
+        String create =
+                "{\"session\":\"s\",\"options\":{\"maxResponseTokens\":4},\"model\":{\"type\":\"llama\",\"path\":\""
+                        + NAME + "\"}}";
         try (Conversation c = new Conversation(client)) {
             JsonNode error = c.request(1, "session/create", create).error(1);
             assertThat(error.path("code").asInt()).isEqualTo(-32602);
-            assertThat(error.path("message").asText()).contains("model.path").contains("model/pull").contains(NAME);
-            assertThat(hub.requests()).as("nothing is downloaded inside a request for a session").isEmpty();
+            assertThat(error.path("message").asText())
+                    .contains("model.path")
+                    .contains("model/pull")
+                    .contains(NAME);
+            assertThat(hub.requests())
+                    .as("nothing is downloaded inside a request for a session")
+                    .isEmpty();
 
             c.call(2, "model/pull", "{\"model\":\"" + NAME + "\"}");
             c.call(3, "session/create", create);
-            assertThat(c.call(4, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello\"}").path("text").isTextual()).isTrue();
+            assertThat(c.call(4, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello\"}")
+                            .path("text")
+                            .isTextual())
+                    .isTrue();
             client.endInput();
             assertThat(client.awaitStopped(Duration.ofSeconds(30))).isTrue();
         }
@@ -202,12 +236,15 @@ class PullCommandIT {
         hub.holdDownloadAt(gguf.length / 2);
         String session = "pull-" + ProcessHandle.current().pid();
         Path status = dir.resolve("status");
-        String command = "env HF_ENDPOINT=" + hub.uri() + " OAM_MODEL_CACHE=" + cache + " " + Transports.launcher() + " pull " + NAME
-                + "; echo $? > " + status + ".tmp; mv " + status + ".tmp " + status + "; sleep 600";
+        String command = "env HF_ENDPOINT=" + hub.uri() + " OAM_MODEL_CACHE=" + cache + " " + Transports.launcher()
+                + " pull " + NAME + "; echo $? > " + status + ".tmp; mv " + status + ".tmp " + status + "; sleep 600";
         run(tmux, "new-session", "-d", "-s", session, "-x", "150", "-y", "20", command);
         try {
             String screen = await(tmux, session, "50%");
-            assertThat(screen).contains("Pulling " + NAME).contains("[############............]").contains(" / ");
+            assertThat(screen)
+                    .contains("Pulling " + NAME)
+                    .contains("[############............]")
+                    .contains(" / ");
             hub.release();
             screen = await(tmux, session, "Pulled " + NAME);
             assertThat(screen).doesNotContain("Pulling");
@@ -222,10 +259,14 @@ class PullCommandIT {
 
     private static Path tmux() throws Exception {
         Path script = Transports.launcher().getParent().resolve("lib/tmux.sh");
-        Process p = new ProcessBuilder("bash", "-c", ". \"$1\" && oam_tmux && command -v tmux", "tmux", script.toString())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = new ProcessBuilder(
+                        "bash", "-c", ". \"$1\" && oam_tmux && command -v tmux", "tmux", script.toString())
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         String out = new String(p.getInputStream().readAllBytes()).strip();
-        assertThat(p.waitFor()).as("tmux is needed for the terminal tests (bin/lib/tmux.sh)").isZero();
+        assertThat(p.waitFor())
+                .as("tmux is needed for the terminal tests (bin/lib/tmux.sh)")
+                .isZero();
         return Path.of(out);
     }
 

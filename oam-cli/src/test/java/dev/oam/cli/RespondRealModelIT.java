@@ -21,16 +21,30 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class RespondRealModelIT {
-    private static final String TOOL = "{\"name\":\"open_gate\",\"description\":\"Open a named gate.\",\"parameters\":{\"type\":\"object\","
-            + "\"properties\":{\"gate\":{\"type\":\"string\",\"enum\":[\"north\",\"south\"]}},\"required\":[\"gate\"]}}";
+    private static final String TOOL =
+            "{\"name\":\"open_gate\",\"description\":\"Open a named gate.\",\"parameters\":{\"type\":\"object\","
+                    + "\"properties\":{\"gate\":{\"type\":\"string\",\"enum\":[\"north\",\"south\"]}},\"required\":[\"gate\"]}}";
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(RealModel.class)
     void aForcedExternalToolCallThenTheAnswer(RealModel real, @TempDir Path dir) throws Exception {
         Path model = real.path();
-        CliRun oam = new CliRun(dir).env("OAM_LLAMA_THREADS", "1").env("OAM_LLAMA_THREADS_BATCH", "2").env("OAM_LLAMA_CONTEXT", "2048");
-        CliRun.Result first = oam.run("respond", "--model", model.toString(), "--tool-json", TOOL, "--tool-choice", "required",
-                "--max-tokens", "32", "-g", "Open the north gate.");
+        CliRun oam = new CliRun(dir)
+                .env("OAM_LLAMA_THREADS", "1")
+                .env("OAM_LLAMA_THREADS_BATCH", "2")
+                .env("OAM_LLAMA_CONTEXT", "2048");
+        CliRun.Result first = oam.run(
+                "respond",
+                "--model",
+                model.toString(),
+                "--tool-json",
+                TOOL,
+                "--tool-choice",
+                "required",
+                "--max-tokens",
+                "32",
+                "-g",
+                "Open the north gate.");
         assertThat(first.exit()).as(first.toString()).isEqualTo(10);
         // Each pending call is answered and the turn resumed until it completes: a model may call the tool again once
         // it has the output (the steps after the forced first are auto), within the default 4 tool rounds.
@@ -41,7 +55,11 @@ class RespondRealModelIT {
             JsonNode pending = done.json();
             assertThat(pending.path("status").asText()).isEqualTo("tool_calls");
             assertThat(pending.path("calls")).as("%s", pending).isNotEmpty();
-            List<String> resume = new ArrayList<>(List.of("respond", "--model", model.toString(), "--resume",
+            List<String> resume = new ArrayList<>(List.of(
+                    "respond",
+                    "--model",
+                    model.toString(),
+                    "--resume",
                     pending.path("transcript").asText()));
             for (JsonNode call : pending.path("calls")) {
                 assertThat(call.path("name").asText()).isEqualTo("open_gate");
@@ -57,16 +75,27 @@ class RespondRealModelIT {
         JsonNode result = done.json();
         assertThat(result.path("status").asText()).isEqualTo("completed");
         assertThat(result.path("text").isTextual()).isTrue();
-        assertThat(result.path("text").asText()).as("the answer on %s", real).doesNotContain("\uFFFD").doesNotContain("{\"tool_calls\"");
+        assertThat(result.path("text").asText())
+                .as("the answer on %s", real)
+                .doesNotContain("\uFFFD")
+                .doesNotContain("{\"tool_calls\"");
         assertThat(result.path("toolCalls")).hasSize(answered);
         for (JsonNode record : result.path("toolCalls")) {
-            assertThat(record.path("output").path("opened").asBoolean()).as("%s", record).isTrue();
+            assertThat(record.path("output").path("opened").asBoolean())
+                    .as("%s", record)
+                    .isTrue();
         }
         JsonNode usage = result.path("usage"); // the whole turn's, both processes' steps included
         assertThat(usage.path("inputTokens").asInt()).isPositive();
         assertThat(usage.path("outputTokens").asInt()).isPositive();
-        assertThat(usage.path("totalTokens").asInt()).isEqualTo(usage.path("inputTokens").asInt() + usage.path("outputTokens").asInt());
+        assertThat(usage.path("totalTokens").asInt())
+                .isEqualTo(usage.path("inputTokens").asInt()
+                        + usage.path("outputTokens").asInt());
         assertThat(result.path("steps")).hasSizeGreaterThanOrEqualTo(2);
-        assertThat(result.path("steps").get(result.path("steps").size() - 1).path("toolCallingMode").asText()).isIn("allowed", "disallowed");
+        assertThat(result.path("steps")
+                        .get(result.path("steps").size() - 1)
+                        .path("toolCallingMode")
+                        .asText())
+                .isIn("allowed", "disallowed");
     }
 }

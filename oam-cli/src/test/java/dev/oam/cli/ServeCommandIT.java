@@ -26,10 +26,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** {@code bin/oam serve} as a child process, on every model this edition has: scripted, llama, an OpenAI server. */
 // A separate thread: a child that never prints its address must fail the test, not block the build in readLine().
+@SuppressWarnings("try") // Served.close() waits for oam serve to exit, so it may be interrupted
 @Timeout(value = 240, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ServeCommandIT {
-    private static final String GATE = "{\"type\":\"function\",\"function\":{\"name\":\"open_gate\",\"parameters\":{\"type\":\"object\","
-            + "\"properties\":{\"gate\":{\"type\":\"string\",\"enum\":[\"north\",\"south\"]}},\"required\":[\"gate\"]}}}";
+    private static final String GATE =
+            "{\"type\":\"function\",\"function\":{\"name\":\"open_gate\",\"parameters\":{\"type\":\"object\","
+                    + "\"properties\":{\"gate\":{\"type\":\"string\",\"enum\":[\"north\",\"south\"]}},\"required\":[\"gate\"]}}}";
 
     @TempDir
     Path dir;
@@ -46,9 +48,20 @@ class ServeCommandIT {
     }
 
     private List<String> command(Map<String, String> env, String... args) {
-        List<String> command = new ArrayList<>(List.of("env", "-u", "OAM_MODEL", "-u", "OAM_MODEL_NAME", "-u", "OAM_API_KEY",
-                "-u", "OAM_SCRIPT", "OAM_NATIVE_DIR=" + dir.resolve("native"), "OAM_LLAMA_THREADS=1",
-                "OAM_LLAMA_THREADS_BATCH=1", "OAM_LLAMA_CONTEXT=2048"));
+        List<String> command = new ArrayList<>(List.of(
+                "env",
+                "-u",
+                "OAM_MODEL",
+                "-u",
+                "OAM_MODEL_NAME",
+                "-u",
+                "OAM_API_KEY",
+                "-u",
+                "OAM_SCRIPT",
+                "OAM_NATIVE_DIR=" + dir.resolve("native"),
+                "OAM_LLAMA_THREADS=1",
+                "OAM_LLAMA_THREADS_BATCH=1",
+                "OAM_LLAMA_CONTEXT=2048"));
         env.forEach((name, value) -> command.add(name + "=" + value));
         command.add(Transports.launcher().toString());
         command.add("serve");
@@ -58,11 +71,17 @@ class ServeCommandIT {
 
     private Served serve(Map<String, String> env, String... args) throws IOException {
         Path stderr = Files.createTempFile(dir, "serve", ".err");
-        Process process = new ProcessBuilder(command(env, args)).redirectError(stderr.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
-        BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        Process process = new ProcessBuilder(command(env, args))
+                .redirectError(stderr.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
+        BufferedReader out =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         String first = out.readLine();
-        assertThat(first).as(Files.readString(stderr)).isNotNull().startsWith("oam serve: listening on http://127.0.0.1:");
+        assertThat(first)
+                .as(Files.readString(stderr))
+                .isNotNull()
+                .startsWith("oam serve: listening on http://127.0.0.1:");
         String second = out.readLine();
         assertThat(second).startsWith("Try: curl -s http://127.0.0.1:");
         String url = first.substring("oam serve: listening on ".length());
@@ -73,7 +92,8 @@ class ServeCommandIT {
 
     private Exit refused(Map<String, String> env, String... args) throws Exception {
         Process process = new ProcessBuilder(command(env, args))
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         String err = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor(120, TimeUnit.SECONDS)).isTrue();
@@ -82,7 +102,8 @@ class ServeCommandIT {
 
     private static HttpResponse<String> post(Served served, String body, String... headers) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(served.uri().resolve("/v1/chat/completions"))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
         for (int i = 0; i < headers.length; i += 2) {
             request.header(headers[i], headers[i + 1]);
         }
@@ -103,16 +124,30 @@ class ServeCommandIT {
 
     @Test
     void oamScriptServesAScriptedModelWithKeyAndAlias() throws Exception {
-        try (Served served = serve(Map.of("OAM_SCRIPT", "[{\"text\":\"Welcome, traveller.\"}]"),
-                "--port", "0", "--api-key", "sesame", "--model-alias", "gpt-4o-mini=system", "-i", "You are Mira.")) {
-            HttpResponse<String> reply = post(served, "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}",
-                    "Authorization", "Bearer sesame");
+        try (Served served = serve(
+                Map.of("OAM_SCRIPT", "[{\"text\":\"Welcome, traveller.\"}]"),
+                "--port",
+                "0",
+                "--api-key",
+                "sesame",
+                "--model-alias",
+                "gpt-4o-mini=system",
+                "-i",
+                "You are Mira.")) {
+            HttpResponse<String> reply = post(
+                    served,
+                    "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}",
+                    "Authorization",
+                    "Bearer sesame");
             assertThat(reply.statusCode()).as(reply.body()).isEqualTo(200);
             JsonNode json = Json.parse(reply.body());
             assertThat(json.at("/choices/0/message/content").asText()).isEqualTo("Welcome, traveller.");
             assertThat(json.get("model").asText()).isEqualTo("gpt-4o-mini");
-            assertThat(post(served, "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}").statusCode()).isEqualTo(401);
-            JsonNode models = Json.parse(get(served, "/v1/models", "Authorization", "Bearer sesame").body());
+            assertThat(post(served, "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}")
+                            .statusCode())
+                    .isEqualTo(401);
+            JsonNode models = Json.parse(
+                    get(served, "/v1/models", "Authorization", "Bearer sesame").body());
             assertThat(models.at("/data/1/parent").asText()).isEqualTo("system");
         }
     }
@@ -122,30 +157,52 @@ class ServeCommandIT {
         Path model = dir.resolve("tiny.gguf");
         TinyGguf.tiny().name("serve-tiny").write(model);
         try (Served served = serve(Map.of(), "--port", "0", "--model", model.toString())) {
-            HttpResponse<String> call = post(served, "{\"model\":\"system\",\"tools\":[" + GATE + "],\"tool_choice\":\"required\","
-                    + "\"messages\":[{\"role\":\"user\",\"content\":\"Open the north gate.\"}]}");
+            HttpResponse<String> call = post(
+                    served,
+                    "{\"model\":\"system\",\"tools\":[" + GATE + "],\"tool_choice\":\"required\","
+                            + "\"messages\":[{\"role\":\"user\",\"content\":\"Open the north gate.\"}]}");
             assertThat(call.statusCode()).as(call.body()).isEqualTo(200);
             JsonNode choice = Json.parse(call.body()).at("/choices/0");
             assertThat(choice.get("finish_reason").asText()).isEqualTo("tool_calls");
             JsonNode toolCall = choice.at("/message/tool_calls/0");
             assertThat(toolCall.at("/function/name").asText()).isEqualTo("open_gate");
-            assertThat(Json.parse(toolCall.at("/function/arguments").asText()).get("gate").asText()).isIn("north", "south");
-            HttpResponse<String> text = post(served, "{\"model\":\"system\",\"max_tokens\":3,\"stream\":true,"
-                    + "\"messages\":[{\"role\":\"user\",\"content\":\"Hello.\"}]}");
+            assertThat(Json.parse(toolCall.at("/function/arguments").asText())
+                            .get("gate")
+                            .asText())
+                    .isIn("north", "south");
+            HttpResponse<String> text = post(
+                    served,
+                    "{\"model\":\"system\",\"max_tokens\":3,\"stream\":true,"
+                            + "\"messages\":[{\"role\":\"user\",\"content\":\"Hello.\"}]}");
             assertThat(text.statusCode()).as(text.body()).isEqualTo(200);
             assertThat(text.body()).contains("\"finish_reason\":").endsWith("data: [DONE]\n\n");
             JsonNode health = Json.parse(get(served, "/health").body());
-            assertThat(health.at("/models/0/available").asBoolean()).as(health.toString()).isTrue();
+            assertThat(health.at("/models/0/available").asBoolean())
+                    .as(health.toString())
+                    .isTrue();
         }
     }
 
     @Test
     void theLimitFlagsAndOriginsReachTheServer() throws Exception {
-        // --timeout 10 s against a 60 s step (the first request is 504 after 10 s); --max-concurrent 1 --max-queued 0: a second request while it runs is 429.
+        // --timeout 10 s against a 60 s step (the first request is 504 after 10 s); --max-concurrent 1 --max-queued 0:
+        // a second request while it runs is 429.
         String script = "{\"steps\":[{\"text\":\"slow\",\"delayMs\":60000}],\"fallback\":{\"text\":\"welcome\"}}";
         String hi = "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
-        try (Served served = serve(Map.of("OAM_SCRIPT", script), "--port", "0", "--timeout", "10", "--max-concurrent", "1",
-                "--max-queued", "0", "--allow-origin", "http://game.local", "--log-level", "debug")) {
+        try (Served served = serve(
+                Map.of("OAM_SCRIPT", script),
+                "--port",
+                "0",
+                "--timeout",
+                "10",
+                "--max-concurrent",
+                "1",
+                "--max-queued",
+                "0",
+                "--allow-origin",
+                "http://game.local",
+                "--log-level",
+                "debug")) {
             var slow = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
                 try {
                     return post(served, hi);
@@ -153,7 +210,11 @@ class ServeCommandIT {
                     throw new RuntimeException(e);
                 }
             });
-            while (Json.parse(get(served, "/health").body()).get("active_requests").asInt() < 1 && !slow.isDone()) {
+            while (Json.parse(get(served, "/health").body())
+                                    .get("active_requests")
+                                    .asInt()
+                            < 1
+                    && !slow.isDone()) {
                 Thread.onSpinWait();
             }
             assertThat(slow).isNotDone();
@@ -170,12 +231,20 @@ class ServeCommandIT {
             assertThat(Json.parse(foreign.body()).at("/error/code").asText()).isEqualTo("origin_not_allowed");
             HttpResponse<String> allowed = post(served, hi, "Origin", "http://game.local");
             assertThat(allowed.statusCode()).as(allowed.body()).isEqualTo(200);
-            assertThat(allowed.headers().firstValue("Access-Control-Allow-Origin")).contains("http://game.local");
-            assertThat(Json.parse(allowed.body()).at("/choices/0/message/content").asText()).isEqualTo("welcome");
+            assertThat(allowed.headers().firstValue("Access-Control-Allow-Origin"))
+                    .contains("http://game.local");
+            assertThat(Json.parse(allowed.body())
+                            .at("/choices/0/message/content")
+                            .asText())
+                    .isEqualTo("welcome");
         }
-        for (String[] bad : new String[][] {{"--timeout", "0"}, {"--max-concurrent", "0"}, {"--max-queued", "-1"}, {"--log-level", "loud"}}) {
+        for (String[] bad : new String[][] {
+            {"--timeout", "0"}, {"--max-concurrent", "0"}, {"--max-queued", "-1"}, {"--log-level", "loud"}
+        }) {
             Exit exit = refused(Map.of(), "--port", "0", bad[0], bad[1]);
-            assertThat(exit.code()).as(String.join(" ", bad) + ": " + exit.err()).isEqualTo(2);
+            assertThat(exit.code())
+                    .as(String.join(" ", bad) + ": " + exit.err())
+                    .isEqualTo(2);
             assertThat(exit.err()).startsWith("oam serve: ");
             assertThat(exit.out()).isEmpty();
         }
@@ -185,22 +254,31 @@ class ServeCommandIT {
     void withOnlyASocketThereIsNoTcpListener() throws Exception {
         Path socket = dir.resolve("oam.sock");
         Path stderr = dir.resolve("socket.err");
-        Process process = new ProcessBuilder(command(Map.of("OAM_SCRIPT", "[{\"text\":\"over the socket\"}]"), "--socket", socket.toString()))
-                .redirectError(stderr.toFile()).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        Process process = new ProcessBuilder(command(
+                        Map.of("OAM_SCRIPT", "[{\"text\":\"over the socket\"}]"), "--socket", socket.toString()))
+                .redirectError(stderr.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
         try {
-            BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            BufferedReader out =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
             String first = out.readLine();
-            assertThat(first).as(Files.readString(stderr)).isEqualTo("oam serve: listening on unix:" + socket.toAbsolutePath());
+            assertThat(first)
+                    .as(Files.readString(stderr))
+                    .isEqualTo("oam serve: listening on unix:" + socket.toAbsolutePath());
             assertThat(out.readLine()).startsWith("Try: curl -s --unix-socket " + socket.toAbsolutePath());
             String body = "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
             try (var channel = java.nio.channels.SocketChannel.open(java.net.UnixDomainSocketAddress.of(socket))) {
-                String request = "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                        + "Connection: close\r\nContent-Length: " + body.length() + "\r\n\r\n" + body;
+                String request =
+                        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                                + "Connection: close\r\nContent-Length: " + body.length() + "\r\n\r\n" + body;
                 channel.write(java.nio.ByteBuffer.wrap(request.getBytes(StandardCharsets.UTF_8)));
-                String reply = new String(java.nio.channels.Channels.newInputStream(channel).readAllBytes(), StandardCharsets.UTF_8);
+                String reply = new String(
+                        java.nio.channels.Channels.newInputStream(channel).readAllBytes(), StandardCharsets.UTF_8);
                 assertThat(reply).startsWith("HTTP/1.1 200").contains("over the socket");
             }
-            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(socket))).isEqualTo("rw-------");
+            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(socket)))
+                    .isEqualTo("rw-------");
         } finally {
             process.destroy();
             if (!process.waitFor(20, TimeUnit.SECONDS)) {
@@ -212,12 +290,23 @@ class ServeCommandIT {
     @Test
     void anOpenAICompatibleServerIsRelayed() throws Exception {
         try (FakeOpenAIServer upstream = FakeOpenAIServer.start().then(FakeOpenAIServer.text("Halt! Who goes there?"));
-             Served served = serve(Map.of("OAM_API_KEY", "unused-here"), "--port", "0", "--model", upstream.baseUrl(),
-                     "--model-name", "fake-model")) {
-            HttpResponse<String> reply = post(served, "{\"model\":\"system\",\"messages\":[{\"role\":\"system\",\"content\":\"You are a guard.\"},"
-                    + "{\"role\":\"user\",\"content\":\"Hello.\"}]}", "Authorization", "Bearer unused-here");
+                Served served = serve(
+                        Map.of("OAM_API_KEY", "unused-here"),
+                        "--port",
+                        "0",
+                        "--model",
+                        upstream.baseUrl(),
+                        "--model-name",
+                        "fake-model")) {
+            HttpResponse<String> reply = post(
+                    served,
+                    "{\"model\":\"system\",\"messages\":[{\"role\":\"system\",\"content\":\"You are a guard.\"},"
+                            + "{\"role\":\"user\",\"content\":\"Hello.\"}]}",
+                    "Authorization",
+                    "Bearer unused-here");
             assertThat(reply.statusCode()).as(reply.body()).isEqualTo(200);
-            assertThat(Json.parse(reply.body()).at("/choices/0/message/content").asText()).isEqualTo("Halt! Who goes there?");
+            assertThat(Json.parse(reply.body()).at("/choices/0/message/content").asText())
+                    .isEqualTo("Halt! Who goes there?");
             assertThat(upstream.chat(0).body().path("model").asText()).isEqualTo("fake-model");
         }
     }
@@ -227,7 +316,8 @@ class ServeCommandIT {
         try (Served served = serve(Map.of(), "--port", "0")) {
             HttpResponse<String> health = get(served, "/health");
             assertThat(health.statusCode()).isEqualTo(503);
-            HttpResponse<String> reply = post(served, "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}");
+            HttpResponse<String> reply =
+                    post(served, "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}");
             assertThat(reply.statusCode()).isEqualTo(503);
             assertThat(Json.parse(reply.body()).at("/error/code").asText()).isEqualTo("model_unavailable");
         }
@@ -238,7 +328,8 @@ class ServeCommandIT {
         Exit alias = refused(Map.of(), "--port", "0", "--model-alias", "gpt=other");
         assertThat(alias.code()).isEqualTo(2);
         assertThat(alias.err()).contains("--model-alias takes NAME=system");
-        Exit model = refused(Map.of(), "--port", "0", "--model", dir.resolve("missing.gguf").toString());
+        Exit model = refused(
+                Map.of(), "--port", "0", "--model", dir.resolve("missing.gguf").toString());
         assertThat(model.code()).isEqualTo(2);
         assertThat(model.err()).contains("missing.gguf");
         Exit script = refused(Map.of("OAM_SCRIPT", "[{\"dance\":1}]"), "--port", "0");

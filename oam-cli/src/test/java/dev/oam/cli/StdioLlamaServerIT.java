@@ -26,17 +26,29 @@ class StdioLlamaServerIT {
         StdioClient client = StdioClient.start(command);
         ProcessHandle server;
         try (Conversation c = new Conversation(client, Duration.ofMinutes(5))) {
-            String spec = "{\"type\":\"llama-server\",\"path\":" + Json.write(Json.mapper().valueToTree(
-                    RealModels.smollm2().toString())) + ",\"binary\":" + Json.write(Json.mapper().valueToTree(
-                    RealModels.llamaServer().toString())) + ",\"contextSize\":2048,\"threads\":2}";
-            assertThat(c.call(1, "initialize", "{\"protocolVersion\":\"1.0\"}").path("capabilities").path("models")
-                    .toString()).contains("llama-server");
-            c.call(2, "session/create", "{\"session\":\"s\",\"model\":" + spec
-                    + ",\"options\":{\"maxResponseTokens\":8,\"temperature\":0}}");
+            String spec = "{\"type\":\"llama-server\",\"path\":"
+                    + Json.write(Json.mapper().valueToTree(RealModels.smollm2().toString())) + ",\"binary\":"
+                    + Json.write(
+                            Json.mapper().valueToTree(RealModels.llamaServer().toString()))
+                    + ",\"contextSize\":2048,\"threads\":2}";
+            assertThat(c.call(1, "initialize", "{\"protocolVersion\":\"1.0\"}")
+                            .path("capabilities")
+                            .path("models")
+                            .toString())
+                    .contains("llama-server");
+            c.call(
+                    2,
+                    "session/create",
+                    "{\"session\":\"s\",\"model\":" + spec
+                            + ",\"options\":{\"maxResponseTokens\":8,\"temperature\":0}}");
             JsonNode answer = c.call(3, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello!\"}");
             assertThat(answer.path("text").asText()).isNotBlank();
-            server = ProcessHandle.of(client.pid()).orElseThrow().descendants()
-                    .filter(p -> p.info().command().orElse("").endsWith("llama-server")).findFirst().orElseThrow();
+            server = ProcessHandle.of(client.pid())
+                    .orElseThrow()
+                    .descendants()
+                    .filter(p -> p.info().command().orElse("").endsWith("llama-server"))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(server.isAlive()).isTrue();
             c.call(4, "shutdown", "{}");
             client.endInput();

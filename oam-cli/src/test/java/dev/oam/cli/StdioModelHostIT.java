@@ -13,8 +13,17 @@ import java.util.Map;
 /** The model backends and the system model through a real {@code bin/oam stdio} whose environment holds the variables. */
 class StdioModelHostIT extends ModelHostContract {
     private List<String> command(Map<String, String> variables) {
-        List<String> command = new ArrayList<>(List.of("env", "-u", "OAM_MODEL", "-u", "OAM_MODEL_NAME", "-u", "OAM_API_KEY",
-                "OAM_NATIVE_DIR=" + dir.resolve("native"), "OAM_LLAMA_THREADS=1", "OAM_LLAMA_THREADS_BATCH=1",
+        List<String> command = new ArrayList<>(List.of(
+                "env",
+                "-u",
+                "OAM_MODEL",
+                "-u",
+                "OAM_MODEL_NAME",
+                "-u",
+                "OAM_API_KEY",
+                "OAM_NATIVE_DIR=" + dir.resolve("native"),
+                "OAM_LLAMA_THREADS=1",
+                "OAM_LLAMA_THREADS_BATCH=1",
                 "OAM_LLAMA_CONTEXT=2048"));
         variables.forEach((name, value) -> command.add(name + "=" + value));
         command.addAll(List.of(Transports.launcher().toString(), "stdio"));

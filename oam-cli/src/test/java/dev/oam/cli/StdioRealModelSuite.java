@@ -25,8 +25,15 @@ abstract class StdioRealModelSuite extends RealModelContract {
     }
 
     private static List<String> command(Path model) {
-        return List.of("env", "OAM_LLAMA_THREADS=1", "OAM_LLAMA_THREADS_BATCH=2", "OAM_LLAMA_CONTEXT=2048",
-                Transports.launcher().toString(), "stdio", "--model", model.toString());
+        return List.of(
+                "env",
+                "OAM_LLAMA_THREADS=1",
+                "OAM_LLAMA_THREADS_BATCH=2",
+                "OAM_LLAMA_CONTEXT=2048",
+                Transports.launcher().toString(),
+                "stdio",
+                "--model",
+                model.toString());
     }
 
     @Override
@@ -43,8 +50,8 @@ abstract class StdioRealModelSuite extends RealModelContract {
     @Test
     void aModelFileTheBridgeCannotUseStopsItAtStartWithTheCause(@TempDir Path dir) throws Exception {
         Object[][] cases = {
-                {truncatedCopy(model.path(), dir.resolve("cut.gguf"), 32L << 20), "truncated"},
-                {unknownTurnMarkers(dir.resolve("plain.gguf")), "no chat template"},
+            {truncatedCopy(model.path(), dir.resolve("cut.gguf"), 32L << 20), "truncated"},
+            {unknownTurnMarkers(dir.resolve("plain.gguf")), "no chat template"},
         };
         for (Object[] bad : cases) {
             StdioClient client = StdioClient.start(command((Path) bad[0]));
@@ -52,7 +59,10 @@ abstract class StdioRealModelSuite extends RealModelContract {
                 assertThat(client.awaitStopped(Duration.ofMinutes(5))).isTrue();
                 assertThat(client.exitCode()).isEqualTo(2);
                 assertThat(client.garbage()).isEmpty();
-                assertThat(client.stderr()).contains("cannot use the model").contains(bad[0].toString()).contains((String) bad[1]);
+                assertThat(client.stderr())
+                        .contains("cannot use the model")
+                        .contains(bad[0].toString())
+                        .contains((String) bad[1]);
             } finally {
                 client.close();
             }

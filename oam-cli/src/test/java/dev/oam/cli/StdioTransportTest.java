@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Which thread answers what {@link StdioTransport#pump} reads (issue 12, point 6: latency without losing batching). */
+/** Which thread answers what {@link StdioTransport#pump} reads (latency without losing batching). */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class StdioTransportTest {
     /** A sink that takes every line without blocking, as an empty pipe would, and records who delivered each. */
@@ -72,7 +72,8 @@ class StdioTransportTest {
         BridgeEngine engine = BridgeEngine.withSink(BridgeConfiguration.defaults(), sink);
         Thread reader = Thread.ofPlatform().name("oam-stdin").start(() -> {
             try {
-                StdioTransport.pump(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)), engine, sink.input);
+                StdioTransport.pump(
+                        new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)), engine, sink.input);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -92,8 +93,11 @@ class StdioTransportTest {
     @Test
     void requestsWithMoreInputBehindThemAreAnsweredIntoTheBufferByTheInputThreadToo() throws Exception {
         RecordingPipe sink = pump(ping(1) + ping(2) + ping(3));
-        assertThat(sink.lines()).containsExactly("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
-                "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}", "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}");
+        assertThat(sink.lines())
+                .containsExactly(
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+                        "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}",
+                        "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}");
         // In the burst the input thread buffers the answers (the sink takes them without writing); the last line's
         // answer goes out with them in one flush. No hand-off to the writer thread.
         assertThat(sink.threads()).containsOnly("oam-stdin");

@@ -41,7 +41,8 @@ class StdoutGuardIT {
     @BeforeAll
     static void needsTheGuard() {
         // The fd-level guard needs FFM (JDK 22+) and a POSIX system; /proc is used to look at the child.
-        assumeThat(Runtime.version().feature() >= 22 && Files.isDirectory(Path.of("/proc/self/fd"))).isTrue();
+        assumeThat(Runtime.version().feature() >= 22 && Files.isDirectory(Path.of("/proc/self/fd")))
+                .isTrue();
     }
 
     // ---------------------------------------------------------------- stray writes in a guarded child
@@ -52,7 +53,8 @@ class StdoutGuardIT {
             answersBefore(child);
             child.send("#stray java");
             child.send(respond(3, "after"));
-            assertThat(child.awaitResponse(3).path("result").path("text").asText()).isEqualTo("after");
+            assertThat(child.awaitResponse(3).path("result").path("text").asText())
+                    .isEqualTo("after");
             assertThat(child.finish()).isZero();
             assertThat(child.stdoutLines()).hasSize(3).allSatisfy(StdoutGuardIT::isJsonRpc);
             assertThat(child.stderr()).contains("STRAY-JAVA from System.out");
@@ -65,7 +67,8 @@ class StdoutGuardIT {
             answersBefore(child);
             child.send("#stray native");
             child.send(respond(3, "after"));
-            assertThat(child.awaitResponse(3).path("result").path("text").asText()).isEqualTo("after");
+            assertThat(child.awaitResponse(3).path("result").path("text").asText())
+                    .isEqualTo("after");
             assertThat(child.finish()).isZero();
             assertThat(child.stdoutLines()).hasSize(3).allSatisfy(StdoutGuardIT::isJsonRpc);
             assertThat(child.stderr()).contains("STRAY-NATIVE from write(1)");
@@ -134,7 +137,8 @@ class StdoutGuardIT {
             answersBefore(child);
             long pid = child.process.pid(); // bin/oam execs java: the same process
             assertThat(environment(pid)).contains("GGML_NO_BACKTRACE=1");
-            assertThat(commandLine(pid)).contains("--enable-native-access=ALL-UNNAMED")
+            assertThat(commandLine(pid))
+                    .contains("--enable-native-access=ALL-UNNAMED")
                     .contains("-XX:ErrorFile=" + cache.resolve("oam/hs_err_pid%p.log"));
             assertThat(cache.resolve("oam")).isDirectory();
             assertThatDescriptorOneIsStderr(pid);
@@ -150,7 +154,9 @@ class StdoutGuardIT {
         List<String> command = List.of(Transports.launcher().toString(), "stdio");
         try (Child child = Child.start(command, dir, Map.of("GGML_NO_BACKTRACE", "mine"))) {
             answersBefore(child);
-            assertThat(environment(child.process.pid())).contains("GGML_NO_BACKTRACE=mine").doesNotContain("GGML_NO_BACKTRACE=1");
+            assertThat(environment(child.process.pid()))
+                    .contains("GGML_NO_BACKTRACE=mine")
+                    .doesNotContain("GGML_NO_BACKTRACE=1");
             assertThat(child.finish()).isZero();
         }
     }
@@ -180,7 +186,9 @@ class StdoutGuardIT {
         builder.redirectError(dir.resolve("err.log").toFile());
         Process process = builder.start();
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as(Files.readString(dir.resolve("err.log"))).isZero();
+        assertThat(process.exitValue())
+                .as(Files.readString(dir.resolve("err.log")))
+                .isZero();
         List<String> lines = Files.readAllLines(out);
         assertThat(lines).hasSize(2);
         assertThat(Json.parse(lines.get(0)).path("id").asInt()).isEqualTo(1);
@@ -194,12 +202,14 @@ class StdoutGuardIT {
         child.send(CREATE);
         assertThat(child.awaitResponse(1).has("result")).as(child.stderr()).isTrue();
         child.send(respond(2, "before"));
-        assertThat(child.awaitResponse(2).path("result").path("text").asText()).as(child.stderr()).isEqualTo("before");
+        assertThat(child.awaitResponse(2).path("result").path("text").asText())
+                .as(child.stderr())
+                .isEqualTo("before");
     }
 
     private static String respond(int id, String prompt) {
-        return "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"session/respond\",\"params\":{\"session\":\"s\",\"prompt\":\""
-                + prompt + "\"}}";
+        return "{\"jsonrpc\":\"2.0\",\"id\":" + id
+                + ",\"method\":\"session/respond\",\"params\":{\"session\":\"s\",\"prompt\":\"" + prompt + "\"}}";
     }
 
     private static void isJsonRpc(String line) {
@@ -215,15 +225,19 @@ class StdoutGuardIT {
 
     private static void assertThatDescriptorOneIsStderr(long pid) throws IOException {
         Path fds = Path.of("/proc/" + pid + "/fd");
-        assertThat(Files.readSymbolicLink(fds.resolve("1"))).as("fd 1 of the child").isEqualTo(Files.readSymbolicLink(fds.resolve("2")));
+        assertThat(Files.readSymbolicLink(fds.resolve("1")))
+                .as("fd 1 of the child")
+                .isEqualTo(Files.readSymbolicLink(fds.resolve("2")));
     }
 
     private static List<String> environment(long pid) throws IOException {
-        return List.of(new String(Files.readAllBytes(Path.of("/proc/" + pid + "/environ")), StandardCharsets.UTF_8).split("\0"));
+        return List.of(new String(Files.readAllBytes(Path.of("/proc/" + pid + "/environ")), StandardCharsets.UTF_8)
+                .split("\0"));
     }
 
     private static List<String> commandLine(long pid) throws IOException {
-        return List.of(new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8).split("\0"));
+        return List.of(new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8)
+                .split("\0"));
     }
 
     private static String javaBinary() {
@@ -247,10 +261,14 @@ class StdoutGuardIT {
         }
 
         static List<String> strayWriterCommand(String... extra) {
-            List<String> command = new ArrayList<>(List.of(javaBinary(), "--enable-native-access=ALL-UNNAMED",
-                    "-XX:-CreateCoredumpOnCrash", "-cp", System.getProperty("surefire.test.class.path",
-                            System.getProperty("java.class.path"))));
-            List<String> jvmOptions = Stream.of(extra).filter(a -> a.startsWith("-XX:")).toList();
+            List<String> command = new ArrayList<>(List.of(
+                    javaBinary(),
+                    "--enable-native-access=ALL-UNNAMED",
+                    "-XX:-CreateCoredumpOnCrash",
+                    "-cp",
+                    System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
+            List<String> jvmOptions =
+                    Stream.of(extra).filter(a -> a.startsWith("-XX:")).toList();
             command.addAll(jvmOptions);
             command.add(StrayWriterMain.class.getName());
             command.addAll(Stream.of(extra).filter(a -> !a.startsWith("-XX:")).toList());
@@ -291,7 +309,9 @@ class StdoutGuardIT {
             } catch (IOException e) {
                 // it has gone already (the crash)
             }
-            assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("exits; stderr:\n%s", stderr()).isTrue();
+            assertThat(process.waitFor(60, TimeUnit.SECONDS))
+                    .as("exits; stderr:\n%s", stderr())
+                    .isTrue();
             outReader.join();
             stderr.join();
             return process.exitValue();
@@ -306,7 +326,8 @@ class StdoutGuardIT {
         }
 
         private void readStdout() {
-            try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader reader =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = reader.readLine()) != null) {
                     stdoutLines.add(line);

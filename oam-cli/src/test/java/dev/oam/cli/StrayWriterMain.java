@@ -99,7 +99,9 @@ final class StrayWriterMain {
                 System.out.flush();
             }
             case "native" -> Posix.write(1, "STRAY-NATIVE from write(1)\n".getBytes(StandardCharsets.UTF_8));
-            case "env" -> System.err.println("GGML_NO_BACKTRACE=" + Posix.getenv("GGML_NO_BACKTRACE").orElse("<unset>"));
+            case "env" ->
+                System.err.println(
+                        "GGML_NO_BACKTRACE=" + Posix.getenv("GGML_NO_BACKTRACE").orElse("<unset>"));
             case "crash" -> crash();
             default -> throw new IllegalArgumentException("unknown stray kind " + kind);
         }

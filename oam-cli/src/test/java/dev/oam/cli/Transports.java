@@ -12,7 +12,8 @@ final class Transports {
     private Transports() {}
 
     static Path launcher() {
-        Path root = Path.of(System.getProperty("oam.root", "..")).toAbsolutePath().normalize();
+        Path root =
+                Path.of(System.getProperty("oam.root", "..")).toAbsolutePath().normalize();
         Path oam = root.resolve("bin/oam");
         if (!Files.isExecutable(oam)) {
             throw new IllegalStateException("bin/oam not found under " + root);

@@ -43,7 +43,8 @@ public final class Log {
 
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
     private static final Level CONSOLE_DEFAULT = Level.WARNING;
-    private static volatile @Nullable Level level; // null: the console's default, or whatever the system logger lets through
+    private static volatile @Nullable Level
+            level; // null: the console's default, or whatever the system logger lets through
     private static volatile @Nullable PrintStream console; // null: the system logger
     private static volatile System.@Nullable Logger system;
 
@@ -83,7 +84,9 @@ public final class Log {
             case "warning", "warn" -> Level.WARNING;
             case "error" -> Level.ERROR;
             case "off", "none", "quiet" -> Level.OFF;
-            default -> throw new IllegalArgumentException("unknown log level '" + text + "' (debug, info, warning, error, off)");
+            default ->
+                throw new IllegalArgumentException(
+                        "unknown log level '" + text + "' (debug, info, warning, error, off)");
         };
     }
 

@@ -36,7 +36,9 @@ class ErrorCodeTest {
         Map<Integer, String> documented = new LinkedHashMap<>();
         Matcher m = row.matcher(Files.readString(doc, StandardCharsets.UTF_8));
         while (m.find()) {
-            assertThat(documented.put(Integer.parseInt(m.group(1)), m.group(2))).as("row %s twice", m.group(1)).isNull();
+            assertThat(documented.put(Integer.parseInt(m.group(1)), m.group(2)))
+                    .as("row %s twice", m.group(1))
+                    .isNull();
         }
         Map<Integer, String> inCode = new LinkedHashMap<>();
         for (ErrorCode code : ErrorCode.values()) {

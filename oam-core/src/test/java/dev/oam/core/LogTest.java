@@ -57,9 +57,13 @@ class LogTest {
         Log.warning("the model is slow");
         Log.error("a tool failed", cause);
         Log.debug("details");
-        assertThat(records).extracting(LogRecord::getMessage).containsExactly("the model is slow", "a tool failed", "details");
-        assertThat(records).extracting(LogRecord::getLevel)
-                .containsExactly(java.util.logging.Level.WARNING, java.util.logging.Level.SEVERE, java.util.logging.Level.FINE);
+        assertThat(records)
+                .extracting(LogRecord::getMessage)
+                .containsExactly("the model is slow", "a tool failed", "details");
+        assertThat(records)
+                .extracting(LogRecord::getLevel)
+                .containsExactly(
+                        java.util.logging.Level.WARNING, java.util.logging.Level.SEVERE, java.util.logging.Level.FINE);
         assertThat(records.get(1).getThrown()).isSameAs(cause);
         assertThat(records).extracting(LogRecord::getLoggerName).containsOnly(Log.LOGGER_NAME);
     }

@@ -39,6 +39,7 @@ import org.jspecify.annotations.Nullable;
 public final class NativeBridge {
     /** The same limit as {@code oam stdio}: longer lines are answered {@code -32600} and dropped. */
     static final int MAX_LINE_BYTES = 64 * 1024 * 1024;
+
     private static final BigDecimal MAX_SAFE_INTEGER = BigDecimal.valueOf(9_007_199_254_740_991L);
     private static final AtomicLong LOCAL_IDS = new AtomicLong();
 
@@ -76,9 +77,14 @@ public final class NativeBridge {
             switch (name) {
                 // The system model, resolved like oam stdio's --model/--model-name (the backend reads OAM_API_KEY).
                 case ModelSpec.MODEL_VARIABLE, ModelSpec.NAME_VARIABLE, "OAM_API_KEY" -> variables.put(name, value);
-                // The model cache and where model/pull downloads from (docs/MODELS.md), read at each create like the above.
-                case ModelCache.CACHE_VARIABLE, ModelCache.HUB_VARIABLE, ModelCache.TOKEN_VARIABLE, ModelCache.PYPI_VARIABLE,
-                        "OAM_CACHE_DIR", "XDG_CACHE_HOME" -> variables.put(name, value);
+                // The model cache and where model/pull downloads from (docs/MODELS.md), read at each create like the
+                // above.
+                case ModelCache.CACHE_VARIABLE,
+                        ModelCache.HUB_VARIABLE,
+                        ModelCache.TOKEN_VARIABLE,
+                        ModelCache.PYPI_VARIABLE,
+                        "OAM_CACHE_DIR",
+                        "XDG_CACHE_HOME" -> variables.put(name, value);
                 case "OAM_BRIDGE_LOG" -> Log.setLevel(Log.parseLevel(value));
                 case "OAM_BRIDGE_MAX_SESSIONS" -> {
                     int max;
@@ -88,7 +94,8 @@ public final class NativeBridge {
                         max = 0;
                     }
                     if (max < 1) {
-                        throw new IllegalArgumentException("OAM_BRIDGE_MAX_SESSIONS=" + value + " must be a whole number of at least 1");
+                        throw new IllegalArgumentException(
+                                "OAM_BRIDGE_MAX_SESSIONS=" + value + " must be a whole number of at least 1");
                     }
                     builder.maxSessions(max);
                 }
@@ -105,11 +112,15 @@ public final class NativeBridge {
                     }
                     builder.defaultToolTimeout(Duration.ofNanos((long) (seconds * 1e9)));
                 }
-                case "OAM_BRIDGE_SCRIPTED_MODELS" -> builder.allowsScriptedModels(switch (value.toLowerCase(java.util.Locale.ROOT)) {
-                    case "1", "true", "yes", "on" -> true;
-                    case "0", "false", "no", "off" -> false;
-                    default -> throw new IllegalArgumentException("OAM_BRIDGE_SCRIPTED_MODELS=" + value + " must be 1 or 0");
-                });
+                case "OAM_BRIDGE_SCRIPTED_MODELS" ->
+                    builder.allowsScriptedModels(
+                            switch (value.toLowerCase(java.util.Locale.ROOT)) {
+                                case "1", "true", "yes", "on" -> true;
+                                case "0", "false", "no", "off" -> false;
+                                default ->
+                                    throw new IllegalArgumentException(
+                                            "OAM_BRIDGE_SCRIPTED_MODELS=" + value + " must be 1 or 0");
+                            });
                 case "OAM_FFI_OWNS_JVM" -> keepStdoutPrivate();
                 default -> Log.debug("ignored the unknown setting " + name);
             }
@@ -137,7 +148,8 @@ public final class NativeBridge {
     /** Called by {@code oam_bridge_send} with a line the C side checked to be UTF-8. */
     void send(byte[] line) {
         if (line.length > MAX_LINE_BYTES) {
-            engine.rejectLine("The line is longer than " + (MAX_LINE_BYTES / (1024 * 1024)) + " MiB; the message was dropped.");
+            engine.rejectLine(
+                    "The line is longer than " + (MAX_LINE_BYTES / (1024 * 1024)) + " MiB; the message was dropped.");
             return;
         }
         engine.receive(line, 0, line.length);
@@ -155,11 +167,17 @@ public final class NativeBridge {
             return errorLine(null, ErrorCode.PARSE_ERROR, "Parse error: the message is not valid JSON.");
         }
         if (!(root instanceof ObjectNode request)) {
-            return errorLine(null, ErrorCode.INVALID_MESSAGE, root.isArray()
-                    ? "Batches are not supported; send one JSON object." : "A message must be a JSON object.");
+            return errorLine(
+                    null,
+                    ErrorCode.INVALID_MESSAGE,
+                    root.isArray()
+                            ? "Batches are not supported; send one JSON object."
+                            : "A message must be a JSON object.");
         }
         if (!request.has("method")) {
-            return errorLine(request.get("id"), ErrorCode.INVALID_MESSAGE,
+            return errorLine(
+                    request.get("id"),
+                    ErrorCode.INVALID_MESSAGE,
                     "oam_call_blocking sends requests (with a 'method'); send responses with oam_bridge_send.");
         }
         JsonNode id = request.get("id");
@@ -175,10 +193,14 @@ public final class NativeBridge {
         } catch (TimeoutException e) {
             JsonNode echoed = echoedId(id);
             engine.cancel(echoed);
-            return errorLine(echoed, ErrorCode.TIMEOUT, "No response within " + timeoutMillis + " ms; the request was cancelled.");
+            return errorLine(
+                    echoed,
+                    ErrorCode.TIMEOUT,
+                    "No response within " + timeoutMillis + " ms; the request was cancelled.");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return errorLine(echoedId(id), ErrorCode.INTERNAL_ERROR, "Internal error: the waiting thread was interrupted.");
+            return errorLine(
+                    echoedId(id), ErrorCode.INTERNAL_ERROR, "Internal error: the waiting thread was interrupted.");
         } catch (ExecutionException e) {
             Log.error("oam_call_blocking failed", e.getCause());
             return errorLine(echoedId(id), ErrorCode.INTERNAL_ERROR, "Internal error; see the bridge's log.");

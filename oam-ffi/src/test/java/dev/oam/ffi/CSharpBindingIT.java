@@ -51,7 +51,9 @@ class CSharpBindingIT {
         for (RealModel model : RealModel.values()) {
             env.put(model.variable(), model.path().toString());
         }
-        env.put("OAM_NATIVE_DIR", NativeFiles.dir().resolveSibling("llama-native").toString());
+        env.put(
+                "OAM_NATIVE_DIR",
+                NativeFiles.dir().resolveSibling("llama-native").toString());
         env.put("OAM_LLAMA_THREADS", "1");
         env.put("OAM_LLAMA_THREADS_BATCH", "2");
         env.put("OAM_LLAMA_CONTEXT", "2048");
@@ -64,7 +66,8 @@ class CSharpBindingIT {
         System.err.println(run.out());
         System.err.println(run.err());
         assertThat(run.exit()).as(run.describe()).isZero();
-        assertThat(run.out()).containsPattern("\n\\d+ passed, 0 failed, \\d+ tests")
+        assertThat(run.out())
+                .containsPattern("\n\\d+ passed, 0 failed, \\d+ tests")
                 .contains("ok    BridgeTests.AToolRoundTripWithStreaming")
                 .contains("ok    LifetimeTests.EightThreadsAtOnceGetEveryAnswerExactlyOnce")
                 .contains("ok    LifetimeTests.AHundredCreateDisposeCyclesLeaveNoThreads")
@@ -77,7 +80,8 @@ class CSharpBindingIT {
     @Test
     void theReadmeShowsTheExampleThatTheBuildCompiles() throws IOException {
         String example = Files.readString(bindings().resolve("examples/GateKeeper.cs"), StandardCharsets.UTF_8);
-        String readme = Files.readString(NativeFiles.repositoryRoot().resolve("bindings/README.md"), StandardCharsets.UTF_8);
+        String readme =
+                Files.readString(NativeFiles.repositoryRoot().resolve("bindings/README.md"), StandardCharsets.UTF_8);
         assertThat(readme).contains(example.strip());
     }
 }

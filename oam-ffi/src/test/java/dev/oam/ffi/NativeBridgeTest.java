@@ -35,14 +35,19 @@ class NativeBridgeTest {
         if (bridge == null) {
             bridge = NativeBridge.create(1, new String[0]);
         }
-        return Json.parse(new String(bridge.callBlocking(json.getBytes(StandardCharsets.UTF_8), timeoutMillis),
-                StandardCharsets.UTF_8));
+        return Json.parse(new String(
+                bridge.callBlocking(json.getBytes(StandardCharsets.UTF_8), timeoutMillis), StandardCharsets.UTF_8));
     }
 
     @Test
     void settingsFromTheEnvironmentConfigureTheEngine() {
-        BridgeConfiguration configuration = NativeBridge.configure(new String[] {"OAM_BRIDGE_MAX_SESSIONS=3",
-                "OAM_BRIDGE_TOOL_TIMEOUT=2.5", "OAM_BRIDGE_SCRIPTED_MODELS=0", "OAM_BRIDGE_LOG=error", "SOMETHING_ELSE=1"});
+        BridgeConfiguration configuration = NativeBridge.configure(new String[] {
+            "OAM_BRIDGE_MAX_SESSIONS=3",
+            "OAM_BRIDGE_TOOL_TIMEOUT=2.5",
+            "OAM_BRIDGE_SCRIPTED_MODELS=0",
+            "OAM_BRIDGE_LOG=error",
+            "SOMETHING_ELSE=1"
+        });
         assertThat(configuration.maxSessions()).isEqualTo(3);
         assertThat(configuration.defaultToolTimeout()).isEqualTo(Duration.ofMillis(2500));
         assertThat(configuration.allowsScriptedModels()).isFalse();
@@ -51,18 +56,22 @@ class NativeBridgeTest {
     }
 
     @Test
-    void theModelBackendsAndTheSystemModelComeFromTheSettings(@org.junit.jupiter.api.io.TempDir java.nio.file.Path emptyCache) {
-        // With no model named and an empty model cache there is none (with the default model cached, that one: issue 26).
+    void theModelBackendsAndTheSystemModelComeFromTheSettings(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path emptyCache) {
+        // With no model named and an empty model cache there is none (with the default model cached, that one: issue
+        // 26).
         BridgeConfiguration plain = NativeBridge.configure(new String[] {"OAM_MODEL_CACHE=" + emptyCache});
         assertThat(plain.modelProviders()).containsKeys("llama", "openai");
         assertThat(plain.systemModel()).isNull();
-        BridgeConfiguration served = NativeBridge.configure(new String[] {"OAM_MODEL=http://127.0.0.1:9/v1",
-                "OAM_MODEL_NAME=qwen2.5:3b", "OAM_API_KEY=sk-test"});
+        BridgeConfiguration served = NativeBridge.configure(
+                new String[] {"OAM_MODEL=http://127.0.0.1:9/v1", "OAM_MODEL_NAME=qwen2.5:3b", "OAM_API_KEY=sk-test"});
         assertThat(served.systemModel()).isNotNull();
         assertThat(served.systemModel().contextSize()).isPositive();
         assertThatThrownBy(() -> NativeBridge.configure(new String[] {"OAM_MODEL=/nowhere/npc.gguf"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("OAM_MODEL: ")
-                .hasMessageContaining("/nowhere/npc.gguf").hasMessageContaining("does not exist");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("OAM_MODEL: ")
+                .hasMessageContaining("/nowhere/npc.gguf")
+                .hasMessageContaining("does not exist");
         assertThatThrownBy(() -> NativeBridge.configure(new String[] {"OAM_MODEL=gopher://old"}))
                 .hasMessageContaining("no model backend in this build serves 'gopher://old' (backends: ");
     }
@@ -72,7 +81,8 @@ class NativeBridgeTest {
         assertThatThrownBy(() -> NativeBridge.configure(new String[] {"OAM_BRIDGE_MAX_SESSIONS=0"}))
                 .hasMessageContaining("OAM_BRIDGE_MAX_SESSIONS=0");
         assertThatThrownBy(() -> NativeBridge.configure(new String[] {"OAM_BRIDGE_TOOL_TIMEOUT=86401"}))
-                .hasMessageContaining("OAM_BRIDGE_TOOL_TIMEOUT=86401").hasMessageContaining("0 to 86400");
+                .hasMessageContaining("OAM_BRIDGE_TOOL_TIMEOUT=86401")
+                .hasMessageContaining("0 to 86400");
         assertThatThrownBy(() -> NativeBridge.configure(new String[] {"OAM_BRIDGE_TOOL_TIMEOUT=NaN"}))
                 .hasMessageContaining("OAM_BRIDGE_TOOL_TIMEOUT");
         assertThatThrownBy(() -> NativeBridge.configure(new String[] {"OAM_BRIDGE_SCRIPTED_MODELS=maybe"}))
@@ -88,31 +98,45 @@ class NativeBridgeTest {
         assertThat(response.path("jsonrpc").asText()).isEqualTo("2.0");
         assertThat(response.path("id").asText()).startsWith("local-");
         assertThat(response.path("result")).isEqualTo(Json.object());
-        assertThat(Json.write(call("{\"jsonrpc\":\"2.0\",\"id\":8.0,\"method\":\"ping\"}", 0).get("id"))).isEqualTo("8");
+        assertThat(Json.write(call("{\"jsonrpc\":\"2.0\",\"id\":8.0,\"method\":\"ping\"}", 0)
+                        .get("id")))
+                .isEqualTo("8");
     }
 
     @Test
     void malformedInputGetsTheErrorTheBridgeWouldSend() throws Exception {
         assertThat(call("{broken", 1000).path("error").path("code").asInt()).isEqualTo(-32700);
-        assertThat(call("[{\"method\":\"ping\"}]", 1000).path("error").path("message").asText()).contains("Batches");
+        assertThat(call("[{\"method\":\"ping\"}]", 1000)
+                        .path("error")
+                        .path("message")
+                        .asText())
+                .contains("Batches");
         assertThat(call("42", 1000).path("error").path("code").asInt()).isEqualTo(-32600);
         JsonNode response = call("{\"jsonrpc\":\"2.0\",\"id\":\"t-1\",\"result\":{}}", 1000);
         assertThat(response.path("error").path("code").asInt()).isEqualTo(-32600);
         assertThat(response.path("id").asText()).isEqualTo("t-1");
-        assertThat(call("{\"id\":null,\"method\":\"ping\"}", 1000).path("error").path("code").asInt()).isEqualTo(-32600);
+        assertThat(call("{\"id\":null,\"method\":\"ping\"}", 1000)
+                        .path("error")
+                        .path("code")
+                        .asInt())
+                .isEqualTo(-32600);
     }
 
     @Test
     void aTimeoutCancelsTheRequestAndAnswersMinus32024() throws Exception {
-        call("{\"method\":\"session/create\",\"params\":{\"session\":\"s\",\"model\":{\"type\":\"scripted\",\"steps\":["
-                + "{\"text\":\"late\",\"delayMs\":20000},{\"text\":\"next\"}]}}}", 5000);
+        call(
+                "{\"method\":\"session/create\",\"params\":{\"session\":\"s\",\"model\":{\"type\":\"scripted\",\"steps\":["
+                        + "{\"text\":\"late\",\"delayMs\":20000},{\"text\":\"next\"}]}}}",
+                5000);
         long started = System.nanoTime();
-        JsonNode timedOut = call("{\"id\":7.0,\"method\":\"session/respond\",\"params\":{\"session\":\"s\",\"prompt\":\"x\"}}", 100);
+        JsonNode timedOut = call(
+                "{\"id\":7.0,\"method\":\"session/respond\",\"params\":{\"session\":\"s\",\"prompt\":\"x\"}}", 100);
         assertThat(timedOut.path("error").path("code").asInt()).isEqualTo(-32024);
         assertThat(timedOut.path("error").path("data").path("code").asText()).isEqualTo("timeout");
         assertThat(Json.write(timedOut.get("id"))).isEqualTo("7");
         // Cancelled, not merely abandoned: the next turn does not queue behind the 20 s step.
-        JsonNode next = call("{\"method\":\"session/respond\",\"params\":{\"session\":\"s\",\"prompt\":\"x\"}}", 10_000);
+        JsonNode next =
+                call("{\"method\":\"session/respond\",\"params\":{\"session\":\"s\",\"prompt\":\"x\"}}", 10_000);
         assertThat(next.path("result").path("text").asText()).isEqualTo("next");
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
     }

@@ -74,7 +74,8 @@ final class NativeClient implements ProtocolClient {
      * {@code variables} on top (none of the system model's variables come from the environment of the build).
      */
     static ProcessBuilder host(Map<String, String> variables) {
-        ProcessBuilder builder = new ProcessBuilder(NativeFiles.dir().resolve("oam-ffi-host").toString());
+        ProcessBuilder builder =
+                new ProcessBuilder(NativeFiles.dir().resolve("oam-ffi-host").toString());
         Map<String, String> env = builder.environment();
         env.put("OAM_JAVA_HOME", NativeFiles.javaHome());
         env.remove("OAM_CLASSPATH");
@@ -83,7 +84,9 @@ final class NativeClient implements ProtocolClient {
         for (String name : List.of("OAM_MODEL", "OAM_MODEL_NAME", "OAM_API_KEY", "GGML_NO_BACKTRACE")) {
             env.remove(name);
         }
-        env.put("OAM_NATIVE_DIR", NativeFiles.dir().resolveSibling("llama-native").toString());
+        env.put(
+                "OAM_NATIVE_DIR",
+                NativeFiles.dir().resolveSibling("llama-native").toString());
         env.put("OAM_LLAMA_THREADS", "1");
         env.put("OAM_LLAMA_THREADS_BATCH", "1");
         env.put("OAM_LLAMA_CONTEXT", "2048");
@@ -138,7 +141,9 @@ final class NativeClient implements ProtocolClient {
         }
         if (id.isNumber()) {
             BigDecimal value = id.decimalValue();
-            return value.abs().compareTo(MAX_SAFE_INTEGER) > 0 ? null : "n:" + value.stripTrailingZeros().toPlainString();
+            return value.abs().compareTo(MAX_SAFE_INTEGER) > 0
+                    ? null
+                    : "n:" + value.stripTrailingZeros().toPlainString();
         }
         return null;
     }
@@ -160,7 +165,8 @@ final class NativeClient implements ProtocolClient {
     }
 
     private void readStdout() {
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader reader =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = reader.readLine()) != null) {
                 JsonNode node = inbox.accept(line);

@@ -25,9 +25,10 @@ class NativeContractIT extends ProtocolContract {
         public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
             return context.getTestMethod()
                     .filter(method -> method.getName().equals("invalidUtf8IsAParseError"))
-                    .map(method -> ConditionEvaluationResult.disabled("oam_bridge_send refuses bytes that are not UTF-8 "
-                            + "at once with OAM_ERROR_INVALID_UTF8 instead of answering -32700 (as the header says); "
-                            + "NativeLibraryIT.sendRefusesNullAndInvalidUtf8 checks that"))
+                    .map(method ->
+                            ConditionEvaluationResult.disabled("oam_bridge_send refuses bytes that are not UTF-8 "
+                                    + "at once with OAM_ERROR_INVALID_UTF8 instead of answering -32700 (as the header says); "
+                                    + "NativeLibraryIT.sendRefusesNullAndInvalidUtf8 checks that"))
                     .orElse(ConditionEvaluationResult.enabled("the same on every transport"));
         }
     }

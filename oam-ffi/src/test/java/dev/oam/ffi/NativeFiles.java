@@ -17,7 +17,9 @@ final class NativeFiles {
 
     /** {@code oam-ffi/target/native}: libOpenAppleModelsFFI, oam.jar, oam-ffi-host, oam-ffi-tests, example. */
     static Path dir() {
-        Path dir = Path.of(System.getProperty("oam.native.dir", "target/native")).toAbsolutePath().normalize();
+        Path dir = Path.of(System.getProperty("oam.native.dir", "target/native"))
+                .toAbsolutePath()
+                .normalize();
         if (!Files.isRegularFile(dir.resolve("oam.jar")) || !Files.isRegularFile(dir.resolve(library()))) {
             throw new IllegalStateException("the native build is missing under " + dir + " (run mvn verify)");
         }
@@ -30,8 +32,9 @@ final class NativeFiles {
 
     static String library() {
         String os = System.getProperty("os.name").toLowerCase(java.util.Locale.ROOT);
-        return os.contains("mac") ? "libOpenAppleModelsFFI.dylib" : os.contains("win") ? "OpenAppleModelsFFI.dll"
-                : "libOpenAppleModelsFFI.so";
+        return os.contains("mac")
+                ? "libOpenAppleModelsFFI.dylib"
+                : os.contains("win") ? "OpenAppleModelsFFI.dll" : "libOpenAppleModelsFFI.so";
     }
 
     /** The JDK running the tests (21 or newer, like every JDK that builds this project). */
@@ -71,7 +74,8 @@ final class NativeFiles {
             }
             outReader.join();
             errReader.join();
-            return new Run(process.exitValue(), out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+            return new Run(
+                    process.exitValue(), out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {

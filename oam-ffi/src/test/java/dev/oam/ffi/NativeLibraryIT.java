@@ -30,7 +30,8 @@ class NativeLibraryIT {
         all.put("OAM_JVM_OPTIONS", null);
         all.put("GGML_NO_BACKTRACE", null);
         all.putAll(env);
-        Run run = NativeFiles.run(List.of(NativeFiles.dir().resolve("oam-ffi-tests").toString(), name), all, 150);
+        Run run = NativeFiles.run(
+                List.of(NativeFiles.dir().resolve("oam-ffi-tests").toString(), name), all, 150);
         System.err.println("--- " + name + ":\n" + run.err());
         assertThat(run.out()).as("nothing on stdout: %s", run.describe()).isEmpty();
         return run;
@@ -66,7 +67,8 @@ class NativeLibraryIT {
         env.put("OAM_CLASSPATH", "/nonexistent/oam.jar"); // the setting wins over the variable
         env.put("OAM_TEST_SETTINGS", settings);
         Run run = passes("json-settings", env);
-        assertThat(run.err()).contains("15 malformed settings refused")
+        assertThat(run.err())
+                .contains("15 malformed settings refused")
                 .contains("the settings are refused: unknown setting \"nope\"")
                 .contains("the setting \"maxSessions\" must be a number")
                 .contains("the setting \"logLevel\" appears twice")
@@ -117,8 +119,12 @@ class NativeLibraryIT {
         }
         // With the llama backend registered (it is in oam.jar), short of creating a llama model: once one runs,
         // de.kherud:llama's own JNI code draws "JNI call made without checking exceptions" warnings (on stdout).
-        Run run = passes("lazy-llama", lazyLlama(temp, Map.of("OAM_JVM_OPTIONS", "-Xcheck:jni", "OAM_TEST_NO_LLAMA_TURN", "1")));
-        assertThat(run.err()).contains("no jllama before a llama model").doesNotContain("WARNING").doesNotContain("FATAL ERROR");
+        Run run = passes(
+                "lazy-llama", lazyLlama(temp, Map.of("OAM_JVM_OPTIONS", "-Xcheck:jni", "OAM_TEST_NO_LLAMA_TURN", "1")));
+        assertThat(run.err())
+                .contains("no jllama before a llama model")
+                .doesNotContain("WARNING")
+                .doesNotContain("FATAL ERROR");
     }
 
     // ---------------------------------------------------------------- process hygiene
@@ -127,8 +133,13 @@ class NativeLibraryIT {
     void aJvmTheLibraryStartsHasNoGgmlBacktracesAndAPrivateCrashFolder(@TempDir Path temp) {
         Path cache = temp.resolve("cache"); // not there yet: the library makes it
         Path reports = cache.resolve("oam");
-        Run run = passes("hygiene", Map.of("XDG_CACHE_HOME", cache.toString(),
-                "OAM_TEST_ERROR_FILE", "-XX:ErrorFile=" + reports.resolve("hs_err_pid%p.log")));
+        Run run = passes(
+                "hygiene",
+                Map.of(
+                        "XDG_CACHE_HOME",
+                        cache.toString(),
+                        "OAM_TEST_ERROR_FILE",
+                        "-XX:ErrorFile=" + reports.resolve("hs_err_pid%p.log")));
         assertThat(run.err()).contains("GGML_NO_BACKTRACE before: <unset>");
         assertThat(reports).isDirectory();
     }
@@ -143,11 +154,20 @@ class NativeLibraryIT {
     private static Map<String, String> lazyLlama(Path temp, Map<String, String> more) throws IOException {
         Path model = temp.resolve("lazy.gguf");
         TinyGguf.tiny().name("lazy").write(model);
-        Map<String, String> env = new HashMap<>(Map.of("OAM_TEST_GGUF", model.toString(),
-                "OAM_NATIVE_DIR", NativeFiles.dir().resolveSibling("llama-native").toString(), "OAM_LLAMA_THREADS", "1",
-                "OAM_LLAMA_THREADS_BATCH", "1", "OAM_LLAMA_CONTEXT", "2048",
+        Map<String, String> env = new HashMap<>(Map.of(
+                "OAM_TEST_GGUF",
+                model.toString(),
+                "OAM_NATIVE_DIR",
+                NativeFiles.dir().resolveSibling("llama-native").toString(),
+                "OAM_LLAMA_THREADS",
+                "1",
+                "OAM_LLAMA_THREADS_BATCH",
+                "1",
+                "OAM_LLAMA_CONTEXT",
+                "2048",
                 // the binding's jllama, whose mapping the C test looks for, not a project build found in the cache
-                "OAM_LLAMA_LIBRARY", "binding"));
+                "OAM_LLAMA_LIBRARY",
+                "binding"));
         env.putAll(more);
         return env;
     }
@@ -172,19 +192,32 @@ class NativeLibraryIT {
         Path link = Files.createSymbolicLink(jvms.resolve("current"), Path.of(NativeFiles.javaHome()));
         Run run;
         try {
-            run = passes("ping", Map.of("OAM_JAVA_HOME", "", "JAVA_HOME", old.toString(), "OAM_JVM_DIRS", jvms.toString(),
-                    "OAM_BRIDGE_LOG", "info"));
+            run = passes(
+                    "ping",
+                    Map.of(
+                            "OAM_JAVA_HOME",
+                            "",
+                            "JAVA_HOME",
+                            old.toString(),
+                            "OAM_JVM_DIRS",
+                            jvms.toString(),
+                            "OAM_BRIDGE_LOG",
+                            "info"));
         } finally {
             Files.delete(link);
         }
-        assertThat(run.err()).contains("JAVA_HOME=" + old + " is not a Java 21 or newer")
+        assertThat(run.err())
+                .contains("JAVA_HOME=" + old + " is not a Java 21 or newer")
                 .contains("starting the JVM " + jvms.resolve("current"));
     }
 
     @Test
     void noJdkAtAllIsExplainedAndCreateReturnsNull(@TempDir Path empty) {
         Run run = passes("expect-null", Map.of("OAM_JAVA_HOME", "", "JAVA_HOME", "", "OAM_JVM_DIRS", empty.toString()));
-        assertThat(run.err()).contains("no Java 21 or newer was found").contains(empty.toString()).contains("OAM_JAVA_HOME");
+        assertThat(run.err())
+                .contains("no Java 21 or newer was found")
+                .contains(empty.toString())
+                .contains("OAM_JAVA_HOME");
     }
 
     @Test
@@ -207,13 +240,19 @@ class NativeLibraryIT {
         Files.copy(dir.resolve(NativeFiles.library()), temp.resolve(NativeFiles.library()));
         Path program = Files.copy(dir.resolve("oam-ffi-tests"), temp.resolve("oam-ffi-tests"));
         assertThat(program.toFile().setExecutable(true)).isTrue();
-        Run run = NativeFiles.run(List.of(program.toString(), "expect-null"),
-                Map.of("OAM_JAVA_HOME", NativeFiles.javaHome()), 60);
+        Run run = NativeFiles.run(
+                List.of(program.toString(), "expect-null"), Map.of("OAM_JAVA_HOME", NativeFiles.javaHome()), 60);
         assertThat(run.exit()).as(run.describe()).isZero();
         assertThat(run.err()).contains("there is no " + temp.toRealPath().resolve("oam.jar") + " next to the library");
         // With OAM_CLASSPATH the same copy works.
-        run = NativeFiles.run(List.of(program.toString(), "ping"),
-                Map.of("OAM_JAVA_HOME", NativeFiles.javaHome(), "OAM_CLASSPATH", dir.resolve("oam.jar").toString()), 60);
+        run = NativeFiles.run(
+                List.of(program.toString(), "ping"),
+                Map.of(
+                        "OAM_JAVA_HOME",
+                        NativeFiles.javaHome(),
+                        "OAM_CLASSPATH",
+                        dir.resolve("oam.jar").toString()),
+                60);
         assertThat(run.exit()).as(run.describe()).isZero();
     }
 
@@ -231,8 +270,17 @@ class NativeLibraryIT {
 
     @Test
     void logLevelOffSilencesTheLibrary(@TempDir Path empty) {
-        Run run = scenario("expect-null", Map.of("OAM_JAVA_HOME", "", "JAVA_HOME", "", "OAM_JVM_DIRS", empty.toString(),
-                "OAM_BRIDGE_LOG", "off"));
+        Run run = scenario(
+                "expect-null",
+                Map.of(
+                        "OAM_JAVA_HOME",
+                        "",
+                        "JAVA_HOME",
+                        "",
+                        "OAM_JVM_DIRS",
+                        empty.toString(),
+                        "OAM_BRIDGE_LOG",
+                        "off"));
         assertThat(run.exit()).isZero();
         assertThat(run.err()).doesNotContain("oam ffi");
     }
@@ -241,10 +289,13 @@ class NativeLibraryIT {
 
     @Test
     void theExampleRingsTheBellThroughTheScriptedModel() {
-        Run run = NativeFiles.run(List.of(NativeFiles.dir().resolve("example").toString()),
-                Map.of("OAM_JAVA_HOME", NativeFiles.javaHome()), 120);
+        Run run = NativeFiles.run(
+                List.of(NativeFiles.dir().resolve("example").toString()),
+                Map.of("OAM_JAVA_HOME", NativeFiles.javaHome()),
+                120);
         assertThat(run.exit()).as(run.describe()).isZero();
-        assertThat(run.out()).startsWith("libOpenAppleModelsFFI 0.1.0\n")
+        assertThat(run.out())
+                .startsWith("libOpenAppleModelsFFI 0.1.0\n")
                 .contains("model/availability: {\"jsonrpc\":\"2.0\",\"id\":\"local-")
                 .contains("\"reason\":\"model_not_ready\"")
                 .contains("\"method\":\"tool/call\"")

@@ -21,8 +21,15 @@ class NativeRealModelIT extends RealModelContract {
 
     @Override
     protected ProtocolClient connect(Path model) throws Exception {
-        host = NativeClient.start(Map.of("OAM_MODEL", model.toString(), "OAM_LLAMA_THREADS", "1", "OAM_LLAMA_THREADS_BATCH", "2",
-                "OAM_LLAMA_CONTEXT", "2048"));
+        host = NativeClient.start(Map.of(
+                "OAM_MODEL",
+                model.toString(),
+                "OAM_LLAMA_THREADS",
+                "1",
+                "OAM_LLAMA_THREADS_BATCH",
+                "2",
+                "OAM_LLAMA_CONTEXT",
+                "2048"));
         return host;
     }
 

@@ -65,12 +65,14 @@ class PythonBindingIT {
         JsonNode messages = request.messages();
         JsonNode last = messages.get(messages.size() - 1);
         if (last.path("role").asText().equals("tool")) {
-            return FakeOpenAIServer.text("The gate answered: " + last.path("content").asText());
+            return FakeOpenAIServer.text(
+                    "The gate answered: " + last.path("content").asText());
         }
         if (request.hasTools()) {
             return FakeOpenAIServer.call("open_gate", "{\"gate\":\"north\"}");
         }
-        return FakeOpenAIServer.text(request.body().path("model").asText() + " heard: " + last.path("content").asText());
+        return FakeOpenAIServer.text(request.body().path("model").asText() + " heard: "
+                + last.path("content").asText());
     }
 
     private static Map<String, String> environment() {
@@ -81,7 +83,9 @@ class PythonBindingIT {
         env.put("OAM_REQUIRE_NATIVE", "1");
         env.put("OAM_JAVA_HOME", NativeFiles.javaHome());
         // A quick-starting JVM for the many short-lived stdio children of the tests.
-        env.put("OAM_STDIO_COMMAND", java + " -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -jar " + dir.resolve("oam.jar") + " stdio");
+        env.put(
+                "OAM_STDIO_COMMAND",
+                java + " -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -jar " + dir.resolve("oam.jar") + " stdio");
         env.put("OAM_CLASSPATH", null);
         env.put("OAM_BRIDGE_LOG", null);
         env.put("OAM_TEST_GGUF", model.toString());
@@ -100,7 +104,8 @@ class PythonBindingIT {
     }
 
     private static Run python(String... arguments) {
-        List<String> command = new java.util.ArrayList<>(List.of("sh", "-c", "cd \"$0\" && exec \"$@\"", bindings().toString(), python()));
+        List<String> command = new java.util.ArrayList<>(
+                List.of("sh", "-c", "cd \"$0\" && exec \"$@\"", bindings().toString(), python()));
         command.addAll(List.of(arguments));
         return NativeFiles.run(command, environment(), 600);
     }
@@ -110,23 +115,30 @@ class PythonBindingIT {
         Run run = python("-m", "unittest", "-v", "test_open_apple_models");
         System.err.println(run.err());
         assertThat(run.exit()).as(run.describe()).isZero();
-        assertThat(run.err()).contains("\nOK")
+        assertThat(run.err())
+                .contains("\nOK")
                 .doesNotContain("libOpenAppleModelsFFI is not built")
                 .doesNotContain("OAM_STDIO_COMMAND is not set")
                 .containsPattern("NativeBridgeTest\\.test_a_tool_round_trip_with_streaming\\) \\.\\.\\. ok")
                 .containsPattern("StdioBridgeTest\\.test_a_tool_round_trip_with_streaming\\) \\.\\.\\. ok");
         for (String transport : List.of("NativeModelTest", "StdioModelTest")) {
-            for (String test : List.of("test_a_llama_session_calls_a_tool", "test_an_openai_session_calls_a_tool",
-                    "test_oam_model_names_a_gguf_system_model", "test_oam_model_names_an_openai_system_model",
+            for (String test : List.of(
+                    "test_a_llama_session_calls_a_tool",
+                    "test_an_openai_session_calls_a_tool",
+                    "test_oam_model_names_a_gguf_system_model",
+                    "test_oam_model_names_an_openai_system_model",
                     "test_bad_model_files_and_a_server_that_is_down_fail_alone")) {
                 assertThat(run.err()).containsPattern(transport + "\\." + test + "\\) \\.\\.\\. ok");
             }
         }
         // This one's "ok" may come after the library's message on the same stderr; the suite's "OK" says it passed.
-        assertThat(run.err()).contains("NativeModelTest.test_a_system_model_the_library_cannot_serve_fails_the_bridge_not_the_process)")
+        assertThat(run.err())
+                .contains(
+                        "NativeModelTest.test_a_system_model_the_library_cannot_serve_fails_the_bridge_not_the_process)")
                 .doesNotContainPattern("cannot_serve_fails_the_bridge_not_the_process\\) \\.\\.\\. skipped")
-                .containsPattern("oam ffi error: cannot create the bridge: .*OAM_MODEL: cannot use the model '[^']*absent-[0-9]+\\.gguf'.*"
-                        + "does not exist");
+                .containsPattern(
+                        "oam ffi error: cannot create the bridge: .*OAM_MODEL: cannot use the model '[^']*absent-[0-9]+\\.gguf'.*"
+                                + "does not exist");
         assertThat(server.problems()).isEmpty();
     }
 
@@ -142,7 +154,8 @@ class PythonBindingIT {
 
     private static void assertExample(Run run) {
         assertThat(run.exit()).as(run.describe()).isZero();
-        assertThat(run.out()).contains("server open-apple-models 0.1.0; model available: False (model_not_ready)")
+        assertThat(run.out())
+                .contains("server open-apple-models 0.1.0; model available: False (model_not_ready)")
                 .contains("blocking ping: {}")
                 .contains("shop: We have this: {\"item\":\"iron sword\",\"stock\":3}")
                 .contains("shop: Sorry. Error: No item called 'mithril'.")

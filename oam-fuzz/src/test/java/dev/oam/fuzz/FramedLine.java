@@ -23,7 +23,8 @@ final class FramedLine {
         return text;
     }
 
-    @Nullable String id() {
+    @Nullable
+    String id() {
         return id;
     }
 

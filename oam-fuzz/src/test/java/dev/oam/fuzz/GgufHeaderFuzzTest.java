@@ -39,8 +39,12 @@ class GgufHeaderFuzzTest {
     @BeforeAll
     static void warmUp() throws IOException {
         Path path = file();
-        for (byte[] sample : new byte[][] {{}, "GGUF".getBytes(StandardCharsets.US_ASCII), "GGUF\3\0\0\0xxxxxxxx".getBytes(StandardCharsets.US_ASCII),
-                "not a model".getBytes(StandardCharsets.US_ASCII)}) {
+        for (byte[] sample : new byte[][] {
+            {},
+            "GGUF".getBytes(StandardCharsets.US_ASCII),
+            "GGUF\3\0\0\0xxxxxxxx".getBytes(StandardCharsets.US_ASCII),
+            "not a model".getBytes(StandardCharsets.US_ASCII)
+        }) {
             Files.write(path, sample);
             try {
                 GgufFile.read(path);
@@ -76,7 +80,8 @@ class GgufHeaderFuzzTest {
         for (GgufFile.Tensor tensor : gguf.tensors()) {
             assertThat(tensor.size()).as("size of %s", tensor.name()).isPositive();
             assertThat(tensor.offset()).as("offset of %s", tensor.name()).isNotNegative();
-            assertThat(gguf.dataOffset() + tensor.offset() + tensor.size()).as("end of %s", tensor.name())
+            assertThat(gguf.dataOffset() + tensor.offset() + tensor.size())
+                    .as("end of %s", tensor.name())
                     .isLessThanOrEqualTo(data.length);
         }
     }
@@ -92,7 +97,8 @@ class GgufHeaderFuzzTest {
 
     private static void checkAllocation(long before, int size) {
         long allocated = THREADS.getCurrentThreadAllocatedBytes() - before;
-        assertThat(allocated).as("bytes allocated reading a %d-byte header", size)
+        assertThat(allocated)
+                .as("bytes allocated reading a %d-byte header", size)
                 .isLessThanOrEqualTo(ALLOCATION_BOUND + 16L * size);
     }
 

@@ -52,7 +52,8 @@ class JsonRpcFuzzTest {
             @Override
             public void flush() {}
         };
-        BridgeConfiguration configuration = BridgeConfiguration.builder().backends(List.of()).build();
+        BridgeConfiguration configuration =
+                BridgeConfiguration.builder().backends(List.of()).build();
         BridgeEngine engine = BridgeEngine.withSink(configuration, sink);
         boolean sawShutdown;
         try {
@@ -63,7 +64,9 @@ class JsonRpcFuzzTest {
                 assertThat(pong.isObject()).as("ping's result %s", pong).isTrue();
             } catch (ExecutionException e) {
                 assertThat(e.getCause()).isInstanceOf(BridgeException.class);
-                assertThat(((BridgeException) e.getCause()).dataCode()).as("ping after the input").isEqualTo("shut_down");
+                assertThat(((BridgeException) e.getCause()).dataCode())
+                        .as("ping after the input")
+                        .isEqualTo("shut_down");
                 assertThat(sawShutdown || engine.isShutDown()).isTrue();
             }
             // A shutdown request of our own is the barrier: the bridge answers it only after every earlier request
@@ -93,36 +96,51 @@ class JsonRpcFuzzTest {
         for (String message : written) {
             JsonNode node = Json.parse(message);
             assertThat(node.isObject()).as("written %s", message).isTrue();
-            assertThat(node.path("jsonrpc").asText()).as("jsonrpc of %s", message).isEqualTo("2.0");
+            assertThat(node.path("jsonrpc").asText())
+                    .as("jsonrpc of %s", message)
+                    .isEqualTo("2.0");
             if (node.has("method")) {
                 assertThat(node.get("method").isTextual()).as(message).isTrue();
                 continue;
             }
             assertThat(node.has("id")).as("a response needs an id: %s", message).isTrue();
-            assertThat(node.has("result") ^ node.has("error")).as("exactly one of result and error: %s", message).isTrue();
+            assertThat(node.has("result") ^ node.has("error"))
+                    .as("exactly one of result and error: %s", message)
+                    .isTrue();
             if (node.has("error")) {
                 JsonNode error = node.get("error");
                 assertThat(error.path("code").isIntegralNumber()).as(message).isTrue();
                 assertThat(error.path("message").isTextual()).as(message).isTrue();
-                assertThat(error.path("data").path("code").isTextual()).as(message).isTrue();
-                assertThat(error.path("code").asInt()).as("an internal error: %s", message).isNotEqualTo(-32603);
+                assertThat(error.path("data").path("code").isTextual())
+                        .as(message)
+                        .isTrue();
+                assertThat(error.path("code").asInt())
+                        .as("an internal error: %s", message)
+                        .isNotEqualTo(-32603);
             }
             String key = key(node.get("id"));
             if (key == null) {
-                assertThat(node.get("id").isNull()).as("an id the bridge made up: %s", message).isTrue();
+                assertThat(node.get("id").isNull())
+                        .as("an id the bridge made up: %s", message)
+                        .isTrue();
                 nullResponses++;
             } else {
                 responsesById.merge(key, 1, Integer::sum);
             }
         }
-        assertThat(nullResponses).as("responses with id null for %d lines", lines.size()).isLessThanOrEqualTo(lines.size());
+        assertThat(nullResponses)
+                .as("responses with id null for %d lines", lines.size())
+                .isLessThanOrEqualTo(lines.size());
         for (Map.Entry<String, Integer> entry : responsesById.entrySet()) {
-            assertThat(entry.getValue()).as("responses with id %s", entry.getKey())
+            assertThat(entry.getValue())
+                    .as("responses with id %s", entry.getKey())
                     .isLessThanOrEqualTo(linesById.getOrDefault(entry.getKey(), 0));
         }
         for (FramedLine line : lines) {
             if (line.request() && line.id() != null && linesById.get(line.id()) == 1) {
-                assertThat(responsesById.getOrDefault(line.id(), 0)).as("responses to the request %s", line.text()).isEqualTo(1);
+                assertThat(responsesById.getOrDefault(line.id(), 0))
+                        .as("responses to the request %s", line.text())
+                        .isEqualTo(1);
             }
         }
     }
@@ -130,7 +148,6 @@ class JsonRpcFuzzTest {
     private static int Arrays_hash(byte[] data) {
         return java.util.Arrays.hashCode(data);
     }
-
 
     private static List<FramedLine> lines(byte[] data) {
         List<FramedLine> lines = new ArrayList<>();
@@ -164,7 +181,9 @@ class JsonRpcFuzzTest {
             return new FramedLine(text, null, false);
         }
         String id = key(node.get("id"));
-        boolean request = id != null && node.path("jsonrpc").isTextual() && node.path("jsonrpc").textValue().equals("2.0")
+        boolean request = id != null
+                && node.path("jsonrpc").isTextual()
+                && node.path("jsonrpc").textValue().equals("2.0")
                 && node.path("method").isTextual();
         return new FramedLine(text, id, request);
     }
@@ -191,6 +210,7 @@ class JsonRpcFuzzTest {
         if (stripped.scale() <= 0) {
             return "n:" + stripped.toBigInteger();
         }
-        return "n:" + BigDecimal.valueOf(value.doubleValue()).stripTrailingZeros().toPlainString();
+        return "n:"
+                + BigDecimal.valueOf(value.doubleValue()).stripTrailingZeros().toPlainString();
     }
 }

@@ -40,11 +40,14 @@ class SavedStateFuzzTest {
             again.put("npc", "copy");
             again.put("model", "scripted");
             JsonNode restored = call(engine, "npc/restore", again);
-            assertThat(restored).as("restoring the NPC's own save %s (from %s)", first, save).isNotNull();
+            assertThat(restored)
+                    .as("restoring the NPC's own save %s (from %s)", first, save)
+                    .isNotNull();
             JsonNode second = state(engine, "copy");
             ObjectNode expected = first.deepCopy();
             expected.put("npc", "copy");
-            assertThat(Json.write(second)).as("the save after a round trip of %s", Json.write(save))
+            assertThat(Json.write(second))
+                    .as("the save after a round trip of %s", Json.write(save))
                     .isEqualTo(Json.write(expected));
         }
     }
@@ -62,23 +65,31 @@ class SavedStateFuzzTest {
             if (call(engine, "world/create", params) == null) {
                 return;
             }
-            JsonNode snapshot = call(engine, "world/snapshot", Json.object().put("world", "w")).get("state");
-            assertThat(Json.sameValue(snapshot, initial)).as("the snapshot %s of %s", snapshot, initial).isTrue();
+            JsonNode snapshot = call(engine, "world/snapshot", Json.object().put("world", "w"))
+                    .get("state");
+            assertThat(Json.sameValue(snapshot, initial))
+                    .as("the snapshot %s of %s", snapshot, initial)
+                    .isTrue();
             ObjectNode copy = Json.object();
             copy.put("world", "w2");
             copy.set("state", Json.parse(Json.write(snapshot)));
-            assertThat(call(engine, "world/create", copy)).as("creating a world from the snapshot %s", snapshot).isNotNull();
-            JsonNode second = call(engine, "world/snapshot", Json.object().put("world", "w2")).get("state");
+            assertThat(call(engine, "world/create", copy))
+                    .as("creating a world from the snapshot %s", snapshot)
+                    .isNotNull();
+            JsonNode second = call(engine, "world/snapshot", Json.object().put("world", "w2"))
+                    .get("state");
             assertThat(Json.write(second)).isEqualTo(Json.write(snapshot));
         }
     }
 
     private static BridgeEngine engine() {
-        return new BridgeEngine(BridgeConfiguration.builder().backends(List.of()).build(), line -> { });
+        return new BridgeEngine(
+                BridgeConfiguration.builder().backends(List.of()).build(), line -> {});
     }
 
     private static JsonNode state(BridgeEngine engine, String npc) throws Exception {
-        JsonNode result = call(engine, "npc/state", Json.object().put("npc", npc).put("settle", false));
+        JsonNode result =
+                call(engine, "npc/state", Json.object().put("npc", npc).put("settle", false));
         assertThat(result).as("npc/state of %s", npc).isNotNull();
         return result.get("state");
     }
@@ -90,7 +101,9 @@ class SavedStateFuzzTest {
         } catch (ExecutionException e) {
             assertThat(e.getCause()).isInstanceOf(BridgeException.class);
             BridgeException error = (BridgeException) e.getCause();
-            assertThat(error.code()).as("%s %s: %s", method, Json.write(params), error.getMessage()).isNotEqualTo(-32603);
+            assertThat(error.code())
+                    .as("%s %s: %s", method, Json.write(params), error.getMessage())
+                    .isNotEqualTo(-32603);
             return null;
         }
     }

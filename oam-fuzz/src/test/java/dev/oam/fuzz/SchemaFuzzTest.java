@@ -26,7 +26,8 @@ class SchemaFuzzTest {
         for (boolean parameters : new boolean[] {false, true}) {
             GenerationSchema converted;
             try {
-                converted = parameters ? GenerationSchema.convertParameters(schema, "fuzz")
+                converted = parameters
+                        ? GenerationSchema.convertParameters(schema, "fuzz")
                         : GenerationSchema.convert(schema, "fuzz");
             } catch (SchemaException refused) {
                 assertThat(refused.schemaPath()).startsWith("#");
@@ -35,13 +36,18 @@ class SchemaFuzzTest {
             }
             GenerationSchema again;
             try {
-                again = parameters ? GenerationSchema.convertParameters(converted.json(), "fuzz")
+                again = parameters
+                        ? GenerationSchema.convertParameters(converted.json(), "fuzz")
                         : GenerationSchema.convert(converted.json(), "fuzz");
             } catch (SchemaException e) {
-                throw new AssertionError("the generation schema " + converted.json() + " is refused when converted again: "
-                        + e.schemaPath() + ": " + e.getMessage(), e);
+                throw new AssertionError(
+                        "the generation schema " + converted.json() + " is refused when converted again: "
+                                + e.schemaPath() + ": " + e.getMessage(),
+                        e);
             }
-            assertThat(again.json()).as("converting the generation schema again").isEqualTo(converted.json());
+            assertThat(again.json())
+                    .as("converting the generation schema again")
+                    .isEqualTo(converted.json());
 
             Random random = Inputs.random(data, parameters ? 1 : 0);
             for (int i = 0; i < 4; i++) {
@@ -50,9 +56,15 @@ class SchemaFuzzTest {
                     continue; // the grammar's recursion did not bottom out within the sampler's depth
                 }
                 Optional<String> violation = converted.firstViolation(value);
-                assertThat(violation).as("a value the schema %s allows: %s", converted.json(), value).isEmpty();
-                assertThat(converted.firstViolation(converted.reorder(value))).as("reordered %s", value).isEmpty();
-                assertThat(converted.firstViolation(converted.withoutUnknownKeys(value))).as("trimmed %s", value).isEmpty();
+                assertThat(violation)
+                        .as("a value the schema %s allows: %s", converted.json(), value)
+                        .isEmpty();
+                assertThat(converted.firstViolation(converted.reorder(value)))
+                        .as("reordered %s", value)
+                        .isEmpty();
+                assertThat(converted.firstViolation(converted.withoutUnknownKeys(value)))
+                        .as("trimmed %s", value)
+                        .isEmpty();
             }
             converted.firstViolation(schema); // any value: a verdict, never an exception
         }

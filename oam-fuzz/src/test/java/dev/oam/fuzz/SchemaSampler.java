@@ -7,11 +7,11 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.RoundingMode;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
-import java.util.HashSet;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,6 +30,7 @@ final class SchemaSampler {
      * in the harness (seed crash-sampler-exponential-recursion).
      */
     private static final int MAX_VALUES = 2_000;
+
     private static final String[] STRINGS = {"", "a", "Gorm", "ünïcödé", "line\nbreak", "quote\"", "\\", "😀", " x "};
 
     private final ObjectNode root;
@@ -41,7 +42,8 @@ final class SchemaSampler {
         this.random = random;
     }
 
-    @Nullable JsonNode sample() {
+    @Nullable
+    JsonNode sample() {
         StringBuilder out = new StringBuilder();
         try {
             write(root, out, 0);
@@ -67,7 +69,8 @@ final class SchemaSampler {
         ObjectNode current = schema;
         for (int i = 0; i < 32 && current.has("$ref"); i++) {
             String ref = current.get("$ref").asText();
-            JsonNode def = ref.startsWith("#/$defs/") ? root.path("$defs").get(ref.substring("#/$defs/".length())) : null;
+            JsonNode def =
+                    ref.startsWith("#/$defs/") ? root.path("$defs").get(ref.substring("#/$defs/".length())) : null;
             if (!(def instanceof ObjectNode next)) {
                 throw new AssertionError("the generation schema has the dangling reference " + ref + ": " + root);
             }
@@ -114,7 +117,8 @@ final class SchemaSampler {
         switch (type) {
             case "object" -> object(schema, out, depth);
             case "array" -> array(schema, out, depth);
-            case "string" -> out.append(Json.write(Json.mapper().getNodeFactory().textNode(string())));
+            case "string" ->
+                out.append(Json.write(Json.mapper().getNodeFactory().textNode(string())));
             case "integer" -> out.append(integer(schema));
             case "number" -> out.append(number(schema));
             case "boolean" -> out.append(random.nextBoolean());
@@ -138,7 +142,8 @@ final class SchemaSampler {
         List<String> members = new ArrayList<>();
         for (String name : names) {
             StringBuilder member = new StringBuilder();
-            member.append(Json.write(Json.mapper().getNodeFactory().textNode(name))).append(':');
+            member.append(Json.write(Json.mapper().getNodeFactory().textNode(name)))
+                    .append(':');
             try {
                 write((ObjectNode) properties.get(name), member, depth + 1);
             } catch (Unproducible e) {
@@ -186,7 +191,8 @@ final class SchemaSampler {
     private String integer(ObjectNode schema) {
         BigDecimal min = schema.has("minimum") ? schema.get("minimum").decimalValue() : null;
         BigDecimal max = schema.has("maximum") ? schema.get("maximum").decimalValue() : null;
-        BigInteger lo = min == null ? null : min.setScale(0, RoundingMode.CEILING).toBigIntegerExact();
+        BigInteger lo =
+                min == null ? null : min.setScale(0, RoundingMode.CEILING).toBigIntegerExact();
         BigInteger hi = max == null ? null : max.setScale(0, RoundingMode.FLOOR).toBigIntegerExact();
         if (lo == null && hi == null) {
             lo = BigInteger.valueOf(-1000);

@@ -29,24 +29,30 @@ class TranscriptFuzzTest {
             assertThat(refused.getMessage()).contains("'history");
             return;
         }
-        ObjectNode encoded = TranscriptCodec.write(first.instructionsEntryId(), first.instructions(), List.of(), first.entries());
+        ObjectNode encoded =
+                TranscriptCodec.write(first.instructionsEntryId(), first.instructions(), List.of(), first.entries());
         TranscriptCodec.Restored second;
         try {
             second = TranscriptCodec.read(Json.parse(Json.write(encoded)), "history");
         } catch (Exception e) {
-            throw new AssertionError("the codec refuses its own encoding " + Json.write(encoded) + " of "
-                    + Json.write(value), e);
+            throw new AssertionError(
+                    "the codec refuses its own encoding " + Json.write(encoded) + " of " + Json.write(value), e);
         }
         assertThat(second.instructions()).isEqualTo(first.instructions());
         assertThat(second.entries()).hasSameSizeAs(first.entries());
         for (int i = 0; i < first.entries().size(); i++) {
-            assertThat(second.entries().get(i).id()).isEqualTo(first.entries().get(i).id());
-            assertThat(second.entries().get(i).getClass()).isEqualTo(first.entries().get(i).getClass());
+            assertThat(second.entries().get(i).id())
+                    .isEqualTo(first.entries().get(i).id());
+            assertThat(second.entries().get(i).getClass())
+                    .isEqualTo(first.entries().get(i).getClass());
         }
         if (first.instructions() != null) {
             assertThat(second.instructionsEntryId()).isEqualTo(first.instructionsEntryId());
         }
-        ObjectNode again = TranscriptCodec.write(second.instructionsEntryId(), second.instructions(), List.of(), second.entries());
-        assertThat(Json.write(again)).as("encoding after a round trip of %s", Json.write(value)).isEqualTo(Json.write(encoded));
+        ObjectNode again =
+                TranscriptCodec.write(second.instructionsEntryId(), second.instructions(), List.of(), second.entries());
+        assertThat(Json.write(again))
+                .as("encoding after a round trip of %s", Json.write(value))
+                .isEqualTo(Json.write(encoded));
     }
 }

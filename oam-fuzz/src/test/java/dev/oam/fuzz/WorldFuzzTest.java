@@ -2,10 +2,10 @@ package dev.oam.fuzz;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.oam.core.json.Json;
 import dev.oam.game.world.WorldChange;
 import dev.oam.game.world.WorldException;
@@ -36,7 +36,9 @@ class WorldFuzzTest {
             return;
         }
         String canonical = path.toString();
-        assertThat(WorldPath.parse(canonical)).as("the canonical form %s of %s", canonical, text).isEqualTo(path);
+        assertThat(WorldPath.parse(canonical))
+                .as("the canonical form %s of %s", canonical, text)
+                .isEqualTo(path);
         assertThat(WorldPath.parse(canonical).toString()).isEqualTo(canonical);
 
         WorldState world = WorldState.of(Json.parse(STATE));
@@ -48,8 +50,12 @@ class WorldFuzzTest {
             return;
         }
         JsonNode back = world.get(canonical);
-        assertThat(back).as("read back at %s after writing at %s: %s", canonical, text, world.snapshot()).isNotNull();
-        assertThat(Json.sameValue(back, value)).as("%s read back at %s", back, canonical).isTrue();
+        assertThat(back)
+                .as("read back at %s after writing at %s: %s", canonical, text, world.snapshot())
+                .isNotNull();
+        assertThat(Json.sameValue(back, value))
+                .as("%s read back at %s", back, canonical)
+                .isTrue();
     }
 
     @FuzzTest(maxDuration = "10m")
@@ -70,24 +76,30 @@ class WorldFuzzTest {
         try {
             changes = world.merge("", patch);
         } catch (WorldException refused) {
-            assertThat(patch.isObject()).as("a merge of the object %s at the root was refused: %s", patch, refused.getMessage())
+            assertThat(patch.isObject())
+                    .as("a merge of the object %s at the root was refused: %s", patch, refused.getMessage())
                     .isFalse();
             assertThat(world.snapshot()).isEqualTo(state);
             return;
         }
         JsonNode expected = rfc7386(state.deepCopy(), patch);
         ObjectNode after = world.snapshot();
-        assertThat(Json.sameValue(after, expected)).as("merging %s into %s gave %s, RFC 7386 says %s", patch, state, after, expected)
+        assertThat(Json.sameValue(after, expected))
+                .as("merging %s into %s gave %s, RFC 7386 says %s", patch, state, after, expected)
                 .isTrue();
         boolean changed = !Json.sameValue(after, state);
-        assertThat(!changes.isEmpty()).as("changes %s reported for %s → %s", changes, state, after).isEqualTo(changed);
+        assertThat(!changes.isEmpty())
+                .as("changes %s reported for %s → %s", changes, state, after)
+                .isEqualTo(changed);
         assertThat(world.version()).isEqualTo(changed ? version + 1 : version);
         for (WorldChange change : changes) {
             JsonNode now = world.get(change.path());
             JsonNode reported = change.newValue();
-            assertThat(Json.sameValue(now == null ? NullNode.getInstance() : now,
-                    reported == null ? NullNode.getInstance() : reported))
-                    .as("the change %s against the state %s", change, after).isTrue();
+            assertThat(Json.sameValue(
+                            now == null ? NullNode.getInstance() : now,
+                            reported == null ? NullNode.getInstance() : reported))
+                    .as("the change %s against the state %s", change, after)
+                    .isTrue();
         }
         assertThat(world.merge("", patch)).as("merging %s a second time", patch).isEmpty();
         assertThat(world.version()).isEqualTo(changed ? version + 1 : version);
@@ -104,7 +116,9 @@ class WorldFuzzTest {
                 result.remove(member.getKey());
             } else {
                 JsonNode current = result.get(member.getKey());
-                result.set(member.getKey(), rfc7386(current == null ? NullNode.getInstance() : current, member.getValue()));
+                result.set(
+                        member.getKey(),
+                        rfc7386(current == null ? NullNode.getInstance() : current, member.getValue()));
             }
         }
         return result;

@@ -59,8 +59,14 @@ final class Admission {
                 return ticket;
             }
             if (queue.size() >= maxQueued) {
-                throw new ApiError(429, ApiError.RATE_LIMIT, null, "rate_limited", "The server is busy: " + active
-                        + " requests are running and " + queue.size() + " are queued. Retry later.", Map.of("Retry-After", "1"));
+                throw new ApiError(
+                        429,
+                        ApiError.RATE_LIMIT,
+                        null,
+                        "rate_limited",
+                        "The server is busy: " + active + " requests are running and " + queue.size()
+                                + " are queued. Retry later.",
+                        Map.of("Retry-After", "1"));
             }
             queue.addLast(ticket);
             try {

@@ -26,7 +26,8 @@ final class ApiError extends Exception {
     private final String code;
     private final Map<String, String> headers;
 
-    ApiError(int status, String type, @Nullable String param, String code, String message, Map<String, String> headers) {
+    ApiError(
+            int status, String type, @Nullable String param, String code, String message, Map<String, String> headers) {
         super(message, null, false, false);
         this.status = status;
         this.type = type;
@@ -49,7 +50,11 @@ final class ApiError extends Exception {
     }
 
     static ApiError modelNotFound(String model) {
-        return new ApiError(404, INVALID_REQUEST, "model", "model_not_found",
+        return new ApiError(
+                404,
+                INVALID_REQUEST,
+                "model",
+                "model_not_found",
                 "The model '" + model + "' does not exist on this server; GET /v1/models lists the models it serves.");
     }
 
@@ -75,7 +80,8 @@ final class ApiError extends Exception {
             case UNSUPPORTED_LANGUAGE -> invalid("messages", "unsupported_language", message);
             case INVALID_SCHEMA -> invalid("response_format", "invalid_schema", message);
             case INVALID_PARAMS, INVALID_REQUEST -> invalid(null, "invalid_request", message);
-            case RATE_LIMITED -> new ApiError(429, RATE_LIMIT, null, "rate_limited", message, Map.of("Retry-After", "1"));
+            case RATE_LIMITED ->
+                new ApiError(429, RATE_LIMIT, null, "rate_limited", message, Map.of("Retry-After", "1"));
             case MODEL_UNAVAILABLE -> unavailable(message);
             case TIMEOUT -> timeout(message);
             default -> new ApiError(500, SERVER, null, code.dataCode(), message);
@@ -94,7 +100,8 @@ final class ApiError extends Exception {
         return type;
     }
 
-    @Nullable String param() {
+    @Nullable
+    String param() {
         return param;
     }
 

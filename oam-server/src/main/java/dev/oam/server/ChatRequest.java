@@ -59,13 +59,38 @@ record ChatRequest(
     }
 
     /** Top-level fields this server reads. */
-    private static final Set<String> KNOWN = Set.of("model", "messages", "tools", "tool_choice", "parallel_tool_calls",
-            "temperature", "top_p", "seed", "max_tokens", "max_completion_tokens", "stop", "response_format", "stream",
-            "stream_options", "n");
+    private static final Set<String> KNOWN = Set.of(
+            "model",
+            "messages",
+            "tools",
+            "tool_choice",
+            "parallel_tool_calls",
+            "temperature",
+            "top_p",
+            "seed",
+            "max_tokens",
+            "max_completion_tokens",
+            "stop",
+            "response_format",
+            "stream",
+            "stream_options",
+            "n");
     /** Fields accepted and ignored, as OpenAI clients send them routinely (docs/SERVER.md). */
-    private static final Set<String> IGNORED = Set.of("user", "metadata", "store", "logprobs", "top_logprobs",
-            "frequency_penalty", "presence_penalty", "logit_bias", "service_tier", "reasoning_effort", "prediction",
-            "prompt_cache_key", "safety_identifier", "verbosity");
+    private static final Set<String> IGNORED = Set.of(
+            "user",
+            "metadata",
+            "store",
+            "logprobs",
+            "top_logprobs",
+            "frequency_penalty",
+            "presence_penalty",
+            "logit_bias",
+            "service_tier",
+            "reasoning_effort",
+            "prediction",
+            "prompt_cache_key",
+            "safety_identifier",
+            "verbosity");
     /** Fields of features this edition does not have: a clear 400 instead of silently doing something else. */
     private static final Map<String, String> UNSUPPORTED = Map.of(
             "functions", "The legacy 'functions' parameter is not supported; send 'tools' instead.",
@@ -90,7 +115,8 @@ record ChatRequest(
         String model = requiredString(root, "model");
         JsonNode n = root.get("n");
         if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asLong() == 1)) {
-            throw ApiError.invalid("n", "unsupported_value", "Only n=1 is supported: this server generates one choice per request.");
+            throw ApiError.invalid(
+                    "n", "unsupported_value", "Only n=1 is supported: this server generates one choice per request.");
         }
         List<ToolDefinition> tools = tools(root.get("tools"));
         Set<String> toolNames = new HashSet<>();
@@ -104,44 +130,60 @@ record ChatRequest(
                     case "auto" -> ToolChoice.AUTO;
                     case "none" -> ToolChoice.NONE;
                     case "required" -> ToolChoice.REQUIRED;
-                    default -> throw ApiError.invalidValue("tool_choice",
-                            "'tool_choice' must be \"auto\", \"none\", \"required\", a function or allowed_tools, not \"" + choice.textValue() + "\".");
+                    default ->
+                        throw ApiError.invalidValue(
+                                "tool_choice",
+                                "'tool_choice' must be \"auto\", \"none\", \"required\", a function or allowed_tools, not \""
+                                        + choice.textValue() + "\".");
                 };
-            } else if (choice.isObject() && "function".equals(choice.path("type").asText())) {
+            } else if (choice.isObject()
+                    && "function".equals(choice.path("type").asText())) {
                 String name = choice.path("function").path("name").asText("");
                 if (!toolNames.contains(name)) {
-                    throw ApiError.invalidValue("tool_choice", "'tool_choice' names the function '" + name
-                            + "', which is not among the request's tools.");
+                    throw ApiError.invalidValue(
+                            "tool_choice",
+                            "'tool_choice' names the function '" + name + "', which is not among the request's tools.");
                 }
                 toolChoice = new ToolChoice.Named(name);
-            } else if (choice.isObject() && "allowed_tools".equals(choice.path("type").asText())) {
+            } else if (choice.isObject()
+                    && "allowed_tools".equals(choice.path("type").asText())) {
                 JsonNode allowed = choice.path("allowed_tools");
                 String mode = allowed.path("mode").asText("auto");
                 toolChoice = switch (mode) {
                     case "auto" -> ToolChoice.AUTO;
                     case "required" -> ToolChoice.REQUIRED;
-                    default -> throw ApiError.invalidValue("tool_choice.allowed_tools.mode",
-                            "'allowed_tools.mode' must be \"auto\" or \"required\".");
+                    default ->
+                        throw ApiError.invalidValue(
+                                "tool_choice.allowed_tools.mode",
+                                "'allowed_tools.mode' must be \"auto\" or \"required\".");
                 };
                 JsonNode list = allowed.path("tools");
                 if (!list.isArray()) {
-                    throw ApiError.invalidValue("tool_choice.allowed_tools.tools", "'allowed_tools.tools' must be an array of functions.");
+                    throw ApiError.invalidValue(
+                            "tool_choice.allowed_tools.tools", "'allowed_tools.tools' must be an array of functions.");
                 }
                 enabled = new ArrayList<>();
                 for (JsonNode item : list) {
-                    String name = item.path("function").path("name").asText(item.path("name").asText(""));
+                    String name = item.path("function")
+                            .path("name")
+                            .asText(item.path("name").asText(""));
                     if (!toolNames.contains(name)) {
-                        throw ApiError.invalidValue("tool_choice.allowed_tools.tools", "'allowed_tools' names the function '"
-                                + name + "', which is not among the request's tools.");
+                        throw ApiError.invalidValue(
+                                "tool_choice.allowed_tools.tools",
+                                "'allowed_tools' names the function '" + name
+                                        + "', which is not among the request's tools.");
                     }
                     enabled.add(name);
                 }
             } else {
-                throw ApiError.invalidValue("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\", "
-                        + "{\"type\":\"function\",\"function\":{\"name\":…}} or {\"type\":\"allowed_tools\",…}.");
+                throw ApiError.invalidValue(
+                        "tool_choice",
+                        "'tool_choice' must be \"auto\", \"none\", \"required\", "
+                                + "{\"type\":\"function\",\"function\":{\"name\":…}} or {\"type\":\"allowed_tools\",…}.");
             }
             if (toolChoice instanceof ToolChoice.Required && tools.isEmpty()) {
-                throw ApiError.invalidValue("tool_choice", "'tool_choice' is \"required\" but the request has no tools.");
+                throw ApiError.invalidValue(
+                        "tool_choice", "'tool_choice' is \"required\" but the request has no tools.");
             }
         }
         boolean parallel = optionalBoolean(root, "parallel_tool_calls", true);
@@ -182,8 +224,21 @@ record ChatRequest(
             includeUsage = optionalBoolean(streamOptions, "include_usage", false, "stream_options.include_usage");
         }
         Messages messages = messages(root.get("messages"));
-        return new ChatRequest(model, messages.instructions(), messages.entries(), tools, toolChoice, enabled, parallel,
-                temperature, sampling, maxTokens, stop, format, stream, includeUsage);
+        return new ChatRequest(
+                model,
+                messages.instructions(),
+                messages.entries(),
+                tools,
+                toolChoice,
+                enabled,
+                parallel,
+                temperature,
+                sampling,
+                maxTokens,
+                stop,
+                format,
+                stream,
+                includeUsage);
     }
 
     /** This request with the server's own instructions put first. */
@@ -192,8 +247,21 @@ record ChatRequest(
             return this;
         }
         String joined = instructions == null ? server.strip() : server.strip() + "\n\n" + instructions;
-        return new ChatRequest(model, joined, entries, tools, toolChoice, enabledTools, parallelToolCalls, temperature, sampling,
-                maxTokens, stop, format, stream, includeUsage);
+        return new ChatRequest(
+                model,
+                joined,
+                entries,
+                tools,
+                toolChoice,
+                enabledTools,
+                parallelToolCalls,
+                temperature,
+                sampling,
+                maxTokens,
+                stop,
+                format,
+                stream,
+                includeUsage);
     }
 
     private record Messages(@Nullable String instructions, List<TranscriptEntry> entries) {}
@@ -238,7 +306,9 @@ record ChatRequest(
                 }
                 case "user" -> {
                     String text = text(message.get("content"), path + ".content", false);
-                    user = user == null ? new StringBuilder(text) : user.append("\n\n").append(text);
+                    user = user == null
+                            ? new StringBuilder(text)
+                            : user.append("\n\n").append(text);
                 }
                 case "assistant" -> {
                     JsonNode calls = message.get("tool_calls");
@@ -249,7 +319,10 @@ record ChatRequest(
                     }
                     if (calls != null && !calls.isNull() && !(calls.isArray() && calls.isEmpty())) {
                         if (!calls.isArray()) {
-                            throw ApiError.invalid(path + ".tool_calls", "invalid_type", "'" + path + ".tool_calls' must be an array.");
+                            throw ApiError.invalid(
+                                    path + ".tool_calls",
+                                    "invalid_type",
+                                    "'" + path + ".tool_calls' must be an array.");
                         }
                         if (!text.isBlank()) {
                             entries.add(TranscriptEntry.Response.text(text));
@@ -260,8 +333,11 @@ record ChatRequest(
                         for (int j = 0; j < calls.size(); j++) {
                             ToolCall call = historyCall(calls.get(j), path + ".tool_calls[" + j + "]");
                             if (!seenCallIds.add(call.id())) {
-                                throw ApiError.invalid(path + ".tool_calls[" + j + "].id", "duplicate_tool_call_id",
-                                        "The tool call id '" + call.id() + "' appears more than once in the conversation.");
+                                throw ApiError.invalid(
+                                        path + ".tool_calls[" + j + "].id",
+                                        "duplicate_tool_call_id",
+                                        "The tool call id '" + call.id()
+                                                + "' appears more than once in the conversation.");
                             }
                             open.put(call.id(), call);
                         }
@@ -269,7 +345,9 @@ record ChatRequest(
                     } else {
                         if (content == null || content.isNull()) {
                             if (!message.path("refusal").isTextual()) {
-                                throw ApiError.invalid(path + ".content", "missing_required_parameter",
+                                throw ApiError.invalid(
+                                        path + ".content",
+                                        "missing_required_parameter",
                                         "An assistant message needs 'content' or 'tool_calls'.");
                             }
                         }
@@ -279,24 +357,38 @@ record ChatRequest(
                 case "tool" -> {
                     String id = requiredString(message, "tool_call_id", path + ".tool_call_id");
                     if (open == null) {
-                        throw ApiError.invalid(path + ".tool_call_id", "unknown_tool_call_id", "The tool message for '" + id
-                                + "' does not follow an assistant message with that tool call: every tool message must come "
-                                + "right after the assistant message whose call it answers.");
+                        throw ApiError.invalid(
+                                path + ".tool_call_id",
+                                "unknown_tool_call_id",
+                                "The tool message for '" + id
+                                        + "' does not follow an assistant message with that tool call: every tool message must come "
+                                        + "right after the assistant message whose call it answers.");
                     }
                     if (!open.containsKey(id)) {
-                        throw ApiError.invalid(path + ".tool_call_id", "unknown_tool_call_id", "The tool message answers '" + id
-                                + "', which the assistant message at messages[" + openedAt + "] did not call.");
+                        throw ApiError.invalid(
+                                path + ".tool_call_id",
+                                "unknown_tool_call_id",
+                                "The tool message answers '" + id + "', which the assistant message at messages["
+                                        + openedAt + "] did not call.");
                     }
                     if (outputs.containsKey(id)) {
-                        throw ApiError.invalid(path + ".tool_call_id", "duplicate_tool_output",
+                        throw ApiError.invalid(
+                                path + ".tool_call_id",
+                                "duplicate_tool_output",
                                 "The tool call '" + id + "' has more than one tool message.");
                     }
                     outputs.put(id, text(message.get("content"), path + ".content", false));
                 }
-                case "function" -> throw ApiError.invalid(path + ".role", "unsupported_value",
-                        "The legacy 'function' role is not supported; answer tool calls with 'tool' messages.");
-                default -> throw ApiError.invalidValue(path + ".role", "'" + path + ".role' must be system, developer, user, "
-                        + "assistant or tool, not \"" + role + "\".");
+                case "function" ->
+                    throw ApiError.invalid(
+                            path + ".role",
+                            "unsupported_value",
+                            "The legacy 'function' role is not supported; answer tool calls with 'tool' messages.");
+                default ->
+                    throw ApiError.invalidValue(
+                            path + ".role",
+                            "'" + path + ".role' must be system, developer, user, " + "assistant or tool, not \"" + role
+                                    + "\".");
             }
             if (!role.equals("system") && !role.equals("developer")) {
                 lastRole = role;
@@ -309,24 +401,38 @@ record ChatRequest(
             entries.add(TranscriptEntry.Prompt.of(user.toString(), null));
         }
         if ("assistant".equals(lastRole)) {
-            throw ApiError.invalid("messages", "invalid_last_message", "The last message is an assistant message; this "
-                    + "server does not continue a prefilled answer. End with a user message or with tool messages.");
+            throw ApiError.invalid(
+                    "messages",
+                    "invalid_last_message",
+                    "The last message is an assistant message; this "
+                            + "server does not continue a prefilled answer. End with a user message or with tool messages.");
         }
         if (lastRole == null) {
-            throw ApiError.invalid("messages", "invalid_last_message", "'messages' needs a user message (or tool messages) "
-                    + "after the system and developer messages.");
+            throw ApiError.invalid(
+                    "messages",
+                    "invalid_last_message",
+                    "'messages' needs a user message (or tool messages) " + "after the system and developer messages.");
         }
         return new Messages(instructions.isEmpty() ? null : String.join("\n\n", instructions), entries);
     }
 
     /** Every call of the assistant message must have its output; the outputs go into call order. */
-    private static void closeToolBlock(LinkedHashMap<String, ToolCall> open, Map<String, String> outputs,
-            List<TranscriptEntry> entries, String at, int openedAt) throws ApiError {
+    private static void closeToolBlock(
+            LinkedHashMap<String, ToolCall> open,
+            Map<String, String> outputs,
+            List<TranscriptEntry> entries,
+            String at,
+            int openedAt)
+            throws ApiError {
         for (ToolCall call : open.values()) {
             if (!outputs.containsKey(call.id())) {
-                throw ApiError.invalid(at, "missing_tool_output", "The tool call '" + call.id() + "' (" + call.name()
-                        + ") of the assistant message at messages[" + openedAt + "] has no tool message; send one tool "
-                        + "message per call right after that assistant message.");
+                throw ApiError.invalid(
+                        at,
+                        "missing_tool_output",
+                        "The tool call '" + call.id() + "' (" + call.name()
+                                + ") of the assistant message at messages[" + openedAt
+                                + "] has no tool message; send one tool "
+                                + "message per call right after that assistant message.");
             }
         }
         for (ToolCall call : open.values()) {
@@ -345,28 +451,34 @@ record ChatRequest(
         }
         JsonNode function = call.get("function");
         if (function == null || !function.isObject()) {
-            throw ApiError.invalid(path + ".function", "missing_required_parameter", "'" + path + ".function' must be an object.");
+            throw ApiError.invalid(
+                    path + ".function", "missing_required_parameter", "'" + path + ".function' must be an object.");
         }
         String name = requiredString(function, "name", path + ".function.name");
         JsonNode args = function.get("arguments");
         ObjectNode arguments;
-        if (args == null || args.isNull() || (args.isTextual() && args.textValue().isBlank())) {
+        if (args == null
+                || args.isNull()
+                || (args.isTextual() && args.textValue().isBlank())) {
             arguments = Json.object();
         } else if (args.isTextual()) {
             try {
                 JsonNode parsed = Json.parse(args.textValue());
                 if (!parsed.isObject()) {
-                    throw ApiError.invalidValue(path + ".function.arguments", "Tool call arguments must encode a JSON object.");
+                    throw ApiError.invalidValue(
+                            path + ".function.arguments", "Tool call arguments must encode a JSON object.");
                 }
                 arguments = (ObjectNode) parsed;
             } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                throw ApiError.invalidValue(path + ".function.arguments", "Tool call arguments are not valid JSON: "
-                        + e.getOriginalMessage());
+                throw ApiError.invalidValue(
+                        path + ".function.arguments",
+                        "Tool call arguments are not valid JSON: " + e.getOriginalMessage());
             }
         } else if (args.isObject()) {
             arguments = (ObjectNode) args;
         } else {
-            throw ApiError.invalid(path + ".function.arguments", "invalid_type", "Tool call arguments must be a JSON string.");
+            throw ApiError.invalid(
+                    path + ".function.arguments", "invalid_type", "Tool call arguments must be a JSON string.");
         }
         return new ToolCall(id, name, arguments);
     }
@@ -380,7 +492,8 @@ record ChatRequest(
             return content.textValue();
         }
         if (!content.isArray()) {
-            throw ApiError.invalid(path, "invalid_type", "'" + path + "' must be a string or an array of content parts.");
+            throw ApiError.invalid(
+                    path, "invalid_type", "'" + path + "' must be a string or an array of content parts.");
         }
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < content.size(); i++) {
@@ -390,14 +503,21 @@ record ChatRequest(
                 case "text" -> out.append(requiredString(part, "text", path + "[" + i + "].text"));
                 case "refusal" -> {
                     if (!allowRefusalParts) {
-                        throw ApiError.invalidValue(path + "[" + i + "].type", "Refusal parts belong to assistant messages.");
+                        throw ApiError.invalidValue(
+                                path + "[" + i + "].type", "Refusal parts belong to assistant messages.");
                     }
                     out.append(requiredString(part, "refusal", path + "[" + i + "].refusal"));
                 }
-                case "image_url" -> throw ApiError.invalid(path + "[" + i + "]", "unsupported_content",
-                        "Images are not supported: the models of this edition take text only (docs/SERVER.md).");
-                default -> throw ApiError.invalid(path + "[" + i + "].type", "unsupported_content",
-                        "Content parts of type \"" + type + "\" are not supported; send text.");
+                case "image_url" ->
+                    throw ApiError.invalid(
+                            path + "[" + i + "]",
+                            "unsupported_content",
+                            "Images are not supported: the models of this edition take text only (docs/SERVER.md).");
+                default ->
+                    throw ApiError.invalid(
+                            path + "[" + i + "].type",
+                            "unsupported_content",
+                            "Content parts of type \"" + type + "\" are not supported; send text.");
             }
         }
         return out.toString();
@@ -420,15 +540,19 @@ record ChatRequest(
             }
             JsonNode function = tool.get("function");
             if (function == null || !function.isObject()) {
-                throw ApiError.invalid(path + ".function", "missing_required_parameter", "'" + path + ".function' must be an object.");
+                throw ApiError.invalid(
+                        path + ".function", "missing_required_parameter", "'" + path + ".function' must be an object.");
             }
             String name = requiredString(function, "name", path + ".function.name");
             if (!ToolDefinition.isValidName(name)) {
-                throw ApiError.invalidValue(path + ".function.name", "Invalid function name '" + name
-                        + "': use 1 to 64 letters, digits, underscores, dots or dashes.");
+                throw ApiError.invalidValue(
+                        path + ".function.name",
+                        "Invalid function name '" + name
+                                + "': use 1 to 64 letters, digits, underscores, dots or dashes.");
             }
             if (!names.add(name)) {
-                throw ApiError.invalidValue(path + ".function.name", "The function name '" + name + "' appears twice in 'tools'.");
+                throw ApiError.invalidValue(
+                        path + ".function.name", "The function name '" + name + "' appears twice in 'tools'.");
             }
             JsonNode description = function.get("description");
             JsonNode parameters = function.get("parameters");
@@ -440,14 +564,20 @@ record ChatRequest(
             } else if (parameters.isObject()) {
                 schema = (ObjectNode) parameters;
             } else {
-                throw ApiError.invalid(path + ".function.parameters", "invalid_type", "'parameters' must be a JSON Schema object.");
+                throw ApiError.invalid(
+                        path + ".function.parameters", "invalid_type", "'parameters' must be a JSON Schema object.");
             }
             try {
-                tools.add(new ToolDefinition(name, description != null && description.isTextual() ? description.textValue() : null,
-                        schema, null));
+                tools.add(new ToolDefinition(
+                        name,
+                        description != null && description.isTextual() ? description.textValue() : null,
+                        schema,
+                        null));
             } catch (IllegalArgumentException e) {
-                throw ApiError.invalid(path + ".function.parameters", "invalid_schema", "Invalid parameters schema for '"
-                        + name + "': " + e.getMessage());
+                throw ApiError.invalid(
+                        path + ".function.parameters",
+                        "invalid_schema",
+                        "Invalid parameters schema for '" + name + "': " + e.getMessage());
             }
         }
         return tools;
@@ -467,24 +597,32 @@ record ChatRequest(
             case "json_schema" -> {
                 JsonNode spec = node.get("json_schema");
                 if (spec == null || !spec.isObject()) {
-                    throw ApiError.invalid("response_format.json_schema", "missing_required_parameter",
+                    throw ApiError.invalid(
+                            "response_format.json_schema",
+                            "missing_required_parameter",
                             "'response_format.json_schema' must be an object with 'name' and 'schema'.");
                 }
                 String name = spec.path("name").isTextual() ? spec.get("name").textValue() : "Response";
                 JsonNode schema = spec.get("schema");
                 if (schema == null || !schema.isObject()) {
-                    throw ApiError.invalid("response_format.json_schema.schema", "missing_required_parameter",
+                    throw ApiError.invalid(
+                            "response_format.json_schema.schema",
+                            "missing_required_parameter",
                             "'response_format.json_schema.schema' must be a JSON Schema object.");
                 }
                 try {
                     yield new Format.JsonSchema(name, (ObjectNode) schema, GenerationSchema.convert(schema, name));
                 } catch (SchemaException e) {
-                    throw ApiError.invalid("response_format.json_schema.schema", "invalid_schema",
+                    throw ApiError.invalid(
+                            "response_format.json_schema.schema",
+                            "invalid_schema",
                             "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
                 }
             }
-            default -> throw ApiError.invalidValue("response_format.type",
-                    "'response_format.type' must be \"text\", \"json_object\" or \"json_schema\".");
+            default ->
+                throw ApiError.invalidValue(
+                        "response_format.type",
+                        "'response_format.type' must be \"text\", \"json_object\" or \"json_schema\".");
         };
     }
 
@@ -498,7 +636,8 @@ record ChatRequest(
         } else if (node.isArray() && node.size() <= 4) {
             for (JsonNode item : node) {
                 if (!item.isTextual()) {
-                    throw ApiError.invalid("stop", "invalid_type", "'stop' must be a string or an array of up to 4 strings.");
+                    throw ApiError.invalid(
+                            "stop", "invalid_type", "'stop' must be a string or an array of up to 4 strings.");
                 }
                 stops.add(item.textValue());
             }
@@ -541,7 +680,8 @@ record ChatRequest(
         return value.booleanValue();
     }
 
-    private static @Nullable Double optionalNumber(JsonNode node, String field, double min, double max) throws ApiError {
+    private static @Nullable Double optionalNumber(JsonNode node, String field, double min, double max)
+            throws ApiError {
         JsonNode value = node.get(field);
         if (value == null || value.isNull()) {
             return null;
@@ -551,7 +691,8 @@ record ChatRequest(
         }
         double number = value.doubleValue();
         if (!(number >= min && number <= max)) {
-            throw ApiError.invalidValue(field, "'" + field + "' must be from " + fmt(min) + " to " + fmt(max) + ", not " + value + ".");
+            throw ApiError.invalidValue(
+                    field, "'" + field + "' must be from " + fmt(min) + " to " + fmt(max) + ", not " + value + ".");
         }
         return number;
     }

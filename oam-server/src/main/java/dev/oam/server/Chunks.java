@@ -33,7 +33,12 @@ final class Chunks {
     }
 
     /** A stream chunk with one choice whose delta the caller fills in. */
-    static ObjectNode chunk(String id, long created, String model, boolean includeUsage, ObjectNode delta,
+    static ObjectNode chunk(
+            String id,
+            long created,
+            String model,
+            boolean includeUsage,
+            ObjectNode delta,
             @Nullable String finishReason) {
         ObjectNode root = header(id, "chat.completion.chunk", created, model);
         ObjectNode choice = root.putArray("choices").addObject();

@@ -23,7 +23,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -34,16 +33,27 @@ import org.jspecify.annotations.Nullable;
  */
 final class CompletionCall {
     /** Why generation was stopped from outside the model. */
-    enum Interruption { NONE, CUT, TIMEOUT, CLIENT_GONE }
+    enum Interruption {
+        NONE,
+        CUT,
+        TIMEOUT,
+        CLIENT_GONE
+    }
 
-    static final String JSON_OBJECT_INSTRUCTION = "Answer with a single JSON object and nothing else: no prose, no code fences.";
+    static final String JSON_OBJECT_INSTRUCTION =
+            "Answer with a single JSON object and nothing else: no prose, no code fences.";
     private static final int MAX_ATTEMPTS = 2;
 
     /**
      * @param content the answer text ({@code null} for a pure tool-call or refusal answer)
      * @param finishReason {@code stop}, {@code length} or {@code tool_calls}
      */
-    record Result(@Nullable String content, @Nullable String refusal, List<ToolCall> toolCalls, String finishReason, Usage usage) {
+    record Result(
+            @Nullable String content,
+            @Nullable String refusal,
+            List<ToolCall> toolCalls,
+            String finishReason,
+            Usage usage) {
         Result {
             toolCalls = List.copyOf(toolCalls);
         }
@@ -85,14 +95,18 @@ final class CompletionCall {
         List<ToolDefinition> enabled = request.tools();
         if (request.enabledTools() != null) {
             Set<String> allowed = new HashSet<>(request.enabledTools());
-            enabled = enabled.stream().filter(tool -> allowed.contains(tool.name())).toList();
+            enabled = enabled.stream()
+                    .filter(tool -> allowed.contains(tool.name()))
+                    .toList();
         }
         ToolChoice choice = request.toolChoice();
         ToolCallingMode mode = switch (choice) {
             case ToolChoice.None none -> ToolCallingMode.DISALLOWED;
             case ToolChoice.Required required -> ToolCallingMode.REQUIRED;
             case ToolChoice.Named named -> {
-                enabled = request.tools().stream().filter(tool -> tool.name().equals(named.tool())).toList();
+                enabled = request.tools().stream()
+                        .filter(tool -> tool.name().equals(named.tool()))
+                        .toList();
                 yield ToolCallingMode.REQUIRED;
             }
             default -> ToolCallingMode.ALLOWED;
@@ -104,14 +118,19 @@ final class CompletionCall {
     }
 
     /** Input tokens of the step as the model counts them. */
-    static int inputTokens(LanguageModel model, @Nullable String instructions, List<TranscriptEntry> entries,
-            List<ToolDefinition> tools, @Nullable GenerationSchema schema) {
+    static int inputTokens(
+            LanguageModel model,
+            @Nullable String instructions,
+            List<TranscriptEntry> entries,
+            List<ToolDefinition> tools,
+            @Nullable GenerationSchema schema) {
         int total = instructions == null ? 0 : model.countTokens(instructions);
         for (TranscriptEntry entry : entries) {
             total += model.countTokens(entry);
         }
         for (ToolDefinition tool : tools) {
-            total += model.countTokens(tool.name() + (tool.description() == null ? "" : tool.description())
+            total += model.countTokens(tool.name()
+                    + (tool.description() == null ? "" : tool.description())
                     + Json.write(tool.schema().json()));
         }
         if (schema != null) {
@@ -133,24 +152,33 @@ final class CompletionCall {
         boolean structured = !(format instanceof ChatRequest.Format.Text);
         String instructions = request.instructions();
         if (format instanceof ChatRequest.Format.JsonObject) {
-            instructions = instructions == null ? JSON_OBJECT_INSTRUCTION : instructions + "\n\n" + JSON_OBJECT_INSTRUCTION;
+            instructions =
+                    instructions == null ? JSON_OBJECT_INSTRUCTION : instructions + "\n\n" + JSON_OBJECT_INSTRUCTION;
         }
         Plan plan = plan(request);
         int input = inputTokens(model, instructions, request.entries(), plan.tools(), schema);
         int reserved = request.maxTokens() == null ? 0 : request.maxTokens();
         if (input + reserved > model.contextSize()) {
-            throw ApiError.invalid("messages", "context_length_exceeded", "This model's maximum context length is "
-                    + model.contextSize() + " tokens. However, your messages resulted in " + input + " tokens"
-                    + (reserved > 0 ? " and max_tokens asks for " + reserved + " more" : "")
-                    + ". Please reduce the length of the messages.");
+            throw ApiError.invalid(
+                    "messages",
+                    "context_length_exceeded",
+                    "This model's maximum context length is "
+                            + model.contextSize() + " tokens. However, your messages resulted in " + input + " tokens"
+                            + (reserved > 0 ? " and max_tokens asks for " + reserved + " more" : "")
+                            + ". Please reduce the length of the messages.");
         }
-        GenerationOptions options = new GenerationOptions(request.temperature(), request.maxTokens(), request.sampling());
-        ModelRequest step = new ModelRequest(instructions, null, request.entries(), plan.tools(), plan.mode(), false, schema,
-                options, input);
+        GenerationOptions options =
+                new GenerationOptions(request.temperature(), request.maxTokens(), request.sampling());
+        ModelRequest step = new ModelRequest(
+                instructions, null, request.entries(), plan.tools(), plan.mode(), false, schema, options, input);
         for (int attempt = 1; ; attempt++) {
             // Structured answers go out whole; text is gated by stop and max_tokens and streamed as it passes.
-            TextGate gate = new TextGate(structured ? List.of() : request.stop(), structured ? null : request.maxTokens(), model,
-                    structured ? delta -> {} : stream::text, () -> interrupt(Interruption.CUT));
+            TextGate gate = new TextGate(
+                    structured ? List.of() : request.stop(),
+                    structured ? null : request.maxTokens(),
+                    model,
+                    structured ? delta -> {} : stream::text,
+                    () -> interrupt(Interruption.CUT));
             ModelListener listener = new ModelListener() {
                 @Override
                 public void onText(String delta) {
@@ -172,7 +200,7 @@ final class CompletionCall {
                     }
                     case TIMEOUT -> throw ApiError.timeout("The request took longer than the server's timeout.");
                     case CLIENT_GONE -> throw new ClientGone();
-                    case NONE -> { }
+                    case NONE -> {}
                 }
                 if (e.code() == ErrorCode.REFUSAL) {
                     return new Result(null, e.getMessage(), List.of(), "stop", new Usage(input, 0, 0));
@@ -192,7 +220,7 @@ final class CompletionCall {
             switch (interruption.get()) {
                 case TIMEOUT -> throw ApiError.timeout("The request took longer than the server's timeout.");
                 case CLIENT_GONE -> throw new ClientGone();
-                default -> { }
+                default -> {}
             }
             // Text the client has seen cannot be taken back, so an attempt that streamed some is never asked again.
             boolean mayRetry = RetryPolicy.retriesInvalidOutput(model, attempt, MAX_ATTEMPTS, gate.sawText());
@@ -205,10 +233,15 @@ final class CompletionCall {
                         }
                         throw new ApiError(500, ApiError.SERVER, null, "generation_failed", problem);
                     }
-                    List<ToolCall> returned = request.parallelToolCalls() ? calls.calls() : calls.calls().subList(0, 1);
+                    List<ToolCall> returned = request.parallelToolCalls()
+                            ? calls.calls()
+                            : calls.calls().subList(0, 1);
                     List<ToolCall> withIds = new ArrayList<>();
                     for (ToolCall call : returned) {
-                        withIds.add(call.id() == null || call.id().isBlank() ? new ToolCall(ToolCall.newId(), call.name(), call.arguments()) : call);
+                        withIds.add(
+                                call.id() == null || call.id().isBlank()
+                                        ? new ToolCall(ToolCall.newId(), call.name(), call.arguments())
+                                        : call);
                     }
                     String text = gate.text();
                     return new Result(text.isEmpty() ? null : text, null, withIds, "tool_calls", calls.usage());
@@ -233,7 +266,11 @@ final class CompletionCall {
                             if (mayRetry) {
                                 continue;
                             }
-                            throw new ApiError(500, ApiError.SERVER, null, "invalid_json_output",
+                            throw new ApiError(
+                                    500,
+                                    ApiError.SERVER,
+                                    null,
+                                    "invalid_json_output",
                                     "The model did not answer with a JSON object.");
                         }
                         String text = Json.write(value);
@@ -272,10 +309,19 @@ final class CompletionCall {
     private Result answered(TextGate gate, ModelResponse.@Nullable Answer answer, Usage usage) {
         boolean length = gate.cut() == TextGate.Cut.LENGTH;
         if (gate.cut() != TextGate.Cut.NONE) {
-            usage = new Usage(usage.inputTokens(), usage.cachedInputTokens(), Math.min(usage.outputTokens() == 0
-                    ? Integer.MAX_VALUE : usage.outputTokens(), model.countTokens(gate.text())));
+            usage = new Usage(
+                    usage.inputTokens(),
+                    usage.cachedInputTokens(),
+                    Math.min(
+                            usage.outputTokens() == 0 ? Integer.MAX_VALUE : usage.outputTokens(),
+                            model.countTokens(gate.text())));
         }
-        return new Result(gate.text(), null, List.of(), length ? "length" : finishReason(usage, gate.cut() == TextGate.Cut.STOP), usage);
+        return new Result(
+                gate.text(),
+                null,
+                List.of(),
+                length ? "length" : finishReason(usage, gate.cut() == TextGate.Cut.STOP),
+                usage);
     }
 
     /** {@code length} when the model used up {@code max_tokens} (models that stop on their own at the limit). */
@@ -292,13 +338,17 @@ final class CompletionCall {
             return "The model called a tool although tools were disabled for this request.";
         }
         for (ToolCall call : calls) {
-            ToolDefinition tool = plan.tools().stream().filter(t -> t.name().equals(call.name())).findFirst().orElse(null);
+            ToolDefinition tool = plan.tools().stream()
+                    .filter(t -> t.name().equals(call.name()))
+                    .findFirst()
+                    .orElse(null);
             if (tool == null) {
                 return "The model called '" + call.name() + "', which is not among the tools offered.";
             }
             var violation = tool.schema().firstViolation(call.arguments());
             if (violation.isPresent()) {
-                return "The model called '" + call.name() + "' with arguments that do not match its parameters: " + violation.get();
+                return "The model called '" + call.name() + "' with arguments that do not match its parameters: "
+                        + violation.get();
             }
         }
         return null;

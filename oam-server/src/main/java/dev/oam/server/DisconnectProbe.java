@@ -37,7 +37,8 @@ final class DisconnectProbe implements AutoCloseable {
     }
 
     static DisconnectProbe start(Request request, ScheduledExecutorService timer, Runnable onGone) {
-        DisconnectProbe probe = new DisconnectProbe(request.getConnectionMetaData().getConnection().getEndPoint(), onGone);
+        DisconnectProbe probe = new DisconnectProbe(
+                request.getConnectionMetaData().getConnection().getEndPoint(), onGone);
         synchronized (probe.lock) {
             probe.task = timer.scheduleWithFixedDelay(probe::probe, PERIOD_MS, PERIOD_MS, TimeUnit.MILLISECONDS);
         }

@@ -20,7 +20,8 @@ final class JsonObjects {
             int bodyStart = trimmed.indexOf('\n', fence);
             int end = bodyStart < 0 ? -1 : trimmed.indexOf("```", bodyStart);
             if (end > bodyStart) {
-                JsonNode fenced = parseObject(trimmed.substring(bodyStart + 1, end).strip());
+                JsonNode fenced =
+                        parseObject(trimmed.substring(bodyStart + 1, end).strip());
                 if (fenced != null) {
                     return fenced;
                 }

@@ -72,7 +72,8 @@ public final class OpenAIServer implements AutoCloseable {
         this.options = options;
         this.admission = new Admission(options.maxConcurrent(), options.maxQueued());
         this.apiKeyDigest = options.apiKey() == null ? null : sha256(options.apiKey());
-        this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("oam-serve-timer").factory());
+        this.timer = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().daemon().name("oam-serve-timer").factory());
         VirtualThreadPool threads = new VirtualThreadPool();
         threads.setName("oam-serve");
         this.jetty = new Server(threads);
@@ -94,7 +95,8 @@ public final class OpenAIServer implements AutoCloseable {
         }
         this.tcp = tcpConnector;
         if (options.socket() != null) {
-            UnixDomainServerConnector unix = new UnixDomainServerConnector(jetty, 1, 1, new HttpConnectionFactory(http));
+            UnixDomainServerConnector unix =
+                    new UnixDomainServerConnector(jetty, 1, 1, new HttpConnectionFactory(http));
             unix.setUnixDomainPath(options.socket());
             unix.setIdleTimeout(options.idleTimeout().toMillis());
             jetty.addConnector(unix);
@@ -142,10 +144,12 @@ public final class OpenAIServer implements AutoCloseable {
         try {
             mode = (Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS);
         } catch (UnsupportedOperationException | IllegalArgumentException e) {
-            throw new IOException(path + " exists and cannot be checked for being a socket; remove it or pick another path");
+            throw new IOException(
+                    path + " exists and cannot be checked for being a socket; remove it or pick another path");
         }
         if ((mode & 0170000) != 0140000) {
-            throw new IOException(path + " exists and is not a socket; it is left alone: remove it or pick another path");
+            throw new IOException(
+                    path + " exists and is not a socket; it is left alone: remove it or pick another path");
         }
         Files.delete(path);
     }
@@ -190,10 +194,13 @@ public final class OpenAIServer implements AutoCloseable {
      * returns the raw response; a streamed response is returned once complete.
      */
     public String handle(String rawRequest) throws Exception {
-        String request = rawRequest.contains("Connection: close") ? rawRequest
+        String request = rawRequest.contains("Connection: close")
+                ? rawRequest
                 : rawRequest.replaceFirst("\r\n", "\r\nConnection: close\r\n");
-        ByteBuffer response = local.getResponse(ByteBuffer.wrap(request.getBytes(StandardCharsets.UTF_8)),
-                options.requestTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+        ByteBuffer response = local.getResponse(
+                ByteBuffer.wrap(request.getBytes(StandardCharsets.UTF_8)),
+                options.requestTimeout().toMillis() + 5_000,
+                TimeUnit.MILLISECONDS);
         return response == null ? "" : StandardCharsets.UTF_8.decode(response).toString();
     }
 
@@ -211,19 +218,33 @@ public final class OpenAIServer implements AutoCloseable {
             } catch (ApiError e) {
                 sendError(request, response, callback, origin, e);
             } catch (Exception e) {
-                Log.error("HTTP " + request.getMethod() + " " + request.getHttpURI().getPath() + " failed", e);
-                sendError(request, response, callback, origin, ApiError.internal("The server failed to handle the request."));
+                Log.error(
+                        "HTTP " + request.getMethod() + " "
+                                + request.getHttpURI().getPath() + " failed",
+                        e);
+                sendError(
+                        request,
+                        response,
+                        callback,
+                        origin,
+                        ApiError.internal("The server failed to handle the request."));
             }
             return true;
         }
     }
 
-    private void route(Request request, Response response, Callback callback, @Nullable String origin) throws Exception {
+    private void route(Request request, Response response, Callback callback, @Nullable String origin)
+            throws Exception {
         String method = request.getMethod();
         String path = request.getHttpURI().getPath();
         if (origin != null && !originAllowed(origin)) {
-            throw new ApiError(403, ApiError.PERMISSION, null, "origin_not_allowed", "Requests from the origin '" + origin
-                    + "' are not allowed; start the server with --allow-origin " + origin + " to allow them.");
+            throw new ApiError(
+                    403,
+                    ApiError.PERMISSION,
+                    null,
+                    "origin_not_allowed",
+                    "Requests from the origin '" + origin + "' are not allowed; start the server with --allow-origin "
+                            + origin + " to allow them.");
         }
         if (method.equals("OPTIONS")) {
             preflight(request, response, callback, origin);
@@ -232,17 +253,28 @@ public final class OpenAIServer implements AutoCloseable {
         String allow;
         if (path.equals("/health")) {
             allow = "GET, HEAD";
-        } else if (path.equals("/v1/models") || (path.startsWith("/v1/models/") && path.length() > "/v1/models/".length())) {
+        } else if (path.equals("/v1/models")
+                || (path.startsWith("/v1/models/") && path.length() > "/v1/models/".length())) {
             allow = "GET, HEAD";
         } else if (CHAT_PATHS.contains(path)) {
             allow = "POST";
         } else {
-            throw new ApiError(404, ApiError.INVALID_REQUEST, null, "unknown_url", "Unknown request URL: " + method + " " + path
-                    + ". This server serves POST /v1/chat/completions, GET /v1/models, GET /v1/models/{id} and GET /health.");
+            throw new ApiError(
+                    404,
+                    ApiError.INVALID_REQUEST,
+                    null,
+                    "unknown_url",
+                    "Unknown request URL: " + method + " " + path
+                            + ". This server serves POST /v1/chat/completions, GET /v1/models, GET /v1/models/{id} and GET /health.");
         }
         if (!allow.contains(method)) {
-            throw new ApiError(405, ApiError.INVALID_REQUEST, null, "method_not_allowed", "Method " + method + " is not allowed on "
-                    + path + "; use " + allow + ".", Map.of("Allow", allow + ", OPTIONS"));
+            throw new ApiError(
+                    405,
+                    ApiError.INVALID_REQUEST,
+                    null,
+                    "method_not_allowed",
+                    "Method " + method + " is not allowed on " + path + "; use " + allow + ".",
+                    Map.of("Allow", allow + ", OPTIONS"));
         }
         if (path.equals("/health")) {
             health(response, callback, origin);
@@ -264,7 +296,8 @@ public final class OpenAIServer implements AutoCloseable {
     }
 
     private boolean originAllowed(String origin) {
-        return options.allowedOrigins().contains("*") || options.allowedOrigins().contains(origin);
+        return options.allowedOrigins().contains("*")
+                || options.allowedOrigins().contains(origin);
     }
 
     private void preflight(Request request, Response response, Callback callback, @Nullable String origin) {
@@ -274,7 +307,9 @@ public final class OpenAIServer implements AutoCloseable {
             cors(headers, origin);
             headers.put("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
             String asked = request.getHeaders().get("Access-Control-Request-Headers");
-            headers.put("Access-Control-Allow-Headers", asked != null && !asked.isBlank() ? asked : "Authorization, Content-Type");
+            headers.put(
+                    "Access-Control-Allow-Headers",
+                    asked != null && !asked.isBlank() ? asked : "Authorization, Content-Type");
             headers.put("Access-Control-Max-Age", "600");
         }
         response.setStatus(204);
@@ -295,11 +330,19 @@ public final class OpenAIServer implements AutoCloseable {
             return;
         }
         String header = request.getHeaders().get(HttpHeader.AUTHORIZATION);
-        String token = header != null && header.regionMatches(true, 0, "Bearer ", 0, 7) ? header.substring(7).strip() : null;
+        String token = header != null && header.regionMatches(true, 0, "Bearer ", 0, 7)
+                ? header.substring(7).strip()
+                : null;
         if (token == null || !MessageDigest.isEqual(apiKeyDigest, sha256(token))) {
-            throw new ApiError(401, ApiError.INVALID_REQUEST, null, "invalid_api_key", token == null
-                    ? "Missing API key: send it as 'Authorization: Bearer <key>'."
-                    : "Incorrect API key provided.", Map.of("WWW-Authenticate", "Bearer"));
+            throw new ApiError(
+                    401,
+                    ApiError.INVALID_REQUEST,
+                    null,
+                    "invalid_api_key",
+                    token == null
+                            ? "Missing API key: send it as 'Authorization: Bearer <key>'."
+                            : "Incorrect API key provided.",
+                    Map.of("WWW-Authenticate", "Bearer"));
         }
     }
 
@@ -374,7 +417,11 @@ public final class OpenAIServer implements AutoCloseable {
         long deadline = System.nanoTime() + options.requestTimeout().toNanos();
         String type = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
         if (type == null || !type.toLowerCase(Locale.ROOT).strip().startsWith(JSON)) {
-            throw new ApiError(415, ApiError.INVALID_REQUEST, null, "unsupported_media_type",
+            throw new ApiError(
+                    415,
+                    ApiError.INVALID_REQUEST,
+                    null,
+                    "unsupported_media_type",
                     "The request body must be JSON sent with 'Content-Type: application/json'"
                             + (type == null ? "." : ", not '" + type + "'."));
         }
@@ -392,8 +439,15 @@ public final class OpenAIServer implements AutoCloseable {
         }
     }
 
-    private void complete(Request request, Response response, Callback callback, @Nullable String origin, JsonNode root,
-            long deadline) throws Exception {
+    @SuppressWarnings("try") // the admission ticket is held only for the call
+    private void complete(
+            Request request,
+            Response response,
+            Callback callback,
+            @Nullable String origin,
+            JsonNode root,
+            long deadline)
+            throws Exception {
         ChatRequest chat = ChatRequest.parse(root).withServerInstructions(options.instructions());
         LanguageModel model = model(chat.model());
         if (model == null) {
@@ -409,10 +463,13 @@ public final class OpenAIServer implements AutoCloseable {
         Runnable clientGone = () -> completion.interrupt(CompletionCall.Interruption.CLIENT_GONE);
         request.addFailureListener(failure -> clientGone.run());
         DisconnectProbe probe = DisconnectProbe.start(request, timer, clientGone);
-        try (probe; Admission.Ticket ignored = admission.enter(deadline, probe::gone)) {
+        try (probe;
+                Admission.Ticket ignored = admission.enter(deadline, probe::gone)) {
             long left = deadline - System.nanoTime();
-            ScheduledFuture<?> alarm = timer.schedule(() -> completion.interrupt(CompletionCall.Interruption.TIMEOUT),
-                    Math.max(0, left), TimeUnit.NANOSECONDS);
+            ScheduledFuture<?> alarm = timer.schedule(
+                    () -> completion.interrupt(CompletionCall.Interruption.TIMEOUT),
+                    Math.max(0, left),
+                    TimeUnit.NANOSECONDS);
             try {
                 String id = "chatcmpl-" + dev.oam.core.tool.ToolCall.newId().substring("call_".length());
                 if (chat.stream()) {
@@ -455,14 +512,23 @@ public final class OpenAIServer implements AutoCloseable {
         try {
             return Json.parse(body, 0, body.length);
         } catch (JsonProcessingException e) {
-            throw ApiError.invalid(null, "invalid_json", "The request body is not valid JSON: " + e.getOriginalMessage()
-                    + " (line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ").");
+            throw ApiError.invalid(
+                    null,
+                    "invalid_json",
+                    "The request body is not valid JSON: " + e.getOriginalMessage() + " (line "
+                            + e.getLocation().getLineNr() + ", column "
+                            + e.getLocation().getColumnNr() + ").");
         }
     }
 
     private static ApiError tooLarge(int limit) {
-        return new ApiError(413, ApiError.INVALID_REQUEST, null, "malformed_request",
-                "The request body is larger than the server's limit of " + limit + " bytes.", Map.of("Connection", "close"));
+        return new ApiError(
+                413,
+                ApiError.INVALID_REQUEST,
+                null,
+                "malformed_request",
+                "The request body is larger than the server's limit of " + limit + " bytes.",
+                Map.of("Connection", "close"));
     }
 
     void sendJson(Response response, Callback callback, @Nullable String origin, int status, JsonNode body) {
@@ -472,7 +538,8 @@ public final class OpenAIServer implements AutoCloseable {
         response.write(true, ByteBuffer.wrap((Json.write(body) + "\n").getBytes(StandardCharsets.UTF_8)), callback);
     }
 
-    private void sendError(Request request, Response response, Callback callback, @Nullable String origin, ApiError error) {
+    private void sendError(
+            Request request, Response response, Callback callback, @Nullable String origin, ApiError error) {
         if (response.isCommitted()) {
             callback.failed(error);
             return;
@@ -504,24 +571,36 @@ public final class OpenAIServer implements AutoCloseable {
             return true;
         }
 
-        @Override
-        public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
-            fields.put(HttpHeader.CONTENT_TYPE, JSON);
-            return ByteBuffer.wrap((Json.write(envelopeFor(status, reason)) + "\n").getBytes(StandardCharsets.UTF_8));
-        }
-
         private static ObjectNode envelopeFor(int status, @Nullable String reason) {
             String detail = reason == null || reason.isBlank() ? "" : ": " + reason;
             return switch (status) {
-                case 431 -> ApiError.envelope("The request head is larger than the server's limit" + detail + ".",
-                        ApiError.INVALID_REQUEST, null, "malformed_request");
-                case 413 -> ApiError.envelope("The request body is larger than the server's limit" + detail + ".",
-                        ApiError.INVALID_REQUEST, null, "malformed_request");
-                case 408 -> ApiError.envelope("The request was not received in time" + detail + ".",
-                        ApiError.INVALID_REQUEST, null, "timeout");
-                default -> status >= 500
-                        ? ApiError.envelope("The server failed" + detail + ".", ApiError.SERVER, null, "internal_error")
-                        : ApiError.envelope("Malformed HTTP request" + detail + ".", ApiError.INVALID_REQUEST, null, "malformed_request");
+                case 431 ->
+                    ApiError.envelope(
+                            "The request head is larger than the server's limit" + detail + ".",
+                            ApiError.INVALID_REQUEST,
+                            null,
+                            "malformed_request");
+                case 413 ->
+                    ApiError.envelope(
+                            "The request body is larger than the server's limit" + detail + ".",
+                            ApiError.INVALID_REQUEST,
+                            null,
+                            "malformed_request");
+                case 408 ->
+                    ApiError.envelope(
+                            "The request was not received in time" + detail + ".",
+                            ApiError.INVALID_REQUEST,
+                            null,
+                            "timeout");
+                default ->
+                    status >= 500
+                            ? ApiError.envelope(
+                                    "The server failed" + detail + ".", ApiError.SERVER, null, "internal_error")
+                            : ApiError.envelope(
+                                    "Malformed HTTP request" + detail + ".",
+                                    ApiError.INVALID_REQUEST,
+                                    null,
+                                    "malformed_request");
             };
         }
     }

@@ -66,7 +66,10 @@ public record ServerOptions(
         if (maxConcurrent < 1 || maxQueued < 0) {
             throw new IllegalArgumentException("maxConcurrent must be at least 1 and maxQueued at least 0");
         }
-        if (requestTimeout.isNegative() || requestTimeout.isZero() || idleTimeout.isNegative() || idleTimeout.isZero()) {
+        if (requestTimeout.isNegative()
+                || requestTimeout.isZero()
+                || idleTimeout.isNegative()
+                || idleTimeout.isZero()) {
             throw new IllegalArgumentException("timeouts must be positive");
         }
         if (maxBodyBytes < 1 || maxHeaderBytes < 1024) {
@@ -76,34 +79,117 @@ public record ServerOptions(
 
     /** Localhost:1976, one model called {@code system}, 4 running and 64 queued, 120 s per request, 30 s idle. */
     public static ServerOptions defaults(LanguageModel systemModel) {
-        return new ServerOptions(DEFAULT_HOST, DEFAULT_PORT, null, Map.of("system", systemModel), Map.of(), null, null, List.of(),
-                4, 64, Duration.ofSeconds(120), Duration.ofSeconds(30), 16 * 1024 * 1024, 64 * 1024);
+        return new ServerOptions(
+                DEFAULT_HOST,
+                DEFAULT_PORT,
+                null,
+                Map.of("system", systemModel),
+                Map.of(),
+                null,
+                null,
+                List.of(),
+                4,
+                64,
+                Duration.ofSeconds(120),
+                Duration.ofSeconds(30),
+                16 * 1024 * 1024,
+                64 * 1024);
     }
 
     public ServerOptions withListener(@Nullable String host, int port, @Nullable Path socket) {
-        return new ServerOptions(host, port, socket, models, aliases, instructions, apiKey, allowedOrigins, maxConcurrent, maxQueued,
-                requestTimeout, idleTimeout, maxBodyBytes, maxHeaderBytes);
+        return new ServerOptions(
+                host,
+                port,
+                socket,
+                models,
+                aliases,
+                instructions,
+                apiKey,
+                allowedOrigins,
+                maxConcurrent,
+                maxQueued,
+                requestTimeout,
+                idleTimeout,
+                maxBodyBytes,
+                maxHeaderBytes);
     }
 
     public ServerOptions withAliases(Map<String, String> aliases) {
-        return new ServerOptions(host, port, socket, models, aliases, instructions, apiKey, allowedOrigins, maxConcurrent, maxQueued,
-                requestTimeout, idleTimeout, maxBodyBytes, maxHeaderBytes);
+        return new ServerOptions(
+                host,
+                port,
+                socket,
+                models,
+                aliases,
+                instructions,
+                apiKey,
+                allowedOrigins,
+                maxConcurrent,
+                maxQueued,
+                requestTimeout,
+                idleTimeout,
+                maxBodyBytes,
+                maxHeaderBytes);
     }
 
     public ServerOptions withInstructions(@Nullable String instructions) {
-        return new ServerOptions(host, port, socket, models, aliases, instructions, apiKey, allowedOrigins, maxConcurrent, maxQueued,
-                requestTimeout, idleTimeout, maxBodyBytes, maxHeaderBytes);
+        return new ServerOptions(
+                host,
+                port,
+                socket,
+                models,
+                aliases,
+                instructions,
+                apiKey,
+                allowedOrigins,
+                maxConcurrent,
+                maxQueued,
+                requestTimeout,
+                idleTimeout,
+                maxBodyBytes,
+                maxHeaderBytes);
     }
 
     public ServerOptions withSecurity(@Nullable String apiKey, List<String> allowedOrigins) {
-        return new ServerOptions(host, port, socket, models, aliases, instructions, apiKey, allowedOrigins, maxConcurrent, maxQueued,
-                requestTimeout, idleTimeout, maxBodyBytes, maxHeaderBytes);
+        return new ServerOptions(
+                host,
+                port,
+                socket,
+                models,
+                aliases,
+                instructions,
+                apiKey,
+                allowedOrigins,
+                maxConcurrent,
+                maxQueued,
+                requestTimeout,
+                idleTimeout,
+                maxBodyBytes,
+                maxHeaderBytes);
     }
 
-    public ServerOptions withLimits(int maxConcurrent, int maxQueued, Duration requestTimeout, Duration idleTimeout,
-            int maxBodyBytes, int maxHeaderBytes) {
-        return new ServerOptions(host, port, socket, models, aliases, instructions, apiKey, allowedOrigins, maxConcurrent, maxQueued,
-                requestTimeout, idleTimeout, maxBodyBytes, maxHeaderBytes);
+    public ServerOptions withLimits(
+            int maxConcurrent,
+            int maxQueued,
+            Duration requestTimeout,
+            Duration idleTimeout,
+            int maxBodyBytes,
+            int maxHeaderBytes) {
+        return new ServerOptions(
+                host,
+                port,
+                socket,
+                models,
+                aliases,
+                instructions,
+                apiKey,
+                allowedOrigins,
+                maxConcurrent,
+                maxQueued,
+                requestTimeout,
+                idleTimeout,
+                maxBodyBytes,
+                maxHeaderBytes);
     }
 
     /** The id the listing and the health check treat as the server's own model. */

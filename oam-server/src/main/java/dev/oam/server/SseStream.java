@@ -36,8 +36,16 @@ final class SseStream {
     private boolean finished;
     private volatile @Nullable IOException writeFailure;
 
-    SseStream(Response response, Callback callback, @Nullable String origin, ChatRequest chat, CompletionCall completion, String id,
-            long created, OpenAIServer.CorsHeaders cors, DisconnectProbe probe) {
+    SseStream(
+            Response response,
+            Callback callback,
+            @Nullable String origin,
+            ChatRequest chat,
+            CompletionCall completion,
+            String id,
+            long created,
+            OpenAIServer.CorsHeaders cors,
+            DisconnectProbe probe) {
         this.probe = probe;
         this.response = response;
         this.callback = callback;

@@ -12,7 +12,11 @@ import org.jspecify.annotations.Nullable;
  * Not thread-safe: one model step feeds it from one thread.
  */
 final class TextGate {
-    enum Cut { NONE, STOP, LENGTH }
+    enum Cut {
+        NONE,
+        STOP,
+        LENGTH
+    }
 
     private final List<String> stops;
     private final @Nullable Integer maxTokens;
@@ -24,7 +28,12 @@ final class TextGate {
     private int emitted;
     private Cut cut = Cut.NONE;
 
-    TextGate(List<String> stops, @Nullable Integer maxTokens, LanguageModel model, Consumer<String> downstream, Runnable onCut) {
+    TextGate(
+            List<String> stops,
+            @Nullable Integer maxTokens,
+            LanguageModel model,
+            Consumer<String> downstream,
+            Runnable onCut) {
         this.stops = List.copyOf(stops);
         this.maxTokens = maxTokens;
         this.model = model;
@@ -85,7 +94,9 @@ final class TextGate {
     private void advance(boolean last) {
         int end = received.length();
         // A token covers at least one UTF-8 byte and a char is at most three, so short text needs no count.
-        if (maxTokens != null && (long) received.length() * 3 > maxTokens && model.countTokens(received.toString()) > maxTokens) {
+        if (maxTokens != null
+                && (long) received.length() * 3 > maxTokens
+                && model.countTokens(received.toString()) > maxTokens) {
             end = longestPrefixWithin(maxTokens);
             cut = Cut.LENGTH;
         }

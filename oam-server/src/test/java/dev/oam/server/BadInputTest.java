@@ -19,8 +19,9 @@ import org.junit.jupiter.api.Test;
  */
 class BadInputTest {
     private static final String CHAT = "/v1/chat/completions";
-    private static final String TOOLS = "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"look\",\"parameters\":"
-            + "{\"type\":\"object\",\"properties\":{}}}}]";
+    private static final String TOOLS =
+            "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"look\",\"parameters\":"
+                    + "{\"type\":\"object\",\"properties\":{}}}}]";
     private static final String CALLS = "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":["
             + "{\"id\":\"call_a\",\"type\":\"function\",\"function\":{\"name\":\"look\",\"arguments\":\"{}\"}},"
             + "{\"id\":\"call_b\",\"type\":\"function\",\"function\":{\"name\":\"look\",\"arguments\":\"{}\"}}]}";
@@ -29,8 +30,15 @@ class BadInputTest {
 
     @BeforeAll
     static void start() throws IOException {
-        server = TestServers.start(TestServers.script("[]"), options -> options.withLimits(4, 64,
-                java.time.Duration.ofSeconds(120), java.time.Duration.ofSeconds(30), 64 * 1024, 8 * 1024));
+        server = TestServers.start(
+                TestServers.script("[]"),
+                options -> options.withLimits(
+                        4,
+                        64,
+                        java.time.Duration.ofSeconds(120),
+                        java.time.Duration.ofSeconds(30),
+                        64 * 1024,
+                        8 * 1024));
     }
 
     @AfterAll
@@ -48,7 +56,8 @@ class BadInputTest {
     }
 
     private static void assertStillServing() throws Exception {
-        TestServers.Reply reply = TestServers.post(server, CHAT, "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+        TestServers.Reply reply = TestServers.post(
+                server, CHAT, "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
         assertThat(reply.status()).isEqualTo(200);
         assertThat(reply.json().at("/choices/0/message/content").asText()).isEqualTo("(script exhausted)");
     }
@@ -74,28 +83,37 @@ class BadInputTest {
     @Test
     void wrongContentTypeIs415() throws Exception {
         for (String type : new String[] {"text/plain", "application/x-www-form-urlencoded"}) {
-            TestServers.Reply reply = TestServers.send(server, java.net.http.HttpRequest.newBuilder(server.uri().resolve(CHAT))
-                    .header("Content-Type", type).POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}")));
+            TestServers.Reply reply = TestServers.send(
+                    server,
+                    java.net.http.HttpRequest.newBuilder(server.uri().resolve(CHAT))
+                            .header("Content-Type", type)
+                            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}")));
             assertThat(reply.status()).isEqualTo(415);
             assertEnvelope(reply.body(), "unsupported_media_type");
         }
-        RawHttp.Raw none = RawHttp.exchange(server, "POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+        RawHttp.Raw none = RawHttp.exchange(
+                server, "POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
         assertThat(none.status()).isEqualTo(415);
         assertStillServing();
     }
 
     @Test
     void bodyOverTheLimitIs413BeforeReadingAndWhileReadingAChunkedOne() throws Exception {
-        RawHttp.Raw declared = RawHttp.exchange(server, "POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                + "Content-Length: 10000000\r\n\r\n{");
+        RawHttp.Raw declared = RawHttp.exchange(
+                server,
+                "POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: 10000000\r\n\r\n{");
         assertThat(declared.status()).isEqualTo(413);
         assertEnvelope(declared.body(), "malformed_request");
 
-        StringBuilder chunked = new StringBuilder("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                + "Transfer-Encoding: chunked\r\n\r\n");
+        StringBuilder chunked = new StringBuilder("POST " + CHAT
+                + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + "Transfer-Encoding: chunked\r\n\r\n");
         String piece = "x".repeat(4096);
         for (int i = 0; i < 20; i++) {
-            chunked.append(Integer.toHexString(piece.length())).append("\r\n").append(piece).append("\r\n");
+            chunked.append(Integer.toHexString(piece.length()))
+                    .append("\r\n")
+                    .append(piece)
+                    .append("\r\n");
         }
         chunked.append("0\r\n\r\n");
         RawHttp.Raw streamed = RawHttp.exchange(server, chunked.toString());
@@ -107,17 +125,20 @@ class BadInputTest {
     @Test
     void aChunkedBodyWithinTheLimitIsServed() throws Exception {
         String body = "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-        String request = "POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+        String request = "POST " + CHAT
+                + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
                 + "Connection: close\r\n\r\n" + Integer.toHexString(10) + "\r\n" + body.substring(0, 10) + "\r\n"
                 + Integer.toHexString(body.length() - 10) + "\r\n" + body.substring(10) + "\r\n0\r\n\r\n";
         RawHttp.Raw raw = RawHttp.exchange(server, request);
         assertThat(raw.status()).isEqualTo(200);
-        assertThat(Json.parse(raw.body()).at("/choices/0/message/content").asText()).isEqualTo("(script exhausted)");
+        assertThat(Json.parse(raw.body()).at("/choices/0/message/content").asText())
+                .isEqualTo("(script exhausted)");
     }
 
     @Test
     void headOverTheLimitIs431() throws Exception {
-        RawHttp.Raw raw = RawHttp.exchange(server, "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + "a".repeat(20_000) + "\r\n\r\n");
+        RawHttp.Raw raw = RawHttp.exchange(
+                server, "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + "a".repeat(20_000) + "\r\n\r\n");
         assertThat(raw.status()).isEqualTo(431);
         assertEnvelope(raw.body(), "malformed_request");
         assertStillServing();
@@ -138,7 +159,8 @@ class BadInputTest {
             // no Host in HTTP/1.1
             "GET /health HTTP/1.1\r\n\r\n",
             // two different Content-Lengths
-            "POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+            "POST " + CHAT
+                    + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
         };
         for (String request : requests) {
             RawHttp.Raw raw = RawHttp.exchange(server, request);
@@ -151,8 +173,8 @@ class BadInputTest {
     @Test
     void keepAlivePipeliningAndHttp10AreServed() throws Exception {
         String body = "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-        String one = "POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + body.length()
-                + "\r\n\r\n" + body;
+        String one = "POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                + body.length() + "\r\n\r\n" + body;
         try (Socket socket = new Socket("127.0.0.1", server.port())) {
             OutputStream out = socket.getOutputStream();
             out.write((one + one + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").getBytes(StandardCharsets.UTF_8));
@@ -174,8 +196,10 @@ class BadInputTest {
         String body = "{\"model\":\"system\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
         try (Socket socket = new Socket("127.0.0.1", server.port())) {
             OutputStream out = socket.getOutputStream();
-            out.write(("POST " + CHAT + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
-                    + "Content-Length: " + body.length() + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+            out.write(("POST " + CHAT
+                            + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                            + "Content-Length: " + body.length() + "\r\n\r\n")
+                    .getBytes(StandardCharsets.UTF_8));
             out.flush();
             InputStream in = socket.getInputStream();
             RawHttp.Raw interim = RawHttp.readHead(in);
@@ -188,15 +212,25 @@ class BadInputTest {
 
     @Test
     void aClientThatStallsInTheHeadIsDisconnectedByTheIdleTimeout() throws Exception {
-        try (OpenAIServer strict = TestServers.start(TestServers.script("[]"), options -> options.withLimits(4, 64,
-                java.time.Duration.ofSeconds(120), java.time.Duration.ofMillis(300), 64 * 1024, 8 * 1024));
-             Socket socket = new Socket("127.0.0.1", strict.port())) {
-            socket.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ".getBytes(StandardCharsets.UTF_8));
+        try (OpenAIServer strict = TestServers.start(
+                        TestServers.script("[]"),
+                        options -> options.withLimits(
+                                4,
+                                64,
+                                java.time.Duration.ofSeconds(120),
+                                java.time.Duration.ofMillis(300),
+                                64 * 1024,
+                                8 * 1024));
+                Socket socket = new Socket("127.0.0.1", strict.port())) {
+            socket.getOutputStream()
+                    .write("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ".getBytes(StandardCharsets.UTF_8));
             socket.getOutputStream().flush();
             // The server gives up on the silent client and closes: reading ends (with or without a 408 first).
             byte[] rest = socket.getInputStream().readAllBytes();
             String text = new String(rest, StandardCharsets.UTF_8);
-            assertThat(text.isEmpty() || text.startsWith("HTTP/1.1 408")).as(text).isTrue();
+            assertThat(text.isEmpty() || text.startsWith("HTTP/1.1 408"))
+                    .as(text)
+                    .isTrue();
             assertThat(TestServers.get(strict, "/health").status()).isEqualTo(200);
         }
     }
@@ -230,24 +264,30 @@ class BadInputTest {
         assertThat(reply.json().at("/error/param").asText()).isEqualTo("stop");
         reply = chat(user, "\"functions\":[],");
         assertEnvelope(reply.body(), "unsupported_parameter");
-        reply = chat("[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://example.com/a.png\"}}]}]", "");
+        reply = chat(
+                "[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://example.com/a.png\"}}]}]",
+                "");
         assertEnvelope(reply.body(), "unsupported_content");
         reply = chat(user, "\"tool_choice\":\"required\",");
         assertThat(reply.json().at("/error/param").asText()).isEqualTo("tool_choice");
         reply = chat(user, TOOLS + ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"jump\"}},");
         assertThat(reply.json().at("/error/param").asText()).isEqualTo("tool_choice");
-        reply = chat(user, "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":{\"type\":\"wobble\"}}},");
+        reply = chat(
+                user,
+                "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":{\"type\":\"wobble\"}}},");
         assertEnvelope(reply.body(), "invalid_schema");
         reply = TestServers.post(server, CHAT, "{\"messages\":" + user + "}");
         assertEnvelope(reply.body(), "missing_required_parameter");
         // ignored parameters are accepted
-        reply = chat(user, "\"user\":\"u1\",\"store\":false,\"logprobs\":false,\"frequency_penalty\":0,\"metadata\":{},");
+        reply = chat(
+                user, "\"user\":\"u1\",\"store\":false,\"logprobs\":false,\"frequency_penalty\":0,\"metadata\":{},");
         assertThat(reply.status()).isEqualTo(200);
     }
 
     @Test
     void aTrailingAssistantMessageIs400InvalidLastMessage() throws Exception {
-        TestServers.Reply reply = chat("[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"Once upon\"}]", "");
+        TestServers.Reply reply =
+                chat("[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"Once upon\"}]", "");
         assertThat(reply.status()).isEqualTo(400);
         assertEnvelope(reply.body(), "invalid_last_message");
         reply = chat("[{\"role\":\"system\",\"content\":\"Be brief.\"}]", "");
@@ -267,7 +307,10 @@ class BadInputTest {
             {"[" + user + "," + CALLS + "," + a + "," + a + "," + b + "]", "duplicate_tool_output"},
             {"[" + user + "," + CALLS + "," + a + "," + b + "," + c + "]", "unknown_tool_call_id"},
             {"[" + user + "," + c + "]", "unknown_tool_call_id"},
-            {"[" + user + "," + CALLS + "," + a + "," + b + "," + user + "," + CALLS + "," + a + "," + b + "]", "duplicate_tool_call_id"},
+            {
+                "[" + user + "," + CALLS + "," + a + "," + b + "," + user + "," + CALLS + "," + a + "," + b + "]",
+                "duplicate_tool_call_id"
+            },
         };
         for (String[] test : cases) {
             TestServers.Reply reply = chat(test[0], TOOLS + ",");

@@ -31,10 +31,19 @@ class LangChain4jAgentTest {
                 + "{\"template\":\"The {toolOutput} gate stands open.\"}]";
         RecordingModel model = new RecordingModel(TestServers.script(script), false);
         try (OpenAIServer server = TestServers.start(model, options -> options.withSecurity("lc4j-key", List.of()))) {
-            OpenAiChatModel chatModel = OpenAiChatModel.builder().baseUrl(server.uri() + "/v1").apiKey("lc4j-key")
-                    .modelName("system").maxRetries(0).build();
-            ToolSpecification openGate = ToolSpecification.builder().name("open_gate").description("Open one gate of the town wall.")
-                    .parameters(JsonObjectSchema.builder().addEnumProperty("gate", List.of("north", "south")).required("gate").build())
+            OpenAiChatModel chatModel = OpenAiChatModel.builder()
+                    .baseUrl(server.uri() + "/v1")
+                    .apiKey("lc4j-key")
+                    .modelName("system")
+                    .maxRetries(0)
+                    .build();
+            ToolSpecification openGate = ToolSpecification.builder()
+                    .name("open_gate")
+                    .description("Open one gate of the town wall.")
+                    .parameters(JsonObjectSchema.builder()
+                            .addEnumProperty("gate", List.of("north", "south"))
+                            .required("gate")
+                            .build())
                     .build();
             List<String> arguments = new CopyOnWriteArrayList<>();
             ToolExecutor opener = (request, memoryId) -> {
@@ -45,7 +54,10 @@ class LangChain4jAgentTest {
                     throw new IllegalArgumentException(e);
                 }
             };
-            Innkeeper mira = AiServices.builder(Innkeeper.class).chatModel(chatModel).tools(Map.of(openGate, opener)).build();
+            Innkeeper mira = AiServices.builder(Innkeeper.class)
+                    .chatModel(chatModel)
+                    .tools(Map.of(openGate, opener))
+                    .build();
 
             String answer = mira.chat("Open the north gate, please.");
 

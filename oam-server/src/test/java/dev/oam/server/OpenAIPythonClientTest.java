@@ -27,21 +27,36 @@ class OpenAIPythonClientTest {
 
     @Test
     void theOfficialPythonClientPassesEveryCheck() throws Exception {
-        Path root = Path.of(System.getProperty("oam.root", "..")).toAbsolutePath().normalize();
-        String pythonPath = run(List.of("bash", root.resolve("bin/lib/openai-python.sh").toString()), Map.of(), "installing openai").strip();
-        try (OpenAIServer server = TestServers.start(TestServers.script(SCRIPT),
+        Path root =
+                Path.of(System.getProperty("oam.root", "..")).toAbsolutePath().normalize();
+        String pythonPath = run(
+                        List.of("bash", root.resolve("bin/lib/openai-python.sh").toString()),
+                        Map.of(),
+                        "installing openai")
+                .strip();
+        try (OpenAIServer server = TestServers.start(
+                TestServers.script(SCRIPT),
                 options -> options.withSecurity("py-key", List.of()).withAliases(Map.of("gpt-4o-mini", "system")))) {
-            String out = run(List.of("python3", root.resolve("oam-server/src/test/python/openai_client_check.py").toString(),
-                    server.uri() + "/v1", "py-key"), Map.of("PYTHONPATH", pythonPath), "the Python client check");
+            String out = run(
+                    List.of(
+                            "python3",
+                            root.resolve("oam-server/src/test/python/openai_client_check.py")
+                                    .toString(),
+                            server.uri() + "/v1",
+                            "py-key"),
+                    Map.of("PYTHONPATH", pythonPath),
+                    "the Python client check");
             assertThat(out).contains("9 passed, 0 failed");
         }
     }
 
     /** Runs a child process to the end; its output is the test's evidence. */
-    private static String run(List<String> command, Map<String, String> env, String what) throws IOException, InterruptedException {
+    private static String run(List<String> command, Map<String, String> env, String what)
+            throws IOException, InterruptedException {
         Path log = Files.createTempFile("oam-python", ".log");
         try {
-            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(false)
+            ProcessBuilder builder = new ProcessBuilder(command)
+                    .redirectErrorStream(false)
                     .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
             builder.environment().putAll(env);
             Process process = builder.start();

@@ -47,7 +47,9 @@ final class RawHttp {
                 break;
             }
             head.write(b);
-            state = (b == '\r' && (state == 0 || state == 2)) || (b == '\n' && (state == 1 || state == 3)) ? state + 1 : 0;
+            state = (b == '\r' && (state == 0 || state == 2)) || (b == '\n' && (state == 1 || state == 3))
+                    ? state + 1
+                    : 0;
         }
         String text = head.toString(StandardCharsets.ISO_8859_1);
         if (text.isEmpty()) {

@@ -64,12 +64,17 @@ abstract class RealModelServerSuite {
     private static final String KEY = "real-model-key";
     /** What {@code OAM_LLAMA_THREADS=2 OAM_LLAMA_THREADS_BATCH=2 OAM_LLAMA_CONTEXT=2048} give {@code oam serve}. */
     private static final LlamaBackend.Defaults LLAMA = new LlamaBackend.Defaults(1, 2, 2, 2048);
+
     private static final List<String> GATES = List.of("north", "south");
     private static final ChatCompletionFunctionTool OPEN_GATE = ChatCompletionFunctionTool.builder()
-            .function(FunctionDefinition.builder().name("open_gate").description("Open one gate of the town wall.")
+            .function(FunctionDefinition.builder()
+                    .name("open_gate")
+                    .description("Open one gate of the town wall.")
                     .parameters(FunctionParameters.builder()
                             .putAdditionalProperty("type", JsonValue.from("object"))
-                            .putAdditionalProperty("properties", JsonValue.from(Map.of("gate", Map.of("type", "string", "enum", GATES))))
+                            .putAdditionalProperty(
+                                    "properties",
+                                    JsonValue.from(Map.of("gate", Map.of("type", "string", "enum", GATES))))
                             .putAdditionalProperty("required", JsonValue.from(List.of("gate")))
                             .putAdditionalProperty("additionalProperties", JsonValue.from(false))
                             .build())
@@ -90,10 +95,18 @@ abstract class RealModelServerSuite {
         Path file = model.path();
         backends = List.of(new LlamaBackend(LLAMA, List.of("en")));
         LanguageModel served = ModelBackends.systemModel(backends, new ModelSpec.Location(file.toString(), null));
-        // A long request timeout: on a loaded machine the model only gets slower, and these check the protocol, not speed.
-        server = TestServers.start(served, options -> options.withSecurity(KEY, List.of())
-                .withLimits(4, 64, Duration.ofMinutes(10), Duration.ofSeconds(30), 16 * 1024 * 1024, 64 * 1024));
-        client = OpenAIOkHttpClient.builder().baseUrl(server.uri() + "/v1").apiKey(KEY).maxRetries(0).build();
+        // A long request timeout: on a loaded machine the model only gets slower, and these check the protocol, not
+        // speed.
+        server = TestServers.start(
+                served,
+                options -> options.withSecurity(KEY, List.of())
+                        .withLimits(
+                                4, 64, Duration.ofMinutes(10), Duration.ofSeconds(30), 16 * 1024 * 1024, 64 * 1024));
+        client = OpenAIOkHttpClient.builder()
+                .baseUrl(server.uri() + "/v1")
+                .apiKey(KEY)
+                .maxRetries(0)
+                .build();
     }
 
     @AfterAll
@@ -107,13 +120,18 @@ abstract class RealModelServerSuite {
     }
 
     private static ChatCompletionCreateParams.Builder greedy(int maxTokens) {
-        return ChatCompletionCreateParams.builder().model("system").temperature(0.0).maxCompletionTokens(maxTokens);
+        return ChatCompletionCreateParams.builder()
+                .model("system")
+                .temperature(0.0)
+                .maxCompletionTokens(maxTokens);
     }
 
     /** Text a game shows as it is: never a replacement character, never the tool-call JSON of a step. */
     private void assertAnswer(String what, String text) {
         assertThat(text).as("%s on %s has no U+FFFD: %s", what, model, text).doesNotContain("\uFFFD");
-        assertThat(text).as("%s on %s is no tool-call JSON: %s", what, model, text).doesNotContain("{\"tool_calls\"");
+        assertThat(text)
+                .as("%s on %s is no tool-call JSON: %s", what, model, text)
+                .doesNotContain("{\"tool_calls\"");
     }
 
     /** The call's arguments against open_gate's schema: an object with exactly {@code gate}, one of the enum. */
@@ -129,12 +147,18 @@ abstract class RealModelServerSuite {
 
     @Test
     void plainChatAnswersWithTextAndExactUsage() {
-        ChatCompletion completion = client.chat().completions().create(greedy(16)
-                .addSystemMessage("You are Mira, the innkeeper of the Gilded Goose.").addUserMessage("Hello! Who are you?").build());
+        ChatCompletion completion = client.chat()
+                .completions()
+                .create(greedy(16)
+                        .addSystemMessage("You are Mira, the innkeeper of the Gilded Goose.")
+                        .addUserMessage("Hello! Who are you?")
+                        .build());
         assertThat(completion.choices()).hasSize(1);
         ChatCompletion.Choice choice = completion.choices().get(0);
-        assertThat(choice.finishReason()).isIn(ChatCompletion.Choice.FinishReason.STOP, ChatCompletion.Choice.FinishReason.LENGTH);
-        assertThat(choice.message().content()).hasValueSatisfying(text -> assertThat(text).isNotBlank());
+        assertThat(choice.finishReason())
+                .isIn(ChatCompletion.Choice.FinishReason.STOP, ChatCompletion.Choice.FinishReason.LENGTH);
+        assertThat(choice.message().content())
+                .hasValueSatisfying(text -> assertThat(text).isNotBlank());
         assertAnswer("the answer", choice.message().content().orElseThrow());
         assertThat(choice.message().toolCalls().orElse(List.of())).isEmpty();
         var usage = completion.usage().orElseThrow();
@@ -146,7 +170,8 @@ abstract class RealModelServerSuite {
 
     @Test
     void aRequiredToolCallValidatesAgainstTheSchemaThenItsOutputIsAnswered() throws IOException {
-        ChatCompletionCreateParams.Builder params = greedy(16).addTool(OPEN_GATE)
+        ChatCompletionCreateParams.Builder params = greedy(16)
+                .addTool(OPEN_GATE)
                 .toolChoice(ChatCompletionToolChoiceOption.Auto.REQUIRED)
                 .addUserMessage("Please open the north gate for the caravan.");
         ChatCompletion first = client.chat().completions().create(params.build());
@@ -163,43 +188,63 @@ abstract class RealModelServerSuite {
 
         params.addMessage(choice.message());
         for (ChatCompletionMessageToolCall call : calls) {
-            params.addMessage(ChatCompletionToolMessageParam.builder().toolCallId(call.asFunction().id())
-                    .content("{\"opened\":true}").build());
+            params.addMessage(ChatCompletionToolMessageParam.builder()
+                    .toolCallId(call.asFunction().id())
+                    .content("{\"opened\":true}")
+                    .build());
         }
         params.toolChoice(ChatCompletionToolChoiceOption.Auto.NONE).maxCompletionTokens(24);
         ChatCompletion second = client.chat().completions().create(params.build());
         ChatCompletion.Choice answer = second.choices().get(0);
-        assertThat(answer.finishReason()).isIn(ChatCompletion.Choice.FinishReason.STOP, ChatCompletion.Choice.FinishReason.LENGTH);
-        assertThat(answer.message().content()).hasValueSatisfying(text -> assertThat(text).isNotBlank());
-        assertAnswer("the answer after the tool round", answer.message().content().orElseThrow());
+        assertThat(answer.finishReason())
+                .isIn(ChatCompletion.Choice.FinishReason.STOP, ChatCompletion.Choice.FinishReason.LENGTH);
+        assertThat(answer.message().content())
+                .hasValueSatisfying(text -> assertThat(text).isNotBlank());
+        assertAnswer(
+                "the answer after the tool round", answer.message().content().orElseThrow());
         assertThat(answer.message().toolCalls().orElse(List.of())).isEmpty();
         // The second request carried the call and its output: its prompt is longer than the same request without them
         // (not than the first's, whose prompt also describes the tools, which `none` leaves out).
-        ChatCompletion without = client.chat().completions().create(greedy(1).addTool(OPEN_GATE)
-                .toolChoice(ChatCompletionToolChoiceOption.Auto.NONE)
-                .addUserMessage("Please open the north gate for the caravan.").build());
-        assertThat(second.usage().orElseThrow().promptTokens()).isGreaterThan(without.usage().orElseThrow().promptTokens());
+        ChatCompletion without = client.chat()
+                .completions()
+                .create(greedy(1)
+                        .addTool(OPEN_GATE)
+                        .toolChoice(ChatCompletionToolChoiceOption.Auto.NONE)
+                        .addUserMessage("Please open the north gate for the caravan.")
+                        .build());
+        assertThat(second.usage().orElseThrow().promptTokens())
+                .isGreaterThan(without.usage().orElseThrow().promptTokens());
     }
 
     @Test
     void streamingANamedToolCallArrivesAsIndexedDeltasTheAccumulatorReassembles() throws IOException {
-        ChatCompletionCreateParams params = greedy(16).addTool(OPEN_GATE)
+        ChatCompletionCreateParams params = greedy(16)
+                .addTool(OPEN_GATE)
                 .toolChoice(ChatCompletionNamedToolChoice.builder()
-                        .function(ChatCompletionNamedToolChoice.Function.builder().name("open_gate").build()).build())
-                .streamOptions(ChatCompletionStreamOptions.builder().includeUsage(true).build())
-                .addUserMessage("The south gate, quickly!").build();
+                        .function(ChatCompletionNamedToolChoice.Function.builder()
+                                .name("open_gate")
+                                .build())
+                        .build())
+                .streamOptions(
+                        ChatCompletionStreamOptions.builder().includeUsage(true).build())
+                .addUserMessage("The south gate, quickly!")
+                .build();
         ChatCompletionAccumulator accumulator = ChatCompletionAccumulator.create();
         List<Long> indexes = new ArrayList<>();
         List<String> ids = new ArrayList<>();
         int chunks = 0;
-        try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(params)) {
+        try (StreamResponse<ChatCompletionChunk> stream =
+                client.chat().completions().createStreaming(params)) {
             for (Iterator<ChatCompletionChunk> it = stream.stream().iterator(); it.hasNext(); chunks++) {
                 ChatCompletionChunk chunk = it.next();
                 accumulator.accumulate(chunk);
-                chunk.choices().forEach(c -> c.delta().toolCalls().ifPresent(list -> list.forEach(t -> {
-                    indexes.add(t.index());
-                    t.id().ifPresent(ids::add);
-                })));
+                chunk.choices()
+                        .forEach(c -> c.delta()
+                                .toolCalls()
+                                .ifPresent(list -> list.forEach(t -> {
+                                    indexes.add(t.index());
+                                    t.id().ifPresent(ids::add);
+                                })));
             }
         }
         assertThat(chunks).isGreaterThanOrEqualTo(3); // role, the call's deltas, finish (+ usage)
@@ -221,12 +266,19 @@ abstract class RealModelServerSuite {
     void streamingTextArrivesInPiecesWithTheUsageChunk() {
         ChatCompletionAccumulator accumulator = ChatCompletionAccumulator.create();
         List<String> pieces = new ArrayList<>();
-        try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(greedy(16)
-                .streamOptions(ChatCompletionStreamOptions.builder().includeUsage(true).build())
-                .addUserMessage("Tell me about the road north.").build())) {
+        try (StreamResponse<ChatCompletionChunk> stream = client.chat()
+                .completions()
+                .createStreaming(greedy(16)
+                        .streamOptions(ChatCompletionStreamOptions.builder()
+                                .includeUsage(true)
+                                .build())
+                        .addUserMessage("Tell me about the road north.")
+                        .build())) {
             stream.stream().forEach(chunk -> {
                 accumulator.accumulate(chunk);
-                chunk.choices().forEach(c -> c.delta().content().filter(s -> !s.isEmpty()).ifPresent(pieces::add));
+                chunk.choices()
+                        .forEach(c ->
+                                c.delta().content().filter(s -> !s.isEmpty()).ifPresent(pieces::add));
             });
         }
         assertThat(pieces).hasSizeGreaterThan(1);
@@ -238,17 +290,28 @@ abstract class RealModelServerSuite {
 
     @Test
     void jsonSchemaContentParsesAndValidates() throws IOException {
-        ResponseFormatJsonSchema format = ResponseFormatJsonSchema.builder().jsonSchema(ResponseFormatJsonSchema.JsonSchema.builder()
-                .name("GateOrder").strict(true).schema(ResponseFormatJsonSchema.JsonSchema.Schema.builder()
-                        .putAdditionalProperty("type", JsonValue.from("object"))
-                        .putAdditionalProperty("properties", JsonValue.from(Map.of(
-                                "gate", Map.of("type", "string", "enum", GATES),
-                                "open", Map.of("type", "boolean"))))
-                        .putAdditionalProperty("required", JsonValue.from(List.of("gate", "open")))
-                        .putAdditionalProperty("additionalProperties", JsonValue.from(false))
-                        .build()).build()).build();
-        ChatCompletion completion = client.chat().completions().create(greedy(48).responseFormat(format)
-                .addUserMessage("Open the north gate.").build());
+        ResponseFormatJsonSchema format = ResponseFormatJsonSchema.builder()
+                .jsonSchema(ResponseFormatJsonSchema.JsonSchema.builder()
+                        .name("GateOrder")
+                        .strict(true)
+                        .schema(ResponseFormatJsonSchema.JsonSchema.Schema.builder()
+                                .putAdditionalProperty("type", JsonValue.from("object"))
+                                .putAdditionalProperty(
+                                        "properties",
+                                        JsonValue.from(Map.of(
+                                                "gate", Map.of("type", "string", "enum", GATES),
+                                                "open", Map.of("type", "boolean"))))
+                                .putAdditionalProperty("required", JsonValue.from(List.of("gate", "open")))
+                                .putAdditionalProperty("additionalProperties", JsonValue.from(false))
+                                .build())
+                        .build())
+                .build();
+        ChatCompletion completion = client.chat()
+                .completions()
+                .create(greedy(48)
+                        .responseFormat(format)
+                        .addUserMessage("Open the north gate.")
+                        .build());
         ChatCompletion.Choice choice = completion.choices().get(0);
         assertThat(choice.finishReason()).isEqualTo(ChatCompletion.Choice.FinishReason.STOP);
         String content = choice.message().content().orElseThrow();
@@ -262,13 +325,21 @@ abstract class RealModelServerSuite {
 
     @Test
     void errorsArriveAsTheSdksTypedExceptionsWithOpenAIsCodes() {
-        OpenAIClient wrongKey = OpenAIOkHttpClient.builder().baseUrl(server.uri() + "/v1").apiKey("wrong").maxRetries(0).build();
-        assertThatThrownBy(() -> wrongKey.chat().completions().create(greedy(8).addUserMessage("Hi").build()))
+        OpenAIClient wrongKey = OpenAIOkHttpClient.builder()
+                .baseUrl(server.uri() + "/v1")
+                .apiKey("wrong")
+                .maxRetries(0)
+                .build();
+        assertThatThrownBy(() -> wrongKey.chat()
+                        .completions()
+                        .create(greedy(8).addUserMessage("Hi").build()))
                 .isInstanceOfSatisfying(UnauthorizedException.class, e -> {
                     assertThat(e.statusCode()).isEqualTo(401);
                     assertThat(e.code()).contains("invalid_api_key");
                 });
-        assertThatThrownBy(() -> client.chat().completions().create(greedy(8).model("gpt-9").addUserMessage("Hi").build()))
+        assertThatThrownBy(() -> client.chat()
+                        .completions()
+                        .create(greedy(8).model("gpt-9").addUserMessage("Hi").build()))
                 .isInstanceOfSatisfying(NotFoundException.class, e -> {
                     assertThat(e.statusCode()).isEqualTo(404);
                     assertThat(e.code()).contains("model_not_found");
@@ -276,7 +347,9 @@ abstract class RealModelServerSuite {
                 });
         // About 3000 tokens with Gemma's tokenizer and SmolLM2's: more than the 2048 of the context.
         String tooLong = "The tavern by the river serves stew and bread. ".repeat(300);
-        assertThatThrownBy(() -> client.chat().completions().create(greedy(8).addUserMessage(tooLong).build()))
+        assertThatThrownBy(() -> client.chat()
+                        .completions()
+                        .create(greedy(8).addUserMessage(tooLong).build()))
                 .isInstanceOfSatisfying(BadRequestException.class, e -> {
                     assertThat(e.statusCode()).isEqualTo(400);
                     assertThat(e.code()).contains("context_length_exceeded");
@@ -287,18 +360,33 @@ abstract class RealModelServerSuite {
 
     @Test
     void theOfficialPythonClientPassesEveryCheck() throws Exception {
-        Path root = Path.of(System.getProperty("oam.root", "..")).toAbsolutePath().normalize();
-        String pythonPath = run(List.of("bash", root.resolve("bin/lib/openai-python.sh").toString()), Map.of(), "installing openai").strip();
-        String out = run(List.of("python3", root.resolve("oam-server/src/test/python/openai_real_model_check.py").toString(),
-                server.uri() + "/v1", KEY, model.title()), Map.of("PYTHONPATH", pythonPath), "the Python client check on " + model);
+        Path root =
+                Path.of(System.getProperty("oam.root", "..")).toAbsolutePath().normalize();
+        String pythonPath = run(
+                        List.of("bash", root.resolve("bin/lib/openai-python.sh").toString()),
+                        Map.of(),
+                        "installing openai")
+                .strip();
+        String out = run(
+                List.of(
+                        "python3",
+                        root.resolve("oam-server/src/test/python/openai_real_model_check.py")
+                                .toString(),
+                        server.uri() + "/v1",
+                        KEY,
+                        model.title()),
+                Map.of("PYTHONPATH", pythonPath),
+                "the Python client check on " + model);
         assertThat(out).contains("8 passed, 0 failed");
     }
 
     /** Runs a child process to the end; its output is the test's evidence. */
-    private static String run(List<String> command, Map<String, String> env, String what) throws IOException, InterruptedException {
+    private static String run(List<String> command, Map<String, String> env, String what)
+            throws IOException, InterruptedException {
         Path log = Files.createTempFile("oam-python", ".log");
         try {
-            ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            ProcessBuilder builder =
+                    new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
             builder.environment().putAll(env);
             Process process = builder.start();
             process.getOutputStream().close();

@@ -29,7 +29,8 @@ final class RecordingModel implements LanguageModel {
     }
 
     @Override
-    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+            throws AgentException {
         requests.add(request);
         if (holdUntilCancelled) {
             CountDownLatch wake = new CountDownLatch(1);

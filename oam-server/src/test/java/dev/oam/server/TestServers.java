@@ -48,8 +48,11 @@ final class TestServers {
     }
 
     static Reply post(OpenAIServer server, String path, String body) throws IOException, InterruptedException {
-        return send(server, HttpRequest.newBuilder(server.uri().resolve(path)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)));
+        return send(
+                server,
+                HttpRequest.newBuilder(server.uri().resolve(path))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body)));
     }
 
     static Reply get(OpenAIServer server, String path) throws IOException, InterruptedException {

@@ -13,7 +13,12 @@ class TextGateTest {
 
     private TextGate gate(List<String> stops, Integer maxTokens) {
         // The scripted model counts a token per four UTF-8 bytes.
-        return new TextGate(stops, maxTokens, new ScriptedModel(List.of(), ScriptedModel.DEFAULT_FALLBACK), sent::add, () -> cuts++);
+        return new TextGate(
+                stops,
+                maxTokens,
+                new ScriptedModel(List.of(), ScriptedModel.DEFAULT_FALLBACK),
+                sent::add,
+                () -> cuts++);
     }
 
     @Test

@@ -1,16 +1,6 @@
 package dev.oam.testing;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.core.json.Json;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /** What every contract suite shares: how to connect, and helpers for scripted sessions. */
 public abstract class ContractSupport {
@@ -21,6 +11,9 @@ public abstract class ContractSupport {
     /** Connects a client to a fresh bridge started with these {@code oam stdio} flags. */
     protected abstract ProtocolClient connect(String... flags) throws Exception;
 
+    /** For the test class that runs this contract against its transport. */
+    protected ContractSupport() {}
+
     protected Conversation open(String... flags) throws Exception {
         return new Conversation(connect(flags));
     }
@@ -30,14 +23,17 @@ public abstract class ContractSupport {
     }
 
     /** Creates a session with tools, options and a script; returns the create result. */
-    protected static JsonNode create(Conversation c, String session, String toolsJson, String optionsJson, String stepsJson) {
+    protected static JsonNode create(
+            Conversation c, String session, String toolsJson, String optionsJson, String stepsJson) {
         String id = "create-" + session;
-        return c.call(id, "session/create", "{\"session\":\"" + session + "\",\"tools\":" + toolsJson
-                + ",\"options\":" + optionsJson + ",\"model\":" + scripted(stepsJson) + "}");
+        return c.call(
+                id,
+                "session/create",
+                "{\"session\":\"" + session + "\",\"tools\":" + toolsJson + ",\"options\":" + optionsJson
+                        + ",\"model\":" + scripted(stepsJson) + "}");
     }
 
     protected static String code(JsonNode error) {
         return error.path("data").path("code").asText();
     }
-
 }

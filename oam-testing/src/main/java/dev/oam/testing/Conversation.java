@@ -61,7 +61,8 @@ public final class Conversation implements AutoCloseable {
     }
 
     public Conversation notification(String method, String paramsJson) {
-        return send("{\"jsonrpc\":\"2.0\",\"method\":\"" + method + "\"" + (paramsJson == null ? "" : ",\"params\":" + paramsJson) + "}");
+        return send("{\"jsonrpc\":\"2.0\",\"method\":\"" + method + "\""
+                + (paramsJson == null ? "" : ",\"params\":" + paramsJson) + "}");
     }
 
     /** Waits for the response with this id (result or error). */
@@ -72,13 +73,17 @@ public final class Conversation implements AutoCloseable {
 
     public JsonNode result(Object id) {
         JsonNode response = response(id);
-        assertThat(response.has("error")).as("expected a result but got %s", response).isFalse();
+        assertThat(response.has("error"))
+                .as("expected a result but got %s", response)
+                .isFalse();
         return response.get("result");
     }
 
     public JsonNode error(Object id) {
         JsonNode response = response(id);
-        assertThat(response.has("error")).as("expected an error but got %s", response).isTrue();
+        assertThat(response.has("error"))
+                .as("expected an error but got %s", response)
+                .isTrue();
         return response.get("error");
     }
 
@@ -91,7 +96,8 @@ public final class Conversation implements AutoCloseable {
     /** The next {@code tool/call} request not taken yet. */
     public JsonNode toolCall() {
         int[] seen = {0};
-        JsonNode call = await(m -> "tool/call".equals(m.path("method").asText()) && seen[0]++ == toolCallsTaken,
+        JsonNode call = await(
+                m -> "tool/call".equals(m.path("method").asText()) && seen[0]++ == toolCallsTaken,
                 "tool/call number " + (toolCallsTaken + 1));
         toolCallsTaken++;
         return call;
@@ -204,7 +210,8 @@ public final class Conversation implements AutoCloseable {
     public List<JsonNode> events(Object requestId) {
         String key = Json.write(Json.mapper().valueToTree(requestId));
         return messages().stream()
-                .filter(m -> isEvent(m, "session/event") && Json.write(m.path("params").path("requestId")).equals(key))
+                .filter(m -> isEvent(m, "session/event")
+                        && Json.write(m.path("params").path("requestId")).equals(key))
                 .map(m -> m.path("params").path("event"))
                 .toList();
     }
@@ -215,7 +222,9 @@ public final class Conversation implements AutoCloseable {
             int from = Math.max(0, log.size() - 40);
             for (int i = from; i < log.size(); i++) {
                 String line = Json.write(log.get(i));
-                out.append("  ").append(line.length() > 400 ? line.substring(0, 400) + "…" : line).append('\n');
+                out.append("  ")
+                        .append(line.length() > 400 ? line.substring(0, 400) + "…" : line)
+                        .append('\n');
             }
         }
         if (client instanceof StdioClient stdio) {

@@ -15,7 +15,8 @@ public final class InMemoryClient implements ProtocolClient {
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     private InMemoryClient(BridgeConfiguration.Builder configuration) {
-        this.engine = new BridgeEngine(configuration.onShutdown(stopped::countDown).build(), inbox::accept);
+        this.engine =
+                new BridgeEngine(configuration.onShutdown(stopped::countDown).build(), inbox::accept);
     }
 
     public static InMemoryClient connect(BridgeConfiguration.Builder configuration) {
@@ -32,7 +33,8 @@ public final class InMemoryClient implements ProtocolClient {
         for (int i = 0; i < flags.length; i++) {
             switch (flags[i]) {
                 case "--max-sessions" -> builder.maxSessions(Integer.parseInt(flags[++i]));
-                case "--tool-timeout" -> builder.defaultToolTimeout(Duration.ofMillis((long) (Double.parseDouble(flags[++i]) * 1000)));
+                case "--tool-timeout" ->
+                    builder.defaultToolTimeout(Duration.ofMillis((long) (Double.parseDouble(flags[++i]) * 1000)));
                 case "--no-scripted-models" -> builder.allowsScriptedModels(false);
                 case "--log-level" -> i++;
                 default -> throw new IllegalArgumentException("unknown flag " + flags[i]);

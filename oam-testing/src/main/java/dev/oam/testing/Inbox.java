@@ -14,6 +14,9 @@ public final class Inbox {
     private final LinkedBlockingQueue<JsonNode> messages = new LinkedBlockingQueue<>();
     private final List<String> garbage = new CopyOnWriteArrayList<>();
 
+    /** An empty inbox. */
+    public Inbox() {}
+
     /** Files one output line: a single-line JSON object is queued and returned, anything else kept as garbage. */
     public @Nullable JsonNode accept(String line) {
         JsonNode node;

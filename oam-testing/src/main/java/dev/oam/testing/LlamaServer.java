@@ -26,6 +26,7 @@ import org.jspecify.annotations.Nullable;
  * <p>{@link #close} always stops the child (SIGTERM, then SIGKILL); a JVM that exits without closing it stops it
  * from a shutdown hook.
  */
+@SuppressWarnings("try") // close() waits for the server to exit, so it may be interrupted
 public final class LlamaServer implements AutoCloseable {
     /** Loading a 250 MB model on a busy 2-core machine: a guard against a hung start, not a speed check. */
     static final Duration START = Duration.ofMinutes(5);
@@ -59,9 +60,11 @@ public final class LlamaServer implements AutoCloseable {
      * The same for one of the real models: Gemma's turns for a file without a template, the file's own otherwise
      * ({@code --jinja} alone).
      */
-    public static LlamaServer start(Path binary, RealModel model, int contextSize, int slots, int threads, String... extra)
+    public static LlamaServer start(
+            Path binary, RealModel model, int contextSize, int slots, int threads, String... extra)
             throws IOException, InterruptedException {
-        return start(binary, model.path(), model.hasTemplate() ? null : gemmaTurns(), contextSize, slots, threads, extra);
+        return start(
+                binary, model.path(), model.hasTemplate() ? null : gemmaTurns(), contextSize, slots, threads, extra);
     }
 
     private static Path gemmaTurns() throws IOException {
@@ -77,8 +80,9 @@ public final class LlamaServer implements AutoCloseable {
     }
 
     /** {@link #start(Path, Path, Path, int, int, int, String...)} under the name the evaluation uses. */
-    public static LlamaServer startWithTemplate(Path binary, Path model, @Nullable Path template, int contextSize, int slots,
-            int threads, String... extra) throws IOException, InterruptedException {
+    public static LlamaServer startWithTemplate(
+            Path binary, Path model, @Nullable Path template, int contextSize, int slots, int threads, String... extra)
+            throws IOException, InterruptedException {
         return start(binary, model, template, contextSize, slots, threads, extra);
     }
 
@@ -86,18 +90,32 @@ public final class LlamaServer implements AutoCloseable {
      * Starts {@code binary} with {@code --jinja} on {@code model}; {@code template}: a Jinja file for
      * {@code --chat-template-file}, or null for the model file's own template.
      */
-    public static LlamaServer start(Path binary, Path model, @Nullable Path template, int contextSize, int slots, int threads,
-            String... extra) throws IOException, InterruptedException {
+    public static LlamaServer start(
+            Path binary, Path model, @Nullable Path template, int contextSize, int slots, int threads, String... extra)
+            throws IOException, InterruptedException {
         IOException last = null;
         for (int attempt = 0; attempt < 3; attempt++) {
             int port = freePort();
-            List<String> command = new ArrayList<>(List.of(binary.toString(), "-m", model.toString(), "--host", "127.0.0.1",
-                    "--port", Integer.toString(port), "--jinja"));
+            List<String> command = new ArrayList<>(List.of(
+                    binary.toString(),
+                    "-m",
+                    model.toString(),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    Integer.toString(port),
+                    "--jinja"));
             if (template != null) {
                 command.addAll(List.of("--chat-template-file", template.toString()));
             }
-            command.addAll(List.of("-c", Integer.toString(contextSize), "-np", Integer.toString(slots),
-                    "-t", Integer.toString(threads), "--no-webui"));
+            command.addAll(List.of(
+                    "-c",
+                    Integer.toString(contextSize),
+                    "-np",
+                    Integer.toString(slots),
+                    "-t",
+                    Integer.toString(threads),
+                    "--no-webui"));
             command.addAll(List.of(extra));
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
             builder.environment().put("GGML_NO_BACKTRACE", "1");
@@ -151,8 +169,8 @@ public final class LlamaServer implements AutoCloseable {
         }
         if (!listening) {
             process.waitFor(10, TimeUnit.SECONDS);
-            throw new IOException("llama-server stopped while starting" + (process.isAlive() ? "" : " (exit " + process.exitValue()
-                    + ")") + ":\n" + tail());
+            throw new IOException("llama-server stopped while starting"
+                    + (process.isAlive() ? "" : " (exit " + process.exitValue() + ")") + ":\n" + tail());
         }
     }
 

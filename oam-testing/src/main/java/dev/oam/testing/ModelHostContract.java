@@ -28,12 +28,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 public abstract class ModelHostContract {
-    protected static final String GATE_TOOL = "{\"name\":\"open_gate\",\"description\":\"Open a named gate.\",\"parameters\":"
-            + "{\"type\":\"object\",\"properties\":{\"gate\":{\"type\":\"string\",\"enum\":[\"north\",\"south\"]}},"
-            + "\"required\":[\"gate\"]}}";
+    protected static final String GATE_TOOL =
+            "{\"name\":\"open_gate\",\"description\":\"Open a named gate.\",\"parameters\":"
+                    + "{\"type\":\"object\",\"properties\":{\"gate\":{\"type\":\"string\",\"enum\":[\"north\",\"south\"]}},"
+                    + "\"required\":[\"gate\"]}}";
 
     @TempDir
     protected Path dir;
+
     private FakeOpenAIServer fake;
 
     /**
@@ -45,6 +47,9 @@ public abstract class ModelHostContract {
 
     /** Starts a host whose system model cannot be served; returns what the host told the person who started it. */
     protected abstract String refusedSetup(Map<String, String> variables) throws Exception;
+
+    /** For the test class that runs this contract against its transport. */
+    protected ModelHostContract() {}
 
     @AfterEach
     void stopFake() {
@@ -72,22 +77,32 @@ public abstract class ModelHostContract {
 
     /** A forced call of open_gate, answered, then the model's answer: the result of the turn. */
     private static JsonNode gateTurn(Conversation c, Object id, String session) {
-        c.request(id, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":\"Open the north gate.\",\"stream\":true}");
+        c.request(
+                id,
+                "session/respond",
+                "{\"session\":\"" + session + "\",\"prompt\":\"Open the north gate.\",\"stream\":true}");
         JsonNode call = c.toolCall();
         assertThat(call.path("params").path("call").path("name").asText()).isEqualTo("open_gate");
-        assertThat(call.path("params").path("call").path("arguments").path("gate").asText()).isIn("north", "south");
+        assertThat(call.path("params")
+                        .path("call")
+                        .path("arguments")
+                        .path("gate")
+                        .asText())
+                .isIn("north", "south");
         c.reply(call, "{\"output\":{\"opened\":true}}");
         JsonNode result = c.result(id);
         assertThat(result.path("toolCalls")).hasSize(1);
-        assertThat(result.path("toolCalls").get(0).path("output").path("opened").asBoolean()).isTrue();
+        assertThat(result.path("toolCalls").get(0).path("output").path("opened").asBoolean())
+                .isTrue();
         assertThat(result.path("text").isTextual()).isTrue();
         assertThat(result.path("usage").path("inputTokens").asInt()).isPositive();
         return result;
     }
 
     private static String gateSession(String session, String model) {
-        return "{\"session\":\"" + session + "\",\"tools\":[" + GATE_TOOL + "],\"options\":{\"toolChoice\":\"required\","
-                + "\"maxToolRounds\":1,\"maxResponseTokens\":8}" + (model == null ? "" : ",\"model\":" + model) + "}";
+        return "{\"session\":\"" + session + "\",\"tools\":[" + GATE_TOOL
+                + "],\"options\":{\"toolChoice\":\"required\"," + "\"maxToolRounds\":1,\"maxResponseTokens\":8}"
+                + (model == null ? "" : ",\"model\":" + model) + "}";
     }
 
     // ---------------------------------------------------------------- sessions naming a backend
@@ -97,7 +112,9 @@ public abstract class ModelHostContract {
         Path model = tinyModel("host-tiny");
         try (Conversation c = new Conversation(connect(Map.of()))) {
             JsonNode init = c.call(1, "initialize", "{\"protocolVersion\":\"1.0\"}");
-            assertThat(init.path("capabilities").path("models")).extracting(JsonNode::asText).contains("llama", "openai");
+            assertThat(init.path("capabilities").path("models"))
+                    .extracting(JsonNode::asText)
+                    .contains("llama", "openai");
             c.call(2, "session/create", gateSession("guard", llama(model)));
             gateTurn(c, 3, "guard");
             assertThat(c.client().garbage()).isEmpty();
@@ -106,8 +123,9 @@ public abstract class ModelHostContract {
 
     @Test
     void anOpenAISessionCallsAToolOnTheServer() throws Exception {
-        FakeOpenAIServer server = fake().then(FakeOpenAIServer.call("open_gate", "{\"gate\":\"north\"}"),
-                FakeOpenAIServer.text("The north gate is open."));
+        FakeOpenAIServer server = fake().then(
+                        FakeOpenAIServer.call("open_gate", "{\"gate\":\"north\"}"),
+                        FakeOpenAIServer.text("The north gate is open."));
         try (Conversation c = new Conversation(connect(Map.of()))) {
             c.call(1, "session/create", gateSession("guard", server.spec("")));
             JsonNode result = gateTurn(c, 2, "guard");
@@ -123,22 +141,28 @@ public abstract class ModelHostContract {
     @Test
     void oamModelNamingAGgufFileIsTheSystemModel() throws Exception {
         Path model = tinyModel("system-tiny");
-        try (Conversation c = new Conversation(connect(Map.of("OAM_MODEL", model.toString(), "OAM_MODEL_NAME", "warden")))) {
+        try (Conversation c =
+                new Conversation(connect(Map.of("OAM_MODEL", model.toString(), "OAM_MODEL_NAME", "warden")))) {
             c.call(2, "session/create", gateSession("guard", null));
             gateTurn(c, 3, "guard"); // waits for the model to load
             JsonNode availability = c.call(1, "model/availability", null);
-            assertThat(availability.path("available").asBoolean()).as(availability.toString()).isTrue();
+            assertThat(availability.path("available").asBoolean())
+                    .as(availability.toString())
+                    .isTrue();
             assertThat(availability.path("variant").asText()).isEqualTo("warden");
             c.call(4, "session/create", "{\"session\":\"plain\",\"options\":{\"maxResponseTokens\":4}}");
-            assertThat(c.call(5, "session/respond", "{\"session\":\"plain\",\"prompt\":\"Hello.\"}").path("text").isTextual()).isTrue();
+            assertThat(c.call(5, "session/respond", "{\"session\":\"plain\",\"prompt\":\"Hello.\"}")
+                            .path("text")
+                            .isTextual())
+                    .isTrue();
         }
     }
 
     @Test
     void oamModelNamingAServerIsTheSystemModelWithItsKey() throws Exception {
         FakeOpenAIServer server = fake().requireKey("sk-host-key").then(FakeOpenAIServer.text("Halt! Who goes there?"));
-        Map<String, String> variables = Map.of("OAM_MODEL", server.baseUrl(), "OAM_MODEL_NAME", "fake-model",
-                "OAM_API_KEY", "sk-host-key");
+        Map<String, String> variables =
+                Map.of("OAM_MODEL", server.baseUrl(), "OAM_MODEL_NAME", "fake-model", "OAM_API_KEY", "sk-host-key");
         try (Conversation c = new Conversation(connect(variables))) {
             c.call(1, "session/create", "{\"session\":\"guard\",\"instructions\":\"You are a guard.\"}");
             JsonNode result = c.call(2, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Hello.\"}");
@@ -154,12 +178,17 @@ public abstract class ModelHostContract {
     @Test
     void aSystemModelTheHostCannotServeIsRefusedNamingTheCause() throws Exception {
         Path missing = dir.resolve("missing.gguf");
-        assertThat(refusedSetup(Map.of("OAM_MODEL", missing.toString()))).contains(missing.toString()).contains("does not exist");
+        assertThat(refusedSetup(Map.of("OAM_MODEL", missing.toString())))
+                .contains(missing.toString())
+                .contains("does not exist");
         Path truncated = truncated("cut");
-        assertThat(refusedSetup(Map.of("OAM_MODEL", truncated.toString()))).contains(truncated.toString())
+        assertThat(refusedSetup(Map.of("OAM_MODEL", truncated.toString())))
+                .contains(truncated.toString())
                 .contains("truncated or corrupt");
-        assertThat(refusedSetup(Map.of("OAM_MODEL", "ftp://example.test/model"))).contains("ftp://example.test/model")
-                .contains(".gguf").contains("http");
+        assertThat(refusedSetup(Map.of("OAM_MODEL", "ftp://example.test/model")))
+                .contains("ftp://example.test/model")
+                .contains(".gguf")
+                .contains("http");
     }
 
     @Test
@@ -168,15 +197,21 @@ public abstract class ModelHostContract {
         Path placed = cache.resolve("hf/owner/repo/main/named-tiny.gguf");
         Files.createDirectories(placed.getParent());
         Files.move(tinyModel("named-tiny"), placed);
-        try (Conversation c = new Conversation(connect(Map.of("OAM_MODEL", "owner/repo:named-tiny", "OAM_MODEL_CACHE", cache.toString())))) {
+        try (Conversation c = new Conversation(
+                connect(Map.of("OAM_MODEL", "owner/repo:named-tiny", "OAM_MODEL_CACHE", cache.toString())))) {
             c.call(1, "session/create", gateSession("guard", null));
             gateTurn(c, 2, "guard");
             JsonNode availability = c.call(3, "model/availability", null);
-            assertThat(availability.path("available").asBoolean()).as(availability.toString()).isTrue();
+            assertThat(availability.path("available").asBoolean())
+                    .as(availability.toString())
+                    .isTrue();
             assertThat(availability.path("variant").asText()).isEqualTo("named-tiny");
         }
-        String refused = refusedSetup(Map.of("OAM_MODEL", "hf:owner/repo/absent.gguf", "OAM_MODEL_CACHE", cache.toString()));
-        assertThat(refused).contains("hf:owner/repo/absent.gguf").contains("not in the model cache")
+        String refused =
+                refusedSetup(Map.of("OAM_MODEL", "hf:owner/repo/absent.gguf", "OAM_MODEL_CACHE", cache.toString()));
+        assertThat(refused)
+                .contains("hf:owner/repo/absent.gguf")
+                .contains("not in the model cache")
                 .contains("oam pull hf:owner/repo/absent.gguf");
     }
 
@@ -204,14 +239,21 @@ public abstract class ModelHostContract {
             expected.put(wrong, "is not a GGUF file");
             int id = 10;
             for (Map.Entry<Path, String> bad : expected.entrySet()) {
-                JsonNode error = c.request(id, "session/create", gateSession("bad-" + id, llama(bad.getKey()))).error(id);
-                assertThat(error.path("code").asInt()).as(bad.getKey().toString()).isEqualTo(-32602);
-                assertThat(error.path("message").asText()).contains("model.path").contains(bad.getKey().toString())
+                JsonNode error = c.request(id, "session/create", gateSession("bad-" + id, llama(bad.getKey())))
+                        .error(id);
+                assertThat(error.path("code").asInt())
+                        .as(bad.getKey().toString())
+                        .isEqualTo(-32602);
+                assertThat(error.path("message").asText())
+                        .contains("model.path")
+                        .contains(bad.getKey().toString())
                         .contains(bad.getValue());
                 id++;
             }
             gateTurn(c, 2, "good");
-            assertThat(c.call(3, "session/list", null).toString()).contains("\"good\"").doesNotContain("bad-");
+            assertThat(c.call(3, "session/list", null).toString())
+                    .contains("\"good\"")
+                    .doesNotContain("bad-");
         }
     }
 
@@ -226,10 +268,15 @@ public abstract class ModelHostContract {
         try (Conversation c = new Conversation(connect(Map.of()))) {
             c.call(1, "session/create", "{\"session\":\"down\",\"model\":" + down + "}");
             c.call(2, "session/create", "{\"session\":\"up\",\"model\":" + server.spec("") + "}");
-            JsonNode error = c.request(3, "session/respond", "{\"session\":\"down\",\"prompt\":\"Hello?\"}").error(3);
+            JsonNode error = c.request(3, "session/respond", "{\"session\":\"down\",\"prompt\":\"Hello?\"}")
+                    .error(3);
             assertThat(error.path("code").asInt()).isEqualTo(-32001);
-            assertThat(error.path("message").asText()).contains("127.0.0.1:" + port).contains("connection refused");
-            assertThat(c.call(5, "session/respond", "{\"session\":\"up\",\"prompt\":\"Anyone?\"}").path("text").asText())
+            assertThat(error.path("message").asText())
+                    .contains("127.0.0.1:" + port)
+                    .contains("connection refused");
+            assertThat(c.call(5, "session/respond", "{\"session\":\"up\",\"prompt\":\"Anyone?\"}")
+                            .path("text")
+                            .asText())
                     .isEqualTo("Still here.");
             assertThat(c.call(6, "ping", null)).isEqualTo(Json.object());
         }

@@ -11,11 +11,25 @@ import org.jspecify.annotations.Nullable;
  */
 public enum RealModel {
     /** Gemma 3 270M Q4_K_M, the base model: no chat template, so the bridge writes Gemma's turns and warns. */
-    GEMMA("Gemma 3 270M", "gemma-3-270m", "Gemma 3 270m", RealModels.GEMMA_VARIABLE, RealModels::gemma, false,
-            "Gemma turn format", "<start_of_turn>"),
+    GEMMA(
+            "Gemma 3 270M",
+            "gemma-3-270m",
+            "Gemma 3 270m",
+            RealModels.GEMMA_VARIABLE,
+            RealModels::gemma,
+            false,
+            "Gemma turn format",
+            "<start_of_turn>"),
     /** SmolLM2-135M-Instruct Q4_1 with its own ChatML template: no warning about the turn format. */
-    SMOLLM2("SmolLM2 135M Instruct", "smollm2-135m-instruct", "Smollm2 135M 8k Lc100K Mix1 Ep2", RealModels.SMOLLM2_VARIABLE,
-            RealModels::smollm2, true, null, null);
+    SMOLLM2(
+            "SmolLM2 135M Instruct",
+            "smollm2-135m-instruct",
+            "Smollm2 135M 8k Lc100K Mix1 Ep2",
+            RealModels.SMOLLM2_VARIABLE,
+            RealModels::smollm2,
+            true,
+            null,
+            null);
 
     private final String title;
     private final String id;
@@ -26,8 +40,15 @@ public enum RealModel {
     private final @Nullable String turnFormat;
     private final @Nullable String turnMarker;
 
-    RealModel(String title, String id, String variant, String variable, Supplier<Path> path, boolean hasTemplate,
-            @Nullable String turnFormat, @Nullable String turnMarker) {
+    RealModel(
+            String title,
+            String id,
+            String variant,
+            String variable,
+            Supplier<Path> path,
+            boolean hasTemplate,
+            @Nullable String turnFormat,
+            @Nullable String turnMarker) {
         this.title = title;
         this.id = id;
         this.variant = variant;

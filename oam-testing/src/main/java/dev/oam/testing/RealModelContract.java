@@ -38,12 +38,28 @@ import org.junit.jupiter.api.io.TempDir;
 public abstract class RealModelContract {
     /** A guard against a hung bridge, not a speed check: a turn on a loaded 2-core machine takes a minute. */
     protected static final Duration WAIT = Duration.ofMinutes(10);
-    private static final Set<String> EMOTIONS = Set.of("neutral", "happy", "sad", "angry", "afraid", "surprised", "suspicious",
-            "amused", "disgusted", "excited", "curious", "confused", "worried", "grateful", "annoyed", "proud");
+
+    private static final Set<String> EMOTIONS = Set.of(
+            "neutral",
+            "happy",
+            "sad",
+            "angry",
+            "afraid",
+            "surprised",
+            "suspicious",
+            "amused",
+            "disgusted",
+            "excited",
+            "curious",
+            "confused",
+            "worried",
+            "grateful",
+            "annoyed",
+            "proud");
 
     /** The property names of the NPC reply's JSON (Replies.structured): the schema's words, not a player's line. */
-    private static final Set<String> REPLY_SCHEMA_WORDS = Set.of("emotion", "line", "player_options", "playeroptions",
-            "ends_conversation", "endsconversation");
+    private static final Set<String> REPLY_SCHEMA_WORDS =
+            Set.of("emotion", "line", "player_options", "playeroptions", "ends_conversation", "endsconversation");
 
     private static final String GATE_TOOL = """
             {"name": "open_gate", "description": "Open one of the town's gates.",
@@ -54,6 +70,7 @@ public abstract class RealModelContract {
 
     /** The model file this run drives. */
     protected final RealModel model;
+
     private ProtocolClient client;
     private Conversation c;
     private int ids = 100;
@@ -90,8 +107,12 @@ public abstract class RealModelContract {
         }
         try {
             client.endInput();
-            assertThat(client.awaitStopped(Duration.ofMinutes(2))).as("the bridge stops at the end of input").isTrue();
-            assertThat(client.garbage()).as("the transport carries JSON-RPC only; stderr:\n%s", stderr()).isEmpty();
+            assertThat(client.awaitStopped(Duration.ofMinutes(2)))
+                    .as("the bridge stops at the end of input")
+                    .isTrue();
+            assertThat(client.garbage())
+                    .as("the transport carries JSON-RPC only; stderr:\n%s", stderr())
+                    .isEmpty();
         } finally {
             c.close();
         }
@@ -126,10 +147,13 @@ public abstract class RealModelContract {
         assertThat(result.path("text").isTextual()).isTrue();
         assertShowable("the answer", result.path("text").asText());
         assertThat(result.path("usage").path("inputTokens").asInt()).isPositive();
-        // An instruction-tuned model may end its turn at once (1 token: the end of turn, which counts); never more than 4.
+        // An instruction-tuned model may end its turn at once (1 token: the end of turn, which counts); never more than
+        // 4.
         assertThat(result.path("usage").path("outputTokens").asInt()).isBetween(1, 4);
         JsonNode availability = call("model/availability", null);
-        assertThat(availability.path("available").asBoolean()).as("%s", availability).isTrue();
+        assertThat(availability.path("available").asBoolean())
+                .as("%s", availability)
+                .isTrue();
         assertThat(availability.path("variant").asText()).isEqualTo(model.variant());
         assertThat(availability.path("contextSize").asInt()).isEqualTo(2048);
     }
@@ -138,8 +162,10 @@ public abstract class RealModelContract {
 
     @Test
     void aForcedToolCallHasArgumentsThatFitTheToolsSchema() throws Exception {
-        create("tool", "\"tools\":[" + GATE_TOOL + "],\"options\":{\"toolChoice\":\"required\",\"maxToolRounds\":1,"
-                + "\"maxResponseTokens\":12,\"temperature\":0}");
+        create(
+                "tool",
+                "\"tools\":[" + GATE_TOOL + "],\"options\":{\"toolChoice\":\"required\",\"maxToolRounds\":1,"
+                        + "\"maxResponseTokens\":12,\"temperature\":0}");
         int request = id();
         request(request, "session/respond", "{\"session\":\"tool\",\"prompt\":\"Open the north gate in 5 seconds.\"}");
         // The grammar allows 1-4 calls in one step: answer each as it comes, until the turn's response.
@@ -148,8 +174,10 @@ public abstract class RealModelContract {
         while (true) {
             int before = taken[0];
             int[] seen = {0};
-            JsonNode next = c.await(m -> (Conversation.isResponse(m) && m.path("id").asInt(-1) == request)
-                    || ("tool/call".equals(m.path("method").asText()) && seen[0]++ == before), "a tool/call or the response");
+            JsonNode next = c.await(
+                    m -> (Conversation.isResponse(m) && m.path("id").asInt(-1) == request)
+                            || ("tool/call".equals(m.path("method").asText()) && seen[0]++ == before),
+                    "a tool/call or the response");
             if (Conversation.isResponse(next)) {
                 break;
             }
@@ -159,7 +187,9 @@ public abstract class RealModelContract {
             JsonNode args = next.path("params").path("call").path("arguments");
             assertThat(fieldNames(args)).as("%s", args).containsExactlyInAnyOrder("gate", "delay_seconds");
             assertThat(args.path("gate").asText()).isIn("north", "south");
-            assertThat(args.path("delay_seconds").isIntegralNumber()).as("%s", args).isTrue();
+            assertThat(args.path("delay_seconds").isIntegralNumber())
+                    .as("%s", args)
+                    .isTrue();
             assertThat(args.path("delay_seconds").asInt()).isBetween(0, 60);
             arguments.add(args);
             c.reply(next, "{\"output\":{\"opened\":true}}");
@@ -168,8 +198,14 @@ public abstract class RealModelContract {
         assertThat(arguments).as("the forced step called the tool").isNotEmpty();
         assertThat(result.path("toolCalls")).hasSize(arguments.size());
         for (int i = 0; i < arguments.size(); i++) {
-            assertThat(result.path("toolCalls").get(i).path("isError").asBoolean(true)).isFalse();
-            assertThat(result.path("toolCalls").get(i).path("output").path("opened").asBoolean()).isTrue();
+            assertThat(result.path("toolCalls").get(i).path("isError").asBoolean(true))
+                    .isFalse();
+            assertThat(result.path("toolCalls")
+                            .get(i)
+                            .path("output")
+                            .path("opened")
+                            .asBoolean())
+                    .isTrue();
         }
         assertThat(result.path("toolCalls").findValues("arguments")).containsExactlyInAnyOrderElementsOf(arguments);
         assertThat(result.path("steps").get(0).path("toolCallingMode").asText()).isEqualTo("required");
@@ -186,8 +222,9 @@ public abstract class RealModelContract {
                   "guards": {"type": "integer", "minimum": 0, "maximum": 9},
                   "note": {"type": "string", "maxLength": 30}},
                  "required": ["mood", "guards", "note"], "additionalProperties": false}""";
-        JsonNode result = call("session/respond", "{\"session\":\"schema\",\"prompt\":\"Report on the gate.\",\"schema\":"
-                + schema + "}");
+        JsonNode result = call(
+                "session/respond",
+                "{\"session\":\"schema\",\"prompt\":\"Report on the gate.\",\"schema\":" + schema + "}");
         JsonNode structured = result.path("structured");
         assertThat(fieldNames(structured)).as("%s", structured).containsExactly("mood", "guards", "note");
         assertThat(structured.path("mood").asText()).isIn("calm", "angry");
@@ -195,9 +232,13 @@ public abstract class RealModelContract {
         assertThat(structured.path("guards").asInt()).isBetween(0, 9);
         assertThat(structured.path("note").isTextual()).isTrue();
         assertShowable("the note", structured.path("note").asText());
-        // maxLength is described to the model, not enforced (docs/PROTOCOL.md); the embedded grammar caps every string at
+        // maxLength is described to the model, not enforced (docs/PROTOCOL.md); the embedded grammar caps every string
+        // at
         // 256 characters and closes the value within the turn's 48 tokens.
-        assertThat(structured.path("note").asText().codePointCount(0, structured.path("note").asText().length()))
+        assertThat(structured
+                        .path("note")
+                        .asText()
+                        .codePointCount(0, structured.path("note").asText().length()))
                 .isLessThanOrEqualTo(256);
         assertThat(Json.parse(result.path("text").asText())).isEqualTo(structured);
     }
@@ -229,8 +270,12 @@ public abstract class RealModelContract {
         JsonNode turn = c.result(request);
         List<JsonNode> events = npcEvents(request);
         assertThat(turn.path("line").isTextual()).isTrue();
-        assertThat(replay(events)).as("the typewriter shows exactly the line; events %s", events).isEqualTo(turn.path("line").asText());
-        assertThat(events).as("the line streams").anyMatch(e -> e.path("type").asText().equals("lineDelta"));
+        assertThat(replay(events))
+                .as("the typewriter shows exactly the line; events %s", events)
+                .isEqualTo(turn.path("line").asText());
+        assertThat(events)
+                .as("the line streams")
+                .anyMatch(e -> e.path("type").asText().equals("lineDelta"));
         assertThat(turn.path("emotion").asText()).isIn(EMOTIONS);
         for (JsonNode e : events) {
             if (e.path("type").asText().equals("emotion")) {
@@ -243,7 +288,8 @@ public abstract class RealModelContract {
             assertThat(option.isTextual()).as("%s", turn).isTrue();
             assertAnswer("a player option", option.asText());
             // A word of the reply's own schema is no answer a player could give.
-            assertThat(option.asText().strip().toLowerCase(Locale.ROOT)).as("a player option on %s: %s", model, turn)
+            assertThat(option.asText().strip().toLowerCase(Locale.ROOT))
+                    .as("a player option on %s: %s", model, turn)
                     .isNotIn(REPLY_SCHEMA_WORDS);
         }
         assertThat(turn.path("endsConversation").isBoolean()).isTrue();
@@ -253,7 +299,8 @@ public abstract class RealModelContract {
     private List<JsonNode> npcEvents(int request) {
         List<JsonNode> out = new ArrayList<>();
         for (JsonNode m : c.messages()) {
-            if (Conversation.isEvent(m, "npc/event") && m.path("params").path("requestId").asInt(-1) == request) {
+            if (Conversation.isEvent(m, "npc/event")
+                    && m.path("params").path("requestId").asInt(-1) == request) {
                 out.add(m.path("params").path("event"));
             }
         }
@@ -269,7 +316,7 @@ public abstract class RealModelContract {
                     shown.setLength(0);
                     shown.append(event.path("line").asText());
                 }
-                default -> { }
+                default -> {}
             }
         }
         return shown.toString();
@@ -283,32 +330,50 @@ public abstract class RealModelContract {
         // ends its turn by itself; the instruct one tells a story longer than the cancel takes to arrive).
         create("cancel", "\"options\":{\"maxResponseTokens\":400,\"temperature\":0}");
         int request = id();
-        request(request, "session/respond", "{\"session\":\"cancel\",\"prompt\":\"Tell me a long story.\",\"stream\":true}");
-        c.await(m -> Conversation.isEvent(m, "session/event") && m.path("params").path("requestId").asInt(-1) == request
-                && m.path("params").path("event").path("type").asText().equals("text"), "the first streamed text");
+        request(
+                request,
+                "session/respond",
+                "{\"session\":\"cancel\",\"prompt\":\"Tell me a long story.\",\"stream\":true}");
+        c.await(
+                m -> Conversation.isEvent(m, "session/event")
+                        && m.path("params").path("requestId").asInt(-1) == request
+                        && m.path("params").path("event").path("type").asText().equals("text"),
+                "the first streamed text");
         JsonNode cancelled = call("session/cancel", "{\"session\":\"cancel\"}");
-        assertThat(cancelled.path("cancelled").asInt()).as("the turn was still running").isEqualTo(1);
+        assertThat(cancelled.path("cancelled").asInt())
+                .as("the turn was still running")
+                .isEqualTo(1);
         JsonNode error = c.error(request);
         assertThat(error.path("code").asInt()).isEqualTo(-32009);
         JsonNode listed = session("cancel");
-        assertThat(listed.path("entries").asInt()).as("a cancelled turn leaves no trace").isZero();
+        assertThat(listed.path("entries").asInt())
+                .as("a cancelled turn leaves no trace")
+                .isZero();
         // The slot is free again: a schema turn, which its grammar ends after a few tokens, runs on the same session.
-        JsonNode after = call("session/respond", "{\"session\":\"cancel\",\"prompt\":\"Done?\",\"schema\":"
-                + "{\"type\":\"object\",\"properties\":{\"done\":{\"type\":\"boolean\"}},\"required\":[\"done\"]}}");
-        assertThat(after.path("structured").path("done").isBoolean()).as("%s", after).isTrue();
+        JsonNode after = call(
+                "session/respond",
+                "{\"session\":\"cancel\",\"prompt\":\"Done?\",\"schema\":"
+                        + "{\"type\":\"object\",\"properties\":{\"done\":{\"type\":\"boolean\"}},\"required\":[\"done\"]}}");
+        assertThat(after.path("structured").path("done").isBoolean())
+                .as("%s", after)
+                .isTrue();
         assertThat(session("cancel").path("entries").asInt()).isEqualTo(2);
     }
 
     @Test
     void theSecondTurnReusesThePromptCache() throws Exception {
-        create("cache", "\"instructions\":\"You are Bram, the gate guard of Elm.\",\"options\":{\"maxResponseTokens\":6,\"temperature\":0}");
+        create(
+                "cache",
+                "\"instructions\":\"You are Bram, the gate guard of Elm.\",\"options\":{\"maxResponseTokens\":6,\"temperature\":0}");
         JsonNode first = call("session/respond", "{\"session\":\"cache\",\"prompt\":\"Who are you?\"}");
         JsonNode second = call("session/respond", "{\"session\":\"cache\",\"prompt\":\"Where am I?\"}");
         int firstInput = first.path("usage").path("inputTokens").asInt();
         JsonNode usage = second.path("usage");
         assertThat(usage.path("inputTokens").asInt()).isGreaterThan(firstInput);
-        assertThat(usage.path("cachedInputTokens").asInt()).as("%s after %s", usage, first.path("usage"))
-                .isPositive().isLessThan(usage.path("inputTokens").asInt())
+        assertThat(usage.path("cachedInputTokens").asInt())
+                .as("%s after %s", usage, first.path("usage"))
+                .isPositive()
+                .isLessThan(usage.path("inputTokens").asInt())
                 // the whole first prompt is a prefix of the second (its last token may be split anew)
                 .isGreaterThanOrEqualTo(firstInput - 1);
     }
@@ -325,19 +390,26 @@ public abstract class RealModelContract {
         Path tail = tailCopy(model.path(), files.resolve("chunk.gguf"), 8L << 20);
         Path noFormat = unknownTurnMarkers(files.resolve("no-template.gguf"));
         String[][] cases = {
-                {missing.toString(), "does not exist"},
-                {truncated.toString(), "truncated"},
-                {wrong.toString(), "not a GGUF file"},
-                {tail.toString(), "not a GGUF file"},
-                {noFormat.toString(), "no chat template"},
+            {missing.toString(), "does not exist"},
+            {truncated.toString(), "truncated"},
+            {wrong.toString(), "not a GGUF file"},
+            {tail.toString(), "not a GGUF file"},
+            {noFormat.toString(), "no chat template"},
         };
         for (String[] bad : cases) {
             int request = id();
-            request(request, "session/create", "{\"model\":{\"type\":\"llama\",\"path\":" + Json.write(Json.mapper().valueToTree(bad[0]))
-                    + "}}");
+            request(
+                    request,
+                    "session/create",
+                    "{\"model\":{\"type\":\"llama\",\"path\":"
+                            + Json.write(Json.mapper().valueToTree(bad[0])) + "}}");
             JsonNode error = c.error(request);
             assertThat(error.path("code").asInt()).as("%s", error).isEqualTo(-32602);
-            assertThat(error.path("message").asText()).as("%s", error).contains("'model.path'").contains(bad[0]).contains(bad[1]);
+            assertThat(error.path("message").asText())
+                    .as("%s", error)
+                    .contains("'model.path'")
+                    .contains(bad[0])
+                    .contains(bad[1]);
         }
         assertThat(call("ping", null).isObject()).isTrue();
         assertThat(session("bystander")).as("the other session is still there").isNotNull();
@@ -351,11 +423,15 @@ public abstract class RealModelContract {
      */
     private void assertTemplateWarning(JsonNode created, String method) {
         if (model.hasTemplate()) {
-            assertThat(created.path("warnings")).as("%s on %s, which has its own template", method, model)
+            assertThat(created.path("warnings"))
+                    .as("%s on %s, which has its own template", method, model)
                     .noneSatisfy(w -> assertThat(w.asText()).contains("no chat template"));
         } else {
-            assertThat(created.path("warnings")).as("%s warns about the missing template", method)
-                    .anySatisfy(w -> assertThat(w.asText()).contains("no chat template").contains(model.turnFormatWarningNames()));
+            assertThat(created.path("warnings"))
+                    .as("%s warns about the missing template", method)
+                    .anySatisfy(w -> assertThat(w.asText())
+                            .contains("no chat template")
+                            .contains(model.turnFormatWarningNames()));
         }
     }
 
@@ -367,7 +443,9 @@ public abstract class RealModelContract {
     /** An answer a game shows: showable, and never the tool-call JSON of the step format leaking into the text. */
     private void assertAnswer(String what, String text) {
         assertShowable(what, text);
-        assertThat(text).as("%s on %s is no tool-call JSON: %s", what, model, text).doesNotContain("{\"tool_calls\"");
+        assertThat(text)
+                .as("%s on %s is no tool-call JSON: %s", what, model, text)
+                .doesNotContain("{\"tool_calls\"");
     }
 
     private JsonNode session(String id) throws Exception {
@@ -381,7 +459,8 @@ public abstract class RealModelContract {
 
     /** The first {@code bytes} of {@code model}: a download cut short (header intact, tensor data missing). */
     protected static Path truncatedCopy(Path model, Path to, long bytes) throws IOException {
-        try (InputStream in = Files.newInputStream(model); OutputStream out = Files.newOutputStream(to)) {
+        try (InputStream in = Files.newInputStream(model);
+                OutputStream out = Files.newOutputStream(to)) {
             byte[] buffer = new byte[1 << 20];
             long left = bytes;
             int n;
@@ -395,7 +474,8 @@ public abstract class RealModelContract {
 
     /** {@code bytes} from the middle of {@code model}: one chunk of a split download, no header. */
     protected static Path tailCopy(Path model, Path to, long bytes) throws IOException {
-        try (InputStream in = Files.newInputStream(model); OutputStream out = Files.newOutputStream(to)) {
+        try (InputStream in = Files.newInputStream(model);
+                OutputStream out = Files.newOutputStream(to)) {
             in.skipNBytes(Files.size(model) / 2);
             out.write(in.readNBytes((int) bytes));
         }
@@ -407,7 +487,8 @@ public abstract class RealModelContract {
      * the tiny model's ChatML markers renamed in place (same lengths, so every offset stays right).
      */
     protected static Path unknownTurnMarkers(Path to) throws IOException {
-        byte[] bytes = TinyGguf.tiny().name("no-turn-markers").chatTemplate(null).bytes();
+        byte[] bytes =
+                TinyGguf.tiny().name("no-turn-markers").chatTemplate(null).bytes();
         int renamed = replace(bytes, "<|im_start|>", "<|zz_start|>") + replace(bytes, "<|im_end|>", "<|zz_end|>");
         assertThat(renamed).as("the tiny vocabulary's ChatML markers").isEqualTo(2);
         Files.write(to, bytes);

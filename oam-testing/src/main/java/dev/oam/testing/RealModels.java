@@ -66,7 +66,8 @@ public final class RealModels {
             return path;
         }
         Path script = root().resolve("bin/lib/real-models.sh");
-        ProcessBuilder builder = new ProcessBuilder("bash", "-c", ". \"$1\" && " + function, "real-models", script.toString());
+        ProcessBuilder builder =
+                new ProcessBuilder("bash", "-c", ". \"$1\" && " + function, "real-models", script.toString());
         builder.redirectError(ProcessBuilder.Redirect.PIPE);
         try {
             Process process = builder.start();
@@ -103,6 +104,7 @@ public final class RealModels {
                 return dir;
             }
         }
-        throw new IllegalStateException("cannot find bin/lib/real-models.sh above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException(
+                "cannot find bin/lib/real-models.sh above " + Path.of("").toAbsolutePath());
     }
 }

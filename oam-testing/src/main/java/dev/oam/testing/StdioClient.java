@@ -22,7 +22,8 @@ public final class StdioClient implements ProtocolClient {
     private StdioClient(Process process) {
         this.process = process;
         this.stdin = process.getOutputStream();
-        this.stdoutReader = Thread.ofPlatform().daemon().name("stdio-client-out").start(this::readStdout);
+        this.stdoutReader =
+                Thread.ofPlatform().daemon().name("stdio-client-out").start(this::readStdout);
         this.stderr = StreamCapture.start(process.getErrorStream(), "stdio-client-err");
     }
 
@@ -34,7 +35,8 @@ public final class StdioClient implements ProtocolClient {
     }
 
     private void readStdout() {
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader reader =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = reader.readLine()) != null) {
                 inbox.accept(line);

@@ -18,7 +18,11 @@ import org.jspecify.annotations.Nullable;
  * @param parametersSchema the JSON Schema of the arguments, as JSON text ({@code {"type":"object",...}})
  * @param timeout how long a call may take before the model is told it timed out; {@code null} for the default
  */
-public record ClientTool(String name, @Nullable String description, String parametersSchema, @Nullable Duration timeout,
+public record ClientTool(
+        String name,
+        @Nullable String description,
+        String parametersSchema,
+        @Nullable Duration timeout,
         AsyncHandler handler) {
     /** Answers a call: the returned text is the tool's output; a thrown exception's message is an error output. */
     @FunctionalInterface
@@ -44,7 +48,11 @@ public record ClientTool(String name, @Nullable String description, String param
     /** A tool taking the arguments {@code parametersSchema} describes. */
     public static ClientTool of(String name, String description, String parametersSchema, Handler handler) {
         Objects.requireNonNull(handler, "handler");
-        return new ClientTool(name, description, parametersSchema, null,
+        return new ClientTool(
+                name,
+                description,
+                parametersSchema,
+                null,
                 invocation -> CompletableFuture.completedFuture(handler.call(invocation)));
     }
 

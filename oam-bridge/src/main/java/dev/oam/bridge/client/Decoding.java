@@ -23,17 +23,25 @@ final class Decoding {
     private Decoding() {}
 
     static Usage usage(JsonNode node) {
-        return new Usage(node.path("inputTokens").asInt(), node.path("cachedInputTokens").asInt(), node.path("outputTokens").asInt());
+        return new Usage(
+                node.path("inputTokens").asInt(),
+                node.path("cachedInputTokens").asInt(),
+                node.path("outputTokens").asInt());
     }
 
     static ToolCall call(JsonNode node) {
         JsonNode arguments = node.path("arguments");
-        return new ToolCall(node.path("id").asText(), node.path("name").asText(),
+        return new ToolCall(
+                node.path("id").asText(),
+                node.path("name").asText(),
                 arguments.isObject() ? (ObjectNode) arguments : Json.object());
     }
 
     static ToolRecord record(JsonNode node) {
-        return new ToolRecord(call(node.path("call")), node.path("output"), node.path("isError").asBoolean(),
+        return new ToolRecord(
+                call(node.path("call")),
+                node.path("output"),
+                node.path("isError").asBoolean(),
                 node.path("durationSeconds").asDouble());
     }
 
@@ -44,41 +52,65 @@ final class Decoding {
     }
 
     static SessionReply sessionReply(JsonNode result) {
-        return new SessionReply(result.path("text").asText(), records(result.path("toolCalls")), usage(result.path("usage")));
+        return new SessionReply(
+                result.path("text").asText(), records(result.path("toolCalls")), usage(result.path("usage")));
     }
 
     static NpcReply npcReply(JsonNode result) {
-        return new NpcReply(result.path("line").asText(), emotion(result.path("emotion").asText()),
-                Oam.strings(result.path("playerOptions")), result.path("endsConversation").asBoolean(),
-                records(result.path("toolCalls")), result.path("relationship").asInt(), result.path("isFallback").asBoolean(),
+        return new NpcReply(
+                result.path("line").asText(),
+                emotion(result.path("emotion").asText()),
+                Oam.strings(result.path("playerOptions")),
+                result.path("endsConversation").asBoolean(),
+                records(result.path("toolCalls")),
+                result.path("relationship").asInt(),
+                result.path("isFallback").asBoolean(),
                 usage(result.path("usage")));
     }
 
     static Decision decision(JsonNode result) {
-        return new Decision(result.path("optionID").asText(), result.path("reasoning").asText(), result.path("confidence").asInt(),
-                records(result.path("toolCalls")), usage(result.path("usage")), result.path("isFallback").asBoolean());
+        return new Decision(
+                result.path("optionID").asText(),
+                result.path("reasoning").asText(),
+                result.path("confidence").asInt(),
+                records(result.path("toolCalls")),
+                usage(result.path("usage")),
+                result.path("isFallback").asBoolean());
     }
 
     private static Emotion emotion(String wireName) {
-        return Emotion.of(wireName).orElseThrow(() -> new IllegalStateException("The engine sent an unknown emotion: " + wireName));
+        return Emotion.of(wireName)
+                .orElseThrow(() -> new IllegalStateException("The engine sent an unknown emotion: " + wireName));
     }
 
     static NpcEvent npcEvent(JsonNode event) {
         return switch (event.path("type").asText()) {
-            case "emotion" -> new NpcEvent.Line(new LineTracker.Event.EmotionChanged(emotion(event.path("emotion").asText())));
-            case "lineDelta" -> new NpcEvent.Line(new LineTracker.Event.LineDelta(event.path("delta").asText()));
-            case "lineReset" -> new NpcEvent.Line(new LineTracker.Event.LineReset(event.path("line").asText()));
-            case "toolCallStarted" -> new NpcEvent.ToolCallStarted(call(event.path("call")), event.path("execution").asText());
+            case "emotion" ->
+                new NpcEvent.Line(new LineTracker.Event.EmotionChanged(
+                        emotion(event.path("emotion").asText())));
+            case "lineDelta" ->
+                new NpcEvent.Line(
+                        new LineTracker.Event.LineDelta(event.path("delta").asText()));
+            case "lineReset" ->
+                new NpcEvent.Line(
+                        new LineTracker.Event.LineReset(event.path("line").asText()));
+            case "toolCallStarted" ->
+                new NpcEvent.ToolCallStarted(
+                        call(event.path("call")), event.path("execution").asText());
             case "toolCallCompleted" -> new NpcEvent.ToolCallCompleted(record(event.path("record")));
             default -> throw new IllegalStateException("The engine sent an unknown npc/event type: " + event);
         };
     }
 
     static WorldChanged worldChange(JsonNode params) {
-        return new WorldChanged(params.path("world").asText(), params.path("subscription").asText(), params.path("path").asText(),
+        return new WorldChanged(
+                params.path("world").asText(),
+                params.path("subscription").asText(),
+                params.path("path").asText(),
                 params.has("oldValue") ? java(params.get("oldValue")) : null,
                 params.has("newValue") ? java(params.get("newValue")) : null,
-                !params.has("oldValue"), !params.has("newValue"));
+                !params.has("oldValue"),
+                !params.has("newValue"));
     }
 
     /** A JSON value as plain Java: maps (in document order), lists, strings, numbers, booleans, {@code null}. */
@@ -93,7 +125,8 @@ final class Decoding {
         if (!node.isObject()) {
             return Map.of();
         }
-        Map<String, @Nullable Object> map = Json.mapper().convertValue(node, new TypeReference<LinkedHashMap<String, @Nullable Object>>() {});
+        Map<String, @Nullable Object> map =
+                Json.mapper().convertValue(node, new TypeReference<LinkedHashMap<String, @Nullable Object>>() {});
         return map;
     }
 }

@@ -68,6 +68,7 @@ public final class Oam implements AutoCloseable {
     private final Map<String, Consumer<WorldChanged>> subscriptions = new ConcurrentHashMap<>();
     /** Changes of subscriptions not yet known while a subscribe is in flight, with their lines; guarded by subscriptions. */
     private final Map<String, List<Unclaimed>> unclaimed = new LinkedHashMap<>();
+
     private final AtomicLong subscribing = new AtomicLong();
     private final BridgeEngine engine;
     private final Consumer<String> otherLines;
@@ -91,7 +92,9 @@ public final class Oam implements AutoCloseable {
      * that arrives while a {@link OamWorld#subscribe} is in flight is passed on after it, from the subscribing thread).
      */
     public static Oam create(BridgeConfiguration configuration, Consumer<String> otherLines) {
-        return new Oam(Objects.requireNonNull(configuration, "configuration"), Objects.requireNonNull(otherLines, "otherLines"));
+        return new Oam(
+                Objects.requireNonNull(configuration, "configuration"),
+                Objects.requireNonNull(otherLines, "otherLines"));
     }
 
     public Sessions sessions() {
@@ -122,8 +125,8 @@ public final class Oam implements AutoCloseable {
      * {@code decision/decide} deciding as {@code actor} (its persona), with {@code fallbackOptionID} the answer when
      * the model is blocked by a guardrail or refuses.
      */
-    public CompletableFuture<Decision> decide(String situation, List<DecisionOption> options, @Nullable String fallbackOptionID,
-            @Nullable OamNpc actor) {
+    public CompletableFuture<Decision> decide(
+            String situation, List<DecisionOption> options, @Nullable String fallbackOptionID, @Nullable OamNpc actor) {
         ObjectNode params = Json.object();
         params.put("situation", situation);
         ArrayNode list = params.putArray("options");
@@ -264,7 +267,11 @@ public final class Oam implements AutoCloseable {
                     params.set("memory", GameCoding.memory(memory));
                 }
                 JsonNode result = await(call("npc/create", params, Route.NONE));
-                return new OamNpc(Oam.this, result.path("npc").asText(), tools, strings(result.path("tools")),
+                return new OamNpc(
+                        Oam.this,
+                        result.path("npc").asText(),
+                        tools,
+                        strings(result.path("tools")),
                         strings(result.path("warnings")));
             }
         }
@@ -284,7 +291,11 @@ public final class Oam implements AutoCloseable {
                 throw new IllegalArgumentException("Not an NPC save: " + e.getOriginalMessage(), e);
             }
             JsonNode result = await(call("npc/restore", params, Route.NONE));
-            return new OamNpc(Oam.this, result.path("npc").asText(), List.of(tools), strings(result.path("tools")),
+            return new OamNpc(
+                    Oam.this,
+                    result.path("npc").asText(),
+                    List.of(tools),
+                    strings(result.path("tools")),
                     strings(result.path("warnings")));
         }
     }
@@ -343,8 +354,10 @@ public final class Oam implements AutoCloseable {
             if (error == null) {
                 return CompletableFuture.completedFuture(response.path("result"));
             }
-            return CompletableFuture.failedFuture(new OamException(error.path("code").asInt(),
-                    error.path("data").path("code").asText("internal_error"), error.path("message").asText()));
+            return CompletableFuture.failedFuture(new OamException(
+                    error.path("code").asInt(),
+                    error.path("data").path("code").asText("internal_error"),
+                    error.path("message").asText()));
         });
     }
 
@@ -393,7 +406,8 @@ public final class Oam implements AutoCloseable {
             if (early != null) {
                 early.forEach(e -> callback.accept(e.change())); // delivered between the response and the line above
             }
-            return new Subscription(this, id, result.path("world").asText(), result.path("path").asText());
+            return new Subscription(
+                    this, id, result.path("world").asText(), result.path("path").asText());
         } finally {
             List<Unclaimed> others = new ArrayList<>();
             synchronized (subscriptions) {
@@ -426,8 +440,8 @@ public final class Oam implements AutoCloseable {
             try {
                 node.set("parameters", Json.parse(tool.parametersSchema()));
             } catch (JsonProcessingException e) {
-                throw new IllegalArgumentException("The parameters of the tool '" + tool.name() + "' are not JSON: "
-                        + e.getOriginalMessage(), e);
+                throw new IllegalArgumentException(
+                        "The parameters of the tool '" + tool.name() + "' are not JSON: " + e.getOriginalMessage(), e);
             }
             if (tool.timeout() != null) {
                 node.put("timeoutSeconds", tool.timeout().toMillis() / 1000.0);
@@ -465,7 +479,9 @@ public final class Oam implements AutoCloseable {
                 if (route != null) {
                     JsonNode id = message.path("id");
                     JsonNode call = params.path("call");
-                    Thread.ofVirtual().name("oam-tool-" + call.path("name").asText()).start(() -> answer(id, route, call));
+                    Thread.ofVirtual()
+                            .name("oam-tool-" + call.path("name").asText())
+                            .start(() -> answer(id, route, call));
                     return;
                 }
             }
@@ -488,7 +504,9 @@ public final class Oam implements AutoCloseable {
                 synchronized (subscriptions) {
                     callback = subscriptions.get(change.subscription());
                     if (callback == null && subscribing.get() > 0) {
-                        unclaimed.computeIfAbsent(change.subscription(), k -> new ArrayList<>()).add(new Unclaimed(change, line));
+                        unclaimed
+                                .computeIfAbsent(change.subscription(), k -> new ArrayList<>())
+                                .add(new Unclaimed(change, line));
                         return;
                     }
                 }
@@ -497,7 +515,7 @@ public final class Oam implements AutoCloseable {
                     return;
                 }
             }
-            default -> { }
+            default -> {}
         }
         otherLines.accept(line);
     }
@@ -528,7 +546,8 @@ public final class Oam implements AutoCloseable {
         }
         stage.whenComplete((output, error) -> {
             if (error != null) {
-                Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                Throwable cause =
+                        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
                 sendToolResult(id, message(cause), true);
             } else {
                 sendToolResult(id, output, false);

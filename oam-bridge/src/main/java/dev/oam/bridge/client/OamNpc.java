@@ -75,7 +75,8 @@ public final class OamNpc {
         if (events != null) {
             params.put("stream", true);
         }
-        Oam.Route route = new Oam.Route(tools, events == null ? null : event -> events.onEvent(Decoding.npcEvent(event)));
+        Oam.Route route =
+                new Oam.Route(tools, events == null ? null : event -> events.onEvent(Decoding.npcEvent(event)));
         return oam.call("npc/talk", params, route).thenApply(Decoding::npcReply);
     }
 
@@ -86,7 +87,8 @@ public final class OamNpc {
         if (situation != null) {
             params.put("situation", situation);
         }
-        return oam.call("npc/bark", params, Oam.Route.NONE).thenApply(result -> result.path("line").asText());
+        return oam.call("npc/bark", params, Oam.Route.NONE)
+                .thenApply(result -> result.path("line").asText());
     }
 
     /** {@code npc/reset}: forgets the conversation (and with {@code clearMemory} the memory), after queued turns. */

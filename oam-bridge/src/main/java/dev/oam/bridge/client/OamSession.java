@@ -39,24 +39,30 @@ public final class OamSession {
      * {@code session/respond} streaming: {@code textSoFar} gets the whole answer so far after every change (on the
      * engine's writer thread, before the future completes).
      */
-    public CompletableFuture<SessionReply> respond(String prompt, @org.jspecify.annotations.Nullable Consumer<String> textSoFar) {
+    public CompletableFuture<SessionReply> respond(
+            String prompt, @org.jspecify.annotations.Nullable Consumer<String> textSoFar) {
         ObjectNode params = Json.object();
         params.put("session", id);
         params.put("prompt", prompt);
         if (textSoFar != null) {
             params.put("stream", true);
         }
-        Oam.Route route = new Oam.Route(tools, textSoFar == null ? null : event -> {
-            if (event.path("type").asText().equals("text")) {
-                textSoFar.accept(event.path("text").asText());
-            }
-        });
+        Oam.Route route = new Oam.Route(
+                tools,
+                textSoFar == null
+                        ? null
+                        : event -> {
+                            if (event.path("type").asText().equals("text")) {
+                                textSoFar.accept(event.path("text").asText());
+                            }
+                        });
         return oam.call("session/respond", params, route).thenApply(Decoding::sessionReply);
     }
 
     /** {@code session/reset}: clears the history (after the queued turns). */
     public CompletableFuture<Void> reset() {
-        return oam.call("session/reset", Json.object().put("session", id), Oam.Route.NONE).thenApply(result -> null);
+        return oam.call("session/reset", Json.object().put("session", id), Oam.Route.NONE)
+                .thenApply(result -> null);
     }
 
     /** {@code session/delete}: cancels its work and frees the id. */

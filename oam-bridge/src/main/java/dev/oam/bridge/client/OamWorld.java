@@ -26,14 +26,17 @@ public final class OamWorld {
     /** {@code world/get}: the value at {@code path} ({@code null} for the whole state), or {@code null} when absent. */
     public @Nullable Object get(@Nullable String path) {
         ObjectNode params = params(path);
-        return Decoding.java(Oam.await(oam.call("world/get", params, Oam.Route.NONE)).path("value"));
+        return Decoding.java(
+                Oam.await(oam.call("world/get", params, Oam.Route.NONE)).path("value"));
     }
 
     /** {@code world/set}: returns the world's new version. Subscribers are told before this returns. */
     public long set(String path, @Nullable Object value) {
         ObjectNode params = params(path);
         params.set("value", Json.mapper().valueToTree(value));
-        return Oam.await(oam.call("world/set", params, Oam.Route.NONE)).path("version").asLong();
+        return Oam.await(oam.call("world/set", params, Oam.Route.NONE))
+                .path("version")
+                .asLong();
     }
 
     /** {@code world/remove}: returns whether there was a value. */

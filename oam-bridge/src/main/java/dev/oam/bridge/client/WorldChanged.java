@@ -10,5 +10,11 @@ import org.jspecify.annotations.Nullable;
  * @param created the path had no value before
  * @param removed the path has no value now
  */
-public record WorldChanged(String world, String subscription, String path, @Nullable Object oldValue,
-        @Nullable Object newValue, boolean created, boolean removed) {}
+public record WorldChanged(
+        String world,
+        String subscription,
+        String path,
+        @Nullable Object oldValue,
+        @Nullable Object newValue,
+        boolean created,
+        boolean removed) {}

@@ -61,7 +61,13 @@ final class ContentMethods {
         List<String> warnings = new ArrayList<>(params.unknownWarnings());
         warnings.addAll(toolWarnings);
         warnings.addAll(schemaWarnings);
-        ContentRequest content = new ContentRequest(prompt, schema, instructions, context, tools, temperature,
+        ContentRequest content = new ContentRequest(
+                prompt,
+                schema,
+                instructions,
+                context,
+                tools,
+                temperature,
                 timeout != null ? timeout : request.engine().configuration().defaultToolTimeout());
         ToolChannel channel = request.toolChannel(Json.object());
         return Reply.deferred(token -> {

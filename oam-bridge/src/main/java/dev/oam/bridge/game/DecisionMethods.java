@@ -58,12 +58,13 @@ final class DecisionMethods {
         Parsed parsed = read(request.params(), null, game, request.engine());
         if (parsed.decision().options().size() == 1) {
             // Nothing to ask the model: answered at once, in arrival order.
-            return Reply.result(encode(Decisions.decide(parsed.decision(), parsed.model(), ToolChannel.NONE,
-                    CancellationToken.create()), parsed.warnings()));
+            return Reply.result(encode(
+                    Decisions.decide(parsed.decision(), parsed.model(), ToolChannel.NONE, CancellationToken.create()),
+                    parsed.warnings()));
         }
         ToolChannel channel = request.toolChannel(Json.object());
-        return Reply.deferred(token -> encode(Decisions.decide(parsed.decision(), parsed.model(), channel, token),
-                parsed.warnings()));
+        return Reply.deferred(token ->
+                encode(Decisions.decide(parsed.decision(), parsed.model(), channel, token), parsed.warnings()));
     }
 
     private static Reply decideMany(BridgeRequest request, GameExtension game) throws BridgeException {
@@ -81,7 +82,8 @@ final class DecisionMethods {
             JsonNode node = requests.get(i);
             String path = params.path("requests") + "[" + i + "]";
             if (!node.isObject()) {
-                items.add(Item.failed(BridgeException.invalidParams("Parameter '" + path + "' must be a decision request object.")));
+                items.add(Item.failed(
+                        BridgeException.invalidParams("Parameter '" + path + "' must be a decision request object.")));
                 continue;
             }
             try {
@@ -106,12 +108,14 @@ final class DecisionMethods {
      * Runs the valid items, at most {@code maxConcurrency} at a time, started in request order (so with 1 they
      * run one after another); returns one result per item in request order. A failure stays in its item.
      */
-    private static List<ObjectNode> run(List<Item> items, int maxConcurrency, BridgeRequest request, CancellationToken token)
+    private static List<ObjectNode> run(
+            List<Item> items, int maxConcurrency, BridgeRequest request, CancellationToken token)
             throws InterruptedException {
         List<@Nullable Future<ObjectNode>> futures = new ArrayList<>();
         long valid = items.stream().filter(item -> item.parsed() != null).count();
         int threads = (int) Math.max(1, Math.min(maxConcurrency, valid));
-        try (ExecutorService pool = Executors.newFixedThreadPool(threads, Thread.ofVirtual().name("oam-decision-", 0).factory())) {
+        try (ExecutorService pool = Executors.newFixedThreadPool(
+                threads, Thread.ofVirtual().name("oam-decision-", 0).factory())) {
             for (int i = 0; i < items.size(); i++) {
                 Parsed parsed = items.get(i).parsed();
                 if (parsed == null) {
@@ -152,13 +156,19 @@ final class DecisionMethods {
 
     private static BridgeException internalError(Throwable e) {
         Log.error("a decision of decision/decideMany failed", e);
-        return new BridgeException(ErrorCode.INTERNAL_ERROR, "Internal error (" + e.getClass().getSimpleName()
-                + "); please report it. Details are in the bridge's log.");
+        return new BridgeException(
+                ErrorCode.INTERNAL_ERROR,
+                "Internal error (" + e.getClass().getSimpleName()
+                        + "); please report it. Details are in the bridge's log.");
     }
 
     private static ObjectNode failure(@Nullable BridgeException error) {
         ObjectNode item = Json.object();
-        item.set("error", error == null ? internalError(new IllegalStateException("no error")).toJson() : error.toJson());
+        item.set(
+                "error",
+                error == null
+                        ? internalError(new IllegalStateException("no error")).toJson()
+                        : error.toJson());
         return item;
     }
 
@@ -195,8 +205,12 @@ final class DecisionMethods {
      * The engine settings of a decision. {@code decideMany} reads them once for all its decisions, and a
      * decision may override each of them (its own {@code model} then gets a model of its own).
      */
-    private record Settings(@Nullable String instructions, @Nullable Double temperature, int maxToolRounds,
-            Duration toolTimeout, LanguageModel model) {
+    private record Settings(
+            @Nullable String instructions,
+            @Nullable Double temperature,
+            int maxToolRounds,
+            Duration toolTimeout,
+            LanguageModel model) {
 
         static Settings read(Params params, @Nullable Settings shared, BridgeEngine engine) throws BridgeException {
             String instructions = params.optionalString("instructions");
@@ -204,15 +218,22 @@ final class DecisionMethods {
             Integer rounds = params.optionalInt("maxToolRounds", 0);
             Duration timeout = params.optionalSeconds("toolTimeoutSeconds");
             JsonNode spec = params.get("model");
-            LanguageModel model = spec != null || shared == null ? engine.makeModel(spec, params.path("model")) : shared.model();
+            LanguageModel model =
+                    spec != null || shared == null ? engine.makeModel(spec, params.path("model")) : shared.model();
             if (shared == null) {
-                return new Settings(instructions, temperature, rounds != null ? rounds : Decisions.DEFAULT_MAX_TOOL_ROUNDS,
-                        timeout != null ? timeout : engine.configuration().defaultToolTimeout(), model);
+                return new Settings(
+                        instructions,
+                        temperature,
+                        rounds != null ? rounds : Decisions.DEFAULT_MAX_TOOL_ROUNDS,
+                        timeout != null ? timeout : engine.configuration().defaultToolTimeout(),
+                        model);
             }
-            return new Settings(instructions != null ? instructions : shared.instructions(),
+            return new Settings(
+                    instructions != null ? instructions : shared.instructions(),
                     temperature != null ? temperature : shared.temperature(),
                     rounds != null ? rounds : shared.maxToolRounds(),
-                    timeout != null ? timeout : shared.toolTimeout(), model);
+                    timeout != null ? timeout : shared.toolTimeout(),
+                    model);
         }
     }
 
@@ -238,17 +259,27 @@ final class DecisionMethods {
         List<ToolDefinition> tools = parsedTools.tools();
         List<String> toolWarnings = new ArrayList<>(parsedTools.warnings());
         ToolChoice choice = Options.toolChoice(params, "toolChoice");
-        if (choice instanceof ToolChoice.Named named && tools.stream().noneMatch(t -> t.name().equals(named.tool()))) {
-            throw BridgeException.invalidParams("Parameter '" + params.path("toolChoice") + "' names the tool '" + named.tool()
-                    + "', which is not one of the decision's tools.");
+        if (choice instanceof ToolChoice.Named named
+                && tools.stream().noneMatch(t -> t.name().equals(named.tool()))) {
+            throw BridgeException.invalidParams("Parameter '" + params.path("toolChoice") + "' names the tool '"
+                    + named.tool() + "', which is not one of the decision's tools.");
         }
         Settings settings = Settings.read(params, shared, engine);
         List<String> warnings = new ArrayList<>(params.unknownWarnings());
         warnings.addAll(optionWarnings);
         warnings.addAll(toolWarnings);
-        DecisionRequest decision = new DecisionRequest(situation, options, actor, context, tools,
-                choice != null ? choice : ToolChoice.AUTO, fallback, settings.instructions(), settings.temperature(),
-                settings.maxToolRounds(), settings.toolTimeout());
+        DecisionRequest decision = new DecisionRequest(
+                situation,
+                options,
+                actor,
+                context,
+                tools,
+                choice != null ? choice : ToolChoice.AUTO,
+                fallback,
+                settings.instructions(),
+                settings.temperature(),
+                settings.maxToolRounds(),
+                settings.toolTimeout());
         return new Parsed(decision, settings.model(), warnings);
     }
 
@@ -290,8 +321,8 @@ final class DecisionMethods {
             }
             Integer earlier = seen.putIfAbsent(id, i);
             if (earlier != null) {
-                throw BridgeException.invalidParams("Parameter '" + idPath + "' repeats the option id '" + id + "' of '" + path
-                        + "[" + earlier + "]'; option ids must be unique.");
+                throw BridgeException.invalidParams("Parameter '" + idPath + "' repeats the option id '" + id + "' of '"
+                        + path + "[" + earlier + "]'; option ids must be unique.");
             }
             options.add(new DecisionOption(id, description));
         }

@@ -21,6 +21,9 @@ public final class GameExtension implements BridgeExtension {
     /** The engine's history caps, which NPC conversations count against (set when registered). */
     volatile HistoryLimits histories = HistoryLimits.defaults();
 
+    /** The extension with no world yet. */
+    public GameExtension() {}
+
     @Override
     public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
         histories = engine.historyLimits();

@@ -8,8 +8,8 @@ import dev.oam.bridge.BridgeException;
 import dev.oam.bridge.spi.BridgeRequest;
 import dev.oam.bridge.spi.Coding;
 import dev.oam.bridge.spi.MethodRegistry;
-import dev.oam.bridge.spi.Options;
 import dev.oam.bridge.spi.OperationQueue;
+import dev.oam.bridge.spi.Options;
 import dev.oam.bridge.spi.Params;
 import dev.oam.bridge.spi.Reply;
 import dev.oam.bridge.spi.ToolDefinitions;
@@ -60,8 +60,15 @@ final class NpcMethods {
     }
 
     /** What create and restore read, validated together before anything changes. */
-    private record Spec(Persona persona, NpcOptions options, Memory memory, List<ToolDefinition> tools, @Nullable String worldId,
-            @Nullable WorldState world, List<TranscriptEntry> history, List<String> warnings) {}
+    private record Spec(
+            Persona persona,
+            NpcOptions options,
+            Memory memory,
+            List<ToolDefinition> tools,
+            @Nullable String worldId,
+            @Nullable WorldState world,
+            List<TranscriptEntry> history,
+            List<String> warnings) {}
 
     private static Reply create(BridgeRequest request, GameExtension game, boolean restore) throws BridgeException {
         Params params = request.params();
@@ -87,19 +94,22 @@ final class NpcMethods {
         if (id != null) {
             Params.checkId(id, "npc");
         }
-        Params personaParams = restore ? Params.of((ObjectNode) saved.get("persona"), "state.persona") : params.object("persona");
+        Params personaParams =
+                restore ? Params.of((ObjectNode) saved.get("persona"), "state.persona") : params.object("persona");
         if (!restore) {
             params.require("persona");
         }
         Persona persona = PersonaParams.read(personaParams);
         Params optionsParams;
         if (restore && !params.containsKey("options")) {
-            optionsParams = Params.of(saved.path("options").isObject() ? (ObjectNode) saved.get("options") : Json.object(),
+            optionsParams = Params.of(
+                    saved.path("options").isObject() ? (ObjectNode) saved.get("options") : Json.object(),
                     "state.options");
         } else {
             optionsParams = params.object("options");
         }
-        NpcOptions options = NpcOptionsParams.read(optionsParams, request.engine().configuration().defaultToolTimeout());
+        NpcOptions options = NpcOptionsParams.read(
+                optionsParams, request.engine().configuration().defaultToolTimeout());
         Memory memory = Memory.EMPTY;
         JsonNode memoryNode = restore ? saved.get("memory") : params.get("memory");
         if (memoryNode != null && !memoryNode.isNull()) {
@@ -108,7 +118,8 @@ final class NpcMethods {
         List<ToolDefinition> tools = List.of();
         JsonNode toolsNode = restore && !params.containsKey("tools") ? saved.get("tools") : params.get("tools");
         if (toolsNode != null && !toolsNode.isNull()) {
-            ToolDefinitions.Parsed parsed = ToolDefinitions.parse(toolsNode, restore && !params.containsKey("tools") ? "state.tools" : "tools");
+            ToolDefinitions.Parsed parsed =
+                    ToolDefinitions.parse(toolsNode, restore && !params.containsKey("tools") ? "state.tools" : "tools");
             tools = parsed.tools();
             warnings.addAll(parsed.warnings());
         }
@@ -123,17 +134,23 @@ final class NpcMethods {
             world = game.worlds.find(worldId);
             if (world == null) {
                 if (restore && !params.containsKey("world")) {
-                    warnings.add("The saved world '" + worldId + "' no longer exists; the NPC was restored without it.");
+                    warnings.add(
+                            "The saved world '" + worldId + "' no longer exists; the NPC was restored without it.");
                     worldId = null;
                 } else {
-                    throw BridgeException.of(ErrorCode.WORLD_NOT_FOUND, "No world '" + worldId + "'.", "world", TextNode.valueOf(worldId));
+                    throw BridgeException.of(
+                            ErrorCode.WORLD_NOT_FOUND,
+                            "No world '" + worldId + "'.",
+                            "world",
+                            TextNode.valueOf(worldId));
                 }
             }
         }
         List<TranscriptEntry> history = List.of();
         if (restore && saved.has("transcript") && !saved.get("transcript").isNull()) {
             try {
-                history = TranscriptCodec.read(saved.get("transcript"), "state.transcript").entries();
+                history = TranscriptCodec.read(saved.get("transcript"), "state.transcript")
+                        .entries();
             } catch (IllegalArgumentException e) {
                 throw BridgeException.invalidParams(e.getMessage());
             }
@@ -155,7 +172,9 @@ final class NpcMethods {
         game.npcs.add(new NpcEntry(npc, modelDescription, worldId));
         ObjectNode result = Json.object();
         result.put("npc", id);
-        result.set("tools", Json.strings(npc.tools().stream().map(ToolDefinition::name).toList()));
+        result.set(
+                "tools",
+                Json.strings(npc.tools().stream().map(ToolDefinition::name).toList()));
         result.set("warnings", Json.strings(warnings));
         return Reply.result(result);
     }
@@ -168,7 +187,8 @@ final class NpcMethods {
     }
 
     /** Client tool names must not clash with the built-in ones; the grounding tool must exist. Returns every tool name. */
-    private static List<String> validateTools(List<ToolDefinition> tools, boolean hasWorld, NpcOptions options) throws BridgeException {
+    private static List<String> validateTools(List<ToolDefinition> tools, boolean hasWorld, NpcOptions options)
+            throws BridgeException {
         List<String> names = new ArrayList<>();
         tools.forEach(t -> names.add(t.name()));
         Set<String> builtIn = new HashSet<>();
@@ -187,12 +207,17 @@ final class NpcMethods {
             builtIn.add(MemoryTools.CHANGE_RELATIONSHIP);
         }
         for (String name : names) {
-            if (builtIn.contains(name) || name.equals(WorldTools.READ) || name.equals(WorldTools.UPDATE)
-                    || name.equals(MemoryTools.REMEMBER_FACT) || name.equals(MemoryTools.CHANGE_RELATIONSHIP)) {
-                throw BridgeException.invalidParams("Parameter 'tools': the name '" + name + "' belongs to a built-in NPC tool.");
+            if (builtIn.contains(name)
+                    || name.equals(WorldTools.READ)
+                    || name.equals(WorldTools.UPDATE)
+                    || name.equals(MemoryTools.REMEMBER_FACT)
+                    || name.equals(MemoryTools.CHANGE_RELATIONSHIP)) {
+                throw BridgeException.invalidParams(
+                        "Parameter 'tools': the name '" + name + "' belongs to a built-in NPC tool.");
             }
         }
-        for (String n : List.of(WorldTools.READ, WorldTools.UPDATE, MemoryTools.REMEMBER_FACT, MemoryTools.CHANGE_RELATIONSHIP)) {
+        for (String n : List.of(
+                WorldTools.READ, WorldTools.UPDATE, MemoryTools.REMEMBER_FACT, MemoryTools.CHANGE_RELATIONSHIP)) {
             if (builtIn.contains(n)) {
                 names.add(n);
             }
@@ -210,17 +235,23 @@ final class NpcMethods {
 
     static Memory readMemory(JsonNode node, String path) throws BridgeException {
         if (!node.isObject()) {
-            throw BridgeException.invalidParams("Parameter '" + path + "' must be an object {facts, relationship, summary}.");
+            throw BridgeException.invalidParams(
+                    "Parameter '" + path + "' must be an object {facts, relationship, summary}.");
         }
         Params memory = Params.of((ObjectNode) node);
         List<String> facts = memory.optionalStringList("facts");
         JsonNode relationship = memory.get("relationship");
         int value = 0;
         if (relationship != null) {
-            if (!relationship.isNumber() || relationship.decimalValue().abs().compareTo(java.math.BigDecimal.valueOf(100)) > 0) {
-                throw BridgeException.invalidParams("Parameter '" + path + ".relationship' must be a number from -100 to 100.");
+            if (!relationship.isNumber()
+                    || relationship.decimalValue().abs().compareTo(java.math.BigDecimal.valueOf(100)) > 0) {
+                throw BridgeException.invalidParams(
+                        "Parameter '" + path + ".relationship' must be a number from -100 to 100.");
             }
-            value = relationship.decimalValue().setScale(0, java.math.RoundingMode.HALF_UP).intValue();
+            value = relationship
+                    .decimalValue()
+                    .setScale(0, java.math.RoundingMode.HALF_UP)
+                    .intValue();
         }
         String summary = memory.optionalString("summary");
         return new Memory(facts == null ? List.of() : facts, value, summary);
@@ -239,13 +270,15 @@ final class NpcMethods {
     private static Reply talk(BridgeRequest request, GameExtension game) throws BridgeException {
         Params params = request.params();
         NpcEntry entry = game.npcs.require(params.string("npc"));
-        NpcTalk talk = new NpcTalk(params.string("line"), params.get("context"), Options.toolChoice(params, "toolChoice"));
+        NpcTalk talk =
+                new NpcTalk(params.string("line"), params.get("context"), Options.toolChoice(params, "toolChoice"));
         boolean stream = params.bool("stream", false);
         entry.queue.submit(request, operation -> {
             ObjectNode eventContext = Json.object().put("npc", entry.id);
-            NpcEvent.Listener events = stream ? event -> sendEvent(request, eventContext, event) : NpcEvent.Listener.NONE;
-            NpcReply reply = entry.npc.talk(talk, request.toolChannel(eventContext), events, operation.token(),
-                    operation::commit);
+            NpcEvent.Listener events =
+                    stream ? event -> sendEvent(request, eventContext, event) : NpcEvent.Listener.NONE;
+            NpcReply reply = entry.npc.talk(
+                    talk, request.toolChannel(eventContext), events, operation.token(), operation::commit);
             if (entry.npc.compactionDue()) {
                 entry.queue.submitBackground(compaction -> entry.npc.compact(compaction.token(), compaction::commit));
             }
@@ -289,9 +322,12 @@ final class NpcMethods {
             case NpcEvent.Line line -> {
                 ObjectNode node = Json.object();
                 switch (line.change()) {
-                    case LineTracker.Event.EmotionChanged e -> node.put("type", "emotion").put("emotion", e.emotion().wireName());
-                    case LineTracker.Event.LineDelta e -> node.put("type", "lineDelta").put("delta", e.delta());
-                    case LineTracker.Event.LineReset e -> node.put("type", "lineReset").put("line", e.line());
+                    case LineTracker.Event.EmotionChanged e ->
+                        node.put("type", "emotion").put("emotion", e.emotion().wireName());
+                    case LineTracker.Event.LineDelta e ->
+                        node.put("type", "lineDelta").put("delta", e.delta());
+                    case LineTracker.Event.LineReset e ->
+                        node.put("type", "lineReset").put("line", e.line());
                 }
                 yield node;
             }
@@ -317,7 +353,13 @@ final class NpcMethods {
         state.put("version", 1);
         state.set("persona", PersonaParams.write(saved.persona()));
         state.set("memory", writeMemory(saved.memory()));
-        state.set("transcript", TranscriptCodec.write(java.util.Objects.requireNonNull(saved.instructionsEntryId()), null, List.of(), saved.transcript()));
+        state.set(
+                "transcript",
+                TranscriptCodec.write(
+                        java.util.Objects.requireNonNull(saved.instructionsEntryId()),
+                        null,
+                        List.of(),
+                        saved.transcript()));
         state.put("npc", entry.id);
         state.set("options", NpcOptionsParams.write(saved.options()));
         ArrayNode tools = state.putArray("tools");
@@ -393,7 +435,8 @@ final class NpcMethods {
             NpcOptions options = npc.options();
             if (optionsPatch != null) {
                 JsonNode merged = NpcOptionsParams.mergePatch(NpcOptionsParams.write(options), optionsPatch);
-                options = NpcOptionsParams.read(Params.of((ObjectNode) merged, "options"),
+                options = NpcOptionsParams.read(
+                        Params.of((ObjectNode) merged, "options"),
                         request.engine().configuration().defaultToolTimeout());
             }
             Memory memory = npc.memory();
@@ -459,7 +502,11 @@ final class NpcMethods {
                 item.putNull("world");
             }
             item.put("model", npc.modelDescription);
-            item.set("tools", Json.strings(npc.npc.clientTools().stream().map(ToolDefinition::name).toList()));
+            item.set(
+                    "tools",
+                    Json.strings(npc.npc.clientTools().stream()
+                            .map(ToolDefinition::name)
+                            .toList()));
             item.put("turnCount", npc.npc.turnCount());
             item.put("relationship", npc.npc.memory().relationship());
             OperationQueue.Load load = npc.queue.load();

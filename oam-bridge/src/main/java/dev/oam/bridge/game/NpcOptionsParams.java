@@ -61,11 +61,15 @@ final class NpcOptionsParams {
                     switch (name) {
                         case "rememberFact" -> remember = true;
                         case "changeRelationship" -> change = true;
-                        default -> throw p.mistyped("memoryTools", "\"all\", \"none\" or a list of \"rememberFact\" and \"changeRelationship\"");
+                        default ->
+                            throw p.mistyped(
+                                    "memoryTools",
+                                    "\"all\", \"none\" or a list of \"rememberFact\" and \"changeRelationship\"");
                     }
                 }
             } else {
-                throw p.mistyped("memoryTools", "\"all\", \"none\" or a list of \"rememberFact\" and \"changeRelationship\"");
+                throw p.mistyped(
+                        "memoryTools", "\"all\", \"none\" or a list of \"rememberFact\" and \"changeRelationship\"");
             }
         }
         Integer maxFacts = p.optionalInt("maxFacts", 0);
@@ -76,7 +80,10 @@ final class NpcOptionsParams {
             if (value.isNull()) {
                 unlock = null;
             } else {
-                if (!value.isIntegralNumber() || !value.canConvertToInt() || value.intValue() < -100 || value.intValue() > 100) {
+                if (!value.isIntegralNumber()
+                        || !value.canConvertToInt()
+                        || value.intValue() < -100
+                        || value.intValue() > 100) {
                     throw p.mistyped("secretsUnlockAtRelationship", "an integer from -100 to 100, or null");
                 }
                 unlock = value.intValue();
@@ -87,8 +94,16 @@ final class NpcOptionsParams {
         if (emotionNames != null) {
             List<Emotion> parsed = new ArrayList<>();
             for (String name : emotionNames) {
-                Emotion emotion = Emotion.of(name).orElseThrow(() -> p.mistyped("emotions", "a non-empty list of emotions ("
-                        + String.join(", ", java.util.Arrays.stream(Emotion.values()).map(Emotion::wireName).toList()) + ")"));
+                Emotion emotion = Emotion.of(name)
+                        .orElseThrow(() -> p.mistyped(
+                                "emotions",
+                                "a non-empty list of emotions ("
+                                        + String.join(
+                                                ", ",
+                                                java.util.Arrays.stream(Emotion.values())
+                                                        .map(Emotion::wireName)
+                                                        .toList())
+                                        + ")"));
                 if (!parsed.contains(emotion)) {
                     parsed.add(emotion);
                 }
@@ -112,17 +127,33 @@ final class NpcOptionsParams {
         Integer maxTokens = p.optionalInt("maximumResponseTokens", 1);
         Integer barkTokens = p.optionalInt("barkMaximumTokens", 1);
         Sampling sampling = Options.sampling(p, "sampling");
-        return new NpcOptions(format, grounding, choice != null ? choice : d.toolChoice(),
-                rounds != null ? rounds : d.maxToolRounds(), calls != null ? calls : d.maxToolCalls(),
-                timeout != null ? timeout : d.toolTimeout(), readable != null ? readable : d.worldReadable(),
-                writable != null ? writable : d.worldWritable(), contextPaths != null ? contextPaths : d.worldContextPaths(),
-                remember, change, maxFacts != null ? maxFacts : d.maxFacts(), maxChange != null ? maxChange : d.maxRelationshipChange(),
-                unlock, emotions, optionCount != null ? optionCount : d.playerOptionCount(),
-                canEnd != null ? canEnd : d.canEndConversation(), extra,
-                compactAfter != null ? compactAfter : d.compactAfterTurns(), keep != null ? keep : d.keepRecentTurns(),
+        return new NpcOptions(
+                format,
+                grounding,
+                choice != null ? choice : d.toolChoice(),
+                rounds != null ? rounds : d.maxToolRounds(),
+                calls != null ? calls : d.maxToolCalls(),
+                timeout != null ? timeout : d.toolTimeout(),
+                readable != null ? readable : d.worldReadable(),
+                writable != null ? writable : d.worldWritable(),
+                contextPaths != null ? contextPaths : d.worldContextPaths(),
+                remember,
+                change,
+                maxFacts != null ? maxFacts : d.maxFacts(),
+                maxChange != null ? maxChange : d.maxRelationshipChange(),
+                unlock,
+                emotions,
+                optionCount != null ? optionCount : d.playerOptionCount(),
+                canEnd != null ? canEnd : d.canEndConversation(),
+                extra,
+                compactAfter != null ? compactAfter : d.compactAfterTurns(),
+                keep != null ? keep : d.keepRecentTurns(),
                 fallbackOnGuardrail != null ? fallbackOnGuardrail : d.fallbackOnGuardrail(),
-                fallbackLines != null ? fallbackLines : d.fallbackLines(), temperature, maxTokens,
-                barkTokens != null ? barkTokens : d.barkMaximumTokens(), sampling);
+                fallbackLines != null ? fallbackLines : d.fallbackLines(),
+                temperature,
+                maxTokens,
+                barkTokens != null ? barkTokens : d.barkMaximumTokens(),
+                sampling);
     }
 
     private static List<String> paths(Params p, String name) throws BridgeException {
@@ -132,8 +163,8 @@ final class NpcOptionsParams {
                 try {
                     dev.oam.game.world.WorldPath.parse(path);
                 } catch (dev.oam.game.world.WorldException e) {
-                    throw BridgeException.invalidParams("Parameter '" + p.path(name) + "' has a malformed world path '" + path
-                            + "': " + e.getMessage());
+                    throw BridgeException.invalidParams("Parameter '" + p.path(name) + "' has a malformed world path '"
+                            + path + "': " + e.getMessage());
                 }
             }
         }
@@ -169,7 +200,9 @@ final class NpcOptionsParams {
         } else {
             node.put("secretsUnlockAtRelationship", o.secretsUnlockAtRelationship());
         }
-        node.set("emotions", Json.strings(o.emotions().stream().map(Emotion::wireName).toList()));
+        node.set(
+                "emotions",
+                Json.strings(o.emotions().stream().map(Emotion::wireName).toList()));
         node.put("playerOptionCount", o.playerOptionCount());
         node.put("canEndConversation", o.canEndConversation());
         if (o.extraInstructions() != null) {

@@ -25,7 +25,8 @@ final class Npcs {
     }
 
     /** The persona of the NPC with this id (decisions can decide as an NPC), or {@code null}. */
-    @Nullable Persona persona(String id) {
+    @Nullable
+    Persona persona(String id) {
         NpcEntry entry = find(id);
         return entry == null ? null : entry.npc.persona();
     }
@@ -45,11 +46,15 @@ final class Npcs {
     /** Checks that an id can be used now (not taken, under the limit). */
     synchronized void checkFree(@Nullable String id) throws BridgeException {
         if (id != null && npcs.containsKey(id)) {
-            throw BridgeException.of(ErrorCode.NPC_EXISTS, "An NPC '" + id + "' already exists.", "npc", TextNode.valueOf(id));
+            throw BridgeException.of(
+                    ErrorCode.NPC_EXISTS, "An NPC '" + id + "' already exists.", "npc", TextNode.valueOf(id));
         }
         if (npcs.size() >= LIMIT) {
-            throw BridgeException.of(ErrorCode.LIMIT_REACHED, "Too many NPCs (the limit is " + LIMIT + "); delete one first.",
-                    "limit", IntNode.valueOf(LIMIT));
+            throw BridgeException.of(
+                    ErrorCode.LIMIT_REACHED,
+                    "Too many NPCs (the limit is " + LIMIT + "); delete one first.",
+                    "limit",
+                    IntNode.valueOf(LIMIT));
         }
     }
 
@@ -86,7 +91,9 @@ final class Npcs {
 
     /** How many NPCs use the world with this id ({@code world/list}). */
     synchronized int countUsing(String worldId) {
-        return (int) npcs.values().stream().filter(n -> Objects.equals(n.worldId, worldId)).count();
+        return (int) npcs.values().stream()
+                .filter(n -> Objects.equals(n.worldId, worldId))
+                .count();
     }
 
     void shutdown() {

@@ -23,13 +23,28 @@ final class PersonaParams {
         Emotion defaultEmotion = Emotion.NEUTRAL;
         String emotion = persona.optionalString("defaultEmotion");
         if (emotion != null) {
-            defaultEmotion = Emotion.of(emotion).orElseThrow(() -> persona.mistyped("defaultEmotion", "one of the emotions "
-                    + String.join(", ", java.util.Arrays.stream(Emotion.values()).map(Emotion::wireName).toList())));
+            defaultEmotion = Emotion.of(emotion)
+                    .orElseThrow(() -> persona.mistyped(
+                            "defaultEmotion",
+                            "one of the emotions "
+                                    + String.join(
+                                            ", ",
+                                            java.util.Arrays.stream(Emotion.values())
+                                                    .map(Emotion::wireName)
+                                                    .toList())));
         }
         Integer maxSentences = persona.optionalInt("maxSentences", 1);
-        return new Persona(name, text(persona, "role"), text(persona, "personality"), text(persona, "speakingStyle"),
-                text(persona, "backstory"), list(persona, "goals"), list(persona, "knowledge"), list(persona, "secrets"),
-                defaultEmotion, maxSentences == null ? 2 : maxSentences);
+        return new Persona(
+                name,
+                text(persona, "role"),
+                text(persona, "personality"),
+                text(persona, "speakingStyle"),
+                text(persona, "backstory"),
+                list(persona, "goals"),
+                list(persona, "knowledge"),
+                list(persona, "secrets"),
+                defaultEmotion,
+                maxSentences == null ? 2 : maxSentences);
     }
 
     private static String text(Params params, String name) throws BridgeException {

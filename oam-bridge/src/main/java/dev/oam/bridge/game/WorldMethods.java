@@ -192,7 +192,8 @@ final class WorldMethods {
     }
 
     private static Reply unsubscribe(BridgeRequest request, Worlds worlds) throws BridgeException {
-        ObjectNode result = worlds.unsubscribe(request.params().string("subscription")).toJson();
+        ObjectNode result =
+                worlds.unsubscribe(request.params().string("subscription")).toJson();
         result.put("unsubscribed", true);
         return Reply.result(result);
     }
@@ -224,7 +225,9 @@ final class WorldMethods {
         }
         data.put("world", world);
         data.put("path", e.path());
-        return new BridgeException(e instanceof WorldLimitException ? ErrorCode.LIMIT_REACHED : ErrorCode.WORLD_ERROR,
-                e.getMessage(), data);
+        return new BridgeException(
+                e instanceof WorldLimitException ? ErrorCode.LIMIT_REACHED : ErrorCode.WORLD_ERROR,
+                e.getMessage(),
+                data);
     }
 }

@@ -8,8 +8,8 @@ import dev.oam.bridge.BridgeException;
 import dev.oam.bridge.spi.Params;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
-import dev.oam.game.world.WorldChange;
 import dev.oam.game.world.WorldBudget;
+import dev.oam.game.world.WorldChange;
 import dev.oam.game.world.WorldException;
 import dev.oam.game.world.WorldLimitException;
 import dev.oam.game.world.WorldListener;
@@ -67,7 +67,8 @@ final class Worlds {
             WorldPath path = changedPath(change);
             for (Subscription subscription : subscriptions) {
                 if (path == null || path.overlaps(subscription.parsed)) {
-                    subscription.engine.sendNotification(GameExtension.WORLD_CHANGED, notification(subscription, change));
+                    subscription.engine.sendNotification(
+                            GameExtension.WORLD_CHANGED, notification(subscription, change));
                 }
             }
         }
@@ -107,7 +108,8 @@ final class Worlds {
     }
 
     /** The world with this id, or {@code null}. */
-    @Nullable WorldState find(String id) {
+    @Nullable
+    WorldState find(String id) {
         Entry entry = entry(id);
         return entry == null ? null : entry.world;
     }
@@ -172,8 +174,8 @@ final class Worlds {
 
     private synchronized void insert(String id, WorldState world) throws BridgeException {
         if (worlds.containsKey(id)) {
-            throw BridgeException.of(ErrorCode.WORLD_EXISTS, "A world '" + id + "' already exists.", "world",
-                    TextNode.valueOf(id));
+            throw BridgeException.of(
+                    ErrorCode.WORLD_EXISTS, "A world '" + id + "' already exists.", "world", TextNode.valueOf(id));
         }
         checkLimit();
         Entry entry = new Entry(id, world);
@@ -188,8 +190,11 @@ final class Worlds {
     }
 
     static BridgeException limit(String what, int limit) {
-        return BridgeException.of(ErrorCode.LIMIT_REACHED, "Too many " + what + " (the limit is " + limit
-                + "); delete some first.", "limit", IntNode.valueOf(limit));
+        return BridgeException.of(
+                ErrorCode.LIMIT_REACHED,
+                "Too many " + what + " (the limit is " + limit + "); delete some first.",
+                "limit",
+                IntNode.valueOf(limit));
     }
 
     /** Removes a world and ends its subscriptions; returns how many ended. The world itself goes on (NPCs keep it). */
@@ -233,7 +238,10 @@ final class Worlds {
     synchronized Subscription unsubscribe(String id) throws BridgeException {
         Subscription subscription = subscriptions.remove(id);
         if (subscription == null) {
-            throw BridgeException.of(ErrorCode.SUBSCRIPTION_NOT_FOUND, "No subscription '" + id + "'.", "subscription",
+            throw BridgeException.of(
+                    ErrorCode.SUBSCRIPTION_NOT_FOUND,
+                    "No subscription '" + id + "'.",
+                    "subscription",
                     TextNode.valueOf(id));
         }
         subscription.entry().subscriptions.remove(subscription);

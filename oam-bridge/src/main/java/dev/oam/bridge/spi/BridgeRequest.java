@@ -16,7 +16,8 @@ public interface BridgeRequest {
     BridgeEngine engine();
 
     /** The id as echoed in the response; {@code null} for a notification. */
-    @Nullable JsonNode id();
+    @Nullable
+    JsonNode id();
 
     /** The id events name in {@code requestId} (a private {@code local-<n>} for notifications). */
     JsonNode requestId();

@@ -42,8 +42,8 @@ public final class MethodRegistry {
         public Builder register(String method, Handler handler) {
             Objects.requireNonNull(handler, "handler");
             if (handlers.putIfAbsent(method, handler) != null) {
-                throw new IllegalStateException("method '" + method + "' is registered already; use override to replace"
-                        + " its handler");
+                throw new IllegalStateException(
+                        "method '" + method + "' is registered already; use override to replace" + " its handler");
             }
             return this;
         }
@@ -52,7 +52,8 @@ public final class MethodRegistry {
         public Builder override(String method, Handler handler) {
             Objects.requireNonNull(handler, "handler");
             if (handlers.replace(method, handler) == null) {
-                throw new IllegalStateException("method '" + method + "' is not registered, so there is nothing to override");
+                throw new IllegalStateException(
+                        "method '" + method + "' is not registered, so there is nothing to override");
             }
             return this;
         }

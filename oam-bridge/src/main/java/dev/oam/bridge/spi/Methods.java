@@ -8,6 +8,7 @@ public final class Methods {
     public static final String SHUTDOWN = "shutdown";
     /** This edition's extension: models downloaded into the model cache, with progress (docs/PROTOCOL.md). */
     public static final String MODEL_PULL = "model/pull";
+
     public static final String MODEL_CANCEL_PULL = "model/cancelPull";
     public static final String MODEL_PROGRESS = "model/progress";
 

@@ -9,7 +9,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * and committed at most once; whichever comes first decides whether its result is reported.
  */
 public final class Operation {
-    enum State { QUEUED, RUNNING, COMMITTED, CANCELLED, DONE }
+    enum State {
+        QUEUED,
+        RUNNING,
+        COMMITTED,
+        CANCELLED,
+        DONE
+    }
 
     private final @org.jspecify.annotations.Nullable BridgeRequest request;
     private final OperationQueue.Work work;

@@ -145,7 +145,7 @@ public final class OperationQueue {
                 Log.error("background work failed", t);
             }
             operation.finish();
-            return () -> { };
+            return () -> {};
         }
         try {
             JsonNode result = operation.work().run(operation);

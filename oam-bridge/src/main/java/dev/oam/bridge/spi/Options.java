@@ -101,17 +101,20 @@ public final class Options {
         }
         if (hasK) {
             JsonNode k = sampling.get("topK");
-            if (!k.isNumber() || k.decimalValue().compareTo(BigDecimal.ONE) < 0
+            if (!k.isNumber()
+                    || k.decimalValue().compareTo(BigDecimal.ONE) < 0
                     || k.decimalValue().compareTo(BigDecimal.valueOf(Integer.MAX_VALUE)) > 0
                     || k.decimalValue().stripTrailingZeros().scale() > 0) {
-                throw BridgeException.invalidParams("Parameter '" + params.path(name) + ".topK' must be an integer ≥ 1.");
+                throw BridgeException.invalidParams(
+                        "Parameter '" + params.path(name) + ".topK' must be an integer ≥ 1.");
             }
             return new Sampling.TopK(k.decimalValue().intValue(), seed);
         }
         JsonNode p = sampling.get("topP");
         double pValue = p.isNumber() ? p.doubleValue() : Double.NaN;
         if (!(pValue > 0 && pValue <= 1)) {
-            throw BridgeException.invalidParams("Parameter '" + params.path(name) + ".topP' must be a number in (0, 1].");
+            throw BridgeException.invalidParams(
+                    "Parameter '" + params.path(name) + ".topP' must be a number in (0, 1].");
         }
         return new Sampling.TopP(pValue, seed);
     }

@@ -133,7 +133,8 @@ public final class Params {
             throw mistyped(name, expected);
         }
         BigDecimal decimal = value.decimalValue();
-        if (decimal.compareTo(BigDecimal.valueOf(min)) < 0 || decimal.compareTo(BigDecimal.valueOf(Integer.MAX_VALUE)) > 0) {
+        if (decimal.compareTo(BigDecimal.valueOf(min)) < 0
+                || decimal.compareTo(BigDecimal.valueOf(Integer.MAX_VALUE)) > 0) {
             throw mistyped(name, expected);
         }
         try {
@@ -177,12 +178,15 @@ public final class Params {
         if (seconds.signum() < 0 || seconds.compareTo(MAX_SECONDS) > 0) {
             throw secondsError(path);
         }
-        long nanos = seconds.movePointRight(9).setScale(0, java.math.RoundingMode.HALF_UP).longValueExact();
+        long nanos = seconds.movePointRight(9)
+                .setScale(0, java.math.RoundingMode.HALF_UP)
+                .longValueExact();
         return Duration.ofNanos(nanos);
     }
 
     private static BridgeException secondsError(String path) {
-        return BridgeException.invalidParameter(path, " must be a number of seconds from 0 to 86400 (0 means no limit).");
+        return BridgeException.invalidParameter(
+                path, " must be a number of seconds from 0 to 86400 (0 means no limit).");
     }
 
     public @Nullable List<String> optionalStringList(String name) throws BridgeException {
@@ -225,9 +229,12 @@ public final class Params {
     /** An object id ({@code session}, {@code npc}, {@code world}): 1–128 printable characters. */
     public static String checkId(String id, String path) throws BridgeException {
         int length = id.codePointCount(0, id.length());
-        boolean printable = id.codePoints().allMatch(c -> !Character.isISOControl(c) && Character.isDefined(c)
-                && Character.getType(c) != Character.SURROGATE && Character.getType(c) != Character.LINE_SEPARATOR
-                && Character.getType(c) != Character.PARAGRAPH_SEPARATOR);
+        boolean printable = id.codePoints()
+                .allMatch(c -> !Character.isISOControl(c)
+                        && Character.isDefined(c)
+                        && Character.getType(c) != Character.SURROGATE
+                        && Character.getType(c) != Character.LINE_SEPARATOR
+                        && Character.getType(c) != Character.PARAGRAPH_SEPARATOR);
         if (length < 1 || length > 128 || !printable) {
             throw BridgeException.invalidParams("Parameter '" + path + "' must be 1–128 printable characters.");
         }

@@ -42,7 +42,9 @@ public final class ToolDefinitions {
         for (int i = 0; i < value.size(); i++) {
             String at = path + "[" + i + "]";
             JsonNode node = value.get(i);
-            if (node.isObject() && node.has("function") && node.path("type").asText("").equals("function")) {
+            if (node.isObject()
+                    && node.has("function")
+                    && node.path("type").asText("").equals("function")) {
                 node = node.get("function");
                 at = at + ".function";
             }
@@ -54,17 +56,17 @@ public final class ToolDefinitions {
                 throw BridgeException.missingParameter(at + ".name");
             }
             if (!nameNode.isTextual() || !ToolDefinition.isValidName(nameNode.textValue())) {
-                throw BridgeException.invalidParameter(at + ".name", " must be 1–64 characters of A–Z, a–z, 0–9, "
-                        + "'_', '-' and '.'.");
+                throw BridgeException.invalidParameter(
+                        at + ".name", " must be 1–64 characters of A–Z, a–z, 0–9, " + "'_', '-' and '.'.");
             }
             String name = nameNode.textValue();
             if (name.equals(ToolDefinition.RESPOND_DIRECTLY)) {
-                throw BridgeException.invalidParameter(at + ".name", ": '" + name
-                        + "' is reserved for the bridge's built-in tool.");
+                throw BridgeException.invalidParameter(
+                        at + ".name", ": '" + name + "' is reserved for the bridge's built-in tool.");
             }
             if (!names.add(name)) {
-                throw BridgeException.invalidParameter(at + ".name", ": the tool name '" + name
-                        + "' is used twice; tool names must be unique.");
+                throw BridgeException.invalidParameter(
+                        at + ".name", ": the tool name '" + name + "' is used twice; tool names must be unique.");
             }
             JsonNode description = node.get("description");
             String text = null;
@@ -90,9 +92,12 @@ public final class ToolDefinitions {
                 throw BridgeException.invalidParameter(at + ".parameters", " must be a JSON Schema object.");
             }
             JsonNode execution = node.get("execution");
-            if (execution != null && !execution.isNull() && !(execution.isTextual() && execution.textValue().equals("client"))) {
-                throw BridgeException.invalidParameter(at + ".execution", " must be \"client\": over the "
-                        + "bridge, the engine executes every tool through tool/call.");
+            if (execution != null
+                    && !execution.isNull()
+                    && !(execution.isTextual() && execution.textValue().equals("client"))) {
+                throw BridgeException.invalidParameter(
+                        at + ".execution",
+                        " must be \"client\": over the " + "bridge, the engine executes every tool through tool/call.");
             }
             Duration timeout = null;
             JsonNode timeoutNode = node.get("timeoutSeconds");
@@ -116,15 +121,18 @@ public final class ToolDefinitions {
         ObjectNode data = Json.object();
         data.put("path", path);
         data.put("schemaPath", e.schemaPath());
-        return new BridgeException(dev.oam.core.ErrorCode.INVALID_SCHEMA,
-                "Invalid schema in '" + path + "' at " + e.schemaPath() + ": " + e.getMessage(), data);
+        return new BridgeException(
+                dev.oam.core.ErrorCode.INVALID_SCHEMA,
+                "Invalid schema in '" + path + "' at " + e.schemaPath() + ": " + e.getMessage(),
+                data);
     }
 
     /**
      * Reads an optional {@code tools} value (absent: no tools) with its warnings, the tool-count
      * warning included.
      */
-    public static Parsed parseCounted(@org.jspecify.annotations.Nullable JsonNode value, String path) throws BridgeException {
+    public static Parsed parseCounted(@org.jspecify.annotations.Nullable JsonNode value, String path)
+            throws BridgeException {
         Parsed parsed = value == null ? new Parsed(List.of(), List.of()) : parse(value, path);
         List<String> warnings = new ArrayList<>(parsed.warnings());
         countWarning(parsed.tools().size()).ifPresent(warnings::add);

@@ -22,8 +22,10 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AsyncClientToolTest {
     private static BridgeConfiguration scripted(String secondStep) throws Exception {
-        ScriptedModel model = ScriptedModel.fromJson(Json.parse("{\"type\":\"scripted\",\"steps\":["
-                + "{\"toolCalls\":[{\"name\":\"open_gate\",\"arguments\":{}}]}," + secondStep + "]}"), "model");
+        ScriptedModel model = ScriptedModel.fromJson(
+                Json.parse("{\"type\":\"scripted\",\"steps\":["
+                        + "{\"toolCalls\":[{\"name\":\"open_gate\",\"arguments\":{}}]}," + secondStep + "]}"),
+                "model");
         return BridgeConfiguration.builder().systemModel(model).build();
     }
 
@@ -37,14 +39,16 @@ class AsyncClientToolTest {
         try (Oam oam = Oam.create(scripted("{\"template\":\"The gate: {toolOutput}\"}"))) {
             ClientTool openGate = ClientTool.async("open_gate", "Opens the castle gate.", call -> {
                 handlerRanOn.set(Thread.currentThread());
-                return CompletableFuture.supplyAsync(() -> {
-                    workRanOn.set(Thread.currentThread());
-                    return "open";
-                }, nextTick);
+                return CompletableFuture.supplyAsync(
+                        () -> {
+                            workRanOn.set(Thread.currentThread());
+                            return "open";
+                        },
+                        nextTick);
             });
             OamSession guard = oam.sessions().create("You guard the castle gate.", openGate);
             CompletableFuture<SessionReply> turn = guard.respond("Let me in, please.");
-            turn.whenComplete((reply, error) -> ticks.add(() -> { })); // wakes the tick loop when the turn ends
+            turn.whenComplete((reply, error) -> ticks.add(() -> {})); // wakes the tick loop when the turn ends
             int ticked = 0;
             while (!turn.isDone()) { // the game loop: one tick runs queued work; it never joins the turn
                 ticks.take().run();
@@ -61,9 +65,14 @@ class AsyncClientToolTest {
     @Test
     void aStageCompletedExceptionallyIsAnErrorOutputTheModelSees() throws Exception {
         try (Oam oam = Oam.create(scripted("{\"template\":\"{toolOutput}\"}"))) {
-            ClientTool openGate = ClientTool.async("open_gate", "Opens the castle gate.",
+            ClientTool openGate = ClientTool.async(
+                    "open_gate",
+                    "Opens the castle gate.",
                     call -> CompletableFuture.failedFuture(new IllegalStateException("the chain is jammed")));
-            SessionReply reply = oam.sessions().create("You guard the castle gate.", openGate).respond("Open up.").join();
+            SessionReply reply = oam.sessions()
+                    .create("You guard the castle gate.", openGate)
+                    .respond("Open up.")
+                    .join();
             assertThat(reply.text()).contains("the chain is jammed");
         }
     }
@@ -72,7 +81,10 @@ class AsyncClientToolTest {
     void aHandlerThatReturnsNoStageIsAnErrorOutputNotAHang() throws Exception {
         try (Oam oam = Oam.create(scripted("{\"template\":\"{toolOutput}\"}"))) {
             ClientTool openGate = ClientTool.async("open_gate", "Opens the castle gate.", call -> null);
-            SessionReply reply = oam.sessions().create("You guard the castle gate.", openGate).respond("Open up.").join();
+            SessionReply reply = oam.sessions()
+                    .create("You guard the castle gate.", openGate)
+                    .respond("Open up.")
+                    .join();
             assertThat(reply.text()).contains("returned no CompletionStage");
         }
     }

@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Timeout;
 class OamTest {
     /** An engine whose system model plays these steps (PROTOCOL.md §10), in order across everything it serves. */
     private static Oam oam(String stepsJson) throws Exception {
-        ScriptedModel model = ScriptedModel.fromJson(Json.parse("{\"type\":\"scripted\",\"steps\":" + stepsJson + "}"), "model");
+        ScriptedModel model =
+                ScriptedModel.fromJson(Json.parse("{\"type\":\"scripted\",\"steps\":" + stepsJson + "}"), "model");
         return Oam.create(BridgeConfiguration.builder().systemModel(model).build());
     }
 
@@ -42,7 +43,9 @@ class OamTest {
     @Test
     void aSessionsClientToolIsAnsweredByItsJavaHandler() throws Exception {
         List<ToolInvocation> calls = new CopyOnWriteArrayList<>();
-        ClientTool openGate = ClientTool.of("open_gate", "Opens a gate of the castle.",
+        ClientTool openGate = ClientTool.of(
+                "open_gate",
+                "Opens a gate of the castle.",
                 "{\"type\":\"object\",\"properties\":{\"gate\":{\"type\":\"string\",\"enum\":[\"north\",\"south\"]}},\"required\":[\"gate\"]}",
                 call -> {
                     calls.add(call);
@@ -71,7 +74,8 @@ class OamTest {
             throw new IllegalStateException("The winch is broken.");
         });
         try (Oam oam = oam("[{\"toolCalls\":[{\"name\":\"open_gate\",\"arguments\":{}}]},{\"text\":\"Sorry.\"}]")) {
-            SessionReply reply = oam.sessions().create(null, broken).respond("Open up!").get(10, TimeUnit.SECONDS);
+            SessionReply reply =
+                    oam.sessions().create(null, broken).respond("Open up!").get(10, TimeUnit.SECONDS);
 
             assertThat(reply.toolCalls().get(0).isError()).isTrue();
             assertThat(reply.toolCalls().get(0).output().asText()).isEqualTo("The winch is broken.");
@@ -84,8 +88,15 @@ class OamTest {
         ClientTool inventory = ClientTool.of("check_inventory", "Counts an item in the forge.", call -> "3 axes");
         try (Oam oam = oam("[{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]},"
                 + npcReply("happy", "Three axes, freshly forged.") + "]")) {
-            OamNpc gorm = oam.npcs().create(Persona.builder("Gorm").role("the village blacksmith").build(),
-                    NpcOptions.builder(Duration.ofSeconds(30)).rememberFact(true).build(), inventory);
+            OamNpc gorm = oam.npcs()
+                    .create(
+                            Persona.builder("Gorm")
+                                    .role("the village blacksmith")
+                                    .build(),
+                            NpcOptions.builder(Duration.ofSeconds(30))
+                                    .rememberFact(true)
+                                    .build(),
+                            inventory);
             List<NpcEvent> events = new CopyOnWriteArrayList<>();
 
             NpcReply reply = gorm.talk("Any axes?", events::add).get(10, TimeUnit.SECONDS);
@@ -115,10 +126,15 @@ class OamTest {
     @Test
     void aSavedNpcIsRestoredWithItsMemoryAndConversation() throws Exception {
         ClientTool inventory = ClientTool.of("check_inventory", "Counts an item in the forge.", call -> "2 axes");
-        try (Oam oam = oam("[" + npcReply("happy", "Welcome!") + ",{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]},"
+        try (Oam oam = oam("[" + npcReply("happy", "Welcome!")
+                + ",{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]},"
                 + npcReply("neutral", "Two left.") + "]")) {
-            OamNpc gorm = oam.npcs().builder(Persona.named("Gorm")).id("gorm").tools(inventory)
-                    .memory(new dev.oam.game.npc.Memory(List.of("The player is called Ada."), 40, null)).create();
+            OamNpc gorm = oam.npcs()
+                    .builder(Persona.named("Gorm"))
+                    .id("gorm")
+                    .tools(inventory)
+                    .memory(new dev.oam.game.npc.Memory(List.of("The player is called Ada."), 40, null))
+                    .create();
             gorm.talk("Hello!").get(10, TimeUnit.SECONDS);
             String saved = gorm.save().get(10, TimeUnit.SECONDS);
             gorm.delete();
@@ -142,7 +158,9 @@ class OamTest {
 
             long version = village.set("player.gold", 45);
 
-            assertThat(changes).containsExactly(new WorldChanged("village", subscription.id(), "player.gold", 60, 45, false, false));
+            assertThat(changes)
+                    .containsExactly(
+                            new WorldChanged("village", subscription.id(), "player.gold", 60, 45, false, false));
             assertThat(village.get("player.gold")).isEqualTo(45);
             assertThat(village.get(null)).isEqualTo(Map.of("player", Map.of("gold", 45)));
             subscription.close();
@@ -154,8 +172,9 @@ class OamTest {
 
     @Test
     void anNpcsWorldWriteReachesTheHostsSubscriptionDuringTheTurn() throws Exception {
-        try (Oam oam = oam("[{\"toolCalls\":[{\"name\":\"update_world_state\",\"arguments\":{\"path\":\"player.gold\",\"value\":\"15\"}}]},"
-                + npcReply("happy", "Here is your sword.") + "]")) {
+        try (Oam oam = oam(
+                "[{\"toolCalls\":[{\"name\":\"update_world_state\",\"arguments\":{\"path\":\"player.gold\",\"value\":\"15\"}}]},"
+                        + npcReply("happy", "Here is your sword.") + "]")) {
             OamWorld village = oam.worlds().create("village", Map.of("player", Map.of("gold", 60)));
             List<WorldChanged> changes = new CopyOnWriteArrayList<>();
             List<NpcEvent> events = new CopyOnWriteArrayList<>();
@@ -163,26 +182,41 @@ class OamTest {
                 changes.add(change);
                 events.add(new NpcEvent.Line(new LineTracker.Event.LineReset("(world changed)"))); // marks the order
             });
-            OamNpc gorm = oam.npcs().builder(Persona.named("Gorm")).world(village)
-                    .options(NpcOptions.builder(Duration.ofSeconds(30)).worldWritable(List.of("player.gold")).build()).create();
+            OamNpc gorm = oam.npcs()
+                    .builder(Persona.named("Gorm"))
+                    .world(village)
+                    .options(NpcOptions.builder(Duration.ofSeconds(30))
+                            .worldWritable(List.of("player.gold"))
+                            .build())
+                    .create();
 
             NpcReply reply = gorm.talk("One sword, please.", events::add).get(10, TimeUnit.SECONDS);
 
-            assertThat(changes).extracting(WorldChanged::path, WorldChanged::oldValue, WorldChanged::newValue)
+            assertThat(changes)
+                    .extracting(WorldChanged::path, WorldChanged::oldValue, WorldChanged::newValue)
                     .containsExactly(org.assertj.core.groups.Tuple.tuple("player.gold", 60, 15));
-            int started = events.indexOf(events.stream().filter(e -> e instanceof NpcEvent.ToolCallStarted).findFirst().orElseThrow());
+            int started = events.indexOf(events.stream()
+                    .filter(e -> e instanceof NpcEvent.ToolCallStarted)
+                    .findFirst()
+                    .orElseThrow());
             int marked = events.indexOf(new NpcEvent.Line(new LineTracker.Event.LineReset("(world changed)")));
             assertThat(marked).isGreaterThan(started); // the change arrived while the turn ran, in wire order
-            assertThat(reply.toolCalls()).singleElement().satisfies(r -> assertThat(r.isError()).isFalse());
+            assertThat(reply.toolCalls())
+                    .singleElement()
+                    .satisfies(r -> assertThat(r.isError()).isFalse());
             assertThat(village.get("player.gold")).isEqualTo(15);
         }
     }
 
     @Test
     void aDecisionComesBackTyped() throws Exception {
-        try (Oam oam = oam("[{\"json\":{\"reasoning\":\"The knife is sharp.\",\"choice\":\"fight\",\"confidence\":80}}]")) {
-            Decision decision = oam.decide("A wolf blocks the path.",
-                    List.of(new DecisionOption("flee", "Run into the woods"), new DecisionOption("fight", "Draw the knife")))
+        try (Oam oam =
+                oam("[{\"json\":{\"reasoning\":\"The knife is sharp.\",\"choice\":\"fight\",\"confidence\":80}}]")) {
+            Decision decision = oam.decide(
+                            "A wolf blocks the path.",
+                            List.of(
+                                    new DecisionOption("flee", "Run into the woods"),
+                                    new DecisionOption("fight", "Draw the knife")))
                     .get(10, TimeUnit.SECONDS);
 
             assertThat(decision.optionID()).isEqualTo("fight");
@@ -194,22 +228,34 @@ class OamTest {
 
     @Test
     void linesOfRequestsSentToTheEngineDirectlyGoToTheHostsSink() throws Exception {
-        ScriptedModel model = ScriptedModel.fromJson(Json.parse("{\"type\":\"scripted\",\"steps\":["
-                + "{\"toolCalls\":[{\"name\":\"wave\",\"arguments\":{}}]},{\"text\":\"Hi!\"}]}"), "model");
+        ScriptedModel model = ScriptedModel.fromJson(
+                Json.parse("{\"type\":\"scripted\",\"steps\":["
+                        + "{\"toolCalls\":[{\"name\":\"wave\",\"arguments\":{}}]},{\"text\":\"Hi!\"}]}"),
+                "model");
         List<String> others = new CopyOnWriteArrayList<>();
         Oam[] holder = new Oam[1];
-        try (Oam oam = Oam.create(BridgeConfiguration.builder().systemModel(model).build(), line -> {
-            others.add(line);
-            if (line.contains("\"tool/call\"")) { // answered as a wire host answers
-                String id = line.replaceAll(".*\"id\":\"(t-[0-9]+)\".*", "$1");
-                holder[0].engine().receive("{\"jsonrpc\":\"2.0\",\"id\":\"" + id + "\",\"result\":{\"output\":\"waved\"}}");
-            }
-        })) {
+        try (Oam oam =
+                Oam.create(BridgeConfiguration.builder().systemModel(model).build(), line -> {
+                    others.add(line);
+                    if (line.contains("\"tool/call\"")) { // answered as a wire host answers
+                        String id = line.replaceAll(".*\"id\":\"(t-[0-9]+)\".*", "$1");
+                        holder[0]
+                                .engine()
+                                .receive("{\"jsonrpc\":\"2.0\",\"id\":\"" + id
+                                        + "\",\"result\":{\"output\":\"waved\"}}");
+                    }
+                })) {
             holder[0] = oam;
-            oam.engine().call("session/create", Json.parse("{\"session\":\"raw\",\"tools\":[{\"name\":\"wave\","
-                    + "\"description\":\"Waves.\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}]}")).get(10, TimeUnit.SECONDS);
+            oam.engine()
+                    .call(
+                            "session/create",
+                            Json.parse(
+                                    "{\"session\":\"raw\",\"tools\":[{\"name\":\"wave\","
+                                            + "\"description\":\"Waves.\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}]}"))
+                    .get(10, TimeUnit.SECONDS);
 
-            var result = oam.engine().call("session/respond", Json.parse("{\"session\":\"raw\",\"prompt\":\"Hello\"}"))
+            var result = oam.engine()
+                    .call("session/respond", Json.parse("{\"session\":\"raw\",\"prompt\":\"Hello\"}"))
                     .get(10, TimeUnit.SECONDS);
 
             assertThat(result.path("text").asText()).isEqualTo("Hi!");
@@ -224,7 +270,9 @@ class OamTest {
             OamSession session = oam.sessions().create();
             session.delete();
             assertThatThrownBy(() -> session.respond("Hello?").get(10, TimeUnit.SECONDS))
-                    .isInstanceOf(ExecutionException.class).cause().isInstanceOf(OamException.class)
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .isInstanceOf(OamException.class)
                     .satisfies(e -> {
                         OamException error = (OamException) e;
                         assertThat(error.code()).isEqualTo(-32020);
@@ -232,7 +280,8 @@ class OamTest {
                         assertThat(error.errorCode()).contains(ErrorCode.SESSION_NOT_FOUND);
                     });
             oam.npcs().builder(Persona.named("Gorm")).id("gorm").create();
-            assertThatThrownBy(() -> oam.npcs().builder(Persona.named("Gorm")).id("gorm").create())
+            assertThatThrownBy(() ->
+                            oam.npcs().builder(Persona.named("Gorm")).id("gorm").create())
                     .isInstanceOf(OamException.class)
                     .satisfies(e -> assertThat(((OamException) e).dataCode()).isEqualTo("npc_exists"))
                     .hasMessage("An NPC 'gorm' already exists.");

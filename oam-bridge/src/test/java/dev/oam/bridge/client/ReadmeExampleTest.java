@@ -54,15 +54,20 @@ class ReadmeExampleTest {
         }
     }
 
+    @SuppressWarnings("try") // the README's subscription is held only for its scope
     @Test
     void theExampleRuns() throws Exception {
-        ScriptedModel model = ScriptedModel.fromJson(Json.parse("{\"type\":\"scripted\",\"steps\":["
-                + "{\"toolCalls\":[{\"name\":\"open_gate\",\"arguments\":{}}]},{\"text\":\"Come in.\"},"
-                + "{\"json\":{\"emotion\":\"happy\",\"line\":\"Two axes left.\",\"player_options\":[],\"ends_conversation\":false}},"
-                + "{\"json\":{\"reasoning\":\"Wolves fear fire.\",\"choice\":\"fight\",\"confidence\":70}}]}"), "model");
-        BridgeConfiguration configuration = BridgeConfiguration.builder().systemModel(model).build();
+        ScriptedModel model = ScriptedModel.fromJson(
+                Json.parse("{\"type\":\"scripted\",\"steps\":["
+                        + "{\"toolCalls\":[{\"name\":\"open_gate\",\"arguments\":{}}]},{\"text\":\"Come in.\"},"
+                        + "{\"json\":{\"emotion\":\"happy\",\"line\":\"Two axes left.\",\"player_options\":[],\"ends_conversation\":false}},"
+                        + "{\"json\":{\"reasoning\":\"Wolves fear fire.\",\"choice\":\"fight\",\"confidence\":70}}]}"),
+                "model");
+        BridgeConfiguration configuration =
+                BridgeConfiguration.builder().systemModel(model).build();
         Castle castle = new Castle();
         Hud hud = new Hud();
+        // spotless:off (the README's layout, aligned comments included)
         // README begin
         try (Oam oam = Oam.create(configuration)) {
             ClientTool openGate = ClientTool.of("open_gate", "Opens the castle gate.", call -> castle.openGate() ? "open" : "stuck");
@@ -83,6 +88,7 @@ class ReadmeExampleTest {
             castle.meetWolf(choice.optionID());
         }
         // README end
+        // spotless:on
         assertThat(castle.opened).isEqualTo(1);
         assertThat(castle.wolf).isEqualTo("fight");
         assertThat(hud.said).containsExactly("Come in.", "Two axes left.");

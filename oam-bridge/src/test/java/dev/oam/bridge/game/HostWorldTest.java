@@ -46,7 +46,8 @@ class HostWorldTest {
             JsonNode message = Json.parse(line);
             String method = message.path("method").asText();
             if (method.equals(GameExtension.WORLD_CHANGED)) {
-                out.add(message.path("params").path("subscription").asText() + " " + message.path("params").path("path").asText());
+                out.add(message.path("params").path("subscription").asText() + " "
+                        + message.path("params").path("path").asText());
             } else if (method.equals("test/marker")) {
                 out.add("marker");
             }
@@ -59,7 +60,10 @@ class HostWorldTest {
         WorldState world = new WorldState((ObjectNode) json("{\"player\":{\"gold\":60}}"));
         try (BridgeEngine engine = engine()) {
             game.addWorld(world, "main");
-            assertThat(call(engine, "world/get", "{\"world\":\"main\",\"path\":\"player.gold\"}").path("value").asInt()).isEqualTo(60);
+            assertThat(call(engine, "world/get", "{\"world\":\"main\",\"path\":\"player.gold\"}")
+                            .path("value")
+                            .asInt())
+                    .isEqualTo(60);
             call(engine, "world/subscribe", "{\"world\":\"main\",\"path\":\"player\"}");
             world.set("player.gold", json("45"));
             call(engine, "ping", null); // answered after everything sent before it
@@ -76,18 +80,22 @@ class HostWorldTest {
     @Test
     void addWorldChecksTheIdAndTheLimit() throws Exception {
         game.addWorld(new WorldState(), "main");
-        assertThatThrownBy(() -> game.addWorld(new WorldState(), "main")).isInstanceOf(BridgeException.class)
+        assertThatThrownBy(() -> game.addWorld(new WorldState(), "main"))
+                .isInstanceOf(BridgeException.class)
                 .satisfies(e -> assertThat(((BridgeException) e).dataCode()).isEqualTo("world_exists"));
-        assertThatThrownBy(() -> game.addWorld(new WorldState(), "")).isInstanceOf(BridgeException.class)
+        assertThatThrownBy(() -> game.addWorld(new WorldState(), ""))
+                .isInstanceOf(BridgeException.class)
                 .satisfies(e -> assertThat(((BridgeException) e).code()).isEqualTo(-32602));
         for (int i = 2; i <= Worlds.MAX_WORLDS; i++) {
             game.addWorld(new WorldState(), "world" + i);
         }
-        assertThatThrownBy(() -> game.addWorld(new WorldState(), "one-too-many")).isInstanceOf(BridgeException.class)
+        assertThatThrownBy(() -> game.addWorld(new WorldState(), "one-too-many"))
+                .isInstanceOf(BridgeException.class)
                 .satisfies(e -> {
                     BridgeException error = (BridgeException) e;
                     assertThat(error.code()).isEqualTo(-32055);
-                    assertThat(error.toJson().path("data").path("limit").asInt()).isEqualTo(64);
+                    assertThat(error.toJson().path("data").path("limit").asInt())
+                            .isEqualTo(64);
                 });
     }
 
@@ -97,7 +105,10 @@ class HostWorldTest {
         try (BridgeEngine engine = engine()) {
             game.addWorld(world, "main");
             call(engine, "world/subscribe", "{\"world\":\"main\"}");
-            assertThat(call(engine, "world/delete", "{\"world\":\"main\"}").path("endedSubscriptions").asInt()).isEqualTo(1);
+            assertThat(call(engine, "world/delete", "{\"world\":\"main\"}")
+                            .path("endedSubscriptions")
+                            .asInt())
+                    .isEqualTo(1);
             assertThat(game.worlds.find("main")).isNull();
             world.set("still", json("true"));
             call(engine, "ping", null);
@@ -118,8 +129,13 @@ class HostWorldTest {
             WorldTools tools = new WorldTools(world, List.of(""), List.of("player"));
             Thread turn = Thread.ofVirtual().start(() -> {
                 for (int i = 0; i < 20; i++) {
-                    tools.execute(new ToolCall("call_" + i, WorldTools.UPDATE,
-                            (ObjectNode) Json.mapper().createObjectNode().put("path", "player.gold").put("value", String.valueOf(i))));
+                    tools.execute(new ToolCall(
+                            "call_" + i,
+                            WorldTools.UPDATE,
+                            Json.mapper()
+                                    .createObjectNode()
+                                    .put("path", "player.gold")
+                                    .put("value", String.valueOf(i))));
                     // what a turn sends after its tool ran (its response) must come after the tool's changes
                     engine.sendNotification("test/marker", Json.object());
                 }
@@ -153,13 +169,15 @@ class HostWorldTest {
         try (BridgeEngine engine = engine()) {
             call(engine, "world/create", "{\"world\":\"w\",\"state\":{\"a\":1}}");
             assertThatThrownBy(() -> call(engine, "world/set", "{\"world\":\"w\",\"path\":\"a.b\",\"value\":1}"))
-                    .cause().isInstanceOf(BridgeException.class)
+                    .cause()
+                    .isInstanceOf(BridgeException.class)
                     .satisfies(e -> {
                         JsonNode error = ((BridgeException) e).toJson();
                         assertThat(error.path("code").asInt()).isEqualTo(-32054);
                         assertThat(error.path("data").path("world").asText()).isEqualTo("w");
                         assertThat(error.path("data").path("path").asText()).isEqualTo("a.b");
-                        assertThat(error.path("message").asText()).isEqualTo("Cannot write 'a.b': 'a' is a number, not an object or a list.");
+                        assertThat(error.path("message").asText())
+                                .isEqualTo("Cannot write 'a.b': 'a' is a number, not an object or a list.");
                     });
         }
     }
@@ -173,13 +191,19 @@ class HostWorldTest {
             assertThat(first.extension(GameExtension.class).orElseThrow())
                     .isNotSameAs(second.extension(GameExtension.class).orElseThrow());
             call(first, "world/create", "{\"world\":\"w\",\"state\":{\"a\":1}}");
-            call(first, "npc/create", "{\"npc\":\"bram\",\"persona\":{\"name\":\"Bram\"},\"model\":"
-                    + "{\"type\":\"scripted\",\"steps\":[{\"text\":\"hi\"}]}}");
+            call(
+                    first,
+                    "npc/create",
+                    "{\"npc\":\"bram\",\"persona\":{\"name\":\"Bram\"},\"model\":"
+                            + "{\"type\":\"scripted\",\"steps\":[{\"text\":\"hi\"}]}}");
             assertThat(call(second, "world/list", null).path("worlds")).isEmpty();
             assertThat(call(second, "npc/list", null).path("npcs")).isEmpty();
             call(second, "world/create", "{\"world\":\"w\",\"state\":{\"b\":2}}"); // the same id: no conflict
             second.close(); // shuts down the second engine's extensions only
-            assertThat(call(first, "world/get", "{\"world\":\"w\",\"path\":\"a\"}").path("value").asInt()).isEqualTo(1);
+            assertThat(call(first, "world/get", "{\"world\":\"w\",\"path\":\"a\"}")
+                            .path("value")
+                            .asInt())
+                    .isEqualTo(1);
             assertThat(call(first, "npc/list", null).path("npcs")).hasSize(1);
         }
     }

@@ -17,25 +17,37 @@ class MethodRegistryTest {
         MethodRegistry.Builder builder = MethodRegistry.builder().register("quest/narrate", ONE);
 
         assertThatThrownBy(() -> builder.register("quest/narrate", TWO))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'quest/narrate' is registered already");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'quest/narrate' is registered already");
     }
 
     @Test
     void overrideReplacesARegisteredHandlerOnly() {
-        MethodRegistry registry = MethodRegistry.builder().register("quest/narrate", ONE).override("quest/narrate", TWO).build();
+        MethodRegistry registry = MethodRegistry.builder()
+                .register("quest/narrate", ONE)
+                .override("quest/narrate", TWO)
+                .build();
         assertThat(registry.handler("quest/narrate")).isSameAs(TWO);
 
         assertThatThrownBy(() -> MethodRegistry.builder().override("quest/narrate", TWO))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not registered");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("not registered");
     }
 
     @Test
     void anExtensionClaimingABuiltInMethodIsRefusedUnlessItOverridesIt() {
         BridgeExtension claiming = (registry, engine) -> registry.register("ping", ONE);
-        assertThatThrownBy(() -> new BridgeEngine(BridgeConfiguration.builder().extensions(() -> claiming).build(), line -> {}))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'ping'");
+        assertThatThrownBy(() -> new BridgeEngine(
+                        BridgeConfiguration.builder().extensions(() -> claiming).build(), line -> {}))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'ping'");
 
         BridgeExtension overriding = (registry, engine) -> registry.override("ping", ONE);
-        new BridgeEngine(BridgeConfiguration.builder().extensions(() -> overriding).build(), line -> {}).close();
+        new BridgeEngine(
+                        BridgeConfiguration.builder()
+                                .extensions(() -> overriding)
+                                .build(),
+                        line -> {})
+                .close();
     }
 }

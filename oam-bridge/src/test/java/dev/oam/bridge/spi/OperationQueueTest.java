@@ -72,6 +72,8 @@ class OperationQueueTest {
             assertThat(secondDone.await(30, TimeUnit.SECONDS)).isTrue();
             reader.join();
         }
-        assertThat(missed.get()).as("a reading while an operation was outstanding").isNull();
+        assertThat(missed.get())
+                .as("a reading while an operation was outstanding")
+                .isNull();
     }
 }

@@ -42,7 +42,11 @@ public final class Agent {
     private volatile long historySize; // TranscriptCodec.size(history)
     private volatile @Nullable HistoryLimits limits;
 
-    public Agent(LanguageModel model, @Nullable String instructions, List<ToolDefinition> tools, AgentOptions options,
+    public Agent(
+            LanguageModel model,
+            @Nullable String instructions,
+            List<ToolDefinition> tools,
+            AgentOptions options,
             List<TranscriptEntry> history) {
         this.model = model;
         this.window = new ContextWindow(model);
@@ -152,9 +156,12 @@ public final class Agent {
         if (request.schema() != null) {
             try {
                 schema = GenerationSchema.convert(request.schema(), "Response");
-                accept = request.acceptSchema() == null ? schema : GenerationSchema.convert(request.acceptSchema(), "Response");
+                accept = request.acceptSchema() == null
+                        ? schema
+                        : GenerationSchema.convert(request.acceptSchema(), "Response");
             } catch (SchemaException e) {
-                throw new AgentException(ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
+                throw new AgentException(
+                        ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
             }
         }
         List<TranscriptEntry> turn = new ArrayList<>();
@@ -169,8 +176,9 @@ public final class Agent {
      * The request's prompt is not used; its tool choice forces the first step of the continuation. Like
      * {@link #respond}, the whole turn is appended to the history on success only.
      */
-    public TurnResult resume(TurnRequest request, List<TranscriptEntry> turnSoFar, int roundsUsed, int callsUsed,
-            TurnContext context) throws AgentException {
+    public TurnResult resume(
+            TurnRequest request, List<TranscriptEntry> turnSoFar, int roundsUsed, int callsUsed, TurnContext context)
+            throws AgentException {
         if (turnSoFar.isEmpty() || !(turnSoFar.get(0) instanceof TranscriptEntry.Prompt)) {
             throw new IllegalArgumentException("a resumed turn starts with its prompt");
         }
@@ -182,10 +190,12 @@ public final class Agent {
             try {
                 schema = GenerationSchema.convert(request.schema(), "Response");
             } catch (SchemaException e) {
-                throw new AgentException(ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
+                throw new AgentException(
+                        ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
             }
         }
-        return start(new TurnSetup(request, schema, schema, context, opts, toolSet, policy, roundsUsed, callsUsed),
+        return start(
+                new TurnSetup(request, schema, schema, context, opts, toolSet, policy, roundsUsed, callsUsed),
                 new ArrayList<>(turnSoFar));
     }
 
@@ -194,8 +204,15 @@ public final class Agent {
      * options, tools and policy of that moment (a later change applies to the next turn), and what a resumed turn had
      * spent already.
      */
-    private record TurnSetup(TurnRequest request, @Nullable GenerationSchema schema, @Nullable GenerationSchema accept,
-            TurnContext context, AgentOptions opts, List<ToolDefinition> toolSet, TurnPolicy policy, int roundsUsed,
+    private record TurnSetup(
+            TurnRequest request,
+            @Nullable GenerationSchema schema,
+            @Nullable GenerationSchema accept,
+            TurnContext context,
+            AgentOptions opts,
+            List<ToolDefinition> toolSet,
+            TurnPolicy policy,
+            int roundsUsed,
             int callsUsed) {}
 
     private TurnResult start(TurnSetup setup, List<TranscriptEntry> turn) throws AgentException {
@@ -208,7 +225,8 @@ public final class Agent {
         }
     }
 
-    private TurnResult runTurn(TurnSetup setup, List<TranscriptEntry> base, List<TranscriptEntry> turn) throws AgentException {
+    private TurnResult runTurn(TurnSetup setup, List<TranscriptEntry> base, List<TranscriptEntry> turn)
+            throws AgentException {
         GenerationSchema schema = setup.schema();
         TurnContext context = setup.context();
         AgentOptions opts = setup.opts();
@@ -229,15 +247,25 @@ public final class Agent {
                 if (caps != null) {
                     caps.check(this, historySize + TranscriptCodec.size(turn));
                 }
-                StepPlanner.StepPlan plan = StepPlanner.plan(policy, toolSet, index, rounds - roundsUsed, rounds, callCount,
-                        respondedDirectly);
+                StepPlanner.StepPlan plan = StepPlanner.plan(
+                        policy, toolSet, index, rounds - roundsUsed, rounds, callCount, respondedDirectly);
                 ContextWindow.Fitted fitted = window.fit(instructions, contextNote, base, turn, plan, schema, opts);
-                Step step = new Step(index, rounds, plan.mode(), plan.tools().stream().map(ToolDefinition::name).toList(),
+                Step step = new Step(
+                        index,
+                        rounds,
+                        plan.mode(),
+                        plan.tools().stream().map(ToolDefinition::name).toList(),
                         fitted.trimmedEntries());
                 steps.add(step);
                 context.listener().onEvent(new TurnEvent.ModelStep(step));
-                ModelResponse response = retries.generate(fitted.request(), token, context.listener(), opts.maxAttempts(),
-                        !records.isEmpty(), schema, setup.accept());
+                ModelResponse response = retries.generate(
+                        fitted.request(),
+                        token,
+                        context.listener(),
+                        opts.maxAttempts(),
+                        !records.isEmpty(),
+                        schema,
+                        setup.accept());
                 usage = usage.plus(response.usage());
                 switch (response) {
                     case ModelResponse.Answer answer -> {
@@ -262,7 +290,8 @@ public final class Agent {
                     }
                     case ModelResponse.ToolCalls calls -> {
                         if (plan.mode() == ToolCallingMode.DISALLOWED) {
-                            throw new AgentException(ErrorCode.GENERATION_FAILED,
+                            throw new AgentException(
+                                    ErrorCode.GENERATION_FAILED,
                                     "The model called a tool in a step where tools are disabled (step " + index + ").");
                         }
                         List<ToolCall> real = new ArrayList<>();
@@ -275,10 +304,14 @@ public final class Agent {
                             respondedDirectly = true;
                             continue;
                         }
-                        List<ToolRecord> round = ToolRound.run(real, plan.tools(), callCount, policy.maxToolCalls(), opts, context);
+                        List<ToolRecord> round =
+                                ToolRound.run(real, plan.tools(), callCount, policy.maxToolCalls(), opts, context);
                         turn.add(TranscriptEntry.ToolCalls.of(real));
                         for (ToolRecord record : round) {
-                            turn.add(TranscriptEntry.ToolOutput.of(record.call().name(), record.call().id(), record.reply().modelText()));
+                            turn.add(TranscriptEntry.ToolOutput.of(
+                                    record.call().name(),
+                                    record.call().id(),
+                                    record.reply().modelText()));
                         }
                         inProgress = List.copyOf(turn);
                         records.addAll(round);
@@ -320,8 +353,8 @@ public final class Agent {
             return null;
         }
         String note = contextNote;
-        String summary = new Compactor(model, options).summarize(split.older(), null,
-                Compactor.transcript(summaryInstructions), context.token());
+        String summary = new Compactor(model, options)
+                .summarize(split.older(), null, Compactor.transcript(summaryInstructions), context.token());
         context.commit().commit();
         contextNote = note == null || note.isBlank() ? summary : note.strip() + "\n\n" + summary;
         history = split.kept();

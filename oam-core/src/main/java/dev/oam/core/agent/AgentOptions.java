@@ -39,11 +39,31 @@ public record AgentOptions(
     }
 
     /** Options with one call per step ({@code parallelToolCalls} false). */
-    public AgentOptions(ToolChoice toolChoice, int maxToolRounds, int maxToolCalls, @Nullable List<String> enabledTools,
-            @Nullable Double temperature, @Nullable Integer maxResponseTokens, @Nullable Sampling sampling, Duration toolTimeout,
-            boolean trimHistory, int reservedResponseTokens, int maxAttempts) {
-        this(toolChoice, maxToolRounds, maxToolCalls, enabledTools, temperature, maxResponseTokens, sampling, toolTimeout,
-                trimHistory, reservedResponseTokens, maxAttempts, false);
+    public AgentOptions(
+            ToolChoice toolChoice,
+            int maxToolRounds,
+            int maxToolCalls,
+            @Nullable List<String> enabledTools,
+            @Nullable Double temperature,
+            @Nullable Integer maxResponseTokens,
+            @Nullable Sampling sampling,
+            Duration toolTimeout,
+            boolean trimHistory,
+            int reservedResponseTokens,
+            int maxAttempts) {
+        this(
+                toolChoice,
+                maxToolRounds,
+                maxToolCalls,
+                enabledTools,
+                temperature,
+                maxResponseTokens,
+                sampling,
+                toolTimeout,
+                trimHistory,
+                reservedResponseTokens,
+                maxAttempts,
+                false);
     }
 
     public static AgentOptions defaults(Duration toolTimeout) {
@@ -159,8 +179,19 @@ public record AgentOptions(
 
         /** @throws IllegalArgumentException when a value is out of range (as the record's constructor checks) */
         public AgentOptions build() {
-            return new AgentOptions(toolChoice, maxToolRounds, maxToolCalls, enabledTools, temperature,
-                    maxResponseTokens, sampling, toolTimeout, trimHistory, reservedResponseTokens, maxAttempts, parallelToolCalls);
+            return new AgentOptions(
+                    toolChoice,
+                    maxToolRounds,
+                    maxToolCalls,
+                    enabledTools,
+                    temperature,
+                    maxResponseTokens,
+                    sampling,
+                    toolTimeout,
+                    trimHistory,
+                    reservedResponseTokens,
+                    maxAttempts,
+                    parallelToolCalls);
         }
     }
 }

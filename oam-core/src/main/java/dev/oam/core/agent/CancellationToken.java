@@ -12,6 +12,9 @@ public final class CancellationToken {
     private boolean cancelled; // guarded by lock
     private final List<Runnable> listeners = new ArrayList<>(); // guarded by lock
 
+    /** A token not yet cancelled, as {@link #create()} returns. */
+    public CancellationToken() {}
+
     public static CancellationToken create() {
         return new CancellationToken();
     }

@@ -78,13 +78,22 @@ public final class Compactor {
             public String prompt(List<TranscriptEntry> entries, @Nullable String summarySoFar) {
                 StringBuilder material = new StringBuilder();
                 for (TranscriptEntry entry : entries) {
-                    material.append(switch (entry) {
-                        case TranscriptEntry.Prompt p -> "User: " + p.text();
-                        case TranscriptEntry.ToolCalls c -> "Assistant called " + String.join(", ",
-                                c.calls().stream().map(call -> call.name() + Json.write(call.arguments())).toList());
-                        case TranscriptEntry.ToolOutput o -> "Tool " + o.toolName() + " returned: " + o.text();
-                        case TranscriptEntry.Response r -> "Assistant: " + r.text();
-                    }).append('\n');
+                    material.append(
+                                    switch (entry) {
+                                        case TranscriptEntry.Prompt p -> "User: " + p.text();
+                                        case TranscriptEntry.ToolCalls c ->
+                                            "Assistant called "
+                                                    + String.join(
+                                                            ", ",
+                                                            c.calls().stream()
+                                                                    .map(call ->
+                                                                            call.name() + Json.write(call.arguments()))
+                                                                    .toList());
+                                        case TranscriptEntry.ToolOutput o ->
+                                            "Tool " + o.toolName() + " returned: " + o.text();
+                                        case TranscriptEntry.Response r -> "Assistant: " + r.text();
+                                    })
+                            .append('\n');
                 }
                 return material.toString().strip();
             }
@@ -156,15 +165,23 @@ public final class Compactor {
      * @throws AgentException {@code cancelled} when {@code token} is cancelled, {@code generation_failed} when the
      *     model calls a tool, or the model's failure
      */
-    public String summarize(List<TranscriptEntry> entries, @Nullable String summarySoFar, Format format,
-            CancellationToken token) throws AgentException {
-        ModelRequest request = new ModelRequest(format.instructions(), null,
-                List.of(TranscriptEntry.Prompt.of(format.prompt(entries, summarySoFar), null)), List.of(),
-                ToolCallingMode.DISALLOWED, false, null, GenerationOptions.of(options));
-        ModelResponse response = new RetryPolicy(model).generate(request, token, TurnListener.NONE, options.maxAttempts(),
-                false, null, null);
+    public String summarize(
+            List<TranscriptEntry> entries, @Nullable String summarySoFar, Format format, CancellationToken token)
+            throws AgentException {
+        ModelRequest request = new ModelRequest(
+                format.instructions(),
+                null,
+                List.of(TranscriptEntry.Prompt.of(format.prompt(entries, summarySoFar), null)),
+                List.of(),
+                ToolCallingMode.DISALLOWED,
+                false,
+                null,
+                GenerationOptions.of(options));
+        ModelResponse response = new RetryPolicy(model)
+                .generate(request, token, TurnListener.NONE, options.maxAttempts(), false, null, null);
         if (!(response instanceof ModelResponse.Answer answer)) {
-            throw new AgentException(ErrorCode.GENERATION_FAILED, "The model called a tool instead of writing the summary.");
+            throw new AgentException(
+                    ErrorCode.GENERATION_FAILED, "The model called a tool instead of writing the summary.");
         }
         return answer.text().strip();
     }

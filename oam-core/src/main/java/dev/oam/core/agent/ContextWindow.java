@@ -40,7 +40,7 @@ final class ContextWindow {
      * How many counts beyond twice the live history the token cache may hold before a commit prunes it. Pruning walks
      * the whole history, so it waits until at least as many counts are stale (entries of failed turns or of a replaced
      * history, old instructions, tools and schemas) as are live: its cost is then paid for by the stale counts, and a
-     * history that only grows is never walked (it was, every 64 entries, about 1 ms at 16,000 entries; issue 12).
+     * history that only grows is never walked.
      */
     static final int PRUNE_SLACK = 64;
 
@@ -57,8 +57,14 @@ final class ContextWindow {
      * The request of one step over {@code base} (the committed history) and {@code turn} (the running turn so far).
      * {@code instructions} and {@code contextNote} are the agent's at this step.
      */
-    Fitted fit(@Nullable String instructions, @Nullable String contextNote, List<TranscriptEntry> base,
-            List<TranscriptEntry> turn, StepPlanner.StepPlan plan, @Nullable GenerationSchema schema, AgentOptions opts)
+    Fitted fit(
+            @Nullable String instructions,
+            @Nullable String contextNote,
+            List<TranscriptEntry> base,
+            List<TranscriptEntry> turn,
+            StepPlanner.StepPlan plan,
+            @Nullable GenerationSchema schema,
+            AgentOptions opts)
             throws AgentException {
         HistoryIndex index = index(base);
         int fixed = tokens.text(instructions) + tokens.text(contextNote);
@@ -77,10 +83,16 @@ final class ContextWindow {
         int turns = index.turnStarts().length;
         while (total > budget) {
             if (!opts.trimHistory() || hidden == turns) {
-                throw new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, "The conversation needs " + total
-                        + " tokens plus " + opts.reservedResponseTokens() + " reserved for the answer, but the context holds "
-                        + model.contextSize() + (opts.trimHistory() ? " even with every earlier turn hidden" : " (trimHistory is off)")
-                        + ". Shorten the prompt or instructions, use session/compact, or start a new session.");
+                throw new AgentException(
+                        ErrorCode.CONTEXT_SIZE_EXCEEDED,
+                        "The conversation needs " + total
+                                + " tokens plus " + opts.reservedResponseTokens()
+                                + " reserved for the answer, but the context holds "
+                                + model.contextSize()
+                                + (opts.trimHistory()
+                                        ? " even with every earlier turn hidden"
+                                        : " (trimHistory is off)")
+                                + ". Shorten the prompt or instructions, use session/compact, or start a new session.");
             }
             total -= index.turnTokens()[hidden];
             hidden++;
@@ -89,8 +101,18 @@ final class ContextWindow {
         List<TranscriptEntry> visible = new ArrayList<>(base.size() - firstVisible + turn.size());
         visible.addAll(base.subList(firstVisible, base.size()));
         visible.addAll(turn);
-        ModelRequest request = new ModelRequest(instructions, contextNote, visible, plan.tools(), plan.mode(),
-                plan.offerRespondDirectly(), schema, GenerationOptions.of(opts), total, 1, plan.listed());
+        ModelRequest request = new ModelRequest(
+                instructions,
+                contextNote,
+                visible,
+                plan.tools(),
+                plan.mode(),
+                plan.offerRespondDirectly(),
+                schema,
+                GenerationOptions.of(opts),
+                total,
+                1,
+                plan.listed());
         return new Fitted(request, firstVisible);
     }
 
@@ -124,9 +146,12 @@ final class ContextWindow {
             return current;
         }
         HistoryIndex built;
-        if (current != null && entries.size() > current.history().size()
+        if (current != null
+                && entries.size() > current.history().size()
                 && entries.get(current.history().size()) instanceof Prompt
-                && (current.history().isEmpty() || entries.get(current.history().size() - 1) == current.history().get(current.history().size() - 1))) {
+                && (current.history().isEmpty()
+                        || entries.get(current.history().size() - 1)
+                                == current.history().get(current.history().size() - 1))) {
             built = extend(current, entries);
         } else {
             built = extend(new HistoryIndex(List.of(), new int[0], new int[0], 0), entries);
@@ -181,8 +206,10 @@ final class ContextWindow {
         }
 
         synchronized int tool(ToolDefinition tool) {
-            return counts.computeIfAbsent(tool, t -> model.countTokens(tool.name() + " "
-                    + (tool.description() == null ? "" : tool.description()) + " " + Json.write(tool.parameters())));
+            return counts.computeIfAbsent(
+                    tool,
+                    t -> model.countTokens(tool.name() + " " + (tool.description() == null ? "" : tool.description())
+                            + " " + Json.write(tool.parameters())));
         }
 
         synchronized int schema(GenerationSchema schema) {

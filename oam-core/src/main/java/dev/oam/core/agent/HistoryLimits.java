@@ -73,15 +73,21 @@ public final class HistoryLimits {
      */
     public void check(@org.jspecify.annotations.Nullable Agent agent, long size) throws AgentException {
         if (size > historyBytes) {
-            throw exceeded("This conversation's history would hold " + size + " (JSON characters), more than the cap of "
-                    + historyBytes + " per conversation; compact it (session/compact), reset it or delete it.",
-                    historyBytes, size, "conversation");
+            throw exceeded(
+                    "This conversation's history would hold " + size + " (JSON characters), more than the cap of "
+                            + historyBytes + " per conversation; compact it (session/compact), reset it or delete it.",
+                    historyBytes,
+                    size,
+                    "conversation");
         }
         long others = used() - (agent != null && agents.contains(agent) ? agent.historySize() : 0);
         if (others + size > totalBytes) {
-            throw exceeded("All conversations together would hold " + (others + size) + " (JSON characters), more than "
-                    + "their cap of " + totalBytes + "; delete, reset or compact some sessions or NPCs.",
-                    totalBytes, others + size, "total");
+            throw exceeded(
+                    "All conversations together would hold " + (others + size) + " (JSON characters), more than "
+                            + "their cap of " + totalBytes + "; delete, reset or compact some sessions or NPCs.",
+                    totalBytes,
+                    others + size,
+                    "total");
         }
     }
 

@@ -39,13 +39,21 @@ public final class RetryPolicy {
     }
 
     /** Generates {@code request}, whose answer must fit {@code accept}; {@code schema} shapes the streamed partials. */
-    ModelResponse generate(ModelRequest request, CancellationToken token, TurnListener listener, int maxAttempts,
-            boolean toolRan, @Nullable GenerationSchema schema, @Nullable GenerationSchema accept) throws AgentException {
+    ModelResponse generate(
+            ModelRequest request,
+            CancellationToken token,
+            TurnListener listener,
+            int maxAttempts,
+            boolean toolRan,
+            @Nullable GenerationSchema schema,
+            @Nullable GenerationSchema accept)
+            throws AgentException {
         Usage retried = Usage.ZERO; // what the attempts asked again consumed
         for (int attempt = 1; ; attempt++) {
             StreamAccumulator text = new StreamAccumulator(listener, schema);
             try {
-                ModelResponse response = model.respond(attempt == 1 ? request : request.withAttempt(attempt), text, token);
+                ModelResponse response =
+                        model.respond(attempt == 1 ? request : request.withAttempt(attempt), text, token);
                 token.check();
                 String violation = violation(response, accept);
                 if (violation != null) {
@@ -111,7 +119,9 @@ public final class RetryPolicy {
                 return "The model's answer is not JSON for the requested schema.";
             }
         }
-        return schema.firstViolation(value).map(v -> "The model's answer does not match the schema: " + v).orElse(null);
+        return schema.firstViolation(value)
+                .map(v -> "The model's answer does not match the schema: " + v)
+                .orElse(null);
     }
 
     /** {@code response} with {@code extra} added to its usage. */

@@ -19,7 +19,11 @@ final class StepPlanner {
      * hidden {@code respond_directly} tool is offered too, and the turn's tools whatever the step may call
      * ({@link dev.oam.core.model.ModelRequest#listedTools}).
      */
-    record StepPlan(ToolCallingMode mode, List<ToolDefinition> tools, boolean offerRespondDirectly, List<ToolDefinition> listed) {
+    record StepPlan(
+            ToolCallingMode mode,
+            List<ToolDefinition> tools,
+            boolean offerRespondDirectly,
+            List<ToolDefinition> listed) {
         StepPlan {
             tools = List.copyOf(tools);
             listed = List.copyOf(listed);
@@ -31,7 +35,8 @@ final class StepPlanner {
     }
 
     /** The turn's policy; a {@code {"tool": name}} naming a tool the agent lacks is rejected here. */
-    static TurnPolicy policy(TurnRequest request, AgentOptions opts, List<ToolDefinition> toolSet) throws AgentException {
+    static TurnPolicy policy(TurnRequest request, AgentOptions opts, List<ToolDefinition> toolSet)
+            throws AgentException {
         TurnPolicy base = TurnPolicy.of(opts);
         TurnPolicy policy = new TurnPolicy(
                 request.toolChoice() != null ? request.toolChoice() : base.toolChoice(),
@@ -40,7 +45,8 @@ final class StepPlanner {
                 request.enabledTools() != null ? request.enabledTools() : base.enabledTools());
         if (policy.toolChoice() instanceof ToolChoice.Named named
                 && toolSet.stream().noneMatch(tool -> tool.name().equals(named.tool()))) {
-            throw new AgentException(ErrorCode.INVALID_PARAMS,
+            throw new AgentException(
+                    ErrorCode.INVALID_PARAMS,
                     "Parameter 'toolChoice' names the tool '" + named.tool() + "', which the session does not have.");
         }
         return policy;
@@ -52,24 +58,37 @@ final class StepPlanner {
      * turn's totals, held against the policy's budgets; {@code respondedDirectly}: the model called
      * {@code respond_directly}, so tools are off for the rest of the turn.
      */
-    static StepPlan plan(TurnPolicy policy, List<ToolDefinition> toolSet, int index, int roundsThisCall, int rounds, int calls,
+    static StepPlan plan(
+            TurnPolicy policy,
+            List<ToolDefinition> toolSet,
+            int index,
+            int roundsThisCall,
+            int rounds,
+            int calls,
             boolean respondedDirectly) {
         List<ToolDefinition> enabled = toolSet;
         if (policy.enabledTools() != null) {
             Set<String> allowed = new LinkedHashSet<>(policy.enabledTools());
-            enabled = toolSet.stream().filter(tool -> allowed.contains(tool.name())).toList();
+            enabled = toolSet.stream()
+                    .filter(tool -> allowed.contains(tool.name()))
+                    .toList();
         }
         List<ToolDefinition> listed = enabled;
         ToolChoice choice = policy.toolChoice();
         ToolCallingMode mode;
-        if (choice instanceof ToolChoice.None || respondedDirectly
-                || rounds >= policy.maxToolRounds() || calls >= policy.maxToolCalls()) {
+        if (choice instanceof ToolChoice.None
+                || respondedDirectly
+                || rounds >= policy.maxToolRounds()
+                || calls >= policy.maxToolCalls()) {
             mode = ToolCallingMode.DISALLOWED;
-        } else if ((choice instanceof ToolChoice.Required || choice instanceof ToolChoice.Explicit) && roundsThisCall == 0) {
+        } else if ((choice instanceof ToolChoice.Required || choice instanceof ToolChoice.Explicit)
+                && roundsThisCall == 0) {
             mode = ToolCallingMode.REQUIRED;
         } else if (choice instanceof ToolChoice.Named named && roundsThisCall == 0) {
             mode = ToolCallingMode.REQUIRED;
-            enabled = enabled.stream().filter(tool -> tool.name().equals(named.tool())).toList();
+            enabled = enabled.stream()
+                    .filter(tool -> tool.name().equals(named.tool()))
+                    .toList();
         } else {
             mode = ToolCallingMode.ALLOWED;
         }

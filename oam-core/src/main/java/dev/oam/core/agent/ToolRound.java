@@ -33,21 +33,31 @@ final class ToolRound {
     private ToolRound() {}
 
     /** {@code callsBefore}: the calls the turn made in earlier rounds (they count against {@code maxToolCalls}). */
-    static List<ToolRecord> run(List<ToolCall> calls, List<ToolDefinition> enabled, int callsBefore, int maxToolCalls,
-            AgentOptions opts, TurnContext context) throws AgentException {
+    static List<ToolRecord> run(
+            List<ToolCall> calls,
+            List<ToolDefinition> enabled,
+            int callsBefore,
+            int maxToolCalls,
+            AgentOptions opts,
+            TurnContext context)
+            throws AgentException {
         int n = calls.size();
         ToolChannel.PendingCall[] pending = new ToolChannel.PendingCall[n];
         ToolReply[] immediate = new ToolReply[n];
         Duration[] timeouts = new Duration[n];
         for (int i = 0; i < n; i++) {
             ToolCall call = calls.get(i);
-            ToolDefinition definition = enabled.stream().filter(t -> t.name().equals(call.name())).findFirst().orElse(null);
+            ToolDefinition definition = enabled.stream()
+                    .filter(t -> t.name().equals(call.name()))
+                    .findFirst()
+                    .orElse(null);
             if (callsBefore + i >= maxToolCalls) {
                 immediate[i] = ToolReply.error("Tool call limit reached (maxToolCalls is " + maxToolCalls + "); '"
                         + call.name() + "' was not run. Answer with what you have.");
             } else if (definition == null) {
                 immediate[i] = ToolReply.error("Tool '" + call.name() + "' is not available. Available tools: "
-                        + String.join(", ", enabled.stream().map(ToolDefinition::name).toList()) + ".");
+                        + String.join(
+                                ", ", enabled.stream().map(ToolDefinition::name).toList()) + ".");
             } else if (definition.schema().firstViolation(call.arguments()).isPresent()) {
                 immediate[i] = ToolReply.error("Invalid arguments for '" + call.name() + "': "
                         + definition.schema().firstViolation(call.arguments()).get()
@@ -57,7 +67,8 @@ final class ToolRound {
             }
         }
         for (ToolCall call : calls) {
-            context.listener().onEvent(new TurnEvent.ToolCallStarted(call, context.tools().execution(call.name())));
+            context.listener()
+                    .onEvent(new TurnEvent.ToolCallStarted(call, context.tools().execution(call.name())));
         }
         long[] started = new long[n];
         BlockingQueue<Integer> done = new LinkedBlockingQueue<>();
@@ -91,28 +102,43 @@ final class ToolRound {
                 int index = i;
                 // Attached before the call can reach the engine, so a reply that comes back while this thread is still
                 // descheduled after sending is announced by the thread completing it, not later on this one.
-                pending[i] = context.tools().send(calls.get(i), call -> call.reply().whenComplete((reply, error) -> {
-                    // On the completing thread (the bridge's input thread): record the reply and announce it at once,
-                    // one thread wake-up before the turn's thread would. Only when the lock is free: that thread must
-                    // not wait for the turn's, which may be writing to a slow client; the turn's thread records it then.
-                    if (announce && error == null && lock.tryLock()) {
-                        try {
-                            if (open[0] && !finished[index]) {
-                                finished[index] = true;
-                                record(records, calls.get(index), reply, System.nanoTime() - started[index], context);
-                                countAnnounced(turnThread);
-                            } else if (DebugCounters.ENABLED) {
-                                DebugCounters.count("toolReply.turnThread.finishedAlready");
-                            }
-                        } finally {
-                            lock.unlock();
-                        }
-                    } else if (DebugCounters.ENABLED) {
-                        DebugCounters.count(!announce ? "toolReply.turnThread.channelDoesNotAnnounce"
-                                : error != null ? "toolReply.turnThread.failed" : "toolReply.turnThread.lockBusy");
-                    }
-                    done.offer(index);
-                }));
+                pending[i] = context.tools()
+                        .send(
+                                calls.get(i),
+                                call -> call.reply().whenComplete((reply, error) -> {
+                                    // On the completing thread (the bridge's input thread): record the reply and
+                                    // announce it at once,
+                                    // one thread wake-up before the turn's thread would. Only when the lock is free:
+                                    // that thread must
+                                    // not wait for the turn's, which may be writing to a slow client; the turn's thread
+                                    // records it then.
+                                    if (announce && error == null && lock.tryLock()) {
+                                        try {
+                                            if (open[0] && !finished[index]) {
+                                                finished[index] = true;
+                                                record(
+                                                        records,
+                                                        calls.get(index),
+                                                        reply,
+                                                        System.nanoTime() - started[index],
+                                                        context);
+                                                countAnnounced(turnThread);
+                                            } else if (DebugCounters.ENABLED) {
+                                                DebugCounters.count("toolReply.turnThread.finishedAlready");
+                                            }
+                                        } finally {
+                                            lock.unlock();
+                                        }
+                                    } else if (DebugCounters.ENABLED) {
+                                        DebugCounters.count(
+                                                !announce
+                                                        ? "toolReply.turnThread.channelDoesNotAnnounce"
+                                                        : error != null
+                                                                ? "toolReply.turnThread.failed"
+                                                                : "toolReply.turnThread.lockBusy");
+                                    }
+                                    done.offer(index);
+                                }));
             }
         }
         Runnable wake = () -> done.offer(-1);
@@ -176,12 +202,15 @@ final class ToolRound {
     private static void countAnnounced(Thread turnThread) {
         if (DebugCounters.ENABLED) {
             // The turn's thread completes the callback itself when the reply came before it was attached.
-            DebugCounters.count(Thread.currentThread() == turnThread ? "toolReply.turnThread.beforeAttached"
-                    : "toolReply.replyThread.announced");
+            DebugCounters.count(
+                    Thread.currentThread() == turnThread
+                            ? "toolReply.turnThread.beforeAttached"
+                            : "toolReply.replyThread.announced");
         }
     }
 
-    private static void record(List<ToolRecord> records, ToolCall call, ToolReply reply, long nanos, TurnContext context) {
+    private static void record(
+            List<ToolRecord> records, ToolCall call, ToolReply reply, long nanos, TurnContext context) {
         ToolRecord record = ToolRecord.of(call, reply, nanos);
         records.add(record);
         context.listener().onEvent(new TurnEvent.ToolCallCompleted(record));

@@ -30,8 +30,13 @@ public record TurnRequest(
     }
 
     /** A turn whose answer must fit its schema. */
-    public TurnRequest(String prompt, @Nullable JsonNode schema, @Nullable ToolChoice toolChoice, @Nullable Integer maxToolRounds,
-            @Nullable Integer maxToolCalls, @Nullable List<String> enabledTools) {
+    public TurnRequest(
+            String prompt,
+            @Nullable JsonNode schema,
+            @Nullable ToolChoice toolChoice,
+            @Nullable Integer maxToolRounds,
+            @Nullable Integer maxToolCalls,
+            @Nullable List<String> enabledTools) {
         this(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, enabledTools, null);
     }
 

@@ -6,7 +6,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /** The outcome of a successful turn. {@code structured} is set for schema turns only. */
-public record TurnResult(String text, @Nullable JsonNode structured, List<ToolRecord> toolCalls, Usage usage, List<Step> steps) {
+public record TurnResult(
+        String text, @Nullable JsonNode structured, List<ToolRecord> toolCalls, Usage usage, List<Step> steps) {
     public TurnResult {
         toolCalls = List.copyOf(toolCalls);
         steps = List.copyOf(steps);

@@ -9,7 +9,9 @@ public record Usage(int inputTokens, int cachedInputTokens, int outputTokens) {
     }
 
     public Usage plus(Usage other) {
-        return new Usage(inputTokens + other.inputTokens, cachedInputTokens + other.cachedInputTokens,
+        return new Usage(
+                inputTokens + other.inputTokens,
+                cachedInputTokens + other.cachedInputTokens,
                 outputTokens + other.outputTokens);
     }
 }

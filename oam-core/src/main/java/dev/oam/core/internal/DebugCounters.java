@@ -41,7 +41,9 @@ public final class DebugCounters {
 
     static String line() {
         StringBuilder out = new StringBuilder("oam debug counters:");
-        snapshot().forEach((name, count) -> out.append(' ').append(name).append('=').append(count));
+        snapshot()
+                .forEach((name, count) ->
+                        out.append(' ').append(name).append('=').append(count));
         return out.toString();
     }
 }

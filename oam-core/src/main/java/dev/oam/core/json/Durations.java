@@ -18,7 +18,8 @@ public final class Durations {
 
     /** {@code duration} in seconds as an exact number, for a JSON member ({@code 0.2}, not {@code 0.200000000}). */
     public static BigDecimal secondsValue(Duration duration) {
-        BigDecimal value = BigDecimal.valueOf(duration.getSeconds()).add(BigDecimal.valueOf(duration.getNano(), 9))
+        BigDecimal value = BigDecimal.valueOf(duration.getSeconds())
+                .add(BigDecimal.valueOf(duration.getNano(), 9))
                 .stripTrailingZeros();
         return value.scale() < 0 ? value.setScale(0) : value; // 120, not 1.2E+2
     }

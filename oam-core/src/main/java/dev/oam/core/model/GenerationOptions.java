@@ -10,24 +10,32 @@ import org.jspecify.annotations.Nullable;
  * @param parallelToolCalls whether the step may hold several tool calls (else a model is asked for at most one)
  * @param dialogue the answer is this character's spoken reply ({@link DialogueForm}), or {@code null}
  */
-public record GenerationOptions(@Nullable Double temperature, @Nullable Integer maxResponseTokens, @Nullable Sampling sampling,
-        boolean parallelToolCalls, @Nullable DialogueForm dialogue) {
+public record GenerationOptions(
+        @Nullable Double temperature,
+        @Nullable Integer maxResponseTokens,
+        @Nullable Sampling sampling,
+        boolean parallelToolCalls,
+        @Nullable DialogueForm dialogue) {
     public static final GenerationOptions DEFAULT = new GenerationOptions(null, null, null);
 
     /** Settings with at most one tool call per step. */
-    public GenerationOptions(@Nullable Double temperature, @Nullable Integer maxResponseTokens, @Nullable Sampling sampling) {
+    public GenerationOptions(
+            @Nullable Double temperature, @Nullable Integer maxResponseTokens, @Nullable Sampling sampling) {
         this(temperature, maxResponseTokens, sampling, false);
     }
 
     /** Settings of an answer that is no character's reply. */
-    public GenerationOptions(@Nullable Double temperature, @Nullable Integer maxResponseTokens, @Nullable Sampling sampling,
+    public GenerationOptions(
+            @Nullable Double temperature,
+            @Nullable Integer maxResponseTokens,
+            @Nullable Sampling sampling,
             boolean parallelToolCalls) {
         this(temperature, maxResponseTokens, sampling, parallelToolCalls, null);
     }
 
     public static GenerationOptions of(AgentOptions options) {
-        return new GenerationOptions(options.temperature(), options.maxResponseTokens(), options.sampling(),
-                options.parallelToolCalls());
+        return new GenerationOptions(
+                options.temperature(), options.maxResponseTokens(), options.sampling(), options.parallelToolCalls());
     }
 
     /** The same settings for an answer spoken as {@code form}. */

@@ -23,8 +23,13 @@ public record ModelAvailability(
         supportedLanguages = List.copyOf(supportedLanguages);
     }
 
-    public ModelAvailability(boolean available, @Nullable String reason, @Nullable String message,
-            @Nullable Integer contextSize, @Nullable String variant, List<String> supportedLanguages) {
+    public ModelAvailability(
+            boolean available,
+            @Nullable String reason,
+            @Nullable String message,
+            @Nullable Integer contextSize,
+            @Nullable String variant,
+            List<String> supportedLanguages) {
         this(available, reason, message, contextSize, variant, supportedLanguages, null);
     }
 

@@ -35,8 +35,8 @@ public interface ModelBackend {
      * through {@code environment}: the process environment for {@code oam stdio}, the settings of each
      * {@code oam_bridge_create} for the C ABI. Backends that read none keep this default.
      */
-    default LanguageModel systemModel(String location, @Nullable String name, UnaryOperator<@Nullable String> environment)
-            throws Exception {
+    default LanguageModel systemModel(
+            String location, @Nullable String name, UnaryOperator<@Nullable String> environment) throws Exception {
         return systemModel(location, name);
     }
 
@@ -46,7 +46,8 @@ public interface ModelBackend {
     /** Every backend on the class path, in class-path order. */
     static List<ModelBackend> discover() {
         List<ModelBackend> backends = new ArrayList<>();
-        ServiceLoader.load(ModelBackend.class, ModelBackend.class.getClassLoader()).forEach(backends::add);
+        ServiceLoader.load(ModelBackend.class, ModelBackend.class.getClassLoader())
+                .forEach(backends::add);
         return backends;
     }
 }

@@ -46,7 +46,8 @@ public final class ModelBackends {
      * @throws ModelSetupException with a message for the person who configured the host, naming the cause
      */
     public static LanguageModel systemModel(List<ModelBackend> backends, ModelSpec spec) {
-        UnaryOperator<@Nullable String> environment = spec instanceof ModelSpec.Location location ? location.environment() : System::getenv;
+        UnaryOperator<@Nullable String> environment =
+                spec instanceof ModelSpec.Location location ? location.environment() : System::getenv;
         return systemModel(backends, spec, () -> ModelCache.fromEnvironment(environment));
     }
 
@@ -57,16 +58,28 @@ public final class ModelBackends {
 
     private static LanguageModel systemModel(List<ModelBackend> backends, ModelSpec spec, Supplier<ModelCache> cache) {
         return switch (spec) {
-            case ModelSpec.Location location -> located(backends, ModelName.isName(location.location())
-                    ? new ModelSpec.Location(cached(cache, location.location()).toString(), location.name(), location.environment())
-                    : location);
+            case ModelSpec.Location location ->
+                located(
+                        backends,
+                        ModelName.isName(location.location())
+                                ? new ModelSpec.Location(
+                                        cached(cache, location.location()).toString(),
+                                        location.name(),
+                                        location.environment())
+                                : location);
             case ModelSpec.Llama llama -> {
                 ModelSpec.Llama file = ModelName.isName(llama.path().toString())
-                        ? new ModelSpec.Llama(cached(cache, llama.path().toString()), llama.contextSize(), llama.threads(), llama.gpuLayers(), llama.seed())
+                        ? new ModelSpec.Llama(
+                                cached(cache, llama.path().toString()),
+                                llama.contextSize(),
+                                llama.threads(),
+                                llama.gpuLayers(),
+                                llama.seed())
                         : llama;
                 yield typed(backends, "llama", llama.path().toString(), file.toJson());
             }
-            case ModelSpec.OpenAI openai -> typed(backends, "openai", openai.baseUrl().toString(), openai.toJson());
+            case ModelSpec.OpenAI openai ->
+                typed(backends, "openai", openai.baseUrl().toString(), openai.toJson());
         };
     }
 
@@ -109,12 +122,14 @@ public final class ModelBackends {
                 try {
                     return backend.systemModel(spec.location(), spec.name(), spec.environment());
                 } catch (Exception e) {
-                    throw new ModelSetupException("cannot use the model '" + spec.location() + "': " + e.getMessage(), e);
+                    throw new ModelSetupException(
+                            "cannot use the model '" + spec.location() + "': " + e.getMessage(), e);
                 }
             }
         }
-        throw new ModelSetupException("no model backend in this build serves '" + spec.location() + "' (backends: "
-                + names(backends) + "). Give a .gguf file for llama.cpp or an http(s)://…/v1 URL for an OpenAI-compatible server.",
+        throw new ModelSetupException(
+                "no model backend in this build serves '" + spec.location() + "' (backends: " + names(backends)
+                        + "). Give a .gguf file for llama.cpp or an http(s)://…/v1 URL for an OpenAI-compatible server.",
                 null);
     }
 
@@ -124,19 +139,24 @@ public final class ModelBackends {
                 try {
                     return backend.create(json, "systemModel");
                 } catch (ModelParameterException e) {
-                    throw new ModelSetupException("cannot use the " + type + " model '" + where + "': "
-                            + e.shortMessage(), e);
+                    throw new ModelSetupException(
+                            "cannot use the " + type + " model '" + where + "': " + e.shortMessage(), e);
                 } catch (RuntimeException e) {
-                    throw new ModelSetupException("cannot use the " + type + " model '" + where + "': " + e.getMessage(), e);
+                    throw new ModelSetupException(
+                            "cannot use the " + type + " model '" + where + "': " + e.getMessage(), e);
                 }
             }
         }
-        throw new ModelSetupException("no model backend of type '" + type + "' in this build (backends: " + names(backends)
-                + "); put oam-model-" + type + " on the class path.", null);
+        throw new ModelSetupException(
+                "no model backend of type '" + type + "' in this build (backends: " + names(backends)
+                        + "); put oam-model-" + type + " on the class path.",
+                null);
     }
 
     private static String names(List<ModelBackend> backends) {
-        return backends.isEmpty() ? "none" : String.join(", ", backends.stream().map(ModelBackend::type).toList());
+        return backends.isEmpty()
+                ? "none"
+                : String.join(", ", backends.stream().map(ModelBackend::type).toList());
     }
 
     /** The host's model configuration cannot be served; the message names the cause. */

@@ -62,7 +62,8 @@ public final class ModelParameterException extends Exception {
 
     private static String render(String member, String problem, boolean missing) {
         if (missing) {
-            return "Missing required parameter '" + member + "'" + (problem.isEmpty() ? "" : " (" + problem + ")") + ".";
+            return "Missing required parameter '" + member + "'" + (problem.isEmpty() ? "" : " (" + problem + ")")
+                    + ".";
         }
         return "Parameter " + quoted(member, problem);
     }

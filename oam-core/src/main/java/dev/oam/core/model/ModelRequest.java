@@ -46,35 +46,91 @@ public record ModelRequest(
     }
 
     /** A step whose listed tools are the tools it may call. */
-    public ModelRequest(@Nullable String instructions, @Nullable String contextNote, List<TranscriptEntry> entries,
-            List<ToolDefinition> tools, ToolCallingMode mode, boolean offerRespondDirectly, @Nullable GenerationSchema schema,
-            GenerationOptions options, int inputTokens, int attempt) {
-        this(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, options, inputTokens, attempt, tools);
+    public ModelRequest(
+            @Nullable String instructions,
+            @Nullable String contextNote,
+            List<TranscriptEntry> entries,
+            List<ToolDefinition> tools,
+            ToolCallingMode mode,
+            boolean offerRespondDirectly,
+            @Nullable GenerationSchema schema,
+            GenerationOptions options,
+            int inputTokens,
+            int attempt) {
+        this(
+                instructions,
+                contextNote,
+                entries,
+                tools,
+                mode,
+                offerRespondDirectly,
+                schema,
+                options,
+                inputTokens,
+                attempt,
+                tools);
     }
 
     /** A first attempt. */
-    public ModelRequest(@Nullable String instructions, @Nullable String contextNote, List<TranscriptEntry> entries,
-            List<ToolDefinition> tools, ToolCallingMode mode, boolean offerRespondDirectly, @Nullable GenerationSchema schema,
-            GenerationOptions options, int inputTokens) {
+    public ModelRequest(
+            @Nullable String instructions,
+            @Nullable String contextNote,
+            List<TranscriptEntry> entries,
+            List<ToolDefinition> tools,
+            ToolCallingMode mode,
+            boolean offerRespondDirectly,
+            @Nullable GenerationSchema schema,
+            GenerationOptions options,
+            int inputTokens) {
         this(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, options, inputTokens, 1);
     }
 
     /** The same step asked again. */
     public ModelRequest withAttempt(int number) {
-        return new ModelRequest(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, options,
-                inputTokens, number, listedTools);
+        return new ModelRequest(
+                instructions,
+                contextNote,
+                entries,
+                tools,
+                mode,
+                offerRespondDirectly,
+                schema,
+                options,
+                inputTokens,
+                number,
+                listedTools);
     }
 
     /** The same step with another answer schema (a game method holding the model to floors of its own). */
     public ModelRequest withSchema(@Nullable GenerationSchema other) {
-        return new ModelRequest(instructions, contextNote, entries, tools, mode, offerRespondDirectly, other, options,
-                inputTokens, attempt, listedTools);
+        return new ModelRequest(
+                instructions,
+                contextNote,
+                entries,
+                tools,
+                mode,
+                offerRespondDirectly,
+                other,
+                options,
+                inputTokens,
+                attempt,
+                listedTools);
     }
 
     /** The same step with other generation settings. */
     public ModelRequest withOptions(GenerationOptions other) {
-        return new ModelRequest(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, other,
-                inputTokens, attempt, listedTools);
+        return new ModelRequest(
+                instructions,
+                contextNote,
+                entries,
+                tools,
+                mode,
+                offerRespondDirectly,
+                schema,
+                other,
+                inputTokens,
+                attempt,
+                listedTools);
     }
 
     /**
@@ -83,8 +139,18 @@ public record ModelRequest(
      */
     public ModelRequest withCallable(List<ToolDefinition> callable) {
         ToolCallingMode m = callable.isEmpty() ? ToolCallingMode.DISALLOWED : mode;
-        return new ModelRequest(instructions, contextNote, entries, callable, m, m != ToolCallingMode.DISALLOWED && offerRespondDirectly,
-                schema, options, inputTokens, attempt, listedTools);
+        return new ModelRequest(
+                instructions,
+                contextNote,
+                entries,
+                callable,
+                m,
+                m != ToolCallingMode.DISALLOWED && offerRespondDirectly,
+                schema,
+                options,
+                inputTokens,
+                attempt,
+                listedTools);
     }
 
     /** The names of the tools whose output this turn already holds, in the order they answered. */
@@ -103,8 +169,14 @@ public record ModelRequest(
     }
 
     /** A request whose input tokens are estimated with {@link Tokens}. */
-    public ModelRequest(@Nullable String instructions, @Nullable String contextNote, List<TranscriptEntry> entries,
-            List<ToolDefinition> tools, ToolCallingMode mode, boolean offerRespondDirectly, @Nullable GenerationSchema schema,
+    public ModelRequest(
+            @Nullable String instructions,
+            @Nullable String contextNote,
+            List<TranscriptEntry> entries,
+            List<ToolDefinition> tools,
+            ToolCallingMode mode,
+            boolean offerRespondDirectly,
+            @Nullable GenerationSchema schema,
             GenerationOptions options) {
         this(instructions, contextNote, entries, tools, mode, offerRespondDirectly, schema, options, -1);
     }

@@ -63,11 +63,17 @@ public sealed interface ModelSpec {
      * A local GGUF file run in-process by llama.cpp: {@code {"type": "llama", "path", "contextSize"?, "threads"?,
      * "gpuLayers"?, "seed"?}}. Zero means the host's default (see docs/MODELS.md); {@code gpuLayers} -1 offloads every layer.
      */
-    record Llama(Path path, int contextSize, int threads, int gpuLayers, @Nullable Long seed) implements ModelSpec {
+    record Llama(
+            Path path,
+            int contextSize,
+            int threads,
+            int gpuLayers,
+            @Nullable Long seed) implements ModelSpec {
         public Llama {
             Objects.requireNonNull(path, "path");
             if (contextSize < 0 || threads < 0 || gpuLayers < -1 || seed != null && seed < 0) {
-                throw new IllegalArgumentException("contextSize, threads and seed must not be negative, gpuLayers not below -1");
+                throw new IllegalArgumentException(
+                        "contextSize, threads and seed must not be negative, gpuLayers not below -1");
             }
         }
 
@@ -134,11 +140,20 @@ public sealed interface ModelSpec {
      * @param contextSize 0 for the default (8192)
      * @param timeout the longest one request may take; {@code null} for the default, {@link Duration#ZERO} for none
      */
-    record OpenAI(URI baseUrl, String model, @Nullable String apiKeyEnv, Map<String, String> headers, ToolCallMode toolCallMode,
-            int contextSize, @Nullable Duration timeout) implements ModelSpec {
+    record OpenAI(
+            URI baseUrl,
+            String model,
+            @Nullable String apiKeyEnv,
+            Map<String, String> headers,
+            ToolCallMode toolCallMode,
+            int contextSize,
+            @Nullable Duration timeout)
+            implements ModelSpec {
         /** How tool calls reach the server: its own {@code tools}, JSON emulation, or native with a fallback. */
         public enum ToolCallMode {
-            NATIVE, EMULATED, AUTO;
+            NATIVE,
+            EMULATED,
+            AUTO;
 
             String wireName() {
                 return name().toLowerCase(Locale.ROOT);
@@ -202,7 +217,9 @@ public sealed interface ModelSpec {
                 json.put("contextSize", contextSize);
             }
             if (timeout != null) {
-                json.put("timeoutSeconds", BigDecimal.valueOf(timeout.toNanos()).movePointLeft(9).stripTrailingZeros());
+                json.put(
+                        "timeoutSeconds",
+                        BigDecimal.valueOf(timeout.toNanos()).movePointLeft(9).stripTrailingZeros());
             }
             return json;
         }
@@ -216,7 +233,8 @@ public sealed interface ModelSpec {
      * @param name the model's name ({@code --model-name}, {@code OAM_MODEL_NAME}), when given
      * @param environment where the backend reads the host's other variables ({@code OAM_API_KEY})
      */
-    record Location(String location, @Nullable String name, UnaryOperator<@Nullable String> environment) implements ModelSpec {
+    record Location(String location, @Nullable String name, UnaryOperator<@Nullable String> environment)
+            implements ModelSpec {
         public Location {
             Objects.requireNonNull(location, "location");
             Objects.requireNonNull(environment, "environment");

@@ -52,7 +52,8 @@ public final class ScriptedModel implements LanguageModel {
         }
         JsonNode fallbackNode = spec.get("fallback");
         ScriptStep fallback = fallbackNode == null || fallbackNode.isNull()
-                ? DEFAULT_FALLBACK : parseStep(fallbackNode, path + ".fallback");
+                ? DEFAULT_FALLBACK
+                : parseStep(fallbackNode, path + ".fallback");
         return new ScriptedModel(steps, fallback);
     }
 
@@ -63,9 +64,11 @@ public final class ScriptedModel implements LanguageModel {
         long delay = 0;
         JsonNode delayNode = node.get("delayMs");
         if (delayNode != null && !delayNode.isNull()) {
-            if (!delayNode.isNumber() || delayNode.decimalValue().signum() < 0
+            if (!delayNode.isNumber()
+                    || delayNode.decimalValue().signum() < 0
                     || delayNode.decimalValue().compareTo(java.math.BigDecimal.valueOf(MAX_DELAY_MS)) > 0) {
-                throw new IllegalArgumentException("Parameter '" + path + ".delayMs' must be a number of milliseconds from 0 to " + MAX_DELAY_MS + ".");
+                throw new IllegalArgumentException("Parameter '" + path
+                        + ".delayMs' must be a number of milliseconds from 0 to " + MAX_DELAY_MS + ".");
             }
             delay = delayNode.decimalValue().longValue();
         }
@@ -89,7 +92,8 @@ public final class ScriptedModel implements LanguageModel {
         if (present(node, "toolCalls")) {
             JsonNode calls = node.get("toolCalls");
             if (!calls.isArray() || calls.isEmpty()) {
-                throw new IllegalArgumentException("Parameter '" + path + ".toolCalls' must be a non-empty array of calls.");
+                throw new IllegalArgumentException(
+                        "Parameter '" + path + ".toolCalls' must be a non-empty array of calls.");
             }
             List<ScriptStep.Call> parsed = new ArrayList<>();
             for (int i = 0; i < calls.size(); i++) {
@@ -115,14 +119,16 @@ public final class ScriptedModel implements LanguageModel {
         }
         if (present(node, "error")) {
             String code = string(node, "error", path);
-            ErrorCode errorCode = ErrorCode.byDataCode(code).filter(ErrorCode::isAgentError).orElseThrow(() ->
-                    new IllegalArgumentException("Parameter '" + path + ".error' must be an agent error code such as "
-                            + "\"guardrail_violation\" or \"generation_failed\", not \"" + code + "\"."));
+            ErrorCode errorCode = ErrorCode.byDataCode(code)
+                    .filter(ErrorCode::isAgentError)
+                    .orElseThrow(() -> new IllegalArgumentException(
+                            "Parameter '" + path + ".error' must be an agent error code such as "
+                                    + "\"guardrail_violation\" or \"generation_failed\", not \"" + code + "\"."));
             String message = present(node, "message") ? string(node, "message", path) : null;
             return new ScriptStep.Error(errorCode, message, delay);
         }
-        throw new IllegalArgumentException("Parameter '" + path
-                + "' must have one of 'text', 'toolCalls', 'json', 'template' or 'error'.");
+        throw new IllegalArgumentException(
+                "Parameter '" + path + "' must have one of 'text', 'toolCalls', 'json', 'template' or 'error'.");
     }
 
     private static boolean present(JsonNode node, String field) {
@@ -155,7 +161,8 @@ public final class ScriptedModel implements LanguageModel {
     }
 
     @Override
-    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+            throws AgentException {
         int index = cursor.getAndIncrement();
         ScriptStep step = index < steps.size() ? steps.get(index) : fallback;
         if (step.delayMs() > 0) {
@@ -165,20 +172,41 @@ public final class ScriptedModel implements LanguageModel {
         int input = request.estimatedInputTokens();
         return switch (step) {
             case ScriptStep.Text text -> answer(text.text(), text.chunks(), input, listener);
-            case ScriptStep.Template template -> answer(fill(template.template(), request), template.chunks(), input, listener);
-            case ScriptStep.Json json -> answer(Json.write(json.value()), json.chunks(), input, listener, json.value().deepCopy());
+            case ScriptStep.Template template ->
+                answer(fill(template.template(), request), template.chunks(), input, listener);
+            case ScriptStep.Json json ->
+                answer(
+                        Json.write(json.value()),
+                        json.chunks(),
+                        input,
+                        listener,
+                        json.value().deepCopy());
             case ScriptStep.ToolCalls calls -> {
                 List<ToolCall> out = new ArrayList<>();
                 for (ScriptStep.Call call : calls.calls()) {
-                    out.add(new ToolCall(call.id() != null ? call.id() : ToolCall.newId(), call.name(), call.arguments().deepCopy()));
+                    out.add(new ToolCall(
+                            call.id() != null ? call.id() : ToolCall.newId(),
+                            call.name(),
+                            call.arguments().deepCopy()));
                 }
-                yield new ModelResponse.ToolCalls(out, new Usage(input, 0, Tokens.estimate(Json.write(Json.mapper().valueToTree(
-                        out.stream().map(c -> Map.of("name", c.name(), "arguments", c.arguments())).toList())))));
+                yield new ModelResponse.ToolCalls(
+                        out,
+                        new Usage(
+                                input,
+                                0,
+                                Tokens.estimate(Json.write(Json.mapper()
+                                        .valueToTree(out.stream()
+                                                .map(c -> Map.of("name", c.name(), "arguments", c.arguments()))
+                                                .toList())))));
             }
             // The prompt was read before the step failed, as a server reports for a blocked answer.
-            case ScriptStep.Error error -> throw new AgentException(error.code(),
-                    error.message() != null ? error.message() : "Scripted failure: " + error.code().dataCode() + ".")
-                    .withUsage(new Usage(input, 0, 0));
+            case ScriptStep.Error error ->
+                throw new AgentException(
+                                error.code(),
+                                error.message() != null
+                                        ? error.message()
+                                        : "Scripted failure: " + error.code().dataCode() + ".")
+                        .withUsage(new Usage(input, 0, 0));
         };
     }
 
@@ -186,7 +214,8 @@ public final class ScriptedModel implements LanguageModel {
         return answer(text, chunks, input, listener, parseJsonObjectOrNull(text));
     }
 
-    private static ModelResponse answer(String text, int chunks, int input, ModelListener listener, JsonNode structured) {
+    private static ModelResponse answer(
+            String text, int chunks, int input, ModelListener listener, JsonNode structured) {
         for (String piece : split(text, chunks)) {
             listener.onText(piece);
         }
@@ -253,5 +282,4 @@ public final class ScriptedModel implements LanguageModel {
         matcher.appendTail(out);
         return out.toString();
     }
-
 }

@@ -32,7 +32,9 @@ public final class Tokens {
             total += estimate(entry);
         }
         for (ToolDefinition tool : request.tools()) {
-            total += estimate(tool.name() + (tool.description() == null ? "" : tool.description()) + Json.write(tool.parameters()));
+            total += estimate(tool.name()
+                    + (tool.description() == null ? "" : tool.description())
+                    + Json.write(tool.parameters()));
         }
         if (request.schema() != null) {
             total += estimate(Json.write(request.schema().json()));
@@ -41,17 +43,18 @@ public final class Tokens {
     }
 
     public static int estimate(TranscriptEntry entry) {
-        return PER_ENTRY + switch (entry) {
-            case TranscriptEntry.Prompt p -> estimate(p.text());
-            case TranscriptEntry.ToolCalls c -> {
-                int sum = 0;
-                for (ToolCall call : c.calls()) {
-                    sum += estimate(call.name() + Json.write(call.arguments()));
-                }
-                yield sum;
-            }
-            case TranscriptEntry.ToolOutput o -> estimate(o.text());
-            case TranscriptEntry.Response r -> estimate(r.text());
-        };
+        return PER_ENTRY
+                + switch (entry) {
+                    case TranscriptEntry.Prompt p -> estimate(p.text());
+                    case TranscriptEntry.ToolCalls c -> {
+                        int sum = 0;
+                        for (ToolCall call : c.calls()) {
+                            sum += estimate(call.name() + Json.write(call.arguments()));
+                        }
+                        yield sum;
+                    }
+                    case TranscriptEntry.ToolOutput o -> estimate(o.text());
+                    case TranscriptEntry.Response r -> estimate(r.text());
+                };
     }
 }

@@ -7,8 +7,10 @@ import dev.oam.core.agent.CancellationToken;
 /** Stands in for a model that cannot run: every step fails with {@code -32001 model_unavailable}. */
 public record UnavailableModel(ModelAvailability availability) implements LanguageModel {
     @Override
-    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
-        throw new AgentException(ErrorCode.MODEL_UNAVAILABLE,
+    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+            throws AgentException {
+        throw new AgentException(
+                ErrorCode.MODEL_UNAVAILABLE,
                 availability.message() != null ? availability.message() : "The model is not available.");
     }
 }

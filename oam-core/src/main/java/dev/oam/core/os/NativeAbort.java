@@ -83,7 +83,8 @@ public final class NativeAbort {
                 pattern = argument.substring("-XX:ErrorFile=".length());
             }
         }
-        return Path.of(pattern.replace("%p", Long.toString(pid)).replace("%%", "%")).toAbsolutePath();
+        return Path.of(pattern.replace("%p", Long.toString(pid)).replace("%%", "%"))
+                .toAbsolutePath();
     }
 
     /** The SIGABRT handler; runs on the aborting thread. Must never throw (an upcall that throws kills the JVM). */
@@ -99,9 +100,11 @@ public final class NativeAbort {
             if (Files.exists(h.report)) {
                 return; // the JVM reported a crash of its own and is aborting now
             }
-            String line = "oam: native code aborted " + h.who + " (SIGABRT, e.g. a failed GGML_ASSERT in llama.cpp: see the line above)"
+            String line = "oam: native code aborted " + h.who
+                    + " (SIGABRT, e.g. a failed GGML_ASSERT in llama.cpp: see the line above)"
                     + " on thread '" + Thread.currentThread().getName() + "'. The process exits with code " + EXIT_CODE
-                    + "; the JVM's crash report goes to " + h.report + " (its SIGSEGV in dev.oam.core.os.NativeAbort is deliberate:"
+                    + "; the JVM's crash report goes to " + h.report
+                    + " (its SIGSEGV in dev.oam.core.os.NativeAbort is deliberate:"
                     + " the JVM writes no report for an abort).\n";
             Posix.write(2, line.getBytes(StandardCharsets.UTF_8));
             h.crash.invoke();
@@ -120,7 +123,13 @@ public final class NativeAbort {
         final Object stub;
         final Object defaultAction; // MemorySegment.NULL, SIG_DFL
 
-        private Handles(String who, Path report, MethodHandle signal, MethodHandle address, MethodHandle crash, Object stub,
+        private Handles(
+                String who,
+                Path report,
+                MethodHandle signal,
+                MethodHandle address,
+                MethodHandle crash,
+                Object stub,
                 Object defaultAction) {
             this.who = who;
             this.report = report;
@@ -149,29 +158,36 @@ public final class NativeAbort {
             Object pointer = valueLayout.getField("ADDRESS").get(null);
             Object noOptions = Array.newInstance(optionClass, 0);
 
-            Optional<?> symbol = (Optional<?>) lookupClass.getMethod("find", String.class).invoke(libc, "signal");
+            Optional<?> symbol =
+                    (Optional<?>) lookupClass.getMethod("find", String.class).invoke(libc, "signal");
             if (symbol.isEmpty()) {
                 throw new IllegalStateException("the C library has no signal()");
             }
-            Object signalDescriptor = descriptorClass.getMethod("of", layoutClass, layoutClass.arrayType())
+            Object signalDescriptor = descriptorClass
+                    .getMethod("of", layoutClass, layoutClass.arrayType())
                     .invoke(null, pointer, layouts(layoutClass, cInt, pointer));
-            MethodHandle signal = (MethodHandle) linkerClass.getMethod("downcallHandle", segmentClass, descriptorClass,
-                    optionClass.arrayType()).invoke(linker, symbol.get(), signalDescriptor, noOptions);
+            MethodHandle signal = (MethodHandle) linkerClass
+                    .getMethod("downcallHandle", segmentClass, descriptorClass, optionClass.arrayType())
+                    .invoke(linker, symbol.get(), signalDescriptor, noOptions);
 
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            MethodHandle target = lookup.findStatic(NativeAbort.class, "onSignal", MethodType.methodType(void.class, int.class));
-            Object handlerDescriptor = descriptorClass.getMethod("ofVoid", layoutClass.arrayType())
+            MethodHandle target =
+                    lookup.findStatic(NativeAbort.class, "onSignal", MethodType.methodType(void.class, int.class));
+            Object handlerDescriptor = descriptorClass
+                    .getMethod("ofVoid", layoutClass.arrayType())
                     .invoke(null, layouts(layoutClass, cInt));
             Object global = arenaClass.getMethod("global").invoke(null);
-            Object stub = linkerClass.getMethod("upcallStub", MethodHandle.class, descriptorClass, arenaClass, optionClass.arrayType())
+            Object stub = linkerClass
+                    .getMethod("upcallStub", MethodHandle.class, descriptorClass, arenaClass, optionClass.arrayType())
                     .invoke(linker, target, handlerDescriptor, global, noOptions);
 
             Object nullSegment = segmentClass.getField("NULL").get(null);
             // reinterpret is restricted and caller-sensitive: bind it with this class's full-privilege lookup
-            MethodHandle reinterpret = lookup.findVirtual(segmentClass, "reinterpret", MethodType.methodType(segmentClass, long.class));
+            MethodHandle reinterpret =
+                    lookup.findVirtual(segmentClass, "reinterpret", MethodType.methodType(segmentClass, long.class));
             Object zeroPage = reinterpret.invoke(nullSegment, 8L);
-            MethodHandle set = lookup.findVirtual(segmentClass, "set",
-                    MethodType.methodType(void.class, byteLayout, long.class, byte.class));
+            MethodHandle set = lookup.findVirtual(
+                    segmentClass, "set", MethodType.methodType(void.class, byteLayout, long.class, byte.class));
             MethodHandle crash = MethodHandles.insertArguments(set, 0, zeroPage, cByte, 0L, (byte) 0);
             MethodHandle address = lookup.findVirtual(segmentClass, "address", MethodType.methodType(long.class));
             return new Handles(who, report, signal, address, crash, stub, nullSegment);

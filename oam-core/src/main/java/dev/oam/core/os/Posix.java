@@ -88,7 +88,9 @@ public final class Posix {
         try {
             Object count = FUNCTIONS.allocate.invoke(arena, 4L);
             check("ioctl(FIONREAD)", (int) FUNCTIONS.ioctl.invoke(fd, FIONREAD, count));
-            return ((ByteBuffer) FUNCTIONS.asByteBuffer.invoke(count)).order(java.nio.ByteOrder.nativeOrder()).getInt(0);
+            return ((ByteBuffer) FUNCTIONS.asByteBuffer.invoke(count))
+                    .order(java.nio.ByteOrder.nativeOrder())
+                    .getInt(0);
         } catch (IOException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
@@ -128,8 +130,10 @@ public final class Posix {
     public static void setenv(String name, String value, boolean overwrite) throws IOException {
         Object arena = openArena();
         try {
-            int rc = (int) FUNCTIONS.setenv.invoke(FUNCTIONS.allocateFrom.invoke(arena, name),
-                    FUNCTIONS.allocateFrom.invoke(arena, value), overwrite ? 1 : 0);
+            int rc = (int) FUNCTIONS.setenv.invoke(
+                    FUNCTIONS.allocateFrom.invoke(arena, name),
+                    FUNCTIONS.allocateFrom.invoke(arena, value),
+                    overwrite ? 1 : 0);
             check("setenv", rc);
         } catch (IOException | RuntimeException | Error e) {
             throw e;
@@ -195,8 +199,19 @@ public final class Posix {
         final boolean available;
         final String reason;
         MethodHandle dup, dup2, write, getenv, setenv;
-        @Nullable MethodHandle ioctl; // Linux only
-        MethodHandle arenaOfConfined, close, allocate, allocateFrom, asByteBuffer, asSlice, address, reinterpret, getString;
+
+        @Nullable
+        MethodHandle ioctl; // Linux only
+
+        MethodHandle arenaOfConfined,
+                close,
+                allocate,
+                allocateFrom,
+                asByteBuffer,
+                asSlice,
+                address,
+                reinterpret,
+                getString;
 
         private Functions(String reason) {
             this.available = reason.isEmpty();
@@ -217,7 +232,8 @@ public final class Posix {
                 return f;
             } catch (Throwable e) {
                 // A JVM without native access (--illegal-native-access=deny), a libc without a symbol, …
-                Throwable cause = e instanceof InvocationTargetException ite && ite.getCause() != null ? ite.getCause() : e;
+                Throwable cause =
+                        e instanceof InvocationTargetException ite && ite.getCause() != null ? ite.getCause() : e;
                 return new Functions("the Foreign Function & Memory API could not be used: " + cause);
             }
         }
@@ -241,8 +257,8 @@ public final class Posix {
 
             java.lang.reflect.Method find = lookupClass.getMethod("find", String.class);
             java.lang.reflect.Method of = descriptorClass.getMethod("of", layoutClass, layoutClass.arrayType());
-            java.lang.reflect.Method downcall = linkerClass.getMethod("downcallHandle", segmentClass, descriptorClass,
-                    optionClass.arrayType());
+            java.lang.reflect.Method downcall =
+                    linkerClass.getMethod("downcallHandle", segmentClass, descriptorClass, optionClass.arrayType());
             Object noOptions = Array.newInstance(optionClass, 0);
             record C(String name, Object result, Object[] args) {}
             MethodHandle[] handles = new MethodHandle[5];
@@ -276,11 +292,13 @@ public final class Posix {
             var lookup = java.lang.invoke.MethodHandles.lookup();
             arenaOfConfined = lookup.findStatic(arenaClass, "ofConfined", MethodType.methodType(arenaClass));
             allocate = lookup.findVirtual(allocatorClass, "allocate", MethodType.methodType(segmentClass, long.class));
-            allocateFrom = lookup.findVirtual(allocatorClass, "allocateFrom", MethodType.methodType(segmentClass, String.class));
+            allocateFrom = lookup.findVirtual(
+                    allocatorClass, "allocateFrom", MethodType.methodType(segmentClass, String.class));
             asByteBuffer = lookup.findVirtual(segmentClass, "asByteBuffer", MethodType.methodType(ByteBuffer.class));
             asSlice = lookup.findVirtual(segmentClass, "asSlice", MethodType.methodType(segmentClass, long.class));
             address = lookup.findVirtual(segmentClass, "address", MethodType.methodType(long.class));
-            reinterpret = lookup.findVirtual(segmentClass, "reinterpret", MethodType.methodType(segmentClass, long.class));
+            reinterpret =
+                    lookup.findVirtual(segmentClass, "reinterpret", MethodType.methodType(segmentClass, long.class));
             getString = lookup.findVirtual(segmentClass, "getString", MethodType.methodType(String.class, long.class));
             close = lookup.findVirtual(arenaClass, "close", MethodType.methodType(void.class));
 
@@ -294,7 +312,10 @@ public final class Posix {
                     Array.set(args, 1, cLong);
                     Array.set(args, 2, pointer);
                     Object variadic = Array.newInstance(optionClass, 1);
-                    Array.set(variadic, 0, optionClass.getMethod("firstVariadicArg", int.class).invoke(null, 2));
+                    Array.set(
+                            variadic,
+                            0,
+                            optionClass.getMethod("firstVariadicArg", int.class).invoke(null, 2));
                     ioctl = (MethodHandle) downcall.invoke(linker, symbol.get(), of.invoke(null, cInt, args), variadic);
                 }
             }

@@ -77,7 +77,9 @@ public final class PartialJson {
             switch (c) {
                 case '"' -> {
                     inString = true;
-                    stringIsKey = stack.length() > 0 && stack.charAt(stack.length() - 1) == '{' && (last == '{' || last == ',');
+                    stringIsKey = stack.length() > 0
+                            && stack.charAt(stack.length() - 1) == '{'
+                            && (last == '{' || last == ',');
                 }
                 case '{', '[' -> {
                     stack.append(c);

@@ -17,16 +17,56 @@ import java.util.Set;
 
 /** JSON Schema → generation schema. One converter for tools, structured turns and game methods. */
 final class SchemaConverter {
-    private static final Set<String> TYPES = Set.of("object", "array", "string", "integer", "number", "boolean", "null");
+    private static final Set<String> TYPES =
+            Set.of("object", "array", "string", "integer", "number", "boolean", "null");
     /** Keywords that carry no constraint: kept out of the generation schema silently. */
-    private static final Set<String> ANNOTATIONS = Set.of("title", "description", "default", "examples", "$schema", "$id",
-            "$comment", "readOnly", "writeOnly", "deprecated", "$defs", "definitions", "x-order", "$anchor", "$vocabulary");
+    private static final Set<String> ANNOTATIONS = Set.of(
+            "title",
+            "description",
+            "default",
+            "examples",
+            "$schema",
+            "$id",
+            "$comment",
+            "readOnly",
+            "writeOnly",
+            "deprecated",
+            "$defs",
+            "definitions",
+            "x-order",
+            "$anchor",
+            "$vocabulary");
     /** Constraints a model cannot be held to: described to the model and reported. */
-    private static final Set<String> UNENFORCED = new LinkedHashSet<>(List.of("pattern", "format", "minLength", "maxLength",
-            "multipleOf", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems", "minProperties", "maxProperties",
-            "patternProperties", "propertyNames", "contains", "minContains", "maxContains", "dependentRequired",
-            "dependentSchemas", "dependencies", "not", "if", "then", "else", "contentEncoding", "contentMediaType",
-            "contentSchema", "unevaluatedProperties", "unevaluatedItems", "additionalItems"));
+    private static final Set<String> UNENFORCED = new LinkedHashSet<>(List.of(
+            "pattern",
+            "format",
+            "minLength",
+            "maxLength",
+            "multipleOf",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "uniqueItems",
+            "minProperties",
+            "maxProperties",
+            "patternProperties",
+            "propertyNames",
+            "contains",
+            "minContains",
+            "maxContains",
+            "dependentRequired",
+            "dependentSchemas",
+            "dependencies",
+            "not",
+            "if",
+            "then",
+            "else",
+            "contentEncoding",
+            "contentMediaType",
+            "contentSchema",
+            "unevaluatedProperties",
+            "unevaluatedItems",
+            "additionalItems"));
+
     private static final int MAX_DEPTH = 64;
 
     private final JsonNode root;
@@ -84,11 +124,13 @@ final class SchemaConverter {
                 }
             }
             if (kept.isEmpty()) {
-                throw new SchemaException(entry.getValue() + "/enum", "No value of 'enum'/'const' fits the schema's other"
-                        + " keywords (" + firstViolation + ").");
+                throw new SchemaException(
+                        entry.getValue() + "/enum",
+                        "No value of 'enum'/'const' fits the schema's other" + " keywords (" + firstViolation + ").");
             }
             if (!dropped.isEmpty()) {
-                warnings.add(subject + ": " + entry.getValue() + ": enum values that break the schema's other keywords are dropped: "
+                warnings.add(subject + ": " + entry.getValue()
+                        + ": enum values that break the schema's other keywords are dropped: "
                         + String.join(", ", dropped));
                 node.set("enum", kept);
             }
@@ -102,12 +144,17 @@ final class SchemaConverter {
             String name = def.getValue();
             while (true) {
                 ObjectNode node = defs.get(name);
-                if (node == null || !node.has("$ref") || node.size() > 2 || (node.size() == 2 && !node.has("description"))) {
+                if (node == null
+                        || !node.has("$ref")
+                        || node.size() > 2
+                        || (node.size() == 2 && !node.has("description"))) {
                     break;
                 }
                 if (!seen.add(name)) {
-                    throw new SchemaException(def.getKey(), "The references starting at '" + def.getKey()
-                            + "' only lead to each other and never reach a schema.");
+                    throw new SchemaException(
+                            def.getKey(),
+                            "The references starting at '" + def.getKey()
+                                    + "' only lead to each other and never reach a schema.");
                 }
                 name = node.get("$ref").asText().substring("#/$defs/".length());
             }
@@ -143,11 +190,14 @@ final class SchemaConverter {
         for (Iterator<Map.Entry<String, JsonNode>> it = schema.properties().iterator(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> field = it.next();
             String key = field.getKey();
-            if (UNENFORCED.contains(key) || (key.equals("additionalProperties") && field.getValue().isObject())
-                    || (key.equals("items") && field.getValue().isArray()) || key.equals("prefixItems")) {
+            if (UNENFORCED.contains(key)
+                    || (key.equals("additionalProperties") && field.getValue().isObject())
+                    || (key.equals("items") && field.getValue().isArray())
+                    || key.equals("prefixItems")) {
                 String value = Json.text(field.getValue());
                 described.add(key + ": " + value);
-                warnings.add(subject + ": " + pointer + ": " + key + " '" + value + "' is described to the model but not enforced");
+                warnings.add(subject + ": " + pointer + ": " + key + " '" + value
+                        + "' is described to the model but not enforced");
             }
         }
         ObjectNode out = convertShape(schema, pointer, depth);
@@ -210,7 +260,8 @@ final class SchemaConverter {
         } else if (type.isArray() && !type.isEmpty()) {
             for (JsonNode t : type) {
                 if (!t.isTextual()) {
-                    throw new SchemaException(pointer + "/type", "'type' must be a type name or an array of type names.");
+                    throw new SchemaException(
+                            pointer + "/type", "'type' must be a type name or an array of type names.");
                 }
                 if (!types.contains(t.textValue())) {
                     types.add(t.textValue());
@@ -221,8 +272,9 @@ final class SchemaConverter {
         }
         for (String t : types) {
             if (!TYPES.contains(t)) {
-                throw new SchemaException(pointer + "/type", "Unknown type '" + t + "' (use object, array, string, integer, "
-                        + "number, boolean or null).");
+                throw new SchemaException(
+                        pointer + "/type",
+                        "Unknown type '" + t + "' (use object, array, string, integer, " + "number, boolean or null).");
             }
         }
         if (nullable(schema) && !types.isEmpty() && !types.contains("null")) {
@@ -248,8 +300,23 @@ final class SchemaConverter {
 
     private static boolean known(String key) {
         return switch (key) {
-            case "type", "properties", "required", "items", "minItems", "maxItems", "enum", "const", "minimum", "maximum",
-                    "anyOf", "oneOf", "allOf", "$ref", "nullable", "additionalProperties", "prefixItems" -> true;
+            case "type",
+                    "properties",
+                    "required",
+                    "items",
+                    "minItems",
+                    "maxItems",
+                    "enum",
+                    "const",
+                    "minimum",
+                    "maximum",
+                    "anyOf",
+                    "oneOf",
+                    "allOf",
+                    "$ref",
+                    "nullable",
+                    "additionalProperties",
+                    "prefixItems" -> true;
             default -> false;
         };
     }
@@ -275,8 +342,14 @@ final class SchemaConverter {
         if (values != null && values.isArray() && !values.isEmpty()) {
             Set<String> kinds = new LinkedHashSet<>();
             for (JsonNode v : values) {
-                kinds.add(v.isTextual() ? "string" : v.isIntegralNumber() ? "integer" : v.isNumber() ? "number"
-                        : v.isBoolean() ? "boolean" : v.isNull() ? "null" : "other");
+                kinds.add(
+                        v.isTextual()
+                                ? "string"
+                                : v.isIntegralNumber()
+                                        ? "integer"
+                                        : v.isNumber()
+                                                ? "number"
+                                                : v.isBoolean() ? "boolean" : v.isNull() ? "null" : "other");
             }
             if (kinds.size() == 1 && !kinds.contains("other")) {
                 return List.of(kinds.iterator().next());
@@ -291,7 +364,7 @@ final class SchemaConverter {
             case "object" -> object(schema, out, pointer, depth);
             case "array" -> array(schema, out, pointer, depth);
             case "integer", "number" -> range(schema, out, pointer, type);
-            default -> { }
+            default -> {}
         }
         if (!type.equals("null")) {
             JsonNode values = enumValues(schema, pointer);
@@ -310,9 +383,11 @@ final class SchemaConverter {
                     }
                 }
                 if (matching.isEmpty()) {
-                    throw new SchemaException(pointer + "/enum", outOfRange.isEmpty()
-                            ? "No value of 'enum'/'const' is of type " + type + "."
-                            : "No value of 'enum'/'const' lies between 'minimum' and 'maximum'.");
+                    throw new SchemaException(
+                            pointer + "/enum",
+                            outOfRange.isEmpty()
+                                    ? "No value of 'enum'/'const' is of type " + type + "."
+                                    : "No value of 'enum'/'const' lies between 'minimum' and 'maximum'.");
                 }
                 if (!outOfRange.isEmpty()) {
                     warnings.add(subject + ": " + pointer + ": enum values outside minimum/maximum are dropped: "
@@ -333,7 +408,8 @@ final class SchemaConverter {
         }
         BigDecimal number = value.decimalValue();
         return !(typed.has("minimum") && number.compareTo(typed.get("minimum").decimalValue()) < 0)
-                && !(typed.has("maximum") && number.compareTo(typed.get("maximum").decimalValue()) > 0);
+                && !(typed.has("maximum")
+                        && number.compareTo(typed.get("maximum").decimalValue()) > 0);
     }
 
     private static JsonNode enumValues(JsonNode schema, String pointer) throws SchemaException {
@@ -362,10 +438,12 @@ final class SchemaConverter {
             List<String> names = new ArrayList<>();
             properties.fieldNames().forEachRemaining(names::add);
             List<String> ordered = new ArrayList<>(names);
-            ordered.sort(Comparator.comparing((String name) -> {
-                JsonNode order = properties.get(name).path("x-order");
-                return order.isNumber() ? order.decimalValue() : null;
-            }, Comparator.nullsLast(Comparator.naturalOrder())));
+            ordered.sort(Comparator.comparing(
+                    (String name) -> {
+                        JsonNode order = properties.get(name).path("x-order");
+                        return order.isNumber() ? order.decimalValue() : null;
+                    },
+                    Comparator.nullsLast(Comparator.naturalOrder())));
             for (String name : ordered) {
                 props.set(name, node(properties.get(name), pointer + "/properties/" + escape(name), depth + 1));
             }
@@ -379,11 +457,14 @@ final class SchemaConverter {
             for (int i = 0; i < requiredNode.size(); i++) {
                 JsonNode name = requiredNode.get(i);
                 if (!name.isTextual()) {
-                    throw new SchemaException(pointer + "/required/" + i, "'required' must be an array of property names.");
+                    throw new SchemaException(
+                            pointer + "/required/" + i, "'required' must be an array of property names.");
                 }
                 if (!defer && !props.has(name.textValue())) {
-                    throw new SchemaException(pointer + "/required/" + i, "Required property '" + name.textValue()
-                            + "' is not defined in 'properties', so it cannot be generated.");
+                    throw new SchemaException(
+                            pointer + "/required/" + i,
+                            "Required property '" + name.textValue()
+                                    + "' is not defined in 'properties', so it cannot be generated.");
                 }
                 boolean seen = false;
                 for (JsonNode r : required) {
@@ -410,7 +491,8 @@ final class SchemaConverter {
         Integer min = count(schema, "minItems", pointer);
         Integer max = count(schema, "maxItems", pointer);
         if (min != null && max != null && min > max) {
-            throw new SchemaException(pointer + "/minItems", "'minItems' (" + min + ") is larger than 'maxItems' (" + max + ").");
+            throw new SchemaException(
+                    pointer + "/minItems", "'minItems' (" + min + ") is larger than 'maxItems' (" + max + ").");
         }
         if (min != null) {
             out.put("minItems", min);
@@ -425,7 +507,9 @@ final class SchemaConverter {
         if (value == null) {
             return null;
         }
-        if (!value.isNumber() || value.decimalValue().signum() < 0 || value.decimalValue().stripTrailingZeros().scale() > 0
+        if (!value.isNumber()
+                || value.decimalValue().signum() < 0
+                || value.decimalValue().stripTrailingZeros().scale() > 0
                 || value.decimalValue().compareTo(BigDecimal.valueOf(Integer.MAX_VALUE)) > 0) {
             throw new SchemaException(pointer + "/" + key, "'" + key + "' must be a non-negative integer.");
         }
@@ -438,8 +522,12 @@ final class SchemaConverter {
         if (min != null && max != null && min.compareTo(max) > 0) {
             throw new SchemaException(pointer + "/minimum", "'minimum' is larger than 'maximum'.");
         }
-        if (type.equals("integer") && min != null && max != null
-                && min.setScale(0, java.math.RoundingMode.CEILING).compareTo(max.setScale(0, java.math.RoundingMode.FLOOR)) > 0) {
+        if (type.equals("integer")
+                && min != null
+                && max != null
+                && min.setScale(0, java.math.RoundingMode.CEILING)
+                                .compareTo(max.setScale(0, java.math.RoundingMode.FLOOR))
+                        > 0) {
             throw new SchemaException(pointer + "/minimum", "No integer lies between 'minimum' and 'maximum'.");
         }
         if (min != null) {
@@ -489,7 +577,8 @@ final class SchemaConverter {
         for (int i = 0; i < pieces.size(); i++) {
             ObjectNode piece = pieces.get(i);
             if (!"object".equals(piece.path("type").asText())) {
-                throw new SchemaException(pointer + "/allOf/" + Math.min(i, parts.size() - 1),
+                throw new SchemaException(
+                        pointer + "/allOf/" + Math.min(i, parts.size() - 1),
                         "'allOf' is supported for object schemas only.");
             }
             piece.path("properties").properties().forEach(e -> properties.set(e.getKey(), e.getValue()));
@@ -508,8 +597,10 @@ final class SchemaConverter {
         }
         for (int i = 0; i < required.size(); i++) {
             if (!properties.has(required.get(i).textValue())) {
-                throw new SchemaException(pointer + "/allOf", "Required property '" + required.get(i).textValue()
-                        + "' is not defined in any part's 'properties', so it cannot be generated.");
+                throw new SchemaException(
+                        pointer + "/allOf",
+                        "Required property '" + required.get(i).textValue()
+                                + "' is not defined in any part's 'properties', so it cannot be generated.");
             }
         }
         return merged;
@@ -537,7 +628,11 @@ final class SchemaConverter {
         }
         String name = defNames.get(target);
         if (name == null) {
-            String base = target.equals("#") ? "Root" : target.substring(target.lastIndexOf('/') + 1).replace("~1", "_").replace("~0", "_");
+            String base = target.equals("#")
+                    ? "Root"
+                    : target.substring(target.lastIndexOf('/') + 1)
+                            .replace("~1", "_")
+                            .replace("~0", "_");
             if (base.isEmpty()) {
                 base = "Def";
             }
@@ -559,7 +654,8 @@ final class SchemaConverter {
             }
         });
         if (!ignored.isEmpty()) {
-            warnings.add(subject + ": " + pointer + ": keywords next to '$ref' are ignored: " + String.join(", ", ignored));
+            warnings.add(
+                    subject + ": " + pointer + ": keywords next to '$ref' are ignored: " + String.join(", ", ignored));
         }
         ObjectNode out = Json.object();
         out.put("$ref", "#/$defs/" + name);

@@ -29,9 +29,14 @@ final class SchemaValidator {
             case "object" -> value.isObject();
             case "array" -> value.isArray();
             case "string" -> value.isTextual();
-            case "integer" -> value.isIntegralNumber()
-                    || (value.isNumber() && !value.isDouble() && value.decimalValue().stripTrailingZeros().scale() <= 0)
-                    || (value.isDouble() && Double.isFinite(value.doubleValue()) && value.doubleValue() == Math.rint(value.doubleValue()));
+            case "integer" ->
+                value.isIntegralNumber()
+                        || (value.isNumber()
+                                && !value.isDouble()
+                                && value.decimalValue().stripTrailingZeros().scale() <= 0)
+                        || (value.isDouble()
+                                && Double.isFinite(value.doubleValue())
+                                && value.doubleValue() == Math.rint(value.doubleValue()));
             case "number" -> value.isNumber();
             case "boolean" -> value.isBoolean();
             case "null" -> value.isNull();
@@ -96,7 +101,9 @@ final class SchemaValidator {
                         return path + ": missing required property '" + name.textValue() + "'";
                     }
                 }
-                for (Iterator<Map.Entry<String, JsonNode>> it = value.properties().iterator(); it.hasNext(); ) {
+                for (Iterator<Map.Entry<String, JsonNode>> it =
+                                value.properties().iterator();
+                        it.hasNext(); ) {
                     Map.Entry<String, JsonNode> field = it.next();
                     JsonNode propertySchema = properties.get(field.getKey());
                     String at = path + "/" + field.getKey().replace("~", "~0").replace("/", "~1");
@@ -113,11 +120,15 @@ final class SchemaValidator {
                 }
             }
             case "array" -> {
-                if (schema.has("minItems") && value.size() < schema.get("minItems").asInt()) {
-                    return path + ": expected at least " + schema.get("minItems").asInt() + " items but got " + value.size();
+                if (schema.has("minItems")
+                        && value.size() < schema.get("minItems").asInt()) {
+                    return path + ": expected at least "
+                            + schema.get("minItems").asInt() + " items but got " + value.size();
                 }
-                if (schema.has("maxItems") && value.size() > schema.get("maxItems").asInt()) {
-                    return path + ": expected at most " + schema.get("maxItems").asInt() + " items but got " + value.size();
+                if (schema.has("maxItems")
+                        && value.size() > schema.get("maxItems").asInt()) {
+                    return path + ": expected at most " + schema.get("maxItems").asInt() + " items but got "
+                            + value.size();
                 }
                 JsonNode items = schema.get("items");
                 if (items instanceof ObjectNode itemSchema) {
@@ -131,14 +142,18 @@ final class SchemaValidator {
             }
             case "integer", "number" -> {
                 BigDecimal number = value.decimalValue();
-                if (schema.has("minimum") && number.compareTo(schema.get("minimum").decimalValue()) < 0) {
-                    return path + ": " + Json.write(value) + " is less than the minimum " + Json.write(schema.get("minimum"));
+                if (schema.has("minimum")
+                        && number.compareTo(schema.get("minimum").decimalValue()) < 0) {
+                    return path + ": " + Json.write(value) + " is less than the minimum "
+                            + Json.write(schema.get("minimum"));
                 }
-                if (schema.has("maximum") && number.compareTo(schema.get("maximum").decimalValue()) > 0) {
-                    return path + ": " + Json.write(value) + " is greater than the maximum " + Json.write(schema.get("maximum"));
+                if (schema.has("maximum")
+                        && number.compareTo(schema.get("maximum").decimalValue()) > 0) {
+                    return path + ": " + Json.write(value) + " is greater than the maximum "
+                            + Json.write(schema.get("maximum"));
                 }
             }
-            default -> { }
+            default -> {}
         }
         return null;
     }
@@ -152,8 +167,15 @@ final class SchemaValidator {
     }
 
     private static String describe(JsonNode value) {
-        String kind = value.isObject() ? "an object" : value.isArray() ? "an array" : value.isTextual() ? "a string"
-                : value.isNumber() ? "the number " + Json.write(value) : value.isBoolean() ? value.toString() : "null";
+        String kind = value.isObject()
+                ? "an object"
+                : value.isArray()
+                        ? "an array"
+                        : value.isTextual()
+                                ? "a string"
+                                : value.isNumber()
+                                        ? "the number " + Json.write(value)
+                                        : value.isBoolean() ? value.toString() : "null";
         return kind;
     }
 

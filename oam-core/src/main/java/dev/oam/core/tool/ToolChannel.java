@@ -51,7 +51,8 @@ public interface ToolChannel {
     ToolChannel NONE = call -> new PendingCall() {
         @Override
         public CompletableFuture<ToolReply> reply() {
-            return CompletableFuture.completedFuture(ToolReply.error("No engine is connected to run '" + call.name() + "'."));
+            return CompletableFuture.completedFuture(
+                    ToolReply.error("No engine is connected to run '" + call.name() + "'."));
         }
 
         @Override

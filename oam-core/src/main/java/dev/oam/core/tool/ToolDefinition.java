@@ -16,12 +16,17 @@ import org.jspecify.annotations.Nullable;
  * @param timeout this tool's own timeout, or {@code null} for the session's; {@link Duration#ZERO} waits forever
  * @param schema the parameters' generation schema, which arguments are validated against
  */
-public record ToolDefinition(String name, @Nullable String description, ObjectNode parameters, @Nullable Duration timeout,
+public record ToolDefinition(
+        String name,
+        @Nullable String description,
+        ObjectNode parameters,
+        @Nullable Duration timeout,
         GenerationSchema schema) {
     public static final String RESPOND_DIRECTLY = "respond_directly";
     /** How every backend describes the hidden {@link #RESPOND_DIRECTLY} tool to a model. */
     public static final String RESPOND_DIRECTLY_DESCRIPTION =
             "Call this instead of another tool when you can answer the user without one.";
+
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.\\-]{1,64}");
 
     public ToolDefinition {
@@ -32,7 +37,8 @@ public record ToolDefinition(String name, @Nullable String description, ObjectNo
     }
 
     /** Converts the parameters; throws {@link IllegalArgumentException} when they are not a usable schema. */
-    public ToolDefinition(String name, @Nullable String description, ObjectNode parameters, @Nullable Duration timeout) {
+    public ToolDefinition(
+            String name, @Nullable String description, ObjectNode parameters, @Nullable Duration timeout) {
         this(name, description, parameters, timeout, convert(parameters, name));
     }
 
@@ -59,18 +65,27 @@ public record ToolDefinition(String name, @Nullable String description, ObjectNo
      *
      * @param parametersLabel what the schema is called in the lines ({@code "Parameters:"}, {@code "Arguments:"})
      */
-    public static String promptListing(List<ToolDefinition> tools, boolean offerRespondDirectly, String parametersLabel) {
+    public static String promptListing(
+            List<ToolDefinition> tools, boolean offerRespondDirectly, String parametersLabel) {
         StringBuilder out = new StringBuilder("Tools you can call:");
         for (ToolDefinition tool : tools) {
             out.append("\n- ").append(tool.name());
             if (tool.description() != null && !tool.description().isBlank()) {
                 out.append(": ").append(tool.description().strip());
             }
-            out.append(' ').append(parametersLabel).append(' ').append(Json.write(tool.schema().json()));
+            out.append(' ')
+                    .append(parametersLabel)
+                    .append(' ')
+                    .append(Json.write(tool.schema().json()));
         }
         if (offerRespondDirectly) {
-            out.append("\n- ").append(RESPOND_DIRECTLY).append(": ").append(RESPOND_DIRECTLY_DESCRIPTION).append(' ')
-                    .append(parametersLabel).append(" {}");
+            out.append("\n- ")
+                    .append(RESPOND_DIRECTLY)
+                    .append(": ")
+                    .append(RESPOND_DIRECTLY_DESCRIPTION)
+                    .append(' ')
+                    .append(parametersLabel)
+                    .append(" {}");
         }
         return out.toString();
     }

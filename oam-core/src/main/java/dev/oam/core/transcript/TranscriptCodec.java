@@ -22,10 +22,17 @@ public final class TranscriptCodec {
     private TranscriptCodec() {}
 
     /** What a transcript restores. {@code tools} are the raw definitions ({@code null} when none were saved). */
-    public record Restored(boolean hasInstructionsEntry, @Nullable String instructions, @Nullable ArrayNode tools,
-            String instructionsEntryId, List<TranscriptEntry> entries) {}
+    public record Restored(
+            boolean hasInstructionsEntry,
+            @Nullable String instructions,
+            @Nullable ArrayNode tools,
+            String instructionsEntryId,
+            List<TranscriptEntry> entries) {}
 
-    public static ObjectNode write(String instructionsEntryId, @Nullable String instructions, List<ToolDefinition> tools,
+    public static ObjectNode write(
+            String instructionsEntryId,
+            @Nullable String instructions,
+            List<ToolDefinition> tools,
             List<TranscriptEntry> entries) {
         ArrayNode out = Json.array();
         if (instructions != null || !tools.isEmpty()) {
@@ -142,13 +149,20 @@ public final class TranscriptCodec {
     public static Restored read(JsonNode value, String path) {
         JsonNode node = value;
         String at = path;
-        for (int level = 0; level < 2 && node.isObject() && !node.has("entries") && node.path("transcript").isObject(); level++) {
+        for (int level = 0;
+                level < 2
+                        && node.isObject()
+                        && !node.has("entries")
+                        && node.path("transcript").isObject();
+                level++) {
             checkHeader(node, at);
             node = node.get("transcript");
             at = at + ".transcript";
         }
         if (!node.isObject()) {
-            throw bad(path, "must be a transcript object (the 'transcript' value of session/transcript, or its whole result)");
+            throw bad(
+                    path,
+                    "must be a transcript object (the 'transcript' value of session/transcript, or its whole result)");
         }
         if (node.has("type") || node.has("version")) {
             checkHeader(node, at);
@@ -203,7 +217,8 @@ public final class TranscriptCodec {
                         schema = jsonSchema.get("schema");
                         schemaName = jsonSchema.path("name").asText("Response");
                     }
-                    out.add(new TranscriptEntry.Prompt(id, contentId, String.join("\n", texts(entry, p, false)), schema, schemaName));
+                    out.add(new TranscriptEntry.Prompt(
+                            id, contentId, String.join("\n", texts(entry, p, false)), schema, schemaName));
                 }
                 case "response" -> {
                     JsonNode calls = entry.get("toolCalls");
@@ -223,10 +238,11 @@ public final class TranscriptCodec {
                 case "tool" -> {
                     String toolName = requiredString(entry, "toolName", p);
                     String callId = requiredString(entry, "toolCallID", p);
-                    out.add(new TranscriptEntry.ToolOutput(id, firstContentId(entry), toolName, callId,
-                            String.join("\n", texts(entry, p, false))));
+                    out.add(new TranscriptEntry.ToolOutput(
+                            id, firstContentId(entry), toolName, callId, String.join("\n", texts(entry, p, false))));
                 }
-                default -> throw bad(p + ".role", "must be 'instructions', 'user', 'response' or 'tool', not '" + role + "'");
+                default ->
+                    throw bad(p + ".role", "must be 'instructions', 'user', 'response' or 'tool', not '" + role + "'");
             }
         }
         return new Restored(hasInstructions, instructions, tools, instructionsId, out);
@@ -241,7 +257,9 @@ public final class TranscriptCodec {
             }
         }
         JsonNode type = node.get("type");
-        if (type != null && !type.isNull() && !(type.isTextual() && type.textValue().equals(TYPE))) {
+        if (type != null
+                && !type.isNull()
+                && !(type.isTextual() && type.textValue().equals(TYPE))) {
             throw bad(at + ".type", "must be \"" + TYPE + "\"");
         }
     }
@@ -259,12 +277,18 @@ public final class TranscriptCodec {
                     throw bad(p + ".contents[" + k + "].structure.content", "is missing");
                 }
                 JsonNode value = structure.get("content");
-                String contentId = content.path("id").isTextual() ? content.get("id").textValue() : TranscriptEntry.newId();
-                return new TranscriptEntry.Response(id, contentId, Json.write(value), value,
+                String contentId =
+                        content.path("id").isTextual() ? content.get("id").textValue() : TranscriptEntry.newId();
+                return new TranscriptEntry.Response(
+                        id,
+                        contentId,
+                        Json.write(value),
+                        value,
                         structure.path("source").asText("Response"));
             }
         }
-        return new TranscriptEntry.Response(id, firstContentId(entry), String.join("\n", texts(entry, p, false)), null, null);
+        return new TranscriptEntry.Response(
+                id, firstContentId(entry), String.join("\n", texts(entry, p, false)), null, null);
     }
 
     private static ToolCall call(JsonNode node, String p) {
@@ -322,7 +346,9 @@ public final class TranscriptCodec {
                 }
                 texts.add(Json.write(content.path("structure").path("content")));
             } else {
-                throw bad(cp + ".type", "must be 'text' or 'structure' (this bridge cannot restore '" + type + "' contents)");
+                throw bad(
+                        cp + ".type",
+                        "must be 'text' or 'structure' (this bridge cannot restore '" + type + "' contents)");
             }
         }
         return texts;

@@ -19,8 +19,12 @@ public sealed interface TranscriptEntry {
     }
 
     /** A user prompt; {@code schema} is set when the turn asked for structured output. */
-    record Prompt(String id, String contentId, String text, @Nullable JsonNode schema, @Nullable String schemaName)
-            implements TranscriptEntry {
+    record Prompt(
+            String id,
+            String contentId,
+            String text,
+            @Nullable JsonNode schema,
+            @Nullable String schemaName) implements TranscriptEntry {
         public static Prompt of(String text, @Nullable JsonNode schema) {
             return new Prompt(newId(), newId(), text, schema, schema == null ? null : "Response");
         }
@@ -38,15 +42,20 @@ public sealed interface TranscriptEntry {
     }
 
     /** One tool output, as the model saw it (text, compact JSON or {@code Error: …}). */
-    record ToolOutput(String id, String contentId, String toolName, String callId, String text) implements TranscriptEntry {
+    record ToolOutput(String id, String contentId, String toolName, String callId, String text)
+            implements TranscriptEntry {
         public static ToolOutput of(String toolName, String callId, String text) {
             return new ToolOutput(newId(), newId(), toolName, callId, text);
         }
     }
 
     /** An answer: text, or a structured value with its schema name. */
-    record Response(String id, String contentId, String text, @Nullable JsonNode structured, @Nullable String schemaName)
-            implements TranscriptEntry {
+    record Response(
+            String id,
+            String contentId,
+            String text,
+            @Nullable JsonNode structured,
+            @Nullable String schemaName) implements TranscriptEntry {
         public static Response text(String text) {
             return new Response(newId(), newId(), text, null, null);
         }

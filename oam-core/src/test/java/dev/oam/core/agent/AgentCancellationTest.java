@@ -38,8 +38,12 @@ class AgentCancellationTest {
 
     /** An agent that has already had one successful turn, so "unchanged" is not just "empty". */
     private static Agent agentWithOneTurn(String script, Duration toolTimeout) throws AgentException {
-        Agent agent = new Agent(scripted(script), "You are a guard.", List.of(tool("open_gate"), tool("ring_bell")),
-                options().toolTimeout(toolTimeout).build(), List.of());
+        Agent agent = new Agent(
+                scripted(script),
+                "You are a guard.",
+                List.of(tool("open_gate"), tool("ring_bell")),
+                options().toolTimeout(toolTimeout).build(),
+                List.of());
         agent.respond(TurnRequest.of("Hello."), context(TurnListener.NONE, RecordingToolChannel.manual()));
         return agent;
     }
@@ -53,7 +57,8 @@ class AgentCancellationTest {
                            {"text": "Never."}]}""", Duration.ofMillis(timeoutMillis));
         List<TranscriptEntry> before = agent.history();
         RecordingToolChannel channel = RecordingToolChannel.manual();
-        CompletableFuture<TurnResult> turn = startTurn(agent, TurnRequest.of("Open up."), context(token, listener, channel));
+        CompletableFuture<TurnResult> turn =
+                startTurn(agent, TurnRequest.of("Open up."), context(token, listener, channel));
         channel.awaitSent(2);
 
         long start = System.nanoTime();
@@ -62,8 +67,10 @@ class AgentCancellationTest {
 
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(PROMPTLY);
         assertThat(error.code()).isEqualTo(ErrorCode.CANCELLED);
-        assertThat(channel.abandons()).containsExactlyInAnyOrder(
-                new Abandon("c1", "The request was cancelled."), new Abandon("c2", "The request was cancelled."));
+        assertThat(channel.abandons())
+                .containsExactlyInAnyOrder(
+                        new Abandon("c1", "The request was cancelled."),
+                        new Abandon("c2", "The request was cancelled."));
         assertThat(agent.history()).isEqualTo(before);
         assertThat(agent.historyWithTurnInProgress()).isEqualTo(before);
     }
@@ -72,10 +79,10 @@ class AgentCancellationTest {
     void cancellingOneAnsweredAndOneOutstandingCallAbandonsOnlyTheOutstandingOne() throws Exception {
         Agent agent = agentWithOneTurn("""
                 {"steps": [{"text": "Halt."},
-                           {"toolCalls": [{"name": "open_gate", "id": "c1"}, {"name": "ring_bell", "id": "c2"}]}]}""",
-                Duration.ZERO);
+                           {"toolCalls": [{"name": "open_gate", "id": "c1"}, {"name": "ring_bell", "id": "c2"}]}]}""", Duration.ZERO);
         RecordingToolChannel channel = RecordingToolChannel.manual();
-        CompletableFuture<TurnResult> turn = startTurn(agent, TurnRequest.of("Open up."), context(token, listener, channel));
+        CompletableFuture<TurnResult> turn =
+                startTurn(agent, TurnRequest.of("Open up."), context(token, listener, channel));
         channel.awaitSent(2);
         channel.answer("c1", ToolReply.output(TextNode.valueOf("opened")));
         listener.await(TurnEvent.ToolCallCompleted.class);
@@ -91,8 +98,8 @@ class AgentCancellationTest {
         Agent agent = agentWithOneTurn("""
                 {"steps": [{"text": "Halt."}, {"text": "Much later.", "delayMs": 60000}]}""", Duration.ZERO);
         List<TranscriptEntry> before = agent.history();
-        CompletableFuture<TurnResult> turn = startTurn(agent, TurnRequest.of("Well?"),
-                context(token, listener, RecordingToolChannel.manual()));
+        CompletableFuture<TurnResult> turn =
+                startTurn(agent, TurnRequest.of("Well?"), context(token, listener, RecordingToolChannel.manual()));
         listener.await(TurnEvent.ModelStep.class);
 
         long start = System.nanoTime();
@@ -111,7 +118,8 @@ class AgentCancellationTest {
         Agent agent = new Agent(model, null, List.of(), options().build(), List.of());
         token.cancel();
 
-        AgentException error = catchThrowableOfType(AgentException.class,
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
                 () -> agent.respond(TurnRequest.of("Hi"), context(token, listener, RecordingToolChannel.manual())));
 
         assertThat(error.code()).isEqualTo(ErrorCode.CANCELLED);
@@ -125,8 +133,8 @@ class AgentCancellationTest {
         RecordingModel model = new RecordingModel(scripted("""
                 {"steps": [{"error": "generation_failed"}, {"text": "ok"}]}"""));
         Agent agent = new Agent(model, null, List.of(), options().maxAttempts(5).build(), List.of());
-        CompletableFuture<TurnResult> turn = startTurn(agent, TurnRequest.of("Hi"),
-                context(token, listener, RecordingToolChannel.manual()));
+        CompletableFuture<TurnResult> turn =
+                startTurn(agent, TurnRequest.of("Hi"), context(token, listener, RecordingToolChannel.manual()));
         model.awaitFailures(1);
 
         token.cancel();
@@ -138,16 +146,15 @@ class AgentCancellationTest {
     @Test
     void commitPointThrowingPreventsHistoryChanges() throws Exception {
         Agent agent = agentWithOneTurn("""
-                {"steps": [{"text": "Halt."}, {"toolCalls": [{"name": "open_gate", "id": "c1"}]}, {"text": "Opened."}]}""",
-                Duration.ZERO);
+                {"steps": [{"text": "Halt."}, {"toolCalls": [{"name": "open_gate", "id": "c1"}]}, {"text": "Opened."}]}""", Duration.ZERO);
         List<TranscriptEntry> before = agent.history();
-        TurnContext context = new TurnContext(token, listener,
-                RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("ok"))),
-                () -> {
+        TurnContext context = new TurnContext(
+                token, listener, RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("ok"))), () -> {
                     throw AgentException.cancelled();
                 });
 
-        AgentException error = catchThrowableOfType(AgentException.class, () -> agent.respond(TurnRequest.of("Open."), context));
+        AgentException error =
+                catchThrowableOfType(AgentException.class, () -> agent.respond(TurnRequest.of("Open."), context));
 
         assertThat(error.code()).isEqualTo(ErrorCode.CANCELLED);
         assertThat(agent.history()).isEqualTo(before);
@@ -156,9 +163,17 @@ class AgentCancellationTest {
 
     @Test
     void commitPointRunsOnceRightBeforeTheHistoryChanges() throws Exception {
-        Agent agent = new Agent(scripted("{\"steps\": [{\"text\": \"Hi.\"}]}"), null, List.of(), options().build(), List.of());
+        Agent agent = new Agent(
+                scripted("{\"steps\": [{\"text\": \"Hi.\"}]}"),
+                null,
+                List.of(),
+                options().build(),
+                List.of());
         List<Integer> historySizesAtCommit = new ArrayList<>();
-        TurnContext context = new TurnContext(token, listener, RecordingToolChannel.manual(),
+        TurnContext context = new TurnContext(
+                token,
+                listener,
+                RecordingToolChannel.manual(),
                 () -> historySizesAtCommit.add(agent.history().size()));
 
         agent.respond(TurnRequest.of("Hello."), context);
@@ -169,12 +184,18 @@ class AgentCancellationTest {
 
     @Test
     void failedTurnNeverReachesTheCommitPoint() {
-        Agent agent = new Agent(scripted("{\"steps\": [{\"error\": \"refusal\"}]}"), null, List.of(), options().build(),
+        Agent agent = new Agent(
+                scripted("{\"steps\": [{\"error\": \"refusal\"}]}"),
+                null,
+                List.of(),
+                options().build(),
                 List.of());
         List<String> commits = new ArrayList<>();
-        TurnContext context = new TurnContext(token, listener, RecordingToolChannel.manual(), () -> commits.add("commit"));
+        TurnContext context =
+                new TurnContext(token, listener, RecordingToolChannel.manual(), () -> commits.add("commit"));
 
-        AgentException error = catchThrowableOfType(AgentException.class, () -> agent.respond(TurnRequest.of("Hi"), context));
+        AgentException error =
+                catchThrowableOfType(AgentException.class, () -> agent.respond(TurnRequest.of("Hi"), context));
 
         assertThat(error.code()).isEqualTo(ErrorCode.REFUSAL);
         assertThat(commits).isEmpty();

@@ -46,7 +46,8 @@ class AgentCompactionTest {
     }
 
     private static TurnContext context() {
-        return new TurnContext(CancellationToken.create(), TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE);
+        return new TurnContext(
+                CancellationToken.create(), TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE);
     }
 
     @Test
@@ -188,8 +189,12 @@ class AgentCompactionTest {
         CancellationToken token = CancellationToken.create();
         token.cancel();
 
-        AgentException error = catchThrowableOfType(AgentException.class, () -> agent.compact(1, null,
-                new TurnContext(token, TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE)));
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
+                () -> agent.compact(
+                        1,
+                        null,
+                        new TurnContext(token, TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE)));
 
         assertThat(error.code()).isEqualTo(ErrorCode.CANCELLED);
         assertThat(agent.history()).isEqualTo(HISTORY);
@@ -217,20 +222,33 @@ class AgentCompactionTest {
     @Test
     void nextTurnSeesTheSummaryAndOnlyTheKeptTurnsWithExactTokenCounts() throws Exception {
         Agent agent = agent(HISTORY);
-        agent.respond(TurnRequest.of("Before."), new TurnContext(CancellationToken.create(), TurnListener.NONE,
-                RecordingToolChannel.manual(), TurnContext.CommitPoint.NONE)); // indexes the longer history first
+        agent.respond(
+                TurnRequest.of("Before."),
+                new TurnContext(
+                        CancellationToken.create(),
+                        TurnListener.NONE,
+                        RecordingToolChannel.manual(),
+                        TurnContext.CommitPoint.NONE)); // indexes the longer history first
         model.then(answer("Summary."));
         agent.compact(1, null, context());
 
-        agent.respond(TurnRequest.of("And now?"), new TurnContext(CancellationToken.create(), TurnListener.NONE,
-                RecordingToolChannel.manual(), TurnContext.CommitPoint.NONE));
+        agent.respond(
+                TurnRequest.of("And now?"),
+                new TurnContext(
+                        CancellationToken.create(),
+                        TurnListener.NONE,
+                        RecordingToolChannel.manual(),
+                        TurnContext.CommitPoint.NONE));
 
         ModelRequest request = model.lastRequest();
         assertThat(request.contextNote()).isEqualTo("Summary.");
         assertThat(request.entries()).hasSize(3);
         assertThat(request.entries().subList(0, 2)).isEqualTo(agent.history().subList(0, 2));
         assertThat(((Response) request.entries().get(1)).text()).isEqualTo("ok");
-        int expected = "You are a guard.".length() + "Summary.".length() + "Before.".length() + "ok".length()
+        int expected = "You are a guard.".length()
+                + "Summary.".length()
+                + "Before.".length()
+                + "ok".length()
                 + "And now?".length();
         assertThat(request.inputTokens()).isEqualTo(expected);
     }

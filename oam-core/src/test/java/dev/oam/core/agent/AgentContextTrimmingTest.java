@@ -42,11 +42,13 @@ class AgentContextTrimmingTest {
     private static final String INSTRUCTIONS = "i".repeat(10);
     /** A tool whose definition costs {@code "g" + " " + "" + " " + {"type":"object"}} = 20 tokens. */
     private static final ToolDefinition TOOL = new ToolDefinition("g", null, object("{\"type\": \"object\"}"), null);
+
     private static final int TOOL_TOKENS = 20;
 
     private final TinyContextModel model = TinyContextModel.withContext(CONTEXT);
     private final RecordingListener listener = new RecordingListener();
-    private RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("done")));
+    private RecordingToolChannel channel =
+            RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("done")));
 
     private static String chars(char c, int count) {
         return String.valueOf(c).repeat(count);
@@ -71,7 +73,12 @@ class AgentContextTrimmingTest {
     }
 
     private Agent agent(List<TranscriptEntry> history, List<ToolDefinition> tools, TestOptions options) {
-        return new Agent(model, INSTRUCTIONS, tools, options.reservedResponseTokens(RESERVED).build(), history);
+        return new Agent(
+                model,
+                INSTRUCTIONS,
+                tools,
+                options.reservedResponseTokens(RESERVED).build(),
+                history);
     }
 
     private TurnResult respond(Agent agent, int promptTokens) throws AgentException {
@@ -134,8 +141,11 @@ class AgentContextTrimmingTest {
     @Test
     void turnWithAToolRoundIsHiddenWhole() throws Exception {
         ToolCall call = new ToolCall("c1", "open_gate", object("{\"gate\": \"n\"}"));
-        List<TranscriptEntry> toolTurn = List.of(Prompt.of(chars('p', 20), null), TranscriptEntry.ToolCalls.of(List.of(call)),
-                TranscriptEntry.ToolOutput.of("open_gate", "c1", chars('o', 10)), Response.text(chars('r', 10)));
+        List<TranscriptEntry> toolTurn = List.of(
+                Prompt.of(chars('p', 20), null),
+                TranscriptEntry.ToolCalls.of(List.of(call)),
+                TranscriptEntry.ToolOutput.of("open_gate", "c1", chars('o', 10)),
+                Response.text(chars('r', 10)));
         assertThat(toolTurn).extracting(TinyContextModel::tokens).containsExactly(20, 9 + 12, 10, 10);
         List<TranscriptEntry> history = history(toolTurn, turn(20, 30));
         Agent agent = agent(history, options());
@@ -179,8 +189,18 @@ class AgentContextTrimmingTest {
     @Test
     void reservedResponseTokensAreKeptFreeForTheAnswer() throws Exception {
         List<TranscriptEntry> history = history(turn(20, 30), turn(20, 30));
-        Agent roomy = new Agent(model, INSTRUCTIONS, List.of(), options().reservedResponseTokens(50).build(), history);
-        Agent tight = new Agent(model, INSTRUCTIONS, List.of(), options().reservedResponseTokens(51).build(), history);
+        Agent roomy = new Agent(
+                model,
+                INSTRUCTIONS,
+                List.of(),
+                options().reservedResponseTokens(50).build(),
+                history);
+        Agent tight = new Agent(
+                model,
+                INSTRUCTIONS,
+                List.of(),
+                options().reservedResponseTokens(51).build(),
+                history);
 
         // 10 + 100 + 40 = 150 = 200 - 50
         TurnResult fits = roomy.respond(TurnRequest.of(chars('q', 40)), context(listener, channel));
@@ -194,7 +214,8 @@ class AgentContextTrimmingTest {
     @Test
     void instructionsContextNoteToolsAndSchemaCountTowardsTheContext() throws Exception {
         JsonNode schema = json("{\"type\": \"string\"}");
-        int schemaTokens = Json.write(GenerationSchema.convert(schema, "Response").json()).length();
+        int schemaTokens =
+                Json.write(GenerationSchema.convert(schema, "Response").json()).length();
         assertThat(schemaTokens).isEqualTo("{\"type\":\"string\"}".length());
         Agent agent = agent(List.of(), List.of(TOOL), options());
         agent.setContextNote(chars('n', 7));
@@ -218,7 +239,12 @@ class AgentContextTrimmingTest {
     @Test
     void toolRoundsOfTheRunningTurnCanHideMoreHistoryInLaterSteps() throws Exception {
         List<TranscriptEntry> history = history(turn(20, 30));
-        Agent agent = new Agent(model, null, List.of(TOOL), options().reservedResponseTokens(RESERVED).build(), history);
+        Agent agent = new Agent(
+                model,
+                null,
+                List.of(TOOL),
+                options().reservedResponseTokens(RESERVED).build(),
+                history);
         channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf(chars('o', 70))));
         model.then(calls(new ToolCall("c1", "g", Json.object())), answer("done"));
 
@@ -240,9 +266,10 @@ class AgentContextTrimmingTest {
         AgentException error = catchThrowableOfType(AgentException.class, () -> respond(agent, 71));
 
         assertThat(error.code()).isEqualTo(ErrorCode.CONTEXT_SIZE_EXCEEDED);
-        assertThat(error.getMessage()).isEqualTo("The conversation needs 181 tokens plus 20 reserved for the answer, but the "
-                + "context holds 200 (trimHistory is off). Shorten the prompt or instructions, use session/compact, or start "
-                + "a new session.");
+        assertThat(error.getMessage())
+                .isEqualTo("The conversation needs 181 tokens plus 20 reserved for the answer, but the "
+                        + "context holds 200 (trimHistory is off). Shorten the prompt or instructions, use session/compact, or start "
+                        + "a new session.");
         assertThat(model.requests()).isEmpty();
         assertThat(listener.events()).isEmpty();
         assertThat(agent.history()).isEqualTo(history);
@@ -267,9 +294,10 @@ class AgentContextTrimmingTest {
         AgentException error = catchThrowableOfType(AgentException.class, () -> respond(agent, 171));
 
         assertThat(error.code()).isEqualTo(ErrorCode.CONTEXT_SIZE_EXCEEDED);
-        assertThat(error.getMessage()).isEqualTo("The conversation needs 181 tokens plus 20 reserved for the answer, but the "
-                + "context holds 200 even with every earlier turn hidden. Shorten the prompt or instructions, use "
-                + "session/compact, or start a new session.");
+        assertThat(error.getMessage())
+                .isEqualTo("The conversation needs 181 tokens plus 20 reserved for the answer, but the "
+                        + "context holds 200 even with every earlier turn hidden. Shorten the prompt or instructions, use "
+                        + "session/compact, or start a new session.");
         assertThat(model.requests()).isEmpty();
         assertThat(agent.history()).isEqualTo(history);
     }
@@ -288,10 +316,15 @@ class AgentContextTrimmingTest {
 
     @Test
     void reservationLargerThanTheContextFailsEveryTurn() {
-        Agent agent = new Agent(model, null, List.of(), options().reservedResponseTokens(CONTEXT + 1).build(), List.of());
+        Agent agent = new Agent(
+                model,
+                null,
+                List.of(),
+                options().reservedResponseTokens(CONTEXT + 1).build(),
+                List.of());
 
-        AgentException error = catchThrowableOfType(AgentException.class,
-                () -> agent.respond(TurnRequest.of(""), context(listener, channel)));
+        AgentException error = catchThrowableOfType(
+                AgentException.class, () -> agent.respond(TurnRequest.of(""), context(listener, channel)));
 
         assertThat(error.code()).isEqualTo(ErrorCode.CONTEXT_SIZE_EXCEEDED);
         assertThat(error.getMessage()).startsWith("The conversation needs 0 tokens plus 201 reserved for the answer");
@@ -300,7 +333,12 @@ class AgentContextTrimmingTest {
     @Test
     void overflowCausedByAToolRoundFailsTheTurnAndLeavesNoTrace() {
         List<TranscriptEntry> history = history(turn(20, 30));
-        Agent agent = new Agent(model, null, List.of(TOOL), options().reservedResponseTokens(RESERVED).build(), history);
+        Agent agent = new Agent(
+                model,
+                null,
+                List.of(TOOL),
+                options().reservedResponseTokens(RESERVED).build(),
+                history);
         channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf(chars('o', 120))));
         model.then(calls(new ToolCall("c1", "g", Json.object())), answer("never"));
 

@@ -64,9 +64,14 @@ class AgentHistoryIndexTest {
 
     @Test
     void totalsStayExactOverManyTurnsWithAndWithoutToolRounds() throws Exception {
-        RecordingToolChannel channel = RecordingToolChannel.answering(call ->
-                ToolReply.output(TextNode.valueOf(chars('o', call.arguments().get("n").intValue()))));
-        Agent agent = new Agent(model, null, List.of(TOOL), options().reservedResponseTokens(RESERVED).build(), List.of());
+        RecordingToolChannel channel = RecordingToolChannel.answering(call -> ToolReply.output(
+                TextNode.valueOf(chars('o', call.arguments().get("n").intValue()))));
+        Agent agent = new Agent(
+                model,
+                null,
+                List.of(TOOL),
+                options().reservedResponseTokens(RESERVED).build(),
+                List.of());
         int budget = CONTEXT - RESERVED;
         for (int i = 0; i < 40; i++) {
             List<TranscriptEntry> base = agent.history();
@@ -77,19 +82,25 @@ class AgentHistoryIndexTest {
             model.then(answer(chars('r', (i * 5) % 25 + 1)));
             int before = model.requests().size();
 
-            TurnResult result = agent.respond(TurnRequest.of(chars('q', promptTokens)), context(TurnListener.NONE, channel));
+            TurnResult result =
+                    agent.respond(TurnRequest.of(chars('q', promptTokens)), context(TurnListener.NONE, channel));
 
-            List<ModelRequest> requests = model.requests().subList(before, model.requests().size());
+            List<ModelRequest> requests =
+                    model.requests().subList(before, model.requests().size());
             assertThat(requests).hasSameSizeAs(result.steps());
             for (int s = 0; s < requests.size(); s++) {
                 ModelRequest request = requests.get(s);
                 int trimmed = result.steps().get(s).trimmedEntries();
-                List<TranscriptEntry> turnSoFar = request.entries().subList(base.size() - trimmed, request.entries().size());
-                assertThat(request.entries().subList(0, base.size() - trimmed)).as("turn %d step %d", i, s)
+                List<TranscriptEntry> turnSoFar = request.entries()
+                        .subList(base.size() - trimmed, request.entries().size());
+                assertThat(request.entries().subList(0, base.size() - trimmed))
+                        .as("turn %d step %d", i, s)
                         .isEqualTo(base.subList(trimmed, base.size()));
-                assertThat(trimmed).as("turn %d step %d", i, s)
+                assertThat(trimmed)
+                        .as("turn %d step %d", i, s)
                         .isEqualTo(expectedTrimmed(base, turnSoFar, TOOL_TOKENS, budget));
-                assertThat(request.inputTokens()).as("turn %d step %d", i, s)
+                assertThat(request.inputTokens())
+                        .as("turn %d step %d", i, s)
                         .isEqualTo(TOOL_TOKENS + tokens(request.entries()))
                         .isLessThanOrEqualTo(budget);
             }
@@ -99,7 +110,8 @@ class AgentHistoryIndexTest {
 
     @Test
     void everyEntryIsCountedOnceHoweverManyTurnsFollow() throws Exception {
-        Agent agent = new Agent(model, null, List.of(), options().reservedResponseTokens(0).build(), List.of());
+        Agent agent = new Agent(
+                model, null, List.of(), options().reservedResponseTokens(0).build(), List.of());
 
         for (int i = 0; i < 40; i++) {
             agent.respond(TurnRequest.of("prompt " + i), context(TurnListener.NONE, RecordingToolChannel.manual()));
@@ -107,18 +119,26 @@ class AgentHistoryIndexTest {
 
         // the last answer has not been part of any step yet
         List<TranscriptEntry> seen = agent.history().subList(0, 79);
-        assertThat(seen).allSatisfy(entry -> assertThat(model.timesCounted(entry)).isEqualTo(1));
+        assertThat(seen)
+                .allSatisfy(entry -> assertThat(model.timesCounted(entry)).isEqualTo(1));
         assertThat(model.timesCounted(agent.history().get(79))).isZero();
     }
 
     @Test
     void failedTurnDoesNotDisturbTheTotals() throws Exception {
-        Agent agent = new Agent(model, null, List.of(), options().reservedResponseTokens(RESERVED).build(), List.of());
+        Agent agent = new Agent(
+                model,
+                null,
+                List.of(),
+                options().reservedResponseTokens(RESERVED).build(),
+                List.of());
         model.then(answer(chars('r', 30)), failure(ErrorCode.REFUSAL, "no"), answer(chars('r', 10)));
         agent.respond(TurnRequest.of(chars('q', 20)), context(TurnListener.NONE, RecordingToolChannel.manual()));
 
-        catchThrowableOfType(AgentException.class,
-                () -> agent.respond(TurnRequest.of(chars('q', 60)), context(TurnListener.NONE, RecordingToolChannel.manual())));
+        catchThrowableOfType(
+                AgentException.class,
+                () -> agent.respond(
+                        TurnRequest.of(chars('q', 60)), context(TurnListener.NONE, RecordingToolChannel.manual())));
         agent.respond(TurnRequest.of(chars('q', 5)), context(TurnListener.NONE, RecordingToolChannel.manual()));
 
         assertThat(model.requests()).extracting(ModelRequest::inputTokens).containsExactly(20, 50 + 60, 50 + 5);
@@ -126,7 +146,12 @@ class AgentHistoryIndexTest {
 
     @Test
     void resetStartsTheTotalsAfresh() throws Exception {
-        Agent agent = new Agent(model, null, List.of(), options().reservedResponseTokens(RESERVED).build(), List.of());
+        Agent agent = new Agent(
+                model,
+                null,
+                List.of(),
+                options().reservedResponseTokens(RESERVED).build(),
+                List.of());
         agent.respond(TurnRequest.of(chars('q', 50)), context(TurnListener.NONE, RecordingToolChannel.manual()));
 
         agent.reset();
@@ -139,10 +164,18 @@ class AgentHistoryIndexTest {
 
     @Test
     void replacedHistoryIsCountedAfresh() throws Exception {
-        Agent agent = new Agent(model, null, List.of(), options().reservedResponseTokens(RESERVED).build(), List.of());
+        Agent agent = new Agent(
+                model,
+                null,
+                List.of(),
+                options().reservedResponseTokens(RESERVED).build(),
+                List.of());
         agent.respond(TurnRequest.of(chars('q', 50)), context(TurnListener.NONE, RecordingToolChannel.manual()));
-        List<TranscriptEntry> replacement = List.of(Prompt.of(chars('p', 3), null), Response.text(chars('r', 4)),
-                Prompt.of(chars('p', 5), null), Response.text(chars('r', 6)));
+        List<TranscriptEntry> replacement = List.of(
+                Prompt.of(chars('p', 3), null),
+                Response.text(chars('r', 4)),
+                Prompt.of(chars('p', 5), null),
+                Response.text(chars('r', 6)));
 
         agent.replaceHistory(replacement);
         agent.respond(TurnRequest.of(chars('q', 1)), context(TurnListener.NONE, RecordingToolChannel.manual()));
@@ -153,7 +186,12 @@ class AgentHistoryIndexTest {
 
     @Test
     void replacedHistoryOfTheSameLengthIsCountedAfresh() throws Exception {
-        Agent agent = new Agent(model, null, List.of(), options().reservedResponseTokens(RESERVED).build(), List.of());
+        Agent agent = new Agent(
+                model,
+                null,
+                List.of(),
+                options().reservedResponseTokens(RESERVED).build(),
+                List.of());
         agent.respond(TurnRequest.of(chars('q', 50)), context(TurnListener.NONE, RecordingToolChannel.manual()));
         agent.respond(TurnRequest.of(chars('q', 1)), context(TurnListener.NONE, RecordingToolChannel.manual()));
 
@@ -167,10 +205,15 @@ class AgentHistoryIndexTest {
     void replacedHistoryThatSharesItsLastEntryWithTheOldOneIsStillCountedAfresh() throws Exception {
         Prompt shortPrompt = Prompt.of(chars('p', 5), null);
         Response answer = Response.text(chars('r', 5));
-        Agent agent = new Agent(model, null, List.of(), options().reservedResponseTokens(RESERVED).build(),
+        Agent agent = new Agent(
+                model,
+                null,
+                List.of(),
+                options().reservedResponseTokens(RESERVED).build(),
                 List.of(shortPrompt, answer));
         model.then(failure(ErrorCode.REFUSAL, "no")); // indexes [shortPrompt, answer] and changes nothing
-        catchThrowableOfType(AgentException.class,
+        catchThrowableOfType(
+                AgentException.class,
                 () -> agent.respond(TurnRequest.of("x"), context(TurnListener.NONE, RecordingToolChannel.manual())));
         List<TranscriptEntry> edited = new ArrayList<>(List.of(Prompt.of(chars('p', 100), null), answer));
         edited.add(Prompt.of(chars('p', 2), null));

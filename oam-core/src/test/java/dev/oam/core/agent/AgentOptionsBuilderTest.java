@@ -10,20 +10,31 @@ import org.junit.jupiter.api.Test;
 class AgentOptionsBuilderTest {
     @Test
     void aBuilderStartsFromTheDefaultsAndChangesOnlyWhatItIsTold() {
-        AgentOptions built = AgentOptions.builder().toolChoice(ToolChoice.REQUIRED).maxToolRounds(2).temperature(0.3).build();
+        AgentOptions built = AgentOptions.builder()
+                .toolChoice(ToolChoice.REQUIRED)
+                .maxToolRounds(2)
+                .temperature(0.3)
+                .build();
         AgentOptions d = AgentOptions.defaults();
         assertThat(built.toolChoice()).isEqualTo(ToolChoice.REQUIRED);
         assertThat(built.maxToolRounds()).isEqualTo(2);
         assertThat(built.temperature()).isEqualTo(0.3);
-        assertThat(built).usingRecursiveComparison().ignoringFields("toolChoice", "maxToolRounds", "temperature").isEqualTo(d);
+        assertThat(built)
+                .usingRecursiveComparison()
+                .ignoringFields("toolChoice", "maxToolRounds", "temperature")
+                .isEqualTo(d);
         assertThat(d.toBuilder().build()).isEqualTo(d);
     }
 
     @Test
     void theBuilderChecksWhatTheConstructorChecksAndCopiesLists() {
-        assertThatThrownBy(() -> AgentOptions.builder().maxAttempts(0).build()).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> AgentOptions.builder().maxAttempts(0).build())
+                .isInstanceOf(IllegalArgumentException.class);
         List<String> tools = new java.util.ArrayList<>(List.of("open_gate"));
-        AgentOptions built = AgentOptions.builder().enabledTools(tools).toolTimeout(Duration.ZERO).build();
+        AgentOptions built = AgentOptions.builder()
+                .enabledTools(tools)
+                .toolTimeout(Duration.ZERO)
+                .build();
         tools.add("later");
         assertThat(built.enabledTools()).containsExactly("open_gate");
         assertThat(built.toolTimeout()).isZero();

@@ -30,20 +30,25 @@ class AgentOptionsTest {
     @Test
     void negativeCountsAndZeroAttemptsAreRejected() {
         Duration timeout = Duration.ofSeconds(1);
-        assertThatThrownBy(() -> new AgentOptions(ToolChoice.AUTO, -1, 12, null, null, null, null, timeout, true, 1024, 2))
+        assertThatThrownBy(
+                        () -> new AgentOptions(ToolChoice.AUTO, -1, 12, null, null, null, null, timeout, true, 1024, 2))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new AgentOptions(ToolChoice.AUTO, 4, -1, null, null, null, null, timeout, true, 1024, 2))
+        assertThatThrownBy(
+                        () -> new AgentOptions(ToolChoice.AUTO, 4, -1, null, null, null, null, timeout, true, 1024, 2))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new AgentOptions(ToolChoice.AUTO, 4, 12, null, null, null, null, timeout, true, -1, 2))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new AgentOptions(ToolChoice.AUTO, 4, 12, null, null, null, null, timeout, true, 1024, 0))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxAttempts");
+        assertThatThrownBy(
+                        () -> new AgentOptions(ToolChoice.AUTO, 4, 12, null, null, null, null, timeout, true, 1024, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxAttempts");
     }
 
     @Test
     void enabledToolsAreCopied() {
         List<String> names = new ArrayList<>(List.of("open_gate"));
-        AgentOptions options = new AgentOptions(ToolChoice.AUTO, 4, 12, names, null, null, null, Duration.ZERO, true, 1024, 2);
+        AgentOptions options =
+                new AgentOptions(ToolChoice.AUTO, 4, 12, names, null, null, null, Duration.ZERO, true, 1024, 2);
 
         names.add("ring_bell");
 
@@ -52,8 +57,8 @@ class AgentOptionsTest {
 
     @Test
     void turnPolicyTakesTheSteeringOptions() {
-        AgentOptions options = new AgentOptions(ToolChoice.REQUIRED, 2, 3, List.of("a"), null, null, null, Duration.ZERO,
-                true, 1024, 2);
+        AgentOptions options = new AgentOptions(
+                ToolChoice.REQUIRED, 2, 3, List.of("a"), null, null, null, Duration.ZERO, true, 1024, 2);
 
         assertThat(TurnPolicy.of(options)).isEqualTo(new TurnPolicy(ToolChoice.REQUIRED, 2, 3, List.of("a")));
     }
@@ -61,7 +66,8 @@ class AgentOptionsTest {
     @Test
     void secondsAreWrittenAsAPersonWouldWriteThem() {
         assertThat(dev.oam.core.json.Durations.seconds(Duration.ofSeconds(120))).isEqualTo("120");
-        assertThat(dev.oam.core.json.Durations.seconds(Duration.ofSeconds(86_400))).isEqualTo("86400");
+        assertThat(dev.oam.core.json.Durations.seconds(Duration.ofSeconds(86_400)))
+                .isEqualTo("86400");
         assertThat(dev.oam.core.json.Durations.seconds(Duration.ofMillis(200))).isEqualTo("0.2");
         assertThat(dev.oam.core.json.Durations.seconds(Duration.ofMillis(1500))).isEqualTo("1.5");
         assertThat(dev.oam.core.json.Durations.seconds(Duration.ofMillis(50))).isEqualTo("0.05");

@@ -26,12 +26,15 @@ class AgentResumeTest {
     private static final List<ToolDefinition> TOOLS = List.of(tool("open_gate"), tool("ring_bell"));
 
     private final RecordingListener listener = new RecordingListener();
-    private final RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("rung")));
+    private final RecordingToolChannel channel =
+            RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("rung")));
 
     /** The turn so far: its prompt, one round with the open_gate call and its output. */
     private static List<TranscriptEntry> turnSoFar() {
         ToolCall call = new ToolCall("c1", "open_gate", Json.object().put("gate", "north"));
-        return List.of(TranscriptEntry.Prompt.of("Open the north gate.", null), TranscriptEntry.ToolCalls.of(List.of(call)),
+        return List.of(
+                TranscriptEntry.Prompt.of("Open the north gate.", null),
+                TranscriptEntry.ToolCalls.of(List.of(call)),
                 TranscriptEntry.ToolOutput.of("open_gate", "c1", "opened"));
     }
 
@@ -42,7 +45,8 @@ class AgentResumeTest {
         TurnResult result = agent.resume(TurnRequest.of(""), turnSoFar(), 1, 1, context(listener, channel));
 
         assertThat(result.text()).isEqualTo("The gate is open.");
-        assertThat(result.steps()).containsExactly(new Step(0, 1, ToolCallingMode.ALLOWED, List.of("open_gate", "ring_bell"), 0));
+        assertThat(result.steps())
+                .containsExactly(new Step(0, 1, ToolCallingMode.ALLOWED, List.of("open_gate", "ring_bell"), 0));
         assertThat(model.requests().get(0).entries()).hasSize(3); // no empty prompt was added
         assertThat(agent.history()).hasSize(4);
         assertThat(agent.history().get(0)).isInstanceOf(TranscriptEntry.Prompt.class);
@@ -60,13 +64,16 @@ class AgentResumeTest {
 
     @Test
     void aToolChoiceGivenAgainForcesTheContinuationsFirstStep() throws Exception {
-        RecordingModel model = new RecordingModel(scripted("{\"steps\": [{\"toolCalls\": [{\"name\": \"ring_bell\", \"arguments\": {}}]},"
-                + "{\"text\": \"Rung.\"}]}"));
+        RecordingModel model = new RecordingModel(
+                scripted("{\"steps\": [{\"toolCalls\": [{\"name\": \"ring_bell\", \"arguments\": {}}]},"
+                        + "{\"text\": \"Rung.\"}]}"));
         Agent agent = new Agent(model, null, TOOLS, options().build(), List.of());
-        TurnResult result = agent.resume(TurnRequest.of("").withToolChoice(ToolChoice.REQUIRED), turnSoFar(), 1, 1,
-                context(listener, channel));
+        TurnResult result = agent.resume(
+                TurnRequest.of("").withToolChoice(ToolChoice.REQUIRED), turnSoFar(), 1, 1, context(listener, channel));
 
-        assertThat(result.steps()).extracting(Step::mode).containsExactly(ToolCallingMode.REQUIRED, ToolCallingMode.ALLOWED);
+        assertThat(result.steps())
+                .extracting(Step::mode)
+                .containsExactly(ToolCallingMode.REQUIRED, ToolCallingMode.ALLOWED);
         assertThat(result.steps()).extracting(Step::completedToolRounds).containsExactly(1, 2);
         assertThat(result.toolCalls()).hasSize(1); // the records of this call only; the caller keeps the earlier ones
     }

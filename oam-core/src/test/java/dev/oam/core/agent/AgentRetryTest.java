@@ -30,10 +30,16 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class AgentRetryTest {
     private final RecordingListener listener = new RecordingListener();
-    private final RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("ok")));
+    private final RecordingToolChannel channel =
+            RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("ok")));
 
     private Agent agent(LanguageModel model, int maxAttempts) {
-        return new Agent(model, null, List.of(tool("open_gate")), options().maxAttempts(maxAttempts).build(), List.of());
+        return new Agent(
+                model,
+                null,
+                List.of(tool("open_gate")),
+                options().maxAttempts(maxAttempts).build(),
+                List.of());
     }
 
     private TurnResult respond(Agent agent) throws AgentException {
@@ -89,8 +95,16 @@ class AgentRetryTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"guardrail_violation", "refusal", "context_size_exceeded", "rate_limited",
-            "unsupported_language", "model_unavailable", "invalid_request"})
+    @ValueSource(
+            strings = {
+                "guardrail_violation",
+                "refusal",
+                "context_size_exceeded",
+                "rate_limited",
+                "unsupported_language",
+                "model_unavailable",
+                "invalid_request"
+            })
     void nonRetryableFailuresAreNeverRetried(String code) {
         ScriptedModel model = scripted("{\"steps\": [{\"error\": \"" + code + "\"}, {\"text\": \"ok\"}]}");
 
@@ -126,10 +140,11 @@ class AgentRetryTest {
         TurnResult result = respond(agent(new FakeFlakyModel(), 2));
 
         assertThat(result.text()).isEqualTo("ok");
-        assertThat(listener.texts()).containsExactly(
-                new TurnEvent.Text("Let me", "Let me", false),
-                new TurnEvent.Text("", "", true),
-                new TurnEvent.Text("ok", "ok", false));
+        assertThat(listener.texts())
+                .containsExactly(
+                        new TurnEvent.Text("Let me", "Let me", false),
+                        new TurnEvent.Text("", "", true),
+                        new TurnEvent.Text("ok", "ok", false));
     }
 
     /** Streams some text and then fails transiently on its first step; answers "ok" afterwards. */

@@ -43,10 +43,15 @@ class AgentSchemaTurnTest {
     private static final String INVALID = "{\"reasoning\": \"Hmm.\", \"choice\": \"maybe\"}";
 
     private final RecordingListener listener = new RecordingListener();
-    private final RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("done")));
+    private final RecordingToolChannel channel =
+            RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("done")));
 
     private Agent agent(LanguageModel model, int maxAttempts) {
-        return new Agent(model, "You are a guard.", List.of(tool("open_gate")), options().maxAttempts(maxAttempts).build(),
+        return new Agent(
+                model,
+                "You are a guard.",
+                List.of(tool("open_gate")),
+                options().maxAttempts(maxAttempts).build(),
                 List.of());
     }
 
@@ -59,22 +64,31 @@ class AgentSchemaTurnTest {
     }
 
     private List<String> partials() {
-        return listener.ofType(TurnEvent.Partial.class).stream().map(partial -> Json.write(partial.value())).toList();
+        return listener.ofType(TurnEvent.Partial.class).stream()
+                .map(partial -> Json.write(partial.value()))
+                .toList();
     }
 
     @Test
     void streamedJsonArrivesAsPartialValuesInSchemaOrderWithoutRepeats() throws Exception {
-        TinyContextModel model = TinyContextModel.withContext(8192).then(streamed(
-                "{\"choice\": \"ref", "use\"", ", \"reas", "oning\": \"Too", " late.\", \"confidence\": 8", "5}"));
+        TinyContextModel model = TinyContextModel.withContext(8192)
+                .then(streamed(
+                        "{\"choice\": \"ref",
+                        "use\"",
+                        ", \"reas",
+                        "oning\": \"Too",
+                        " late.\", \"confidence\": 8",
+                        "5}"));
 
         TurnResult result = respond(agent(model, 2));
 
-        assertThat(partials()).containsExactly(
-                "{\"choice\":\"ref\"}",
-                "{\"choice\":\"refuse\"}",
-                "{\"reasoning\":\"Too\",\"choice\":\"refuse\"}",
-                "{\"reasoning\":\"Too late.\",\"choice\":\"refuse\",\"confidence\":8}",
-                "{\"reasoning\":\"Too late.\",\"choice\":\"refuse\",\"confidence\":85}");
+        assertThat(partials())
+                .containsExactly(
+                        "{\"choice\":\"ref\"}",
+                        "{\"choice\":\"refuse\"}",
+                        "{\"reasoning\":\"Too\",\"choice\":\"refuse\"}",
+                        "{\"reasoning\":\"Too late.\",\"choice\":\"refuse\",\"confidence\":8}",
+                        "{\"reasoning\":\"Too late.\",\"choice\":\"refuse\",\"confidence\":85}");
         assertThat(listener.texts()).isEmpty();
         assertThat(result.text()).isEqualTo("{\"reasoning\":\"Too late.\",\"choice\":\"refuse\",\"confidence\":85}");
         assertThat(Json.write(result.structured())).isEqualTo(result.text());
@@ -82,8 +96,8 @@ class AgentSchemaTurnTest {
 
     @Test
     void answerInAnotherKeyOrderIsStoredAndReturnedInSchemaOrder() throws Exception {
-        TinyContextModel model = TinyContextModel.withContext(8192).then(answer(
-                "{\"extra\": 1, \"confidence\": 70, \"choice\": \"open\", \"reasoning\": \"Friend.\"}"));
+        TinyContextModel model = TinyContextModel.withContext(8192)
+                .then(answer("{\"extra\": 1, \"confidence\": 70, \"choice\": \"open\", \"reasoning\": \"Friend.\"}"));
         Agent agent = agent(model, 2);
 
         TurnResult result = respond(agent);
@@ -100,8 +114,8 @@ class AgentSchemaTurnTest {
 
     @Test
     void structuredValueOfTheModelWinsOverItsText() throws Exception {
-        TinyContextModel model = TinyContextModel.withContext(8192).then((request, listener) ->
-                new ModelResponse.Answer("not json at all", json(VALID), Usage.ZERO));
+        TinyContextModel model = TinyContextModel.withContext(8192)
+                .then((request, listener) -> new ModelResponse.Answer("not json at all", json(VALID), Usage.ZERO));
 
         TurnResult result = respond(agent(model, 2));
 
@@ -133,17 +147,17 @@ class AgentSchemaTurnTest {
 
         respond(agent(model, 2));
 
-        assertThat(partials()).containsExactly(
-                "{\"reasoning\":\"No\",\"choice\":\"refuse\"}",
-                "{\"choice\":\"open\"}",
-                "{\"reasoning\":\"Friend.\",\"choice\":\"open\"}");
+        assertThat(partials())
+                .containsExactly(
+                        "{\"reasoning\":\"No\",\"choice\":\"refuse\"}",
+                        "{\"choice\":\"open\"}",
+                        "{\"reasoning\":\"Friend.\",\"choice\":\"open\"}");
     }
 
     @Test
     void schemaTurnMayCallToolsBeforeItsStructuredAnswer() throws Exception {
-        TinyContextModel model = TinyContextModel.withContext(8192).then(
-                calls(new ToolCall("c1", "open_gate", object("{\"gate\": \"north\"}"))),
-                answer(VALID));
+        TinyContextModel model = TinyContextModel.withContext(8192)
+                .then(calls(new ToolCall("c1", "open_gate", object("{\"gate\": \"north\"}"))), answer(VALID));
         Agent agent = agent(model, 2);
 
         TurnResult result = respond(agent);
@@ -151,13 +165,14 @@ class AgentSchemaTurnTest {
         assertThat(result.toolCalls()).hasSize(1);
         assertThat(result.structured()).isEqualTo(json(VALID));
         assertThat(agent.history()).hasSize(4);
-        assertThat(model.requests()).allSatisfy(request -> assertThat(request.schema()).isNotNull());
+        assertThat(model.requests())
+                .allSatisfy(request -> assertThat(request.schema()).isNotNull());
     }
 
     @Test
     void integralDecimalIsAnIntegerAndKeepsItsForm() throws Exception {
-        TinyContextModel model = TinyContextModel.withContext(8192).then(answer(
-                "{\"reasoning\": \"r\", \"choice\": \"open\", \"confidence\": 85.0}"));
+        TinyContextModel model = TinyContextModel.withContext(8192)
+                .then(answer("{\"reasoning\": \"r\", \"choice\": \"open\", \"confidence\": 85.0}"));
 
         TurnResult result = respond(agent(model, 2));
 
@@ -182,8 +197,9 @@ class AgentSchemaTurnTest {
         AgentException error = catchThrowableOfType(AgentException.class, () -> respond(agent));
 
         assertThat(error.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
-        assertThat(error.getMessage()).isEqualTo(
-                "The model's answer does not match the schema: #/choice: \"maybe\" is not one of [\"open\",\"refuse\"]");
+        assertThat(error.getMessage())
+                .isEqualTo(
+                        "The model's answer does not match the schema: #/choice: \"maybe\" is not one of [\"open\",\"refuse\"]");
         assertThat(model.requests()).hasSize(1);
         assertThat(agent.history()).isEmpty();
         assertThat(agent.historyWithTurnInProgress()).isEmpty();
@@ -191,9 +207,10 @@ class AgentSchemaTurnTest {
 
     @Test
     void missingRequiredPropertyAndOutOfRangeNumberAreNamedByPointer() {
-        TinyContextModel model = TinyContextModel.withContext(8192).then(
-                answer("{\"reasoning\": \"r\"}"),
-                answer("{\"reasoning\": \"r\", \"choice\": \"open\", \"confidence\": 101}"));
+        TinyContextModel model = TinyContextModel.withContext(8192)
+                .then(
+                        answer("{\"reasoning\": \"r\"}"),
+                        answer("{\"reasoning\": \"r\", \"choice\": \"open\", \"confidence\": 101}"));
         Agent agent = agent(model, 1);
 
         AgentException missing = catchThrowableOfType(AgentException.class, () -> respond(agent));
@@ -230,8 +247,8 @@ class AgentSchemaTurnTest {
 
     @Test
     void modelThatRetriesInvalidOutputGeneratesTheAnswerAgainWithinMaxAttempts() throws Exception {
-        TinyContextModel model = TinyContextModel.retryingInvalidOutput(8192).then(
-                streamed("{\"choice\": \"maybe\"", "}"), answer("not json"), streamed(VALID));
+        TinyContextModel model = TinyContextModel.retryingInvalidOutput(8192)
+                .then(streamed("{\"choice\": \"maybe\"", "}"), answer("not json"), streamed(VALID));
         Agent agent = agent(model, 3);
 
         TurnResult result = respond(agent);
@@ -241,13 +258,14 @@ class AgentSchemaTurnTest {
         assertThat(result.steps()).hasSize(1);
         assertThat(listener.steps()).hasSize(1);
         assertThat(agent.history()).hasSize(2);
-        assertThat(partials()).containsExactly("{\"choice\":\"maybe\"}", "{\"reasoning\":\"Friend.\",\"choice\":\"open\"}");
+        assertThat(partials())
+                .containsExactly("{\"choice\":\"maybe\"}", "{\"reasoning\":\"Friend.\",\"choice\":\"open\"}");
     }
 
     @Test
     void modelThatRetriesInvalidOutputStillFailsWhenEveryAttemptIsInvalid() {
-        TinyContextModel model = TinyContextModel.retryingInvalidOutput(8192).then(answer(INVALID), answer(INVALID),
-                answer(VALID));
+        TinyContextModel model =
+                TinyContextModel.retryingInvalidOutput(8192).then(answer(INVALID), answer(INVALID), answer(VALID));
         Agent agent = agent(model, 2);
 
         AgentException error = catchThrowableOfType(AgentException.class, () -> respond(agent));
@@ -273,12 +291,15 @@ class AgentSchemaTurnTest {
         TinyContextModel model = TinyContextModel.withContext(8192);
         Agent agent = agent(model, 2);
 
-        AgentException error = catchThrowableOfType(AgentException.class, () -> respond(agent,
-                json("{\"type\": \"object\", \"properties\": {\"choice\": {\"type\": \"strng\"}}}")));
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
+                () -> respond(
+                        agent, json("{\"type\": \"object\", \"properties\": {\"choice\": {\"type\": \"strng\"}}}")));
 
         assertThat(error.code()).isEqualTo(ErrorCode.INVALID_SCHEMA);
-        assertThat(error.getMessage()).isEqualTo("Invalid schema at #/properties/choice/type: Unknown type 'strng' "
-                + "(use object, array, string, integer, number, boolean or null).");
+        assertThat(error.getMessage())
+                .isEqualTo("Invalid schema at #/properties/choice/type: Unknown type 'strng' "
+                        + "(use object, array, string, integer, number, boolean or null).");
         assertThat(model.requests()).isEmpty();
         assertThat(listener.events()).isEmpty();
         assertThat(agent.history()).isEmpty();

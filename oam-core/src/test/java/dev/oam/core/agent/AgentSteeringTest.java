@@ -31,14 +31,16 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** The per-step tool steering (GAME-LAYER.md §3.11, COMPAT.md), observed through whole turns. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class AgentSteeringTest {
-    private static final List<ToolDefinition> TOOLS = List.of(tool("open_gate"), tool("check_inventory"), tool("ring_bell"));
+    private static final List<ToolDefinition> TOOLS =
+            List.of(tool("open_gate"), tool("check_inventory"), tool("ring_bell"));
     private static final List<String> ALL = List.of("open_gate", "check_inventory", "ring_bell");
     private static final String ONE_ROUND = """
             {"steps": [{"toolCalls": [{"name": "open_gate", "arguments": {"gate": "north"}, "id": "c1"}]},
                        {"text": "The gate is open."}]}""";
 
     private final RecordingListener listener = new RecordingListener();
-    private final RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("done")));
+    private final RecordingToolChannel channel =
+            RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("done")));
     private RecordingModel model;
 
     private Agent agent(String script, List<ToolDefinition> tools, TestOptions options) {
@@ -62,9 +64,10 @@ class AgentSteeringTest {
     void autoAllowsEveryEnabledToolOnEveryStep() throws Exception {
         TurnResult result = respond(agent(ONE_ROUND, TOOLS, options()));
 
-        assertThat(result.steps()).containsExactly(
-                new Step(0, 0, ToolCallingMode.ALLOWED, ALL, 0),
-                new Step(1, 1, ToolCallingMode.ALLOWED, ALL, 0));
+        assertThat(result.steps())
+                .containsExactly(
+                        new Step(0, 0, ToolCallingMode.ALLOWED, ALL, 0),
+                        new Step(1, 1, ToolCallingMode.ALLOWED, ALL, 0));
         assertThat(model.requests()).allSatisfy(request -> {
             assertThat(request.tools()).isEqualTo(TOOLS);
             assertThat(request.offerRespondDirectly()).isFalse();
@@ -73,7 +76,8 @@ class AgentSteeringTest {
 
     @Test
     void noneDisallowsToolsAndHidesTheirDefinitions() throws Exception {
-        TurnResult result = respond(agent("{\"steps\": [{\"text\": \"No.\"}]}", TOOLS, options().toolChoice(ToolChoice.NONE)));
+        TurnResult result = respond(
+                agent("{\"steps\": [{\"text\": \"No.\"}]}", TOOLS, options().toolChoice(ToolChoice.NONE)));
 
         assertThat(result.steps()).containsExactly(new Step(0, 0, ToolCallingMode.DISALLOWED, List.of(), 0));
         ModelRequest request = model.requests().get(0);
@@ -86,9 +90,12 @@ class AgentSteeringTest {
     void forcedToolAppliesToFirstStepOnly() throws Exception {
         TurnResult result = respond(agent(ONE_ROUND, TOOLS, options().toolChoice(ToolChoice.REQUIRED)));
 
-        assertThat(result.steps()).extracting(Step::mode).containsExactly(ToolCallingMode.REQUIRED, ToolCallingMode.ALLOWED);
+        assertThat(result.steps())
+                .extracting(Step::mode)
+                .containsExactly(ToolCallingMode.REQUIRED, ToolCallingMode.ALLOWED);
         assertThat(result.steps()).extracting(Step::enabledTools).containsExactly(ALL, ALL);
-        assertThat(model.requests()).extracting(ModelRequest::mode)
+        assertThat(model.requests())
+                .extracting(ModelRequest::mode)
                 .containsExactly(ToolCallingMode.REQUIRED, ToolCallingMode.ALLOWED);
     }
 
@@ -96,12 +103,16 @@ class AgentSteeringTest {
     void namedToolIsTheOnlyToolOfTheFirstStepThenEveryToolIsAllowed() throws Exception {
         String script = """
                 {"steps": [{"toolCalls": [{"name": "check_inventory", "id": "c1"}]}, {"text": "Two swords."}]}""";
-        TurnResult result = respond(agent(script, TOOLS, options().toolChoice(new ToolChoice.Named("check_inventory"))));
+        TurnResult result =
+                respond(agent(script, TOOLS, options().toolChoice(new ToolChoice.Named("check_inventory"))));
 
-        assertThat(result.steps()).containsExactly(
-                new Step(0, 0, ToolCallingMode.REQUIRED, List.of("check_inventory"), 0),
-                new Step(1, 1, ToolCallingMode.ALLOWED, ALL, 0));
-        assertThat(model.requests().get(0).tools()).extracting(ToolDefinition::name).containsExactly("check_inventory");
+        assertThat(result.steps())
+                .containsExactly(
+                        new Step(0, 0, ToolCallingMode.REQUIRED, List.of("check_inventory"), 0),
+                        new Step(1, 1, ToolCallingMode.ALLOWED, ALL, 0));
+        assertThat(model.requests().get(0).tools())
+                .extracting(ToolDefinition::name)
+                .containsExactly("check_inventory");
         assertThat(model.requests().get(1).tools()).isEqualTo(TOOLS);
     }
 
@@ -110,8 +121,8 @@ class AgentSteeringTest {
         ScriptedModel script = scripted(ONE_ROUND);
         Agent untouched = new Agent(script, null, TOOLS, options().build(), List.of());
 
-        AgentException error = catchThrowableOfType(AgentException.class,
-                () -> respond(untouched, withChoice(new ToolChoice.Named("fly_away"))));
+        AgentException error = catchThrowableOfType(
+                AgentException.class, () -> respond(untouched, withChoice(new ToolChoice.Named("fly_away"))));
 
         assertThat(error.code()).isEqualTo(ErrorCode.INVALID_PARAMS);
         assertThat(error.getMessage()).contains("'toolChoice'").contains("'fly_away'");
@@ -135,29 +146,36 @@ class AgentSteeringTest {
     void explicitOffersRespondDirectlyOnlyOnTheFirstStep() throws Exception {
         TurnResult result = respond(agent(ONE_ROUND, TOOLS, options().toolChoice(ToolChoice.EXPLICIT)));
 
-        assertThat(model.requests()).extracting(ModelRequest::offerRespondDirectly).containsExactly(true, false);
-        assertThat(result.steps()).extracting(Step::mode).containsExactly(ToolCallingMode.REQUIRED, ToolCallingMode.ALLOWED);
+        assertThat(model.requests())
+                .extracting(ModelRequest::offerRespondDirectly)
+                .containsExactly(true, false);
+        assertThat(result.steps())
+                .extracting(Step::mode)
+                .containsExactly(ToolCallingMode.REQUIRED, ToolCallingMode.ALLOWED);
         assertThat(result.steps()).flatExtracting(Step::enabledTools).doesNotContain(ToolDefinition.RESPOND_DIRECTLY);
-        assertThat(model.requests()).flatExtracting(ModelRequest::tools).extracting(ToolDefinition::name)
+        assertThat(model.requests())
+                .flatExtracting(ModelRequest::tools)
+                .extracting(ToolDefinition::name)
                 .doesNotContain(ToolDefinition.RESPOND_DIRECTLY);
     }
 
     @Test
     void callingRespondDirectlyDisallowsTheNextStepAndLeavesNoTrace() throws Exception {
         Agent agent = agent("""
-                {"steps": [{"toolCalls": [{"name": "respond_directly", "id": "rd"}]}, {"text": "Good evening."}]}""",
-                TOOLS, options().toolChoice(ToolChoice.EXPLICIT));
+                {"steps": [{"toolCalls": [{"name": "respond_directly", "id": "rd"}]}, {"text": "Good evening."}]}""", TOOLS, options().toolChoice(ToolChoice.EXPLICIT));
 
         TurnResult result = respond(agent, TurnRequest.of("Hello!"));
 
         assertThat(result.text()).isEqualTo("Good evening.");
         assertThat(result.toolCalls()).isEmpty();
-        assertThat(result.steps()).containsExactly(
-                new Step(0, 0, ToolCallingMode.REQUIRED, ALL, 0),
-                new Step(1, 0, ToolCallingMode.DISALLOWED, List.of(), 0));
+        assertThat(result.steps())
+                .containsExactly(
+                        new Step(0, 0, ToolCallingMode.REQUIRED, ALL, 0),
+                        new Step(1, 0, ToolCallingMode.DISALLOWED, List.of(), 0));
         assertThat(channel.sent()).isEmpty();
-        assertThat(listener.events()).noneMatch(event -> event instanceof TurnEvent.ToolCallStarted
-                || event instanceof TurnEvent.ToolCallCompleted);
+        assertThat(listener.events())
+                .noneMatch(event ->
+                        event instanceof TurnEvent.ToolCallStarted || event instanceof TurnEvent.ToolCallCompleted);
         assertThat(agent.history()).hasSize(2);
         assertThat(agent.history().get(0)).isInstanceOf(TranscriptEntry.Prompt.class);
         assertThat(agent.history().get(1)).isInstanceOf(TranscriptEntry.Response.class);
@@ -177,10 +195,15 @@ class AgentSteeringTest {
 
         assertThat(channel.sent()).extracting(ToolCall::id).containsExactly("c1");
         assertThat(result.toolCalls()).extracting(record -> record.call().id()).containsExactly("c1");
-        assertThat(listener.ofType(TurnEvent.ToolCallStarted.class)).extracting(event -> event.call().id())
+        assertThat(listener.ofType(TurnEvent.ToolCallStarted.class))
+                .extracting(event -> event.call().id())
                 .containsExactly("c1");
-        assertThat(agent.history().get(1)).isInstanceOfSatisfying(TranscriptEntry.ToolCalls.class,
-                entry -> assertThat(entry.calls()).extracting(ToolCall::name).containsExactly("open_gate"));
+        assertThat(agent.history().get(1))
+                .isInstanceOfSatisfying(
+                        TranscriptEntry.ToolCalls.class,
+                        entry -> assertThat(entry.calls())
+                                .extracting(ToolCall::name)
+                                .containsExactly("open_gate"));
         assertThat(result.steps().get(1).mode()).isEqualTo(ToolCallingMode.ALLOWED);
     }
 
@@ -191,7 +214,8 @@ class AgentSteeringTest {
     @ParameterizedTest
     @MethodSource("everyChoice")
     void sessionWithoutToolsIsDisallowedWithNoEnabledTools(ToolChoice choice) throws Exception {
-        TurnResult result = respond(agent("{\"steps\": [{\"text\": \"Hi.\"}]}", List.of(), options().toolChoice(choice)));
+        TurnResult result = respond(
+                agent("{\"steps\": [{\"text\": \"Hi.\"}]}", List.of(), options().toolChoice(choice)));
 
         assertThat(result.steps()).containsExactly(new Step(0, 0, ToolCallingMode.DISALLOWED, List.of(), 0));
         assertThat(model.requests().get(0).offerRespondDirectly()).isFalse();
@@ -201,17 +225,17 @@ class AgentSteeringTest {
     void enabledToolsHidesTheOtherTools() throws Exception {
         TurnResult result = respond(agent(ONE_ROUND, TOOLS, options().enabledTools("ring_bell", "open_gate")));
 
-        assertThat(result.steps()).extracting(Step::enabledTools)
-                .containsOnly(List.of("open_gate", "ring_bell"));
-        assertThat(model.requests()).allSatisfy(request ->
-                assertThat(request.tools()).extracting(ToolDefinition::name).containsExactly("open_gate", "ring_bell"));
+        assertThat(result.steps()).extracting(Step::enabledTools).containsOnly(List.of("open_gate", "ring_bell"));
+        assertThat(model.requests())
+                .allSatisfy(request -> assertThat(request.tools())
+                        .extracting(ToolDefinition::name)
+                        .containsExactly("open_gate", "ring_bell"));
     }
 
     @Test
     void callingAHiddenToolGetsAnErrorOutputAndIsNotSent() throws Exception {
         Agent agent = agent("""
-                {"steps": [{"toolCalls": [{"name": "check_inventory", "id": "c1"}]}, {"template": "{toolOutput}"}]}""",
-                TOOLS, options().enabledTools("open_gate"));
+                {"steps": [{"toolCalls": [{"name": "check_inventory", "id": "c1"}]}, {"template": "{toolOutput}"}]}""", TOOLS, options().enabledTools("open_gate"));
 
         TurnResult result = respond(agent);
 
@@ -220,12 +244,14 @@ class AgentSteeringTest {
         assertThat(record.isError()).isTrue();
         assertThat(record.output().textValue())
                 .isEqualTo("Tool 'check_inventory' is not available. Available tools: open_gate.");
-        assertThat(result.text()).isEqualTo("Error: Tool 'check_inventory' is not available. Available tools: open_gate.");
+        assertThat(result.text())
+                .isEqualTo("Error: Tool 'check_inventory' is not available. Available tools: open_gate.");
     }
 
     @Test
     void emptyEnabledToolsOverrideDisallowsTheTurn() throws Exception {
-        Agent agent = agent("{\"steps\": [{\"text\": \"Hi.\"}]}", TOOLS, options().toolChoice(ToolChoice.REQUIRED));
+        Agent agent =
+                agent("{\"steps\": [{\"text\": \"Hi.\"}]}", TOOLS, options().toolChoice(ToolChoice.REQUIRED));
 
         TurnResult result = respond(agent, TurnRequest.of("Hi").withEnabledTools(List.of()));
 
@@ -235,7 +261,9 @@ class AgentSteeringTest {
 
     @Test
     void namedToolFilteredOutByEnabledToolsLeavesTheFirstStepDisallowed() throws Exception {
-        Agent agent = agent("{\"steps\": [{\"text\": \"Hi.\"}]}", TOOLS,
+        Agent agent = agent(
+                "{\"steps\": [{\"text\": \"Hi.\"}]}",
+                TOOLS,
                 options().toolChoice(new ToolChoice.Named("ring_bell")).enabledTools("open_gate"));
 
         TurnResult result = respond(agent);
@@ -247,15 +275,18 @@ class AgentSteeringTest {
     void reachingMaxToolRoundsDisallowsTheNextStep() throws Exception {
         TurnResult result = respond(agent(ONE_ROUND, TOOLS, options().maxToolRounds(1)));
 
-        assertThat(result.steps()).containsExactly(
-                new Step(0, 0, ToolCallingMode.ALLOWED, ALL, 0),
-                new Step(1, 1, ToolCallingMode.DISALLOWED, List.of(), 0));
+        assertThat(result.steps())
+                .containsExactly(
+                        new Step(0, 0, ToolCallingMode.ALLOWED, ALL, 0),
+                        new Step(1, 1, ToolCallingMode.DISALLOWED, List.of(), 0));
         assertThat(model.requests().get(1).tools()).isEmpty();
     }
 
     @Test
     void maxToolRoundsZeroDisallowsEvenARequiredFirstStep() throws Exception {
-        TurnResult result = respond(agent("{\"steps\": [{\"text\": \"Hi.\"}]}", TOOLS,
+        TurnResult result = respond(agent(
+                "{\"steps\": [{\"text\": \"Hi.\"}]}",
+                TOOLS,
                 options().toolChoice(ToolChoice.REQUIRED).maxToolRounds(0)));
 
         assertThat(result.steps()).containsExactly(new Step(0, 0, ToolCallingMode.DISALLOWED, List.of(), 0));
@@ -272,11 +303,17 @@ class AgentSteeringTest {
 
         assertThat(channel.sent()).extracting(ToolCall::id).containsExactly("c1", "c2");
         assertThat(result.toolCalls()).hasSize(3);
-        ToolRecord refused = result.toolCalls().stream().filter(r -> r.call().id().equals("c3")).findFirst().orElseThrow();
+        ToolRecord refused = result.toolCalls().stream()
+                .filter(r -> r.call().id().equals("c3"))
+                .findFirst()
+                .orElseThrow();
         assertThat(refused.isError()).isTrue();
         assertThat(refused.output().textValue())
-                .isEqualTo("Tool call limit reached (maxToolCalls is 2); 'ring_bell' was not run. Answer with what you have.");
-        assertThat(result.toolCalls()).filteredOn(r -> !r.call().id().equals("c3")).noneMatch(ToolRecord::isError);
+                .isEqualTo(
+                        "Tool call limit reached (maxToolCalls is 2); 'ring_bell' was not run. Answer with what you have.");
+        assertThat(result.toolCalls())
+                .filteredOn(r -> !r.call().id().equals("c3"))
+                .noneMatch(ToolRecord::isError);
         assertThat(result.steps().get(1)).isEqualTo(new Step(1, 1, ToolCallingMode.DISALLOWED, List.of(), 0));
     }
 
@@ -290,8 +327,12 @@ class AgentSteeringTest {
         TurnResult result = respond(agent);
 
         assertThat(channel.sent()).extracting(ToolCall::id).containsExactly("c1", "c2");
-        assertThat(result.toolCalls()).filteredOn(ToolRecord::isError).extracting(r -> r.call().id()).containsExactly("c3");
-        assertThat(result.steps()).extracting(Step::mode)
+        assertThat(result.toolCalls())
+                .filteredOn(ToolRecord::isError)
+                .extracting(r -> r.call().id())
+                .containsExactly("c3");
+        assertThat(result.steps())
+                .extracting(Step::mode)
                 .containsExactly(ToolCallingMode.ALLOWED, ToolCallingMode.ALLOWED, ToolCallingMode.DISALLOWED);
     }
 
@@ -327,7 +368,8 @@ class AgentSteeringTest {
         assertThat(result.steps()).isEqualTo(listener.steps());
         assertThat(result.steps()).extracting(Step::index).containsExactly(0, 1, 2);
         assertThat(result.steps()).extracting(Step::completedToolRounds).containsExactly(0, 1, 2);
-        assertThat(result.steps()).extracting(Step::mode)
+        assertThat(result.steps())
+                .extracting(Step::mode)
                 .containsExactly(ToolCallingMode.REQUIRED, ToolCallingMode.ALLOWED, ToolCallingMode.ALLOWED);
     }
 }

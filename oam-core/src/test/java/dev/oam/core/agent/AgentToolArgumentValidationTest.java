@@ -31,12 +31,13 @@ class AgentToolArgumentValidationTest {
              "properties": {"gate": {"type": "string", "enum": ["north", "south"]}, "force": {"type": "integer"},
                             "target": {"$ref": "#/$defs/Target"}},
              "required": ["gate"], "additionalProperties": false,
-             "$defs": {"Target": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}"""),
-            null);
-    private static final ToolDefinition RING_BELL = new ToolDefinition("ring_bell", "Rings.", object("{\"type\": \"object\"}"), null);
+             "$defs": {"Target": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}"""), null);
+    private static final ToolDefinition RING_BELL =
+            new ToolDefinition("ring_bell", "Rings.", object("{\"type\": \"object\"}"), null);
 
     private final RecordingListener listener = new RecordingListener();
-    private final RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("done")));
+    private final RecordingToolChannel channel =
+            RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("done")));
 
     private Agent agent;
 
@@ -71,9 +72,12 @@ class AgentToolArgumentValidationTest {
             assertThat(record.isError()).isTrue();
             assertThat(record.output()).isEqualTo(TextNode.valueOf(message));
         });
-        assertThat(agent.history().get(2)).isInstanceOfSatisfying(TranscriptEntry.ToolOutput.class,
-                output -> assertThat(output.text()).isEqualTo("Error: " + message));
-        assertThat(listener.ofType(TurnEvent.ToolCallStarted.class)).singleElement()
+        assertThat(agent.history().get(2))
+                .isInstanceOfSatisfying(
+                        TranscriptEntry.ToolOutput.class,
+                        output -> assertThat(output.text()).isEqualTo("Error: " + message));
+        assertThat(listener.ofType(TurnEvent.ToolCallStarted.class))
+                .singleElement()
                 .satisfies(started -> assertThat(started.execution()).isEqualTo("client"));
         assertThat(listener.completedTools()).isEqualTo(result.toolCalls());
     }
@@ -92,7 +96,9 @@ class AgentToolArgumentValidationTest {
             assertThat(call.id()).isEqualTo("c1");
             assertThat(call.arguments()).isEqualTo(json(arguments));
         });
-        assertThat(result.toolCalls()).singleElement().satisfies(record -> assertThat(record.isError()).isFalse());
+        assertThat(result.toolCalls())
+                .singleElement()
+                .satisfies(record -> assertThat(record.isError()).isFalse());
     }
 
     @Test
@@ -105,10 +111,16 @@ class AgentToolArgumentValidationTest {
         assertThat(channel.sent()).extracting(ToolCall::id).containsExactly("c1");
         assertThat(result.toolCalls()).extracting(record -> record.call().id()).containsExactly("c2", "c1");
         assertThat(result.toolCalls()).extracting(ToolRecord::isError).containsExactly(true, false);
-        assertThat(agent.history()).extracting(Object::getClass).containsExactly(TranscriptEntry.Prompt.class,
-                TranscriptEntry.ToolCalls.class, TranscriptEntry.ToolOutput.class, TranscriptEntry.ToolOutput.class,
-                TranscriptEntry.Response.class);
-        assertThat(((TranscriptEntry.ToolOutput) agent.history().get(2)).callId()).isEqualTo("c2");
+        assertThat(agent.history())
+                .extracting(Object::getClass)
+                .containsExactly(
+                        TranscriptEntry.Prompt.class,
+                        TranscriptEntry.ToolCalls.class,
+                        TranscriptEntry.ToolOutput.class,
+                        TranscriptEntry.ToolOutput.class,
+                        TranscriptEntry.Response.class);
+        assertThat(((TranscriptEntry.ToolOutput) agent.history().get(2)).callId())
+                .isEqualTo("c2");
     }
 
     @Test
@@ -119,8 +131,9 @@ class AgentToolArgumentValidationTest {
                            {"template": "{toolOutputs}"}]}""", options());
 
         assertThat(channel.sent()).extracting(ToolCall::id).containsExactly("c2");
-        assertThat(result.text()).isEqualTo("Error: Invalid arguments for 'open_gate': #/gate: \"North\" is not one of "
-                + "[\"north\",\"south\"]. Call it again with arguments that match its parameters.\ndone");
+        assertThat(result.text())
+                .isEqualTo("Error: Invalid arguments for 'open_gate': #/gate: \"North\" is not one of "
+                        + "[\"north\",\"south\"]. Call it again with arguments that match its parameters.\ndone");
     }
 
     @Test
@@ -140,7 +153,9 @@ class AgentToolArgumentValidationTest {
                            {"text": "Done."}]}""", options().maxToolCalls(1));
 
         assertThat(channel.sent()).extracting(ToolCall::id).containsExactly("c1");
-        assertThat(result.toolCalls().get(0).output()).isEqualTo(TextNode.valueOf(
-                "Tool call limit reached (maxToolCalls is 1); 'open_gate' was not run. Answer with what you have."));
+        assertThat(result.toolCalls().get(0).output())
+                .isEqualTo(
+                        TextNode.valueOf(
+                                "Tool call limit reached (maxToolCalls is 1); 'open_gate' was not run. Answer with what you have."));
     }
 }

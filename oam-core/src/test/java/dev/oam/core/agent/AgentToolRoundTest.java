@@ -54,7 +54,8 @@ class AgentToolRoundTest {
     @Test
     void everyCallOfAStepIsSentBeforeAnyAnswerIsAwaited() throws Exception {
         RecordingToolChannel channel = RecordingToolChannel.manual();
-        CompletableFuture<TurnResult> turn = startTurn(agent(TWO_CALLS), TurnRequest.of("Open up."), context(listener, channel));
+        CompletableFuture<TurnResult> turn =
+                startTurn(agent(TWO_CALLS), TurnRequest.of("Open up."), context(listener, channel));
 
         List<ToolCall> sent = channel.awaitSent(2);
 
@@ -74,7 +75,9 @@ class AgentToolRoundTest {
         channel.awaitSent(2);
 
         channel.answer("c2", ToolReply.output(TextNode.valueOf("bell rung")));
-        listener.await(TurnEvent.ToolCallCompleted.class, event -> event.record().call().id().equals("c2"));
+        listener.await(
+                TurnEvent.ToolCallCompleted.class,
+                event -> event.record().call().id().equals("c2"));
         channel.answer("c1", ToolReply.output(TextNode.valueOf("gate opened")));
         TurnResult result = awaitResult(turn);
 
@@ -82,9 +85,14 @@ class AgentToolRoundTest {
         assertThat(listener.completedTools()).isEqualTo(result.toolCalls());
         assertThat(result.text()).isEqualTo("bell rung\ngate opened");
         List<TranscriptEntry> history = agent.history();
-        assertThat(history.get(1)).isInstanceOfSatisfying(TranscriptEntry.ToolCalls.class,
-                entry -> assertThat(entry.calls()).extracting(ToolCall::id).containsExactly("c1", "c2"));
-        assertThat(history.subList(2, 4)).extracting(entry -> ((TranscriptEntry.ToolOutput) entry).callId())
+        assertThat(history.get(1))
+                .isInstanceOfSatisfying(
+                        TranscriptEntry.ToolCalls.class,
+                        entry -> assertThat(entry.calls())
+                                .extracting(ToolCall::id)
+                                .containsExactly("c1", "c2"));
+        assertThat(history.subList(2, 4))
+                .extracting(entry -> ((TranscriptEntry.ToolOutput) entry).callId())
                 .containsExactly("c2", "c1");
         assertThat(channel.abandons()).isEmpty();
     }
@@ -102,8 +110,10 @@ class AgentToolRoundTest {
             assertThat(started.call().id()).isEqualTo("c1");
             assertThat(started.execution()).isEqualTo("client");
         });
-        assertThat(events.get(2)).isInstanceOfSatisfying(TurnEvent.ToolCallCompleted.class,
-                completed -> assertThat(completed.record().output()).isEqualTo(TextNode.valueOf("opened")));
+        assertThat(events.get(2))
+                .isInstanceOfSatisfying(
+                        TurnEvent.ToolCallCompleted.class,
+                        completed -> assertThat(completed.record().output()).isEqualTo(TextNode.valueOf("opened")));
         assertThat(events.get(3)).isInstanceOf(TurnEvent.ModelStep.class);
         assertThat(events.get(4)).isEqualTo(new TurnEvent.Text("Gate: opened", "Gate: opened", false));
     }
@@ -123,17 +133,20 @@ class AgentToolRoundTest {
 
         TurnResult result = agent.respond(TurnRequest.of("Open up."), context(listener, channel));
 
-        assertThat(agent.history()).filteredOn(TranscriptEntry.ToolOutput.class::isInstance)
+        assertThat(agent.history())
+                .filteredOn(TranscriptEntry.ToolOutput.class::isInstance)
                 .map(entry -> (TranscriptEntry.ToolOutput) entry)
                 .extracting(TranscriptEntry.ToolOutput::toolName, TranscriptEntry.ToolOutput::text)
                 .containsExactly(
                         tuple("say", "The gate opened."),
                         tuple("open_gate", "{\"opened\":true,\"gate\":\"north\"}"),
                         tuple("ring_bell", "Error: Chain jammed."));
-        assertThat(result.toolCalls()).extracting(ToolRecord::output, ToolRecord::isError).containsExactly(
-                tuple(TextNode.valueOf("The gate opened."), false),
-                tuple(json("{\"opened\": true, \"gate\": \"north\"}"), false),
-                tuple(TextNode.valueOf("Chain jammed."), true));
+        assertThat(result.toolCalls())
+                .extracting(ToolRecord::output, ToolRecord::isError)
+                .containsExactly(
+                        tuple(TextNode.valueOf("The gate opened."), false),
+                        tuple(json("{\"opened\": true, \"gate\": \"north\"}"), false),
+                        tuple(TextNode.valueOf("Chain jammed."), true));
     }
 
     @Test
@@ -147,10 +160,13 @@ class AgentToolRoundTest {
         assertThat(record.isError()).isTrue();
         assertThat(record.output()).isEqualTo(TextNode.valueOf("Tool 'open_gate' timed out after 0.1s."));
         assertThat(record.durationSeconds()).isGreaterThanOrEqualTo(0.1);
-        assertThat(channel.abandons()).containsExactly(new Abandon("c1", "Error: Tool 'open_gate' timed out after 0.1s."));
+        assertThat(channel.abandons())
+                .containsExactly(new Abandon("c1", "Error: Tool 'open_gate' timed out after 0.1s."));
         assertThat(result.text()).isEqualTo("Gate: Error: Tool 'open_gate' timed out after 0.1s.");
-        assertThat(agent.history().get(2)).isInstanceOfSatisfying(TranscriptEntry.ToolOutput.class,
-                output -> assertThat(output.text()).isEqualTo("Error: Tool 'open_gate' timed out after 0.1s."));
+        assertThat(agent.history().get(2))
+                .isInstanceOfSatisfying(
+                        TranscriptEntry.ToolOutput.class,
+                        output -> assertThat(output.text()).isEqualTo("Error: Tool 'open_gate' timed out after 0.1s."));
     }
 
     @Test
@@ -174,15 +190,19 @@ class AgentToolRoundTest {
 
         TurnResult result = agent.respond(TurnRequest.of("Open up."), context(listener, channel));
 
-        assertThat(result.toolCalls().get(0).output()).isEqualTo(TextNode.valueOf("Tool 'open_gate' timed out after 0.05s."));
-        assertThat(channel.abandons()).extracting(Abandon::reason)
+        assertThat(result.toolCalls().get(0).output())
+                .isEqualTo(TextNode.valueOf("Tool 'open_gate' timed out after 0.05s."));
+        assertThat(channel.abandons())
+                .extracting(Abandon::reason)
                 .containsExactly("Error: Tool 'open_gate' timed out after 0.05s.");
     }
 
     @Test
     void zeroTimeoutWaitsUntilTheCallIsAnswered() throws Exception {
         RecordingToolChannel channel = RecordingToolChannel.manual();
-        Agent agent = agent(TWO_CALLS, List.of(tool("open_gate"), tool("ring_bell", Duration.ofMillis(50))),
+        Agent agent = agent(
+                TWO_CALLS,
+                List.of(tool("open_gate"), tool("ring_bell", Duration.ofMillis(50))),
                 options().toolTimeout(Duration.ZERO));
         CompletableFuture<TurnResult> turn = startTurn(agent, TurnRequest.of("Open up."), context(listener, channel));
 
@@ -192,8 +212,9 @@ class AgentToolRoundTest {
         channel.answer("c1", ToolReply.output(TextNode.valueOf("opened")));
         TurnResult result = awaitResult(turn);
 
-        assertThat(result.toolCalls()).extracting(record -> record.call().id(), ToolRecord::isError).containsExactly(
-                tuple("c2", true), tuple("c1", false));
+        assertThat(result.toolCalls())
+                .extracting(record -> record.call().id(), ToolRecord::isError)
+                .containsExactly(tuple("c2", true), tuple("c1", false));
         assertThat(result.text()).isEqualTo("Error: Tool 'ring_bell' timed out after 0.05s.\nopened");
     }
 
@@ -217,8 +238,12 @@ class AgentToolRoundTest {
         assertThat(agent.historyWithTurnInProgress()).singleElement().isInstanceOf(TranscriptEntry.Prompt.class);
         channel.answer("c1", ToolReply.output(TextNode.valueOf("opened")));
         channel.awaitSent(2);
-        assertThat(agent.historyWithTurnInProgress()).extracting(Object::getClass).containsExactly(
-                TranscriptEntry.Prompt.class, TranscriptEntry.ToolCalls.class, TranscriptEntry.ToolOutput.class);
+        assertThat(agent.historyWithTurnInProgress())
+                .extracting(Object::getClass)
+                .containsExactly(
+                        TranscriptEntry.Prompt.class,
+                        TranscriptEntry.ToolCalls.class,
+                        TranscriptEntry.ToolOutput.class);
         assertThat(agent.history()).isEmpty();
         channel.answer("c2", ToolReply.output(TextNode.valueOf("rung")));
         awaitResult(turn);

@@ -39,7 +39,8 @@ class AgentTurnTest {
              "required": ["reasoning", "choice"]}""");
 
     private final RecordingListener listener = new RecordingListener();
-    private final RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(json("{\"opened\": true}")));
+    private final RecordingToolChannel channel =
+            RecordingToolChannel.answeringWith(ToolReply.output(json("{\"opened\": true}")));
 
     private Agent agent(LanguageModel model) {
         return new Agent(model, "You are a guard.", TOOLS, options().build(), List.of());
@@ -71,8 +72,11 @@ class AgentTurnTest {
             assertThat(prompt.text()).isEqualTo("Open the north gate.");
             assertThat(prompt.schema()).isNull();
         });
-        assertThat(history.get(1)).isInstanceOfSatisfying(TranscriptEntry.ToolCalls.class,
-                calls -> assertThat(calls.calls()).isEqualTo(List.of(result.toolCalls().get(0).call())));
+        assertThat(history.get(1))
+                .isInstanceOfSatisfying(
+                        TranscriptEntry.ToolCalls.class,
+                        calls -> assertThat(calls.calls())
+                                .isEqualTo(List.of(result.toolCalls().get(0).call())));
         assertThat(history.get(2)).isInstanceOfSatisfying(TranscriptEntry.ToolOutput.class, output -> {
             assertThat(output.toolName()).isEqualTo("open_gate");
             assertThat(output.callId()).isEqualTo("c1");
@@ -93,9 +97,11 @@ class AgentTurnTest {
         respond(agent, "Hello.");
         respond(agent, "");
 
-        assertThat(agent.history()).extracting(Object::getClass).containsExactly(
-                TranscriptEntry.Prompt.class, TranscriptEntry.Response.class,
-                TranscriptEntry.Prompt.class, TranscriptEntry.Response.class);
+        assertThat(agent.history())
+                .extracting(Object::getClass)
+                .containsExactly(
+                        TranscriptEntry.Prompt.class, TranscriptEntry.Response.class,
+                        TranscriptEntry.Prompt.class, TranscriptEntry.Response.class);
         assertThat(((TranscriptEntry.Prompt) agent.history().get(2)).text()).isEmpty();
     }
 
@@ -134,7 +140,8 @@ class AgentTurnTest {
         List<TurnEvent.Text> texts = listener.texts();
         assertThat(texts).hasSizeBetween(3, 4); // "about" 3 pieces: cut at word boundaries
         assertThat(texts).noneMatch(TurnEvent.Text::isReset);
-        assertThat(String.join("", texts.stream().map(TurnEvent.Text::delta).toList())).isEqualTo(result.text());
+        assertThat(String.join("", texts.stream().map(TurnEvent.Text::delta).toList()))
+                .isEqualTo(result.text());
         StringBuilder soFar = new StringBuilder();
         for (TurnEvent.Text text : texts) {
             soFar.append(text.delta());
@@ -163,8 +170,11 @@ class AgentTurnTest {
         assertThat(responses).hasSize(3);
         Usage sum = responses.stream().map(ModelResponse::usage).reduce(Usage.ZERO, Usage::plus);
         assertThat(result.usage()).isEqualTo(sum);
-        assertThat(responses).allSatisfy(response -> assertThat(response.usage().inputTokens()).isPositive());
-        assertThat(result.usage().inputTokens()).isGreaterThan(responses.get(2).usage().inputTokens());
+        assertThat(responses)
+                .allSatisfy(
+                        response -> assertThat(response.usage().inputTokens()).isPositive());
+        assertThat(result.usage().inputTokens())
+                .isGreaterThan(responses.get(2).usage().inputTokens());
         assertThat(result.usage().totalTokens()).isEqualTo(sum.inputTokens() + sum.outputTokens());
     }
 
@@ -187,7 +197,8 @@ class AgentTurnTest {
         Agent agent = agent("""
                 {"steps": [{"toolCalls": [{"name": "open_gate"}]}, {"template": "Gate says: {toolOutput}"}]}""");
 
-        TurnResult result = agent.respond(TurnRequest.of("Open."),
+        TurnResult result = agent.respond(
+                TurnRequest.of("Open."),
                 context(listener, RecordingToolChannel.answeringWith(ToolReply.error("Chain jammed."))));
 
         assertThat(result.text()).isEqualTo("Gate says: Error: Chain jammed.");
@@ -207,7 +218,8 @@ class AgentTurnTest {
 
     @Test
     void scriptCursorIsSharedByEveryTurnOfEveryAgentOnTheSameModel() throws Exception {
-        ScriptedModel model = scripted("{\"steps\": [{\"text\": \"one\"}, {\"text\": \"two\"}, {\"text\": \"three\"}]}");
+        ScriptedModel model =
+                scripted("{\"steps\": [{\"text\": \"one\"}, {\"text\": \"two\"}, {\"text\": \"three\"}]}");
         Agent first = agent(model);
         Agent second = agent(model);
 
@@ -227,7 +239,9 @@ class AgentTurnTest {
         JsonNode expected = json("{\"reasoning\": \"Too late.\", \"choice\": \"refuse\"}");
         assertThat(result.structured()).isEqualTo(expected);
         assertThat(result.text()).isEqualTo("{\"reasoning\":\"Too late.\",\"choice\":\"refuse\"}");
-        assertThat(listener.ofType(TurnEvent.Partial.class)).extracting(TurnEvent.Partial::value).containsExactly(expected);
+        assertThat(listener.ofType(TurnEvent.Partial.class))
+                .extracting(TurnEvent.Partial::value)
+                .containsExactly(expected);
         assertThat(agent.history().get(0)).isInstanceOfSatisfying(TranscriptEntry.Prompt.class, prompt -> {
             assertThat(prompt.schema()).isEqualTo(SCHEMA);
             assertThat(prompt.schemaName()).isEqualTo("Response");
@@ -241,7 +255,8 @@ class AgentTurnTest {
 
     @Test
     void schemaTurnAcceptsATextStepWhoseTextIsJson() throws Exception {
-        Agent agent = agent("{\"steps\": [{\"text\": \"{\\\"reasoning\\\": \\\"No.\\\", \\\"choice\\\": \\\"refuse\\\"}\"}]}");
+        Agent agent = agent(
+                "{\"steps\": [{\"text\": \"{\\\"reasoning\\\": \\\"No.\\\", \\\"choice\\\": \\\"refuse\\\"}\"}]}");
 
         TurnResult result = agent.respond(schemaTurn("Open?"), context(listener, channel));
 
@@ -252,8 +267,8 @@ class AgentTurnTest {
     void schemaTurnAnsweredWithPlainTextFailsAndLeavesNoTrace() {
         Agent agent = agent("{\"steps\": [{\"text\": \"Hmph.\"}]}");
 
-        AgentException error = catchThrowableOfType(AgentException.class,
-                () -> agent.respond(schemaTurn("Open?"), context(listener, channel)));
+        AgentException error = catchThrowableOfType(
+                AgentException.class, () -> agent.respond(schemaTurn("Open?"), context(listener, channel)));
 
         assertThat(error.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
         assertThat(agent.history()).isEmpty();
@@ -269,7 +284,8 @@ class AgentTurnTest {
 
     @Test
     void modelSeesInstructionsContextNoteAndTheConversation() throws Exception {
-        RecordingModel model = new RecordingModel(scripted("{\"steps\": [{\"text\": \"Halt!\"}, {\"text\": \"Go.\"}]}"));
+        RecordingModel model =
+                new RecordingModel(scripted("{\"steps\": [{\"text\": \"Halt!\"}, {\"text\": \"Go.\"}]}"));
         Agent agent = agent(model);
         agent.setContextNote("It is night.");
         respond(agent, "Hello.");
@@ -302,12 +318,12 @@ class AgentTurnTest {
     void unavailableModelFailsTheTurnWithoutRetrying() {
         int[] calls = {0};
         LanguageModel counting = new LanguageModel() {
-            private final UnavailableModel unavailable = new UnavailableModel(
-                    ModelAvailability.unavailable("model_not_ready", "No model is configured."));
+            private final UnavailableModel unavailable =
+                    new UnavailableModel(ModelAvailability.unavailable("model_not_ready", "No model is configured."));
 
             @Override
-            public ModelResponse respond(ModelRequest request, ModelListener listener,
-                    CancellationToken token) throws AgentException {
+            public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+                    throws AgentException {
                 calls[0]++;
                 return unavailable.respond(request, listener, token);
             }
@@ -319,8 +335,8 @@ class AgentTurnTest {
         };
         Agent agent = agent(counting);
 
-        AgentException error = catchThrowableOfType(AgentException.class,
-                () -> agent.respond(TurnRequest.of("Hi"), context(listener, ToolChannel.NONE)));
+        AgentException error = catchThrowableOfType(
+                AgentException.class, () -> agent.respond(TurnRequest.of("Hi"), context(listener, ToolChannel.NONE)));
 
         assertThat(error.code()).isEqualTo(ErrorCode.MODEL_UNAVAILABLE);
         assertThat(error.getMessage()).isEqualTo("No model is configured.");

@@ -95,8 +95,9 @@ class CancellationTokenTest {
 
         token.cancel();
 
-        assertThat(outcome.get(5, TimeUnit.SECONDS)).isInstanceOfSatisfying(AgentException.class,
-                e -> assertThat(e.code()).isEqualTo(ErrorCode.CANCELLED));
+        assertThat(outcome.get(5, TimeUnit.SECONDS))
+                .isInstanceOfSatisfying(
+                        AgentException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CANCELLED));
     }
 
     @Test
@@ -108,7 +109,8 @@ class CancellationTokenTest {
                 token.sleep(60_000);
                 outcome.complete("slept");
             } catch (AgentException e) {
-                outcome.complete(e.code().dataCode() + ", interrupted=" + Thread.currentThread().isInterrupted());
+                outcome.complete(e.code().dataCode() + ", interrupted="
+                        + Thread.currentThread().isInterrupted());
             }
         });
 

@@ -47,7 +47,8 @@ class CompactorTest {
     void splitFindsNothingToCompactWithinTheKeptTurns() {
         assertThat(Compactor.split(HISTORY, 3)).isNull();
         assertThat(Compactor.split(List.of(), 0)).isNull();
-        assertThatThrownBy(() -> Compactor.split(HISTORY, -1)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Compactor.split(HISTORY, -1))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("keepRecentTurns");
     }
 
@@ -69,8 +70,8 @@ class CompactorTest {
     void summarizeAsksOnceWithTheFormatsInstructionsAndPromptAndNoTools() throws AgentException {
         model.then(answer("  The gate is open.\n"));
 
-        String summary = new Compactor(model, options().build()).summarize(HISTORY.subList(1, 5), null,
-                Compactor.transcript("Sum up."), CancellationToken.create());
+        String summary = new Compactor(model, options().build())
+                .summarize(HISTORY.subList(1, 5), null, Compactor.transcript("Sum up."), CancellationToken.create());
 
         assertThat(summary).isEqualTo("The gate is open.");
         ModelRequest request = model.lastRequest();
@@ -102,8 +103,8 @@ class CompactorTest {
         };
         model.then(answer("Met the player."));
 
-        String summary = new Compactor(model, options().build()).summarize(HISTORY.subList(5, 7), "Knows the player.", memory,
-                CancellationToken.create());
+        String summary = new Compactor(model, options().build())
+                .summarize(HISTORY.subList(5, 7), "Knows the player.", memory, CancellationToken.create());
 
         assertThat(summary).isEqualTo("Met the player.");
         assertThat(seen).containsExactly(HISTORY.subList(5, 7), "Knows the player.");
@@ -115,8 +116,10 @@ class CompactorTest {
     void aToolCallInsteadOfASummaryFails() {
         model.then(calls(new ToolCall("c9", "open_gate", object("{}"))));
 
-        AgentException error = catchThrowableOfType(AgentException.class, () -> new Compactor(model, options().build())
-                .summarize(HISTORY, null, Compactor.transcript(null), CancellationToken.create()));
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
+                () -> new Compactor(model, options().build())
+                        .summarize(HISTORY, null, Compactor.transcript(null), CancellationToken.create()));
 
         assertThat(error.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
         assertThat(error.getMessage()).isEqualTo("The model called a tool instead of writing the summary.");
@@ -127,8 +130,10 @@ class CompactorTest {
         CancellationToken token = CancellationToken.create();
         token.cancel();
 
-        AgentException error = catchThrowableOfType(AgentException.class, () -> new Compactor(model, options().build())
-                .summarize(HISTORY, null, Compactor.transcript(null), token));
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
+                () -> new Compactor(model, options().build())
+                        .summarize(HISTORY, null, Compactor.transcript(null), token));
 
         assertThat(error.code()).isEqualTo(ErrorCode.CANCELLED);
     }

@@ -35,7 +35,8 @@ class ContextWindowTest {
         return List.copyOf(entries);
     }
 
-    private Fitted fit(List<TranscriptEntry> base, List<TranscriptEntry> turn, AgentOptions opts) throws AgentException {
+    private Fitted fit(List<TranscriptEntry> base, List<TranscriptEntry> turn, AgentOptions opts)
+            throws AgentException {
         return window.fit("inst", "note!", base, turn, NO_TOOLS, null, opts);
     }
 
@@ -71,8 +72,12 @@ class ContextWindowTest {
     void theRunningTurnIsNeverHidden() {
         List<TranscriptEntry> turn = List.of(Prompt.of("x".repeat(80), null));
 
-        AgentException error = catchThrowableOfType(AgentException.class,
-                () -> fit(history(2, 5), turn, options().reservedResponseTokens(20).build()));
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
+                () -> fit(
+                        history(2, 5),
+                        turn,
+                        options().reservedResponseTokens(20).build()));
 
         assertThat(error.code()).isEqualTo(ErrorCode.CONTEXT_SIZE_EXCEEDED);
         assertThat(error.getMessage()).contains("needs 89 tokens", "even with every earlier turn hidden");
@@ -80,8 +85,12 @@ class ContextWindowTest {
 
     @Test
     void withoutTrimHistoryAnOverlongStepFails() {
-        AgentException error = catchThrowableOfType(AgentException.class,
-                () -> fit(history(4, 10), List.of(Prompt.of("y", null)), options().trimHistory(false).reservedResponseTokens(20).build()));
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
+                () -> fit(
+                        history(4, 10),
+                        List.of(Prompt.of("y", null)),
+                        options().trimHistory(false).reservedResponseTokens(20).build()));
 
         assertThat(error.code()).isEqualTo(ErrorCode.CONTEXT_SIZE_EXCEEDED);
         assertThat(error.getMessage()).contains("(trimHistory is off)");
@@ -110,8 +119,8 @@ class ContextWindowTest {
         List<TranscriptEntry> old = history(1, 5);
         fit(old, List.of(), opts);
         // same last entry at the same place and a prompt after it: only the notice tells it from an extension
-        List<TranscriptEntry> replaced = List.of(Prompt.of("z".repeat(30), null), old.get(1), Prompt.of("p", null),
-                Response.text("r"));
+        List<TranscriptEntry> replaced =
+                List.of(Prompt.of("z".repeat(30), null), old.get(1), Prompt.of("p", null), Response.text("r"));
 
         window.historyReplaced();
         Fitted fitted = fit(replaced, List.of(), opts);
@@ -142,7 +151,10 @@ class ContextWindowTest {
         List<TranscriptEntry> live = history(10, 1); // 20 entries
         fit(live, List.of(), opts);
         for (int i = 0; i < 2 * live.size() + ContextWindow.PRUNE_SLACK - 20 - 2; i++) {
-            fit(live, List.of(Response.text("s" + i)), opts); // e.g. the entries of failed turns: counted, never committed
+            fit(
+                    live,
+                    List.of(Response.text("s" + i)),
+                    opts); // e.g. the entries of failed turns: counted, never committed
         }
         assertThat(window.cachedCounts()).isEqualTo(2 * live.size() + ContextWindow.PRUNE_SLACK); // 2: "inst", "note!"
 

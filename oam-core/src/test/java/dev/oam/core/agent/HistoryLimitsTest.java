@@ -25,18 +25,24 @@ class HistoryLimitsTest {
     private final RecordingListener listener = new RecordingListener();
 
     private static Agent agent(String script) {
-        return new Agent(scripted(script), null, List.of(tool("look")), options().build(), List.of());
+        return new Agent(
+                scripted(script), null, List.of(tool("look")), options().build(), List.of());
     }
 
     private TurnResult respond(Agent agent, String prompt) throws AgentException {
-        return agent.respond(TurnRequest.of(prompt), context(listener,
-                RecordingToolChannel.answeringWith(ToolReply.output(json("{\"seen\": \"" + "x".repeat(400) + "\"}")))));
+        return agent.respond(
+                TurnRequest.of(prompt),
+                context(
+                        listener,
+                        RecordingToolChannel.answeringWith(
+                                ToolReply.output(json("{\"seen\": \"" + "x".repeat(400) + "\"}")))));
     }
 
     @Test
     void theHistorySizeIsKeptUpToDateThroughTurnsResetsAndReplacements() throws Exception {
-        Agent agent = agent("{\"steps\": [{\"text\": \"Halt!\"}, {\"toolCalls\": [{\"name\": \"look\", \"id\": \"c1\"}]}, "
-                + "{\"text\": \"A wall.\"}]}");
+        Agent agent =
+                agent("{\"steps\": [{\"text\": \"Halt!\"}, {\"toolCalls\": [{\"name\": \"look\", \"id\": \"c1\"}]}, "
+                        + "{\"text\": \"A wall.\"}]}");
         respond(agent, "Hello.");
         respond(agent, "Look around.");
 
@@ -62,9 +68,13 @@ class HistoryLimitsTest {
         assertThat(error.data().path("scope").asText()).isEqualTo("conversation");
         assertThat(error.data().path("limit").asLong()).isEqualTo(400);
         assertThat(error.data().path("size").asLong()).isGreaterThan(400);
-        assertThat(error.getMessage()).contains("more than the cap of 400 per conversation").contains("session/compact");
+        assertThat(error.getMessage())
+                .contains("more than the cap of 400 per conversation")
+                .contains("session/compact");
         assertThat(agent.history()).isSameAs(before);
-        assertThat(listener.steps()).as("no model step ran for the refused turn").hasSize(1);
+        assertThat(listener.steps())
+                .as("no model step ran for the refused turn")
+                .hasSize(1);
     }
 
     @Test

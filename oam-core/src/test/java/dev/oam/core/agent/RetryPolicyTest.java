@@ -22,8 +22,16 @@ import org.junit.jupiter.api.Timeout;
 /** The retry policy on its own: which failures are asked again, the attempt numbers, usage and streamed resets. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class RetryPolicyTest {
-    private static final ModelRequest REQUEST = new ModelRequest(null, null, List.of(TranscriptEntry.Prompt.of("Hi.", null)),
-            List.of(), ToolCallingMode.DISALLOWED, false, null, new GenerationOptions(null, null, null), 7);
+    private static final ModelRequest REQUEST = new ModelRequest(
+            null,
+            null,
+            List.of(TranscriptEntry.Prompt.of("Hi.", null)),
+            List.of(),
+            ToolCallingMode.DISALLOWED,
+            false,
+            null,
+            new GenerationOptions(null, null, null),
+            7);
 
     private final RecordingListener listener = new RecordingListener();
     private final CancellationToken token = CancellationToken.create();
@@ -35,7 +43,8 @@ class RetryPolicyTest {
 
     @Test
     void aRetryableFailureIsAskedAgainAsTheNextAttempt() throws AgentException {
-        TinyContextModel model = TinyContextModel.withContext(100).then(failure(ErrorCode.GENERATION_FAILED, "flaky"), answer("ok"));
+        TinyContextModel model =
+                TinyContextModel.withContext(100).then(failure(ErrorCode.GENERATION_FAILED, "flaky"), answer("ok"));
 
         ModelResponse response = new RetryPolicy(model).generate(REQUEST, token, listener, 2, false, null, null);
 
@@ -47,9 +56,11 @@ class RetryPolicyTest {
     void noAttemptIsRepeatedOnceAToolOfTheTurnRanOrAttemptsAreSpent() {
         for (int maxAttempts : new int[] {1, 2}) {
             boolean toolRan = maxAttempts == 2;
-            TinyContextModel model = TinyContextModel.withContext(100).then(failure(ErrorCode.GENERATION_FAILED, "flaky"));
+            TinyContextModel model =
+                    TinyContextModel.withContext(100).then(failure(ErrorCode.GENERATION_FAILED, "flaky"));
 
-            AgentException error = catchThrowableOfType(AgentException.class,
+            AgentException error = catchThrowableOfType(
+                    AgentException.class,
                     () -> new RetryPolicy(model).generate(REQUEST, token, listener, maxAttempts, toolRan, null, null));
 
             assertThat(error.getMessage()).isEqualTo("flaky");
@@ -61,7 +72,8 @@ class RetryPolicyTest {
     void aFailureThatIsNotRetryableIsNotAskedAgain() {
         TinyContextModel model = TinyContextModel.withContext(100).then(failure(ErrorCode.MODEL_UNAVAILABLE, "gone"));
 
-        AgentException error = catchThrowableOfType(AgentException.class,
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
                 () -> new RetryPolicy(model).generate(REQUEST, token, listener, 3, false, null, null));
 
         assertThat(error.code()).isEqualTo(ErrorCode.MODEL_UNAVAILABLE);
@@ -71,11 +83,13 @@ class RetryPolicyTest {
     @Test
     void invalidOutputIsAskedAgainOnlyByAModelThatRetriesItAndTheUsageAddsUp() throws Exception {
         GenerationSchema schema = schema();
-        TinyContextModel retrying = TinyContextModel.retryingInvalidOutput(100).then(answer("{\"n\": \"x\"}"), answer("{\"n\": 1}"));
+        TinyContextModel retrying =
+                TinyContextModel.retryingInvalidOutput(100).then(answer("{\"n\": \"x\"}"), answer("{\"n\": 1}"));
         TinyContextModel strict = TinyContextModel.withContext(100).then(answer("not json"), answer("{\"n\": 1}"));
 
         ModelResponse response = new RetryPolicy(retrying).generate(REQUEST, token, listener, 2, false, schema, schema);
-        AgentException error = catchThrowableOfType(AgentException.class,
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
                 () -> new RetryPolicy(strict).generate(REQUEST, token, listener, 2, false, schema, schema));
 
         assertThat(((ModelResponse.Answer) response).text()).isEqualTo("{\"n\": 1}");
@@ -88,15 +102,21 @@ class RetryPolicyTest {
 
     @Test
     void streamedTextIsResetBeforeTheStepIsAskedAgain() throws AgentException {
-        TinyContextModel model = TinyContextModel.withContext(100).then((request, stream) -> {
-            stream.onText("Hel");
-            throw new AgentException(ErrorCode.GENERATION_FAILED, "cut off");
-        }, answer("Hello."));
+        TinyContextModel model = TinyContextModel.withContext(100)
+                .then(
+                        (request, stream) -> {
+                            stream.onText("Hel");
+                            throw new AgentException(ErrorCode.GENERATION_FAILED, "cut off");
+                        },
+                        answer("Hello."));
 
         new RetryPolicy(model).generate(REQUEST, token, listener, 2, false, null, null);
 
-        assertThat(listener.texts()).containsExactly(new TurnEvent.Text("Hel", "Hel", false), new TurnEvent.Text("", "", true),
-                new TurnEvent.Text("Hello.", "Hello.", false));
+        assertThat(listener.texts())
+                .containsExactly(
+                        new TurnEvent.Text("Hel", "Hel", false),
+                        new TurnEvent.Text("", "", true),
+                        new TurnEvent.Text("Hello.", "Hello.", false));
     }
 
     @Test
@@ -106,7 +126,8 @@ class RetryPolicyTest {
             throw new AgentException(ErrorCode.GENERATION_FAILED, "interrupted");
         });
 
-        AgentException error = catchThrowableOfType(AgentException.class,
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
                 () -> new RetryPolicy(model).generate(REQUEST, token, listener, 3, false, null, null));
 
         assertThat(error.code()).isEqualTo(ErrorCode.CANCELLED);
@@ -117,9 +138,11 @@ class RetryPolicyTest {
     void violationNamesWhatIsWrongAndAcceptsAFittingAnswer() throws Exception {
         GenerationSchema schema = schema();
 
-        assertThat(RetryPolicy.violation(new ModelResponse.Answer("{\"n\": 2}", null, Usage.ZERO), schema)).isNull();
+        assertThat(RetryPolicy.violation(new ModelResponse.Answer("{\"n\": 2}", null, Usage.ZERO), schema))
+                .isNull();
         assertThat(RetryPolicy.violation(new ModelResponse.Answer("{}", null, Usage.ZERO), schema))
                 .startsWith("The model's answer does not match the schema: ");
-        assertThat(RetryPolicy.violation(new ModelResponse.Answer("{}", null, Usage.ZERO), null)).isNull();
+        assertThat(RetryPolicy.violation(new ModelResponse.Answer("{}", null, Usage.ZERO), null))
+                .isNull();
     }
 }

@@ -39,12 +39,15 @@ class StepPlannerTest {
 
     @Test
     void requiredForcesOnlyUntilTheFirstRoundOfThisCall() {
-        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 0, 0, 0, 0, false).mode())
+        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 0, 0, 0, 0, false)
+                        .mode())
                 .isEqualTo(ToolCallingMode.REQUIRED);
-        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 1, 1, 1, 1, false).mode())
+        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 1, 1, 1, 1, false)
+                        .mode())
                 .isEqualTo(ToolCallingMode.ALLOWED);
         // a resumed turn (rounds spent before this call, none since) is forced again
-        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 0, 0, 2, 2, false).mode())
+        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 0, 0, 2, 2, false)
+                        .mode())
                 .isEqualTo(ToolCallingMode.REQUIRED);
     }
 
@@ -78,7 +81,8 @@ class StepPlannerTest {
         assertThat(StepPlanner.plan(policy, TOOLS, 2, 2, 2, 2, false)).isEqualTo(disallowed(TOOLS));
         assertThat(StepPlanner.plan(policy, TOOLS, 1, 1, 1, 3, false)).isEqualTo(disallowed(TOOLS));
         assertThat(StepPlanner.plan(policy, TOOLS, 1, 0, 0, 0, true)).isEqualTo(disallowed(TOOLS));
-        assertThat(StepPlanner.plan(policy(ToolChoice.NONE), TOOLS, 0, 0, 0, 0, false)).isEqualTo(disallowed(TOOLS));
+        assertThat(StepPlanner.plan(policy(ToolChoice.NONE), TOOLS, 0, 0, 0, 0, false))
+                .isEqualTo(disallowed(TOOLS));
     }
 
     @Test
@@ -91,7 +95,8 @@ class StepPlannerTest {
 
     @Test
     void enabledToolsFilterInToolSetOrderAndNoneLeftDisallows() {
-        StepPlan some = StepPlanner.plan(policy(ToolChoice.AUTO, 4, 12, List.of("trade", "look")), TOOLS, 0, 0, 0, 0, false);
+        StepPlan some =
+                StepPlanner.plan(policy(ToolChoice.AUTO, 4, 12, List.of("trade", "look")), TOOLS, 0, 0, 0, 0, false);
         StepPlan none = StepPlanner.plan(policy(ToolChoice.REQUIRED, 4, 12, List.of()), TOOLS, 0, 0, 0, 0, false);
 
         assertThat(names(some)).containsExactly("look", "trade");
@@ -101,12 +106,22 @@ class StepPlannerTest {
 
     @Test
     void requestOverridesReplaceTheOptionsForTheTurn() throws AgentException {
-        AgentOptions opts = options().toolChoice(ToolChoice.AUTO).maxToolRounds(4).maxToolCalls(12).enabledTools("look").build();
+        AgentOptions opts = options()
+                .toolChoice(ToolChoice.AUTO)
+                .maxToolRounds(4)
+                .maxToolCalls(12)
+                .enabledTools("look")
+                .build();
 
         TurnPolicy kept = StepPlanner.policy(TurnRequest.of("Hi."), opts, TOOLS);
-        TurnPolicy overridden = StepPlanner.policy(TurnRequest.of("Hi.").withToolChoice(ToolChoice.REQUIRED).withMaxToolRounds(1).withMaxToolCalls(2)
-                .withEnabledTools(List.of("trade")),
-                opts, TOOLS);
+        TurnPolicy overridden = StepPlanner.policy(
+                TurnRequest.of("Hi.")
+                        .withToolChoice(ToolChoice.REQUIRED)
+                        .withMaxToolRounds(1)
+                        .withMaxToolCalls(2)
+                        .withEnabledTools(List.of("trade")),
+                opts,
+                TOOLS);
 
         assertThat(kept).isEqualTo(new TurnPolicy(ToolChoice.AUTO, 4, 12, List.of("look")));
         assertThat(overridden).isEqualTo(new TurnPolicy(ToolChoice.REQUIRED, 1, 2, List.of("trade")));
@@ -114,8 +129,12 @@ class StepPlannerTest {
 
     @Test
     void namedToolTheAgentLacksIsRejected() {
-        AgentException error = catchThrowableOfType(AgentException.class, () -> StepPlanner.policy(
-                TurnRequest.of("Hi.").withToolChoice(new ToolChoice.Named("fly")), options().build(), TOOLS));
+        AgentException error = catchThrowableOfType(
+                AgentException.class,
+                () -> StepPlanner.policy(
+                        TurnRequest.of("Hi.").withToolChoice(new ToolChoice.Named("fly")),
+                        options().build(),
+                        TOOLS));
 
         assertThat(error.code()).isEqualTo(ErrorCode.INVALID_PARAMS);
         assertThat(error.getMessage()).contains("'toolChoice'", "'fly'");

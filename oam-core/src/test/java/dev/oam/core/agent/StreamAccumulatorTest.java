@@ -20,8 +20,11 @@ class StreamAccumulatorTest {
         text.onText("lo");
         text.onReset("Hi");
 
-        assertThat(listener.texts()).containsExactly(new TurnEvent.Text("Hel", "Hel", false),
-                new TurnEvent.Text("lo", "Hello", false), new TurnEvent.Text("Hi", "Hi", true));
+        assertThat(listener.texts())
+                .containsExactly(
+                        new TurnEvent.Text("Hel", "Hel", false),
+                        new TurnEvent.Text("lo", "Hello", false),
+                        new TurnEvent.Text("Hi", "Hi", true));
     }
 
     @Test
@@ -34,7 +37,8 @@ class StreamAccumulatorTest {
         text.onText(" ");
         text.onPartial(json("{\"b\": 1, \"a\": \"x\"}"));
 
-        assertThat(listener.ofType(TurnEvent.Partial.class)).extracting(partial -> partial.value().toString())
+        assertThat(listener.ofType(TurnEvent.Partial.class))
+                .extracting(partial -> partial.value().toString())
                 .containsExactly("{\"b\":1}", "{\"a\":\"x\",\"b\":1}");
         assertThat(listener.texts()).isEmpty();
     }
@@ -48,7 +52,10 @@ class StreamAccumulatorTest {
         text.resetIfStreamed();
         text.onText("Yes");
 
-        assertThat(listener.texts()).containsExactly(new TurnEvent.Text("Hel", "Hel", false), new TurnEvent.Text("", "", true),
-                new TurnEvent.Text("Yes", "Yes", false));
+        assertThat(listener.texts())
+                .containsExactly(
+                        new TurnEvent.Text("Hel", "Hel", false),
+                        new TurnEvent.Text("", "", true),
+                        new TurnEvent.Text("Yes", "Yes", false));
     }
 }

@@ -36,13 +36,17 @@ class ToolRoundTest {
     @Test
     void callsThatCannotRunAreAnsweredAtOnceFirstAndNeverSent() throws AgentException {
         RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("seen")));
-        List<ToolCall> calls = List.of(call("c1", "look", "{}"), call("c2", "fly", "{}"),
-                call("c3", "open_gate", "{\"gate\": 3}"), call("c4", "look", "{}"));
+        List<ToolCall> calls = List.of(
+                call("c1", "look", "{}"),
+                call("c2", "fly", "{}"),
+                call("c3", "open_gate", "{\"gate\": 3}"),
+                call("c4", "look", "{}"));
 
         List<ToolRecord> records = ToolRound.run(calls, ENABLED, 1, 4, options().build(), context(listener, channel));
 
         assertThat(records).extracting(record -> record.call().id()).containsExactly("c2", "c3", "c4", "c1");
-        assertThat(records.get(0).output().asText()).isEqualTo("Tool 'fly' is not available. Available tools: look, open_gate.");
+        assertThat(records.get(0).output().asText())
+                .isEqualTo("Tool 'fly' is not available. Available tools: look, open_gate.");
         assertThat(records.get(1).output().asText()).startsWith("Invalid arguments for 'open_gate': ");
         assertThat(records.get(2).output().asText()).startsWith("Tool call limit reached (maxToolCalls is 4)");
         assertThat(records.subList(0, 3)).allMatch(ToolRecord::isError);
@@ -54,10 +58,16 @@ class ToolRoundTest {
     void everyCallIsAnnouncedBeforeAnyIsSentAndEachCompletionAfter() throws AgentException {
         RecordingToolChannel channel = RecordingToolChannel.answeringWith(ToolReply.output(TextNode.valueOf("seen")));
 
-        ToolRound.run(List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")), ENABLED, 0, 12, options().build(),
+        ToolRound.run(
+                List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")),
+                ENABLED,
+                0,
+                12,
+                options().build(),
                 context(listener, channel));
 
-        assertThat(listener.events()).extracting(event -> event.getClass().getSimpleName())
+        assertThat(listener.events())
+                .extracting(event -> event.getClass().getSimpleName())
                 .containsExactly("ToolCallStarted", "ToolCallStarted", "ToolCallCompleted", "ToolCallCompleted");
     }
 
@@ -65,14 +75,21 @@ class ToolRoundTest {
     void recordsComeBackInCompletionOrder() throws Exception {
         RecordingToolChannel channel = RecordingToolChannel.manual();
         CompletableFuture<List<ToolRecord>> round = CompletableFuture.supplyAsync(() -> run(
-                List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")), options().build(), channel, CancellationToken.create()));
+                List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")),
+                options().build(),
+                channel,
+                CancellationToken.create()));
 
         channel.awaitSent(2);
         channel.answer("c2", ToolReply.output(TextNode.valueOf("open")));
-        listener.await(TurnEvent.ToolCallCompleted.class, event -> event.record().call().id().equals("c2"));
+        listener.await(
+                TurnEvent.ToolCallCompleted.class,
+                event -> event.record().call().id().equals("c2"));
         channel.answer("c1", ToolReply.output(TextNode.valueOf("dark")));
 
-        assertThat(round.get(10, TimeUnit.SECONDS)).extracting(record -> record.call().id()).containsExactly("c2", "c1");
+        assertThat(round.get(10, TimeUnit.SECONDS))
+                .extracting(record -> record.call().id())
+                .containsExactly("c2", "c1");
     }
 
     @Test
@@ -80,8 +97,8 @@ class ToolRoundTest {
         RecordingToolChannel channel = RecordingToolChannel.manual(); // never answers
         List<ToolDefinition> enabled = List.of(tool("look", Duration.ofMillis(5)));
 
-        List<ToolRecord> records = ToolRound.run(List.of(call("c1", "look", "{}")), enabled, 0, 12, options().build(),
-                context(listener, channel));
+        List<ToolRecord> records = ToolRound.run(
+                List.of(call("c1", "look", "{}")), enabled, 0, 12, options().build(), context(listener, channel));
 
         assertThat(records.get(0).isError()).isTrue();
         assertThat(records.get(0).output().asText()).isEqualTo("Tool 'look' timed out after 0.005s.");
@@ -93,20 +110,32 @@ class ToolRoundTest {
         RecordingToolChannel channel = RecordingToolChannel.manual();
         CancellationToken token = CancellationToken.create();
         CompletableFuture<List<ToolRecord>> round = CompletableFuture.supplyAsync(() -> run(
-                List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")), options().build(), channel, token));
+                List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")),
+                options().build(),
+                channel,
+                token));
 
         channel.awaitSent(2);
         channel.answer("c1", ToolReply.output(TextNode.valueOf("dark")));
-        listener.await(TurnEvent.ToolCallCompleted.class, event -> event.record().call().id().equals("c1"));
+        listener.await(
+                TurnEvent.ToolCallCompleted.class,
+                event -> event.record().call().id().equals("c1"));
         token.cancel();
 
-        assertThat(round).failsWithin(10, TimeUnit.SECONDS).withThrowableThat().havingRootCause()
-                .isInstanceOfSatisfying(AgentException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CANCELLED));
+        assertThat(round)
+                .failsWithin(10, TimeUnit.SECONDS)
+                .withThrowableThat()
+                .havingRootCause()
+                .isInstanceOfSatisfying(
+                        AgentException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CANCELLED));
         assertThat(channel.awaitAbandoned("c2")).isEqualTo("The request was cancelled.");
-        assertThat(channel.abandons()).extracting(RecordingToolChannel.Abandon::callId).containsExactly("c2");
+        assertThat(channel.abandons())
+                .extracting(RecordingToolChannel.Abandon::callId)
+                .containsExactly("c2");
     }
 
-    private List<ToolRecord> run(List<ToolCall> calls, AgentOptions opts, RecordingToolChannel channel, CancellationToken token) {
+    private List<ToolRecord> run(
+            List<ToolCall> calls, AgentOptions opts, RecordingToolChannel channel, CancellationToken token) {
         try {
             return ToolRound.run(calls, ENABLED, 0, 12, opts, context(token, listener, channel));
         } catch (AgentException e) {
@@ -130,15 +159,23 @@ class ToolRoundTest {
         List<String> seen = new java.util.ArrayList<>();
         TurnListener listener = event -> {
             synchronized (seen) {
-                seen.add(event.getClass().getSimpleName() + (event instanceof TurnEvent.ToolCallCompleted completed
-                        ? " " + completed.record().call().id() + " on " + Thread.currentThread().getName() : ""));
+                seen.add(event.getClass().getSimpleName()
+                        + (event instanceof TurnEvent.ToolCallCompleted completed
+                                ? " " + completed.record().call().id() + " on "
+                                        + Thread.currentThread().getName()
+                                : ""));
             }
         };
         CompletableFuture<List<ToolRecord>> round = new CompletableFuture<>();
         Thread turn = Thread.ofPlatform().name("turn").start(() -> {
             try {
-                round.complete(ToolRound.run(List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")), ENABLED, 0, 12,
-                        options().build(), context(listener, channel)));
+                round.complete(ToolRound.run(
+                        List.of(call("c1", "look", "{}"), call("c2", "open_gate", "{}")),
+                        ENABLED,
+                        0,
+                        12,
+                        options().build(),
+                        context(listener, channel)));
             } catch (Throwable e) {
                 round.completeExceptionally(e);
             }
@@ -148,32 +185,42 @@ class ToolRoundTest {
         while (turn.getState() != Thread.State.TIMED_WAITING && turn.getState() != Thread.State.WAITING) {
             Thread.sleep(1);
         }
-        Thread replier = Thread.ofPlatform().name("replier").start(() -> manual.answer("c2", ToolReply.output(TextNode.valueOf("open"))));
+        Thread replier = Thread.ofPlatform()
+                .name("replier")
+                .start(() -> manual.answer("c2", ToolReply.output(TextNode.valueOf("open"))));
         replier.join();
         if (announce) {
             synchronized (seen) {
                 assertThat(seen).as("announced before answer() returned").contains("ToolCallCompleted c2 on replier");
             }
         }
-        Thread second = Thread.ofPlatform().name("replier").start(() -> manual.answer("c1", ToolReply.output(TextNode.valueOf("dark"))));
+        Thread second = Thread.ofPlatform()
+                .name("replier")
+                .start(() -> manual.answer("c1", ToolReply.output(TextNode.valueOf("dark"))));
         second.join();
-        assertThat(round.get(10, TimeUnit.SECONDS)).extracting(record -> record.call().id()).containsExactly("c2", "c1");
+        assertThat(round.get(10, TimeUnit.SECONDS))
+                .extracting(record -> record.call().id())
+                .containsExactly("c2", "c1");
         synchronized (seen) {
-            return seen.stream().filter(event -> event.startsWith("ToolCallCompleted")).toList();
+            return seen.stream()
+                    .filter(event -> event.startsWith("ToolCallCompleted"))
+                    .toList();
         }
     }
 
     @Test
     void aChannelThatAllowsItHasEachReplyAnnouncedOnTheThreadThatCompletesItInCompletionOrder() throws Exception {
         List<String> completions = completionThreads(true);
-        // c1's reply may find the turn's thread busy with the round (it was just woken by c2's), and leave it the record.
+        // c1's reply may find the turn's thread busy with the round (it was just woken by c2's), and leave it the
+        // record.
         assertThat(completions).hasSize(2).first().isEqualTo("ToolCallCompleted c2 on replier");
         assertThat(completions.get(1)).isIn("ToolCallCompleted c1 on replier", "ToolCallCompleted c1 on turn");
     }
 
     @Test
     void otherwiseEveryReplyIsAnnouncedOnTheTurnsThread() throws Exception {
-        assertThat(completionThreads(false)).containsExactly("ToolCallCompleted c2 on turn", "ToolCallCompleted c1 on turn");
+        assertThat(completionThreads(false))
+                .containsExactly("ToolCallCompleted c2 on turn", "ToolCallCompleted c1 on turn");
     }
 
     @Test
@@ -182,7 +229,7 @@ class ToolRoundTest {
         ToolChannel channel = new ToolChannel() {
             @Override
             public PendingCall send(ToolCall call) {
-                return send(call, pending -> { });
+                return send(call, pending -> {});
             }
 
             @Override
@@ -198,7 +245,8 @@ class ToolRoundTest {
                     public void abandon(String reason) {}
                 };
                 beforeSending.accept(pending);
-                Thread replier = Thread.ofPlatform().name("replier")
+                Thread replier = Thread.ofPlatform()
+                        .name("replier")
                         .start(() -> reply.complete(ToolReply.output(TextNode.valueOf("open"))));
                 try {
                     replier.join();
@@ -216,11 +264,17 @@ class ToolRoundTest {
         List<String> completions = new java.util.concurrent.CopyOnWriteArrayList<>();
         TurnListener listener = event -> {
             if (event instanceof TurnEvent.ToolCallCompleted completed) {
-                completions.add(completed.record().call().id() + " on " + Thread.currentThread().getName());
+                completions.add(completed.record().call().id() + " on "
+                        + Thread.currentThread().getName());
             }
         };
-        List<ToolRecord> records = ToolRound.run(List.of(call("c1", "open_gate", "{}")), ENABLED, 0, 12,
-                options().build(), context(listener, channel));
+        List<ToolRecord> records = ToolRound.run(
+                List.of(call("c1", "open_gate", "{}")),
+                ENABLED,
+                0,
+                12,
+                options().build(),
+                context(listener, channel));
         assertThat(records).extracting(record -> record.call().id()).containsExactly("c1");
         assertThat(completions).containsExactly("c1 on replier");
     }

@@ -19,7 +19,13 @@ class DurationsTest {
     @Test
     void theNumberFormIsWrittenToJsonWithoutAnExponent() {
         assertThat(Durations.secondsValue(Duration.ofSeconds(120))).isEqualTo(new BigDecimal("120"));
-        assertThat(Json.object().put("s", Durations.secondsValue(Duration.ofSeconds(86_400))).toString()).isEqualTo("{\"s\":86400}");
-        assertThat(Json.object().put("s", Durations.secondsValue(Duration.ofMillis(50))).toString()).isEqualTo("{\"s\":0.05}");
+        assertThat(Json.object()
+                        .put("s", Durations.secondsValue(Duration.ofSeconds(86_400)))
+                        .toString())
+                .isEqualTo("{\"s\":86400}");
+        assertThat(Json.object()
+                        .put("s", Durations.secondsValue(Duration.ofMillis(50)))
+                        .toString())
+                .isEqualTo("{\"s\":0.05}");
     }
 }

@@ -22,7 +22,8 @@ class ModelParameterExceptionTest {
                 .satisfies(e -> assertThat(e.shortMessage()).isEqualTo("'model.path': no such file"));
         assertThat(ModelParameterException.missing("model.path", "the .gguf file to load"))
                 .hasMessage("Missing required parameter 'model.path' (the .gguf file to load).");
-        assertThat(ModelParameterException.missing("model.model", "")).hasMessage("Missing required parameter 'model.model'.")
+        assertThat(ModelParameterException.missing("model.model", ""))
+                .hasMessage("Missing required parameter 'model.model'.")
                 .satisfies(e -> assertThat(e.isMissing()).isTrue());
     }
 }

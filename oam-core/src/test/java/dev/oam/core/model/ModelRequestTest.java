@@ -11,14 +11,25 @@ import org.junit.jupiter.api.Test;
 
 class ModelRequestTest {
     private static ModelRequest request(TranscriptEntry... entries) {
-        return new ModelRequest(null, null, List.of(entries), List.of(), ToolCallingMode.ALLOWED, false, null,
+        return new ModelRequest(
+                null,
+                null,
+                List.of(entries),
+                List.of(),
+                ToolCallingMode.ALLOWED,
+                false,
+                null,
                 GenerationOptions.DEFAULT);
     }
 
     @Test
     void promptIsTheLatestPromptsText() {
-        assertThat(request(TranscriptEntry.Prompt.of("old", null), TranscriptEntry.Response.text("ok"),
-                TranscriptEntry.Prompt.of("new", null)).prompt()).isEqualTo("new");
+        assertThat(request(
+                                TranscriptEntry.Prompt.of("old", null),
+                                TranscriptEntry.Response.text("ok"),
+                                TranscriptEntry.Prompt.of("new", null))
+                        .prompt())
+                .isEqualTo("new");
         assertThat(request().prompt()).isEmpty();
     }
 

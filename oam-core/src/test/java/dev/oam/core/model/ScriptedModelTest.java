@@ -45,7 +45,14 @@ class ScriptedModelTest {
                 entries.add(TranscriptEntry.ToolOutput.of("look", "c" + i, toolOutputs[i]));
             }
         }
-        return new ModelRequest("You are a guard.", null, entries, List.of(), ToolCallingMode.ALLOWED, false, null,
+        return new ModelRequest(
+                "You are a guard.",
+                null,
+                entries,
+                List.of(),
+                ToolCallingMode.ALLOWED,
+                false,
+                null,
                 GenerationOptions.DEFAULT);
     }
 
@@ -139,12 +146,19 @@ class ScriptedModelTest {
         assertThat(ScriptedModel.split("Hmph.", 1)).containsExactly("Hmph.");
         assertThat(ScriptedModel.split("ab", 5)).containsExactly("a", "b");
         assertThat(ScriptedModel.split("😀😀", 4)).containsExactly("😀", "😀");
-        for (String text : List.of("The north gate is jammed shut.", "x  y   z", "unbroken", " leading", "trailing ",
+        for (String text : List.of(
+                "The north gate is jammed shut.",
+                "x  y   z",
+                "unbroken",
+                " leading",
+                "trailing ",
                 "Gorm 😀 sells iron swords")) {
             for (int chunks = 1; chunks <= 12; chunks++) {
                 List<String> pieces = ScriptedModel.split(text, chunks);
                 assertThat(String.join("", pieces)).as("%s in %d", text, chunks).isEqualTo(text);
-                assertThat(pieces).as("%s in %d", text, chunks).noneMatch(String::isEmpty)
+                assertThat(pieces)
+                        .as("%s in %d", text, chunks)
+                        .noneMatch(String::isEmpty)
                         .noneMatch(piece -> Character.isLowSurrogate(piece.charAt(0)));
             }
         }
@@ -170,8 +184,7 @@ class ScriptedModelTest {
     void templateDoesNotExpandPlaceholdersThatComeFromThePrompt() throws Exception {
         ScriptedModel model = scripted("{\"steps\": [{\"template\": \"Echo: {prompt}\"}]}");
 
-        assertThat(answer(model, request("What is {toolOutput}?", "secret")))
-                .isEqualTo("Echo: What is {toolOutput}?");
+        assertThat(answer(model, request("What is {toolOutput}?", "secret"))).isEqualTo("Echo: What is {toolOutput}?");
     }
 
     @Test
@@ -204,10 +217,12 @@ class ScriptedModelTest {
                 {"steps": [{"toolCalls": [{"name": "open_gate", "arguments": {"gate": "north"}, "id": "mine"},
                                           {"name": "ring_bell"}]}]}""");
 
-        ModelResponse.ToolCalls calls = (ModelResponse.ToolCalls) model.respond(request("Open."), ModelListener.NONE, token);
+        ModelResponse.ToolCalls calls =
+                (ModelResponse.ToolCalls) model.respond(request("Open."), ModelListener.NONE, token);
 
         assertThat(calls.calls()).hasSize(2);
-        assertThat(calls.calls().get(0)).isEqualTo(new ToolCall("mine", "open_gate", (ObjectNode) json("{\"gate\": \"north\"}")));
+        assertThat(calls.calls().get(0))
+                .isEqualTo(new ToolCall("mine", "open_gate", (ObjectNode) json("{\"gate\": \"north\"}")));
         assertThat(calls.calls().get(1).name()).isEqualTo("ring_bell");
         assertThat(calls.calls().get(1).id()).matches("call_[A-Za-z0-9]{24}");
         assertThat(calls.calls().get(1).arguments()).isEqualTo(Json.object());
@@ -252,7 +267,8 @@ class ScriptedModelTest {
 
     @Test
     void delayIsCancellable() throws Exception {
-        ScriptedModel model = scripted("{\"steps\": [{\"text\": \"Much later.\", \"delayMs\": 60000}, {\"text\": \"next\"}]}");
+        ScriptedModel model =
+                scripted("{\"steps\": [{\"text\": \"Much later.\", \"delayMs\": 60000}, {\"text\": \"next\"}]}");
         CompletableFuture<Throwable> outcome = new CompletableFuture<>();
         CountDownLatch started = new CountDownLatch(1);
         Thread.ofPlatform().daemon().start(() -> {
@@ -271,8 +287,9 @@ class ScriptedModelTest {
         Throwable error = outcome.get(5, TimeUnit.SECONDS);
 
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
-        assertThat(error).isInstanceOfSatisfying(AgentException.class,
-                e -> assertThat(e.code()).isEqualTo(ErrorCode.CANCELLED));
+        assertThat(error)
+                .isInstanceOfSatisfying(
+                        AgentException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CANCELLED));
         assertThat(model.remainingSteps()).isEqualTo(1);
     }
 
@@ -319,7 +336,8 @@ class ScriptedModelTest {
 
     @Test
     void availabilityIsAlwaysReady() {
-        ModelAvailability availability = ScriptedModel.fromJson(TextNode.valueOf("scripted"), "model").availability();
+        ModelAvailability availability =
+                ScriptedModel.fromJson(TextNode.valueOf("scripted"), "model").availability();
 
         assertThat(availability.available()).isTrue();
         assertThat(availability.contextSize()).isEqualTo(8192);

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class PosixTest {
-    private static final boolean WINDOWS = System.getProperty("os.name").toLowerCase(Locale.ROOT).startsWith("windows");
+    private static final boolean WINDOWS =
+            System.getProperty("os.name").toLowerCase(Locale.ROOT).startsWith("windows");
 
     @BeforeAll
     static void onlyWhereItShouldWork() {
@@ -41,12 +42,14 @@ class PosixTest {
         assertThat(Posix.getenv(name)).contains("third ü");
     }
 
+    @SuppressWarnings("try") // the streams are opened for their descriptors, never written through
     @Test
     void dupAndDup2MoveWhereADescriptorWrites(@TempDir Path dir) throws IOException {
         assumeThat(Files.isDirectory(Path.of("/proc/self/fd"))).as("Linux").isTrue();
         Path a = dir.resolve("a");
         Path b = dir.resolve("b");
-        try (FileOutputStream toA = new FileOutputStream(a.toFile()); FileOutputStream toB = new FileOutputStream(b.toFile())) {
+        try (FileOutputStream toA = new FileOutputStream(a.toFile());
+                FileOutputStream toB = new FileOutputStream(b.toFile())) {
             int fdA = descriptorOf(a);
             int fdB = descriptorOf(b);
             int copyOfA = Posix.dup(fdA);
@@ -64,19 +67,23 @@ class PosixTest {
     @Test
     void failuresAreIoExceptions() {
         assertThatThrownBy(() -> Posix.dup(-1)).isInstanceOf(IOException.class).hasMessageContaining("dup");
-        assertThatThrownBy(() -> Posix.write(-1, new byte[] {1})).isInstanceOf(IOException.class).hasMessageContaining("write");
+        assertThatThrownBy(() -> Posix.write(-1, new byte[] {1}))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("write");
     }
 
     private static int descriptorOf(Path file) throws IOException {
         Path real = file.toRealPath();
         try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
             return fds.filter(fd -> {
-                try {
-                    return Files.readSymbolicLink(fd).equals(real);
-                } catch (IOException e) {
-                    return false;
-                }
-            }).mapToInt(fd -> Integer.parseInt(fd.getFileName().toString())).findFirst()
+                        try {
+                            return Files.readSymbolicLink(fd).equals(real);
+                        } catch (IOException e) {
+                            return false;
+                        }
+                    })
+                    .mapToInt(fd -> Integer.parseInt(fd.getFileName().toString()))
+                    .findFirst()
                     .orElseThrow(() -> new AssertionError("no descriptor for " + real));
         }
     }

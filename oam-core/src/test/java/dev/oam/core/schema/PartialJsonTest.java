@@ -25,8 +25,25 @@ class PartialJsonTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", " ", "\n\t ", "t", "tru", "f", "fals", "n", "nul", "-", "1.", "1e", "1e+", "-0.",
-            "Hello there", "Sure! {\"a\": 1"})
+    @ValueSource(
+            strings = {
+                "",
+                " ",
+                "\n\t ",
+                "t",
+                "tru",
+                "f",
+                "fals",
+                "n",
+                "nul",
+                "-",
+                "1.",
+                "1e",
+                "1e+",
+                "-0.",
+                "Hello there",
+                "Sure! {\"a\": 1"
+            })
     void prefixThatImpliesNoValueYetIsNull(String prefix) {
         assertThat(read(prefix)).isNull();
     }
@@ -178,7 +195,9 @@ class PartialJsonTest {
                 if (partial != null) {
                     List<String> problems = new ArrayList<>();
                     completes(partial, finished, "#", true, problems);
-                    assertThat(problems).as("prefix %s read as %s", prefix, Json.write(partial)).isEmpty();
+                    assertThat(problems)
+                            .as("prefix %s read as %s", prefix, Json.write(partial))
+                            .isEmpty();
                 }
             }
         }
@@ -189,7 +208,9 @@ class PartialJsonTest {
         String document = DOCUMENTS.get(0);
         for (int end = 1; end <= document.length(); end++) {
             JsonNode value = PartialJson.parse(document.substring(0, end));
-            assertThat(value != null && value.isObject()).as(document.substring(0, end)).isTrue();
+            assertThat(value != null && value.isObject())
+                    .as(document.substring(0, end))
+                    .isTrue();
         }
     }
 
@@ -198,7 +219,8 @@ class PartialJsonTest {
      * is already final; the last one may still grow (a string by appending, a number by more digits,
      * a container by more members).
      */
-    private static void completes(JsonNode partial, JsonNode finished, String at, boolean mayGrow, List<String> problems) {
+    private static void completes(
+            JsonNode partial, JsonNode finished, String at, boolean mayGrow, List<String> problems) {
         if (!mayGrow) {
             if (!partial.equals(finished)) {
                 problems.add(at + ": " + Json.write(partial) + " is not the final " + Json.write(finished));
@@ -234,7 +256,10 @@ class PartialJsonTest {
                 problems.add(at + ": \"" + partial.textValue() + "\" does not start " + Json.write(finished));
             }
         } else if (partial.isNumber()) {
-            if (!finished.isNumber() || !finished.decimalValue().toPlainString().startsWith(partial.decimalValue().toPlainString())) {
+            if (!finished.isNumber()
+                    || !finished.decimalValue()
+                            .toPlainString()
+                            .startsWith(partial.decimalValue().toPlainString())) {
                 problems.add(at + ": " + partial + " is not the start of " + finished);
             }
         } else if (!partial.equals(finished)) {

@@ -45,8 +45,7 @@ class SchemaConverterTest {
                 {"type": "object", "title": "Decision", "$comment": "c",
                  "properties": {"z": {"type": "string"}, "a": {"type": "integer", "minimum": 0, "maximum": 10},
                                 "m": {"type": "array", "items": {"type": "boolean"}, "minItems": 1, "maxItems": 3}},
-                 "required": ["a", "z", "a"], "additionalProperties": false}"""))
-                .isEqualTo(compact("""
+                 "required": ["a", "z", "a"], "additionalProperties": false}""")).isEqualTo(compact("""
                         {"type": "object",
                          "properties": {"z": {"type": "string"}, "a": {"type": "integer", "minimum": 0, "maximum": 10},
                                         "m": {"type": "array", "items": {"type": "boolean"}, "minItems": 1, "maxItems": 3}},
@@ -69,7 +68,8 @@ class SchemaConverterTest {
 
     @Test
     void trueAndEmptySchemaTakeAnything() throws Exception {
-        assertThat(Json.write(GenerationSchema.convert(json("true"), "T").json())).isEqualTo("{}");
+        assertThat(Json.write(GenerationSchema.convert(json("true"), "T").json()))
+                .isEqualTo("{}");
         assertThat(generated("{}")).isEqualTo("{}");
         assertThat(generated("{\"description\": \"anything\"}")).isEqualTo("{\"description\":\"anything\"}");
     }
@@ -132,8 +132,7 @@ class SchemaConverterTest {
     @Test
     void nullableObjectKeepsItsShapeInTheObjectBranch() throws Exception {
         assertThat(generated("""
-                {"type": "object", "nullable": true, "properties": {"a": {"type": "string"}}, "required": ["a"]}"""))
-                .isEqualTo(compact("""
+                {"type": "object", "nullable": true, "properties": {"a": {"type": "string"}}, "required": ["a"]}""")).isEqualTo(compact("""
                         {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
                                    {"type": "null"}]}"""));
     }
@@ -148,12 +147,12 @@ class SchemaConverterTest {
     @Test
     void nestedAlternativesAreFlattenedAndASingleOneIsUnwrapped() throws Exception {
         assertThat(generated("""
-                {"oneOf": [{"type": "string"}, {"anyOf": [{"type": "integer"}, {"type": ["boolean", "null"]}]}]}"""))
-                .isEqualTo(compact("""
+                {"oneOf": [{"type": "string"}, {"anyOf": [{"type": "integer"}, {"type": ["boolean", "null"]}]}]}""")).isEqualTo(compact("""
                         {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "boolean"}, {"type": "null"}]}"""));
         assertThat(generated("{\"anyOf\": [{\"type\": \"string\"}]}")).isEqualTo("{\"type\":\"string\"}");
         assertThat(generated("{\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}], \"nullable\": true}"))
-                .isEqualTo(compact("{\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}, {\"type\": \"null\"}]}"));
+                .isEqualTo(compact(
+                        "{\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}, {\"type\": \"null\"}]}"));
     }
 
     @Test
@@ -172,8 +171,7 @@ class SchemaConverterTest {
                            {"properties": {"b": {"type": "integer"}}, "required": ["b"], "additionalProperties": false},
                            {"$ref": "#/$defs/Base"}],
                  "properties": {"own": {"type": "boolean"}}, "required": ["own"],
-                 "$defs": {"Base": {"type": "object", "properties": {"c": {"type": "null"}}, "required": ["c"]}}}"""))
-                .isEqualTo(compact("""
+                 "$defs": {"Base": {"type": "object", "properties": {"c": {"type": "null"}}, "required": ["c"]}}}""")).isEqualTo(compact("""
                         {"type": "object", "description": "Merged",
                          "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "null"},
                                         "own": {"type": "boolean"}},
@@ -186,21 +184,21 @@ class SchemaConverterTest {
         GenerationSchema schema = convert("""
                 {"allOf": [{"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}}]}""");
 
-        assertThat(schema.warnings()).containsExactly("T: #/allOf/0/properties/a: pattern 'x' is described to the model but not enforced");
+        assertThat(schema.warnings())
+                .containsExactly("T: #/allOf/0/properties/a: pattern 'x' is described to the model but not enforced");
         assertThat(Json.write(schema.json())).isEqualTo(compact("""
                 {"type": "object", "properties": {"a": {"type": "string", "description": "(pattern: x)"}}, "required": []}"""));
     }
 
     @Test
     void allOfRequiredMayNameAPropertyOfAnotherPart() throws Exception {
-        String expected = compact("{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"]}");
+        String expected = compact(
+                "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"]}");
 
         assertThat(generated("""
-                {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}}], "required": ["a"]}"""))
-                .isEqualTo(expected);
+                {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}}], "required": ["a"]}""")).isEqualTo(expected);
         assertThat(generated("""
-                {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"required": ["a"]}]}"""))
-                .isEqualTo(expected);
+                {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"required": ["a"]}]}""")).isEqualTo(expected);
     }
 
     // ---- $ref ----
@@ -212,8 +210,7 @@ class SchemaConverterTest {
                  "properties": {"a": {"$ref": "#/definitions/Mood"}, "b": {"$ref": "#/definitions/Mood", "description": "B"},
                                 "c": {"$ref": "#/$defs/Mood"}},
                  "definitions": {"Mood": {"enum": ["calm", "angry"]}, "Unused": {"type": "string"}},
-                 "$defs": {"Mood": {"type": "integer"}}}"""))
-                .isEqualTo(compact("""
+                 "$defs": {"Mood": {"type": "integer"}}}""")).isEqualTo(compact("""
                         {"type": "object",
                          "properties": {"a": {"$ref": "#/$defs/Mood"}, "b": {"$ref": "#/$defs/Mood", "description": "B"},
                                         "c": {"$ref": "#/$defs/Mood2"}},
@@ -227,8 +224,7 @@ class SchemaConverterTest {
                 {"$ref": "#/$defs/Node",
                  "$defs": {"Node": {"type": "object",
                                     "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
-                                    "required": ["v"]}}}"""))
-                .isEqualTo(compact("""
+                                    "required": ["v"]}}}""")).isEqualTo(compact("""
                         {"$ref": "#/$defs/Node",
                          "$defs": {"Node": {"type": "object",
                                             "properties": {"v": {"type": "integer"},
@@ -241,8 +237,7 @@ class SchemaConverterTest {
         assertThat(generated("""
                 {"$ref": "#/$defs/A",
                  "$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
-                           "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}}}"""))
-                .isEqualTo(compact("""
+                           "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}}}""")).isEqualTo(compact("""
                         {"$ref": "#/$defs/A",
                          "$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}, "required": []},
                                    "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}, "required": []}}}"""));
@@ -251,8 +246,7 @@ class SchemaConverterTest {
     @Test
     void refToTheRootBecomesARootDef() throws Exception {
         assertThat(generated("""
-                {"type": "object", "properties": {"name": {"type": "string"}, "next": {"$ref": "#"}}}"""))
-                .isEqualTo(compact("""
+                {"type": "object", "properties": {"name": {"type": "string"}, "next": {"$ref": "#"}}}""")).isEqualTo(compact("""
                         {"type": "object", "properties": {"name": {"type": "string"}, "next": {"$ref": "#/$defs/Root"}},
                          "required": [],
                          "$defs": {"Root": {"type": "object",
@@ -265,8 +259,7 @@ class SchemaConverterTest {
         assertThat(generated("""
                 {"type": "object", "properties": {"a": {"$ref": "#/properties/b"}, "b": {"type": "string"},
                                                   "c": {"$ref": "#/$defs/x~1y~0z/properties/n"}},
-                 "$defs": {"x/y~z": {"type": "object", "properties": {"n": {"type": "integer"}}}}}"""))
-                .isEqualTo(compact("""
+                 "$defs": {"x/y~z": {"type": "object", "properties": {"n": {"type": "integer"}}}}}""")).isEqualTo(compact("""
                         {"type": "object", "properties": {"a": {"$ref": "#/$defs/b"}, "b": {"type": "string"},
                                                           "c": {"$ref": "#/$defs/n"}},
                          "required": [], "$defs": {"b": {"type": "string"}, "n": {"type": "integer"}}}"""));
@@ -290,9 +283,12 @@ class SchemaConverterTest {
 
     @Test
     void refCycleWithoutASchemaIsRejected() {
-        assertThat(failure("{\"$ref\": \"#/$defs/A\", \"$defs\": {\"A\": {\"$ref\": \"#/$defs/B\"}, \"B\": {\"$ref\": \"#/$defs/A\"}}}")
-                .schemaPath()).startsWith("#/$defs/");
-        assertThat(failure("{\"type\": \"object\", \"properties\": {\"a\": {\"$ref\": \"#/properties/a\"}}}").schemaPath())
+        assertThat(failure(
+                                "{\"$ref\": \"#/$defs/A\", \"$defs\": {\"A\": {\"$ref\": \"#/$defs/B\"}, \"B\": {\"$ref\": \"#/$defs/A\"}}}")
+                        .schemaPath())
+                .startsWith("#/$defs/");
+        assertThat(failure("{\"type\": \"object\", \"properties\": {\"a\": {\"$ref\": \"#/properties/a\"}}}")
+                        .schemaPath())
                 .startsWith("#/properties/a");
     }
 
@@ -304,8 +300,7 @@ class SchemaConverterTest {
                 {"type": "object", "properties": {
                    "b": {"type": "string", "x-order": 2}, "u1": {"type": "string"}, "a": {"type": "string", "x-order": 1.5},
                    "d": {"type": "string", "x-order": -1}, "t1": {"type": "string", "x-order": 2},
-                   "s": {"type": "string", "x-order": "1"}, "u2": {"type": "string"}}}"""))
-                .isEqualTo(compact("""
+                   "s": {"type": "string", "x-order": "1"}, "u2": {"type": "string"}}}""")).isEqualTo(compact("""
                         {"type": "object", "properties": {"d": {"type": "string"}, "a": {"type": "string"},
                           "b": {"type": "string"}, "t1": {"type": "string"}, "u1": {"type": "string"},
                           "s": {"type": "string"}, "u2": {"type": "string"}}, "required": []}"""));
@@ -332,17 +327,18 @@ class SchemaConverterTest {
                            "properties": {}, "required": []},
                    "no": {"type": "string", "description": "(not: {\\"const\\":\\"x\\"})"}},
                  "required": []}"""));
-        assertThat(schema.warnings()).containsExactly(
-                "T: #: minProperties '1' is described to the model but not enforced",
-                "T: #/properties/code: pattern '^[0-9]+$' is described to the model but not enforced",
-                "T: #/properties/code: maxLength '4' is described to the model but not enforced",
-                "T: #/properties/code: format 'digits' is described to the model but not enforced",
-                "T: #/properties/n: multipleOf '0.5' is described to the model but not enforced",
-                "T: #/properties/n: exclusiveMinimum '0' is described to the model but not enforced",
-                "T: #/properties/tags: items '[{\"type\":\"string\"}]' is described to the model but not enforced",
-                "T: #/properties/tags: uniqueItems 'true' is described to the model but not enforced",
-                "T: #/properties/map: additionalProperties '{\"type\":\"integer\"}' is described to the model but not enforced",
-                "T: #/properties/no: not '{\"const\":\"x\"}' is described to the model but not enforced");
+        assertThat(schema.warnings())
+                .containsExactly(
+                        "T: #: minProperties '1' is described to the model but not enforced",
+                        "T: #/properties/code: pattern '^[0-9]+$' is described to the model but not enforced",
+                        "T: #/properties/code: maxLength '4' is described to the model but not enforced",
+                        "T: #/properties/code: format 'digits' is described to the model but not enforced",
+                        "T: #/properties/n: multipleOf '0.5' is described to the model but not enforced",
+                        "T: #/properties/n: exclusiveMinimum '0' is described to the model but not enforced",
+                        "T: #/properties/tags: items '[{\"type\":\"string\"}]' is described to the model but not enforced",
+                        "T: #/properties/tags: uniqueItems 'true' is described to the model but not enforced",
+                        "T: #/properties/map: additionalProperties '{\"type\":\"integer\"}' is described to the model but not enforced",
+                        "T: #/properties/no: not '{\"const\":\"x\"}' is described to the model but not enforced");
     }
 
     @Test
@@ -353,8 +349,10 @@ class SchemaConverterTest {
                  "x-vendor": 1, "strict": true,
                  "properties": {"a": {"type": "string", "minLenght": 2}}}""");
 
-        assertThat(schema.warnings()).containsExactly("T: #: unknown keyword 'strict' is ignored",
-                "T: #/properties/a: unknown keyword 'minLenght' is ignored");
+        assertThat(schema.warnings())
+                .containsExactly(
+                        "T: #: unknown keyword 'strict' is ignored",
+                        "T: #/properties/a: unknown keyword 'minLenght' is ignored");
         assertThat(Json.write(schema.json()))
                 .isEqualTo("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"required\":[]}");
     }
@@ -364,20 +362,23 @@ class SchemaConverterTest {
         GenerationSchema schema = GenerationSchema.convert(json("""
                 {"$ref": "#/$defs/Code", "$defs": {"Code": {"type": "string", "pattern": "z"}}}"""), "open_gate");
 
-        assertThat(schema.warnings()).containsExactly("open_gate: #/$defs/Code: pattern 'z' is described to the model but not enforced");
+        assertThat(schema.warnings())
+                .containsExactly("open_gate: #/$defs/Code: pattern 'z' is described to the model but not enforced");
     }
 
     @Test
     void prefixItemsIsWarnedOnce() throws Exception {
-        assertThat(convert("{\"type\": \"array\", \"prefixItems\": [{\"type\": \"string\"}]}").warnings())
-                .containsExactly("T: #: prefixItems '[{\"type\":\"string\"}]' is described to the model but not enforced");
+        assertThat(convert("{\"type\": \"array\", \"prefixItems\": [{\"type\": \"string\"}]}")
+                        .warnings())
+                .containsExactly(
+                        "T: #: prefixItems '[{\"type\":\"string\"}]' is described to the model but not enforced");
     }
 
     @Test
     void recursionThroughTheRootWarnsOnce() throws Exception {
         assertThat(convert("""
-                {"type": "object", "properties": {"code": {"type": "string", "pattern": "p"}, "next": {"$ref": "#"}}}""")
-                .warnings()).containsExactly("T: #/properties/code: pattern 'p' is described to the model but not enforced");
+                {"type": "object", "properties": {"code": {"type": "string", "pattern": "p"}, "next": {"$ref": "#"}}}""").warnings())
+                .containsExactly("T: #/properties/code: pattern 'p' is described to the model but not enforced");
     }
 
     // ---- invalid schemas ----
@@ -447,7 +448,8 @@ class SchemaConverterTest {
     }
 
     private static String nested(int levels) {
-        return "{\"type\": \"object\", \"properties\": {\"a\": ".repeat(levels) + "{\"type\": \"string\"}" + "}}".repeat(levels);
+        return "{\"type\": \"object\", \"properties\": {\"a\": ".repeat(levels) + "{\"type\": \"string\"}"
+                + "}}".repeat(levels);
     }
 
     // ---- tool parameters ----
@@ -460,7 +462,8 @@ class SchemaConverterTest {
             {"allOf": [{"type": "object"}]}
             """)
     void toolParametersMayBeAnyObjectSchema(String schema) throws Exception {
-        assertThat(GenerationSchema.convertParameters(json(schema), "open_gate").json()).isNotNull();
+        assertThat(GenerationSchema.convertParameters(json(schema), "open_gate").json())
+                .isNotNull();
     }
 
     @ParameterizedTest
@@ -472,8 +475,8 @@ class SchemaConverterTest {
             {"$ref": "#/$defs/P", "$defs": {"P": {"type": "array"}}}
             """)
     void toolParametersThatAreNotAnObjectSchemaAreRejectedAtTheRoot(String schema) {
-        SchemaException error = catchThrowableOfType(SchemaException.class,
-                () -> GenerationSchema.convertParameters(json(schema), "open_gate"));
+        SchemaException error = catchThrowableOfType(
+                SchemaException.class, () -> GenerationSchema.convertParameters(json(schema), "open_gate"));
 
         assertThat(error.schemaPath()).isEqualTo("#");
         assertThat(error.getMessage()).isEqualTo("Tool parameters must be an object schema (\"type\": \"object\").");
@@ -524,8 +527,9 @@ class SchemaConverterTest {
                 {"type": "object", "properties": {"children": {"type": "array", "maxItems": 1}}, "required": ["children"],
                  "enum": [{"children": []}, {"children": [1, 2]}, {"children": "none"}, {}]}""");
         assertThat(schema.json().get("enum")).isEqualTo(Json.parse("[{\"children\": []}]"));
-        assertThat(schema.warnings()).containsExactly(
-                "T: #: enum values that break the schema's other keywords are dropped: {\"children\":[1,2]}, {\"children\":\"none\"}, {}");
+        assertThat(schema.warnings())
+                .containsExactly(
+                        "T: #: enum values that break the schema's other keywords are dropped: {\"children\":[1,2]}, {\"children\":\"none\"}, {}");
         for (JsonNode value : schema.json().get("enum")) {
             assertThat(schema.firstViolation(value)).isEmpty();
         }

@@ -61,8 +61,10 @@ class SchemaValidatorTest {
         GenerationSchema integer = schema("{\"type\": \"integer\"}");
 
         assertThat(integer.firstViolation(DoubleNode.valueOf(3.0))).isEmpty();
-        assertThat(integer.firstViolation(DoubleNode.valueOf(3.25))).contains("#: expected an integer but got the number 3.25");
-        assertThat(integer.firstViolation(DoubleNode.valueOf(Double.POSITIVE_INFINITY))).isPresent();
+        assertThat(integer.firstViolation(DoubleNode.valueOf(3.25)))
+                .contains("#: expected an integer but got the number 3.25");
+        assertThat(integer.firstViolation(DoubleNode.valueOf(Double.POSITIVE_INFINITY)))
+                .isPresent();
     }
 
     @ParameterizedTest
@@ -182,8 +184,10 @@ class SchemaValidatorTest {
             {"z/1": 1, "a": 2}               | #/z~11: unknown property 'z/1'
             """)
     void closedObjectRejectsUnknownProperties(String value, String expected) {
-        assertThat(check("{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"additionalProperties\": false}",
-                value)).isEqualTo(expected);
+        assertThat(check(
+                        "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"additionalProperties\": false}",
+                        value))
+                .isEqualTo(expected);
     }
 
     @ParameterizedTest
@@ -197,7 +201,9 @@ class SchemaValidatorTest {
             {}             | #: expected an array but got an object
             """)
     void arrayChecksItsLengthBeforeItsItems(String value, String expected) {
-        assertThat(check("{\"type\": \"array\", \"items\": {\"type\": \"integer\"}, \"minItems\": 1, \"maxItems\": 2}", value))
+        assertThat(check(
+                        "{\"type\": \"array\", \"items\": {\"type\": \"integer\"}, \"minItems\": 1, \"maxItems\": 2}",
+                        value))
                 .isEqualTo(expected);
     }
 
@@ -231,7 +237,8 @@ class SchemaValidatorTest {
 
     @Test
     void valueNestedDeeperThanTheValidatorGoesIsAViolationNotACrash() {
-        GenerationSchema lists = schema("{\"$ref\": \"#/$defs/L\", \"$defs\": {\"L\": {\"type\": \"array\", \"items\": {\"$ref\": \"#/$defs/L\"}}}}");
+        GenerationSchema lists = schema(
+                "{\"$ref\": \"#/$defs/L\", \"$defs\": {\"L\": {\"type\": \"array\", \"items\": {\"$ref\": \"#/$defs/L\"}}}}");
         ArrayNode root = Json.array();
         ArrayNode current = root;
         for (int i = 0; i < 1000; i++) {
@@ -259,8 +266,12 @@ class SchemaValidatorTest {
                    "z": {"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "string"}}},
                    "y": {"type": "array", "items": {"type": "object", "properties": {"q": {"type": "integer"}, "p": {"type": "integer"}}}}}}""";
 
-        assertThat(reorder(schema, "{\"extra2\": 2, \"y\": [{\"p\": 1, \"r\": 3, \"q\": 2}, {}], \"extra1\": 1, \"z\": {\"a\": \"1\", \"b\": \"2\"}}"))
-                .isEqualTo("{\"z\":{\"b\":\"2\",\"a\":\"1\"},\"y\":[{\"q\":2,\"p\":1,\"r\":3},{}],\"extra2\":2,\"extra1\":1}");
+        assertThat(
+                        reorder(
+                                schema,
+                                "{\"extra2\": 2, \"y\": [{\"p\": 1, \"r\": 3, \"q\": 2}, {}], \"extra1\": 1, \"z\": {\"a\": \"1\", \"b\": \"2\"}}"))
+                .isEqualTo(
+                        "{\"z\":{\"b\":\"2\",\"a\":\"1\"},\"y\":[{\"q\":2,\"p\":1,\"r\":3},{}],\"extra2\":2,\"extra1\":1}");
     }
 
     @Test

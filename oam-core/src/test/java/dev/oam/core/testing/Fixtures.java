@@ -48,8 +48,11 @@ public final class Fixtures {
     }
 
     public static ToolDefinition tool(String name, @Nullable Duration timeout) {
-        return new ToolDefinition(name, "The " + name + " tool.",
-                object("{\"type\": \"object\", \"properties\": {\"gate\": {\"type\": \"string\"}}}"), timeout);
+        return new ToolDefinition(
+                name,
+                "The " + name + " tool.",
+                object("{\"type\": \"object\", \"properties\": {\"gate\": {\"type\": \"string\"}}}"),
+                timeout);
     }
 
     public static TurnContext context(CancellationToken token, TurnListener listener, ToolChannel tools) {

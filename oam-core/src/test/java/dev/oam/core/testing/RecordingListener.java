@@ -30,7 +30,9 @@ public final class RecordingListener implements TurnListener {
     }
 
     public List<Step> steps() {
-        return ofType(TurnEvent.ModelStep.class).stream().map(TurnEvent.ModelStep::step).toList();
+        return ofType(TurnEvent.ModelStep.class).stream()
+                .map(TurnEvent.ModelStep::step)
+                .toList();
     }
 
     public List<TurnEvent.Text> texts() {
@@ -38,7 +40,9 @@ public final class RecordingListener implements TurnListener {
     }
 
     public List<ToolRecord> completedTools() {
-        return ofType(TurnEvent.ToolCallCompleted.class).stream().map(TurnEvent.ToolCallCompleted::record).toList();
+        return ofType(TurnEvent.ToolCallCompleted.class).stream()
+                .map(TurnEvent.ToolCallCompleted::record)
+                .toList();
     }
 
     /** Waits for the first recorded event of {@code type} that matches. */

@@ -22,7 +22,8 @@ public final class RecordingModel implements LanguageModel {
     }
 
     @Override
-    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+            throws AgentException {
         synchronized (this) {
             requests.add(request);
         }

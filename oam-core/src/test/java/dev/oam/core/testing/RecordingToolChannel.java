@@ -75,13 +75,19 @@ public final class RecordingToolChannel implements ToolChannel {
 
     /** Waits until at least {@code count} calls were sent and returns the first {@code count}. */
     public List<ToolCall> awaitSent(int count) {
-        return await(() -> calls.size() >= count ? sent().subList(0, count) : null,
+        return await(
+                () -> calls.size() >= count ? sent().subList(0, count) : null,
                 () -> "expected " + count + " sent calls, got " + calls.size());
     }
 
     /** Waits until the call with {@code callId} was abandoned and returns its reason. */
     public String awaitAbandoned(String callId) {
-        return await(() -> abandons.stream().filter(a -> a.callId().equals(callId)).map(Abandon::reason).findFirst().orElse(null),
+        return await(
+                () -> abandons.stream()
+                        .filter(a -> a.callId().equals(callId))
+                        .map(Abandon::reason)
+                        .findFirst()
+                        .orElse(null),
                 () -> "expected call " + callId + " to be abandoned; abandons: " + abandons);
     }
 
@@ -89,7 +95,9 @@ public final class RecordingToolChannel implements ToolChannel {
     public void answer(String callId, ToolReply reply) {
         RecordingCall call;
         synchronized (lock) {
-            call = calls.stream().filter(c -> c.call().id().equals(callId)).findFirst()
+            call = calls.stream()
+                    .filter(c -> c.call().id().equals(callId))
+                    .findFirst()
                     .orElseThrow(() -> new AssertionError("no call with id " + callId + " was sent"));
         }
         call.reply.complete(reply);

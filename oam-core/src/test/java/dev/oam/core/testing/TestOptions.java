@@ -64,7 +64,17 @@ public final class TestOptions {
     }
 
     public AgentOptions build() {
-        return new AgentOptions(toolChoice, maxToolRounds, maxToolCalls, enabledTools, null, null, null, toolTimeout,
-                trimHistory, reservedResponseTokens, maxAttempts);
+        return new AgentOptions(
+                toolChoice,
+                maxToolRounds,
+                maxToolCalls,
+                enabledTools,
+                null,
+                null,
+                null,
+                toolTimeout,
+                trimHistory,
+                reservedResponseTokens,
+                maxAttempts);
     }
 }

@@ -118,15 +118,19 @@ public final class TinyContextModel implements LanguageModel {
             case TranscriptEntry.Prompt p -> p.text().length();
             case TranscriptEntry.Response r -> r.text().length();
             case TranscriptEntry.ToolOutput o -> o.text().length();
-            case TranscriptEntry.ToolCalls c -> c.calls().stream()
-                    .mapToInt(call -> call.name().length() + Json.write(call.arguments()).length()).sum();
+            case TranscriptEntry.ToolCalls c ->
+                c.calls().stream()
+                        .mapToInt(call -> call.name().length()
+                                + Json.write(call.arguments()).length())
+                        .sum();
         };
     }
 
     // ---- LanguageModel ----
 
     @Override
-    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+            throws AgentException {
         Reply reply;
         synchronized (this) {
             requests.add(request);

@@ -14,15 +14,29 @@ class ToolDefinitionTest {
     private static final ObjectNode NO_ARGUMENTS = object("{\"type\": \"object\"}");
 
     @ParameterizedTest
-    @ValueSource(strings = {"open_gate", "a", "gate.open", "gate-open", "Gate_2",
-            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"})
+    @ValueSource(
+            strings = {
+                "open_gate",
+                "a",
+                "gate.open",
+                "gate-open",
+                "Gate_2",
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+            })
     void nameOfOneToSixtyFourAllowedCharactersIsAccepted(String name) {
         assertThat(new ToolDefinition(name, null, NO_ARGUMENTS, null).name()).isEqualTo(name);
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "open gate", "öffnen", "gate/open", "gate:open",
-            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"})
+    @ValueSource(
+            strings = {
+                "",
+                "open gate",
+                "öffnen",
+                "gate/open",
+                "gate:open",
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+            })
     void otherNamesAreRejected(String name) {
         assertThatThrownBy(() -> new ToolDefinition(name, null, NO_ARGUMENTS, null))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -42,9 +56,11 @@ class ToolDefinitionTest {
     void ownTimeoutWinsOverTheSessionsIncludingZero() {
         Duration session = Duration.ofSeconds(120);
 
-        assertThat(new ToolDefinition("a", null, NO_ARGUMENTS, null).effectiveTimeout(session)).isEqualTo(session);
+        assertThat(new ToolDefinition("a", null, NO_ARGUMENTS, null).effectiveTimeout(session))
+                .isEqualTo(session);
         assertThat(new ToolDefinition("a", null, NO_ARGUMENTS, Duration.ofSeconds(30)).effectiveTimeout(session))
                 .isEqualTo(Duration.ofSeconds(30));
-        assertThat(new ToolDefinition("a", null, NO_ARGUMENTS, Duration.ZERO).effectiveTimeout(session)).isEqualTo(Duration.ZERO);
+        assertThat(new ToolDefinition("a", null, NO_ARGUMENTS, Duration.ZERO).effectiveTimeout(session))
+                .isEqualTo(Duration.ZERO);
     }
 }

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 class ToolReplyTest {
     @Test
     void textOutputIsSeenAsTheText() {
-        assertThat(ToolReply.output(TextNode.valueOf("The gate opened.")).modelText()).isEqualTo("The gate opened.");
+        assertThat(ToolReply.output(TextNode.valueOf("The gate opened.")).modelText())
+                .isEqualTo("The gate opened.");
     }
 
     @Test
@@ -33,7 +34,8 @@ class ToolReplyTest {
 
     @Test
     void jsonErrorIsSeenAsErrorAndCompactJson() {
-        assertThat(new ToolReply(json("{\"reason\": \"jammed\"}"), true).modelText()).isEqualTo("Error: {\"reason\":\"jammed\"}");
+        assertThat(new ToolReply(json("{\"reason\": \"jammed\"}"), true).modelText())
+                .isEqualTo("Error: {\"reason\":\"jammed\"}");
     }
 
     @Test

@@ -25,21 +25,32 @@ import org.junit.jupiter.params.provider.ValueSource;
 class TranscriptCodecTest {
     private static final JsonNode SCHEMA = json("""
             {"type": "object", "properties": {"reasoning": {"type": "string"}, "choice": {"type": "string"}}}""");
-    private static final ToolDefinition OPEN_GATE = new ToolDefinition("open_gate", "Opens a gate.",
-            object("{\"type\": \"object\", \"properties\": {\"gate\": {\"type\": \"string\"}}}"), null);
-    private static final ToolDefinition NO_DESCRIPTION = new ToolDefinition("ring", null, object("{\"type\": \"object\"}"), null);
+    private static final ToolDefinition OPEN_GATE = new ToolDefinition(
+            "open_gate",
+            "Opens a gate.",
+            object("{\"type\": \"object\", \"properties\": {\"gate\": {\"type\": \"string\"}}}"),
+            null);
+    private static final ToolDefinition NO_DESCRIPTION =
+            new ToolDefinition("ring", null, object("{\"type\": \"object\"}"), null);
 
     /** One turn with a tool round, then a structured turn: every kind of entry, with fixed ids. */
     private static final List<TranscriptEntry> ENTRIES = List.of(
             new TranscriptEntry.Prompt("P1", "P1-c", "Open the north gate.", null, null),
-            new TranscriptEntry.ToolCalls("T1", List.of(new ToolCall("call_1", "open_gate", object("{\"gate\": \"north\", \"force\": 1.50}")),
-                    new ToolCall("call_2", "ring", Json.object()))),
+            new TranscriptEntry.ToolCalls(
+                    "T1",
+                    List.of(
+                            new ToolCall("call_1", "open_gate", object("{\"gate\": \"north\", \"force\": 1.50}")),
+                            new ToolCall("call_2", "ring", Json.object()))),
             new TranscriptEntry.ToolOutput("O1", "O1-c", "open_gate", "call_1", "{\"opened\":false}"),
             new TranscriptEntry.ToolOutput("O2", "O2-c", "ring", "call_2", "Error: Bell cracked."),
             new TranscriptEntry.Response("R1", "R1-c", "The gate is jammed.", null, null),
             new TranscriptEntry.Prompt("P2", "P2-c", "Decide. «Ünïcödé» \uD83D\uDE00\n\"quoted\"", SCHEMA, "Decision"),
-            new TranscriptEntry.Response("R2", "R2-c", "{\"reasoning\":\"r\",\"choice\":\"refuse\"}",
-                    json("{\"reasoning\": \"r\", \"choice\": \"refuse\"}"), "Decision"));
+            new TranscriptEntry.Response(
+                    "R2",
+                    "R2-c",
+                    "{\"reasoning\":\"r\",\"choice\":\"refuse\"}",
+                    json("{\"reasoning\": \"r\", \"choice\": \"refuse\"}"),
+                    "Decision"));
 
     private static ObjectNode written() {
         return TranscriptCodec.write("I", "You are a castle guard.", List.of(OPEN_GATE, NO_DESCRIPTION), ENTRIES);
@@ -61,17 +72,21 @@ class TranscriptCodecTest {
         if (raw != null) {
             for (JsonNode wrapper : raw) {
                 JsonNode function = wrapper.get("function");
-                out.add(new ToolDefinition(function.get("name").textValue(),
-                        function.has("description") ? function.get("description").textValue() : null,
-                        (ObjectNode) function.get("parameters"), null));
+                out.add(new ToolDefinition(
+                        function.get("name").textValue(),
+                        function.has("description")
+                                ? function.get("description").textValue()
+                                : null,
+                        (ObjectNode) function.get("parameters"),
+                        null));
             }
         }
         return out;
     }
 
     private static ObjectNode rewrite(Restored restored) {
-        return TranscriptCodec.write(restored.instructionsEntryId(), restored.instructions(), tools(restored.tools()),
-                restored.entries());
+        return TranscriptCodec.write(
+                restored.instructionsEntryId(), restored.instructions(), tools(restored.tools()), restored.entries());
     }
 
     // ---- writing ----
@@ -119,19 +134,29 @@ class TranscriptCodecTest {
     void toolsWithoutInstructionsGiveAnInstructionsEntryWithoutContents() {
         ObjectNode transcript = TranscriptCodec.write("I", null, List.of(NO_DESCRIPTION), List.of());
 
-        assertThat(Json.write(transcript.at("/transcript/entries/0"))).isEqualTo(
-                "{\"id\":\"I\",\"role\":\"instructions\",\"contents\":[],\"tools\":[{\"type\":\"function\","
+        assertThat(Json.write(transcript.at("/transcript/entries/0")))
+                .isEqualTo("{\"id\":\"I\",\"role\":\"instructions\",\"contents\":[],\"tools\":[{\"type\":\"function\","
                         + "\"function\":{\"name\":\"ring\",\"parameters\":{\"type\":\"object\"}}}]}");
     }
 
     @Test
     void unnamedSchemaIsWrittenAsResponse() {
-        ObjectNode transcript = TranscriptCodec.write("I", null, List.of(), List.of(
-                new TranscriptEntry.Prompt("P", "Pc", "Decide.", SCHEMA, null),
-                new TranscriptEntry.Response("R", "Rc", "1", json("1"), null)));
+        ObjectNode transcript = TranscriptCodec.write(
+                "I",
+                null,
+                List.of(),
+                List.of(
+                        new TranscriptEntry.Prompt("P", "Pc", "Decide.", SCHEMA, null),
+                        new TranscriptEntry.Response("R", "Rc", "1", json("1"), null)));
 
-        assertThat(transcript.at("/transcript/entries/0/responseFormat/jsonSchema/name").textValue()).isEqualTo("Response");
-        assertThat(transcript.at("/transcript/entries/1/contents/0/structure/source").textValue()).isEqualTo("Response");
+        assertThat(transcript
+                        .at("/transcript/entries/0/responseFormat/jsonSchema/name")
+                        .textValue())
+                .isEqualTo("Response");
+        assertThat(transcript
+                        .at("/transcript/entries/1/contents/0/structure/source")
+                        .textValue())
+                .isEqualTo("Response");
     }
 
     // ---- round trip ----
@@ -199,7 +224,9 @@ class TranscriptCodecTest {
         wholeResult.set("transcript", value);
         JsonNode bare = value.get("transcript");
 
-        List<Restored> forms = List.of(TranscriptCodec.read(wholeResult, "history"), TranscriptCodec.read(value, "history"),
+        List<Restored> forms = List.of(
+                TranscriptCodec.read(wholeResult, "history"),
+                TranscriptCodec.read(value, "history"),
                 TranscriptCodec.read(bare, "history"));
 
         assertThat(forms).allSatisfy(restored -> {
@@ -213,12 +240,14 @@ class TranscriptCodecTest {
     void errorPathsFollowTheFormThatWasSent() {
         String entry = "{\"id\": \"x\", \"contents\": []}";
         String bare = "{\"entries\": [" + entry + "]}";
-        String value = "{\"type\": \"FoundationModels.Transcript\", \"version\": \"1.1\", \"transcript\": " + bare + "}";
+        String value =
+                "{\"type\": \"FoundationModels.Transcript\", \"version\": \"1.1\", \"transcript\": " + bare + "}";
         String whole = "{\"session\": \"s1\", \"transcript\": " + value + "}";
 
         assertThat(readFailure(bare)).hasMessage("Missing required parameter 'history.entries[0].role'.");
         assertThat(readFailure(value)).hasMessage("Missing required parameter 'history.transcript.entries[0].role'.");
-        assertThat(readFailure(whole)).hasMessage("Missing required parameter 'history.transcript.transcript.entries[0].role'.");
+        assertThat(readFailure(whole))
+                .hasMessage("Missing required parameter 'history.transcript.transcript.entries[0].role'.");
     }
 
     @ParameterizedTest
@@ -244,9 +273,11 @@ class TranscriptCodecTest {
             """)
     void otherVersionsAreRefusedNamingTheVersion(String version, String message) {
         assertThat(readFailure("{\"type\": \"FoundationModels.Transcript\", \"version\": " + version
-                + ", \"transcript\": {\"entries\": []}}")).hasMessage(message);
+                        + ", \"transcript\": {\"entries\": []}}"))
+                .hasMessage(message);
         assertThat(readFailure("{\"session\": \"s\", \"transcript\": {\"version\": " + version
-                + ", \"transcript\": {\"entries\": []}}}")).hasMessage(message.replace("'history.version'", "'history.transcript.version'"));
+                        + ", \"transcript\": {\"entries\": []}}}"))
+                .hasMessage(message.replace("'history.version'", "'history.transcript.version'"));
     }
 
     @Test
@@ -271,8 +302,10 @@ class TranscriptCodecTest {
 
         assertThat(restored.instructions()).isEqualTo("Guard.");
         assertThat(restored.tools()).hasSize(1);
-        assertThat(restored.entries()).containsExactly(new TranscriptEntry.Prompt("P", "Pc", "Hi", null, null),
-                new TranscriptEntry.Response("R", "Rc", "Halt.", null, null));
+        assertThat(restored.entries())
+                .containsExactly(
+                        new TranscriptEntry.Prompt("P", "Pc", "Hi", null, null),
+                        new TranscriptEntry.Response("R", "Rc", "Halt.", null, null));
     }
 
     @Test
@@ -287,7 +320,9 @@ class TranscriptCodecTest {
 
         assertThat(UUID.fromString(restored.instructionsEntryId())).isNotNull();
         List<TranscriptEntry> entries = restored.entries();
-        assertThat(entries).hasSize(4).allSatisfy(entry -> assertThat(UUID.fromString(entry.id())).isNotNull());
+        assertThat(entries)
+                .hasSize(4)
+                .allSatisfy(entry -> assertThat(UUID.fromString(entry.id())).isNotNull());
         assertThat(entries.get(0)).isInstanceOfSatisfying(TranscriptEntry.Prompt.class, prompt -> {
             assertThat(prompt.text()).isEqualTo("Hi");
             assertThat(UUID.fromString(prompt.contentId())).isNotNull();
@@ -313,7 +348,8 @@ class TranscriptCodecTest {
                    {"id": "a", "name": "g", "arguments": {"x": 1}}, {"id": "b", "name": "g"},
                    {"id": "c", "name": "g", "arguments": null}, {"id": "d", "name": "g", "arguments": "  "}]}]}""");
 
-        assertThat(((TranscriptEntry.ToolCalls) restored.entries().get(0)).calls()).extracting(ToolCall::arguments)
+        assertThat(((TranscriptEntry.ToolCalls) restored.entries().get(0)).calls())
+                .extracting(ToolCall::arguments)
                 .containsExactly(object("{\"x\": 1}"), Json.object(), Json.object(), Json.object());
     }
 
@@ -358,10 +394,11 @@ class TranscriptCodecTest {
                      {"type": "structure", "id": "s", "structure": {"source": "Mood", "content": "calm"}}]},
                   {"id": "N", "role": "user", "contents": [{"type": "text", "id": "c2", "text": "Go"}], "responseFormat": null}]}""");
 
-        assertThat(restored.entries()).containsExactly(
-                new TranscriptEntry.Prompt("P", "c", "Go", json("{\"type\": \"string\"}"), "Response"),
-                new TranscriptEntry.Response("R", "s", "\"calm\"", json("\"calm\""), "Mood"),
-                new TranscriptEntry.Prompt("N", "c2", "Go", null, null));
+        assertThat(restored.entries())
+                .containsExactly(
+                        new TranscriptEntry.Prompt("P", "c", "Go", json("{\"type\": \"string\"}"), "Response"),
+                        new TranscriptEntry.Response("R", "s", "\"calm\"", json("\"calm\""), "Mood"),
+                        new TranscriptEntry.Prompt("N", "c2", "Go", null, null));
     }
 
     // ---- refusals ----
@@ -415,10 +452,12 @@ class TranscriptCodecTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-            "{\"role\": \"user\", \"contents\": [{\"type\": \"structure\"}]}",
-            "{\"role\": \"tool\", \"toolName\": \"g\", \"toolCallID\": \"c\", \"contents\": [{\"type\": \"structure\"}]}",
-            "{\"role\": \"instructions\", \"contents\": [{\"type\": \"structure\", \"structure\": {}}]}"})
+    @ValueSource(
+            strings = {
+                "{\"role\": \"user\", \"contents\": [{\"type\": \"structure\"}]}",
+                "{\"role\": \"tool\", \"toolName\": \"g\", \"toolCallID\": \"c\", \"contents\": [{\"type\": \"structure\"}]}",
+                "{\"role\": \"instructions\", \"contents\": [{\"type\": \"structure\", \"structure\": {}}]}"
+            })
     void structureContentWithoutContentIsRefusedInEveryRole(String entry) {
         assertThat(readFailure("{\"entries\": [" + entry + "]}"))
                 .hasMessage("Parameter 'history.entries[0].contents[0].structure.content' is missing.");

@@ -35,7 +35,8 @@ class TranscriptEntryTest {
     @Test
     void responsesAreTextOrStructured() {
         TranscriptEntry.Response text = TranscriptEntry.Response.text("Halt!");
-        TranscriptEntry.Response structured = TranscriptEntry.Response.structured("{\"a\":1}", json("{\"a\": 1}"), "Response");
+        TranscriptEntry.Response structured =
+                TranscriptEntry.Response.structured("{\"a\":1}", json("{\"a\": 1}"), "Response");
 
         assertThat(text.structured()).isNull();
         assertThat(text.schemaName()).isNull();

@@ -7,8 +7,8 @@ import dev.oam.core.agent.AgentException;
 import dev.oam.core.json.Json;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.fuzz.Inputs;
-import java.io.InputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -64,15 +64,31 @@ class SseFuzzTest {
         } catch (HttpFailure e) {
             outcome = "http " + e.status() + ": " + e.getMessage();
         }
-        assertThat(streamed.toString()).as("the streamed deltas add up to the content").isEqualTo(completion.content.toString());
+        assertThat(streamed.toString())
+                .as("the streamed deltas add up to the content")
+                .isEqualTo(completion.content.toString());
         StringBuilder out = new StringBuilder(outcome);
-        out.append("\ncontent=").append(completion.content).append("\nrefusal=").append(completion.refusal)
-                .append("\nfinish=").append(completion.finishReason).append("\ndone=").append(completion.done)
-                .append("\nmodel=").append(completion.model)
-                .append("\nusage=").append(completion.usage == null ? null : Json.write(completion.usage));
+        out.append("\ncontent=")
+                .append(completion.content)
+                .append("\nrefusal=")
+                .append(completion.refusal)
+                .append("\nfinish=")
+                .append(completion.finishReason)
+                .append("\ndone=")
+                .append(completion.done)
+                .append("\nmodel=")
+                .append(completion.model)
+                .append("\nusage=")
+                .append(completion.usage == null ? null : Json.write(completion.usage));
         for (CompletionAnswer.RawCall call : completion.calls) {
-            out.append("\ncall id=").append(call.id).append(" name=").append(call.name).append(" args=").append(call.arguments)
-                    .append(" value=").append(call.argumentsValue == null ? null : Json.write(call.argumentsValue));
+            out.append("\ncall id=")
+                    .append(call.id)
+                    .append(" name=")
+                    .append(call.name)
+                    .append(" args=")
+                    .append(call.arguments)
+                    .append(" value=")
+                    .append(call.argumentsValue == null ? null : Json.write(call.argumentsValue));
         }
         try {
             for (ToolCall call : Outputs.calls(completion)) {

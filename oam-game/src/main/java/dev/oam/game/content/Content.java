@@ -30,22 +30,29 @@ public final class Content {
      * Generates content matching the request's schema. Errors (guardrails, an invalid answer, cancellation)
      * are thrown as they are.
      */
-    public static GeneratedContent generate(ContentRequest request, LanguageModel model, ToolChannel tools,
-            CancellationToken token) throws AgentException {
+    public static GeneratedContent generate(
+            ContentRequest request, LanguageModel model, ToolChannel tools, CancellationToken token)
+            throws AgentException {
         token.check();
         GenerationSchema schema;
         try {
             schema = GenerationSchema.convert(request.schema(), "Content");
         } catch (SchemaException e) {
-            throw new AgentException(ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
+            throw new AgentException(
+                    ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
         }
-        // Keys a closed object does not define are dropped rather than failing the piece: the game gets what it asked for.
-        Agent agent = new Agent(new LenientModel(model, answer -> answer == null ? null : schema.withoutUnknownKeys(answer)),
-                request.instructions() != null ? request.instructions() : DEFAULT_INSTRUCTIONS, request.tools(), options(request),
+        // Keys a closed object does not define are dropped rather than failing the piece: the game gets what it asked
+        // for.
+        Agent agent = new Agent(
+                new LenientModel(model, answer -> answer == null ? null : schema.withoutUnknownKeys(answer)),
+                request.instructions() != null ? request.instructions() : DEFAULT_INSTRUCTIONS,
+                request.tools(),
+                options(request),
                 List.of());
         TurnRequest turn = TurnRequest.of(prompt(request.prompt(), PromptText.facts(request.context())))
                 .withSchema(request.schema());
-        TurnResult result = agent.respond(turn, new TurnContext(token, TurnListener.NONE, tools, TurnContext.CommitPoint.NONE));
+        TurnResult result =
+                agent.respond(turn, new TurnContext(token, TurnListener.NONE, tools, TurnContext.CommitPoint.NONE));
         if (result.structured() == null) {
             throw new AgentException(ErrorCode.GENERATION_FAILED, "The model gave no structured content.");
         }

@@ -13,7 +13,12 @@ import java.util.Objects;
  * @param isFallback the answer is the request's fallback option because guardrails blocked the decision or the
  *     model refused
  */
-public record Decision(String optionID, String reasoning, int confidence, List<ToolRecord> toolCalls, Usage usage,
+public record Decision(
+        String optionID,
+        String reasoning,
+        int confidence,
+        List<ToolRecord> toolCalls,
+        Usage usage,
         boolean isFallback) {
 
     public Decision {

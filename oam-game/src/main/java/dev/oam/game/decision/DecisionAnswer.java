@@ -29,9 +29,11 @@ record DecisionAnswer(String optionID, String reasoning, int confidence) {
         JsonNode choice = answer.get("choice");
         String id = choice != null && choice.isTextual() ? match(choice.textValue(), ids) : null;
         if (id == null) {
-            throw new AgentException(ErrorCode.GENERATION_FAILED, "The model chose "
-                    + (choice == null || choice.isNull() ? "no option" : Json.write(choice))
-                    + ", which is not one of the option ids " + Json.write(Json.strings(ids)) + ".");
+            throw new AgentException(
+                    ErrorCode.GENERATION_FAILED,
+                    "The model chose "
+                            + (choice == null || choice.isNull() ? "no option" : Json.write(choice))
+                            + ", which is not one of the option ids " + Json.write(Json.strings(ids)) + ".");
         }
         return new DecisionAnswer(id, reasoning(answer.get("reasoning")), confidence(answer.get("confidence")));
     }

@@ -58,11 +58,14 @@ public record DecisionRequest(
         if (fallbackOptionID != null) {
             fallbackOptionID = fallbackOptionID.strip();
             if (!ids.contains(fallbackOptionID)) {
-                throw new IllegalArgumentException("fallbackOptionID '" + fallbackOptionID + "' is not one of the option ids");
+                throw new IllegalArgumentException(
+                        "fallbackOptionID '" + fallbackOptionID + "' is not one of the option ids");
             }
         }
-        if (toolChoice instanceof ToolChoice.Named named && tools.stream().noneMatch(t -> t.name().equals(named.tool()))) {
-            throw new IllegalArgumentException("toolChoice names '" + named.tool() + "', which is not one of the tools");
+        if (toolChoice instanceof ToolChoice.Named named
+                && tools.stream().noneMatch(t -> t.name().equals(named.tool()))) {
+            throw new IllegalArgumentException(
+                    "toolChoice names '" + named.tool() + "', which is not one of the tools");
         }
         if (maxToolRounds < 0) {
             throw new IllegalArgumentException("maxToolRounds must not be negative");
@@ -74,8 +77,18 @@ public record DecisionRequest(
 
     /** A decision with the defaults: no actor, facts or tools, tool choice auto, 2 tool rounds, 120 s tool timeout. */
     public static DecisionRequest of(String situation, List<DecisionOption> options) {
-        return new DecisionRequest(situation, options, null, null, List.of(), ToolChoice.AUTO, null, null, null,
-                Decisions.DEFAULT_MAX_TOOL_ROUNDS, AgentOptions.DEFAULT_TOOL_TIMEOUT);
+        return new DecisionRequest(
+                situation,
+                options,
+                null,
+                null,
+                List.of(),
+                ToolChoice.AUTO,
+                null,
+                null,
+                null,
+                Decisions.DEFAULT_MAX_TOOL_ROUNDS,
+                AgentOptions.DEFAULT_TOOL_TIMEOUT);
     }
 
     /** The option ids in order. */

@@ -48,7 +48,8 @@ public final class Decisions {
      * @param model used once per step; a scripted model's steps are consumed in order across calls
      * @param tools how client tool calls reach the engine
      */
-    public static Decision decide(DecisionRequest request, LanguageModel model, ToolChannel tools, CancellationToken token)
+    public static Decision decide(
+            DecisionRequest request, LanguageModel model, ToolChannel tools, CancellationToken token)
             throws AgentException {
         List<String> ids = request.ids();
         if (ids.size() == 1) {
@@ -56,15 +57,28 @@ public final class Decisions {
         }
         token.check();
         // COMPAT.md's lenient reading (choice case, confidence range, missing fields) happens before the schema check.
-        Agent agent = new Agent(new LenientModel(model, answer -> DecisionAnswer.normalize(answer, ids),
-                schema -> LenientModel.minLength(schema, "reasoning", REASON_FLOOR)),
-                instructions(request.instructions(), request.actor()), request.tools(), options(request), List.of());
-        TurnRequest turn = TurnRequest.of(prompt(request.situation(), PromptText.facts(request.context()), request.options()))
+        Agent agent = new Agent(
+                new LenientModel(
+                        model,
+                        answer -> DecisionAnswer.normalize(answer, ids),
+                        schema -> LenientModel.minLength(schema, "reasoning", REASON_FLOOR)),
+                instructions(request.instructions(), request.actor()),
+                request.tools(),
+                options(request),
+                List.of());
+        TurnRequest turn = TurnRequest.of(
+                        prompt(request.situation(), PromptText.facts(request.context()), request.options()))
                 .withSchema(schema(request.options()));
         try {
-            TurnResult result = agent.respond(turn, new TurnContext(token, TurnListener.NONE, tools, TurnContext.CommitPoint.NONE));
+            TurnResult result =
+                    agent.respond(turn, new TurnContext(token, TurnListener.NONE, tools, TurnContext.CommitPoint.NONE));
             DecisionAnswer answer = DecisionAnswer.read(result.structured(), ids);
-            return new Decision(answer.optionID(), answer.reasoning(), answer.confidence(), result.toolCalls(), result.usage(),
+            return new Decision(
+                    answer.optionID(),
+                    answer.reasoning(),
+                    answer.confidence(),
+                    result.toolCalls(),
+                    result.usage(),
                     false);
         } catch (AgentException e) {
             boolean blocked = e.code() == ErrorCode.GUARDRAIL_VIOLATION || e.code() == ErrorCode.REFUSAL;

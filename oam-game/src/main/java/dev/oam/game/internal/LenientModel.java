@@ -38,11 +38,15 @@ public final class LenientModel implements LanguageModel {
      *     converter only describes), so that a grammar-constrained model cannot answer a sentence with one word.
      *     The answer is still checked against the schema without them.
      */
-    public LenientModel(LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize, UnaryOperator<ObjectNode> floors) {
+    public LenientModel(
+            LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize, UnaryOperator<ObjectNode> floors) {
         this(model, normalize, floors, UnaryOperator.identity());
     }
 
-    private LenientModel(LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize, UnaryOperator<ObjectNode> floors,
+    private LenientModel(
+            LanguageModel model,
+            UnaryOperator<@Nullable JsonNode> normalize,
+            UnaryOperator<ObjectNode> floors,
             UnaryOperator<ModelRequest> steps) {
         this.model = model;
         this.normalize = normalize;
@@ -59,15 +63,18 @@ public final class LenientModel implements LanguageModel {
      * The model with {@code floors}, and {@code steps} applied to each step before it is asked (a game method's own
      * rule on what a step may call).
      */
-    public static LenientModel withRules(LanguageModel model, UnaryOperator<ObjectNode> floors, UnaryOperator<ModelRequest> steps) {
+    public static LenientModel withRules(
+            LanguageModel model, UnaryOperator<ObjectNode> floors, UnaryOperator<ModelRequest> steps) {
         return new LenientModel(model, answer -> null, floors, steps);
     }
 
     /** {@code schema}'s string property {@code name} (a top-level one) with a {@code minLength}, when it has it. */
     public static ObjectNode minLength(ObjectNode schema, String name, int characters) {
         if (schema.path("properties").path(name) instanceof ObjectNode property) {
-            ObjectNode target = property.path("items") instanceof ObjectNode items && "array".equals(property.path("type").asText())
-                    ? items : property;
+            ObjectNode target = property.path("items") instanceof ObjectNode items
+                            && "array".equals(property.path("type").asText())
+                    ? items
+                    : property;
             if ("string".equals(target.path("type").asText())) {
                 target.put("minLength", characters);
             }
@@ -76,18 +83,22 @@ public final class LenientModel implements LanguageModel {
     }
 
     @Override
-    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+            throws AgentException {
         request = steps.apply(request);
         if (request.schema() != null) {
             GenerationSchema schema = request.schema();
-            request = request.withSchema(new GenerationSchema(floors.apply(schema.json().deepCopy()), schema.warnings()));
+            request = request.withSchema(
+                    new GenerationSchema(floors.apply(schema.json().deepCopy()), schema.warnings()));
         }
         ModelResponse response = model.respond(request, listener, token);
         if (request.schema() == null || !(response instanceof ModelResponse.Answer answer)) {
             return response;
         }
         JsonNode normalized = normalize.apply(value(answer));
-        return normalized == null ? response : new ModelResponse.Answer(Json.write(normalized), normalized, answer.usage());
+        return normalized == null
+                ? response
+                : new ModelResponse.Answer(Json.write(normalized), normalized, answer.usage());
     }
 
     private static @Nullable JsonNode value(ModelResponse.Answer answer) {

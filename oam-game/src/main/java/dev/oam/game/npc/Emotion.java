@@ -7,8 +7,22 @@ import java.util.Optional;
 
 /** The sixteen NPC emotions, with the lenient matching of GAME-LAYER.md §3.6. */
 public enum Emotion {
-    NEUTRAL, HAPPY, SAD, ANGRY, AFRAID, SURPRISED, SUSPICIOUS, AMUSED, DISGUSTED, EXCITED, CURIOUS, CONFUSED, WORRIED,
-    GRATEFUL, ANNOYED, PROUD;
+    NEUTRAL,
+    HAPPY,
+    SAD,
+    ANGRY,
+    AFRAID,
+    SURPRISED,
+    SUSPICIOUS,
+    AMUSED,
+    DISGUSTED,
+    EXCITED,
+    CURIOUS,
+    CONFUSED,
+    WORRIED,
+    GRATEFUL,
+    ANNOYED,
+    PROUD;
 
     private static final Map<String, Emotion> SYNONYMS = new HashMap<>();
 

@@ -4,7 +4,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /** What an NPC remembers: facts, its attitude toward the player (−100…100) and a summary of older turns. */
-public record Memory(List<String> facts, int relationship, @Nullable String summary) {
+public record Memory(
+        List<String> facts, int relationship, @Nullable String summary) {
     public static final Memory EMPTY = new Memory(List.of(), 0, null);
 
     public Memory {

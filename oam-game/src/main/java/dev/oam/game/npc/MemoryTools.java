@@ -38,10 +38,16 @@ public final class MemoryTools {
         if (remember) {
             ObjectNode params = Json.object();
             params.put("type", "object");
-            params.putObject("properties").putObject("fact").put("type", "string").put("description", "One short fact to remember.");
+            params.putObject("properties")
+                    .putObject("fact")
+                    .put("type", "string")
+                    .put("description", "One short fact to remember.");
             params.putArray("required").add("fact");
-            tools.add(new ToolDefinition(REMEMBER_FACT, "Remember one short fact about the player or the world for later "
-                    + "conversations.", params, null));
+            tools.add(new ToolDefinition(
+                    REMEMBER_FACT,
+                    "Remember one short fact about the player or the world for later " + "conversations.",
+                    params,
+                    null));
         }
         if (change) {
             ObjectNode params = Json.object();
@@ -49,11 +55,16 @@ public final class MemoryTools {
             ObjectNode props = params.putObject("properties");
             props.putObject("reason").put("type", "string").put("description", "Why your feelings change.");
             ObjectNode delta = props.putObject("delta");
-            delta.put("type", "integer").put("minimum", -limit).put("maximum", limit)
+            delta.put("type", "integer")
+                    .put("minimum", -limit)
+                    .put("maximum", limit)
                     .put("description", "How much your attitude toward the player changes (negative: worse).");
             params.putArray("required").add("reason").add("delta");
-            tools.add(new ToolDefinition(CHANGE_RELATIONSHIP, "Change how you feel about the player when they clearly please "
-                    + "or offend you.", params, null));
+            tools.add(new ToolDefinition(
+                    CHANGE_RELATIONSHIP,
+                    "Change how you feel about the player when they clearly please " + "or offend you.",
+                    params,
+                    null));
         }
         return tools;
     }
@@ -82,8 +93,9 @@ public final class MemoryTools {
         delta = Math.max(-limit, Math.min(limit, delta));
         stagedDelta += delta;
         int value = Math.max(-100, Math.min(100, base.relationship() + stagedDelta));
-        return ToolReply.output(Json.mapper().getNodeFactory().textNode(
-                "You now feel " + Memory.attitude(value) + " toward the player (" + value + ")."));
+        return ToolReply.output(Json.mapper()
+                .getNodeFactory()
+                .textNode("You now feel " + Memory.attitude(value) + " toward the player (" + value + ")."));
     }
 
     /** The memory with the staged changes applied (facts capped at {@code maxFacts}, oldest dropped). */

@@ -19,7 +19,6 @@ import dev.oam.core.agent.TurnRequest;
 import dev.oam.core.agent.TurnResult;
 import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
-import dev.oam.game.internal.LenientModel;
 import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelRequest;
@@ -29,6 +28,7 @@ import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.tool.ToolRecord;
 import dev.oam.core.tool.ToolReply;
 import dev.oam.core.transcript.TranscriptEntry;
+import dev.oam.game.internal.LenientModel;
 import dev.oam.game.world.WorldState;
 import dev.oam.game.world.WorldTools;
 import java.util.ArrayList;
@@ -76,13 +76,19 @@ public final class Npc {
         this.options = state.options();
         this.memory = state.memory();
         this.clientTools = state.tools();
-        this.agent = new Agent(LenientModel.withRules(model, Npc::floors, this::talkStep), null, List.of(),
-                AgentOptions.defaults(state.options().toolTimeout()), state.transcript());
+        this.agent = new Agent(
+                LenientModel.withRules(model, Npc::floors, this::talkStep),
+                null,
+                List.of(),
+                AgentOptions.defaults(state.options().toolTimeout()),
+                state.transcript());
         String entryId = state.instructionsEntryId();
         if (entryId != null) {
             agent.setInstructionsEntryId(entryId);
         }
-        this.turnCount = (int) state.transcript().stream().filter(e -> e instanceof TranscriptEntry.Prompt).count();
+        this.turnCount = (int) state.transcript().stream()
+                .filter(e -> e instanceof TranscriptEntry.Prompt)
+                .count();
     }
 
     public String id() {
@@ -194,8 +200,13 @@ public final class Npc {
      * @param commit called right before the turn changes the NPC; throws when the turn was cancelled
      * @throws AgentException the turn failed ({@code code()} is the wire error); the NPC is unchanged
      */
-    public NpcReply talk(NpcTalk talk, ToolChannel clientTools, NpcEvent.Listener events, CancellationToken token,
-            TurnContext.CommitPoint commit) throws AgentException {
+    public NpcReply talk(
+            NpcTalk talk,
+            ToolChannel clientTools,
+            NpcEvent.Listener events,
+            CancellationToken token,
+            TurnContext.CommitPoint commit)
+            throws AgentException {
         compactionDue = false;
         NpcOptions o = options;
         Persona p = persona;
@@ -208,21 +219,31 @@ public final class Npc {
             tools.addAll(worldTools.definitions());
         }
         tools.addAll(memoryTools.definitions());
-        boolean factTools = tools.stream().anyMatch(t -> !t.name().equals(MemoryTools.REMEMBER_FACT)
-                && !t.name().equals(MemoryTools.CHANGE_RELATIONSHIP));
+        boolean factTools = tools.stream()
+                .anyMatch(t -> !t.name().equals(MemoryTools.REMEMBER_FACT)
+                        && !t.name().equals(MemoryTools.CHANGE_RELATIONSHIP));
         ToolChoice override = talk.toolChoice();
-        ToolChoice choice = override != null ? override
+        ToolChoice choice = override != null
+                ? override
                 : o.groundingTool() != null ? new ToolChoice.Named(o.groundingTool()) : o.toolChoice();
         if (tools.isEmpty()) {
             choice = ToolChoice.NONE;
         }
-        if (choice instanceof ToolChoice.Named named && tools.stream().noneMatch(t -> t.name().equals(named.tool()))) {
-            throw new AgentException(ErrorCode.INVALID_REQUEST, "The NPC '" + id + "' has no tool '" + named.tool() + "'.");
+        if (choice instanceof ToolChoice.Named named
+                && tools.stream().noneMatch(t -> t.name().equals(named.tool()))) {
+            throw new AgentException(
+                    ErrorCode.INVALID_REQUEST, "The NPC '" + id + "' has no tool '" + named.tool() + "'.");
         }
         boolean textMode = o.replyFormat() == ReplyFormat.TEXT;
         NpcPrompts.SecretVisibility secrets = NpcPrompts.secrets(p, o, before.relationship());
-        agent.setInstructions(NpcPrompts.instructions(p, o, factTools, secrets, memoryTools.handles(MemoryTools.REMEMBER_FACT),
-                memoryTools.handles(MemoryTools.CHANGE_RELATIONSHIP), textMode));
+        agent.setInstructions(NpcPrompts.instructions(
+                p,
+                o,
+                factTools,
+                secrets,
+                memoryTools.handles(MemoryTools.REMEMBER_FACT),
+                memoryTools.handles(MemoryTools.CHANGE_RELATIONSHIP),
+                textMode));
         agent.setContextNote(NpcPrompts.memoryNote(before, o.changeRelationship()));
         agent.setTools(tools);
         agent.setOptions(agentOptions(o, o.maximumResponseTokens()));
@@ -233,14 +254,14 @@ public final class Npc {
         TurnListener listener = event -> {
             switch (event) {
                 case TurnEvent.ToolCallStarted started ->
-                        events.onEvent(new NpcEvent.ToolCallStarted(started.call(), started.execution()));
+                    events.onEvent(new NpcEvent.ToolCallStarted(started.call(), started.execution()));
                 case TurnEvent.ToolCallCompleted completed -> {
                     records.add(completed.record());
                     events.onEvent(new NpcEvent.ToolCallCompleted(completed.record()));
                 }
                 case TurnEvent.Partial partial -> tracker.partial(partial.value());
                 case TurnEvent.Text text -> tracker.text(text.text());
-                case TurnEvent.ModelStep step -> { }
+                case TurnEvent.ModelStep step -> {}
             }
         };
         ToolChannel channel = new NpcChannel(clientTools, worldTools, memoryTools);
@@ -251,8 +272,16 @@ public final class Npc {
         try {
             try {
                 // The model is held to the exact reply schema; any JSON object is accepted and read leniently.
-                result = agent.respond(new TurnRequest(prompt, textMode ? null : NpcPrompts.replySchema(p, o), choice,
-                        o.maxToolRounds(), o.maxToolCalls(), null, textMode ? null : Replies.acceptedSchema()), turnContext);
+                result = agent.respond(
+                        new TurnRequest(
+                                prompt,
+                                textMode ? null : NpcPrompts.replySchema(p, o),
+                                choice,
+                                o.maxToolRounds(),
+                                o.maxToolCalls(),
+                                null,
+                                textMode ? null : Replies.acceptedSchema()),
+                        turnContext);
                 if (Log.enabled(Log.Level.DEBUG)) {
                     Log.debug("npc " + p.name() + " reply as the model wrote it: "
                             + (textMode ? result.text() : Json.write(result.structured())));
@@ -267,14 +296,28 @@ public final class Npc {
                 for (ToolRecord record : records) {
                     if (!record.isError()) {
                         String output = record.reply().modelText();
-                        facts.add(record.call().name() + " " + Json.write(record.call().arguments()) + " → "
+                        facts.add(record.call().name() + " "
+                                + Json.write(record.call().arguments()) + " → "
                                 + (output.length() > 400 ? output.substring(0, 400) : output));
                     }
                 }
-                agent.setInstructions(NpcPrompts.instructions(p, o, factTools, secrets,
-                        memoryTools.handles(MemoryTools.REMEMBER_FACT), memoryTools.handles(MemoryTools.CHANGE_RELATIONSHIP), true));
-                result = agent.respond(new TurnRequest(NpcPrompts.retryPrompt(prompt, facts), null, ToolChoice.NONE,
-                        o.maxToolRounds(), o.maxToolCalls(), null), turnContext);
+                agent.setInstructions(NpcPrompts.instructions(
+                        p,
+                        o,
+                        factTools,
+                        secrets,
+                        memoryTools.handles(MemoryTools.REMEMBER_FACT),
+                        memoryTools.handles(MemoryTools.CHANGE_RELATIONSHIP),
+                        true));
+                result = agent.respond(
+                        new TurnRequest(
+                                NpcPrompts.retryPrompt(prompt, facts),
+                                null,
+                                ToolChoice.NONE,
+                                o.maxToolRounds(),
+                                o.maxToolCalls(),
+                                null),
+                        turnContext);
                 reply = Replies.text(result.text(), p);
             }
         } catch (AgentException failure) {
@@ -283,7 +326,14 @@ public final class Npc {
                 commit.commit();
                 String fallback = nextFallback();
                 tracker.finish(p.defaultEmotion(), fallback);
-                return new NpcReply(fallback, p.defaultEmotion(), List.of(), false, records, memory.relationship(), true,
+                return new NpcReply(
+                        fallback,
+                        p.defaultEmotion(),
+                        List.of(),
+                        false,
+                        records,
+                        memory.relationship(),
+                        true,
                         earlier.plus(failure.usage()));
             }
             throw failure;
@@ -295,9 +345,17 @@ public final class Npc {
         String spoken = isFallback ? nextFallback() : reply.line();
         tracker.finish(reply.emotion(), spoken);
         compactionDue = o.compactAfterTurns() > 0
-                && Compactor.splitTurns(agent.history()).size() >= Math.max(o.compactAfterTurns(), o.keepRecentTurns() + 1);
-        return new NpcReply(spoken, reply.emotion(), reply.playerOptions(), reply.endsConversation(), records,
-                after.relationship(), isFallback, earlier.plus(result.usage()));
+                && Compactor.splitTurns(agent.history()).size()
+                        >= Math.max(o.compactAfterTurns(), o.keepRecentTurns() + 1);
+        return new NpcReply(
+                spoken,
+                reply.emotion(),
+                reply.playerOptions(),
+                reply.endsConversation(),
+                records,
+                after.relationship(),
+                isFallback,
+                earlier.plus(result.usage()));
     }
 
     /** The fewest characters of a player option the model is held to: more than any mood word of the reply's list. */
@@ -313,7 +371,8 @@ public final class Npc {
 
     /** The NPC's line as dialogue ({@link DialogueForm}): how a local engine has the model write it. */
     private static ModelRequest spoken(ModelRequest request, Persona persona, int sentences) {
-        return request.withOptions(request.options().withDialogue(new DialogueForm(persona.name(), "Player", sentences)));
+        return request.withOptions(
+                request.options().withDialogue(new DialogueForm(persona.name(), "Player", sentences)));
     }
 
     /**
@@ -325,10 +384,13 @@ public final class Npc {
         Persona p = persona;
         ModelRequest step = options.replyFormat() == ReplyFormat.TEXT ? request : spoken(request, p, p.maxSentences());
         String grounding = options.groundingTool();
-        if (grounding == null || step.mode() == ToolCallingMode.DISALLOWED || !step.turnToolNames().contains(grounding)) {
+        if (grounding == null
+                || step.mode() == ToolCallingMode.DISALLOWED
+                || !step.turnToolNames().contains(grounding)) {
             return step;
         }
-        return step.withCallable(step.tools().stream().filter(t -> !t.name().equals(grounding)).toList());
+        return step.withCallable(
+                step.tools().stream().filter(t -> !t.name().equals(grounding)).toList());
     }
 
     private static boolean isBlock(AgentException e) {
@@ -362,8 +424,8 @@ public final class Npc {
         if (split == null) {
             return;
         }
-        String summary = new Compactor(model, agentOptions(o, null)).summarize(split.older(), memory.summary(),
-                NpcPrompts.memoryFormat(persona), token);
+        String summary = new Compactor(model, agentOptions(o, null))
+                .summarize(split.older(), memory.summary(), NpcPrompts.memoryFormat(persona), token);
         commit.commit();
         memory = memory.withSummary(summary);
         agent.replaceHistory(split.kept());
@@ -376,14 +438,21 @@ public final class Npc {
         Persona p = persona;
         NpcOptions o = options;
         Persona oneSentence = p.toBuilder().maxSentences(1).build();
-        String instructions = NpcPrompts.instructions(oneSentence, o, false, NpcPrompts.SecretVisibility.HIDDEN, false, false, false);
+        String instructions =
+                NpcPrompts.instructions(oneSentence, o, false, NpcPrompts.SecretVisibility.HIDDEN, false, false, false);
         String text = NpcPrompts.situation(situation);
-        String prompt = NpcPrompts.barkPrompt(worldSummary(), text == null || text.isBlank() ? "An ordinary moment." : text, p.name());
+        String prompt = NpcPrompts.barkPrompt(
+                worldSummary(), text == null || text.isBlank() ? "An ordinary moment." : text, p.name());
         // One sentence, written as the NPC's line: a base model otherwise continues its prompt (Gemma 3 270M barked
         // "Rules:" and ran to the token limit), and the line ends where the sentence does.
-        Agent oneOff = new Agent(LenientModel.withRules(model, UnaryOperator.identity(), r -> spoken(r, oneSentence, 1)),
-                instructions, List.of(), agentOptions(o, o.barkMaximumTokens()), List.of());
-        TurnResult result = oneOff.respond(new TurnRequest(prompt, null, ToolChoice.NONE, 0, 0, null),
+        Agent oneOff = new Agent(
+                LenientModel.withRules(model, UnaryOperator.identity(), r -> spoken(r, oneSentence, 1)),
+                instructions,
+                List.of(),
+                agentOptions(o, o.barkMaximumTokens()),
+                List.of());
+        TurnResult result = oneOff.respond(
+                new TurnRequest(prompt, null, ToolChoice.NONE, 0, 0, null),
                 new TurnContext(token, TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE));
         String line = Replies.bark(result.text(), p.name());
         if (line.isEmpty()) {

@@ -39,8 +39,8 @@ public record NpcOptions(
         int barkMaximumTokens,
         @Nullable Sampling sampling) {
 
-    public static final List<String> DEFAULT_FALLBACK_LINES = List.of(
-            "Let's talk about something else.", "I'd rather not speak of that.", "Hmm. Ask me something else.");
+    public static final List<String> DEFAULT_FALLBACK_LINES =
+            List.of("Let's talk about something else.", "I'd rather not speak of that.", "Hmm. Ask me something else.");
 
     public NpcOptions {
         worldReadable = List.copyOf(worldReadable);
@@ -51,9 +51,33 @@ public record NpcOptions(
     }
 
     public static NpcOptions defaults(Duration toolTimeout) {
-        return new NpcOptions(ReplyFormat.AUTOMATIC, null, ToolChoice.EXPLICIT, 2, 6, toolTimeout, List.of(""), List.of(),
-                List.of(), false, false, 12, 10, 50, List.of(Emotion.values()), 3, true, null, 8, 2, true, List.of(),
-                null, null, 48, null);
+        return new NpcOptions(
+                ReplyFormat.AUTOMATIC,
+                null,
+                ToolChoice.EXPLICIT,
+                2,
+                6,
+                toolTimeout,
+                List.of(""),
+                List.of(),
+                List.of(),
+                false,
+                false,
+                12,
+                10,
+                50,
+                List.of(Emotion.values()),
+                3,
+                true,
+                null,
+                8,
+                2,
+                true,
+                List.of(),
+                null,
+                null,
+                48,
+                null);
     }
 
     /** A builder starting from {@link #defaults(Duration)}. */
@@ -63,7 +87,10 @@ public record NpcOptions(
 
     /** The fallback pool: the configured lines (trimmed, empties dropped) or the defaults. */
     public List<String> fallbackPool() {
-        List<String> pool = fallbackLines.stream().map(String::strip).filter(s -> !s.isEmpty()).toList();
+        List<String> pool = fallbackLines.stream()
+                .map(String::strip)
+                .filter(s -> !s.isEmpty())
+                .toList();
         return pool.isEmpty() ? DEFAULT_FALLBACK_LINES : pool;
     }
 
@@ -270,11 +297,33 @@ public record NpcOptions(
 
         /** @throws IllegalArgumentException when a value is out of range (as the record's constructor checks) */
         public NpcOptions build() {
-            return new NpcOptions(replyFormat, groundingTool, toolChoice, maxToolRounds, maxToolCalls, toolTimeout,
-                    worldReadable, worldWritable, worldContextPaths, rememberFact, changeRelationship, maxFacts,
-                    maxRelationshipChange, secretsUnlockAtRelationship, emotions, playerOptionCount,
-                    canEndConversation, extraInstructions, compactAfterTurns, keepRecentTurns, fallbackOnGuardrail,
-                    fallbackLines, temperature, maximumResponseTokens, barkMaximumTokens, sampling);
+            return new NpcOptions(
+                    replyFormat,
+                    groundingTool,
+                    toolChoice,
+                    maxToolRounds,
+                    maxToolCalls,
+                    toolTimeout,
+                    worldReadable,
+                    worldWritable,
+                    worldContextPaths,
+                    rememberFact,
+                    changeRelationship,
+                    maxFacts,
+                    maxRelationshipChange,
+                    secretsUnlockAtRelationship,
+                    emotions,
+                    playerOptionCount,
+                    canEndConversation,
+                    extraInstructions,
+                    compactAfterTurns,
+                    keepRecentTurns,
+                    fallbackOnGuardrail,
+                    fallbackLines,
+                    temperature,
+                    maximumResponseTokens,
+                    barkMaximumTokens,
+                    sampling);
         }
     }
 }

@@ -12,7 +12,11 @@ import org.jspecify.annotations.Nullable;
 
 /** How each NPC turn is worded (GAME-LAYER.md §3.1–3.4), in this project's own words. */
 public final class NpcPrompts {
-    public enum SecretVisibility { HIDDEN, GUARDED, SHAREABLE }
+    public enum SecretVisibility {
+        HIDDEN,
+        GUARDED,
+        SHAREABLE
+    }
 
     private NpcPrompts() {}
 
@@ -28,12 +32,20 @@ public final class NpcPrompts {
     }
 
     /** The persona block, the rules and the extra lines. */
-    public static String instructions(Persona persona, NpcOptions options, boolean hasFactTools, SecretVisibility secrets,
-            boolean hasRememberFact, boolean hasChangeRelationship, boolean textMode) {
+    public static String instructions(
+            Persona persona,
+            NpcOptions options,
+            boolean hasFactTools,
+            SecretVisibility secrets,
+            boolean hasRememberFact,
+            boolean hasChangeRelationship,
+            boolean textMode) {
         List<String> lines = new ArrayList<>();
-        lines.add(persona.role().isBlank()
-                ? "You play " + persona.name() + ", a character in a video game."
-                : "You play " + persona.name() + ", " + persona.role().strip() + ", a character in a video game.");
+        lines.add(
+                persona.role().isBlank()
+                        ? "You play " + persona.name() + ", a character in a video game."
+                        : "You play " + persona.name() + ", " + persona.role().strip()
+                                + ", a character in a video game.");
         field(lines, "Personality: ", persona.personality());
         field(lines, "Speaking style: ", persona.speakingStyle());
         field(lines, "Background: ", persona.backstory());
@@ -47,8 +59,10 @@ public final class NpcPrompts {
         int sentences = Math.max(1, persona.maxSentences());
         lines.add("- Reply in at most " + sentences + " short sentence" + (sentences == 1 ? "" : "s") + ".");
         if (hasFactTools) {
-            lines.add("- Use your tools to check facts about the world, such as items, prices, people and places. Never make them up.");
-            lines.add("- When a tool gives you facts, tell the player the specific ones they asked about (names, prices, numbers).");
+            lines.add(
+                    "- Use your tools to check facts about the world, such as items, prices, people and places. Never make them up.");
+            lines.add(
+                    "- When a tool gives you facts, tell the player the specific ones they asked about (names, prices, numbers).");
         } else {
             lines.add("- If you do not know a fact about the world, say so in character. Never make it up.");
         }
@@ -76,8 +90,8 @@ public final class NpcPrompts {
     public static @Nullable String memoryNote(Memory memory, boolean changeRelationshipTool) {
         List<String> lines = new ArrayList<>();
         if (changeRelationshipTool || memory.relationship() != 0) {
-            lines.add("- You feel " + Memory.attitude(memory.relationship()) + " toward the player (" + memory.relationship()
-                    + " on a scale from -100 to 100).");
+            lines.add("- You feel " + Memory.attitude(memory.relationship()) + " toward the player ("
+                    + memory.relationship() + " on a scale from -100 to 100).");
         }
         if (!memory.facts().isEmpty()) {
             lines.add("- You remember: " + joinItems(memory.facts()));
@@ -140,8 +154,10 @@ public final class NpcPrompts {
         ObjectNode line = properties.putObject("line");
         line.put("type", "string");
         int sentences = Math.max(1, persona.maxSentences());
-        line.put("description", "your spoken reply to the player, at most " + sentences + " short sentence"
-                + (sentences == 1 ? "" : "s") + ", with the facts a tool gave you");
+        line.put(
+                "description",
+                "your spoken reply to the player, at most " + sentences + " short sentence"
+                        + (sentences == 1 ? "" : "s") + ", with the facts a tool gave you");
         ArrayNode required = Json.array().add("emotion").add("line");
         int count = options.optionCount();
         if (count > 0) {
@@ -150,9 +166,13 @@ public final class NpcPrompts {
             playerOptions.putObject("items").put("type", "string");
             playerOptions.put("minItems", count);
             playerOptions.put("maxItems", count);
-            // An example of the kind of line wanted: described only as "what the player might answer", SmolLM2-135M wrote
+            // An example of the kind of line wanted: described only as "what the player might answer", SmolLM2-135M
+            // wrote
             // mood words or identifiers ("happy_player_options_1") in 6 of 6 turns, with the examples in 1 of 6.
-            playerOptions.put("description", count + " short things the player could say back to you, such as \"Tell me more.\" or \"Goodbye.\"");
+            playerOptions.put(
+                    "description",
+                    count
+                            + " short things the player could say back to you, such as \"Tell me more.\" or \"Goodbye.\"");
             required.add("player_options");
         }
         if (options.canEndConversation()) {
@@ -223,7 +243,8 @@ public final class NpcPrompts {
     public static Compactor.Format memoryFormat(Persona persona) {
         String name = persona.name();
         String instructions = "You keep " + name + "'s memory of talking with the player in a video game. Merge the "
-                + "conversation into the summary. If " + name + "'s turns are JSON, only \"line\" was said aloud. Keep names, "
+                + "conversation into the summary. If " + name
+                + "'s turns are JSON, only \"line\" was said aloud. Keep names, "
                 + "promises, deals, items, prices, facts learned and feelings. Write at most 100 words, in the third person.";
         return new Compactor.Format() {
             @Override
@@ -239,21 +260,36 @@ public final class NpcPrompts {
                         case TranscriptEntry.Prompt prompt -> {
                             String text = prompt.text();
                             int at = text.lastIndexOf("Player: ");
-                            lines.append(at >= 0 ? text.substring(at) : "Player: " + text).append('\n');
+                            lines.append(at >= 0 ? text.substring(at) : "Player: " + text)
+                                    .append('\n');
                         }
-                        case TranscriptEntry.ToolCalls calls -> calls.calls().forEach(call -> lines.append('[').append(name)
-                                .append(" used ").append(call.name()).append(' ').append(Json.write(call.arguments())).append("]\n"));
-                        case TranscriptEntry.ToolOutput output -> lines.append('[').append(output.toolName()).append(" result: ")
-                                .append(output.text()).append("]\n");
+                        case TranscriptEntry.ToolCalls calls ->
+                            calls.calls()
+                                    .forEach(call -> lines.append('[')
+                                            .append(name)
+                                            .append(" used ")
+                                            .append(call.name())
+                                            .append(' ')
+                                            .append(Json.write(call.arguments()))
+                                            .append("]\n"));
+                        case TranscriptEntry.ToolOutput output ->
+                            lines.append('[')
+                                    .append(output.toolName())
+                                    .append(" result: ")
+                                    .append(output.text())
+                                    .append("]\n");
                         case TranscriptEntry.Response response -> {
                             JsonNode structured = response.structured();
-                            String spoken = structured != null ? structured.path("line").asText(response.text()) : response.text();
+                            String spoken = structured != null
+                                    ? structured.path("line").asText(response.text())
+                                    : response.text();
                             lines.append(name).append(": ").append(spoken).append('\n');
                         }
                     }
                 }
                 return (summarySoFar == null ? "" : "Summary so far: " + summarySoFar.strip() + "\n\n")
-                        + "Conversation to fold into the summary:\n" + lines.toString().strip();
+                        + "Conversation to fold into the summary:\n"
+                        + lines.toString().strip();
             }
         };
     }

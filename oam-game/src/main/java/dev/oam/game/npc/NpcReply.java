@@ -15,8 +15,15 @@ import java.util.Objects;
  * @param isFallback the line came from the NPC's fallback pool (an empty answer, or a guardrail block)
  * @param usage the tokens of every model call of the turn, a blocked first attempt's included
  */
-public record NpcReply(String line, Emotion emotion, List<String> playerOptions, boolean endsConversation,
-        List<ToolRecord> toolCalls, int relationship, boolean isFallback, Usage usage) {
+public record NpcReply(
+        String line,
+        Emotion emotion,
+        List<String> playerOptions,
+        boolean endsConversation,
+        List<ToolRecord> toolCalls,
+        int relationship,
+        boolean isFallback,
+        Usage usage) {
     public NpcReply {
         Objects.requireNonNull(line, "line");
         Objects.requireNonNull(emotion, "emotion");

@@ -15,8 +15,13 @@ import org.jspecify.annotations.Nullable;
  * @param instructionsEntryId the id of the transcript's instructions entry when it is written out; {@code null} makes
  *     a new one (a restored NPC gets a new one, as {@code npc/restore} does)
  */
-public record NpcState(Persona persona, NpcOptions options, Memory memory, List<ToolDefinition> tools,
-        List<TranscriptEntry> transcript, @Nullable String instructionsEntryId) {
+public record NpcState(
+        Persona persona,
+        NpcOptions options,
+        Memory memory,
+        List<ToolDefinition> tools,
+        List<TranscriptEntry> transcript,
+        @Nullable String instructionsEntryId) {
     public NpcState {
         Objects.requireNonNull(persona, "persona");
         Objects.requireNonNull(options, "options");

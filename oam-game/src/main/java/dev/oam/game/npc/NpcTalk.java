@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * @param context the situation: a string, or an object whose members become "key: value" facts; {@code null} for none
  * @param toolChoice overrides the NPC's tool choice for this turn; {@code null} keeps its options' choice
  */
-public record NpcTalk(String line, @Nullable JsonNode context, @Nullable ToolChoice toolChoice) {
+public record NpcTalk(
+        String line, @Nullable JsonNode context, @Nullable ToolChoice toolChoice) {
     public NpcTalk {
         Objects.requireNonNull(line, "line");
     }

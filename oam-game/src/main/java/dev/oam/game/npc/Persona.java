@@ -121,8 +121,17 @@ public record Persona(
 
         /** @throws IllegalArgumentException when a value is out of range (as the record's constructor checks) */
         public Persona build() {
-            return new Persona(name, role, personality, speakingStyle, backstory, goals, knowledge, secrets,
-                    defaultEmotion, maxSentences);
+            return new Persona(
+                    name,
+                    role,
+                    personality,
+                    speakingStyle,
+                    backstory,
+                    goals,
+                    knowledge,
+                    secrets,
+                    defaultEmotion,
+                    maxSentences);
         }
     }
 }

@@ -42,23 +42,30 @@ public final class Replies {
         seen.add(line.toLowerCase(Locale.ROOT));
         for (JsonNode option : value.path("player_options")) {
             String text = cleanLine(stripListMarker(option.asText("")), "Player");
-            boolean mood = Emotion.match(text.strip().replaceAll("\\p{Punct}+$", "")).isPresent()
-                    && text.strip().indexOf(' ') < 0; // a mood word from the reply's own emotion list
+            boolean mood =
+                    Emotion.match(text.strip().replaceAll("\\p{Punct}+$", "")).isPresent()
+                            && text.strip().indexOf(' ') < 0; // a mood word from the reply's own emotion list
             // A sentence of the NPC's own line is not what the player would say back.
             boolean echo = text.codePointCount(0, text.length()) >= Npc.OPTION_FLOOR
                     && line.toLowerCase(Locale.ROOT).contains(text.toLowerCase(Locale.ROOT));
-            if (!text.isEmpty() && !isSchemaWord(text) && !mood && !echo && seen.add(text.toLowerCase(Locale.ROOT))
+            if (!text.isEmpty()
+                    && !isSchemaWord(text)
+                    && !mood
+                    && !echo
+                    && seen.add(text.toLowerCase(Locale.ROOT))
                     && playerOptions.size() < count) {
                 playerOptions.add(text);
             }
         }
-        boolean ends = options.canEndConversation() && value.path("ends_conversation").asBoolean(false);
+        boolean ends =
+                options.canEndConversation() && value.path("ends_conversation").asBoolean(false);
         return new Reply(emotion, line, playerOptions, ends);
     }
 
     public static Reply text(String text, Persona persona) {
         TextSplit split = splitTag(text);
-        Emotion emotion = split.tag() == null ? persona.defaultEmotion()
+        Emotion emotion = split.tag() == null
+                ? persona.defaultEmotion()
                 : Emotion.match(split.tag()).orElse(persona.defaultEmotion());
         return new Reply(emotion, cleanLine(split.line(), persona.name()), List.of(), false);
     }
@@ -80,13 +87,34 @@ public final class Replies {
      * Words of the reply's own JSON (its keys, JSON literals, JSON Schema words) that a small model sometimes writes as
      * a player option; such an option is no line a player could say, so it is left out.
      */
-    private static final Set<String> SCHEMA_WORDS = Set.of("line", "emotion", "player_options", "playeroptions",
-            "ends_conversation", "endsconversation", "true", "false", "null", "items", "type", "string", "array", "object",
-            "maxitems", "minitems", "properties", "required", "description", "enum");
+    private static final Set<String> SCHEMA_WORDS = Set.of(
+            "line",
+            "emotion",
+            "player_options",
+            "playeroptions",
+            "ends_conversation",
+            "endsconversation",
+            "true",
+            "false",
+            "null",
+            "items",
+            "type",
+            "string",
+            "array",
+            "object",
+            "maxitems",
+            "minitems",
+            "properties",
+            "required",
+            "description",
+            "enum");
 
     static boolean isSchemaWord(String option) {
         String bare = option.strip().toLowerCase(Locale.ROOT).replaceAll("^[\\p{Punct}\\s]+|[\\p{Punct}\\s]+$", "");
-        if (bare.isEmpty() || SCHEMA_WORDS.contains(bare) || bare.startsWith("player_options") || bare.contains("\":")) {
+        if (bare.isEmpty()
+                || SCHEMA_WORDS.contains(bare)
+                || bare.startsWith("player_options")
+                || bare.contains("\":")) {
             return true;
         }
         java.util.regex.Matcher key = KEY_LABEL.matcher(bare);
@@ -104,7 +132,8 @@ public final class Replies {
      * again: small models decoding greedily loop ("I am glad. I am glad. I am"), and the player should hear it once.
      */
     static String withoutRepeats(String text) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("[^.!?…]+[.!?…]+[\"'”’)]*\\s*|[^.!?…]+$").matcher(text);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("[^.!?…]+[.!?…]+[\"'”’)]*\\s*|[^.!?…]+$")
+                .matcher(text);
         List<String> kept = new ArrayList<>();
         Set<String> seen = new LinkedHashSet<>();
         boolean changed = false;
@@ -112,8 +141,8 @@ public final class Replies {
             String sentence = m.group();
             String key = sentence.strip().toLowerCase(Locale.ROOT);
             boolean complete = key.matches(".*[.!?…][\"'”’)]*$");
-            boolean repeat = !key.isEmpty() && (complete ? !seen.add(key)
-                    : seen.stream().anyMatch(earlier -> earlier.startsWith(key)));
+            boolean repeat = !key.isEmpty()
+                    && (complete ? !seen.add(key) : seen.stream().anyMatch(earlier -> earlier.startsWith(key)));
             if (repeat) {
                 changed = true;
             } else {
@@ -126,7 +155,9 @@ public final class Replies {
     /** Spoken-line cleanup: trim, drop one speaker label, unwrap one pair of quotes, drop repeated sentences. */
     public static String cleanLine(String text, String speaker) {
         String t = withoutRepeats(stripLabel(text.strip(), speaker).strip());
-        if (t.length() >= 2 && OPENING_QUOTES.indexOf(t.charAt(0)) >= 0 && CLOSING_QUOTES.indexOf(t.charAt(t.length() - 1)) >= 0) {
+        if (t.length() >= 2
+                && OPENING_QUOTES.indexOf(t.charAt(0)) >= 0
+                && CLOSING_QUOTES.indexOf(t.charAt(t.length() - 1)) >= 0) {
             String inner = t.substring(1, t.length() - 1);
             if (inner.indexOf('"') < 0 && inner.indexOf('“') < 0 && inner.indexOf('”') < 0) {
                 t = inner.strip();
@@ -178,8 +209,12 @@ public final class Replies {
         while (i < t.length() && Character.isDigit(t.charAt(i))) {
             i++;
         }
-        if (i > 0 && i + 1 < t.length() + 1 && i < t.length() && (t.charAt(i) == '.' || t.charAt(i) == ')')
-                && i + 1 < t.length() && t.charAt(i + 1) == ' ') {
+        if (i > 0
+                && i + 1 < t.length() + 1
+                && i < t.length()
+                && (t.charAt(i) == '.' || t.charAt(i) == ')')
+                && i + 1 < t.length()
+                && t.charAt(i + 1) == ' ') {
             return t.substring(i + 2);
         }
         return t;

@@ -2,7 +2,9 @@ package dev.oam.game.npc;
 
 /** How an NPC replies (PROTOCOL.md §6, the replyFormat trade-off). */
 public enum ReplyFormat {
-    AUTOMATIC("automatic"), STRUCTURED("structured"), TEXT("text");
+    AUTOMATIC("automatic"),
+    STRUCTURED("structured"),
+    TEXT("text");
 
     private final String wireName;
 

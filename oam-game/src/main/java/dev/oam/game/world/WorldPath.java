@@ -157,9 +157,11 @@ public record WorldPath(List<String> segments) {
     }
 
     private static WorldException malformed(String text) {
-        return new WorldException(text, "'" + text + "' is not a valid path. Use dot-separated keys and list indexes "
-                + "such as 'player.gold' or 'party.0.name', and a quoted key in brackets for a key with a dot, slash or "
-                + "bracket, such as 'stats[\"hp.max\"]'.");
+        return new WorldException(
+                text,
+                "'" + text + "' is not a valid path. Use dot-separated keys and list indexes "
+                        + "such as 'player.gold' or 'party.0.name', and a quoted key in brackets for a key with a dot, slash or "
+                        + "bracket, such as 'stats[\"hp.max\"]'.");
     }
 
     public boolean isRoot() {
@@ -172,7 +174,8 @@ public record WorldPath(List<String> segments) {
 
     /** Whether this path equals {@code other} or lies inside it. */
     public boolean isWithin(WorldPath other) {
-        return segments.size() >= other.segments.size() && segments.subList(0, other.segments.size()).equals(other.segments);
+        return segments.size() >= other.segments.size()
+                && segments.subList(0, other.segments.size()).equals(other.segments);
     }
 
     /** Whether one of the two paths contains the other (a change here concerns an observer there). */

@@ -338,7 +338,8 @@ public final class WorldState {
     private List<WorldChange> setLocked(WorldPath path, JsonNode value, String given) throws WorldException {
         if (path.isRoot()) {
             if (!(value instanceof ObjectNode object)) {
-                throw new WorldException(given, "The world state root must be a JSON object, not " + typeName(value) + ".");
+                throw new WorldException(
+                        given, "The world state root must be a JSON object, not " + typeName(value) + ".");
             }
             if (same(root, object)) {
                 return List.of();
@@ -388,8 +389,10 @@ public final class WorldState {
                 int index = index(segment);
                 int size = array.size();
                 if (index < 0 || index > size) {
-                    throw new WorldException(given, "'" + path.prefix(i) + "' is a list of " + size + " items; '" + segment
-                            + "' is not a valid index (use 0 to " + size + ", where " + size + " appends).");
+                    throw new WorldException(
+                            given,
+                            "'" + path.prefix(i) + "' is a list of " + size + " items; '" + segment
+                                    + "' is not a valid index (use 0 to " + size + ", where " + size + " appends).");
                 }
                 if (last) {
                     if (index == size) {
@@ -412,8 +415,10 @@ public final class WorldState {
                 }
                 container = next;
             } else {
-                throw new WorldException(given, "Cannot write '" + path + "': '" + path.prefix(i) + "' is "
-                        + typeName(container) + ", not an object or a list.");
+                throw new WorldException(
+                        given,
+                        "Cannot write '" + path + "': '" + path.prefix(i) + "' is " + typeName(container)
+                                + ", not an object or a list.");
             }
         }
     }
@@ -520,14 +525,23 @@ public final class WorldState {
     }
 
     private static WorldLimitException worldCap(String path, String what, WorldBudget limits, long holds) {
-        return new WorldLimitException(path, what + " could take this world past its size cap of " + limits.worldBytes()
-                + " (JSON characters; it holds " + holds + " now); remove something first.", limits.worldBytes(), false);
+        return new WorldLimitException(
+                path,
+                what + " could take this world past its size cap of " + limits.worldBytes()
+                        + " (JSON characters; it holds " + holds + " now); remove something first.",
+                limits.worldBytes(),
+                false);
     }
 
     private static WorldLimitException totalCap(String path, String what, WorldBudget limits) {
-        return new WorldLimitException(path, what + " could take all worlds together past their size cap of "
-                + limits.totalBytes() + " (JSON characters; they hold " + limits.used() + " now); delete a world or remove "
-                + "something first.", limits.totalBytes(), true);
+        return new WorldLimitException(
+                path,
+                what + " could take all worlds together past their size cap of "
+                        + limits.totalBytes() + " (JSON characters; they hold " + limits.used()
+                        + " now); delete a world or remove "
+                        + "something first.",
+                limits.totalBytes(),
+                true);
     }
 
     static @Nullable JsonNode lookup(JsonNode from, WorldPath path) {

@@ -76,7 +76,8 @@ public final class WorldTools {
     public List<ToolDefinition> definitions() {
         List<ToolDefinition> tools = new ArrayList<>();
         if (!readable.isEmpty()) {
-            String description = "Look up the current game state (JSON) by path. Check facts here before you state them.";
+            String description =
+                    "Look up the current game state (JSON) by path. Check facts here before you state them.";
             if (readable.contains(WorldPath.ROOT)) {
                 List<String> keys = world.read(root -> {
                     List<String> names = new ArrayList<>();
@@ -91,15 +92,23 @@ public final class WorldTools {
             } else {
                 description += " Readable paths: " + names(readable) + ".";
             }
-            tools.add(new ToolDefinition(READ, description, schema(
-                    "path", "A dot path such as 'player.gold' or 'party.0.name'; an empty string reads everything you may read."),
+            tools.add(new ToolDefinition(
+                    READ,
+                    description,
+                    schema(
+                            "path",
+                            "A dot path such as 'player.gold' or 'party.0.name'; an empty string reads everything you may read."),
                     null));
         }
         if (!writable.isEmpty()) {
             String description = "Change one value in the game state. You may change: " + names(writable) + ".";
-            tools.add(new ToolDefinition(UPDATE, description, schema(
-                    "path", "The dot path of the value to change, such as 'quests.lost_ring.status'.",
-                    "value", "The new value as text, such as 42, true, done, or {\"a\": 1}."), null));
+            tools.add(new ToolDefinition(
+                    UPDATE,
+                    description,
+                    schema(
+                            "path", "The dot path of the value to change, such as 'quests.lost_ring.status'.",
+                            "value", "The new value as text, such as 42, true, done, or {\"a\": 1}."),
+                    null));
         }
         return List.copyOf(tools);
     }
@@ -127,15 +136,20 @@ public final class WorldTools {
     public ToolReply execute(ToolCall call) {
         try {
             return switch (call.name()) {
-                case READ -> readable.isEmpty() ? ToolReply.error("Reading the game state is not allowed.")
-                        : read(call.arguments());
-                case UPDATE -> writable.isEmpty() ? ToolReply.error("Changing the game state is not allowed.")
-                        : update(call.arguments());
+                case READ ->
+                    readable.isEmpty()
+                            ? ToolReply.error("Reading the game state is not allowed.")
+                            : read(call.arguments());
+                case UPDATE ->
+                    writable.isEmpty()
+                            ? ToolReply.error("Changing the game state is not allowed.")
+                            : update(call.arguments());
                 default -> ToolReply.error("'" + call.name() + "' is not a world tool.");
             };
         } catch (RuntimeException e) {
             Log.error("the world tool '" + call.name() + "' failed", e);
-            return ToolReply.error("The game state could not be used (" + e.getClass().getSimpleName() + ").");
+            return ToolReply.error(
+                    "The game state could not be used (" + e.getClass().getSimpleName() + ").");
         }
     }
 
@@ -159,7 +173,8 @@ public final class WorldTools {
                 }
                 return ToolReply.output(shorten(value, path));
             }
-            List<WorldPath> visible = readable.stream().filter(prefix -> within(prefix, path)).toList();
+            List<WorldPath> visible =
+                    readable.stream().filter(prefix -> within(prefix, path)).toList();
             if (visible.isEmpty()) {
                 return ToolReply.error("You cannot read '" + path + "'. Readable paths: " + names(readable) + ".");
             }
@@ -247,12 +262,16 @@ public final class WorldTools {
                     brief = TextNode.valueOf("{object with " + inner.size() + " keys}");
                 } else if (child instanceof ArrayNode items) {
                     brief = TextNode.valueOf("[list of " + items.size() + " items]");
-                } else if (child.isTextual() && child.textValue().codePointCount(0, child.textValue().length()) > PREVIEW_STRING) {
+                } else if (child.isTextual()
+                        && child.textValue().codePointCount(0, child.textValue().length()) > PREVIEW_STRING) {
                     brief = TextNode.valueOf(WorldState.cut(child.textValue(), PREVIEW_STRING));
                 } else {
                     brief = child.deepCopy();
                 }
-                int size = Json.write(TextNode.valueOf(member.getKey())).length() + 1 + Json.write(brief).length() + 1;
+                int size = Json.write(TextNode.valueOf(member.getKey())).length()
+                        + 1
+                        + Json.write(brief).length()
+                        + 1;
                 if (used + size > OUTPUT_LIMIT - 200) {
                     break;
                 }
@@ -281,8 +300,10 @@ public final class WorldTools {
             }
             ObjectNode shortened = Json.object();
             shortened.set("items", kept);
-            shortened.put("_note", "Showing " + kept.size() + " of " + array.size() + " items. Read '"
-                    + path.child(String.valueOf(kept.size())) + "' and so on for the others.");
+            shortened.put(
+                    "_note",
+                    "Showing " + kept.size() + " of " + array.size() + " items. Read '"
+                            + path.child(String.valueOf(kept.size())) + "' and so on for the others.");
             return shortened;
         }
         if (value.isTextual()) {
@@ -296,8 +317,9 @@ public final class WorldTools {
     private ToolReply update(ObjectNode arguments) {
         JsonNode pathArgument = arguments.get("path");
         if (pathArgument == null || pathArgument.isNull() || pathArgument.isContainerNode()) {
-            return ToolReply.error("Give 'path', the dot path of the value to change (such as 'player.gold'). You may change: "
-                    + names(writable) + ".");
+            return ToolReply.error(
+                    "Give 'path', the dot path of the value to change (such as 'player.gold'). You may change: "
+                            + names(writable) + ".");
         }
         JsonNode value = arguments.get("value");
         if (value == null) {
@@ -372,7 +394,9 @@ public final class WorldTools {
         }
         return switch (current.getNodeType()) {
             case STRING -> {
-                if (trimmed.length() >= 2 && trimmed.startsWith("\"") && trimmed.endsWith("\"")
+                if (trimmed.length() >= 2
+                        && trimmed.startsWith("\"")
+                        && trimmed.endsWith("\"")
                         && parseJson(trimmed) instanceof TextNode inner) {
                     yield Coerced.ok(inner);
                 }
@@ -380,18 +404,26 @@ public final class WorldTools {
             }
             case NUMBER -> {
                 JsonNode number = number(trimmed.replace(",", ""));
-                yield number != null ? Coerced.ok(number)
-                        : Coerced.fail("it holds a number (" + Json.write(current) + "); '" + text + "' is not a number.");
+                yield number != null
+                        ? Coerced.ok(number)
+                        : Coerced.fail(
+                                "it holds a number (" + Json.write(current) + "); '" + text + "' is not a number.");
             }
-            case BOOLEAN -> switch (trimmed.toLowerCase(Locale.ROOT)) {
-                case "true", "yes", "1" -> Coerced.ok(BooleanNode.TRUE);
-                case "false", "no", "0" -> Coerced.ok(BooleanNode.FALSE);
-                default -> Coerced.fail("it holds true or false; '" + text + "' is neither.");
-            };
-            case ARRAY -> parseJson(trimmed) instanceof ArrayNode list ? Coerced.ok(list)
-                    : Coerced.fail("it holds a list; send the whole list as JSON, such as [\"a\", \"b\"].");
-            case OBJECT -> parseJson(trimmed) instanceof ObjectNode object ? Coerced.ok(object)
-                    : Coerced.fail("it holds an object; send the whole object as JSON, such as {\"key\": \"value\"}.");
+            case BOOLEAN ->
+                switch (trimmed.toLowerCase(Locale.ROOT)) {
+                    case "true", "yes", "1" -> Coerced.ok(BooleanNode.TRUE);
+                    case "false", "no", "0" -> Coerced.ok(BooleanNode.FALSE);
+                    default -> Coerced.fail("it holds true or false; '" + text + "' is neither.");
+                };
+            case ARRAY ->
+                parseJson(trimmed) instanceof ArrayNode list
+                        ? Coerced.ok(list)
+                        : Coerced.fail("it holds a list; send the whole list as JSON, such as [\"a\", \"b\"].");
+            case OBJECT ->
+                parseJson(trimmed) instanceof ObjectNode object
+                        ? Coerced.ok(object)
+                        : Coerced.fail(
+                                "it holds an object; send the whole object as JSON, such as {\"key\": \"value\"}.");
             default -> Coerced.ok(TextNode.valueOf(text));
         };
     }

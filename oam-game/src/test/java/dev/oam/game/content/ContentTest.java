@@ -42,8 +42,14 @@ class ContentTest {
     @Test
     void contentComesBackInSchemaOrderFromTheDefaultInstructionsWithoutTools() throws Exception {
         RecordingModel model = RecordingModel.playing("[{\"json\":{\"price\":45,\"name\":\"Iron sword\"}}]");
-        ContentRequest request = new ContentRequest("An item.", json(ITEM_SCHEMA), null, json("{\"town\":\"Ashford\"}"), List.of(),
-                0.7, AgentOptions.DEFAULT_TOOL_TIMEOUT);
+        ContentRequest request = new ContentRequest(
+                "An item.",
+                json(ITEM_SCHEMA),
+                null,
+                json("{\"town\":\"Ashford\"}"),
+                List.of(),
+                0.7,
+                AgentOptions.DEFAULT_TOOL_TIMEOUT);
         GeneratedContent content = Content.generate(request, model, ToolChannel.NONE, CancellationToken.create());
         assertThat(Json.write(content.content())).isEqualTo("{\"name\":\"Iron sword\",\"price\":45}");
         ModelRequest seen = model.requests().get(0);
@@ -58,19 +64,28 @@ class ContentTest {
         RecordingModel model = RecordingModel.playing("[{\"toolCalls\":[{\"name\":\"prices\",\"arguments\":{}}]},"
                 + "{\"json\":{\"name\":\"Axe\",\"price\":12}}]");
         Tools tools = Tools.answering("axes cost 12");
-        ContentRequest request = new ContentRequest("An item.", json(ITEM_SCHEMA), "Write loot.", null, List.of(Tools.tool("prices")),
-                null, AgentOptions.DEFAULT_TOOL_TIMEOUT);
+        ContentRequest request = new ContentRequest(
+                "An item.",
+                json(ITEM_SCHEMA),
+                "Write loot.",
+                null,
+                List.of(Tools.tool("prices")),
+                null,
+                AgentOptions.DEFAULT_TOOL_TIMEOUT);
         GeneratedContent content = Content.generate(request, model, tools, CancellationToken.create());
         assertThat(content.toolCalls()).hasSize(1);
-        assertThat(model.requests()).extracting(ModelRequest::mode).containsExactly(ToolCallingMode.ALLOWED, ToolCallingMode.ALLOWED);
+        assertThat(model.requests())
+                .extracting(ModelRequest::mode)
+                .containsExactly(ToolCallingMode.ALLOWED, ToolCallingMode.ALLOWED);
         assertThat(model.requests().get(0).instructions()).isEqualTo("Write loot.");
     }
 
     @Test
     void anAnswerThatBreaksTheSchemaIsGenerationFailed() {
         RecordingModel model = RecordingModel.playing("[{\"json\":{\"name\":\"Axe\"}}]");
-        assertThatThrownBy(() -> Content.generate(ContentRequest.of("x", json(ITEM_SCHEMA)), model, ToolChannel.NONE,
-                CancellationToken.create()))
-                .isInstanceOfSatisfying(AgentException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.GENERATION_FAILED));
+        assertThatThrownBy(() -> Content.generate(
+                        ContentRequest.of("x", json(ITEM_SCHEMA)), model, ToolChannel.NONE, CancellationToken.create()))
+                .isInstanceOfSatisfying(
+                        AgentException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.GENERATION_FAILED));
     }
 }

@@ -41,25 +41,32 @@ class DecisionAnswerTest {
 
     @Test
     void readsReasoningChoiceAndConfidence() throws Exception {
-        DecisionAnswer answer = DecisionAnswer.read(json("{\"confidence\": 64.6, \"choice\": \"FLEE\", \"reasoning\": \" Too many. \"}"), IDS);
+        DecisionAnswer answer = DecisionAnswer.read(
+                json("{\"confidence\": 64.6, \"choice\": \"FLEE\", \"reasoning\": \" Too many. \"}"), IDS);
         assertThat(answer).isEqualTo(new DecisionAnswer("flee", "Too many.", 65));
-        assertThat(DecisionAnswer.read(json("{\"choice\": \"flee\"}"), IDS)).isEqualTo(new DecisionAnswer("flee", "", 50));
+        assertThat(DecisionAnswer.read(json("{\"choice\": \"flee\"}"), IDS))
+                .isEqualTo(new DecisionAnswer("flee", "", 50));
     }
 
     @Test
     void aChoiceOfNoOptionIsGenerationFailed() {
         assertThatThrownBy(() -> DecisionAnswer.read(json("{\"choice\": \"dance\"}"), IDS))
-                .isInstanceOfSatisfying(AgentException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.GENERATION_FAILED))
-                .hasMessageContaining("\"dance\"").hasMessageContaining("[\"flee\",\"Fight\",\"fight_back\"]");
-        assertThatThrownBy(() -> DecisionAnswer.read(json("{\"reasoning\": \"hm\"}"), IDS)).hasMessageContaining("no option");
+                .isInstanceOfSatisfying(
+                        AgentException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.GENERATION_FAILED))
+                .hasMessageContaining("\"dance\"")
+                .hasMessageContaining("[\"flee\",\"Fight\",\"fight_back\"]");
+        assertThatThrownBy(() -> DecisionAnswer.read(json("{\"reasoning\": \"hm\"}"), IDS))
+                .hasMessageContaining("no option");
         assertThatThrownBy(() -> DecisionAnswer.read(json("[1]"), IDS)).hasMessageContaining("not a JSON object");
     }
 
     @Test
     void normalizedAnswersHaveTheSchemaFormOrNothing() throws Exception {
-        assertThat(Json.write(DecisionAnswer.normalize(json("{\"extra\": 1, \"confidence\": 101, \"choice\": \"fight\"}"), IDS)))
+        assertThat(Json.write(DecisionAnswer.normalize(
+                        json("{\"extra\": 1, \"confidence\": 101, \"choice\": \"fight\"}"), IDS)))
                 .isEqualTo("{\"reasoning\":\"\",\"choice\":\"Fight\",\"confidence\":100}");
-        assertThat(DecisionAnswer.normalize(json("{\"choice\": \"dance\"}"), IDS)).isNull();
+        assertThat(DecisionAnswer.normalize(json("{\"choice\": \"dance\"}"), IDS))
+                .isNull();
         assertThat(DecisionAnswer.normalize(null, IDS)).isNull();
     }
 }

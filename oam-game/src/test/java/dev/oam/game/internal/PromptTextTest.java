@@ -20,13 +20,15 @@ class PromptTextTest {
 
     @Test
     void listsDropOneTrailingPeriodPerItemAndEndWithOne() {
-        assertThat(PromptText.list(List.of(" Sell swords. ", "", "Find the ring"))).isEqualTo("Sell swords; Find the ring.");
+        assertThat(PromptText.list(List.of(" Sell swords. ", "", "Find the ring")))
+                .isEqualTo("Sell swords; Find the ring.");
         assertThat(PromptText.list(List.of())).isEmpty();
     }
 
     @Test
     void factsAreTextAsItIsOrCompactJsonAndNothingWhenEmpty() throws Exception {
-        assertThat(PromptText.facts(Json.parse("{\"hp\": 3, \"foes\": [\"wolf\"]}"))).isEqualTo("{\"hp\":3,\"foes\":[\"wolf\"]}");
+        assertThat(PromptText.facts(Json.parse("{\"hp\": 3, \"foes\": [\"wolf\"]}")))
+                .isEqualTo("{\"hp\":3,\"foes\":[\"wolf\"]}");
         assertThat(PromptText.facts(TextNode.valueOf(" It is raining. "))).isEqualTo("It is raining.");
         assertThat(PromptText.facts(Json.parse("42"))).isEqualTo("42");
         assertThat(PromptText.facts(null)).isNull();

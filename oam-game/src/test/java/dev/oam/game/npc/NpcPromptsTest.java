@@ -7,19 +7,37 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class NpcPromptsTest {
-    private final Persona gorm = new Persona("Gorm", "the village blacksmith", "Gruff but fair", "Short words!", "Forged for the king",
-            List.of(" Sell swords. ", "Find an apprentice."), List.of("Iron costs 5 gold"), List.of("He owes the baron money."),
-            Emotion.NEUTRAL, 2);
+    private final Persona gorm = new Persona(
+            "Gorm",
+            "the village blacksmith",
+            "Gruff but fair",
+            "Short words!",
+            "Forged for the king",
+            List.of(" Sell swords. ", "Find an apprentice."),
+            List.of("Iron costs 5 gold"),
+            List.of("He owes the baron money."),
+            Emotion.NEUTRAL,
+            2);
     private final NpcOptions defaults = NpcOptions.defaults(Duration.ofSeconds(120));
 
     @Test
     void instructionsFollowThePersonaBlockThenTheRules() {
-        String text = NpcPrompts.instructions(gorm, defaults, true, NpcPrompts.SecretVisibility.HIDDEN, false, false, false);
+        String text =
+                NpcPrompts.instructions(gorm, defaults, true, NpcPrompts.SecretVisibility.HIDDEN, false, false, false);
         List<String> lines = text.lines().toList();
         assertThat(lines.get(0)).isEqualTo("You play Gorm, the village blacksmith, a character in a video game.");
-        assertThat(lines).contains("Personality: Gruff but fair.", "Speaking style: Short words!", "Background: Forged for the king.",
-                "Goals: Sell swords; Find an apprentice.", "You know: Iron costs 5 gold.", "Rules:");
-        assertThat(text).doesNotContain("baron").contains("at most 2 short sentences").contains("Use your tools");
+        assertThat(lines)
+                .contains(
+                        "Personality: Gruff but fair.",
+                        "Speaking style: Short words!",
+                        "Background: Forged for the king.",
+                        "Goals: Sell swords; Find an apprentice.",
+                        "You know: Iron costs 5 gold.",
+                        "Rules:");
+        assertThat(text)
+                .doesNotContain("baron")
+                .contains("at most 2 short sentences")
+                .contains("Use your tools");
         assertThat(lines.indexOf("Rules:")).isGreaterThan(lines.indexOf("You know: Iron costs 5 gold."));
     }
 
@@ -27,15 +45,45 @@ class NpcPromptsTest {
     void secretsFollowTheRelationshipThreshold() {
         assertThat(NpcPrompts.secrets(gorm, defaults, 49)).isEqualTo(NpcPrompts.SecretVisibility.HIDDEN);
         assertThat(NpcPrompts.secrets(gorm, defaults, 50)).isEqualTo(NpcPrompts.SecretVisibility.SHAREABLE);
-        NpcOptions guarded = new NpcOptions(defaults.replyFormat(), null, defaults.toolChoice(), 2, 6, defaults.toolTimeout(),
-                List.of(""), List.of(), List.of(), false, false, 12, 10, null, defaults.emotions(), 3, true, null, 8, 2, true, List.of(),
-                null, null, 48, null);
+        NpcOptions guarded = new NpcOptions(
+                defaults.replyFormat(),
+                null,
+                defaults.toolChoice(),
+                2,
+                6,
+                defaults.toolTimeout(),
+                List.of(""),
+                List.of(),
+                List.of(),
+                false,
+                false,
+                12,
+                10,
+                null,
+                defaults.emotions(),
+                3,
+                true,
+                null,
+                8,
+                2,
+                true,
+                List.of(),
+                null,
+                null,
+                48,
+                null);
         assertThat(NpcPrompts.secrets(gorm, guarded, -100)).isEqualTo(NpcPrompts.SecretVisibility.GUARDED);
-        String shareable = NpcPrompts.instructions(gorm, defaults, false, NpcPrompts.SecretVisibility.SHAREABLE, true, true, true);
-        assertThat(shareable).contains("Your secret: He owes the baron money.").contains("earned your trust")
-                .contains("remember_fact").contains("change_relationship").contains("square brackets")
+        String shareable =
+                NpcPrompts.instructions(gorm, defaults, false, NpcPrompts.SecretVisibility.SHAREABLE, true, true, true);
+        assertThat(shareable)
+                .contains("Your secret: He owes the baron money.")
+                .contains("earned your trust")
+                .contains("remember_fact")
+                .contains("change_relationship")
+                .contains("square brackets")
                 .contains("If you do not know a fact");
-        assertThat(NpcPrompts.instructions(Persona.named("Ann"), defaults, false, NpcPrompts.SecretVisibility.HIDDEN, false, false, false))
+        assertThat(NpcPrompts.instructions(
+                        Persona.named("Ann"), defaults, false, NpcPrompts.SecretVisibility.HIDDEN, false, false, false))
                 .startsWith("You play Ann, a character in a video game.");
     }
 
@@ -49,16 +97,32 @@ class NpcPromptsTest {
         assertThat(NpcPrompts.prompt("player.gold: 45", "The player just paid.", "Thanks"))
                 .isEqualTo("Game state:\nplayer.gold: 45\nSituation: The player just paid.\nPlayer: Thanks");
         assertThat(NpcPrompts.prompt(null, null, " ")).isEqualTo("Player: (The player says nothing.)");
-        assertThat(List.of(-61, -60, -21, -20, 20, 21, 60, 61).stream().map(Memory::attitude).toList())
-                .containsExactly("hostile", "unfriendly", "unfriendly", "neutral", "neutral", "friendly", "friendly", "trusting");
+        assertThat(List.of(-61, -60, -21, -20, 20, 21, 60, 61).stream()
+                        .map(Memory::attitude)
+                        .toList())
+                .containsExactly(
+                        "hostile",
+                        "unfriendly",
+                        "unfriendly",
+                        "neutral",
+                        "neutral",
+                        "friendly",
+                        "friendly",
+                        "trusting");
     }
 
     @Test
     void theReplySchemaPutsEmotionFirst() {
         var schema = NpcPrompts.replySchema(gorm, defaults);
-        assertThat(schema.path("properties").properties().stream().map(java.util.Map.Entry::getKey).toList())
+        assertThat(schema.path("properties").properties().stream()
+                        .map(java.util.Map.Entry::getKey)
+                        .toList())
                 .containsExactly("emotion", "line", "player_options", "ends_conversation");
-        assertThat(schema.path("properties").path("player_options").path("minItems").asInt()).isEqualTo(3);
+        assertThat(schema.path("properties")
+                        .path("player_options")
+                        .path("minItems")
+                        .asInt())
+                .isEqualTo(3);
         assertThat(schema.path("additionalProperties").asBoolean(true)).isFalse();
     }
 
@@ -104,19 +168,29 @@ class NpcPromptsTest {
         tracker.finish(Emotion.HAPPY, "Good day.");
         assertThat(shown.toString()).isEqualTo("Good day.");
         assertThat(events.get(0)).isEqualTo(new LineTracker.Event.EmotionChanged(Emotion.HAPPY));
-        assertThat(events).filteredOn(e -> e instanceof LineTracker.Event.EmotionChanged).hasSize(1);
+        assertThat(events)
+                .filteredOn(e -> e instanceof LineTracker.Event.EmotionChanged)
+                .hasSize(1);
     }
 
     @Test
     void memoryToolsStageAndClamp() {
         MemoryTools tools = new MemoryTools(true, true, 10, 2, new Memory(List.of("a"), 95, null));
         var json = dev.oam.core.json.Json.mapper();
-        assertThat(tools.execute(new dev.oam.core.tool.ToolCall("1", "remember_fact", json.createObjectNode().put("fact", "A!")))
-                .modelText()).isEqualTo("You already know that.");
-        tools.execute(new dev.oam.core.tool.ToolCall("2", "remember_fact", json.createObjectNode().put("fact", "b")));
-        tools.execute(new dev.oam.core.tool.ToolCall("3", "remember_fact", json.createObjectNode().put("fact", "c")));
-        assertThat(tools.execute(new dev.oam.core.tool.ToolCall("4", "change_relationship",
-                json.createObjectNode().put("reason", "x").put("delta", 50))).modelText()).contains("(100)");
+        assertThat(tools.execute(new dev.oam.core.tool.ToolCall(
+                                "1", "remember_fact", json.createObjectNode().put("fact", "A!")))
+                        .modelText())
+                .isEqualTo("You already know that.");
+        tools.execute(new dev.oam.core.tool.ToolCall(
+                "2", "remember_fact", json.createObjectNode().put("fact", "b")));
+        tools.execute(new dev.oam.core.tool.ToolCall(
+                "3", "remember_fact", json.createObjectNode().put("fact", "c")));
+        assertThat(tools.execute(new dev.oam.core.tool.ToolCall(
+                                "4",
+                                "change_relationship",
+                                json.createObjectNode().put("reason", "x").put("delta", 50)))
+                        .modelText())
+                .contains("(100)");
         Memory committed = tools.committed();
         assertThat(committed.facts()).containsExactly("b", "c");
         assertThat(committed.relationship()).isEqualTo(100);

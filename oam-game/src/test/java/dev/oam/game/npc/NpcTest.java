@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class NpcTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
-    private static final Persona GORM = Persona.builder("Gorm").role("the village blacksmith.").build();
+    private static final Persona GORM =
+            Persona.builder("Gorm").role("the village blacksmith.").build();
 
     private static NpcState state(NpcOptions options, List<dev.oam.core.tool.ToolDefinition> tools) {
         return new NpcState(GORM, options, Memory.EMPTY, tools, List.of(), null);
@@ -36,14 +37,17 @@ class NpcTest {
                 + "\",\"player_options\":[],\"ends_conversation\":false},\"chunks\":3}";
     }
 
-    private static NpcReply talk(Npc npc, String line, ToolChannel tools, NpcEvent.Listener events) throws AgentException {
+    private static NpcReply talk(Npc npc, String line, ToolChannel tools, NpcEvent.Listener events)
+            throws AgentException {
         return npc.talk(NpcTalk.of(line), tools, events, CancellationToken.create(), TurnContext.CommitPoint.NONE);
     }
 
     @Test
     void talkRunsClientAndMemoryToolsStreamsTheLineAndCommitsMemory() throws Exception {
-        RecordingModel model = RecordingModel.playing("[{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}},"
-                + "{\"name\":\"remember_fact\",\"arguments\":{\"fact\":\"The player wants an axe.\"}}]}," + reply("happy", "Axes are in stock.") + "]");
+        RecordingModel model =
+                RecordingModel.playing("[{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}},"
+                        + "{\"name\":\"remember_fact\",\"arguments\":{\"fact\":\"The player wants an axe.\"}}]},"
+                        + reply("happy", "Axes are in stock.") + "]");
         NpcOptions options = NpcOptions.builder(TIMEOUT).rememberFact(true).build();
         Npc npc = new Npc("gorm", state(options, List.of(Tools.tool("check_inventory"))), null, model);
         Tools client = Tools.answering("3 axes");
@@ -54,10 +58,16 @@ class NpcTest {
         assertThat(reply.line()).isEqualTo("Axes are in stock.");
         assertThat(reply.emotion()).isEqualTo(Emotion.HAPPY);
         assertThat(reply.isFallback()).isFalse();
-        assertThat(reply.toolCalls()).extracting(r -> r.call().name()).containsExactly("check_inventory", "remember_fact");
-        assertThat(client.calls()).extracting(c -> c.name()).containsExactly("check_inventory"); // memory tools run here
-        assertThat(events).filteredOn(e -> e instanceof NpcEvent.ToolCallStarted)
-                .extracting(e -> ((NpcEvent.ToolCallStarted) e).execution()).containsExactly("client", "local");
+        assertThat(reply.toolCalls())
+                .extracting(r -> r.call().name())
+                .containsExactly("check_inventory", "remember_fact");
+        assertThat(client.calls())
+                .extracting(c -> c.name())
+                .containsExactly("check_inventory"); // memory tools run here
+        assertThat(events)
+                .filteredOn(e -> e instanceof NpcEvent.ToolCallStarted)
+                .extracting(e -> ((NpcEvent.ToolCallStarted) e).execution())
+                .containsExactly("client", "local");
         StringBuilder replayed = new StringBuilder();
         for (NpcEvent event : events) {
             if (event instanceof NpcEvent.Line(LineTracker.Event.LineDelta delta)) {
@@ -71,18 +81,28 @@ class NpcTest {
         assertThat(npc.memory().facts()).containsExactly("The player wants an axe.");
         assertThat(npc.turnCount()).isEqualTo(1);
         assertThat(npc.tools()).extracting(t -> t.name()).containsExactly("check_inventory", "remember_fact");
-        JsonNode options0 = model.requests().get(1).schema().json().path("properties").path("player_options");
-        assertThat(options0.path("items").path("minLength").asInt()).as("no mood word fits a player option")
+        JsonNode options0 =
+                model.requests().get(1).schema().json().path("properties").path("player_options");
+        assertThat(options0.path("items").path("minLength").asInt())
+                .as("no mood word fits a player option")
                 .isEqualTo(Npc.OPTION_FLOOR)
-                .isGreaterThan(java.util.Arrays.stream(Emotion.values()).mapToInt(e -> e.wireName().length()).max().orElseThrow());
+                .isGreaterThan(java.util.Arrays.stream(Emotion.values())
+                        .mapToInt(e -> e.wireName().length())
+                        .max()
+                        .orElseThrow());
     }
 
     @Test
     void aBlockedTurnFallsBackWithoutChangingMemoryOrAskingForCompaction() throws Exception {
         RecordingModel model = RecordingModel.playing("[{\"toolCalls\":[{\"name\":\"remember_fact\",\"arguments\":"
                 + "{\"fact\":\"Lost.\"}}]},{\"error\":\"guardrail_violation\"}]");
-        NpcOptions options = NpcOptions.builder(TIMEOUT).replyFormat(ReplyFormat.STRUCTURED).rememberFact(true)
-                .fallbackLines(List.of("Hm.")).compactAfterTurns(1).keepRecentTurns(0).build();
+        NpcOptions options = NpcOptions.builder(TIMEOUT)
+                .replyFormat(ReplyFormat.STRUCTURED)
+                .rememberFact(true)
+                .fallbackLines(List.of("Hm."))
+                .compactAfterTurns(1)
+                .keepRecentTurns(0)
+                .build();
         Npc npc = new Npc("gorm", state(options, List.of()), null, model);
 
         NpcReply reply = talk(npc, "Say something bad.", ToolChannel.NONE, NpcEvent.Listener.NONE);
@@ -97,30 +117,46 @@ class NpcTest {
 
     @Test
     void aReplyIsTheNpcsDialogueAndTheGroundingToolAnswersOncePerTurn() throws Exception {
-        RecordingModel model = RecordingModel.playing("[{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]},"
-                + reply("happy", "Three axes, 12 gold each.") + "]");
-        NpcOptions options = NpcOptions.builder(TIMEOUT).groundingTool("check_inventory").build();
-        Npc npc = new Npc("gorm", state(options, List.of(Tools.tool("check_inventory"), Tools.tool("look"))), null, model);
+        RecordingModel model =
+                RecordingModel.playing("[{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]},"
+                        + reply("happy", "Three axes, 12 gold each.") + "]");
+        NpcOptions options =
+                NpcOptions.builder(TIMEOUT).groundingTool("check_inventory").build();
+        Npc npc = new Npc(
+                "gorm", state(options, List.of(Tools.tool("check_inventory"), Tools.tool("look"))), null, model);
 
-        NpcReply reply = talk(npc, "Any axes?", Tools.answering("3 axes, 12 gold"), e -> { });
+        NpcReply reply = talk(npc, "Any axes?", Tools.answering("3 axes, 12 gold"), e -> {});
 
         assertThat(reply.line()).isEqualTo("Three axes, 12 gold each.");
         assertThat(model.requests()).hasSize(2);
         assertThat(model.requests().get(0).tools()).extracting(t -> t.name()).containsExactly("check_inventory");
-        assertThat(model.requests().get(1).tools()).as("after the grounding round: the other tools only")
-                .extracting(t -> t.name()).containsExactly("look");
-        assertThat(model.requests().get(1).listedTools()).as("the listing, and the prompt's prefix, unchanged")
-                .extracting(t -> t.name()).containsExactly("check_inventory", "look");
-        assertThat(model.requests()).extracting(r -> r.options().dialogue()).as("the reply is the NPC's line of dialogue")
+        assertThat(model.requests().get(1).tools())
+                .as("after the grounding round: the other tools only")
+                .extracting(t -> t.name())
+                .containsExactly("look");
+        assertThat(model.requests().get(1).listedTools())
+                .as("the listing, and the prompt's prefix, unchanged")
+                .extracting(t -> t.name())
+                .containsExactly("check_inventory", "look");
+        assertThat(model.requests())
+                .extracting(r -> r.options().dialogue())
+                .as("the reply is the NPC's line of dialogue")
                 .containsOnly(new dev.oam.core.model.DialogueForm("Gorm", "Player", GORM.maxSentences()));
     }
 
     @Test
     void aNamedToolChoiceTheNpcLacksIsAnInvalidRequest() {
-        Npc npc = new Npc("gorm", state(NpcOptions.defaults(TIMEOUT), List.of(Tools.tool("look"))), null,
+        Npc npc = new Npc(
+                "gorm",
+                state(NpcOptions.defaults(TIMEOUT), List.of(Tools.tool("look"))),
+                null,
                 RecordingModel.playing("[]"));
-        assertThatThrownBy(() -> npc.talk(new NpcTalk("Hi", null, new ToolChoice.Named("nope")), ToolChannel.NONE,
-                NpcEvent.Listener.NONE, CancellationToken.create(), TurnContext.CommitPoint.NONE))
+        assertThatThrownBy(() -> npc.talk(
+                        new NpcTalk("Hi", null, new ToolChoice.Named("nope")),
+                        ToolChannel.NONE,
+                        NpcEvent.Listener.NONE,
+                        CancellationToken.create(),
+                        TurnContext.CommitPoint.NONE))
                 .isInstanceOf(AgentException.class)
                 .satisfies(e -> assertThat(((AgentException) e).code()).isEqualTo(ErrorCode.INVALID_REQUEST))
                 .hasMessage("The NPC 'gorm' has no tool 'nope'.");
@@ -130,7 +166,10 @@ class NpcTest {
     void compactionFoldsOlderTurnsIntoTheSummaryAndKeepsTheRecentOnes() throws Exception {
         RecordingModel model = RecordingModel.playing("[" + reply("neutral", "One.") + "," + reply("neutral", "Two.")
                 + ",{\"text\":\"The player asked twice.\"}]");
-        NpcOptions options = NpcOptions.builder(TIMEOUT).compactAfterTurns(2).keepRecentTurns(1).build();
+        NpcOptions options = NpcOptions.builder(TIMEOUT)
+                .compactAfterTurns(2)
+                .keepRecentTurns(1)
+                .build();
         Npc npc = new Npc("gorm", state(options, List.of()), null, model);
 
         talk(npc, "First", ToolChannel.NONE, NpcEvent.Listener.NONE);
@@ -142,20 +181,27 @@ class NpcTest {
 
         assertThat(commits).containsExactly("commit");
         assertThat(npc.memory().summary()).isEqualTo("The player asked twice.");
-        assertThat(npc.state().transcript()).filteredOn(e -> e instanceof TranscriptEntry.Prompt).hasSize(1)
+        assertThat(npc.state().transcript())
+                .filteredOn(e -> e instanceof TranscriptEntry.Prompt)
+                .hasSize(1)
                 .allSatisfy(e -> assertThat(((TranscriptEntry.Prompt) e).text()).endsWith("Second"));
         dev.oam.core.model.ModelRequest summarizer = model.requests().get(2);
         assertThat(summarizer.instructions()).startsWith("You keep Gorm's memory of talking with the player");
         assertThat(summarizer.tools()).isEmpty();
-        assertThat(summarizer.entries()).singleElement().satisfies(e -> assertThat(((TranscriptEntry.Prompt) e).text())
-                .isEqualTo("Conversation to fold into the summary:\nPlayer: First\nGorm: One."));
+        assertThat(summarizer.entries())
+                .singleElement()
+                .satisfies(e -> assertThat(((TranscriptEntry.Prompt) e).text())
+                        .isEqualTo("Conversation to fold into the summary:\nPlayer: First\nGorm: One."));
     }
 
     @Test
     void aSecondCompactionMergesIntoTheSummarySoFar() throws Exception {
         RecordingModel model = RecordingModel.playing("[" + reply("neutral", "One.") + "," + reply("neutral", "Two.")
                 + ",{\"text\":\"  They met.  \"}," + reply("neutral", "Three.") + ",{\"text\":\"They met twice.\"}]");
-        NpcOptions options = NpcOptions.builder(TIMEOUT).compactAfterTurns(2).keepRecentTurns(1).build();
+        NpcOptions options = NpcOptions.builder(TIMEOUT)
+                .compactAfterTurns(2)
+                .keepRecentTurns(1)
+                .build();
         Npc npc = new Npc("gorm", state(options, List.of()), null, model);
         talk(npc, "First", ToolChannel.NONE, NpcEvent.Listener.NONE);
         talk(npc, "Second", ToolChannel.NONE, NpcEvent.Listener.NONE);
@@ -167,22 +213,27 @@ class NpcTest {
 
         assertThat(npc.memory().summary()).isEqualTo("They met twice.");
         assertThat(((TranscriptEntry.Prompt) model.requests().get(4).entries().get(0)).text())
-                .isEqualTo("Summary so far: They met.\n\nConversation to fold into the summary:\nPlayer: Second\nGorm: Two.");
+                .isEqualTo(
+                        "Summary so far: They met.\n\nConversation to fold into the summary:\nPlayer: Second\nGorm: Two.");
     }
 
     @Test
     void aCancelledCompactionChangesNothing() throws Exception {
-        RecordingModel model = RecordingModel.playing("[" + reply("neutral", "One.") + "," + reply("neutral", "Two.")
-                + ",{\"text\":\"Folded.\"}]");
-        NpcOptions options = NpcOptions.builder(TIMEOUT).compactAfterTurns(2).keepRecentTurns(1).build();
+        RecordingModel model = RecordingModel.playing(
+                "[" + reply("neutral", "One.") + "," + reply("neutral", "Two.") + ",{\"text\":\"Folded.\"}]");
+        NpcOptions options = NpcOptions.builder(TIMEOUT)
+                .compactAfterTurns(2)
+                .keepRecentTurns(1)
+                .build();
         Npc npc = new Npc("gorm", state(options, List.of()), null, model);
         talk(npc, "First", ToolChannel.NONE, NpcEvent.Listener.NONE);
         talk(npc, "Second", ToolChannel.NONE, NpcEvent.Listener.NONE);
         List<TranscriptEntry> before = npc.state().transcript();
 
         assertThatThrownBy(() -> npc.compact(CancellationToken.create(), () -> {
-            throw new AgentException(ErrorCode.CANCELLED, "The request was cancelled.");
-        })).isInstanceOf(AgentException.class);
+                    throw new AgentException(ErrorCode.CANCELLED, "The request was cancelled.");
+                }))
+                .isInstanceOf(AgentException.class);
 
         assertThat(npc.memory().summary()).isNull();
         assertThat(npc.state().transcript()).isEqualTo(before);
@@ -192,8 +243,11 @@ class NpcTest {
     void aSavedStateRestoresTheSameNpc() throws Exception {
         RecordingModel model = RecordingModel.playing("[" + reply("happy", "Welcome.") + "]");
         Memory memory = new Memory(List.of("Likes iron."), 30, "They met before.");
-        Npc npc = new Npc("gorm", new NpcState(GORM, NpcOptions.defaults(TIMEOUT), memory, List.of(Tools.tool("look")), List.of(),
-                null), null, model);
+        Npc npc = new Npc(
+                "gorm",
+                new NpcState(GORM, NpcOptions.defaults(TIMEOUT), memory, List.of(Tools.tool("look")), List.of(), null),
+                null,
+                model);
         talk(npc, "Hello", Tools.answering("ok"), NpcEvent.Listener.NONE);
 
         NpcState saved = npc.state();
@@ -217,10 +271,13 @@ class NpcTest {
 
         assertThat(bark.line()).isEqualTo("Hot iron, fresh bread!");
         assertThat(npc.state().transcript()).isEmpty();
-        assertThat(model.requests().get(0).options().dialogue()).as("one sentence, as Gorm's line")
+        assertThat(model.requests().get(0).options().dialogue())
+                .as("one sentence, as Gorm's line")
                 .isEqualTo(new dev.oam.core.model.DialogueForm("Gorm", "Player", 1));
         assertThat(model.requests().get(0).toString()).contains("Market day.");
-        assertThat(model.requests().get(0).prompt()).as("nobody spoke: no Player line to read back")
-                .isEqualTo("Situation: Market day.\nSay one short line out loud, as Gorm would say it to people passing by.");
+        assertThat(model.requests().get(0).prompt())
+                .as("nobody spoke: no Player line to read back")
+                .isEqualTo(
+                        "Situation: Market day.\nSay one short line out loud, as Gorm would say it to people passing by.");
     }
 }

@@ -35,8 +35,7 @@ class RepliesTest {
         NpcOptions options = NpcOptions.defaults(java.time.Duration.ofSeconds(120));
         Replies.Reply reply = Replies.structured(Json.parse("""
                 {"emotion":"happy","line":"The sword is 45 gold. It is fine steel.","player_options":["happy_player_options_1",
-                 "ends_conversation: true","Line: hello there","What about a shield?","It is fine steel.","A","A fine_blade indeed."]}"""),
-                persona, options);
+                 "ends_conversation: true","Line: hello there","What about a shield?","It is fine steel.","A","A fine_blade indeed."]}"""), persona, options);
         // "A" is in the line too, but a short option is no sentence read back (the C# binding's test uses A, B, C)
         assertThat(reply.playerOptions()).containsExactly("What about a shield?", "A", "A fine_blade indeed.");
     }

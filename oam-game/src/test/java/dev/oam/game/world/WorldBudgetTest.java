@@ -23,9 +23,21 @@ class WorldBudgetTest {
         WorldState world = world("{\"party\": [{\"name\": \"Aria\"}], \"gate\": {\"open\": false}, \"n\": null}");
         world.limitTo(budget);
         Random random = new Random(17);
-        List<String> paths = List.of("party.0.name", "party.1", "party.3", "gate", "gate.open", "gate.code.digits",
-                "n.deep", "stats[\"hp.max\"]", "flags.0", "", "party", "new.a.b.c");
-        List<String> values = List.of("1", "\"text\"", "null", "{\"x\": [1, 2, {\"y\": null}]}", "[]", "{}", "[true, \"é\"]");
+        List<String> paths = List.of(
+                "party.0.name",
+                "party.1",
+                "party.3",
+                "gate",
+                "gate.open",
+                "gate.code.digits",
+                "n.deep",
+                "stats[\"hp.max\"]",
+                "flags.0",
+                "",
+                "party",
+                "new.a.b.c");
+        List<String> values =
+                List.of("1", "\"text\"", "null", "{\"x\": [1, 2, {\"y\": null}]}", "[]", "{}", "[true, \"é\"]");
         for (int i = 0; i < 2_000; i++) {
             String path = paths.get(random.nextInt(paths.size()));
             JsonNode value = json(values.get(random.nextInt(values.size())));
@@ -38,7 +50,8 @@ class WorldBudgetTest {
             } catch (WorldException refused) {
                 // a write the world refuses changes nothing; the sizes below must still agree
             }
-            assertThat(world.size()).as("after step %d at %s: %s", i, path, world.snapshot())
+            assertThat(world.size())
+                    .as("after step %d at %s: %s", i, path, world.snapshot())
                     .isEqualTo(JsonSize.of(world.snapshot()));
             assertThat(budget.used()).isEqualTo(world.size());
         }
@@ -53,10 +66,10 @@ class WorldBudgetTest {
         world.addListener((w, change) -> heard.add(change));
         long version = world.version();
 
-        WorldLimitException set = catchThrowableOfType(WorldLimitException.class,
-                () -> world.set("log", json("\"" + "x".repeat(300) + "\"")));
-        WorldLimitException merge = catchThrowableOfType(WorldLimitException.class,
-                () -> world.merge("", json("{\"log\": [\"" + "y".repeat(300) + "\"]}")));
+        WorldLimitException set = catchThrowableOfType(
+                WorldLimitException.class, () -> world.set("log", json("\"" + "x".repeat(300) + "\"")));
+        WorldLimitException merge = catchThrowableOfType(
+                WorldLimitException.class, () -> world.merge("", json("{\"log\": [\"" + "y".repeat(300) + "\"]}")));
 
         for (WorldLimitException refused : List.of(set, merge)) {
             assertThat(refused.limit()).isEqualTo(200);
@@ -83,8 +96,8 @@ class WorldBudgetTest {
         first.limitTo(budget);
         second.limitTo(budget);
 
-        WorldLimitException refused = catchThrowableOfType(WorldLimitException.class,
-                () -> second.set("b", json("\"" + "b".repeat(300) + "\"")));
+        WorldLimitException refused = catchThrowableOfType(
+                WorldLimitException.class, () -> second.set("b", json("\"" + "b".repeat(300) + "\"")));
         assertThat(refused.total()).isTrue();
         assertThat(refused.limit()).isEqualTo(500);
         assertThat(refused.getMessage()).contains("all worlds together past their size cap of 500");
@@ -99,7 +112,8 @@ class WorldBudgetTest {
     @Test
     void aStateAlreadyPastACapCannotBePutUnderTheBudget() {
         WorldBudget budget = new WorldBudget(50, 60);
-        WorldLimitException refused = catchThrowableOfType(WorldLimitException.class,
+        WorldLimitException refused = catchThrowableOfType(
+                WorldLimitException.class,
                 () -> world("{\"a\": \"" + "a".repeat(100) + "\"}").limitTo(budget));
         assertThat(refused.total()).isFalse();
         assertThat(budget.used()).isZero();

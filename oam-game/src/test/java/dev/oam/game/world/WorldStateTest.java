@@ -52,8 +52,14 @@ class WorldStateTest {
     @Test
     void everyPathFormReachesTheSameValue() throws Exception {
         WorldState world = world("{\"party\":[{\"name\":\"Aria\"}],\"player\":{\"gold\":12}}");
-        for (String path : List.of("party.0.name", "party[0].name", "party/0/name", "$.party.0.name", "/party/0/name",
-                "$.party[0].name", " party.0.name ")) {
+        for (String path : List.of(
+                "party.0.name",
+                "party[0].name",
+                "party/0/name",
+                "$.party.0.name",
+                "/party/0/name",
+                "$.party[0].name",
+                " party.0.name ")) {
             assertThat(world.get(path)).as(path).isEqualTo(json("\"Aria\""));
         }
         for (String root : List.of("", "$", "/", ".", "  ")) {
@@ -84,8 +90,16 @@ class WorldStateTest {
         assertThat(world.get("hp.max")).isEqualTo(json("99"));
         assertThat(world.get("hp['max']")).isEqualTo(json("99"));
         // The canonical form quotes exactly the keys a dot path cannot hold, and parses back to the same path.
-        for (List<String> segments : List.of(List.of("stats", "hp.max"), List.of("a/b", "c"), List.of("x[0]"), List.of("", "y"),
-                List.of(" pad "), List.of("q\"", "'"), List.of("$"), List.of("a", "$"), List.of("party", "0", "name"))) {
+        for (List<String> segments : List.of(
+                List.of("stats", "hp.max"),
+                List.of("a/b", "c"),
+                List.of("x[0]"),
+                List.of("", "y"),
+                List.of(" pad "),
+                List.of("q\"", "'"),
+                List.of("$"),
+                List.of("a", "$"),
+                List.of("party", "0", "name"))) {
             WorldPath path = new WorldPath(segments);
             assertThat(WorldPath.parse(path.toString())).as(path.toString()).isEqualTo(path);
         }
@@ -103,9 +117,25 @@ class WorldStateTest {
     @Test
     void malformedPathsAreRejectedNamingThePath() {
         WorldState world = new WorldState();
-        for (String bad : List.of("a..b", ".a", "a.", "a[0", "a]", "a[]", "a[0]b", "a.[0]", "$..a", "a//b", "a[\"b]", "a[\"b\"c]",
-                "a[\"\\q\"]", "a['b'c]", "a[\"\\u12\"]")) {
-            assertThatThrownBy(() -> world.get(bad)).as(bad).isInstanceOf(WorldException.class)
+        for (String bad : List.of(
+                "a..b",
+                ".a",
+                "a.",
+                "a[0",
+                "a]",
+                "a[]",
+                "a[0]b",
+                "a.[0]",
+                "$..a",
+                "a//b",
+                "a[\"b]",
+                "a[\"b\"c]",
+                "a[\"\\q\"]",
+                "a['b'c]",
+                "a[\"\\u12\"]")) {
+            assertThatThrownBy(() -> world.get(bad))
+                    .as(bad)
+                    .isInstanceOf(WorldException.class)
                     .hasMessageContaining("'" + bad + "' is not a valid path")
                     .satisfies(e -> assertThat(((WorldException) e).path()).isEqualTo(bad));
             assertThatThrownBy(() -> world.set(bad, json("1"))).as(bad).isInstanceOf(WorldException.class);
@@ -136,7 +166,8 @@ class WorldStateTest {
         WorldState world = new WorldState(initial);
         initial.put("a", 2);
         assertThat(world.get("a")).isEqualTo(json("1"));
-        assertThatThrownBy(() -> WorldState.of(json("[1]"))).isInstanceOf(WorldException.class)
+        assertThatThrownBy(() -> WorldState.of(json("[1]")))
+                .isInstanceOf(WorldException.class)
                 .hasMessageContaining("must be a JSON object, not a list");
         assertThat(WorldState.of(json("{\"b\":true}")).get("b")).isEqualTo(json("true"));
     }
@@ -165,9 +196,11 @@ class WorldStateTest {
         assertThat(describe(world.set("party[0]", json("\"Ada\"")))).containsExactly("party.0: \"Aria\" -> \"Ada\"");
         world.set("party.3.name", json("\"Dain\""));
         assertThat(world.get("party")).isEqualTo(json("[\"Ada\",\"Bran\",\"Cora\",{\"name\":\"Dain\"}]"));
-        assertThatThrownBy(() -> world.set("party.5", json("1"))).isInstanceOf(WorldException.class)
+        assertThatThrownBy(() -> world.set("party.5", json("1")))
+                .isInstanceOf(WorldException.class)
                 .hasMessage("'party' is a list of 4 items; '5' is not a valid index (use 0 to 4, where 4 appends).");
-        assertThatThrownBy(() -> world.set("party.first", json("1"))).isInstanceOf(WorldException.class)
+        assertThatThrownBy(() -> world.set("party.first", json("1")))
+                .isInstanceOf(WorldException.class)
                 .hasMessageContaining("'first' is not a valid index");
         assertThat(world.version()).isEqualTo(3);
     }
@@ -175,10 +208,12 @@ class WorldStateTest {
     @Test
     void writingThroughAScalarFailsAndChangesNothing() throws Exception {
         WorldState world = world("{\"player\":{\"gold\":12}}");
-        assertThatThrownBy(() -> world.set("player.gold.coins", json("1"))).isInstanceOf(WorldException.class)
+        assertThatThrownBy(() -> world.set("player.gold.coins", json("1")))
+                .isInstanceOf(WorldException.class)
                 .hasMessage("Cannot write 'player.gold.coins': 'player.gold' is a number, not an object or a list.")
                 .satisfies(e -> assertThat(((WorldException) e).path()).isEqualTo("player.gold.coins"));
-        assertThatThrownBy(() -> world.set("player/gold[0]", json("1"))).isInstanceOf(WorldException.class)
+        assertThatThrownBy(() -> world.set("player/gold[0]", json("1")))
+                .isInstanceOf(WorldException.class)
                 .satisfies(e -> assertThat(((WorldException) e).path()).isEqualTo("player/gold[0]"));
         assertThat(world.snapshot()).isEqualTo(json("{\"player\":{\"gold\":12}}"));
         assertThat(world.version()).isZero();
@@ -187,9 +222,11 @@ class WorldStateTest {
     @Test
     void theRootMustStayAnObject() throws Exception {
         WorldState world = world("{\"a\":1}");
-        assertThatThrownBy(() -> world.set("", json("[1,2]"))).isInstanceOf(WorldException.class)
+        assertThatThrownBy(() -> world.set("", json("[1,2]")))
+                .isInstanceOf(WorldException.class)
                 .hasMessage("The world state root must be a JSON object, not a list.");
-        assertThatThrownBy(() -> world.set("$", NullNode.getInstance())).isInstanceOf(WorldException.class)
+        assertThatThrownBy(() -> world.set("$", NullNode.getInstance()))
+                .isInstanceOf(WorldException.class)
                 .hasMessageContaining("not null");
         assertThatThrownBy(() -> world.merge("", json("5"))).isInstanceOf(WorldException.class);
         assertThat(describe(world.set("", json("{\"b\":2}")))).containsExactly(": {\"a\":1} -> {\"b\":2}");
@@ -213,10 +250,13 @@ class WorldStateTest {
         world.addListener(recorder);
         assertThat(world.set("gold", json("12"))).isEmpty();
         assertThat(world.set("gold", json("12.0"))).isEmpty();
-        assertThat(world.set("player", json("{\"tags\":[1,2],\"name\":\"Aria\"}"))).isEmpty();
+        assertThat(world.set("player", json("{\"tags\":[1,2],\"name\":\"Aria\"}")))
+                .isEmpty();
         assertThat(world.set("n", NullNode.getInstance())).isEmpty();
-        assertThat(world.set("", json("{\"n\":null,\"gold\":12,\"player\":{\"name\":\"Aria\",\"tags\":[1,2]}}"))).isEmpty();
-        assertThat(world.merge("player", json("{\"name\":\"Aria\",\"gone\":null}"))).isEmpty();
+        assertThat(world.set("", json("{\"n\":null,\"gold\":12,\"player\":{\"name\":\"Aria\",\"tags\":[1,2]}}")))
+                .isEmpty();
+        assertThat(world.merge("player", json("{\"name\":\"Aria\",\"gone\":null}")))
+                .isEmpty();
         assertThat(world.merge("", json("{}"))).isEmpty();
         assertThat(world.remove("player.nothing")).isNull();
         assertThat(world.remove("gold.inside")).isNull();
@@ -241,19 +281,21 @@ class WorldStateTest {
 
     @Test
     void mergeReportsOneChangePerChangedLeafInPatchOrder() throws Exception {
-        WorldState world = world("{\"player\":{\"name\":\"Aria\",\"gold\":60,\"mood\":\"calm\",\"bag\":[1]},\"time\":\"day\"}");
+        WorldState world =
+                world("{\"player\":{\"name\":\"Aria\",\"gold\":60,\"mood\":\"calm\",\"bag\":[1]},\"time\":\"day\"}");
         Recorder recorder = new Recorder();
         world.addListener(recorder);
         List<WorldChange> changes = world.merge("", json("""
                 {"player":{"gold":45,"name":"Aria","mood":null,"bag":[1,2],"title":"Knight"},"time":"night","ghost":null,
                  "quests":{"ring":{"status":"open","giver":null}}}"""));
-        assertThat(describe(changes)).containsExactly(
-                "player.gold: 60 -> 45",
-                "player.mood: \"calm\" -> -",
-                "player.bag: [1] -> [1,2]",
-                "player.title: - -> \"Knight\"",
-                "time: \"day\" -> \"night\"",
-                "quests: - -> {\"ring\":{\"status\":\"open\"}}");
+        assertThat(describe(changes))
+                .containsExactly(
+                        "player.gold: 60 -> 45",
+                        "player.mood: \"calm\" -> -",
+                        "player.bag: [1] -> [1,2]",
+                        "player.title: - -> \"Knight\"",
+                        "time: \"day\" -> \"night\"",
+                        "quests: - -> {\"ring\":{\"status\":\"open\"}}");
         assertThat(recorder.lines).isEqualTo(describe(changes));
         assertThat(world.version()).isEqualTo(1);
         assertThat(world.snapshot()).isEqualTo(json("""
@@ -268,14 +310,18 @@ class WorldStateTest {
                 .containsExactly("npcs.gorm: \"asleep\" -> {\"mood\":\"grumpy\"}");
         assertThat(describe(world.merge("npcs.bran.stats", json("{\"hp\":3}"))))
                 .containsExactly("npcs.bran.stats: - -> {\"hp\":3}");
-        assertThat(describe(world.merge("npcs.gorm.mood", json("\"happy\"")))).containsExactly("npcs.gorm.mood: \"grumpy\" -> \"happy\"");
-        assertThat(describe(world.merge("npcs.gorm.mood", NullNode.getInstance()))).containsExactly("npcs.gorm.mood: \"happy\" -> null");
-        assertThatThrownBy(() -> world.merge("npcs.bran.stats.hp.x", json("{\"a\":1}"))).isInstanceOf(WorldException.class)
+        assertThat(describe(world.merge("npcs.gorm.mood", json("\"happy\""))))
+                .containsExactly("npcs.gorm.mood: \"grumpy\" -> \"happy\"");
+        assertThat(describe(world.merge("npcs.gorm.mood", NullNode.getInstance())))
+                .containsExactly("npcs.gorm.mood: \"happy\" -> null");
+        assertThatThrownBy(() -> world.merge("npcs.bran.stats.hp.x", json("{\"a\":1}")))
+                .isInstanceOf(WorldException.class)
                 .hasMessageContaining("'npcs.bran.stats.hp' is a number");
         assertThat(world.version()).isEqualTo(4);
         assertThat(world.merge("npcs.bran", json("{\"stats\":{\"hp\":3}}"))).isEmpty();
         assertThat(world.version()).isEqualTo(4);
-        assertThat(describe(world.merge("npcs.gorm.mood.deeper", json("{\"a\":1}")))) // a null on the way counts as missing
+        assertThat(describe(
+                        world.merge("npcs.gorm.mood.deeper", json("{\"a\":1}")))) // a null on the way counts as missing
                 .containsExactly("npcs.gorm.mood.deeper: - -> {\"a\":1}");
     }
 
@@ -294,8 +340,11 @@ class WorldStateTest {
         assertThat(world.remove("party.1")).isEqualTo(json("\"Cora\""));
         // Removing the first item moved every later one: the change is the whole list, which reaches the
         // listeners of each index; removing the last item moved nothing, so only that index changed.
-        assertThat(recorder.lines).containsExactly("party: [\"Aria\",\"Bran\",\"Cora\"] -> [\"Bran\",\"Cora\"]",
-                "player.gold: 12 -> -", "party.1: \"Cora\" -> -");
+        assertThat(recorder.lines)
+                .containsExactly(
+                        "party: [\"Aria\",\"Bran\",\"Cora\"] -> [\"Bran\",\"Cora\"]",
+                        "player.gold: 12 -> -",
+                        "party.1: \"Cora\" -> -");
         assertThat(world.version()).isEqualTo(3);
         assertThatThrownBy(() -> world.remove("a..b")).isInstanceOf(WorldException.class);
     }
@@ -353,7 +402,8 @@ class WorldStateTest {
                 try {
                     start.await();
                     for (int i = 0; i < each; i++) {
-                        world.atomically(() -> world.set("n", json(String.valueOf(world.get("n").asInt() + 1))));
+                        world.atomically(() -> world.set(
+                                "n", json(String.valueOf(world.get("n").asInt() + 1))));
                     }
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
@@ -379,7 +429,8 @@ class WorldStateTest {
         WorldState world = world("""
                 {"player":{"name":"Aria","gold":12,"alive":true,"title":null,"bag":["rope","torch"],"stats":{}},
                  "time_of_day":"night","deep":{"a":{"b":{"c":{"d":{"e":1}}}}}}""");
-        assertThat(world.summary(List.of("player", "time_of_day", "missing.path", "a..b", "deep"), 30)).isEqualTo("""
+        assertThat(world.summary(List.of("player", "time_of_day", "missing.path", "a..b", "deep"), 30))
+                .isEqualTo("""
                 player.name: Aria
                 player.gold: 12
                 player.alive: true
@@ -388,13 +439,15 @@ class WorldStateTest {
                 player.stats: {}
                 time_of_day: night
                 deep.a.b.c.d: {"e":1}""");
-        assertThat(world.summary(List.of("player.name", "player.bag.1"), 30)).isEqualTo("player.name: Aria\nplayer.bag.1: torch");
+        assertThat(world.summary(List.of("player.name", "player.bag.1"), 30))
+                .isEqualTo("player.name: Aria\nplayer.bag.1: torch");
         assertThat(world.summary(List.of("nothing"), 30)).isEmpty();
     }
 
     @Test
     void summaryOfTheRootNamesItsKeysAndAnEmptyRootIsState() throws Exception {
-        assertThat(world("{\"a\":1,\"b\":{\"c\":\"x\"}}").summary(List.of(""), 30)).isEqualTo("a: 1\nb.c: x");
+        assertThat(world("{\"a\":1,\"b\":{\"c\":\"x\"}}").summary(List.of(""), 30))
+                .isEqualTo("a: 1\nb.c: x");
         assertThat(new WorldState().summary(List.of(""), 30)).isEqualTo("state: {}");
     }
 

@@ -36,7 +36,10 @@ public final class EngineChoice {
     static final String PROPERTY = "oam.llama.engine";
     static final String FFM_CLASS = "dev.oam.model.llama.ffm.FfmEngine";
 
-    public enum Kind { JNI, FFM }
+    public enum Kind {
+        JNI,
+        FFM
+    }
 
     private EngineChoice() {}
 
@@ -45,7 +48,8 @@ public final class EngineChoice {
      *
      * @throws IllegalArgumentException the setting is neither {@code jni} nor {@code ffm}
      */
-    static @Nullable Kind forced(UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties) {
+    static @Nullable Kind forced(
+            UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties) {
         String value = properties.apply(PROPERTY);
         if (value == null || value.isBlank()) {
             value = environment.apply(VARIABLE);
@@ -72,8 +76,12 @@ public final class EngineChoice {
         }
     }
 
-    public static Planned planned(UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties,
-            int javaFeature, String osName, String home) {
+    public static Planned planned(
+            UnaryOperator<@Nullable String> environment,
+            UnaryOperator<@Nullable String> properties,
+            int javaFeature,
+            String osName,
+            String home) {
         Kind forced;
         try {
             forced = forced(environment, properties);
@@ -81,8 +89,11 @@ public final class EngineChoice {
             forced = null;
         }
         if (forced == Kind.JNI || forced == null && !ffmPossible(javaFeature, osName)) {
-            return new Planned(false, "llama.cpp b4916, which the JNI engine runs (de.kherud:llama " + NativeLibrary.BINDING_VERSION
-                    + (forced == Kind.JNI ? ", " + VARIABLE + "=jni" : ", JDK " + javaFeature + " on " + osName) + ")");
+            return new Planned(
+                    false,
+                    "llama.cpp b4916, which the JNI engine runs (de.kherud:llama " + NativeLibrary.BINDING_VERSION
+                            + (forced == Kind.JNI ? ", " + VARIABLE + "=jni" : ", JDK " + javaFeature + " on " + osName)
+                            + ")");
         }
         String named = properties.apply("oam.llama.library");
         if (named == null || named.isBlank()) {
@@ -94,13 +105,19 @@ public final class EngineChoice {
                     : new Planned(true, "the llama.cpp OAM_LLAMA_LIBRARY names (" + named.strip() + ")");
         }
         LlamaBuilds.Build built = LlamaBuilds.preferred(environment, home);
-        return built != null ? new Planned(true, built.describe())
-                : new Planned(false, "llama.cpp b4916, the binding's library (no project-built llama.cpp was found here)");
+        return built != null
+                ? new Planned(true, built.describe())
+                : new Planned(
+                        false, "llama.cpp b4916, the binding's library (no project-built llama.cpp was found here)");
     }
 
     /** {@link #planned} for this process. */
     public static Planned planned() {
-        return planned(System::getenv, System::getProperty, Runtime.version().feature(), System.getProperty("os.name", ""),
+        return planned(
+                System::getenv,
+                System::getProperty,
+                Runtime.version().feature(),
+                System.getProperty("os.name", ""),
                 System.getProperty("user.home", "."));
     }
 
@@ -150,13 +167,21 @@ public final class EngineChoice {
      * {@code file} on the engine {@code forced} names (null: FFM where it can run, else JNI); an FFM engine with
      * {@code tuning} (null: {@link FfmTuning#fromSystem()}) and {@code observer}.
      */
-    static Engine open(GgufFile file, EngineSettings settings, @Nullable Kind forced, @Nullable FfmTuning tuning,
-            FfmObserver observer) throws IOException {
+    static Engine open(
+            GgufFile file,
+            EngineSettings settings,
+            @Nullable Kind forced,
+            @Nullable FfmTuning tuning,
+            FfmObserver observer)
+            throws IOException {
         boolean possible = ffmPossible(Runtime.version().feature(), System.getProperty("os.name", ""));
         if (forced == Kind.JNI || forced == null && !possible) {
-            String ignored = ignoredLibrary(System.getProperty("oam.llama.library"), System.getenv("OAM_LLAMA_LIBRARY"),
-                    forced == Kind.JNI ? VARIABLE + "=jni" : "JDK " + Runtime.version().feature() + " on "
-                            + System.getProperty("os.name"));
+            String ignored = ignoredLibrary(
+                    System.getProperty("oam.llama.library"),
+                    System.getenv("OAM_LLAMA_LIBRARY"),
+                    forced == Kind.JNI
+                            ? VARIABLE + "=jni"
+                            : "JDK " + Runtime.version().feature() + " on " + System.getProperty("os.name"));
             if (ignored != null) {
                 Log.warning(ignored);
             }
@@ -186,7 +211,8 @@ public final class EngineChoice {
         if (named == null || named.isBlank()) {
             return null;
         }
-        return "OAM_LLAMA_LIBRARY=" + named.strip() + " is not used: the JNI engine runs here (" + why + ") and drives the"
+        return "OAM_LLAMA_LIBRARY=" + named.strip() + " is not used: the JNI engine runs here (" + why
+                + ") and drives the"
                 + " binding's own llama.cpp; the FFM engine, which drives that library, needs JDK 22 or newer on Linux";
     }
 
@@ -196,7 +222,8 @@ public final class EngineChoice {
         Method open;
         try {
             Class<?> type = Class.forName(FFM_CLASS, true, EngineChoice.class.getClassLoader());
-            open = type.getDeclaredMethod("open", GgufFile.class, EngineSettings.class, FfmTuning.class, FfmObserver.class);
+            open = type.getDeclaredMethod(
+                    "open", GgufFile.class, EngineSettings.class, FfmTuning.class, FfmObserver.class);
             open.setAccessible(true);
         } catch (ReflectiveOperationException | LinkageError e) {
             throw new UnsupportedOperationException("the FFM llama engine is not in this build (" + e + ")", e);

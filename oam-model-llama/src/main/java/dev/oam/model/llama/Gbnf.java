@@ -64,7 +64,8 @@ final class Gbnf {
     /** Adds {@code root ::= body} and returns the whole grammar text. */
     String build(String rootBody) {
         StringBuilder out = new StringBuilder("root ::= ").append(rootBody).append('\n');
-        rules.forEach((name, body) -> out.append(name).append(" ::= ").append(body).append('\n'));
+        rules.forEach(
+                (name, body) -> out.append(name).append(" ::= ").append(body).append('\n'));
         return out.toString();
     }
 
@@ -161,7 +162,8 @@ final class Gbnf {
         String more = repeat(COMMA + " " + inner, 0, DEFAULT_MAX_ITEMS - 1);
         String member = string() + " " + COLON + " " + inner;
         String memberMore = repeat(COMMA + " " + member, 0, DEFAULT_MAX_ITEMS - 1);
-        rules.put(name, scalars + " | \"[\" (" + inner + more + ")? \"]\" | \"{\" (" + member + memberMore + ")? \"}\"");
+        rules.put(
+                name, scalars + " | \"[\" (" + inner + more + ")? \"]\" | \"{\" (" + member + memberMore + ")? \"}\"");
         return name;
     }
 
@@ -181,7 +183,13 @@ final class Gbnf {
      * ranges are enforced by validating the output (and a retry with the same seed is likely to repeat it).
      */
     String number(@Nullable BigDecimal min, @Nullable BigDecimal max, boolean integer) {
-        if (!integer && min != null && max != null && min.signum() >= 0 && isWhole(min) && isWhole(max) && max.compareTo(min) > 0
+        if (!integer
+                && min != null
+                && max != null
+                && min.signum() >= 0
+                && isWhole(min)
+                && isWhole(max)
+                && max.compareTo(min) > 0
                 && max.subtract(min).compareTo(BigDecimal.valueOf(ENUMERATED_RANGE)) <= 0) {
             BigInteger lo = min.toBigIntegerExact();
             BigInteger hi = max.toBigIntegerExact();
@@ -190,13 +198,16 @@ final class Gbnf {
                 below.add(literal(i.toString()));
             }
             String fraction = "(\".\" [0-9]{1," + FRACTION_DIGITS + "})?";
-            return rule("number-range", "(" + String.join(" | ", below) + ") " + fraction + " | " + literal(hi.toString())
-                    + " (\".\" \"0\"{1," + FRACTION_DIGITS + "})?");
+            return rule(
+                    "number-range",
+                    "(" + String.join(" | ", below) + ") " + fraction + " | " + literal(hi.toString())
+                            + " (\".\" \"0\"{1," + FRACTION_DIGITS + "})?");
         }
         String sign = min != null && min.signum() >= 0 ? "" : max != null && max.signum() < 0 ? "\"-\" " : "\"-\"? ";
         int digits = MAX_DIGITS;
         if (min != null && max != null) {
-            BigInteger bound = min.abs().max(max.abs()).setScale(0, RoundingMode.CEILING).toBigInteger();
+            BigInteger bound =
+                    min.abs().max(max.abs()).setScale(0, RoundingMode.CEILING).toBigInteger();
             digits = Math.min(MAX_DIGITS, Math.max(1, bound.toString().length()));
         }
         String intPart = digits == 1 ? "[0-9]" : "(\"0\" | [1-9] [0-9]{0," + (digits - 1) + "})";
@@ -224,7 +235,9 @@ final class Gbnf {
                 }
                 return rule("range", String.join(" | ", values));
             }
-            if (hi.compareTo(lo) >= 0 && lo.abs().toString().length() <= MAX_DIGITS && hi.abs().toString().length() <= MAX_DIGITS) {
+            if (hi.compareTo(lo) >= 0
+                    && lo.abs().toString().length() <= MAX_DIGITS
+                    && hi.abs().toString().length() <= MAX_DIGITS) {
                 List<String> parts = new ArrayList<>();
                 if (lo.signum() < 0) { // the negatives: "-" and the magnitudes from |min(hi, -1)| to |lo|
                     BigInteger top = hi.min(BigInteger.ONE.negate());
@@ -293,12 +306,14 @@ final class Gbnf {
         }
 
         /** The expression of the root, or {@code null} when the schema has no value within the bounds. */
-        @Nullable String root() {
+        @Nullable
+        String root() {
             return value(root, 0);
         }
 
         /** The expression matching {@code node}'s values, or {@code null} when no bounded value exists. */
-        @Nullable String value(JsonNode node, int depth) {
+        @Nullable
+        String value(JsonNode node, int depth) {
             if (!(node instanceof ObjectNode schema)) {
                 return any();
             }
@@ -322,8 +337,11 @@ final class Gbnf {
                         alternatives.add(expression);
                     }
                 }
-                return alternatives.isEmpty() ? null : alternatives.size() == 1 ? alternatives.get(0)
-                        : rule("any-of", String.join(" | ", alternatives));
+                return alternatives.isEmpty()
+                        ? null
+                        : alternatives.size() == 1
+                                ? alternatives.get(0)
+                                : rule("any-of", String.join(" | ", alternatives));
             }
             String type = schema.path("type").asText("");
             return switch (type) {
@@ -361,7 +379,9 @@ final class Gbnf {
         private @Nullable String object(ObjectNode schema, int depth) {
             List<String> members = new ArrayList<>();
             List<Boolean> required = new ArrayList<>();
-            for (Iterator<Map.Entry<String, JsonNode>> it = schema.path("properties").properties().iterator(); it.hasNext(); ) {
+            for (Iterator<Map.Entry<String, JsonNode>> it =
+                            schema.path("properties").properties().iterator();
+                    it.hasNext(); ) {
                 Map.Entry<String, JsonNode> property = it.next();
                 boolean isRequired = SchemaWords.isRequired(schema, property.getKey());
                 String value = value(property.getValue(), depth);
@@ -371,7 +391,8 @@ final class Gbnf {
                     }
                     continue;
                 }
-                members.add(literal(Json.write(Json.mapper().getNodeFactory().textNode(property.getKey())) + ": ") + " " + value);
+                members.add(literal(Json.write(Json.mapper().getNodeFactory().textNode(property.getKey())) + ": ") + " "
+                        + value);
                 required.add(isRequired);
             }
             if (members.isEmpty()) {
@@ -401,7 +422,8 @@ final class Gbnf {
 
         private @Nullable String array(ObjectNode schema, int depth) {
             int min = schema.path("minItems").asInt(0);
-            int max = schema.has("maxItems") ? Math.min(schema.get("maxItems").asInt(), Math.max(min, MAX_ITEMS))
+            int max = schema.has("maxItems")
+                    ? Math.min(schema.get("maxItems").asInt(), Math.max(min, MAX_ITEMS))
                     : Math.max(min, DEFAULT_MAX_ITEMS);
             if (max == 0) {
                 return literal("[]");
@@ -420,7 +442,9 @@ final class Gbnf {
     /** A string length keyword's value, {@code otherwise} when it is absent, negative or not a whole number. */
     private static int length(ObjectNode schema, String field, int otherwise) {
         JsonNode value = schema.get(field);
-        return value != null && value.canConvertToInt() && value.isIntegralNumber() && value.asInt() >= 0 ? value.asInt() : otherwise;
+        return value != null && value.canConvertToInt() && value.isIntegralNumber() && value.asInt() >= 0
+                ? value.asInt()
+                : otherwise;
     }
 
     private static @Nullable BigDecimal decimal(ObjectNode schema, String field) {

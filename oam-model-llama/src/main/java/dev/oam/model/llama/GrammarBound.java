@@ -211,7 +211,9 @@ final class GrammarBound {
                 if (shortest) {
                     return times(value, Long.parseLong(bounds[0].strip()));
                 }
-                return bounds[1].isBlank() ? (value == 0 ? 0 : UNBOUNDED) : times(value, Long.parseLong(bounds[1].strip()));
+                return bounds[1].isBlank()
+                        ? (value == 0 ? 0 : UNBOUNDED)
+                        : times(value, Long.parseLong(bounds[1].strip()));
             }
             return value;
         }

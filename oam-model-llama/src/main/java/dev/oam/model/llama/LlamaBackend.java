@@ -12,7 +12,6 @@ import dev.oam.model.llama.engine.ModelFile;
 import dev.oam.model.llama.gguf.GgufException;
 import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.host.ModelHost;
-import dev.oam.model.llama.jni.JniEngine;
 import dev.oam.model.llama.prompt.TurnFormat;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -64,7 +63,8 @@ public final class LlamaBackend implements ModelBackend {
                 throw new IllegalArgumentException("threads and context size must not be negative");
             }
             if (gpuLayers < -1 || gpuLayers > LlamaSettings.MAX_GPU_LAYERS) {
-                throw new IllegalArgumentException("gpuLayers must be from -1 (all) to " + LlamaSettings.MAX_GPU_LAYERS);
+                throw new IllegalArgumentException(
+                        "gpuLayers must be from -1 (all) to " + LlamaSettings.MAX_GPU_LAYERS);
             }
         }
 
@@ -73,13 +73,16 @@ public final class LlamaBackend implements ModelBackend {
          * {@code OAM_LLAMA_CONTEXT}; unset or invalid values keep the standard ones (invalid ones are logged).
          */
         public static Defaults fromEnvironment(UnaryOperator<@Nullable String> environment) {
-            return new Defaults(read(environment, "OAM_LLAMA_SLOTS", 1, 16, 1), read(environment, "OAM_LLAMA_THREADS", 1, 256, 0),
+            return new Defaults(
+                    read(environment, "OAM_LLAMA_SLOTS", 1, 16, 1),
+                    read(environment, "OAM_LLAMA_THREADS", 1, 256, 0),
                     read(environment, "OAM_LLAMA_THREADS_BATCH", 1, 256, 0),
                     read(environment, "OAM_LLAMA_CONTEXT", LlamaSettings.MIN_CONTEXT, LlamaSettings.MAX_CONTEXT, 0),
                     read(environment, GPU_LAYERS_VARIABLE, -1, LlamaSettings.MAX_GPU_LAYERS, 0));
         }
 
-        private static int read(UnaryOperator<@Nullable String> environment, String name, int min, int max, int fallback) {
+        private static int read(
+                UnaryOperator<@Nullable String> environment, String name, int min, int max, int fallback) {
             String text = environment.apply(name);
             if (text == null || text.isBlank()) {
                 return fallback;
@@ -101,12 +104,16 @@ public final class LlamaBackend implements ModelBackend {
      * One model file: what was read of it, the settings it was loaded with, the engine (loading or loaded) and
      * the format its prompts are written in when it has no chat template, or why its chat template cannot be used.
      */
-    private record Loaded(GgufFile file, EngineSettings settings, CompletableFuture<Engine> engine,
-            @Nullable TurnFormat turnFormat, @Nullable String templateProblem) {}
+    private record Loaded(
+            GgufFile file,
+            EngineSettings settings,
+            CompletableFuture<Engine> engine,
+            @Nullable TurnFormat turnFormat,
+            @Nullable String templateProblem) {}
 
-    /** {@code OAM_MODEL_HOST}: {@code process} runs every llama model of this process in a child process by default. */
     /** Layers of every model to offload to a GPU unless its value names {@code gpuLayers}; -1 for all. */
     public static final String GPU_LAYERS_VARIABLE = "OAM_LLAMA_GPU_LAYERS";
+    /** {@code OAM_MODEL_HOST}: {@code process} runs every llama model of this process in a child process by default. */
     public static final String HOST_VARIABLE = "OAM_MODEL_HOST";
 
     private final Defaults defaults;
@@ -142,7 +149,10 @@ public final class LlamaBackend implements ModelBackend {
 
     private static @Nullable String hostVariable() {
         String value = System.getenv(HOST_VARIABLE);
-        if (value != null && !value.isBlank() && !value.strip().equalsIgnoreCase("process") && !value.strip().equalsIgnoreCase("in-process")) {
+        if (value != null
+                && !value.isBlank()
+                && !value.strip().equalsIgnoreCase("process")
+                && !value.strip().equalsIgnoreCase("in-process")) {
             Log.warning(HOST_VARIABLE + "='" + value + "' is neither process nor in-process; models run in-process");
         }
         return value == null ? null : value.strip();
@@ -160,8 +170,8 @@ public final class LlamaBackend implements ModelBackend {
         if (host.isTextual() && host.textValue().equals("in-process")) {
             return false;
         }
-        throw ModelParameterException.invalid(path + ".host", "must be \"process\" (a child process runs the model) or"
-                + " \"in-process\".");
+        throw ModelParameterException.invalid(
+                path + ".host", "must be \"process\" (a child process runs the model) or" + " \"in-process\".");
     }
 
     /** The model host of this file, started when first asked for. */
@@ -225,10 +235,13 @@ public final class LlamaBackend implements ModelBackend {
 
     /** The host's {@value #HOST_VARIABLE} (for the C ABI: its settings) decides where the system model runs. */
     @Override
-    public LanguageModel systemModel(String location, @Nullable String name, UnaryOperator<@Nullable String> environment)
-            throws Exception {
+    public LanguageModel systemModel(
+            String location, @Nullable String name, UnaryOperator<@Nullable String> environment) throws Exception {
         String host = environment.apply(HOST_VARIABLE);
-        return systemModel(location, name, host == null || host.isBlank() ? processHost : host.strip().equalsIgnoreCase("process"));
+        return systemModel(
+                location,
+                name,
+                host == null || host.isBlank() ? processHost : host.strip().equalsIgnoreCase("process"));
     }
 
     private LanguageModel systemModel(String location, @Nullable String name, boolean inChild) throws Exception {
@@ -270,30 +283,42 @@ public final class LlamaBackend implements ModelBackend {
                 checkSame(entry, settings);
             }
         }
-        List<String> warnings = entry.turnFormat() != null ? List.of(entry.turnFormat().warning(modelName(entry.file())))
+        List<String> warnings = entry.turnFormat() != null
+                ? List.of(entry.turnFormat().warning(modelName(entry.file())))
                 : entry.templateProblem() != null ? List.of(entry.templateProblem()) : List.of();
-        return new LlamaLanguageModel(name != null ? name : modelName(entry.file()), entry.settings().contextSize(), entry.engine(), settings.seed(),
-                languages, warnings);
+        return new LlamaLanguageModel(
+                name != null ? name : modelName(entry.file()),
+                entry.settings().contextSize(),
+                entry.engine(),
+                settings.seed(),
+                languages,
+                warnings);
     }
 
     /** The warning for a file whose own chat template cannot render a plain conversation, else null. */
     private static @Nullable String templateWarning(GgufFile file) throws GgufException {
         String problem = ModelFile.of(file).chatRenderer().problem();
-        return problem == null ? null : "The chat template of '" + modelName(file) + "' cannot be used (" + problem
-                + "); prompts are written in ChatML, which the model may not follow.";
+        return problem == null
+                ? null
+                : "The chat template of '" + modelName(file) + "' cannot be used (" + problem
+                        + "); prompts are written in ChatML, which the model may not follow.";
     }
 
     private EngineSettings engineSettings(LlamaSettings settings, GgufFile file) throws SettingsConflict {
         int trained = file.contextLength();
-        int context = settings.contextSize() > 0 ? settings.contextSize()
-                : defaults.contextSize() > 0 ? Math.min(defaults.contextSize(), trained)
-                : Math.min(LanguageModel.DEFAULT_CONTEXT_SIZE, trained);
+        int context = settings.contextSize() > 0
+                ? settings.contextSize()
+                : defaults.contextSize() > 0
+                        ? Math.min(defaults.contextSize(), trained)
+                        : Math.min(LanguageModel.DEFAULT_CONTEXT_SIZE, trained);
         if (context > trained) {
-            throw new SettingsConflict("contextSize", "must not exceed the context the model was trained for (" + trained
-                    + " tokens).");
+            throw new SettingsConflict(
+                    "contextSize", "must not exceed the context the model was trained for (" + trained + " tokens).");
         }
         int cores = Runtime.getRuntime().availableProcessors();
-        int threads = settings.threads() > 0 ? settings.threads() : defaults.threads() > 0 ? defaults.threads() : Math.max(1, cores - 1);
+        int threads = settings.threads() > 0
+                ? settings.threads()
+                : defaults.threads() > 0 ? defaults.threads() : Math.max(1, cores - 1);
         int threadsBatch = defaults.threadsBatch() > 0 ? defaults.threadsBatch() : Math.max(threads, cores);
         int gpuLayers = settings.gpuLayers() != LlamaSettings.GPU_UNSET ? settings.gpuLayers() : defaults.gpuLayers();
         return new EngineSettings(context, defaults.slots(), threads, threadsBatch, gpuLayers);
@@ -302,17 +327,23 @@ public final class LlamaBackend implements ModelBackend {
     private static void checkSame(Loaded entry, LlamaSettings settings) throws SettingsConflict {
         EngineSettings have = entry.settings();
         if (settings.contextSize() > 0 && settings.contextSize() != have.contextSize()) {
-            throw new SettingsConflict("contextSize", "this file is already loaded with contextSize " + have.contextSize()
-                    + "; one loaded model serves every session naming the file, so omit contextSize or give "
-                    + have.contextSize() + ".");
+            throw new SettingsConflict(
+                    "contextSize",
+                    "this file is already loaded with contextSize " + have.contextSize()
+                            + "; one loaded model serves every session naming the file, so omit contextSize or give "
+                            + have.contextSize() + ".");
         }
         if (settings.threads() > 0 && settings.threads() != have.threads()) {
-            throw new SettingsConflict("threads", "this file is already loaded with " + have.threads()
-                    + " threads; omit threads or give " + have.threads() + ".");
+            throw new SettingsConflict(
+                    "threads",
+                    "this file is already loaded with " + have.threads() + " threads; omit threads or give "
+                            + have.threads() + ".");
         }
         if (settings.gpuLayers() != LlamaSettings.GPU_UNSET && settings.gpuLayers() != have.gpuLayers()) {
-            throw new SettingsConflict("gpuLayers", "this file is already loaded with gpuLayers " + have.gpuLayers()
-                    + "; omit gpuLayers or give " + have.gpuLayers() + ".");
+            throw new SettingsConflict(
+                    "gpuLayers",
+                    "this file is already loaded with gpuLayers " + have.gpuLayers() + "; omit gpuLayers or give "
+                            + have.gpuLayers() + ".");
         }
     }
 
@@ -334,7 +365,8 @@ public final class LlamaBackend implements ModelBackend {
             return name.strip();
         }
         String fileName = file.path().getFileName().toString();
-        return fileName.regionMatches(true, fileName.length() - 5, ".gguf", 0, 5) ? fileName.substring(0, fileName.length() - 5)
+        return fileName.regionMatches(true, fileName.length() - 5, ".gguf", 0, 5)
+                ? fileName.substring(0, fileName.length() - 5)
                 : fileName;
     }
 

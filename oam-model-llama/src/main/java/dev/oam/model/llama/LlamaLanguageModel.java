@@ -47,6 +47,7 @@ public final class LlamaLanguageModel implements LanguageModel {
     public static final double RETRY_TEMPERATURE = 0.3;
     /** top-k and top-p when the session sets no sampling: llama.cpp's defaults. */
     public static final int DEFAULT_TOP_K = 40;
+
     public static final double DEFAULT_TOP_P = 0.95;
     /** The sampler seed when neither the step nor the model configures one, so runs are reproducible. */
     public static final long DEFAULT_SEED = 42;
@@ -91,14 +92,23 @@ public final class LlamaLanguageModel implements LanguageModel {
      * @param engine completes with the loaded engine, or exceptionally with the reason loading failed
      * @param seed the sampler seed when a step sets none ({@code null}: {@link #DEFAULT_SEED})
      */
-    public LlamaLanguageModel(String name, int contextSize, CompletableFuture<Engine> engine, @Nullable Long seed,
+    public LlamaLanguageModel(
+            String name,
+            int contextSize,
+            CompletableFuture<Engine> engine,
+            @Nullable Long seed,
             List<String> languages) {
         this(name, contextSize, engine, seed, languages, List.of());
     }
 
     /** @param warnings what {@link #warnings()} reports (a file without a chat template) */
-    public LlamaLanguageModel(String name, int contextSize, CompletableFuture<Engine> engine, @Nullable Long seed,
-            List<String> languages, List<String> warnings) {
+    public LlamaLanguageModel(
+            String name,
+            int contextSize,
+            CompletableFuture<Engine> engine,
+            @Nullable Long seed,
+            List<String> languages,
+            List<String> warnings) {
         if (contextSize < 1) {
             throw new IllegalArgumentException("contextSize must be at least 1, not " + contextSize);
         }
@@ -123,7 +133,8 @@ public final class LlamaLanguageModel implements LanguageModel {
         if (engine.isCompletedExceptionally()) {
             return ModelAvailability.unavailable("unknown", loadFailure());
         }
-        return ModelAvailability.ready(contextSize, name, languages).withDevice(engine.join().device());
+        return ModelAvailability.ready(contextSize, name, languages)
+                .withDevice(engine.join().device());
     }
 
     @Override
@@ -159,15 +170,18 @@ public final class LlamaLanguageModel implements LanguageModel {
     }
 
     @Override
-    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+            throws AgentException {
         token.check();
         Engine loaded = awaitEngine(token);
         StepPlan plan = cachedPlan(request, loaded.closesGrammarsAtBudget());
         String prompt = loaded.renderChat(ChatPrompt.messages(request, loaded.controlTokens()));
         if (Log.enabled(Log.Level.DEBUG)) {
-            Log.debug("llama step prompt (" + request.mode() + (request.schema() != null ? ", schema" : "") + "):\n" + prompt);
+            Log.debug("llama step prompt (" + request.mode() + (request.schema() != null ? ", schema" : "") + "):\n"
+                    + prompt);
         }
-        EngineRequest engineRequest = engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options(), request.attempt());
+        EngineRequest engineRequest =
+                engineRequest(prompt, plan.grammar(), plan.maxTokens(), request.options(), request.attempt());
         StepStream stream = new StepStream(request, listener);
         EngineResult result;
         if (request.schema() == null && request.mode() != ToolCallingMode.REQUIRED) {
@@ -176,7 +190,9 @@ public final class LlamaLanguageModel implements LanguageModel {
             result = loaded.generate(engineRequest, sessionKey(request), stream, token);
         }
         token.check();
-        Usage usage = new Usage(result.inputTokens(), Math.min(Math.max(0, result.cachedInputTokens()), result.inputTokens()),
+        Usage usage = new Usage(
+                result.inputTokens(),
+                Math.min(Math.max(0, result.cachedInputTokens()), result.inputTokens()),
                 result.outputTokens());
         ModelResponse response = StepOutput.parse(result.text(), request, usage);
         stream.finish(response);
@@ -187,8 +203,9 @@ public final class LlamaLanguageModel implements LanguageModel {
      * A plain-text step under a {@link RepetitionGuard}: a loop stops the generation, and the step's text is what
      * came before the loop (usage counted from the texts, since a stopped generation reports none).
      */
-    private static EngineResult generateGuarded(Engine loaded, EngineRequest request, String key, StepStream stream,
-            CancellationToken token) throws AgentException {
+    private static EngineResult generateGuarded(
+            Engine loaded, EngineRequest request, String key, StepStream stream, CancellationToken token)
+            throws AgentException {
         CancellationToken stop = CancellationToken.create();
         Runnable link = stop::cancel;
         token.onCancel(link);
@@ -215,22 +232,35 @@ public final class LlamaLanguageModel implements LanguageModel {
      * apart by their longest common prefix.
      */
     static String sessionKey(ModelRequest request) {
-        String first = request.entries().isEmpty() ? "-" : request.entries().get(0).id();
+        String first =
+                request.entries().isEmpty() ? "-" : request.entries().get(0).id();
         String system = ChatPrompt.system(request.instructions(), request.contextNote());
         return first + "/" + Integer.toHexString(system == null ? 0 : system.hashCode());
     }
 
     /** What a step's plan depends on: the same tools, schema, mode and budget give the same grammar. */
-    private record PlanKey(List<ToolDefinition> tools, @Nullable GenerationSchema schema, ToolCallingMode mode,
-            boolean offerRespondDirectly, int budget, boolean parallel, boolean closes) {}
+    private record PlanKey(
+            List<ToolDefinition> tools,
+            @Nullable GenerationSchema schema,
+            ToolCallingMode mode,
+            boolean offerRespondDirectly,
+            int budget,
+            boolean parallel,
+            boolean closes) {}
 
     /**
      * {@link #plan} remembered for the last {@value #PLANS} shapes of step: sizing a grammar builds it a few
      * times over (2–10 ms for a tool step), and a conversation repeats the same few shapes.
      */
     private StepPlan cachedPlan(ModelRequest request, boolean closes) throws AgentException {
-        PlanKey key = new PlanKey(request.tools(), request.schema(), request.mode(), request.offerRespondDirectly(),
-                maxTokens(request), request.options().parallelToolCalls(), closes);
+        PlanKey key = new PlanKey(
+                request.tools(),
+                request.schema(),
+                request.mode(),
+                request.offerRespondDirectly(),
+                maxTokens(request),
+                request.options().parallelToolCalls(),
+                closes);
         synchronized (plans) {
             StepPlan known = plans.get(key);
             if (known != null) {
@@ -269,7 +299,8 @@ public final class LlamaLanguageModel implements LanguageModel {
         int budget = maxTokens(request);
         boolean calls = StepGrammar.mayCall(request.mode());
         if (!calls && request.schema() == null) {
-            return new StepPlan(StepGrammar.of(request, 1, 1), budget); // plain text: its length is the budget's business
+            return new StepPlan(
+                    StepGrammar.of(request, 1, 1), budget); // plain text: its length is the budget's business
         }
         if (closes) {
             String grammar = StepGrammar.of(request, MAX_STRING, calls ? StepGrammar.maxCalls(request) : 1);
@@ -294,7 +325,8 @@ public final class LlamaLanguageModel implements LanguageModel {
     }
 
     /** The longest string bound in [1, longest] whose grammar fits {@code budget} bytes, or 0 when none does. */
-    private static int largestFittingString(ModelRequest request, int maxCalls, int longest, int budget) throws AgentException {
+    private static int largestFittingString(ModelRequest request, int maxCalls, int longest, int budget)
+            throws AgentException {
         int low = 0; // fits (0 stands for "none")
         int high = longest;
         while (low < high) {
@@ -319,9 +351,11 @@ public final class LlamaLanguageModel implements LanguageModel {
      */
     static int maxTokens(ModelRequest request) {
         Integer configured = request.options().maxResponseTokens();
-        int tokens = configured != null ? configured
-                : request.mode() == ToolCallingMode.REQUIRED && request.schema() == null ? DEFAULT_CALL_TOKENS
-                : request.schema() != null ? DEFAULT_GRAMMAR_TOKENS : DEFAULT_TEXT_TOKENS;
+        int tokens = configured != null
+                ? configured
+                : request.mode() == ToolCallingMode.REQUIRED && request.schema() == null
+                        ? DEFAULT_CALL_TOKENS
+                        : request.schema() != null ? DEFAULT_GRAMMAR_TOKENS : DEFAULT_TEXT_TOKENS;
         return request.mode() == ToolCallingMode.DISALLOWED ? Math.max(1, tokens) : Math.max(MIN_CALL_TOKENS, tokens);
     }
 
@@ -339,13 +373,14 @@ public final class LlamaLanguageModel implements LanguageModel {
      * output) draws with another seed, derived from the first so runs stay reproducible, and a greedy step
      * samples at {@link #RETRY_TEMPERATURE}: the same draw would only repeat the same invalid output.
      */
-    EngineRequest engineRequest(String prompt, @Nullable String grammar, int maxTokens, GenerationOptions options, int attempt) {
+    EngineRequest engineRequest(
+            String prompt, @Nullable String grammar, int maxTokens, GenerationOptions options, int attempt) {
         double temperature = options.temperature() != null ? options.temperature() : DEFAULT_TEMPERATURE;
         int topK = DEFAULT_TOP_K;
         double topP = DEFAULT_TOP_P;
         Long stepSeed = null;
         switch (options.sampling()) {
-            case null -> { }
+            case null -> {}
             case Sampling.Greedy greedy -> temperature = 0;
             case Sampling.TopK k -> {
                 topK = k.k();
@@ -401,7 +436,9 @@ public final class LlamaLanguageModel implements LanguageModel {
         } catch (CompletionException | java.util.concurrent.CancellationException e) {
             Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
             String message = cause.getMessage();
-            return message == null || message.isBlank() ? "The model " + name + " failed to load (" + cause.getClass().getSimpleName() + ")."
+            return message == null || message.isBlank()
+                    ? "The model " + name + " failed to load ("
+                            + cause.getClass().getSimpleName() + ")."
                     : message;
         }
     }

@@ -10,7 +10,6 @@ import dev.oam.model.llama.prompt.CallFormat;
 import dev.oam.model.llama.prompt.DialogueAnswer;
 import java.util.ArrayList;
 import java.util.List;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The grammar of one step, which carries the step's mode:
@@ -30,6 +29,7 @@ import org.jspecify.annotations.Nullable;
 public final class StepGrammar {
     /** Calls one step may make when the session allows parallel calls. */
     static final int MAX_CALLS = 4;
+
     private static final String TEXT_RULE = "text";
     /** Words: no leading white space, no JSON object or array opening, no {@code {"} anywhere. */
     static final String TEXT = "[^{[ \\t\\r\\n\\x00] ([^{\\x00] | \"{\" [^\"\\x00])*";
@@ -71,7 +71,8 @@ public final class StepGrammar {
         } else if (schema != null) {
             answer = gbnf.schema(schema.json()).root();
             if (answer == null) {
-                throw new AgentException(ErrorCode.GENERATION_FAILED,
+                throw new AgentException(
+                        ErrorCode.GENERATION_FAILED,
                         "The answer's schema has no value within the grammar's bounds (recursion deeper than "
                                 + Gbnf.MAX_REF_DEPTH + " levels).");
             }
@@ -96,24 +97,32 @@ public final class StepGrammar {
         for (ToolDefinition tool : request.tools()) {
             String arguments = gbnf.schema(tool.schema().json()).root();
             if (arguments != null) {
-                alternatives.add(gbnf.rule("call", Gbnf.literal(CallFormat.NAME + "\"" + tool.name() + "\"" + CallFormat.ARGUMENTS)
-                        + " " + arguments + " \"}\""));
+                alternatives.add(gbnf.rule(
+                        "call",
+                        Gbnf.literal(CallFormat.NAME + "\"" + tool.name() + "\"" + CallFormat.ARGUMENTS) + " "
+                                + arguments + " \"}\""));
             }
         }
         List<String> forms = new ArrayList<>();
         if (!alternatives.isEmpty()) {
-            String call = alternatives.size() == 1 ? alternatives.get(0) : gbnf.rule("call", String.join(" | ", alternatives));
-            forms.add(maxCalls <= 1 ? Gbnf.literal(CallFormat.SINGLE) + " " + call + " \"}\""
-                    : Gbnf.literal(CallFormat.PARALLEL) + " " + call + " (" + Gbnf.literal(", ") + " " + call + "){0,"
-                            + (maxCalls - 1) + "} " + Gbnf.literal("]}"));
+            String call = alternatives.size() == 1
+                    ? alternatives.get(0)
+                    : gbnf.rule("call", String.join(" | ", alternatives));
+            forms.add(
+                    maxCalls <= 1
+                            ? Gbnf.literal(CallFormat.SINGLE) + " " + call + " \"}\""
+                            : Gbnf.literal(CallFormat.PARALLEL) + " " + call + " (" + Gbnf.literal(", ") + " " + call
+                                    + "){0," + (maxCalls - 1) + "} " + Gbnf.literal("]}"));
         }
         if (request.offerRespondDirectly()) {
             forms.add(Gbnf.literal(CallFormat.SINGLE + CallFormat.NAME + "\"" + ToolDefinition.RESPOND_DIRECTLY + "\""
                     + CallFormat.ARGUMENTS + "{}}}"));
         }
         if (forms.isEmpty()) {
-            throw new AgentException(ErrorCode.GENERATION_FAILED, "No tool of this step has arguments within the grammar's "
-                    + "bounds, so no call can be generated.");
+            throw new AgentException(
+                    ErrorCode.GENERATION_FAILED,
+                    "No tool of this step has arguments within the grammar's "
+                            + "bounds, so no call can be generated.");
         }
         return gbnf.rule("tool-calls", String.join(" | ", forms));
     }

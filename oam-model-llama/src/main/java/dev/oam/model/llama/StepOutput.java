@@ -80,8 +80,8 @@ final class StepOutput {
         String answer = withoutEcho(text.stripLeading(), request);
         if (answer.isBlank() && !text.isBlank() && request.turnToolOutputs().isEmpty()) {
             // Asked again with another draw; after a tool ran the step is not asked again, and the answer is empty.
-            throw new AgentException(ErrorCode.GENERATION_FAILED, "The model's answer only read its prompt back: "
-                    + shorten(text));
+            throw new AgentException(
+                    ErrorCode.GENERATION_FAILED, "The model's answer only read its prompt back: " + shorten(text));
         }
         return new ModelResponse.Answer(answer, null, usage);
     }
@@ -110,7 +110,9 @@ final class StepOutput {
                 }
             }
         }
-        return out.equals(text) ? text : out.strip().replaceAll("[ \\t]{2,}", " ").replaceAll("\\n{3,}", "\n\n");
+        return out.equals(text)
+                ? text
+                : out.strip().replaceAll("[ \\t]{2,}", " ").replaceAll("\\n{3,}", "\n\n");
     }
 
     private static List<ToolCall> calls(String text, ModelRequest request) throws AgentException {
@@ -121,7 +123,8 @@ final class StepOutput {
             throw invalid("it is not complete JSON (cut off at the token limit?)", text);
         }
         JsonNode array = root.isObject() && root.size() == 1 && root.get("tool_call") instanceof ObjectNode one
-                ? Json.mapper().createArrayNode().add(one) : root.get("tool_calls");
+                ? Json.mapper().createArrayNode().add(one)
+                : root.get("tool_calls");
         if (!root.isObject() || root.size() != 1 || array == null || !array.isArray() || array.isEmpty()) {
             throw invalid("it is neither {\"tool_call\": {…}} nor {\"tool_calls\": […]} with at least one call", text);
         }
@@ -139,14 +142,16 @@ final class StepOutput {
             }
             ObjectNode args = arguments instanceof ObjectNode object ? object : Json.object();
             boolean direct = request.offerRespondDirectly() && name.equals(ToolDefinition.RESPOND_DIRECTLY);
-            Optional<ToolDefinition> tool = request.tools().stream().filter(t -> t.name().equals(name)).findFirst();
+            Optional<ToolDefinition> tool =
+                    request.tools().stream().filter(t -> t.name().equals(name)).findFirst();
             if (!direct && tool.isEmpty()) {
                 throw invalid("it calls '" + name + "', which is not offered in this step", text);
             }
             if (tool.isPresent() && !toolRan) {
                 Optional<String> violation = tool.get().schema().firstViolation(args);
                 if (violation.isPresent()) {
-                    throw invalid("the arguments of '" + name + "' do not match its parameters: " + violation.get(), text);
+                    throw invalid(
+                            "the arguments of '" + name + "' do not match its parameters: " + violation.get(), text);
                 }
             }
             String id;
@@ -159,8 +164,9 @@ final class StepOutput {
     }
 
     private static AgentException invalid(String why, String text) {
-        return new AgentException(ErrorCode.GENERATION_FAILED, "The model's output is not a valid tool call (" + why + "): "
-                + shorten(text));
+        return new AgentException(
+                ErrorCode.GENERATION_FAILED,
+                "The model's output is not a valid tool call (" + why + "): " + shorten(text));
     }
 
     static String shorten(String text) {

@@ -29,7 +29,11 @@ import org.jspecify.annotations.Nullable;
  * answer's text.
  */
 final class StepStream implements Consumer<String> {
-    private enum State { UNDECIDED, ANSWER, CALLS }
+    private enum State {
+        UNDECIDED,
+        ANSWER,
+        CALLS
+    }
 
     private final ModelListener listener;
     private final boolean structured;

@@ -51,7 +51,8 @@ class DialogueAnswerTest {
         }
     }
 
-    private static ModelRequest spoken(List<TranscriptEntry> entries, @Nullable GenerationSchema schema, int sentences) {
+    private static ModelRequest spoken(
+            List<TranscriptEntry> entries, @Nullable GenerationSchema schema, int sentences) {
         ModelRequest plain = request(entries, List.of(), ToolCallingMode.DISALLOWED, false, schema);
         return plain.withOptions(plain.options().withDialogue(new DialogueForm("Gorm", "Player", sentences)));
     }
@@ -59,9 +60,15 @@ class DialogueAnswerTest {
     @Test
     void onlyStepsSpokenByACharacterAreDialogue() {
         assertThat(DialogueAnswer.of(spoken(prompt("Hi."), SCHEMA, 2))).isNotNull();
-        assertThat(DialogueAnswer.of(request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false, SCHEMA))).isNull();
-        assertThat(DialogueAnswer.of(spoken(prompt("Hi."), Fixtures.schema("{\"type\": \"object\", \"properties\": "
-                + "{\"id\": {\"type\": \"string\"}}}"), 2))).as("no line to speak").isNull();
+        assertThat(DialogueAnswer.of(request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false, SCHEMA)))
+                .isNull();
+        assertThat(DialogueAnswer.of(spoken(
+                        prompt("Hi."),
+                        Fixtures.schema(
+                                "{\"type\": \"object\", \"properties\": " + "{\"id\": {\"type\": \"string\"}}}"),
+                        2)))
+                .as("no line to speak")
+                .isNull();
         assertThat(DialogueAnswer.of(spoken(prompt("Hi."), null, 1)).isText()).isTrue();
     }
 
@@ -70,19 +77,42 @@ class DialogueAnswerTest {
         GbnfChecker g = GbnfChecker.parse(StepGrammar.of(spoken(prompt("What do you sell?"), SCHEMA, 2), 64));
         assertThat(g.accepts(WRITTEN)).isTrue();
         assertThat(g.accepts(WRITTEN.replace("no", "yes"))).isTrue();
-        assertThat(g.accepts(WRITTEN.replace("happy", "sleepy"))).as("mood outside the enum").isFalse();
-        assertThat(g.accepts(WRITTEN.replace("Three iron swords", "12.2023"))).as("a line must open with a word").isFalse();
-        assertThat(g.accepts(WRITTEN.replace(" Fine steel!", " Fine steel! Come back soon."))).as("two sentences at most").isFalse();
-        assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine steel"))).as("a sentence ends in . ! or ?").isFalse();
-        assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine steel.!"))).as("one mark, or an ellipsis").isFalse();
+        assertThat(g.accepts(WRITTEN.replace("happy", "sleepy")))
+                .as("mood outside the enum")
+                .isFalse();
+        assertThat(g.accepts(WRITTEN.replace("Three iron swords", "12.2023")))
+                .as("a line must open with a word")
+                .isFalse();
+        assertThat(g.accepts(WRITTEN.replace(" Fine steel!", " Fine steel! Come back soon.")))
+                .as("two sentences at most")
+                .isFalse();
+        assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine steel")))
+                .as("a sentence ends in . ! or ?")
+                .isFalse();
+        assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine steel.!")))
+                .as("one mark, or an ellipsis")
+                .isFalse();
         assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine steel..."))).isTrue();
-        assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine " + "steel ".repeat(20) + "!"))).as("a sentence's length").isFalse();
-        assertThat(g.accepts(WRITTEN.replace(" | \"Maybe later, thank you.\"", ""))).as("three replies").isFalse();
-        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "Yes."))).as("the replies' floor").isFalse();
-        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "{Mira 2} (nun) (nun)."))).as("no markup").isFalse();
-        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "\\nYou are going there."))).isFalse();
-        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "- I will take one."))).as("opens with a word").isFalse();
-        assertThat(g.accepts("{\"emotion\": \"happy\", \"line\": \"Hello.\"}")).as("no JSON").isFalse();
+        assertThat(g.accepts(WRITTEN.replace("Fine steel!", "Fine " + "steel ".repeat(20) + "!")))
+                .as("a sentence's length")
+                .isFalse();
+        assertThat(g.accepts(WRITTEN.replace(" | \"Maybe later, thank you.\"", "")))
+                .as("three replies")
+                .isFalse();
+        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "Yes.")))
+                .as("the replies' floor")
+                .isFalse();
+        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "{Mira 2} (nun) (nun).")))
+                .as("no markup")
+                .isFalse();
+        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "\\nYou are going there.")))
+                .isFalse();
+        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "- I will take one.")))
+                .as("opens with a word")
+                .isFalse();
+        assertThat(g.accepts("{\"emotion\": \"happy\", \"line\": \"Hello.\"}"))
+                .as("no JSON")
+                .isFalse();
         GbnfChecker one = GbnfChecker.parse(StepGrammar.of(spoken(prompt("Hi."), SCHEMA, 1), 64));
         assertThat(one.accepts(WRITTEN)).isFalse();
         assertThat(one.accepts(WRITTEN.replace(" Fine steel!", ""))).isTrue();
@@ -99,7 +129,9 @@ class DialogueAnswerTest {
                  "ends_conversation": false}"""));
         assertThat(SCHEMA.firstViolation(value)).isEmpty();
         assertThat(dialogue.text(value)).isEqualTo(WRITTEN);
-        assertThat(dialogue.parse("{\"line\": \"Hello.\"}")).as("not the form: no value").isNull();
+        assertThat(dialogue.parse("{\"line\": \"Hello.\"}"))
+                .as("not the form: no value")
+                .isNull();
         ModelResponse answer = StepOutput.parse(WRITTEN, step, Usage.ZERO);
         assertThat(((ModelResponse.Answer) answer).structured()).isEqualTo(value);
         // The next turn shows the answer as it was written.
@@ -108,7 +140,9 @@ class DialogueAnswerTest {
         history.addAll(prompt("And shields?"));
         List<ChatMessage> messages = ChatPrompt.messages(spoken(history, SCHEMA, 2), Set.of());
         assertThat(messages).extracting(ChatMessage::content).contains(WRITTEN);
-        assertThat(messages.get(0).content()).contains("Moods: neutral, happy, angry.").doesNotContain("JSON", "player_options");
+        assertThat(messages.get(0).content())
+                .contains("Moods: neutral, happy, angry.")
+                .doesNotContain("JSON", "player_options");
     }
 
     @Test
@@ -123,7 +157,9 @@ class DialogueAnswerTest {
         for (String piece : List.of("Gorm", " (hap", "py): \"", "Three", " iron", " swords.", "\"\nPlayer: \"I")) {
             stream.accept(piece);
         }
-        assertThat(partials).extracting(p -> p.path("line").asText()).containsExactly("", "Three", "Three iron", "Three iron swords.");
+        assertThat(partials)
+                .extracting(p -> p.path("line").asText())
+                .containsExactly("", "Three", "Three iron", "Three iron swords.");
         assertThat(partials).allMatch(p -> p.path("emotion").asText().equals("happy"));
     }
 
@@ -132,7 +168,9 @@ class DialogueAnswerTest {
         ModelRequest bark = spoken(prompt("Situation: Rain."), null, 1);
         GbnfChecker g = GbnfChecker.parse(StepGrammar.of(bark, 64));
         assertThat(g.accepts("Gorm: \"Rain again, and the forge still hot!\"")).isTrue();
-        assertThat(g.accepts("Gorm: \"Rain again. The forge is hot.\"")).as("one sentence").isFalse();
+        assertThat(g.accepts("Gorm: \"Rain again. The forge is hot.\""))
+                .as("one sentence")
+                .isFalse();
         assertThat(g.accepts("Rules:")).as("no prompt read back").isFalse();
         ModelResponse answer = StepOutput.parse("Gorm: \"Rain again!\"", bark, Usage.ZERO);
         assertThat(((ModelResponse.Answer) answer).text()).isEqualTo("Rain again!");

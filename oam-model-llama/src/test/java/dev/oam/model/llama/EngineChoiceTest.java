@@ -13,7 +13,8 @@ class EngineChoiceTest {
                 .contains("JDK 21 on Linux")
                 .contains("JDK 22 or newer");
         assertThat(EngineChoice.ignoredLibrary("/p/libllama.so", "/v/libllama.so", "OAM_LLAMA_ENGINE=jni"))
-                .contains("/p/libllama.so").doesNotContain("/v/");
+                .contains("/p/libllama.so")
+                .doesNotContain("/v/");
     }
 
     @Test

@@ -51,7 +51,11 @@ public final class FakeEngine implements Engine {
     public String renderChat(List<ChatMessage> messages) {
         StringBuilder out = new StringBuilder();
         for (ChatMessage message : messages) {
-            out.append("<|im_start|>").append(message.role()).append('\n').append(message.content()).append("<|im_end|>\n");
+            out.append("<|im_start|>")
+                    .append(message.role())
+                    .append('\n')
+                    .append(message.content())
+                    .append("<|im_end|>\n");
         }
         return out.append("<|im_start|>assistant\n").toString();
     }
@@ -62,8 +66,9 @@ public final class FakeEngine implements Engine {
     }
 
     @Override
-    public synchronized EngineResult generate(EngineRequest request, Object sessionKey, Consumer<String> onDelta,
-            CancellationToken token) throws AgentException {
+    public synchronized EngineResult generate(
+            EngineRequest request, Object sessionKey, Consumer<String> onDelta, CancellationToken token)
+            throws AgentException {
         calls.add(new Call(request, sessionKey));
         token.check();
         List<String> chunks = outputs.isEmpty() ? List.of("(nothing scripted)") : outputs.poll();
@@ -73,7 +78,8 @@ public final class FakeEngine implements Engine {
             onDelta.accept(chunk);
             text.append(chunk);
         }
-        return new EngineResult(text.toString(), countTokens(request.prompt()), cachedTokens, countTokens(text.toString()));
+        return new EngineResult(
+                text.toString(), countTokens(request.prompt()), cachedTokens, countTokens(text.toString()));
     }
 
     EngineRequest last() {

@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Timeout;
  * was decoded with it, no request waits for another's whole prompt, and cancels (during a prompt, racing the last
  * token) leave every other lane's cache and output unharmed. Waits on events, never on wall-clock times.
  */
+@SuppressWarnings("try") // each test holds the decode thread for a scope it never names
 @Timeout(300)
 class FfmBatchingTest {
     private static final String[] SUBJECTS = {"goblin", "dragon", "merchant", "castle"};
@@ -52,8 +53,8 @@ class FfmBatchingTest {
         return out.toString();
     }
 
-    private CompletableFuture<EngineResult> async(SlotEngine on, EngineRequest request, Object session,
-            CancellationToken token, List<String> deltas) {
+    private CompletableFuture<EngineResult> async(
+            SlotEngine on, EngineRequest request, Object session, CancellationToken token, List<String> deltas) {
         CompletableFuture<EngineResult> result = new CompletableFuture<>();
         Thread.ofVirtual().start(() -> {
             try {
@@ -73,14 +74,17 @@ class FfmBatchingTest {
         }
         List<String> alone = new ArrayList<>();
         for (int i = 0; i < requests.size(); i++) {
-            alone.add(engine.generate(requests.get(i), "alone-" + i, d -> {}, CancellationToken.create()).text());
+            alone.add(engine.generate(requests.get(i), "alone-" + i, d -> {}, CancellationToken.create())
+                    .text());
         }
         List<CompletableFuture<EngineResult>> together = new ArrayList<>();
         try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
             for (int i = 0; i < requests.size(); i++) {
-                together.add(async(engine, requests.get(i), "together-" + i, CancellationToken.create(), new ArrayList<>()));
+                together.add(
+                        async(engine, requests.get(i), "together-" + i, CancellationToken.create(), new ArrayList<>()));
             }
-            assertThat(engine.slotTable().await(t -> t.busySlots() == 4, 30_000)).isTrue();
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 4, 30_000))
+                    .isTrue();
         }
         for (int i = 0; i < requests.size(); i++) {
             EngineResult result = together.get(i).get(120, TimeUnit.SECONDS);
@@ -90,26 +94,35 @@ class FfmBatchingTest {
     }
 
     @Test
-    void sessionsOnLanesWithIdleLanesBetweenThemGiveWhatEachGivesAloneAndTheIdleLanesKeepTheirCaches() throws Exception {
+    void sessionsOnLanesWithIdleLanesBetweenThemGiveWhatEachGivesAloneAndTheIdleLanesKeepTheirCaches()
+            throws Exception {
         // With a KV stream per lane (the project-built llama.cpp) the engine fills the lanes between two busy ones with
         // a row each that it removes after the decode; on b4916 nothing is added. Either way: alone results, and the
         // idle lanes' sessions still find their whole prompts cached. A fresh engine, so each session gets a lane.
-        SlotEngine fresh = (SlotEngine) EngineChoice.open(GgufFile.read(TinyEngines.MODELS.resolve("tiny-lanes.gguf")),
-                EngineSettings.defaults().withContextSize(1024).withSlots(4).withThreads(1).withThreadsBatch(1),
+        SlotEngine fresh = (SlotEngine) EngineChoice.open(
+                GgufFile.read(TinyEngines.MODELS.resolve("tiny-lanes.gguf")),
+                EngineSettings.defaults()
+                        .withContextSize(1024)
+                        .withSlots(4)
+                        .withThreads(1)
+                        .withThreadsBatch(1),
                 EngineChoice.Kind.FFM);
         try {
             List<EngineRequest> requests = new ArrayList<>();
             List<String> alone = new ArrayList<>();
             for (int i = 0; i < SUBJECTS.length; i++) {
                 requests.add(greedy(text(SUBJECTS[i], 30 + i * 7), 24));
-                alone.add(fresh.generate(requests.get(i), "gap-" + i, d -> {}, CancellationToken.create()).text());
+                alone.add(fresh.generate(requests.get(i), "gap-" + i, d -> {}, CancellationToken.create())
+                        .text());
             }
             List<CompletableFuture<EngineResult>> together = new ArrayList<>();
             try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
                 for (int i : new int[] {0, SUBJECTS.length - 1}) {
-                    together.add(async(fresh, requests.get(i), "gap-" + i, CancellationToken.create(), new ArrayList<>()));
+                    together.add(
+                            async(fresh, requests.get(i), "gap-" + i, CancellationToken.create(), new ArrayList<>()));
                 }
-                assertThat(fresh.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+                assertThat(fresh.slotTable().await(t -> t.busySlots() == 2, 30_000))
+                        .isTrue();
             }
             for (int k = 0; k < 2; k++) {
                 EngineResult r = together.get(k).get(120, TimeUnit.SECONDS);
@@ -120,7 +133,9 @@ class FfmBatchingTest {
             for (int i = 1; i < SUBJECTS.length - 1; i++) {
                 EngineResult again = fresh.generate(requests.get(i), "gap-" + i, d -> {}, CancellationToken.create());
                 assertThat(again.text()).as("idle lane %d", i).isEqualTo(alone.get(i));
-                assertThat(again.cachedInputTokens()).as("idle lane %d's cache", i).isEqualTo(again.inputTokens() - 1);
+                assertThat(again.cachedInputTokens())
+                        .as("idle lane %d's cache", i)
+                        .isEqualTo(again.inputTokens() - 1);
             }
         } finally {
             LlamaEngines.close(fresh);
@@ -135,18 +150,30 @@ class FfmBatchingTest {
         List<int[]> decodes = Collections.synchronizedList(new ArrayList<>());
         ProbeObserver observer = new ProbeObserver();
         observer.decoding = (rows, threads) -> decodes.add(new int[] {rows, threads});
-        SlotEngine fresh = (SlotEngine) EngineChoice.open(GgufFile.read(TinyEngines.MODELS.resolve("tiny-lanes.gguf")),
-                EngineSettings.defaults().withContextSize(1024).withSlots(4).withThreads(1).withThreadsBatch(2),
-                EngineChoice.Kind.FFM, null, observer);
+        SlotEngine fresh = (SlotEngine) EngineChoice.open(
+                GgufFile.read(TinyEngines.MODELS.resolve("tiny-lanes.gguf")),
+                EngineSettings.defaults()
+                        .withContextSize(1024)
+                        .withSlots(4)
+                        .withThreads(1)
+                        .withThreadsBatch(2),
+                EngineChoice.Kind.FFM,
+                null,
+                observer);
         try {
             fresh.generate(greedy(text("dragon", 40), 12), "lone", d -> {}, CancellationToken.create());
             List<CompletableFuture<EngineResult>> together = new ArrayList<>();
             try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
                 for (int i = 0; i < 2; i++) {
-                    together.add(async(fresh, greedy("the " + SUBJECTS[i], 12), "pair-" + i, CancellationToken.create(),
+                    together.add(async(
+                            fresh,
+                            greedy("the " + SUBJECTS[i], 12),
+                            "pair-" + i,
+                            CancellationToken.create(),
                             new ArrayList<>()));
                 }
-                assertThat(fresh.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+                assertThat(fresh.slotTable().await(t -> t.busySlots() == 2, 30_000))
+                        .isTrue();
             }
             for (CompletableFuture<EngineResult> f : together) {
                 f.get(120, TimeUnit.SECONDS);
@@ -158,7 +185,9 @@ class FfmBatchingTest {
         assertThat(seen).as("decodes of one request row").anyMatch(d -> d[0] == 1);
         assertThat(seen).as("decodes of several request rows").anyMatch(d -> d[0] > 1);
         for (int[] d : seen) {
-            assertThat(d[1]).as("threads of a decode of %d request row(s)", d[0]).isEqualTo(d[0] == 1 ? 1 : 2);
+            assertThat(d[1])
+                    .as("threads of a decode of %d request row(s)", d[0])
+                    .isEqualTo(d[0] == 1 ? 1 : 2);
         }
     }
 
@@ -173,9 +202,12 @@ class FfmBatchingTest {
             EngineRequest once = greedy(text("castle", 60), 1);
             engine.generate(once, "cut", d -> {}, CancellationToken.create());
             EngineResult cached = engine.generate(once, "cut", d -> {}, CancellationToken.create());
-            assertThat(cached.cachedInputTokens()).as("all but the last token from the cache").isEqualTo(cached.inputTokens() - 1);
+            assertThat(cached.cachedInputTokens())
+                    .as("all but the last token from the cache")
+                    .isEqualTo(cached.inputTokens() - 1);
             assertThat(rows).hasSize(2);
-            assertThat(java.util.Arrays.equals(rows.get(1), rows.get(0))).as("the first logits, the last token decoded alone")
+            assertThat(java.util.Arrays.equals(rows.get(1), rows.get(0)))
+                    .as("the first logits, the last token decoded alone")
                     .isTrue();
         } finally {
             TinyEngines.PROBES.firstLogits = null;
@@ -188,12 +220,22 @@ class FfmBatchingTest {
         CompletableFuture<EngineResult> longOne;
         CompletableFuture<EngineResult> shortOne;
         try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
-            longOne = async(engine, greedy(text("long prompt", 1500), 4), "fair-long", CancellationToken.create(),
+            longOne = async(
+                    engine,
+                    greedy(text("long prompt", 1500), 4),
+                    "fair-long",
+                    CancellationToken.create(),
                     new FirstDelta(order, "long"));
-            assertThat(engine.slotTable().await(t -> t.busySlots() == 1, 30_000)).isTrue();
-            shortOne = async(engine, greedy("the goblin", 4), "fair-short", CancellationToken.create(),
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 1, 30_000))
+                    .isTrue();
+            shortOne = async(
+                    engine,
+                    greedy("the goblin", 4),
+                    "fair-short",
+                    CancellationToken.create(),
                     new FirstDelta(order, "short"));
-            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000))
+                    .isTrue();
         }
         longOne.get(120, TimeUnit.SECONDS);
         shortOne.get(120, TimeUnit.SECONDS);
@@ -203,18 +245,23 @@ class FfmBatchingTest {
     @Test
     void cancellingDuringALongPromptFreesTheLaneAndHarmsNoOtherLane() throws Exception {
         EngineRequest other = greedy(text("bystander", 60), 120);
-        String reference = engine.generate(other, "bystander", d -> {}, CancellationToken.create()).text();
+        String reference = engine.generate(other, "bystander", d -> {}, CancellationToken.create())
+                .text();
         CancellationToken cancel = CancellationToken.create();
         CompletableFuture<EngineResult> running;
         CompletableFuture<EngineResult> longOne;
         try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
             running = async(engine, other, "bystander", CancellationToken.create(), new ArrayList<>());
             longOne = async(engine, greedy(text("very long prompt", 1800), 8), "cancelled", cancel, new ArrayList<>());
-            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000))
+                    .isTrue();
         }
         cancel.cancel();
-        assertThatThrownBy(() -> longOne.get(60, TimeUnit.SECONDS)).cause().isInstanceOf(AgentException.class)
-                .extracting(e -> ((AgentException) e).code()).isEqualTo(ErrorCode.CANCELLED);
+        assertThatThrownBy(() -> longOne.get(60, TimeUnit.SECONDS))
+                .cause()
+                .isInstanceOf(AgentException.class)
+                .extracting(e -> ((AgentException) e).code())
+                .isEqualTo(ErrorCode.CANCELLED);
         assertThat(running.get(120, TimeUnit.SECONDS).text()).isEqualTo(reference);
         assertThat(engine.slotTable().await(t -> t.busySlots() == 0, 30_000)).isTrue();
         // the bystander's cache is intact: its next turn reuses it and decodes the same
@@ -226,7 +273,8 @@ class FfmBatchingTest {
     @Test
     void aCancelRacingTheLastTokenEndsOneWayOrTheOtherAndFreesTheLane() throws Exception {
         EngineRequest request = greedy(text("race", 20), 1);
-        String reference = engine.generate(request, "race", d -> {}, CancellationToken.create()).text();
+        String reference = engine.generate(request, "race", d -> {}, CancellationToken.create())
+                .text();
         for (int i = 0; i < 30; i++) {
             CancellationToken token = CancellationToken.create();
             CompletableFuture<EngineResult> result = async(engine, request, "race", token, new ArrayList<>());
@@ -239,7 +287,9 @@ class FfmBatchingTest {
             }
         }
         assertThat(engine.slotTable().await(t -> t.busySlots() == 0, 30_000)).isTrue();
-        assertThat(engine.generate(request, "race", d -> {}, CancellationToken.create()).text()).isEqualTo(reference);
+        assertThat(engine.generate(request, "race", d -> {}, CancellationToken.create())
+                        .text())
+                .isEqualTo(reference);
     }
 
     @Test
@@ -247,16 +297,20 @@ class FfmBatchingTest {
         SlotEngine other = TinyEngines.noTemplate(EngineChoice.Kind.FFM);
         EngineRequest mine = greedy(text("first model", 200), 64);
         EngineRequest theirs = greedy(text("second", 30), 64);
-        String mineAlone = engine.generate(mine, "two-a-alone", d -> {}, CancellationToken.create()).text();
-        String theirsAlone = other.generate(theirs, "two-b-alone", d -> {}, CancellationToken.create()).text();
+        String mineAlone = engine.generate(mine, "two-a-alone", d -> {}, CancellationToken.create())
+                .text();
+        String theirsAlone = other.generate(theirs, "two-b-alone", d -> {}, CancellationToken.create())
+                .text();
         for (int round = 0; round < 3; round++) {
             CompletableFuture<EngineResult> a;
             CompletableFuture<EngineResult> b;
             try (AutoCloseable hold = FfmEngineTest.holdDecodeThread()) {
                 a = async(engine, mine, "two-a-" + round, CancellationToken.create(), new ArrayList<>());
                 b = async(other, theirs, "two-b-" + round, CancellationToken.create(), new ArrayList<>());
-                assertThat(engine.slotTable().await(t -> t.busySlots() >= 1, 30_000)).isTrue();
-                assertThat(other.slotTable().await(t -> t.busySlots() == 1, 30_000)).isTrue();
+                assertThat(engine.slotTable().await(t -> t.busySlots() >= 1, 30_000))
+                        .isTrue();
+                assertThat(other.slotTable().await(t -> t.busySlots() == 1, 30_000))
+                        .isTrue();
             }
             assertThat(a.get(120, TimeUnit.SECONDS).text()).isEqualTo(mineAlone);
             assertThat(b.get(120, TimeUnit.SECONDS).text()).isEqualTo(theirsAlone);
@@ -266,7 +320,8 @@ class FfmBatchingTest {
     @Test
     void outputTokensCountTheSampledTokens() throws Exception {
         List<String> deltas = new ArrayList<>();
-        EngineResult result = engine.generate(greedy(text("count", 10), 7), "count", deltas::add, CancellationToken.create());
+        EngineResult result =
+                engine.generate(greedy(text("count", 10), 7), "count", deltas::add, CancellationToken.create());
         // a random model rarely samples end-of-generation: 7 tokens sampled, each a delta unless it split a character
         assertThat(result.outputTokens()).isBetween(1, 7);
         assertThat(deltas.size()).isLessThanOrEqualTo(result.outputTokens());
@@ -276,7 +331,8 @@ class FfmBatchingTest {
     @Test
     void aSessionAbandonedMidBatchDoesNotDisturbTheOthers() throws Exception {
         EngineRequest request = greedy(text("steady", 30), 100);
-        String reference = engine.generate(request, "steady", d -> {}, CancellationToken.create()).text();
+        String reference = engine.generate(request, "steady", d -> {}, CancellationToken.create())
+                .text();
         CancellationToken gone = CancellationToken.create();
         CountDownLatch firstDelta = new CountDownLatch(1);
         CompletableFuture<EngineResult> steady;
@@ -290,7 +346,8 @@ class FfmBatchingTest {
                     return super.add(s);
                 }
             });
-            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000))
+                    .isTrue();
         }
         firstDelta.await();
         gone.cancel();

@@ -15,9 +15,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A constrained output that runs long is closed within its token budget on the FFM engine with the Java grammar,
- * instead of being cut mid-structure (issue 25: strings were capped in advance so the worst case fit, which cut every
- * value short). The generated model writes random text, so its strings never end on their own: without the closing
- * every one of these outputs would be cut and fail to parse.
+ * instead of being cut mid-structure, and with no cap on strings in advance (that would cut every value short).
+ * The generated model writes random text, so its strings never end on their own: without the closing every one of
+ * these outputs would be cut and fail to parse.
  */
 class FfmClosingTest {
     private static final String GRAMMAR = grammar();
@@ -40,9 +40,12 @@ class FfmClosingTest {
         for (int budget : new int[] {48, 64, 100}) { // the shortest whole value takes 36 characters
             for (long seed = 0; seed < 3; seed++) {
                 EngineRequest request = new EngineRequest(prompt, GRAMMAR, budget, seed == 0 ? 0 : 1.0, 0, 1, seed);
-                EngineResult result = engine.generate(request, "closing-" + budget + "-" + seed, d -> {}, CancellationToken.create());
+                EngineResult result =
+                        engine.generate(request, "closing-" + budget + "-" + seed, d -> {}, CancellationToken.create());
                 assertThat(result.outputTokens()).as("budget %d", budget).isLessThanOrEqualTo(budget);
-                assertThat(checker.accepts(result.text())).as("budget %d seed %d: %s", budget, seed, result.text()).isTrue();
+                assertThat(checker.accepts(result.text()))
+                        .as("budget %d seed %d: %s", budget, seed, result.text())
+                        .isTrue();
                 JsonNode value = Json.parse(result.text());
                 assertThat(value.path("a").isTextual()).isTrue();
             }

@@ -30,7 +30,8 @@ class FfmEngineTest extends JniEngineTest {
         SlotEngine engine = TinyEngines.chatMl(kind());
         Method vocabulary = engine.getClass().getDeclaredMethod("vocabulary");
         vocabulary.setAccessible(true);
-        dev.oam.model.llama.grammar.TokenVocabulary v = (dev.oam.model.llama.grammar.TokenVocabulary) vocabulary.invoke(engine);
+        dev.oam.model.llama.grammar.TokenVocabulary v =
+                (dev.oam.model.llama.grammar.TokenVocabulary) vocabulary.invoke(engine);
         int[] tokens = engine.promptTokens("<|im_start|>user\nthe goblin<|im_end|>");
         StringBuilder text = new StringBuilder();
         int control = 0;

@@ -25,8 +25,14 @@ class FfmForcedTextTest {
     void aCallsForcedTextIsFedInBatchesAndTheCallStillParses() throws Exception {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
         SlotEngine engine = TinyEngines.chatMl(EngineChoice.Kind.FFM);
-        String grammar = StepGrammar.of(Fixtures.request(Fixtures.prompt("Open the north gate."), List.of(Fixtures.OPEN_GATE),
-                ToolCallingMode.REQUIRED, false, null), 64);
+        String grammar = StepGrammar.of(
+                Fixtures.request(
+                        Fixtures.prompt("Open the north gate."),
+                        List.of(Fixtures.OPEN_GATE),
+                        ToolCallingMode.REQUIRED,
+                        false,
+                        null),
+                64);
         GbnfChecker checker = GbnfChecker.parse(grammar);
         String prompt = engine.renderChat(List.of(new ChatMessage("user", "Open the north gate.")));
         AtomicLong forced = TinyEngines.PROBES.forcedTokens;
@@ -34,7 +40,9 @@ class FfmForcedTextTest {
             long before = forced.get();
             EngineRequest request = new EngineRequest(prompt, grammar, 96, seed == 0 ? 0 : 1.0, 0, 1, seed);
             EngineResult result = engine.generate(request, "forced-" + seed, d -> {}, CancellationToken.create());
-            assertThat(checker.accepts(result.text())).as("seed %d: %s", seed, result.text()).isTrue();
+            assertThat(checker.accepts(result.text()))
+                    .as("seed %d: %s", seed, result.text())
+                    .isTrue();
             JsonNode call = Json.parse(result.text()).path("tool_call");
             assertThat(call.path("name").asText()).isEqualTo("open_gate");
             long fed = forced.get() - before;

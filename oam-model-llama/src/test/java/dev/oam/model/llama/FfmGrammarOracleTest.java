@@ -43,11 +43,23 @@ class FfmGrammarOracleTest {
         // The same file and lanes on both (so the same attention kernels), and no forced text fed in batches: the
         // native grammar samples every token, and a forced text's own tokens may differ from the ones it samples.
         FfmTuning tuning = FfmTuning.fromSystem().withForced(false);
-        EngineSettings settings = EngineSettings.defaults().withContextSize(512).withSlots(2).withThreads(1).withThreadsBatch(1);
-        java = (SlotEngine) EngineChoice.open(GgufFile.read(file), settings, EngineChoice.Kind.FFM,
-                tuning.withGrammar(FfmTuning.Grammar.JAVA), FfmObserver.NONE);
-        nativeGrammar = (SlotEngine) EngineChoice.open(GgufFile.read(file), settings, EngineChoice.Kind.FFM,
-                tuning.withGrammar(FfmTuning.Grammar.NATIVE), FfmObserver.NONE);
+        EngineSettings settings = EngineSettings.defaults()
+                .withContextSize(512)
+                .withSlots(2)
+                .withThreads(1)
+                .withThreadsBatch(1);
+        java = (SlotEngine) EngineChoice.open(
+                GgufFile.read(file),
+                settings,
+                EngineChoice.Kind.FFM,
+                tuning.withGrammar(FfmTuning.Grammar.JAVA),
+                FfmObserver.NONE);
+        nativeGrammar = (SlotEngine) EngineChoice.open(
+                GgufFile.read(file),
+                settings,
+                EngineChoice.Kind.FFM,
+                tuning.withGrammar(FfmTuning.Grammar.NATIVE),
+                FfmObserver.NONE);
     }
 
     @org.junit.jupiter.api.AfterAll
@@ -71,7 +83,8 @@ class FfmGrammarOracleTest {
     @MethodSource("grammars")
     void javaAndNativeGrammarsAgreeAndBothOutputsParse(String grammar) throws Exception {
         GbnfChecker checker = GbnfChecker.parse(grammar);
-        String prompt = java.renderChat(List.of(new ChatMessage("system", "You are a guard."),
+        String prompt = java.renderChat(List.of(
+                new ChatMessage("system", "You are a guard."),
                 new ChatMessage("user", "A goblin is at the gate. What do you do?")));
         for (long seed = 0; seed < 3; seed++) {
             double temperature = seed == 0 ? 0 : 1.0;
@@ -82,10 +95,13 @@ class FfmGrammarOracleTest {
                 if (r.outputTokens() < 96) { // stopped by the grammar, not the budget: a whole sentence
                     assertThat(checker.accepts(r.text())).as("%s", r.text()).isTrue();
                 } else {
-                    assertThat(checker.acceptsPrefix(r.text())).as("%s", r.text()).isTrue();
+                    assertThat(checker.acceptsPrefix(r.text()))
+                            .as("%s", r.text())
+                            .isTrue();
                 }
             }
-            // With the Java grammar the engine closes a structure whose output loops; llama.cpp's sampler cannot tell the
+            // With the Java grammar the engine closes a structure whose output loops; llama.cpp's sampler cannot tell
+            // the
             // way to the end, so a looping greedy output differs there by design.
             boolean loops = hasLoop(b.text());
             if (temperature == 0 && !loops && !grammar.contains("[^\\x00]*") && !grammar.contains(StepGrammar.TEXT)) {

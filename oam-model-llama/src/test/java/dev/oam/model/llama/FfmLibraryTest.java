@@ -46,8 +46,11 @@ class FfmLibraryTest {
         assertThat(api.get(bindings)).hasToString(expected);
         // and a model runs on it: a greedy answer of the tiny lanes model
         SlotEngine engine = TinyEngines.lanes(EngineChoice.Kind.FFM);
-        EngineResult result = engine.generate(new EngineRequest("the goblin guards the door", null, 8, 0, 0, 1, 1),
-                "library-check", d -> {}, dev.oam.core.agent.CancellationToken.create());
+        EngineResult result = engine.generate(
+                new EngineRequest("the goblin guards the door", null, 8, 0, 0, 1, 1),
+                "library-check",
+                d -> {},
+                dev.oam.core.agent.CancellationToken.create());
         assertThat(result.outputTokens()).isPositive();
     }
 
@@ -55,9 +58,10 @@ class FfmLibraryTest {
     void aNamedLibraryThatIsNotAFileIsReportedWithTheSettingsName(@TempDir Path dir) {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
         UnaryOperator<String> none = name -> null;
-        UnaryOperator<String> missing = name -> "OAM_LLAMA_LIBRARY".equals(name) ? dir.resolve("libllama.so").toString() : null;
-        assertThatThrownBy(() -> call("configuredLibrary", new Class<?>[] {UnaryOperator.class, UnaryOperator.class},
-                missing, none))
+        UnaryOperator<String> missing = name ->
+                "OAM_LLAMA_LIBRARY".equals(name) ? dir.resolve("libllama.so").toString() : null;
+        assertThatThrownBy(() -> call(
+                        "configuredLibrary", new Class<?>[] {UnaryOperator.class, UnaryOperator.class}, missing, none))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("OAM_LLAMA_LIBRARY=" + dir.resolve("libllama.so"))
                 .hasMessageContaining("not a readable file");
@@ -69,7 +73,11 @@ class FfmLibraryTest {
         Path file = Files.writeString(dir.resolve("libllama.so"), "not a library");
         UnaryOperator<String> variable = name -> "OAM_LLAMA_LIBRARY".equals(name) ? "/nowhere/libllama.so" : null;
         UnaryOperator<String> property = name -> "oam.llama.library".equals(name) ? file.toString() : null;
-        assertThat(call("configuredLibrary", new Class<?>[] {UnaryOperator.class, UnaryOperator.class}, variable, property))
+        assertThat(call(
+                        "configuredLibrary",
+                        new Class<?>[] {UnaryOperator.class, UnaryOperator.class},
+                        variable,
+                        property))
                 .isEqualTo(file.toAbsolutePath());
         UnaryOperator<String> blank = name -> " ";
         assertThat(call("configuredLibrary", new Class<?>[] {UnaryOperator.class, UnaryOperator.class}, blank, blank))
@@ -79,7 +87,8 @@ class FfmLibraryTest {
     @Test
     void theJarsLibraryIsRefusedAsTheVendoredApi() throws Throwable {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        Path jars = (Path) NativeLibrary.class.getDeclaredMethod("extractedLibrary").invoke(null);
+        Path jars =
+                (Path) NativeLibrary.class.getDeclaredMethod("extractedLibrary").invoke(null);
         Class<?> apiType = Class.forName("dev.oam.model.llama.ffm.LlamaNative$Api");
         Object vendored = apiType.getEnumConstants()[1];
         assertThat(vendored).hasToString("VENDORED");
@@ -92,13 +101,16 @@ class FfmLibraryTest {
     @Test
     void aBuildRecordNamingAnotherSourceIsRefused(@TempDir Path dir) throws Throwable {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        Path jars = (Path) NativeLibrary.class.getDeclaredMethod("extractedLibrary").invoke(null);
+        Path jars =
+                (Path) NativeLibrary.class.getDeclaredMethod("extractedLibrary").invoke(null);
         Path library = Files.createSymbolicLink(dir.resolve("libllama.so"), jars);
         Files.writeString(dir.resolve("oam-build.properties"), "source=llama_cpp_python-0.3.35.tar.gz\nsha256=00\n");
         Class<?> apiType = Class.forName("dev.oam.model.llama.ffm.LlamaNative$Api");
-        assertThatThrownBy(() -> call("open", new Class<?>[] {Path.class, apiType}, library, apiType.getEnumConstants()[1]))
+        assertThatThrownBy(() ->
+                        call("open", new Class<?>[] {Path.class, apiType}, library, apiType.getEnumConstants()[1]))
                 .isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("names llama_cpp_python-0.3.35.tar.gz (00), not one of the sources whose struct layouts are verified");
+                .hasMessageContaining(
+                        "names llama_cpp_python-0.3.35.tar.gz (00), not one of the sources whose struct layouts are verified");
     }
 
     @Test

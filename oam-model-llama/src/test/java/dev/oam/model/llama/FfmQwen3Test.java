@@ -27,26 +27,40 @@ class FfmQwen3Test {
         Path file = TinyEngines.MODELS.resolve("qwen3").resolve("tiny-qwen3.gguf");
         TinyGguf.tiny().architecture("qwen3").name("tiny-random-qwen3").write(file);
         boolean current = EngineChoice.planned().current();
-        assertThat(current).as("the run's llama.cpp: %s", EngineChoice.planned().description())
+        assertThat(current)
+                .as("the run's llama.cpp: %s", EngineChoice.planned().description())
                 .isEqualTo("vendored".equals(System.getProperty("oam.test.llamaLibrary")) && TinyEngines.ffmPossible());
         LlamaBackend backend = new LlamaBackend(new LlamaBackend.Defaults(1, 1, 1, 2048), List.of("en"));
-        try (Conversation c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend))),
+        try (Conversation c = new Conversation(
+                InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend))),
                 java.time.Duration.ofMinutes(2))) {
-            String spec = "{\"type\":\"llama\",\"path\":" + Json.write(Json.mapper().valueToTree(file.toString())) + "}";
+            String spec =
+                    "{\"type\":\"llama\",\"path\":" + Json.write(Json.mapper().valueToTree(file.toString())) + "}";
             if (current) {
-                c.call(1, "session/create", "{\"session\":\"q\",\"model\":" + spec
-                        + ",\"options\":{\"maxResponseTokens\":8,\"temperature\":0}}");
+                c.call(
+                        1,
+                        "session/create",
+                        "{\"session\":\"q\",\"model\":" + spec
+                                + ",\"options\":{\"maxResponseTokens\":8,\"temperature\":0}}");
                 JsonNode answer = c.call(2, "session/respond", "{\"session\":\"q\",\"prompt\":\"hello\"}");
                 assertThat(answer.path("usage").path("outputTokens").asInt()).isPositive();
                 // where it runs: the CPU of the project build (model/availability's device)
-                assertThat(backend.create(Conversation.object(spec), "model").availability().device())
+                assertThat(backend.create(Conversation.object(spec), "model")
+                                .availability()
+                                .device())
                         .isEqualTo("CPU (cpu build)");
             } else {
                 c.request(1, "session/create", "{\"session\":\"q\",\"model\":" + spec + "}");
                 JsonNode error = c.error(1);
                 assertThat(error.path("code").asInt()).isEqualTo(-32602);
-                assertThat(error.path("message").asText()).contains("'model.path'", "tiny-qwen3.gguf is a 'qwen3' model",
-                        "b4916", "cannot run", "bin/build-llama", "llama-server");
+                assertThat(error.path("message").asText())
+                        .contains(
+                                "'model.path'",
+                                "tiny-qwen3.gguf is a 'qwen3' model",
+                                "b4916",
+                                "cannot run",
+                                "bin/build-llama",
+                                "llama-server");
             }
         } finally {
             backend.close();

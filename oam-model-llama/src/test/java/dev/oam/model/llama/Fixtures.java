@@ -16,8 +16,8 @@ public final class Fixtures {
     public static final ToolDefinition OPEN_GATE = tool("open_gate", "Opens a named gate.", """
             {"type":"object","properties":{"gate":{"type":"string","enum":["north","south"]},"force":{"type":"boolean"}},
              "required":["gate"]}""");
-    public static final ToolDefinition CHECK_INVENTORY = tool("check_inventory", "Lists what the player carries.",
-            "{\"type\":\"object\",\"properties\":{}}");
+    public static final ToolDefinition CHECK_INVENTORY =
+            tool("check_inventory", "Lists what the player carries.", "{\"type\":\"object\",\"properties\":{}}");
     public static final String DECISION = """
             {"type":"object","properties":{"reasoning":{"type":"string"},"choice":{"type":"string","enum":["fight","flee"]},
              "confidence":{"type":"integer","minimum":0,"maximum":100}},"required":["reasoning","choice","confidence"]}""";
@@ -44,22 +44,52 @@ public final class Fixtures {
         }
     }
 
-    public static ModelRequest request(List<TranscriptEntry> entries, List<ToolDefinition> tools, ToolCallingMode mode,
-            boolean respondDirectly, @Nullable GenerationSchema schema) {
+    public static ModelRequest request(
+            List<TranscriptEntry> entries,
+            List<ToolDefinition> tools,
+            ToolCallingMode mode,
+            boolean respondDirectly,
+            @Nullable GenerationSchema schema) {
         return request(entries, tools, mode, respondDirectly, schema, GenerationOptions.DEFAULT);
     }
 
-    public static ModelRequest request(List<TranscriptEntry> entries, List<ToolDefinition> tools, ToolCallingMode mode,
-            boolean respondDirectly, @Nullable GenerationSchema schema, GenerationOptions options) {
-        return new ModelRequest("You are the gate guard.", "The north gate is jammed.", entries,
-                mode == ToolCallingMode.DISALLOWED ? List.of() : tools, mode, respondDirectly, schema, options);
+    public static ModelRequest request(
+            List<TranscriptEntry> entries,
+            List<ToolDefinition> tools,
+            ToolCallingMode mode,
+            boolean respondDirectly,
+            @Nullable GenerationSchema schema,
+            GenerationOptions options) {
+        return new ModelRequest(
+                "You are the gate guard.",
+                "The north gate is jammed.",
+                entries,
+                mode == ToolCallingMode.DISALLOWED ? List.of() : tools,
+                mode,
+                respondDirectly,
+                schema,
+                options);
     }
 
     /** A step of a turn whose tools are {@code listed}, of which the step may call {@code tools}. */
-    public static ModelRequest step(List<TranscriptEntry> entries, List<ToolDefinition> tools, ToolCallingMode mode,
-            boolean respondDirectly, @Nullable GenerationSchema schema, List<ToolDefinition> listed) {
-        return new ModelRequest("You are the gate guard.", "The north gate is jammed.", entries,
-                mode == ToolCallingMode.DISALLOWED ? List.of() : tools, mode, respondDirectly, schema, GenerationOptions.DEFAULT, -1, 1,
+    public static ModelRequest step(
+            List<TranscriptEntry> entries,
+            List<ToolDefinition> tools,
+            ToolCallingMode mode,
+            boolean respondDirectly,
+            @Nullable GenerationSchema schema,
+            List<ToolDefinition> listed) {
+        return new ModelRequest(
+                "You are the gate guard.",
+                "The north gate is jammed.",
+                entries,
+                mode == ToolCallingMode.DISALLOWED ? List.of() : tools,
+                mode,
+                respondDirectly,
+                schema,
+                GenerationOptions.DEFAULT,
+                -1,
+                1,
                 listed);
     }
 

@@ -16,11 +16,17 @@ import java.util.Map;
  */
 public final class GbnfChecker {
     private sealed interface Node {}
+
     private record Lit(int[] cps) implements Node {}
+
     private record Cls(boolean negated, int[] ranges) implements Node {}
+
     private record Ref(String name) implements Node {}
+
     private record Seq(List<Node> items) implements Node {}
+
     private record Alt(List<Node> options) implements Node {}
+
     private record Rep(Node node, int min, int max) implements Node {}
 
     private final Map<String, Node> rules = new LinkedHashMap<>();
@@ -74,11 +80,10 @@ public final class GbnfChecker {
             case Seq seq -> seq.items().forEach(this::checkRefs);
             case Alt alt -> alt.options().forEach(this::checkRefs);
             case Rep rep -> checkRefs(rep.node());
-            default -> { }
+            default -> {}
         }
     }
 
-    /** Whether the whole of {@code text} is in the grammar's language. */
     /**
      * {@link #accepts} for JSON written compactly in a test: a space is put after every {@code :} and {@code ,}
      * outside strings, as {@link Gbnf} writes JSON.
@@ -108,6 +113,7 @@ public final class GbnfChecker {
         return out.toString();
     }
 
+    /** Whether the whole of {@code text} is in the grammar's language. */
     public synchronized boolean accepts(String text) {
         input = text.codePoints().toArray();
         memo.clear();
@@ -277,7 +283,8 @@ public final class GbnfChecker {
                     ranges.add(hi);
                 }
                 pos++;
-                return new Cls(negated, ranges.stream().mapToInt(Integer::intValue).toArray());
+                return new Cls(
+                        negated, ranges.stream().mapToInt(Integer::intValue).toArray());
             }
             if (c == '(') {
                 pos++;

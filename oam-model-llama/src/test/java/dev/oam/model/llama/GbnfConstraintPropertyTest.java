@@ -42,6 +42,7 @@ class GbnfConstraintPropertyTest {
     private static final GbnfCompiler UNCACHED = GbnfCompiler.create(VOCABULARY, 0);
     /** Pieces of at most 4 bytes, against strings of up to 24 characters: repetition counts merge in mask keys. */
     private static final TokenVocabulary SHORT = SyntheticVocabulary.shortPieces(11, 300);
+
     private static final GbnfCompiler SHORT_CACHED = GbnfCompiler.create(SHORT);
 
     private static final List<String> SCHEMAS = List.of(
@@ -78,16 +79,44 @@ class GbnfConstraintPropertyTest {
             Gbnf gbnf = new Gbnf(maxString);
             out.put(json, gbnf.build(gbnf.schema(schema(json).json()).root()));
         }
-        out.put("required", StepGrammar.of(request(prompt("Open it."), List.of(OPEN_GATE, CHECK_INVENTORY),
-                ToolCallingMode.REQUIRED, false, null), maxString));
-        out.put("required+direct", StepGrammar.of(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED,
-                true, null), maxString));
-        out.put("allowed text", StepGrammar.of(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED,
-                false, null), maxString));
-        out.put("allowed decision", StepGrammar.of(request(prompt("Decide."), List.of(OPEN_GATE),
-                ToolCallingMode.ALLOWED, false, schema(Fixtures.DECISION)), maxString));
-        out.put("disallowed decision", StepGrammar.of(request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED,
-                false, schema(Fixtures.DECISION)), maxString));
+        out.put(
+                "required",
+                StepGrammar.of(
+                        request(
+                                prompt("Open it."),
+                                List.of(OPEN_GATE, CHECK_INVENTORY),
+                                ToolCallingMode.REQUIRED,
+                                false,
+                                null),
+                        maxString));
+        out.put(
+                "required+direct",
+                StepGrammar.of(
+                        request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null), maxString));
+        out.put(
+                "allowed text",
+                StepGrammar.of(
+                        request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null), maxString));
+        out.put(
+                "allowed decision",
+                StepGrammar.of(
+                        request(
+                                prompt("Decide."),
+                                List.of(OPEN_GATE),
+                                ToolCallingMode.ALLOWED,
+                                false,
+                                schema(Fixtures.DECISION)),
+                        maxString));
+        out.put(
+                "disallowed decision",
+                StepGrammar.of(
+                        request(
+                                prompt("Decide."),
+                                List.of(),
+                                ToolCallingMode.DISALLOWED,
+                                false,
+                                schema(Fixtures.DECISION)),
+                        maxString));
         return out.values().stream();
     }
 
@@ -103,7 +132,10 @@ class GbnfConstraintPropertyTest {
         randomWalks(grammar, SHORT, walk -> SHORT_CACHED, 6);
     }
 
-    private static void randomWalks(String grammar, TokenVocabulary vocabulary, java.util.function.IntFunction<GbnfCompiler> compilers,
+    private static void randomWalks(
+            String grammar,
+            TokenVocabulary vocabulary,
+            java.util.function.IntFunction<GbnfCompiler> compilers,
             int walks) {
         GbnfChecker checker = GbnfChecker.parse(grammar);
         int words = (vocabulary.size() + 63) / 64;
@@ -120,13 +152,17 @@ class GbnfConstraintPropertyTest {
                 List<Integer> allowed = new ArrayList<>();
                 for (int t = 0; t < vocabulary.size(); t++) {
                     boolean bit = (mask[t >>> 6] & (1L << t)) != 0;
-                    assertThat(bit).as("mask bit of token %d equals allows, after %s", t, printable(output)).isEqualTo(c.allows(t));
+                    assertThat(bit)
+                            .as("mask bit of token %d equals allows, after %s", t, printable(output))
+                            .isEqualTo(c.allows(t));
                     if (bit) {
                         allowed.add(t);
                     }
                 }
                 if (!c.isComplete()) {
-                    assertThat(allowed).as("a token is allowed after %s", printable(output)).isNotEmpty();
+                    assertThat(allowed)
+                            .as("a token is allowed after %s", printable(output))
+                            .isNotEmpty();
                 }
                 String text = decode(output.toByteArray());
                 if (text != null && step % 2 == 0) {
@@ -138,7 +174,9 @@ class GbnfConstraintPropertyTest {
                         assertThatThrownBy(() -> c.accept(rejected)).isInstanceOf(IllegalArgumentException.class);
                         long[] again = new long[words];
                         c.fillMask(again);
-                        assertThat(again).as("the state is unchanged by a refused token").isEqualTo(mask);
+                        assertThat(again)
+                                .as("the state is unchanged by a refused token")
+                                .isEqualTo(mask);
                     }
                 }
                 if (allowed.isEmpty()) {
@@ -148,7 +186,9 @@ class GbnfConstraintPropertyTest {
                 if (c.canEnd() && (random.nextInt(4) == 0 || c.isComplete())) {
                     token = random.nextBoolean() ? SyntheticVocabulary.EOS : SyntheticVocabulary.END_OF_TURN;
                 } else {
-                    List<Integer> pieces = allowed.stream().filter(t -> !vocabulary.isEndOfGeneration(t)).toList();
+                    List<Integer> pieces = allowed.stream()
+                            .filter(t -> !vocabulary.isEndOfGeneration(t))
+                            .toList();
                     token = pieces.get(random.nextInt(pieces.size()));
                 }
                 c.accept(token);
@@ -162,16 +202,25 @@ class GbnfConstraintPropertyTest {
             if (stopped) {
                 ended++;
                 assertThat(text).as("ended output is whole UTF-8").isNotNull();
-                assertThat(checker.accepts(text)).as("the checker accepts %s", text).isTrue();
+                assertThat(checker.accepts(text))
+                        .as("the checker accepts %s", text)
+                        .isTrue();
             } else if (text != null) {
-                assertThat(checker.acceptsPrefix(text)).as("the checker accepts %s as a prefix", text).isTrue();
+                assertThat(checker.acceptsPrefix(text))
+                        .as("the checker accepts %s as a prefix", text)
+                        .isTrue();
             }
         }
         assertThat(ended).as("walks that reached the end").isPositive();
     }
 
     /** allows(t) against the checker for a sample of tokens whose piece ends on a whole character. */
-    private static void checkAgainstChecker(TokenConstraint c, GbnfChecker checker, TokenVocabulary vocabulary, byte[] output, String text,
+    private static void checkAgainstChecker(
+            TokenConstraint c,
+            GbnfChecker checker,
+            TokenVocabulary vocabulary,
+            byte[] output,
+            String text,
             Random random) {
         assertThat(c.canEnd()).as("canEnd after %s", text).isEqualTo(checker.accepts(text));
         assertThat(c.allows(SyntheticVocabulary.EOS)).isEqualTo(checker.accepts(text));
@@ -185,7 +234,9 @@ class GbnfConstraintPropertyTest {
             System.arraycopy(piece, 0, joined, output.length, piece.length);
             String next = decode(joined);
             if (next != null && next.indexOf('\0') < 0) {
-                assertThat(c.allows(t)).as("allows %s after %s", printable(piece), text).isEqualTo(checker.acceptsPrefix(next));
+                assertThat(c.allows(t))
+                        .as("allows %s after %s", printable(piece), text)
+                        .isEqualTo(checker.acceptsPrefix(next));
             }
         }
     }
@@ -221,7 +272,10 @@ class GbnfConstraintPropertyTest {
 
     private static @Nullable String decode(byte[] bytes) {
         try {
-            return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
         } catch (CharacterCodingException e) {
             return null;
         }

@@ -45,7 +45,8 @@ class GemmaGrammarVocabularyTest {
         assertThat(vocabulary.size()).isEqualTo(gguf.tokens().size()).isEqualTo(262_144);
         assertThat(vocabulary.piece(id("<0x41>"))).containsExactly('A');
         assertThat(vocabulary.piece(id("<0xE2>"))).containsExactly(0xE2 - 256);
-        assertThat(new String(vocabulary.piece(id("\u2581the")), StandardCharsets.UTF_8)).isEqualTo(" the");
+        assertThat(new String(vocabulary.piece(id("\u2581the")), StandardCharsets.UTF_8))
+                .isEqualTo(" the");
         assertThat(vocabulary.isEndOfGeneration(id("<end_of_turn>"))).isTrue();
         assertThat(vocabulary.isEndOfGeneration(id("<eos>"))).isTrue();
         assertThat(vocabulary.isControl(id("<start_of_turn>"))).isTrue();
@@ -60,14 +61,17 @@ class GemmaGrammarVocabularyTest {
 
     @Test
     void aByteLevelVocabularyIsReadWithGpt2sByteTable() throws Exception {
-        // SmolLM2's GPT-2 byte-level BPE: each character of a token's text stands for one byte (Ġ a space, Ċ a newline).
+        // SmolLM2's GPT-2 byte-level BPE: each character of a token's text stands for one byte (Ġ a space, Ċ a
+        // newline).
         Path smollm2 = RealModel.SMOLLM2.pathIfSet();
         Assumptions.assumeTrue(smollm2 != null, RealModel.SMOLLM2.variable() + " is not set");
         GgufFile file = GgufFile.read(smollm2);
         TokenVocabulary bpe = GgufVocabulary.of(file);
         assertThat(bpe.size()).isEqualTo(file.tokens().size());
-        assertThat(new String(bpe.piece(file.tokens().indexOf("\u0120the")), StandardCharsets.UTF_8)).isEqualTo(" the");
-        assertThat(new String(bpe.piece(file.tokens().indexOf("\u010A")), StandardCharsets.UTF_8)).isEqualTo("\n");
+        assertThat(new String(bpe.piece(file.tokens().indexOf("\u0120the")), StandardCharsets.UTF_8))
+                .isEqualTo(" the");
+        assertThat(new String(bpe.piece(file.tokens().indexOf("\u010A")), StandardCharsets.UTF_8))
+                .isEqualTo("\n");
         assertThat(bpe.isEndOfGeneration(file.tokens().indexOf("<|im_end|>"))).isTrue();
         GrammarWalks.walk(bpe, file.tokens().indexOf("<|im_end|>"));
     }

@@ -31,8 +31,12 @@ class GgufVocabularyTest {
         TokenVocabulary vocabulary = GgufVocabulary.of(gguf);
         List<String> tokens = gguf.tokens();
         assertThat(vocabulary.size()).isEqualTo(tokens.size());
-        assertThat(vocabulary.isEndOfGeneration(tokens.indexOf("</s>"))).as("eos_token_id").isTrue();
-        assertThat(vocabulary.isEndOfGeneration(tokens.indexOf("<|im_end|>"))).as("by its text").isTrue();
+        assertThat(vocabulary.isEndOfGeneration(tokens.indexOf("</s>")))
+                .as("eos_token_id")
+                .isTrue();
+        assertThat(vocabulary.isEndOfGeneration(tokens.indexOf("<|im_end|>")))
+                .as("by its text")
+                .isTrue();
         assertThat(vocabulary.isControl(tokens.indexOf("<|im_start|>"))).isTrue();
         assertThat(vocabulary.isEndOfGeneration(tokens.indexOf("<|im_start|>"))).isFalse();
         assertThat(vocabulary.isControl(tokens.indexOf("<unk>"))).isTrue();
@@ -41,8 +45,8 @@ class GgufVocabularyTest {
         int word = tokens.indexOf("\u2581a");
         assertThat(new String(vocabulary.piece(word), StandardCharsets.UTF_8)).isEqualTo(" a");
 
-        String grammar = StepGrammar.of(request(prompt("Open it."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false,
-                null), 16);
+        String grammar = StepGrammar.of(
+                request(prompt("Open it."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false, null), 16);
         GbnfChecker checker = GbnfChecker.parse(grammar);
         GbnfCompiler compiler = GbnfCompiler.create(vocabulary);
         Random random = new Random(4);
@@ -66,7 +70,9 @@ class GgufVocabularyTest {
                 }
                 out.writeBytes(vocabulary.piece(token));
             }
-            assertThat(checker.accepts(out.toString(StandardCharsets.UTF_8))).as(out.toString(StandardCharsets.UTF_8)).isTrue();
+            assertThat(checker.accepts(out.toString(StandardCharsets.UTF_8)))
+                    .as(out.toString(StandardCharsets.UTF_8))
+                    .isTrue();
         }
     }
 }

@@ -24,12 +24,16 @@ class GrammarBoundTest {
         assertThat(bound("root ::= \"abc\"\n")).isEqualTo(3);
         assertThat(bound("root ::= \"\\u00E9\\U0001F600\\x41\"\n")).isEqualTo(2 + 4 + 1);
         assertThat(bound("root ::= [a-z]{2,5} [^\"]\n")).isEqualTo(5 + 4);
-        assertThat(bound("root ::= a | b b\na ::= \"xxxx\"\nb ::= (\"x\" \"y\"?)?\n")).isEqualTo(4);
+        assertThat(bound("root ::= a | b b\na ::= \"xxxx\"\nb ::= (\"x\" \"y\"?)?\n"))
+                .isEqualTo(4);
         assertThat(bound("root ::= [\\x00-\\x7F]{3}\n")).isEqualTo(3);
         assertThat(bound("root ::= [a-\\u07FF]\n")).isEqualTo(2);
         assertThat(bound("root ::= \"a\" [^x]*\n")).isEqualTo(GrammarBound.UNBOUNDED);
-        assertThat(bound("root ::= \"a\" b\nb ::= \"(\" b? \")\"\n")).as("recursion").isEqualTo(GrammarBound.UNBOUNDED);
-        assertThat(GrammarBound.maxBytes("root ::= \"{\" | text-3\ntext-3 ::= [^{] [^\\x00]*\n", StepGrammar::isFreeText))
+        assertThat(bound("root ::= \"a\" b\nb ::= \"(\" b? \")\"\n"))
+                .as("recursion")
+                .isEqualTo(GrammarBound.UNBOUNDED);
+        assertThat(GrammarBound.maxBytes(
+                        "root ::= \"{\" | text-3\ntext-3 ::= [^{] [^\\x00]*\n", StepGrammar::isFreeText))
                 .isEqualTo(1);
     }
 
@@ -39,23 +43,41 @@ class GrammarBoundTest {
                 {"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"},
                  "d":{"type":"array","items":{"type":"string"}}},"required":["a","b","c","d"]}""");
         for (int budget : new int[] {256, 600, 1024, 4000}) {
-            ModelRequest step = request(prompt("Fill it."), List.of(form, OPEN_GATE), ToolCallingMode.REQUIRED, false, null,
+            ModelRequest step = request(
+                    prompt("Fill it."),
+                    List.of(form, OPEN_GATE),
+                    ToolCallingMode.REQUIRED,
+                    false,
+                    null,
                     new GenerationOptions(null, budget, null));
             LlamaLanguageModel.StepPlan plan = LlamaLanguageModel.plan(step, 8192);
             assertThat(plan.maxTokens()).isEqualTo(budget);
-            assertThat(GrammarBound.maxBytes(plan.grammar(), StepGrammar::isFreeText)).as("budget %d", budget)
+            assertThat(GrammarBound.maxBytes(plan.grammar(), StepGrammar::isFreeText))
+                    .as("budget %d", budget)
                     .isLessThanOrEqualTo(budget);
         }
-        ModelRequest roomy = request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false, null,
+        ModelRequest roomy = request(
+                prompt("Open."),
+                List.of(OPEN_GATE),
+                ToolCallingMode.REQUIRED,
+                false,
+                null,
                 new GenerationOptions(null, 1024, null, true));
-        assertThat(LlamaLanguageModel.plan(roomy, 8192).grammar()).as("small calls keep parallel calls").contains("){0,3}");
+        assertThat(LlamaLanguageModel.plan(roomy, 8192).grammar())
+                .as("small calls keep parallel calls")
+                .contains("){0,3}");
     }
 
     @Test
     void anEngineThatClosesAtTheBudgetKeepsWholeStringsAndTheBudget() throws Exception {
         var form = tool("fill_form", "Fills a form.", """
                 {"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["a","b"]}""");
-        ModelRequest step = request(prompt("Fill it."), List.of(form), ToolCallingMode.REQUIRED, false, null,
+        ModelRequest step = request(
+                prompt("Fill it."),
+                List.of(form),
+                ToolCallingMode.REQUIRED,
+                false,
+                null,
                 new GenerationOptions(null, 100, null));
         LlamaLanguageModel.StepPlan fitted = LlamaLanguageModel.plan(step, 8192, false);
         LlamaLanguageModel.StepPlan closed = LlamaLanguageModel.plan(step, 8192, true);
@@ -63,25 +85,39 @@ class GrammarBoundTest {
         assertThat(closed.grammar()).contains("string-" + LlamaLanguageModel.MAX_STRING);
         assertThat(closed.maxTokens()).isEqualTo(100);
         ModelRequest unset = request(prompt("Fill it."), List.of(form), ToolCallingMode.REQUIRED, false, null);
-        assertThat(LlamaLanguageModel.plan(unset, 8192, true).maxTokens()).as("a forced call's default bound")
+        assertThat(LlamaLanguageModel.plan(unset, 8192, true).maxTokens())
+                .as("a forced call's default bound")
                 .isEqualTo(LlamaLanguageModel.DEFAULT_CALL_TOKENS);
-        ModelRequest tiny = request(prompt("Fill it."), List.of(form), ToolCallingMode.REQUIRED, false, null,
+        ModelRequest tiny = request(
+                prompt("Fill it."),
+                List.of(form),
+                ToolCallingMode.REQUIRED,
+                false,
+                null,
                 new GenerationOptions(null, 1, null));
         LlamaLanguageModel.StepPlan roomForTheShortest = LlamaLanguageModel.plan(tiny, 8192, true);
-        assertThat((long) roomForTheShortest.maxTokens()).as("room for the shortest call")
+        assertThat((long) roomForTheShortest.maxTokens())
+                .as("room for the shortest call")
                 .isGreaterThanOrEqualTo(GrammarBound.minCodePoints(roomForTheShortest.grammar()));
-        assertThat(GrammarBound.minCodePoints("root ::= \"ab\" c? d{2,5} (e | \"xyz\")\nc ::= \"q\"\nd ::= [a-z]\ne ::= \"e\"+\n"))
+        assertThat(GrammarBound.minCodePoints(
+                        "root ::= \"ab\" c? d{2,5} (e | \"xyz\")\nc ::= \"q\"\nd ::= [a-z]\ne ::= \"e\"+\n"))
                 .isEqualTo(2 + 0 + 2 + 1);
     }
 
     @Test
     void freeTextIsCutByTheBudgetAndOnlyTheCallsMustFit() throws Exception {
-        ModelRequest step = request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null,
+        ModelRequest step = request(
+                prompt("Hi."),
+                List.of(OPEN_GATE),
+                ToolCallingMode.ALLOWED,
+                false,
+                null,
                 new GenerationOptions(null, 300, null));
         LlamaLanguageModel.StepPlan plan = LlamaLanguageModel.plan(step, 8192);
         assertThat(plan.maxTokens()).isEqualTo(300);
         assertThat(plan.grammar()).contains("text-");
-        assertThat(GrammarBound.maxBytes(plan.grammar(), StepGrammar::isFreeText)).isLessThanOrEqualTo(300);
+        assertThat(GrammarBound.maxBytes(plan.grammar(), StepGrammar::isFreeText))
+                .isLessThanOrEqualTo(300);
     }
 
     @Test
@@ -92,7 +128,11 @@ class GrammarBoundTest {
             properties.append(i == 0 ? "" : ",").append("\"field_").append(i).append("\":{\"type\":\"integer\"}");
             required.append(i == 0 ? "" : ",").append("\"field_").append(i).append('"');
         }
-        ModelRequest step = request(prompt("Stats?"), List.of(), ToolCallingMode.DISALLOWED, false,
+        ModelRequest step = request(
+                prompt("Stats?"),
+                List.of(),
+                ToolCallingMode.DISALLOWED,
+                false,
                 schema("{\"type\":\"object\",\"properties\":{" + properties + "},\"required\":[" + required + "]}"),
                 new GenerationOptions(null, 20, null));
         LlamaLanguageModel.StepPlan plan = LlamaLanguageModel.plan(step, 8192);
@@ -103,7 +143,12 @@ class GrammarBoundTest {
 
     @Test
     void textStepsHaveTheWordsGrammarAndTheirBudget() throws Exception {
-        ModelRequest step = request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false, null,
+        ModelRequest step = request(
+                prompt("Hi."),
+                List.of(),
+                ToolCallingMode.DISALLOWED,
+                false,
+                null,
                 new GenerationOptions(null, 33, null));
         LlamaLanguageModel.StepPlan plan = LlamaLanguageModel.plan(step, 8192);
         assertThat(plan.maxTokens()).isEqualTo(33);

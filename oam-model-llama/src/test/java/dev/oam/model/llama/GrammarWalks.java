@@ -27,13 +27,27 @@ final class GrammarWalks {
 
     /** Three walks per grammar; {@code endOfTurn} is the token the walk sends when the grammar may end. */
     static void walk(TokenVocabulary vocabulary, int endOfTurn) throws Exception {
-        assertThat(vocabulary.isEndOfGeneration(endOfTurn)).as("token %d ends generation", endOfTurn).isTrue();
+        assertThat(vocabulary.isEndOfGeneration(endOfTurn))
+                .as("token %d ends generation", endOfTurn)
+                .isTrue();
         GbnfCompiler compiler = GbnfCompiler.create(vocabulary);
         List<String> grammars = List.of(
-                StepGrammar.of(request(prompt("Open it."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED,
-                        false, null), 256),
-                StepGrammar.of(request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED, false,
-                        schema(Fixtures.DECISION)), 256),
+                StepGrammar.of(
+                        request(
+                                prompt("Open it."),
+                                List.of(OPEN_GATE, CHECK_INVENTORY),
+                                ToolCallingMode.REQUIRED,
+                                false,
+                                null),
+                        256),
+                StepGrammar.of(
+                        request(
+                                prompt("Decide."),
+                                List.of(),
+                                ToolCallingMode.DISALLOWED,
+                                false,
+                                schema(Fixtures.DECISION)),
+                        256),
                 StepGrammar.of(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, true, null), 256));
         int words = (vocabulary.size() + 63) / 64;
         for (String grammar : grammars) {
@@ -55,7 +69,9 @@ final class GrammarWalks {
                     assertThat(allowed).as("allowed after %s", output).isNotEmpty();
                     for (int k = 0; k < 3000; k++) {
                         int t = random.nextInt(vocabulary.size());
-                        assertThat(c.allows(t)).as("token %d after %s", t, output).isEqualTo((mask[t >>> 6] & (1L << t)) != 0);
+                        assertThat(c.allows(t))
+                                .as("token %d after %s", t, output)
+                                .isEqualTo((mask[t >>> 6] & (1L << t)) != 0);
                     }
                     int token;
                     if (c.canEnd() && (c.isComplete() || random.nextInt(3) == 0)) {
@@ -64,12 +80,16 @@ final class GrammarWalks {
                         token = -1;
                         for (int pick = 0; pick < 6; pick++) { // prefer longer pieces, as a model would
                             int t = allowed.get(random.nextInt(allowed.size()));
-                            if (!vocabulary.isControl(t) && (token < 0 || vocabulary.pieceLength(t) > vocabulary.pieceLength(token))) {
+                            if (!vocabulary.isControl(t)
+                                    && (token < 0 || vocabulary.pieceLength(t) > vocabulary.pieceLength(token))) {
                                 token = t;
                             }
                         }
                         if (token < 0) {
-                            token = allowed.stream().filter(t -> !vocabulary.isControl(t)).findFirst().orElseThrow();
+                            token = allowed.stream()
+                                    .filter(t -> !vocabulary.isControl(t))
+                                    .findFirst()
+                                    .orElseThrow();
                         }
                     }
                     c.accept(token);
@@ -83,7 +103,9 @@ final class GrammarWalks {
                 if (ended) {
                     assertThat(checker.accepts(text)).as("accepted: %s", text).isTrue();
                 } else {
-                    assertThat(checker.acceptsPrefix(text)).as("a prefix: %s", text).isTrue();
+                    assertThat(checker.acceptsPrefix(text))
+                            .as("a prefix: %s", text)
+                            .isTrue();
                 }
             }
         }

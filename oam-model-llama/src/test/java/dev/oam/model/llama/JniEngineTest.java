@@ -103,7 +103,9 @@ class JniEngineTest {
         assertThat(engine.countTokens("<|im_start|>")).isEqualTo(1);
         assertThat(engine.countTokens("")).isZero();
         String text = "café 😀 " + STORY;
-        assertThat(engine.countTokens(text)).isEqualTo(engine.countTokens(text)).isEqualTo(engine.promptTokens(text).length - 1);
+        assertThat(engine.countTokens(text))
+                .isEqualTo(engine.countTokens(text))
+                .isEqualTo(engine.promptTokens(text).length - 1);
     }
 
     @Test
@@ -131,12 +133,18 @@ class JniEngineTest {
     @Test
     void samplingParametersAreHonoured() throws Exception {
         String greedy = run(greedy(STORY, 16), "params").text();
-        assertThat(run(new EngineRequest(STORY, null, 16, 1.5, 1, 1, 3), "params").text()).as("top-k 1 is greedy").isEqualTo(greedy);
-        assertThat(run(new EngineRequest(STORY, null, 16, 1.5, 0, 1e-6, 3), "params").text()).as("tiny top-p is greedy")
+        assertThat(run(new EngineRequest(STORY, null, 16, 1.5, 1, 1, 3), "params")
+                        .text())
+                .as("top-k 1 is greedy")
+                .isEqualTo(greedy);
+        assertThat(run(new EngineRequest(STORY, null, 16, 1.5, 0, 1e-6, 3), "params")
+                        .text())
+                .as("tiny top-p is greedy")
                 .isEqualTo(greedy);
         Set<String> hot = new HashSet<>();
         for (long seed = 1; seed <= 4; seed++) {
-            hot.add(run(new EngineRequest(STORY, null, 16, 1.5, 0, 1, seed), "params").text());
+            hot.add(run(new EngineRequest(STORY, null, 16, 1.5, 0, 1, seed), "params")
+                    .text());
         }
         assertThat(hot).as("temperature 1.5 samples").anyMatch(text -> !text.equals(greedy));
         Run five = run(greedy(STORY, 5), "params");
@@ -152,10 +160,14 @@ class JniEngineTest {
         CompletableFuture<EngineResult> result = new CompletableFuture<>();
         Thread caller = Thread.ofVirtual().start(() -> {
             try {
-                result.complete(engine.generate(greedy(STORY, 48), "stream", delta -> {
-                    deltas.add(delta);
-                    threads.add(Thread.currentThread());
-                }, CancellationToken.create()));
+                result.complete(engine.generate(
+                        greedy(STORY, 48),
+                        "stream",
+                        delta -> {
+                            deltas.add(delta);
+                            threads.add(Thread.currentThread());
+                        },
+                        CancellationToken.create()));
             } catch (Throwable e) {
                 result.completeExceptionally(e);
             }
@@ -186,7 +198,8 @@ class JniEngineTest {
                 word ::= [a-z]{1,8}
                 """;
         for (long seed = 1; seed <= 5; seed++) {
-            String text = run(forced(chat("Decide.", "a goblin attacks"), grammar, seed), "json").text();
+            String text = run(forced(chat("Decide.", "a goblin attacks"), grammar, seed), "json")
+                    .text();
             JsonNode node = Json.parse(text);
             assertThat(node.get("choice").asText()).isIn("attack", "flee", "beg");
             assertThat(node.get("reasoning").asText()).matches("[a-z]{1,8}( [a-z]{1,8}){0,5}");
@@ -212,13 +225,20 @@ class JniEngineTest {
             }
         });
         List<String> seen = new ArrayList<>();
-        assertThatThrownBy(() -> engine.generate(request, "cancel", delta -> {
-            seen.add(delta);
-            threeDeltas.countDown();
-            if (seen.size() == 3) {
-                await(cancelled);
-            }
-        }, token)).isInstanceOf(AgentException.class).extracting(e -> ((AgentException) e).code()).isEqualTo(ErrorCode.CANCELLED);
+        assertThatThrownBy(() -> engine.generate(
+                        request,
+                        "cancel",
+                        delta -> {
+                            seen.add(delta);
+                            threeDeltas.countDown();
+                            if (seen.size() == 3) {
+                                await(cancelled);
+                            }
+                        },
+                        token))
+                .isInstanceOf(AgentException.class)
+                .extracting(e -> ((AgentException) e).code())
+                .isEqualTo(ErrorCode.CANCELLED);
         canceller.join();
         // No delta after the cancel: decoding stopped at the next token, not at the end of the 400-token budget.
         assertThat(seen).hasSize(3);
@@ -237,13 +257,17 @@ class JniEngineTest {
         try {
             first = generateAsync(greedy(STORY, 8), "queue-1", CancellationToken.create());
             second = generateAsync(greedy("hello guard", 8), "queue-2", CancellationToken.create());
-            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000)).isTrue();
+            assertThat(engine.slotTable().await(t -> t.busySlots() == 2, 30_000))
+                    .isTrue();
             CancellationToken token = CancellationToken.create();
             CompletableFuture<EngineResult> queued = generateAsync(greedy(STORY, 8), "queue-3", token);
             assertThat(engine.slotTable().await(t -> t.waiting() == 1, 30_000)).isTrue();
             token.cancel();
-            assertThatThrownBy(() -> queued.get(10, TimeUnit.SECONDS)).cause().isInstanceOf(AgentException.class)
-                    .extracting(e -> ((AgentException) e).code()).isEqualTo(ErrorCode.CANCELLED);
+            assertThatThrownBy(() -> queued.get(10, TimeUnit.SECONDS))
+                    .cause()
+                    .isInstanceOf(AgentException.class)
+                    .extracting(e -> ((AgentException) e).code())
+                    .isEqualTo(ErrorCode.CANCELLED);
             assertThat(engine.slotTable().waiting()).isZero();
             assertThat(first).isNotDone();
             assertThat(second).isNotDone();
@@ -257,8 +281,10 @@ class JniEngineTest {
 
     @Test
     void twoSessionsGenerateAtOnceAndBothComplete() throws Exception {
-        CompletableFuture<EngineResult> a = generateAsync(greedy(longText("both", 30), 200), "both-a", CancellationToken.create());
-        CompletableFuture<EngineResult> b = generateAsync(greedy(longText("twice", 30), 200), "both-b", CancellationToken.create());
+        CompletableFuture<EngineResult> a =
+                generateAsync(greedy(longText("both", 30), 200), "both-a", CancellationToken.create());
+        CompletableFuture<EngineResult> b =
+                generateAsync(greedy(longText("twice", 30), 200), "both-b", CancellationToken.create());
         assertThat(a.get(60, TimeUnit.SECONDS).text()).isNotEmpty();
         assertThat(b.get(60, TimeUnit.SECONDS).text()).isNotEmpty();
         assertThat(engine.slotTable().await(t -> t.busySlots() == 0, 30_000)).isTrue();
@@ -284,7 +310,8 @@ class JniEngineTest {
         assertThat(engine.promptTokens(prompt2)).startsWith(engine.promptTokens(prompt1 + answer));
         assertThat(engine.promptTokens(prompt1 + answer)).hasSize(tokens1.length + answerTokens);
 
-        EngineResult second = engine.generate(forced(prompt2, grammar, 1), "cache", d -> {}, CancellationToken.create());
+        EngineResult second =
+                engine.generate(forced(prompt2, grammar, 1), "cache", d -> {}, CancellationToken.create());
         assertThat(second.inputTokens()).isEqualTo(engine.promptTokens(prompt2).length);
         assertCachedAfterAnswer(second, tokens1.length, answerTokens);
         // how much faster that makes the turn is measured by bench/run llama, not asserted here
@@ -305,7 +332,8 @@ class JniEngineTest {
         int tokensA = engine.promptTokens(promptA).length;
         engine.generate(greedy(promptA, 1), "keep-a", d -> {}, CancellationToken.create());
         engine.generate(greedy(promptB, 1), "keep-b", d -> {}, CancellationToken.create());
-        EngineResult again = engine.generate(greedy(promptA + " more", 1), "keep-a", d -> {}, CancellationToken.create());
+        EngineResult again =
+                engine.generate(greedy(promptA + " more", 1), "keep-a", d -> {}, CancellationToken.create());
         int common = SlotTable.commonPrefix(engine.promptTokens(promptA), engine.promptTokens(promptA + " more"));
         assertThat(common).isGreaterThan(tokensA - 3);
         assertThat(again.cachedInputTokens()).isEqualTo(common);
@@ -318,11 +346,14 @@ class JniEngineTest {
             text.append(" attack");
         }
         assertThat(engine.promptTokens(text.toString())).hasSize(engine.contextSize() - 1);
-        EngineResult fits = engine.generate(greedy(text.toString(), 100), "overflow", d -> {}, CancellationToken.create());
+        EngineResult fits =
+                engine.generate(greedy(text.toString(), 100), "overflow", d -> {}, CancellationToken.create());
         assertThat(fits.outputTokens()).isLessThanOrEqualTo(1);
         text.append(" attack");
-        assertThatThrownBy(() -> engine.generate(greedy(text.toString(), 1), "overflow", d -> {}, CancellationToken.create()))
-                .isInstanceOf(AgentException.class).extracting(e -> ((AgentException) e).code())
+        assertThatThrownBy(() ->
+                        engine.generate(greedy(text.toString(), 1), "overflow", d -> {}, CancellationToken.create()))
+                .isInstanceOf(AgentException.class)
+                .extracting(e -> ((AgentException) e).code())
                 .isEqualTo(ErrorCode.CONTEXT_SIZE_EXCEEDED);
     }
 
@@ -330,8 +361,12 @@ class JniEngineTest {
     void chatMlTemplateRendersLikeHandWrittenChatMlWithContentsVerbatim() {
         String emoji = "Grüße 😀🐉 𝄞";
         String jinja = "{{ messages[0]['content'] }} {% if true %}x{% endif %} {# c #} <|im_start|>";
-        List<ChatMessage> messages = List.of(new ChatMessage("system", "You are a guard."), new ChatMessage("user", emoji),
-                new ChatMessage("assistant", jinja), new ChatMessage("tool", "{\"gold\": 3}"), new ChatMessage("user", "ok"));
+        List<ChatMessage> messages = List.of(
+                new ChatMessage("system", "You are a guard."),
+                new ChatMessage("user", emoji),
+                new ChatMessage("assistant", jinja),
+                new ChatMessage("tool", "{\"gold\": 3}"),
+                new ChatMessage("user", "ok"));
         String expected = "<|im_start|>system\nYou are a guard.<|im_end|>\n<|im_start|>user\n" + emoji + "<|im_end|>\n"
                 + "<|im_start|>assistant\n" + jinja + "<|im_end|>\n<|im_start|>tool\n{\"gold\": 3}<|im_end|>\n"
                 + "<|im_start|>user\nok<|im_end|>\n<|im_start|>assistant\n";
@@ -344,13 +379,14 @@ class JniEngineTest {
     void aModelWithoutTemplateRendersChatMlAndSharesTheProcessGate() throws Exception {
         SlotEngine plain = TinyEngines.noTemplate(kind());
         assertThat(plain.name()).isEqualTo("tiny-no-template");
-        List<ChatMessage> messages = List.of(new ChatMessage("system", "s 😀"), new ChatMessage("user", "{{u}}"),
-                new ChatMessage("tool", "t"));
+        List<ChatMessage> messages = List.of(
+                new ChatMessage("system", "s 😀"), new ChatMessage("user", "{{u}}"), new ChatMessage("tool", "t"));
         assertThat(plain.renderChat(messages)).isEqualTo(ChatRenderer.chatMl(messages));
         // Two engines asked at once: both complete (the gate lets one model compute at a time) with what each
         // gives alone. Each is warmed first, so both runs of an engine find the same prompt cache.
         plain.generate(greedy(STORY, 64), "plain", d -> {}, CancellationToken.create());
-        String plainAlone = plain.generate(greedy(STORY, 64), "plain", d -> {}, CancellationToken.create()).text();
+        String plainAlone = plain.generate(greedy(STORY, 64), "plain", d -> {}, CancellationToken.create())
+                .text();
         run(greedy(STORY, 64), "plain");
         String mineAlone = run(greedy(STORY, 64), "plain").text();
         CompletableFuture<EngineResult> other = CompletableFuture.supplyAsync(() -> {
@@ -380,10 +416,13 @@ class JniEngineTest {
     }
 
     private static long workers() {
-        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("oam-llama-")).count();
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("oam-llama-"))
+                .count();
     }
 
-    private static CompletableFuture<EngineResult> generateAsync(EngineRequest request, Object session, CancellationToken token) {
+    private static CompletableFuture<EngineResult> generateAsync(
+            EngineRequest request, Object session, CancellationToken token) {
         CompletableFuture<EngineResult> future = new CompletableFuture<>();
         Thread.ofVirtual().start(() -> {
             try {
@@ -402,5 +441,4 @@ class JniEngineTest {
             Thread.currentThread().interrupt();
         }
     }
-
 }

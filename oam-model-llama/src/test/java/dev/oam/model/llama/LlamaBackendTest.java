@@ -30,7 +30,8 @@ class LlamaBackendTest {
     private static final Path DIR = TinyEngines.MODELS.resolve("backend");
     private static Path tiny;
     /** One backend for the tests that load the tiny file: each backend loads its files once, and loads leak. */
-    private static final LlamaBackend LOADING = new LlamaBackend(new LlamaBackend.Defaults(1, 1, 1, 512), List.of("en", "de"));
+    private static final LlamaBackend LOADING =
+            new LlamaBackend(new LlamaBackend.Defaults(1, 1, 1, 512), List.of("en", "de"));
 
     @BeforeAll
     static void writeModel() throws IOException {
@@ -51,17 +52,24 @@ class LlamaBackendTest {
     void badModelValuesAreInvalidParamsNamingTheMember() throws Exception {
         LlamaBackend backend = new LlamaBackend(LlamaBackend.Defaults.STANDARD, List.of("en"));
         assertThat(refused(backend, "{\"type\":\"llama\"}").getMessage()).contains("'model.path'");
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":5}").getMessage()).contains("'model.path' must be");
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"gpu\":1}").getMessage())
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":5}").getMessage())
+                .contains("'model.path' must be");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"gpu\":1}")
+                        .getMessage())
                 .contains("'model.gpu' is not a member");
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"contextSize\":10}").getMessage())
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"contextSize\":10}")
+                        .getMessage())
                 .contains("'model.contextSize' must be an integer from 256");
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"threads\":1.5}").getMessage())
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"threads\":1.5}")
+                        .getMessage())
                 .contains("'model.threads'");
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"seed\":-1}").getMessage())
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"seed\":-1}")
+                        .getMessage())
                 .contains("'model.seed' must be a non-negative integer");
         // A valid seed: the value is refused for its file, which does not exist.
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"seed\":1}").member()).isEqualTo("model.path");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"seed\":1}")
+                        .member())
+                .isEqualTo("model.path");
         assertThat(refused(backend, "{\"type\":\"llama\"}").isMissing()).isTrue();
     }
 
@@ -69,17 +77,23 @@ class LlamaBackendTest {
     void filesAreCheckedBeforeNativeCodeSeesThem() throws Exception {
         LlamaBackend backend = new LlamaBackend(LlamaBackend.Defaults.STANDARD, List.of("en"));
         Path missing = DIR.resolve("missing.gguf");
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + missing + "\"}").getMessage())
-                .contains("'model.path'").contains("does not exist");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + missing + "\"}")
+                        .getMessage())
+                .contains("'model.path'")
+                .contains("does not exist");
         Path text = DIR.resolve("not-a-model.gguf");
         Files.writeString(text, "hello, I am not a model");
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + text + "\"}").getMessage())
-                .contains("'model.path'").contains("is not a GGUF file");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + text + "\"}")
+                        .getMessage())
+                .contains("'model.path'")
+                .contains("is not a GGUF file");
         Path truncated = DIR.resolve("truncated.gguf");
         byte[] bytes = Files.readAllBytes(tiny);
         Files.write(truncated, java.util.Arrays.copyOf(bytes, bytes.length / 2));
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + truncated + "\"}").getMessage())
-                .contains("'model.path'").contains("truncated");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + truncated + "\"}")
+                        .getMessage())
+                .contains("'model.path'")
+                .contains("truncated");
     }
 
     @Test
@@ -87,32 +101,51 @@ class LlamaBackendTest {
         LlamaBackend backend = new LlamaBackend(LlamaBackend.Defaults.STANDARD, List.of("en"));
         byte[] bytes = TinyGguf.tiny().name("no-markers").chatTemplate(null).bytes();
         String plain = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)
-                .replace("<|im_start|>", "<|zz_start|>").replace("<|im_end|>", "<|zz_end|>");
-        Path noMarkers = Files.write(DIR.resolve("no-markers.gguf"), plain.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+                .replace("<|im_start|>", "<|zz_start|>")
+                .replace("<|im_end|>", "<|zz_end|>");
+        Path noMarkers = Files.write(
+                DIR.resolve("no-markers.gguf"), plain.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
         ModelParameterException error = refused(backend, "{\"type\":\"llama\",\"path\":\"" + noMarkers + "\"}");
         assertThat(error.member()).isEqualTo("model.path");
-        assertThat(error.getMessage()).contains("'model.path'").contains(noMarkers.toString()).contains("no chat template");
-        assertThatThrownBy(() -> backend.systemModel(noMarkers.toString(), null)).hasMessageContaining("no chat template");
+        assertThat(error.getMessage())
+                .contains("'model.path'")
+                .contains(noMarkers.toString())
+                .contains("no chat template");
+        assertThatThrownBy(() -> backend.systemModel(noMarkers.toString(), null))
+                .hasMessageContaining("no chat template");
 
         Path chatMlMarkers = DIR.resolve("backend-no-template.gguf");
         TinyGguf.tiny().name("backend-plain").chatTemplate(null).write(chatMlMarkers);
         LanguageModel warned = LOADING.create(spec("{\"type\":\"llama\",\"path\":\"" + chatMlMarkers + "\"}"), "model");
-        assertThat(warned.warnings()).singleElement().asString().contains("'backend-plain'").contains("no chat template")
+        assertThat(warned.warnings())
+                .singleElement()
+                .asString()
+                .contains("'backend-plain'")
+                .contains("no chat template")
                 .contains("ChatML turn format");
-        assertThat(LOADING.create(spec("{\"type\":\"llama\",\"path\":\"" + tiny + "\"}"), "model").warnings()).isEmpty();
+        assertThat(LOADING.create(spec("{\"type\":\"llama\",\"path\":\"" + tiny + "\"}"), "model")
+                        .warnings())
+                .isEmpty();
     }
 
     @Test
     void oneEngineServesEveryModelNamingTheFileAndItsSettingsAreFixedByTheFirstUse() throws Exception {
         LlamaBackend backend = LOADING;
-        LanguageModel first = backend.create(spec("{\"type\":\"llama\",\"path\":\"" + tiny + "\",\"contextSize\":512}"), "model");
+        LanguageModel first =
+                backend.create(spec("{\"type\":\"llama\",\"path\":\"" + tiny + "\",\"contextSize\":512}"), "model");
         // the same file through another spelling of its path
-        String other = DIR.resolve("..").resolve("backend").resolve("backend-tiny.gguf").toString();
-        LanguageModel second = backend.create(spec("{\"type\":\"llama\",\"path\":\"" + other + "\",\"seed\":7}"), "model");
+        String other = DIR.resolve("..")
+                .resolve("backend")
+                .resolve("backend-tiny.gguf")
+                .toString();
+        LanguageModel second =
+                backend.create(spec("{\"type\":\"llama\",\"path\":\"" + other + "\",\"seed\":7}"), "model");
         assertThat(first.contextSize()).isEqualTo(512);
         assertThat(second.contextSize()).isEqualTo(512);
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + tiny + "\",\"contextSize\":1024}").getMessage())
-                .contains("'model.contextSize'").contains("already loaded with contextSize 512");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + tiny + "\",\"contextSize\":1024}")
+                        .getMessage())
+                .contains("'model.contextSize'")
+                .contains("already loaded with contextSize 512");
 
         ModelResponse answer = first.respond(greedyPrompt(), ModelListener.NONE, CancellationToken.create());
         assertThat(answer).isInstanceOf(ModelResponse.Answer.class);
@@ -130,18 +163,23 @@ class LlamaBackendTest {
         Path small = DIR.resolve("small-context.gguf");
         TinyGguf.tiny().contextLength(1024).write(small);
         LlamaBackend backend = new LlamaBackend(LlamaBackend.Defaults.STANDARD, List.of("en"));
-        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + small + "\",\"contextSize\":2048}").getMessage())
-                .contains("'model.contextSize'").contains("trained for (1024 tokens)");
+        assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + small + "\",\"contextSize\":2048}")
+                        .getMessage())
+                .contains("'model.contextSize'")
+                .contains("trained for (1024 tokens)");
     }
 
     @Test
     void systemModelsAreGgufPathsAndTheirNameCanBeGiven() throws Exception {
         LlamaBackend backend = LOADING;
-        assertThat(backend.servesSystemModel("/models/qwen2.5-0.5b-instruct-q4_k_m.gguf")).isTrue();
+        assertThat(backend.servesSystemModel("/models/qwen2.5-0.5b-instruct-q4_k_m.gguf"))
+                .isTrue();
         assertThat(backend.servesSystemModel("models/X.GGUF")).isTrue();
         assertThat(backend.servesSystemModel("http://127.0.0.1:11434/v1")).isFalse();
         assertThat(backend.servesSystemModel(".gguf")).isFalse();
-        assertThat(backend.servesSystemModel("llama-server:/models/x.gguf")).as("the supervised llama-server's").isFalse();
+        assertThat(backend.servesSystemModel("llama-server:/models/x.gguf"))
+                .as("the supervised llama-server's")
+                .isFalse();
         assertThatThrownBy(() -> backend.systemModel(DIR.resolve("nope.gguf").toString(), null))
                 .hasMessageContaining("does not exist");
         LanguageModel model = backend.systemModel(tiny.toString(), "Innkeeper 1B");
@@ -165,9 +203,14 @@ class LlamaBackendTest {
     }
 
     private static ModelRequest greedyPrompt() {
-        return new ModelRequest("You are a guard.", null, List.of(TranscriptEntry.Prompt.of("hello", null)), List.of(),
-                ToolCallingMode.DISALLOWED, false, null,
+        return new ModelRequest(
+                "You are a guard.",
+                null,
+                List.of(TranscriptEntry.Prompt.of("hello", null)),
+                List.of(),
+                ToolCallingMode.DISALLOWED,
+                false,
+                null,
                 new GenerationOptions(0.0, 4, dev.oam.core.agent.Sampling.GREEDY));
     }
-
 }

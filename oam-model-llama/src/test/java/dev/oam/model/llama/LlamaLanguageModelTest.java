@@ -43,8 +43,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class LlamaLanguageModelTest {
     private final FakeEngine engine = new FakeEngine();
-    private final LlamaLanguageModel model = new LlamaLanguageModel("tiny", 2048, CompletableFuture.completedFuture(engine), null,
-            List.of("en"));
+    private final LlamaLanguageModel model =
+            new LlamaLanguageModel("tiny", 2048, CompletableFuture.completedFuture(engine), null, List.of("en"));
     private final Recording listener = new Recording();
 
     static final class Recording implements ModelListener {
@@ -71,7 +71,9 @@ class LlamaLanguageModelTest {
     }
 
     private void grammarAccepts(String output) {
-        assertThat(GbnfChecker.parse(engine.last().grammar()).accepts(output)).as("grammar accepts " + output).isTrue();
+        assertThat(GbnfChecker.parse(engine.last().grammar()).accepts(output))
+                .as("grammar accepts " + output)
+                .isTrue();
     }
 
     @Test
@@ -79,35 +81,48 @@ class LlamaLanguageModelTest {
         String output = "{\"tool_calls\": [{\"name\": \"open_gate\", \"arguments\": {\"gate\": \"north\"}}, "
                 + "{\"name\": \"check_inventory\", \"arguments\": {}}]}";
         engine.then("{\"tool_calls\": [", output.substring("{\"tool_calls\": [".length()));
-        ModelResponse response = respond(request(prompt("Open it."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED,
-                false, null, new dev.oam.core.model.GenerationOptions(null, 1024, null, true)));
+        ModelResponse response = respond(request(
+                prompt("Open it."),
+                List.of(OPEN_GATE, CHECK_INVENTORY),
+                ToolCallingMode.REQUIRED,
+                false,
+                null,
+                new dev.oam.core.model.GenerationOptions(null, 1024, null, true)));
         grammarAccepts(output);
         List<ToolCall> calls = ((ModelResponse.ToolCalls) response).calls();
         assertThat(calls).extracting(ToolCall::name).containsExactly("open_gate", "check_inventory");
         assertThat(Json.write(calls.get(0).arguments())).isEqualTo("{\"gate\":\"north\"}");
-        assertThat(calls).extracting(ToolCall::id).allMatch(id -> id.matches("call_[A-Za-z0-9]{24}")).doesNotHaveDuplicates();
+        assertThat(calls)
+                .extracting(ToolCall::id)
+                .allMatch(id -> id.matches("call_[A-Za-z0-9]{24}"))
+                .doesNotHaveDuplicates();
         assertThat(listener.events).isEmpty();
     }
 
     @Test
     void respondDirectlyComesBackAsItsCall() throws Exception {
         engine.then("{\"tool_call\": {\"name\": \"respond_directly\", \"arguments\": {}}}");
-        ModelResponse response = respond(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null));
-        assertThat(((ModelResponse.ToolCalls) response).calls()).extracting(ToolCall::name).containsExactly("respond_directly");
+        ModelResponse response =
+                respond(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, true, null));
+        assertThat(((ModelResponse.ToolCalls) response).calls())
+                .extracting(ToolCall::name)
+                .containsExactly("respond_directly");
         grammarAccepts("{\"tool_call\": {\"name\": \"respond_directly\", \"arguments\": {}}}");
     }
 
     @Test
     void invalidOrTruncatedCallsFailAsRetryableGenerationFailures() {
         for (String bad : new String[] {
-                "{\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"nor",
-                "{\"tool_calls\":[{\"name\":\"burn_gate\",\"arguments\":{}}]}",
-                "{\"tool_calls\":[{\"name\":\"respond_directly\",\"arguments\":{}}]}",
-                "{\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"west\"}}]}",
-                "I will open it."}) {
+            "{\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"nor",
+            "{\"tool_calls\":[{\"name\":\"burn_gate\",\"arguments\":{}}]}",
+            "{\"tool_calls\":[{\"name\":\"respond_directly\",\"arguments\":{}}]}",
+            "{\"tool_calls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"west\"}}]}",
+            "I will open it."
+        }) {
             engine.then(bad);
-            AgentException e = catchThrowableOfType(AgentException.class, () -> respond(request(prompt("Open."), List.of(OPEN_GATE),
-                    ToolCallingMode.REQUIRED, false, null)));
+            AgentException e = catchThrowableOfType(
+                    AgentException.class,
+                    () -> respond(request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false, null)));
             assertThat(e).as(bad).isNotNull();
             assertThat(e.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
             assertThat(e.isRetryable()).isTrue();
@@ -123,13 +138,20 @@ class LlamaLanguageModelTest {
         entries.add(TranscriptEntry.ToolOutput.of("open_gate", "call_x", "jammed"));
         engine.then("{\"tool_call\": {\"name\": \"open_gate\", \"arguments\": {\"gate\": \"west\"}}}");
         ModelResponse response = respond(request(entries, List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null));
-        assertThat(((ModelResponse.ToolCalls) response).calls().get(0).arguments().path("gate").asText()).isEqualTo("west");
+        assertThat(((ModelResponse.ToolCalls) response)
+                        .calls()
+                        .get(0)
+                        .arguments()
+                        .path("gate")
+                        .asText())
+                .isEqualTo("west");
     }
 
     @Test
     void allowedTextAnswersStreamAsTheyComeAndAddUpToTheAnswer() throws Exception {
         engine.then("  ", "\nHalt", "! The gate", " stays shut.");
-        ModelResponse response = respond(request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null));
+        ModelResponse response =
+                respond(request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null));
         assertThat(listener.events).containsExactly("text:Halt", "text:! The gate", "text: stays shut.");
         assertThat(((ModelResponse.Answer) response).text()).isEqualTo("Halt! The gate stays shut.");
         assertThat(((ModelResponse.Answer) response).structured()).isNull();
@@ -139,7 +161,8 @@ class LlamaLanguageModelTest {
     @Test
     void allowedStepsThatCallStreamNoText() throws Exception {
         engine.then("{", "\"tool_call\": {\"name\": \"open_gate\", \"arguments\": {\"gate\": \"north\"}}}");
-        ModelResponse response = respond(request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null));
+        ModelResponse response =
+                respond(request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null));
         assertThat(response).isInstanceOf(ModelResponse.ToolCalls.class);
         assertThat(listener.events).isEmpty();
     }
@@ -147,7 +170,8 @@ class LlamaLanguageModelTest {
     @Test
     void disallowedTextStepsGetTheWordsGrammarAndNoToolsInThePrompt() throws Exception {
         engine.then("Go", " away.");
-        ModelResponse response = respond(request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.DISALLOWED, false, null));
+        ModelResponse response =
+                respond(request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.DISALLOWED, false, null));
         assertThat(engine.last().grammar()).contains(StepGrammar.TEXT);
         assertThat(engine.last().prompt()).doesNotContain("open_gate");
         assertThat(((ModelResponse.Answer) response).text()).isEqualTo("Go away.");
@@ -157,22 +181,24 @@ class LlamaLanguageModelTest {
     @Test
     void structuredAnswersStreamPartialsAndComeBackInSchemaOrder() throws Exception {
         engine.then("{\"reasoning\": \"Out", "numbered.\", \"choice\": \"fl", "ee\", \"confidence\": 80}");
-        ModelResponse response = respond(request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED, false,
-                schema(Fixtures.DECISION)));
+        ModelResponse response = respond(
+                request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED, false, schema(Fixtures.DECISION)));
         grammarAccepts("{\"reasoning\": \"Outnumbered.\", \"choice\": \"flee\", \"confidence\": 80}");
-        assertThat(listener.events).containsExactly(
-                "partial:{\"reasoning\":\"Out\"}",
-                "partial:{\"reasoning\":\"Outnumbered.\",\"choice\":\"fl\"}",
-                "partial:{\"reasoning\":\"Outnumbered.\",\"choice\":\"flee\",\"confidence\":80}");
+        assertThat(listener.events)
+                .containsExactly(
+                        "partial:{\"reasoning\":\"Out\"}",
+                        "partial:{\"reasoning\":\"Outnumbered.\",\"choice\":\"fl\"}",
+                        "partial:{\"reasoning\":\"Outnumbered.\",\"choice\":\"flee\",\"confidence\":80}");
         assertThat(Json.write(((ModelResponse.Answer) response).structured()))
                 .isEqualTo("{\"reasoning\":\"Outnumbered.\",\"choice\":\"flee\",\"confidence\":80}");
     }
 
     @Test
     void structuredAnswersAreReorderedToTheSchema() throws Exception {
-        engine.then("{\"confidence\":5,\"choice\":\"fight\",\"reasoning\":\"r\"}"); // as if the grammar had been ignored
-        ModelResponse response = respond(request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED, false,
-                schema(Fixtures.DECISION)));
+        engine.then(
+                "{\"confidence\":5,\"choice\":\"fight\",\"reasoning\":\"r\"}"); // as if the grammar had been ignored
+        ModelResponse response = respond(
+                request(prompt("Decide."), List.of(), ToolCallingMode.DISALLOWED, false, schema(Fixtures.DECISION)));
         assertThat(Json.write(((ModelResponse.Answer) response).structured()))
                 .isEqualTo("{\"reasoning\":\"r\",\"choice\":\"fight\",\"confidence\":5}");
     }
@@ -180,24 +206,34 @@ class LlamaLanguageModelTest {
     @Test
     void allowedStructuredStepsHoldPartialsBackWhileTheOutputCouldStillBeACall() throws Exception {
         engine.then("{\"", "reasoning\":\"a\",", "\"choice\":\"flee\",\"confidence\":1}");
-        respond(request(prompt("Decide."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, schema(Fixtures.DECISION)));
-        assertThat(listener.events).containsExactly("partial:{\"reasoning\":\"a\"}",
-                "partial:{\"reasoning\":\"a\",\"choice\":\"flee\",\"confidence\":1}");
+        respond(request(
+                prompt("Decide."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, schema(Fixtures.DECISION)));
+        assertThat(listener.events)
+                .containsExactly(
+                        "partial:{\"reasoning\":\"a\"}",
+                        "partial:{\"reasoning\":\"a\",\"choice\":\"flee\",\"confidence\":1}");
         listener.events.clear();
         engine.then("{\"", "tool_call\": {\"name\": \"open_gate\", ", "\"arguments\": {\"gate\": \"north\"}}}");
-        ModelResponse call = respond(request(prompt("Decide."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false,
-                schema(Fixtures.DECISION)));
+        ModelResponse call = respond(request(
+                prompt("Decide."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, schema(Fixtures.DECISION)));
         assertThat(call).isInstanceOf(ModelResponse.ToolCalls.class);
         assertThat(listener.events).isEmpty();
     }
 
     @Test
     void anInvalidStructuredAnswerIsRegeneratedByTheAgentThenFailsTheTurn() {
-        engine.then("{\"reasoning\":\"r\",\"choice\":\"dance\",\"confidence\":1}").then("{\"reasoning\":\"r\",\"choice\":");
+        engine.then("{\"reasoning\":\"r\",\"choice\":\"dance\",\"confidence\":1}")
+                .then("{\"reasoning\":\"r\",\"choice\":");
         Agent agent = new Agent(model, "You decide.", List.of(), AgentOptions.defaults(), List.of());
-        AgentException e = catchThrowableOfType(AgentException.class, () -> agent.respond(new TurnRequest("Decide.",
-                Fixtures.json(Fixtures.DECISION), null, null, null, null),
-                new TurnContext(CancellationToken.create(), TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE)));
+        AgentException e = catchThrowableOfType(
+                AgentException.class,
+                () -> agent.respond(
+                        new TurnRequest("Decide.", Fixtures.json(Fixtures.DECISION), null, null, null, null),
+                        new TurnContext(
+                                CancellationToken.create(),
+                                TurnListener.NONE,
+                                ToolChannel.NONE,
+                                TurnContext.CommitPoint.NONE)));
         assertThat(e.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
         assertThat(engine.calls).hasSize(2);
         EngineRequest first = engine.calls.get(0).request();
@@ -213,9 +249,15 @@ class LlamaLanguageModelTest {
                 .then("{\"tool_calls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]}");
         respond(request(prompt("Hi."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null));
         String first = engine.last().grammar();
-        respond(request(prompt("Something else."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null));
+        respond(request(
+                prompt("Something else."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null));
         assertThat(engine.last().grammar()).isSameAs(first);
-        respond(request(prompt("Hi."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null,
+        respond(request(
+                prompt("Hi."),
+                List.of(OPEN_GATE, CHECK_INVENTORY),
+                ToolCallingMode.REQUIRED,
+                false,
+                null,
                 new GenerationOptions(null, 300, null)));
         assertThat(engine.last().grammar()).isNotSameAs(first);
         assertThat(engine.last().maxTokens()).isEqualTo(300);
@@ -228,7 +270,9 @@ class LlamaLanguageModelTest {
         EngineRequest second = model.engineRequest("p", null, 10, greedy, 2);
         assertThat(first.temperature()).isZero();
         assertThat(second.temperature()).isEqualTo(LlamaLanguageModel.RETRY_TEMPERATURE);
-        assertThat(second.seed()).isNotEqualTo(first.seed()).isEqualTo(model.engineRequest("p", null, 10, greedy, 2).seed());
+        assertThat(second.seed())
+                .isNotEqualTo(first.seed())
+                .isEqualTo(model.engineRequest("p", null, 10, greedy, 2).seed());
     }
 
     @Test
@@ -236,36 +280,67 @@ class LlamaLanguageModelTest {
         EngineRequest defaults = model.engineRequest("p", null, 10, GenerationOptions.DEFAULT);
         assertThat(List.of(defaults.temperature(), (double) defaults.topK(), defaults.topP(), (double) defaults.seed()))
                 .containsExactly(0.7, 40.0, 0.95, 42.0);
-        assertThat(model.engineRequest("p", null, 10, new GenerationOptions(0.9, null, Sampling.GREEDY)).temperature()).isZero();
-        assertThat(model.engineRequest("p", null, 10, new GenerationOptions(0.0, null, null)).temperature()).isZero();
-        EngineRequest topK = model.engineRequest("p", null, 10, new GenerationOptions(0.3, null, new Sampling.TopK(5, 9L)));
-        assertThat(List.of(topK.temperature(), (double) topK.topK(), topK.topP(), (double) topK.seed())).containsExactly(0.3, 5.0, 1.0, 9.0);
-        LlamaLanguageModel seeded = new LlamaLanguageModel("tiny", 2048, CompletableFuture.completedFuture(engine), 7L, List.of());
-        EngineRequest topP = seeded.engineRequest("p", null, 10, new GenerationOptions(null, null, new Sampling.TopP(0.5, null)));
-        assertThat(List.of((double) topP.topK(), topP.topP(), (double) topP.seed())).containsExactly(0.0, 0.5, 7.0);
+        assertThat(model.engineRequest("p", null, 10, new GenerationOptions(0.9, null, Sampling.GREEDY))
+                        .temperature())
+                .isZero();
+        assertThat(model.engineRequest("p", null, 10, new GenerationOptions(0.0, null, null))
+                        .temperature())
+                .isZero();
+        EngineRequest topK =
+                model.engineRequest("p", null, 10, new GenerationOptions(0.3, null, new Sampling.TopK(5, 9L)));
+        assertThat(List.of(topK.temperature(), (double) topK.topK(), topK.topP(), (double) topK.seed()))
+                .containsExactly(0.3, 5.0, 1.0, 9.0);
+        LlamaLanguageModel seeded =
+                new LlamaLanguageModel("tiny", 2048, CompletableFuture.completedFuture(engine), 7L, List.of());
+        EngineRequest topP =
+                seeded.engineRequest("p", null, 10, new GenerationOptions(null, null, new Sampling.TopP(0.5, null)));
+        assertThat(List.of((double) topP.topK(), topP.topP(), (double) topP.seed()))
+                .containsExactly(0.0, 0.5, 7.0);
     }
 
     @Test
     void maxTokensFollowTheOptionsWithRoomForCalls() throws Exception {
         engine.then("ok");
-        respond(request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false, null, new GenerationOptions(null, 40, null)));
+        respond(request(
+                prompt("Hi."),
+                List.of(),
+                ToolCallingMode.DISALLOWED,
+                false,
+                null,
+                new GenerationOptions(null, 40, null)));
         assertThat(engine.last().maxTokens()).isEqualTo(40);
         engine.then("ok");
         respond(request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false, null));
         assertThat(engine.last().maxTokens()).isEqualTo(LlamaLanguageModel.DEFAULT_TEXT_TOKENS);
         engine.then("{\"tool_calls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]}");
-        respond(request(prompt("Hi."), List.of(CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null, new GenerationOptions(null, 40, null)));
-        assertThat(engine.last().maxTokens()).as("a step that may call gets room for a call")
-                .isEqualTo(LlamaLanguageModel.MIN_CALL_TOKENS);
-        assertThat(GrammarBound.maxBytes(engine.last().grammar(), StepGrammar::isFreeText)).isLessThanOrEqualTo(256);
-        engine.then("{\"choice\":\"flee\"}");
-        respond(request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false,
-                schema("{\"type\":\"object\",\"properties\":{\"choice\":{\"type\":\"string\"}},\"required\":[\"choice\"]}"),
+        respond(request(
+                prompt("Hi."),
+                List.of(CHECK_INVENTORY),
+                ToolCallingMode.REQUIRED,
+                false,
+                null,
                 new GenerationOptions(null, 40, null)));
-        assertThat(engine.last().maxTokens()).as("maxResponseTokens bounds constrained steps too").isEqualTo(40);
+        assertThat(engine.last().maxTokens())
+                .as("a step that may call gets room for a call")
+                .isEqualTo(LlamaLanguageModel.MIN_CALL_TOKENS);
+        assertThat(GrammarBound.maxBytes(engine.last().grammar(), StepGrammar::isFreeText))
+                .isLessThanOrEqualTo(256);
+        engine.then("{\"choice\":\"flee\"}");
+        respond(request(
+                prompt("Hi."),
+                List.of(),
+                ToolCallingMode.DISALLOWED,
+                false,
+                schema(
+                        "{\"type\":\"object\",\"properties\":{\"choice\":{\"type\":\"string\"}},\"required\":[\"choice\"]}"),
+                new GenerationOptions(null, 40, null)));
+        assertThat(engine.last().maxTokens())
+                .as("maxResponseTokens bounds constrained steps too")
+                .isEqualTo(40);
         // {"choice":"…"} is 13 bytes around the string and a character takes at most 6 (a u-escape): 4 fit in 40
         assertThat(engine.last().grammar()).contains("char{0,4}");
-        assertThat(GrammarBound.maxBytes(engine.last().grammar(), StepGrammar::isFreeText)).isLessThanOrEqualTo(40);
+        assertThat(GrammarBound.maxBytes(engine.last().grammar(), StepGrammar::isFreeText))
+                .isLessThanOrEqualTo(40);
     }
 
     @Test
@@ -273,7 +348,8 @@ class LlamaLanguageModelTest {
         engine.cachedTokens = 12;
         engine.then("Hello there.");
         ModelResponse response = respond(request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false, null));
-        assertThat(response.usage()).isEqualTo(new Usage(engine.countTokens(engine.last().prompt()), 12, 3));
+        assertThat(response.usage())
+                .isEqualTo(new Usage(engine.countTokens(engine.last().prompt()), 12, 3));
     }
 
     @Test
@@ -286,8 +362,10 @@ class LlamaLanguageModelTest {
         turn2.add(TranscriptEntry.Prompt.of("Please?", null));
         respond(request(turn2, List.of(OPEN_GATE), ToolCallingMode.ALLOWED, false, null));
         respond(request(prompt("Open."), List.of(), ToolCallingMode.DISALLOWED, false, null)); // another conversation
-        assertThat(engine.calls.get(0).sessionKey()).isEqualTo(engine.calls.get(1).sessionKey());
-        assertThat(engine.calls.get(2).sessionKey()).isNotEqualTo(engine.calls.get(0).sessionKey());
+        assertThat(engine.calls.get(0).sessionKey())
+                .isEqualTo(engine.calls.get(1).sessionKey());
+        assertThat(engine.calls.get(2).sessionKey())
+                .isNotEqualTo(engine.calls.get(0).sessionKey());
     }
 
     @Test
@@ -296,7 +374,9 @@ class LlamaLanguageModelTest {
         LlamaLanguageModel pending = new LlamaLanguageModel("tiny-q4", 4096, loading, null, List.of("en", "de"));
         assertThat(pending.availability().available()).isFalse();
         assertThat(pending.availability().reason()).isEqualTo("model_not_ready");
-        assertThat(pending.availability().isLoading()).as("a loading model says so").isTrue();
+        assertThat(pending.availability().isLoading())
+                .as("a loading model says so")
+                .isTrue();
         assertThat(pending.availability().message()).isEqualTo("loading tiny-q4…");
         loading.complete(engine);
         assertThat(pending.availability().available()).isTrue();
@@ -304,8 +384,12 @@ class LlamaLanguageModelTest {
         assertThat(pending.availability().variant()).isEqualTo("tiny-q4");
         assertThat(pending.availability().supportedLanguages()).containsExactly("en", "de");
         assertThat(pending.contextSize()).isEqualTo(4096);
-        LlamaLanguageModel failed = new LlamaLanguageModel("x", 4096,
-                CompletableFuture.failedFuture(new IllegalStateException("not a GGUF file: x.bin")), null, List.of());
+        LlamaLanguageModel failed = new LlamaLanguageModel(
+                "x",
+                4096,
+                CompletableFuture.failedFuture(new IllegalStateException("not a GGUF file: x.bin")),
+                null,
+                List.of());
         assertThat(failed.availability().available()).isFalse();
         assertThat(failed.availability().reason()).isEqualTo("unknown");
         assertThat(failed.availability().message()).isEqualTo("not a GGUF file: x.bin");
@@ -313,10 +397,18 @@ class LlamaLanguageModelTest {
 
     @Test
     void aFailedLoadFailsStepsAsModelUnavailable() {
-        LlamaLanguageModel failed = new LlamaLanguageModel("x", 4096,
-                CompletableFuture.failedFuture(new IllegalStateException("not a GGUF file: x.bin")), null, List.of());
-        AgentException e = catchThrowableOfType(AgentException.class, () -> failed.respond(
-                request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false, null), listener, CancellationToken.create()));
+        LlamaLanguageModel failed = new LlamaLanguageModel(
+                "x",
+                4096,
+                CompletableFuture.failedFuture(new IllegalStateException("not a GGUF file: x.bin")),
+                null,
+                List.of());
+        AgentException e = catchThrowableOfType(
+                AgentException.class,
+                () -> failed.respond(
+                        request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false, null),
+                        listener,
+                        CancellationToken.create()));
         assertThat(e.code()).isEqualTo(ErrorCode.MODEL_UNAVAILABLE);
         assertThat(e.getMessage()).isEqualTo("not a GGUF file: x.bin");
     }
@@ -327,8 +419,8 @@ class LlamaLanguageModelTest {
         LlamaLanguageModel pending = new LlamaLanguageModel("tiny", 4096, loading, null, List.of());
         ModelRequest request = request(prompt("Hi."), List.of(), ToolCallingMode.DISALLOWED, false, null);
         CancellationToken token = CancellationToken.create();
-        CompletableFuture<Throwable> cancelled = CompletableFuture.supplyAsync(() ->
-                catchThrowableOfType(AgentException.class, () -> pending.respond(request, listener, token)));
+        CompletableFuture<Throwable> cancelled = CompletableFuture.supplyAsync(
+                () -> catchThrowableOfType(AgentException.class, () -> pending.respond(request, listener, token)));
         token.cancel();
         assertThat(((AgentException) cancelled.get()).code()).isEqualTo(ErrorCode.CANCELLED);
         assertThat(engine.calls).isEmpty();
@@ -349,7 +441,8 @@ class LlamaLanguageModelTest {
     void tokenCountsAreExactOnceLoadedAndEstimatedBefore() {
         TranscriptEntry entry = TranscriptEntry.Prompt.of("Open the north gate, please.", null);
         int framing = engine.countTokens(engine.renderChat(List.of()));
-        int whole = engine.countTokens(engine.renderChat(List.of(new ChatMessage("user", "Open the north gate, please."))));
+        int whole =
+                engine.countTokens(engine.renderChat(List.of(new ChatMessage("user", "Open the north gate, please."))));
         assertThat(model.countTokens(entry)).isEqualTo(whole - framing);
         assertThat(model.countTokens("abcdefgh")).isEqualTo(2);
         LlamaLanguageModel pending = new LlamaLanguageModel("tiny", 4096, new CompletableFuture<>(), null, List.of());

@@ -22,18 +22,28 @@ class LlamaSessionWireTest extends LlamaWireSupport {
      * Sampled at a fixed seed, with room for a long answer: the tiny model's random text runs without end of text (its
      * greedy text loops, which the engine's repetition guard now ends early).
      */
-    static final String LONG_GREEDY = "{\"temperature\":1.0,\"sampling\":{\"topK\":40,\"seed\":7},\"maxResponseTokens\":1500}";
+    static final String LONG_GREEDY =
+            "{\"temperature\":1.0,\"sampling\":{\"topK\":40,\"seed\":7},\"maxResponseTokens\":1500}";
 
     private JsonNode firstText(Object requestId) {
         String key = Json.write(Json.mapper().valueToTree(requestId));
-        return c.await(m -> "session/event".equals(m.path("method").asText()) && Json.write(m.path("params").path("requestId")).equals(key)
-                && m.path("params").path("event").path("type").asText().equals("text"), "a text event of " + key);
+        return c.await(
+                m -> "session/event".equals(m.path("method").asText())
+                        && Json.write(m.path("params").path("requestId")).equals(key)
+                        && m.path("params").path("event").path("type").asText().equals("text"),
+                "a text event of " + key);
     }
 
     @Test
     void cancelMidGenerationIsCancelledAndLeavesNoTrace() {
-        c.call("c", "session/create", "{\"session\":\"talk\",\"instructions\":\"You are a guard.\",\"options\":" + LONG_GREEDY + "}");
-        c.request("r1", "session/respond", "{\"session\":\"talk\",\"prompt\":\"Tell me about the forgotten dragon.\",\"stream\":true}");
+        c.call(
+                "c",
+                "session/create",
+                "{\"session\":\"talk\",\"instructions\":\"You are a guard.\",\"options\":" + LONG_GREEDY + "}");
+        c.request(
+                "r1",
+                "session/respond",
+                "{\"session\":\"talk\",\"prompt\":\"Tell me about the forgotten dragon.\",\"stream\":true}");
         firstText("r1");
         JsonNode cancelled = c.call("x", "session/cancel", "{\"session\":\"talk\"}");
         assertThat(cancelled.path("cancelled").asInt()).isEqualTo(1);
@@ -43,32 +53,52 @@ class LlamaSessionWireTest extends LlamaWireSupport {
 
         JsonNode second = c.call("r2", "session/respond", "{\"session\":\"talk\",\"prompt\":\"Open the gate.\"}");
         assertThat(second.path("text").asText()).isNotEmpty();
-        assertThat(second.path("usage").path("outputTokens").asInt()).as("the uncancelled answer runs long").isGreaterThan(200);
+        assertThat(second.path("usage").path("outputTokens").asInt())
+                .as("the uncancelled answer runs long")
+                .isGreaterThan(200);
         String transcript = Json.write(c.call("t", "session/transcript", "{\"session\":\"talk\"}"));
         assertThat(transcript).contains("Open the gate.").doesNotContain("forgotten dragon");
         JsonNode listed = c.call("l", "session/list", null).path("sessions").get(0);
-        assertThat(listed.path("entries").asInt()).as("one prompt and one response").isEqualTo(2);
+        assertThat(listed.path("entries").asInt())
+                .as("one prompt and one response")
+                .isEqualTo(2);
         assertThat(listed.path("busy").asBoolean()).isFalse();
     }
 
     @Test
     void deleteMidGenerationCancelsAndTheBridgeKeepsServing() {
         c.call("c", "session/create", "{\"session\":\"gone\",\"options\":" + LONG_GREEDY + "}");
-        c.request("r1", "session/respond", "{\"session\":\"gone\",\"prompt\":\"Tell me about the forgotten dragon.\",\"stream\":true}");
+        c.request(
+                "r1",
+                "session/respond",
+                "{\"session\":\"gone\",\"prompt\":\"Tell me about the forgotten dragon.\",\"stream\":true}");
         firstText("r1");
-        assertThat(c.call("d", "session/delete", "{\"session\":\"gone\"}").path("deleted").asBoolean()).isTrue();
+        assertThat(c.call("d", "session/delete", "{\"session\":\"gone\"}")
+                        .path("deleted")
+                        .asBoolean())
+                .isTrue();
         assertThat(c.error("r1").path("code").asInt()).isEqualTo(-32009);
-        assertThat(c.request("r2", "session/respond", "{\"session\":\"gone\",\"prompt\":\"Hi.\"}").error("r2")
-                .path("code").asInt()).isEqualTo(-32020);
+        assertThat(c.request("r2", "session/respond", "{\"session\":\"gone\",\"prompt\":\"Hi.\"}")
+                        .error("r2")
+                        .path("code")
+                        .asInt())
+                .isEqualTo(-32020);
         c.call("c2", "session/create", "{\"session\":\"next\",\"options\":{\"maxResponseTokens\":8}}");
-        assertThat(c.call("r3", "session/respond", "{\"session\":\"next\",\"prompt\":\"Hi.\"}").path("text").isTextual()).isTrue();
+        assertThat(c.call("r3", "session/respond", "{\"session\":\"next\",\"prompt\":\"Hi.\"}")
+                        .path("text")
+                        .isTextual())
+                .isTrue();
     }
 
     /** ChatML as the tiny model's template writes it, by hand: the reference for exact token counts. */
     private static String chatMl(String... roleAndContent) {
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < roleAndContent.length; i += 2) {
-            out.append("<|im_start|>").append(roleAndContent[i]).append('\n').append(roleAndContent[i + 1]).append("<|im_end|>\n");
+            out.append("<|im_start|>")
+                    .append(roleAndContent[i])
+                    .append('\n')
+                    .append(roleAndContent[i + 1])
+                    .append("<|im_end|>\n");
         }
         return out.append("<|im_start|>assistant\n").toString();
     }
@@ -76,33 +106,61 @@ class LlamaSessionWireTest extends LlamaWireSupport {
     @Test
     void inputTokensAreExactAndTheSecondTurnHitsThePromptCache() {
         String instructions = "You are the gate guard of the old castle.";
-        c.call("c", "session/create", "{\"session\":\"cache\",\"instructions\":\"" + instructions + "\",\"options\":"
-                + "{\"sampling\":\"greedy\",\"maxResponseTokens\":24}}");
+        c.call(
+                "c",
+                "session/create",
+                "{\"session\":\"cache\",\"instructions\":\"" + instructions + "\",\"options\":"
+                        + "{\"sampling\":\"greedy\",\"maxResponseTokens\":24}}");
         JsonNode first = c.call("r1", "session/respond", "{\"session\":\"cache\",\"prompt\":\"Who goes there?\"}");
-        JsonNode second = c.call("r2", "session/respond", "{\"session\":\"cache\",\"prompt\":\"Open the north gate, please.\"}");
+        JsonNode second =
+                c.call("r2", "session/respond", "{\"session\":\"cache\",\"prompt\":\"Open the north gate, please.\"}");
         var model = bridgeSystemModel(); // loaded: the session above used it
         int bos = 1; // the tiny model's tokenizer.ggml.add_bos_token
         String prompt1 = chatMl("system", instructions, "user", "Who goes there?");
-        String prompt2 = chatMl("system", instructions, "user", "Who goes there?", "assistant", first.path("text").asText(), "user",
+        String prompt2 = chatMl(
+                "system",
+                instructions,
+                "user",
+                "Who goes there?",
+                "assistant",
+                first.path("text").asText(),
+                "user",
                 "Open the north gate, please.");
         JsonNode usage1 = first.path("usage");
         JsonNode usage2 = second.path("usage");
         assertThat(usage1.path("inputTokens").asInt()).isEqualTo(bos + model.countTokens(prompt1));
         assertThat(usage2.path("inputTokens").asInt()).isEqualTo(bos + model.countTokens(prompt2));
-        assertThat(usage1.path("cachedInputTokens").asInt()).as("a new conversation").isLessThan(usage1.path("inputTokens").asInt() / 2);
-        assertThat(usage2.path("cachedInputTokens").asInt()).as("turn 1's prompt is reused")
+        assertThat(usage1.path("cachedInputTokens").asInt())
+                .as("a new conversation")
+                .isLessThan(usage1.path("inputTokens").asInt() / 2);
+        assertThat(usage2.path("cachedInputTokens").asInt())
+                .as("turn 1's prompt is reused")
                 .isGreaterThanOrEqualTo(usage1.path("inputTokens").asInt() - 2)
                 .isLessThan(usage2.path("inputTokens").asInt());
-        assertThat(usage2.path("totalTokens").asInt()).isEqualTo(usage2.path("inputTokens").asInt() + usage2.path("outputTokens").asInt());
+        assertThat(usage2.path("totalTokens").asInt())
+                .isEqualTo(usage2.path("inputTokens").asInt()
+                        + usage2.path("outputTokens").asInt());
         assertThat(usage1.path("outputTokens").asInt()).isBetween(1, 24);
     }
 
     @Test
     void twoSessionsGenerateAtOnceAndGreedyIsReproducible() {
-        c.call("a", "session/create", "{\"session\":\"a\",\"options\":{\"sampling\":\"greedy\",\"maxResponseTokens\":400}}");
-        c.call("b", "session/create", "{\"session\":\"b\",\"options\":{\"sampling\":\"greedy\",\"maxResponseTokens\":400}}");
-        c.request("ra", "session/respond", "{\"session\":\"a\",\"prompt\":\"Tell me about the goblin king.\",\"stream\":true}");
-        c.request("rb", "session/respond", "{\"session\":\"b\",\"prompt\":\"Tell me about the castle.\",\"stream\":true}");
+        c.call(
+                "a",
+                "session/create",
+                "{\"session\":\"a\",\"options\":{\"sampling\":\"greedy\",\"maxResponseTokens\":400}}");
+        c.call(
+                "b",
+                "session/create",
+                "{\"session\":\"b\",\"options\":{\"sampling\":\"greedy\",\"maxResponseTokens\":400}}");
+        c.request(
+                "ra",
+                "session/respond",
+                "{\"session\":\"a\",\"prompt\":\"Tell me about the goblin king.\",\"stream\":true}");
+        c.request(
+                "rb",
+                "session/respond",
+                "{\"session\":\"b\",\"prompt\":\"Tell me about the castle.\",\"stream\":true}");
         JsonNode a = c.result("ra");
         JsonNode b = c.result("rb");
         assertThat(streamedText(c.events("ra"))).isEqualTo(a.path("text").asText());
@@ -119,18 +177,31 @@ class LlamaSessionWireTest extends LlamaWireSupport {
         c.call("y", "session/create", "{\"session\":\"y\",\"history\":" + Json.write(history) + "," + options + "}");
         JsonNode x = c.call("rx", "session/respond", "{\"session\":\"x\",\"prompt\":\"And the queen?\"}");
         JsonNode y = c.call("ry", "session/respond", "{\"session\":\"y\",\"prompt\":\"And the queen?\"}");
-        assertThat(x.path("text").asText()).isNotEmpty().isEqualTo(y.path("text").asText());
-        assertThat(x.path("usage").path("inputTokens")).isEqualTo(y.path("usage").path("inputTokens"));
+        assertThat(x.path("text").asText())
+                .isNotEmpty()
+                .isEqualTo(y.path("text").asText());
+        assertThat(x.path("usage").path("inputTokens"))
+                .isEqualTo(y.path("usage").path("inputTokens"));
     }
 
     @Test
     void maxResponseTokensBoundsTheOutput() {
-        c.call("c", "session/create", "{\"session\":\"short\",\"options\":{\"sampling\":\"greedy\",\"maxResponseTokens\":5}}");
-        c.call("l", "session/create", "{\"session\":\"long\",\"options\":{\"sampling\":\"greedy\",\"maxResponseTokens\":100}}");
-        JsonNode cut = c.call("r1", "session/respond", "{\"session\":\"short\",\"prompt\":\"Tell me about the forgotten dragon.\"}");
-        JsonNode full = c.call("r2", "session/respond", "{\"session\":\"long\",\"prompt\":\"Tell me about the forgotten dragon.\"}");
+        c.call(
+                "c",
+                "session/create",
+                "{\"session\":\"short\",\"options\":{\"sampling\":\"greedy\",\"maxResponseTokens\":5}}");
+        c.call(
+                "l",
+                "session/create",
+                "{\"session\":\"long\",\"options\":{\"sampling\":\"greedy\",\"maxResponseTokens\":100}}");
+        JsonNode cut = c.call(
+                "r1", "session/respond", "{\"session\":\"short\",\"prompt\":\"Tell me about the forgotten dragon.\"}");
+        JsonNode full = c.call(
+                "r2", "session/respond", "{\"session\":\"long\",\"prompt\":\"Tell me about the forgotten dragon.\"}");
         assertThat(cut.path("usage").path("outputTokens").asInt()).isBetween(1, 5);
-        assertThat(full.path("usage").path("outputTokens").asInt()).as("without the bound it goes on").isGreaterThan(5);
+        assertThat(full.path("usage").path("outputTokens").asInt())
+                .as("without the bound it goes on")
+                .isGreaterThan(5);
         assertThat(full.path("text").asText()).startsWith(cut.path("text").asText());
     }
 
@@ -142,20 +213,29 @@ class LlamaSessionWireTest extends LlamaWireSupport {
         assertThat(availability.path("available").asBoolean()).isTrue();
         assertThat(availability.path("variant").asText()).isEqualTo(NAME);
         assertThat(availability.path("contextSize").asInt()).isEqualTo(CONTEXT);
-        assertThat(availability.path("supportedLanguages")).extracting(JsonNode::asText).containsExactly("en");
-        assertThat(c.call("i", "initialize", "{\"protocolVersion\":\"1.0\"}").path("model")).isEqualTo(availability);
+        assertThat(availability.path("supportedLanguages"))
+                .extracting(JsonNode::asText)
+                .containsExactly("en");
+        assertThat(c.call("i", "initialize", "{\"protocolVersion\":\"1.0\"}").path("model"))
+                .isEqualTo(availability);
 
         Path dir = model().getParent();
         Path missing = dir.resolve("missing.gguf");
         Path text = dir.resolve("notes.gguf");
         Files.writeString(text, "not a model at all");
-        c.request("m", "session/create", "{\"session\":\"m\",\"model\":{\"type\":\"llama\",\"path\":"
-                + Json.write(Json.mapper().valueToTree(missing.toString())) + "}}");
+        c.request(
+                "m",
+                "session/create",
+                "{\"session\":\"m\",\"model\":{\"type\":\"llama\",\"path\":"
+                        + Json.write(Json.mapper().valueToTree(missing.toString())) + "}}");
         JsonNode noFile = c.error("m");
         assertThat(noFile.path("code").asInt()).isEqualTo(-32602);
         assertThat(noFile.path("message").asText()).contains("'model.path'").contains("does not exist");
-        c.request("n", "session/create", "{\"session\":\"n\",\"model\":{\"type\":\"llama\",\"path\":"
-                + Json.write(Json.mapper().valueToTree(text.toString())) + "}}");
+        c.request(
+                "n",
+                "session/create",
+                "{\"session\":\"n\",\"model\":{\"type\":\"llama\",\"path\":"
+                        + Json.write(Json.mapper().valueToTree(text.toString())) + "}}");
         JsonNode notGguf = c.error("n");
         assertThat(notGguf.path("code").asInt()).isEqualTo(-32602);
         assertThat(notGguf.path("message").asText()).contains("'model.path'").contains("not a GGUF");
@@ -164,8 +244,14 @@ class LlamaSessionWireTest extends LlamaWireSupport {
         assertThat(tooLarge.path("message").asText()).contains("'model.contextSize'");
 
         assertThat(c.call("list", "session/list", null).path("sessions")).hasSize(1);
-        c.call("ok", "session/create", "{\"session\":\"ok\",\"model\":" + spec("") + ",\"options\":{\"maxResponseTokens\":4}}");
-        assertThat(c.call("r", "session/respond", "{\"session\":\"ok\",\"prompt\":\"Hi.\"}").path("usage").path("outputTokens").asInt())
+        c.call(
+                "ok",
+                "session/create",
+                "{\"session\":\"ok\",\"model\":" + spec("") + ",\"options\":{\"maxResponseTokens\":4}}");
+        assertThat(c.call("r", "session/respond", "{\"session\":\"ok\",\"prompt\":\"Hi.\"}")
+                        .path("usage")
+                        .path("outputTokens")
+                        .asInt())
                 .isPositive();
     }
 
@@ -178,9 +264,15 @@ class LlamaSessionWireTest extends LlamaWireSupport {
             @Override
             public void run() {
                 String id = "h" + n++;
-                c.call("c" + id, "session/create", "{\"session\":\"" + id + "\",\"instructions\":\"You are a guard.\","
-                        + "\"options\":{\"maxResponseTokens\":8}}");
-                c.call("r" + id, "session/respond", "{\"session\":\"" + id + "\",\"prompt\":\"Hi, guard number " + n + ".\"}");
+                c.call(
+                        "c" + id,
+                        "session/create",
+                        "{\"session\":\"" + id + "\",\"instructions\":\"You are a guard.\","
+                                + "\"options\":{\"maxResponseTokens\":8}}");
+                c.call(
+                        "r" + id,
+                        "session/respond",
+                        "{\"session\":\"" + id + "\",\"prompt\":\"Hi, guard number " + n + ".\"}");
                 c.call("d" + id, "session/delete", "{\"session\":\"" + id + "\"}");
             }
         };
@@ -192,7 +284,9 @@ class LlamaSessionWireTest extends LlamaWireSupport {
         for (int i = 0; i < 100; i++) {
             cycle.run();
         }
-        assertThat(threads.getThreadCount()).as("live platform threads").isBetween(threadsBefore - 3, threadsBefore + 3);
+        assertThat(threads.getThreadCount())
+                .as("live platform threads")
+                .isBetween(threadsBefore - 3, threadsBefore + 3);
         assertThat(usedHeapAfterGc() - heapBefore).as("heap growth in bytes").isLessThan(16L << 20);
         assertThat(c.call("list", "session/list", null).path("sessions")).isEmpty();
     }

@@ -30,15 +30,25 @@ class LlamaStructuredWireTest extends LlamaWireSupport {
         List<String> order = fieldNames(schema.get("properties"));
         Set<String> distinct = new HashSet<>();
         for (int seed = 1; seed <= 20; seed++) {
-            c.call("c" + seed, "session/create", "{\"session\":\"s" + seed + "\",\"model\":" + spec(",\"seed\":" + seed) + ","
-                    + "\"options\":{\"temperature\":1.0,\"maxResponseTokens\":64}}");
-            JsonNode result = c.call("r" + seed, "session/respond", "{\"session\":\"s" + seed + "\",\"prompt\":\"A goblin blocks the road.\","
-                    + "\"schema\":" + SCHEMA + "}");
+            c.call(
+                    "c" + seed,
+                    "session/create",
+                    "{\"session\":\"s" + seed + "\",\"model\":" + spec(",\"seed\":" + seed) + ","
+                            + "\"options\":{\"temperature\":1.0,\"maxResponseTokens\":64}}");
+            JsonNode result = c.call(
+                    "r" + seed,
+                    "session/respond",
+                    "{\"session\":\"s" + seed + "\",\"prompt\":\"A goblin blocks the road.\"," + "\"schema\":" + SCHEMA
+                            + "}");
             JsonNode structured = result.path("structured");
-            assertThat(SchemaCheck.violations(schema, structured)).as("seed %d: %s", seed, structured).isEmpty();
+            assertThat(SchemaCheck.violations(schema, structured))
+                    .as("seed %d: %s", seed, structured)
+                    .isEmpty();
             assertThat(order).as("seed %d: keys in schema order", seed).containsSubsequence(fieldNames(structured));
             assertThat(Fixtures.json(result.path("text").asText())).isEqualTo(structured);
-            assertThat(result.path("text").asText()).as("text is the JSON of structured, in order").isEqualTo(Json.write(structured));
+            assertThat(result.path("text").asText())
+                    .as("text is the JSON of structured, in order")
+                    .isEqualTo(Json.write(structured));
             distinct.add(Json.write(structured));
         }
         assertThat(distinct.size()).as("seeds give different answers").isGreaterThan(10);
@@ -48,10 +58,16 @@ class LlamaStructuredWireTest extends LlamaWireSupport {
     void decisionsAlwaysPickAnOfferedOption() {
         Set<String> picked = new HashSet<>();
         for (int seed = 1; seed <= 20; seed++) {
-            JsonNode decision = c.call("d" + seed, "decision/decide", "{\"situation\":\"A dragon lands in front of Snik.\","
-                    + "\"options\":[{\"id\":\"flee\",\"description\":\"Run into the woods\"},\"attack\",{\"id\":\"beg\",\"description\":\"Beg for mercy\"}],"
-                    + "\"actor\":{\"name\":\"Snik\",\"role\":\"a timid goblin\"},\"temperature\":1.0,\"model\":" + spec(",\"seed\":" + seed) + "}");
-            assertThat(decision.path("optionID").asText()).as("seed %d: %s", seed, decision).isIn("flee", "attack", "beg");
+            JsonNode decision = c.call(
+                    "d" + seed,
+                    "decision/decide",
+                    "{\"situation\":\"A dragon lands in front of Snik.\","
+                            + "\"options\":[{\"id\":\"flee\",\"description\":\"Run into the woods\"},\"attack\",{\"id\":\"beg\",\"description\":\"Beg for mercy\"}],"
+                            + "\"actor\":{\"name\":\"Snik\",\"role\":\"a timid goblin\"},\"temperature\":1.0,\"model\":"
+                            + spec(",\"seed\":" + seed) + "}");
+            assertThat(decision.path("optionID").asText())
+                    .as("seed %d: %s", seed, decision)
+                    .isIn("flee", "attack", "beg");
             assertThat(decision.path("reasoning").isTextual()).isTrue();
             assertThat(decision.path("confidence").isIntegralNumber()).isTrue();
             assertThat(decision.path("confidence").asInt()).isBetween(0, 100);
@@ -61,10 +77,14 @@ class LlamaStructuredWireTest extends LlamaWireSupport {
         }
         assertThat(picked).as("seeds pick different options").hasSizeGreaterThan(1);
 
-        JsonNode many = c.call("many", "decision/decideMany", "{\"requests\":["
-                + "{\"situation\":\"The bridge burns.\",\"options\":[\"jump\",\"wait\"]},"
-                + "{\"situation\":\"A merchant offers bread.\",\"options\":[\"buy\",\"sell\",\"leave\"]},"
-                + "{\"situation\":\"Only one way.\",\"options\":[\"go\"]}],\"temperature\":1.0,\"model\":" + spec(",\"seed\":5") + "}");
+        JsonNode many = c.call(
+                "many",
+                "decision/decideMany",
+                "{\"requests\":["
+                        + "{\"situation\":\"The bridge burns.\",\"options\":[\"jump\",\"wait\"]},"
+                        + "{\"situation\":\"A merchant offers bread.\",\"options\":[\"buy\",\"sell\",\"leave\"]},"
+                        + "{\"situation\":\"Only one way.\",\"options\":[\"go\"]}],\"temperature\":1.0,\"model\":"
+                        + spec(",\"seed\":5") + "}");
         JsonNode results = many.path("results");
         assertThat(results).hasSize(3);
         assertThat(results.get(0).path("optionID").asText()).isIn("jump", "wait");
@@ -76,27 +96,49 @@ class LlamaStructuredWireTest extends LlamaWireSupport {
     @Test
     void streamedTextDeltasAddUpToTheAnswer() {
         for (int seed = 1; seed <= 3; seed++) {
-            c.call("c" + seed, "session/create", "{\"session\":\"t" + seed + "\",\"options\":{\"maxResponseTokens\":48,"
-                    + "\"temperature\":1.0,\"sampling\":{\"topK\":40,\"seed\":" + seed + "}}}");
-            JsonNode result = c.call("r" + seed, "session/respond", "{\"session\":\"t" + seed + "\",\"prompt\":\"Tell me of the dragon.\",\"stream\":true}");
+            c.call(
+                    "c" + seed,
+                    "session/create",
+                    "{\"session\":\"t" + seed + "\",\"options\":{\"maxResponseTokens\":48,"
+                            + "\"temperature\":1.0,\"sampling\":{\"topK\":40,\"seed\":" + seed + "}}}");
+            JsonNode result = c.call(
+                    "r" + seed,
+                    "session/respond",
+                    "{\"session\":\"t" + seed + "\",\"prompt\":\"Tell me of the dragon.\",\"stream\":true}");
             List<JsonNode> events = c.events("r" + seed);
-            assertThat(events.stream().filter(e -> e.path("type").asText().equals("text"))).as("seed %d streams", seed).isNotEmpty();
+            assertThat(events.stream().filter(e -> e.path("type").asText().equals("text")))
+                    .as("seed %d streams", seed)
+                    .isNotEmpty();
             assertThat(streamedText(events)).isEqualTo(result.path("text").asText());
-            JsonNode lastText = events.stream().filter(e -> e.path("type").asText().equals("text")).reduce((a, b) -> b).orElseThrow();
-            assertThat(lastText.path("text").asText()).as("text is the whole answer so far").isEqualTo(result.path("text").asText());
+            JsonNode lastText = events.stream()
+                    .filter(e -> e.path("type").asText().equals("text"))
+                    .reduce((a, b) -> b)
+                    .orElseThrow();
+            assertThat(lastText.path("text").asText())
+                    .as("text is the whole answer so far")
+                    .isEqualTo(result.path("text").asText());
             assertThat(result.path("usage").path("outputTokens").asInt()).isBetween(1, 48);
         }
     }
 
     @Test
     void structuredTurnsStreamPartialValuesEndingWithTheResult() {
-        c.call("c", "session/create", "{\"session\":\"p\",\"options\":{\"maxResponseTokens\":64,\"sampling\":{\"topK\":40,\"seed\":3},"
-                + "\"temperature\":1.0}}");
-        JsonNode result = c.call("r", "session/respond", "{\"session\":\"p\",\"prompt\":\"A goblin.\",\"schema\":" + SCHEMA + ",\"stream\":true}");
-        List<JsonNode> partials = c.events("r").stream().filter(e -> e.path("type").asText().equals("partial")).toList();
+        c.call(
+                "c",
+                "session/create",
+                "{\"session\":\"p\",\"options\":{\"maxResponseTokens\":64,\"sampling\":{\"topK\":40,\"seed\":3},"
+                        + "\"temperature\":1.0}}");
+        JsonNode result = c.call(
+                "r",
+                "session/respond",
+                "{\"session\":\"p\",\"prompt\":\"A goblin.\",\"schema\":" + SCHEMA + ",\"stream\":true}");
+        List<JsonNode> partials = c.events("r").stream()
+                .filter(e -> e.path("type").asText().equals("partial"))
+                .toList();
         assertThat(partials.size()).as("partials grow as tokens arrive").isGreaterThan(3);
         assertThat(partials.get(partials.size() - 1).path("value")).isEqualTo(result.path("structured"));
-        assertThat(c.events("r").stream().filter(e -> e.path("type").asText().equals("text"))).isEmpty();
+        assertThat(c.events("r").stream().filter(e -> e.path("type").asText().equals("text")))
+                .isEmpty();
         assertThat(Conversation.isResponse(c.response("r"))).isTrue();
     }
 }

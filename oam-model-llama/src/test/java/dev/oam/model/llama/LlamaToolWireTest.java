@@ -37,15 +37,24 @@ class LlamaToolWireTest extends LlamaWireSupport {
               "options":{"type":"array","maxItems":2,"items":{"type":"object","additionalProperties":false,"required":["label"],
                 "properties":{"label":{"type":"string","enum":["gift","wrap"]},"qty":{"type":"integer","minimum":0,"maximum":3}}}}}}""";
     static final String EMPTY_PARAMETERS = "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}";
-    static final Map<String, JsonNode> PARAMETERS = Map.of("set_trap", json(TRAP_PARAMETERS), "buy_item", json(BUY_PARAMETERS),
-            "check_inventory", json(EMPTY_PARAMETERS));
+    static final Map<String, JsonNode> PARAMETERS = Map.of(
+            "set_trap",
+            json(TRAP_PARAMETERS),
+            "buy_item",
+            json(BUY_PARAMETERS),
+            "check_inventory",
+            json(EMPTY_PARAMETERS));
     static final String TOOLS = "[" + tool("set_trap", "Set a trap at a map cell.", TRAP_PARAMETERS) + ","
             + tool("buy_item", "Buy an item from the merchant.", BUY_PARAMETERS) + ","
             + tool("check_inventory", "List what the player carries.", EMPTY_PARAMETERS) + "]";
 
     /** Tools without free strings: short calls, so rounds are cheap. */
-    static final String SHORT_TOOLS = "[" + tool("set_trap", "Set a trap at a map cell.", TRAP_PARAMETERS.replace(
-            "\"note\":{\"type\":\"string\"},", "")) + "," + tool("check_inventory", "List what the player carries.", EMPTY_PARAMETERS) + "]";
+    static final String SHORT_TOOLS = "["
+            + tool(
+                    "set_trap",
+                    "Set a trap at a map cell.",
+                    TRAP_PARAMETERS.replace("\"note\":{\"type\":\"string\"},", ""))
+            + "," + tool("check_inventory", "List what the player carries.", EMPTY_PARAMETERS) + "]";
 
     static String tool(String name, String description, String parameters) {
         return "{\"name\":\"" + name + "\",\"description\":\"" + description + "\",\"parameters\":" + parameters + "}";
@@ -58,8 +67,12 @@ class LlamaToolWireTest extends LlamaWireSupport {
     /** Checks a call against its tool's schema and answers it with a small JSON output. */
     static String validatedReply(Seen call) {
         JsonNode schema = PARAMETERS.get(call.name());
-        assertThat(schema).as("tool/call names an offered tool: %s", call.toolCall()).isNotNull();
-        assertThat(SchemaCheck.violations(schema, call.arguments())).as("arguments of %s", call.toolCall()).isEmpty();
+        assertThat(schema)
+                .as("tool/call names an offered tool: %s", call.toolCall())
+                .isNotNull();
+        assertThat(SchemaCheck.violations(schema, call.arguments()))
+                .as("arguments of %s", call.toolCall())
+                .isEmpty();
         return "{\"output\":{\"ok\":true,\"tool\":\"" + call.name() + "\"}}";
     }
 
@@ -69,11 +82,20 @@ class LlamaToolWireTest extends LlamaWireSupport {
         Set<String> names = new HashSet<>();
         for (int seed = 1; seed <= 20; seed++) {
             String session = "forced-" + seed;
-            String choice = seed % 3 == 0 ? "{\"tool\":\"set_trap\"}" : seed % 3 == 1 ? "{\"tool\":\"buy_item\"}" : "\"required\"";
-            c.call("c" + seed, "session/create", "{\"session\":\"" + session + "\",\"instructions\":\"You are a trapper in a game.\","
-                    + "\"tools\":" + TOOLS + ",\"options\":{\"toolChoice\":" + choice + ",\"maxToolRounds\":1,\"temperature\":1.0,"
-                    + "\"maxResponseTokens\":16,\"sampling\":{\"topK\":40,\"seed\":" + seed + "}}}");
-            c.request("r" + seed, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":\"Set a trap for the goblin.\"}");
+            String choice = seed % 3 == 0
+                    ? "{\"tool\":\"set_trap\"}"
+                    : seed % 3 == 1 ? "{\"tool\":\"buy_item\"}" : "\"required\"";
+            c.call(
+                    "c" + seed,
+                    "session/create",
+                    "{\"session\":\"" + session + "\",\"instructions\":\"You are a trapper in a game.\","
+                            + "\"tools\":" + TOOLS + ",\"options\":{\"toolChoice\":" + choice
+                            + ",\"maxToolRounds\":1,\"temperature\":1.0,"
+                            + "\"maxResponseTokens\":16,\"sampling\":{\"topK\":40,\"seed\":" + seed + "}}}");
+            c.request(
+                    "r" + seed,
+                    "session/respond",
+                    "{\"session\":\"" + session + "\",\"prompt\":\"Set a trap for the goblin.\"}");
             List<Seen> seen = new ArrayList<>();
             JsonNode result = driveResult("r" + seed, LlamaToolWireTest::validatedReply, seen);
 
@@ -86,15 +108,22 @@ class LlamaToolWireTest extends LlamaWireSupport {
                 distinct.add(s.name() + Json.write(s.arguments()));
                 names.add(s.name());
             });
-            assertThat(result.path("text").isTextual()).as("seed %d answers after the tool: %s", seed, result).isTrue();
+            assertThat(result.path("text").isTextual())
+                    .as("seed %d answers after the tool: %s", seed, result)
+                    .isTrue();
             assertThat(result.path("toolCalls")).hasSize(seen.size());
-            assertThat(result.path("toolCalls")).allSatisfy(r -> assertThat(r.path("isError").asBoolean()).isFalse());
-            assertThat(result.path("steps")).extracting(s -> s.path("toolCallingMode").asText())
-                    .as("seed %d", seed).containsExactly(choice.contains("tool") ? "required" : "required", "disallowed");
+            assertThat(result.path("toolCalls"))
+                    .allSatisfy(r -> assertThat(r.path("isError").asBoolean()).isFalse());
+            assertThat(result.path("steps"))
+                    .extracting(s -> s.path("toolCallingMode").asText())
+                    .as("seed %d", seed)
+                    .containsExactly(choice.contains("tool") ? "required" : "required", "disallowed");
             c.call("d" + seed, "session/delete", "{\"session\":\"" + session + "\"}");
         }
         // The named tools every time they are named; under "required" the random model picks any (one call per step).
-        assertThat(names).as("every named tool was called").contains("set_trap", "buy_item")
+        assertThat(names)
+                .as("every named tool was called")
+                .contains("set_trap", "buy_item")
                 .isSubsetOf("set_trap", "buy_item", "check_inventory");
         assertThat(distinct.size()).as("seeds give different calls").isGreaterThan(10);
     }
@@ -104,16 +133,25 @@ class LlamaToolWireTest extends LlamaWireSupport {
         int rounds = 0;
         for (int seed = 1; seed <= 6; seed++) {
             String session = "rounds-" + seed;
-            c.call("c" + seed, "session/create", "{\"session\":\"" + session + "\",\"tools\":" + SHORT_TOOLS + ","
-                    + "\"options\":{\"toolChoice\":\"required\",\"maxToolRounds\":3,\"reservedResponseTokens\":256,\"temperature\":1.0,\"maxResponseTokens\":16,"
-                    + "\"sampling\":{\"topK\":40,\"seed\":" + (100 + seed) + "}}}");
-            c.request("r" + seed, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":\"Buy bread, then set a trap.\"}");
+            c.call(
+                    "c" + seed,
+                    "session/create",
+                    "{\"session\":\"" + session + "\",\"tools\":" + SHORT_TOOLS + ","
+                            + "\"options\":{\"toolChoice\":\"required\",\"maxToolRounds\":3,\"reservedResponseTokens\":256,\"temperature\":1.0,\"maxResponseTokens\":16,"
+                            + "\"sampling\":{\"topK\":40,\"seed\":" + (100 + seed) + "}}}");
+            c.request(
+                    "r" + seed,
+                    "session/respond",
+                    "{\"session\":\"" + session + "\",\"prompt\":\"Buy bread, then set a trap.\"}");
             List<Seen> seen = new ArrayList<>();
             JsonNode result = driveResult("r" + seed, LlamaToolWireTest::validatedReply, seen);
             JsonNode steps = result.path("steps");
             assertThat(steps.get(0).path("toolCallingMode").asText()).isEqualTo("required");
-            assertThat(steps.size()).as("seed %d: at most 3 tool rounds and an answer: %s", seed, steps).isBetween(2, 4);
-            assertThat(steps.get(steps.size() - 1).path("completedToolRounds").asInt()).isEqualTo(steps.size() - 1);
+            assertThat(steps.size())
+                    .as("seed %d: at most 3 tool rounds and an answer: %s", seed, steps)
+                    .isBetween(2, 4);
+            assertThat(steps.get(steps.size() - 1).path("completedToolRounds").asInt())
+                    .isEqualTo(steps.size() - 1);
             for (int i = 1; i < steps.size(); i++) {
                 assertThat(steps.get(i).path("toolCallingMode").asText()).isEqualTo(i < 3 ? "allowed" : "disallowed");
             }
@@ -128,14 +166,21 @@ class LlamaToolWireTest extends LlamaWireSupport {
 
     @Test
     void aToolTheClientNeverAnswersTimesOutAndTheTurnGoesOn() {
-        c.call("c", "session/create", "{\"session\":\"slow\",\"tools\":[" + tool("check_inventory", "List items.", EMPTY_PARAMETERS)
-                .replace("}}", "},\"timeoutSeconds\":0.3}") + "],\"options\":{\"toolChoice\":\"required\",\"maxToolRounds\":1,"
-                + "\"maxResponseTokens\":16,\"sampling\":\"greedy\"}}");
+        c.call(
+                "c",
+                "session/create",
+                "{\"session\":\"slow\",\"tools\":["
+                        + tool("check_inventory", "List items.", EMPTY_PARAMETERS)
+                                .replace("}}", "},\"timeoutSeconds\":0.3}")
+                        + "],\"options\":{\"toolChoice\":\"required\",\"maxToolRounds\":1,"
+                        + "\"maxResponseTokens\":16,\"sampling\":\"greedy\"}}");
         c.request("r", "session/respond", "{\"session\":\"slow\",\"prompt\":\"What do I carry?\",\"stream\":true}");
         JsonNode call = c.toolCall();
         JsonNode cancel = c.await(m -> "tool/cancel".equals(m.path("method").asText()), "tool/cancel");
-        assertThat(cancel.path("params").path("id").asText()).isEqualTo(call.path("id").asText());
-        assertThat(cancel.path("params").path("callId").asText()).isEqualTo(call.path("params").path("call").path("id").asText());
+        assertThat(cancel.path("params").path("id").asText())
+                .isEqualTo(call.path("id").asText());
+        assertThat(cancel.path("params").path("callId").asText())
+                .isEqualTo(call.path("params").path("call").path("id").asText());
         assertThat(cancel.path("params").path("reason").asText()).contains("timed out");
         JsonNode result = c.result("r");
         c.reply(call, "{\"output\":\"too late\"}"); // ignored
@@ -145,6 +190,7 @@ class LlamaToolWireTest extends LlamaWireSupport {
         assertThat(result.path("text").isTextual()).isTrue();
         assertThat(c.indexOf(cancel)).as("tool/cancel before the response").isLessThan(c.indexOf(c.response("r")));
         c.call("after", "ping", null);
-        assertThat(Json.write(c.call("tr", "session/transcript", "{\"session\":\"slow\"}"))).doesNotContain("too late");
+        assertThat(Json.write(c.call("tr", "session/transcript", "{\"session\":\"slow\"}")))
+                .doesNotContain("too late");
     }
 }

@@ -34,10 +34,13 @@ public abstract class LlamaWireSupport {
      * which takes an NPC with a world past 1024 tokens on this vocabulary.
      */
     static final int CONTEXT = 4096;
+
     static final String NAME = "wire-tiny";
     static final LlamaBackend BACKEND = new LlamaBackend(new LlamaBackend.Defaults(2, 1, 1, CONTEXT), List.of("en"));
     /** The same host settings with every model in a child process ({@link ModelHost}): the {@code ProcessHost*WireTest}s. */
-    static final LlamaBackend PROCESS_BACKEND = new LlamaBackend(new LlamaBackend.Defaults(2, 1, 1, CONTEXT), List.of("en"), true);
+    static final LlamaBackend PROCESS_BACKEND =
+            new LlamaBackend(new LlamaBackend.Defaults(2, 1, 1, CONTEXT), List.of("en"), true);
+
     private static Path model;
     private static LanguageModel processSystemModel;
 
@@ -59,7 +62,8 @@ public abstract class LlamaWireSupport {
 
     /** {@code {"type":"llama","path":…}} plus {@code extra} members ({@code ",\"seed\":3"}). */
     static String spec(String extra) {
-        return "{\"type\":\"llama\",\"path\":" + Json.write(Json.mapper().valueToTree(model().toString())) + extra + "}";
+        return "{\"type\":\"llama\",\"path\":" + Json.write(Json.mapper().valueToTree(model().toString())) + extra
+                + "}";
     }
 
     static LanguageModel systemModel() {
@@ -94,8 +98,8 @@ public abstract class LlamaWireSupport {
 
     @BeforeEach
     void connect() {
-        c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder().sharedBackends(List.of(backend()))
-                .systemModel(bridgeSystemModel())));
+        c = new Conversation(InMemoryClient.connect(
+                BridgeConfiguration.builder().sharedBackends(List.of(backend())).systemModel(bridgeSystemModel())));
     }
 
     @AfterEach
@@ -123,9 +127,13 @@ public abstract class LlamaWireSupport {
         String key = Json.write(Json.mapper().valueToTree(id));
         Set<String> answered = new HashSet<>();
         while (true) {
-            JsonNode message = c.await(m -> (Conversation.isResponse(m) && Json.write(m.get("id")).equals(key))
-                    || ("tool/call".equals(m.path("method").asText()) && Json.write(m.path("params").path("requestId")).equals(key)
-                            && !answered.contains(m.path("id").asText())), "the response to " + key + " or its next tool/call");
+            JsonNode message = c.await(
+                    m -> (Conversation.isResponse(m) && Json.write(m.get("id")).equals(key))
+                            || ("tool/call".equals(m.path("method").asText())
+                                    && Json.write(m.path("params").path("requestId"))
+                                            .equals(key)
+                                    && !answered.contains(m.path("id").asText())),
+                    "the response to " + key + " or its next tool/call");
             if (Conversation.isResponse(message)) {
                 return message;
             }
@@ -138,7 +146,9 @@ public abstract class LlamaWireSupport {
 
     JsonNode driveResult(Object id, Function<Seen, String> reply, List<Seen> seen) {
         JsonNode response = drive(id, reply, seen);
-        assertThat(response.has("error")).as("expected a result but got %s", response).isFalse();
+        assertThat(response.has("error"))
+                .as("expected a result but got %s", response)
+                .isFalse();
         return response.get("result");
     }
 

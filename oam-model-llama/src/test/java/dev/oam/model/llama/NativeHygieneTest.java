@@ -44,23 +44,31 @@ class NativeHygieneTest {
         List<String> before = list(tmp);
         Path nativeDir = work.resolve("native");
 
-        ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-Djava.io.tmpdir=" + tmp, "-cp",
-                System.getProperty("java.class.path"), NativeHygieneProbe.class.getName(), model.toString());
+        ProcessBuilder builder = new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED",
+                "-Djava.io.tmpdir=" + tmp,
+                "-cp",
+                System.getProperty("java.class.path"),
+                NativeHygieneProbe.class.getName(),
+                model.toString());
         builder.environment().put("OAM_NATIVE_DIR", nativeDir.toString());
         if (ggmlNoBacktrace == null) {
             builder.environment().remove("GGML_NO_BACKTRACE");
         } else {
             builder.environment().put("GGML_NO_BACKTRACE", ggmlNoBacktrace);
         }
-        builder.redirectOutput(work.resolve("stdout").toFile()).redirectError(work.resolve("stderr").toFile());
+        builder.redirectOutput(work.resolve("stdout").toFile())
+                .redirectError(work.resolve("stderr").toFile());
         Process child = builder.start();
         assertThat(child.waitFor(90, TimeUnit.SECONDS)).isTrue();
         String stderr = Files.readString(work.resolve("stderr"), StandardCharsets.UTF_8);
         assertThat(child.exitValue()).as(stderr).isZero();
         assertThat(stderr).contains("generated").contains(nativeDir.toString());
 
-        assertThat(Files.readString(work.resolve("stdout"))).as("standard output").isEmpty();
+        assertThat(Files.readString(work.resolve("stdout")))
+                .as("standard output")
+                .isEmpty();
         assertThat(list(tmp)).isEqualTo(before);
         assertThat(Files.readString(canary)).isEqualTo("precious");
         assertThat(list(nativeDir)).containsExactly("libjllama.so", "tmp");

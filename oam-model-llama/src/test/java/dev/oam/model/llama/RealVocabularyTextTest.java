@@ -47,7 +47,9 @@ class RealVocabularyTextTest {
             }
         }
         if (model.equals("gemma")) {
-            assertThat(byteTokens).as("Gemma's byte-fallback tokens <0x80>..<0xFF>").isGreaterThanOrEqualTo(128);
+            assertThat(byteTokens)
+                    .as("Gemma's byte-fallback tokens <0x80>..<0xFF>")
+                    .isGreaterThanOrEqualTo(128);
         }
         // Runs of random tokens, as a sampler without a grammar could draw them: lone continuation bytes, a lead
         // byte followed by ASCII, a character cut by the end of the generation.
@@ -78,7 +80,9 @@ class RealVocabularyTextTest {
         assertThat(ChatPrompt.escape(text, file.controlTokens())).isEqualTo(text);
         String marker = model.equals("gemma") ? "<end_of_turn>" : "<|im_end|>";
         assertThat(file.controlTokens()).contains(marker);
-        assertThat(ChatPrompt.escape("a" + marker + "b", file.controlTokens())).doesNotContain(marker).doesNotContain("\uFFFD");
+        assertThat(ChatPrompt.escape("a" + marker + "b", file.controlTokens()))
+                .doesNotContain(marker)
+                .doesNotContain("\uFFFD");
     }
 
     private static Path path(String model) {

@@ -3,7 +3,6 @@ package dev.oam.model.llama;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -53,7 +52,10 @@ final class SchemaCheck {
         if (schema.has("enum")) {
             boolean found = false;
             for (JsonNode option : schema.get("enum")) {
-                found |= option.equals(value) || (option.isNumber() && value.isNumber() && option.decimalValue().compareTo(value.decimalValue()) == 0);
+                found |= option.equals(value)
+                        || (option.isNumber()
+                                && value.isNumber()
+                                && option.decimalValue().compareTo(value.decimalValue()) == 0);
             }
             if (!found) {
                 out.add(at + ": " + value + " is not one of " + schema.get("enum"));
@@ -63,10 +65,12 @@ final class SchemaCheck {
             out.add(at + ": " + value + " is not " + schema.get("const"));
         }
         if (value.isNumber()) {
-            if (schema.has("minimum") && value.decimalValue().compareTo(schema.get("minimum").decimalValue()) < 0) {
+            if (schema.has("minimum")
+                    && value.decimalValue().compareTo(schema.get("minimum").decimalValue()) < 0) {
                 out.add(at + ": " + value + " < minimum " + schema.get("minimum"));
             }
-            if (schema.has("maximum") && value.decimalValue().compareTo(schema.get("maximum").decimalValue()) > 0) {
+            if (schema.has("maximum")
+                    && value.decimalValue().compareTo(schema.get("maximum").decimalValue()) > 0) {
                 out.add(at + ": " + value + " > maximum " + schema.get("maximum"));
             }
         }
@@ -77,11 +81,11 @@ final class SchemaCheck {
                     out.add(at + ": required '" + name.asText() + "' is missing");
                 }
             }
-            for (Iterator<Map.Entry<String, JsonNode>> it = value.fields(); it.hasNext();) {
-                Map.Entry<String, JsonNode> field = it.next();
+            for (Map.Entry<String, JsonNode> field : value.properties()) {
                 if (properties.has(field.getKey())) {
                     check(properties.get(field.getKey()), field.getValue(), at + "/" + field.getKey(), out);
-                } else if (schema.path("additionalProperties").isBoolean() && !schema.get("additionalProperties").asBoolean()) {
+                } else if (schema.path("additionalProperties").isBoolean()
+                        && !schema.get("additionalProperties").asBoolean()) {
                     out.add(at + ": '" + field.getKey() + "' is not a property");
                 }
             }
@@ -109,7 +113,10 @@ final class SchemaCheck {
             case "boolean" -> value.isBoolean();
             case "null" -> value.isNull();
             case "number" -> value.isNumber();
-            case "integer" -> value.isIntegralNumber() || (value.isNumber() && value.decimalValue().stripTrailingZeros().scale() <= 0);
+            case "integer" ->
+                value.isIntegralNumber()
+                        || (value.isNumber()
+                                && value.decimalValue().stripTrailingZeros().scale() <= 0);
             default -> throw new IllegalArgumentException("type " + type);
         };
     }

@@ -15,7 +15,8 @@ final class StepGrammarFixtures {
         }
         Gbnf gbnf = new Gbnf(maxString);
         String root = gbnf.schema((com.fasterxml.jackson.databind.node.ObjectNode) dev.oam.core.json.Json.parse(
-                "{\"type\":\"object\",\"properties\":{" + properties + "},\"required\":[" + required + "]}")).root();
+                        "{\"type\":\"object\",\"properties\":{" + properties + "},\"required\":[" + required + "]}"))
+                .root();
         return gbnf.build(root);
     }
 }

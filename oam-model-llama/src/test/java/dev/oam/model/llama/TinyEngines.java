@@ -36,30 +36,46 @@ public final class TinyEngines {
 
     /** The tiny ChatML model on {@code kind}: 2 slots of 512 tokens, 1 thread. */
     public static synchronized SlotEngine chatMl(EngineChoice.Kind kind) {
-        return OPEN.computeIfAbsent("chatml-" + kind, k -> open(TinyGguf.tiny(), "tiny-chatml.gguf",
-                EngineSettings.defaults().withContextSize(512).withSlots(2), kind));
+        return OPEN.computeIfAbsent(
+                "chatml-" + kind,
+                k -> open(
+                        TinyGguf.tiny(),
+                        "tiny-chatml.gguf",
+                        EngineSettings.defaults().withContextSize(512).withSlots(2),
+                        kind));
     }
 
     /** The tiny ChatML model in a file of its own with 4 lanes of 2,048 tokens (the batching tests). */
     static synchronized SlotEngine lanes(EngineChoice.Kind kind) {
-        return OPEN.computeIfAbsent("lanes-" + kind, k -> open(TinyGguf.tiny().name("tiny-lanes"), "tiny-lanes.gguf",
-                EngineSettings.defaults().withContextSize(2048).withSlots(4), kind));
+        return OPEN.computeIfAbsent(
+                "lanes-" + kind,
+                k -> open(
+                        TinyGguf.tiny().name("tiny-lanes"),
+                        "tiny-lanes.gguf",
+                        EngineSettings.defaults().withContextSize(2048).withSlots(4),
+                        kind));
     }
 
     /** The same weights without {@code tokenizer.chat_template}: 1 slot of 128 tokens. */
     public static synchronized SlotEngine noTemplate(EngineChoice.Kind kind) {
-        return OPEN.computeIfAbsent("plain-" + kind, k -> open(TinyGguf.tiny().name("tiny-no-template").chatTemplate(null),
-                "tiny-no-template.gguf", EngineSettings.defaults().withContextSize(128), kind));
+        return OPEN.computeIfAbsent(
+                "plain-" + kind,
+                k -> open(
+                        TinyGguf.tiny().name("tiny-no-template").chatTemplate(null),
+                        "tiny-no-template.gguf",
+                        EngineSettings.defaults().withContextSize(128),
+                        kind));
     }
 
-    private static SlotEngine open(TinyGguf.Builder builder, String fileName, EngineSettings settings, EngineChoice.Kind kind) {
+    private static SlotEngine open(
+            TinyGguf.Builder builder, String fileName, EngineSettings settings, EngineChoice.Kind kind) {
         try {
             Path file = MODELS.resolve(fileName);
             if (!java.nio.file.Files.exists(file)) {
                 builder.write(file);
             }
-            return (SlotEngine) EngineChoice.open(GgufFile.read(file), settings.withThreads(1).withThreadsBatch(1), kind, null,
-                    PROBES);
+            return (SlotEngine) EngineChoice.open(
+                    GgufFile.read(file), settings.withThreads(1).withThreadsBatch(1), kind, null, PROBES);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (GgufException e) {

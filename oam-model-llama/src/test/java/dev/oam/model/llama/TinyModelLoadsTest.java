@@ -37,8 +37,13 @@ class TinyModelLoadsTest {
         Path gguf = dir.resolve("models/tiny.gguf");
         TinyGguf.tiny().write(gguf);
         file = GgufFile.read(gguf);
-        model = new LlamaModel(new ModelParameters().setModel(gguf.toString()).setThreads(1).setThreadsBatch(1)
-                .setParallel(1).disableLog().setCtxSize(2048));
+        model = new LlamaModel(new ModelParameters()
+                .setModel(gguf.toString())
+                .setThreads(1)
+                .setThreadsBatch(1)
+                .setParallel(1)
+                .disableLog()
+                .setCtxSize(2048));
     }
 
     @AfterAll
@@ -68,14 +73,21 @@ class TinyModelLoadsTest {
         assertThat(model.encode("<|im_start|>")).containsExactly(3);
         assertThat(model.encode("<|im_end|>")).containsExactly(4);
         for (String control : file.controlTokens()) {
-            assertThat(model.encode(control)).as(control).containsExactly(file.tokens().indexOf(control));
+            assertThat(model.encode(control))
+                    .as(control)
+                    .containsExactly(file.tokens().indexOf(control));
         }
     }
 
     @Test
     void textRoundTripsThroughTheVocabulary() {
-        for (String text : List.of("the player should attack the goblin", "{\"name\": \"open_gate\"}",
-                "hello\n\nguard", "café ß € ü ✓ 日本", "<|im_start|>user\nhello<|im_end|>\n", " leading space")) {
+        for (String text : List.of(
+                "the player should attack the goblin",
+                "{\"name\": \"open_gate\"}",
+                "hello\n\nguard",
+                "café ß € ü ✓ 日本",
+                "<|im_start|>user\nhello<|im_end|>\n",
+                " leading space")) {
             assertThat(model.decode(model.encode(text))).isEqualTo(text);
         }
     }

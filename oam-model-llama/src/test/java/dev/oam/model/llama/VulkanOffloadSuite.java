@@ -25,16 +25,19 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class VulkanOffloadSuite {
-    private static final String TEXT = "The innkeeper wiped the counter and looked up. Travellers came through the north"
-            + " gate every evening, tired and hungry, and she kept a pot of stew on the fire for them. Tonight a knight in"
-            + " dented armour asked for a room, a hot meal and news of the road to the castle.";
+    private static final String TEXT =
+            "The innkeeper wiped the counter and looked up. Travellers came through the north"
+                    + " gate every evening, tired and hungry, and she kept a pot of stew on the fire for them. Tonight a knight in"
+                    + " dented armour asked for a room, a hot meal and news of the road to the castle.";
 
     @Test
     void aGpuLayersModelOffloadsEveryLayerToVulkanAndAgreesWithTheCpu() throws Exception {
         GgufFile file = GgufFile.read(RealModels.smollm2());
         Engine gpu = EngineChoice.open(file, new EngineSettings(1024, 1, 2, 2, -1), EngineChoice.Kind.FFM);
         Engine cpu = EngineChoice.open(file, new EngineSettings(1024, 1, 2, 2, 0), EngineChoice.Kind.FFM);
-        assertThat(gpu.device()).as("where the gpuLayers model runs").contains("Vulkan0", "llvmpipe", "(vulkan build)")
+        assertThat(gpu.device())
+                .as("where the gpuLayers model runs")
+                .contains("Vulkan0", "llvmpipe", "(vulkan build)")
                 .containsPattern("(\\d+)/\\1 layers");
         assertThat(cpu.device()).as("where the CPU model runs").startsWith("CPU");
 
@@ -47,20 +50,22 @@ class VulkanOffloadSuite {
             String onCpu = next(cpu, prefix);
             positions++;
             if (!onGpu.equals(onCpu)) {
-                differences.add("after '" + prefix.substring(Math.max(0, prefix.length() - 30)) + "': GPU '" + onGpu + "', CPU '"
-                        + onCpu + "'");
+                differences.add("after '" + prefix.substring(Math.max(0, prefix.length() - 30)) + "': GPU '" + onGpu
+                        + "', CPU '" + onCpu + "'");
             }
         }
         double agreement = 1.0 - (double) differences.size() / positions;
         System.err.println("Vulkan (llvmpipe) vs CPU top tokens: " + (positions - differences.size()) + "/" + positions
                 + " agree; " + differences);
-        assertThat(agreement).as("top-token agreement over %d positions: %s", positions, differences).isGreaterThanOrEqualTo(0.9);
+        assertThat(agreement)
+                .as("top-token agreement over %d positions: %s", positions, differences)
+                .isGreaterThanOrEqualTo(0.9);
     }
 
     /** The greedy next token after {@code prefix}. */
     private static String next(Engine engine, String prefix) throws Exception {
-        EngineResult result = engine.generate(new EngineRequest(prefix, null, 1, 0, 0, 1, 1), new Object(), d -> {},
-                CancellationToken.create());
+        EngineResult result = engine.generate(
+                new EngineRequest(prefix, null, 1, 0, 0, 1, 1), new Object(), d -> {}, CancellationToken.create());
         return result.text();
     }
 }

@@ -66,8 +66,13 @@ final class ChatRequests {
     }
 
     /** A step with OpenAI's own {@code tools} / {@code tool_choice} (or no tools when the step disallows them). */
-    static ObjectNode nativeBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
-            SchemaFormat format, boolean llamaCpp) {
+    static ObjectNode nativeBody(
+            ModelRequest request,
+            @Nullable String model,
+            boolean stream,
+            boolean textHistory,
+            SchemaFormat format,
+            boolean llamaCpp) {
         GenerationSchema schema = request.schema();
         boolean answerMayFollow = request.mode() != ToolCallingMode.REQUIRED;
         String extra = schema != null && answerMayFollow ? schemaGuidance(schema) : null;
@@ -76,16 +81,23 @@ final class ChatRequests {
             ArrayNode tools = body.putArray("tools");
             for (ToolDefinition tool : request.tools()) {
                 // llama-server turns parameters into a grammar too, where an unbounded string can run to the limit
-                tools.add(function(tool.name(), tool.description(), bounded(tool.schema().json(), callTokens(request))));
+                tools.add(function(
+                        tool.name(), tool.description(), bounded(tool.schema().json(), callTokens(request))));
             }
             if (request.offerRespondDirectly()) {
-                tools.add(function(ToolDefinition.RESPOND_DIRECTLY, ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION, emptyObjectSchema()));
+                tools.add(function(
+                        ToolDefinition.RESPOND_DIRECTLY,
+                        ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION,
+                        emptyObjectSchema()));
             }
             if (request.mode() == ToolCallingMode.REQUIRED) {
                 if (tools.size() == 1) {
                     ObjectNode named = body.putObject("tool_choice");
                     named.put("type", "function");
-                    named.putObject("function").put("name", tools.get(0).path("function").path("name").textValue());
+                    named.putObject("function")
+                            .put(
+                                    "name",
+                                    tools.get(0).path("function").path("name").textValue());
                 } else {
                     body.put("tool_choice", "required");
                 }
@@ -105,8 +117,13 @@ final class ChatRequests {
      * tool ({@code {"name": that tool, "arguments": its parameters}}), plus {@code {"answer": …}} when the
      * step may answer instead, plus {@code {"calls": [those calls]}} when the step may call several tools at once.
      */
-    static ObjectNode emulatedBody(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
-            SchemaFormat format, boolean llamaCpp) {
+    static ObjectNode emulatedBody(
+            ModelRequest request,
+            @Nullable String model,
+            boolean stream,
+            boolean textHistory,
+            SchemaFormat format,
+            boolean llamaCpp) {
         boolean mayAnswer = request.mode() == ToolCallingMode.ALLOWED;
         ObjectNode body = base(request, model, stream, textHistory, emulationGuidance(request, mayAnswer), llamaCpp);
         format.apply(body, EMULATION_NAME, emulationSchema(request, mayAnswer));
@@ -143,7 +160,9 @@ final class ChatRequests {
             return;
         }
         if (node instanceof ObjectNode object) {
-            if ("string".equals(object.path("type").asText()) && !object.has("enum") && !object.has("const")
+            if ("string".equals(object.path("type").asText())
+                    && !object.has("enum")
+                    && !object.has("const")
                     && !object.has("maxLength")) {
                 found.add(object);
             }
@@ -211,8 +230,12 @@ final class ChatRequests {
             answer.put("type", "object");
             JsonNode answerSchema = schema == null ? Json.object().put("type", "string") : schema.json();
             answerSchema = bounded(answerSchema, maxTokens(request));
-            answer.putObject("properties").set("answer", answerSchema instanceof ObjectNode object && schema != null
-                    ? hoist(object, "answer_", defs) : answerSchema);
+            answer.putObject("properties")
+                    .set(
+                            "answer",
+                            answerSchema instanceof ObjectNode object && schema != null
+                                    ? hoist(object, "answer_", defs)
+                                    : answerSchema);
             answer.putArray("required").add("answer");
             answer.put("additionalProperties", false);
             branches.add(answer);
@@ -276,8 +299,13 @@ final class ChatRequests {
         return node;
     }
 
-    private static ObjectNode base(ModelRequest request, @Nullable String model, boolean stream, boolean textHistory,
-            @Nullable String extra, boolean llamaCpp) {
+    private static ObjectNode base(
+            ModelRequest request,
+            @Nullable String model,
+            boolean stream,
+            boolean textHistory,
+            @Nullable String extra,
+            boolean llamaCpp) {
         ObjectNode body = Json.object();
         if (model != null) {
             body.put("model", model);
@@ -301,7 +329,7 @@ final class ChatRequests {
             body.put("temperature", options.temperature());
         }
         switch (options.sampling()) {
-            case null -> { }
+            case null -> {}
             case Sampling.Greedy greedy -> body.put("temperature", 0);
             case Sampling.TopK topK -> {
                 body.put("top_k", topK.k());
@@ -336,7 +364,8 @@ final class ChatRequests {
         for (TranscriptEntry entry : request.entries()) {
             switch (entry) {
                 case TranscriptEntry.Prompt prompt -> user(messages, prompt.text(), textHistory);
-                case TranscriptEntry.Response response -> messages.addObject().put("role", "assistant").put("content", response.text());
+                case TranscriptEntry.Response response ->
+                    messages.addObject().put("role", "assistant").put("content", response.text());
                 case TranscriptEntry.ToolCalls calls -> {
                     if (textHistory) {
                         List<String> lines = new ArrayList<>();
@@ -353,7 +382,9 @@ final class ChatRequests {
                             ObjectNode item = toolCalls.addObject();
                             item.put("id", call.id());
                             item.put("type", "function");
-                            item.putObject("function").put("name", call.name()).put("arguments", Json.write(call.arguments()));
+                            item.putObject("function")
+                                    .put("name", call.name())
+                                    .put("arguments", Json.write(call.arguments()));
                         }
                     }
                 }
@@ -361,7 +392,10 @@ final class ChatRequests {
                     if (textHistory) {
                         user(messages, "Output of the tool " + output.toolName() + ": " + output.text(), true);
                     } else {
-                        messages.addObject().put("role", "tool").put("tool_call_id", output.callId()).put("content", output.text());
+                        messages.addObject()
+                                .put("role", "tool")
+                                .put("tool_call_id", output.callId())
+                                .put("content", output.text());
                     }
                 }
             }
@@ -372,9 +406,13 @@ final class ChatRequests {
     private static void user(ArrayNode messages, String text, boolean merge) {
         if (merge && !messages.isEmpty()) {
             JsonNode last = messages.get(messages.size() - 1);
-            if ("user".equals(last.path("role").asText()) && last.path("content").isTextual()) {
+            if ("user".equals(last.path("role").asText())
+                    && last.path("content").isTextual()) {
                 String previous = last.path("content").textValue();
-                ((ObjectNode) last).put("content", previous.isEmpty() ? text : text.isEmpty() ? previous : previous + "\n\n" + text);
+                ((ObjectNode) last)
+                        .put(
+                                "content",
+                                previous.isEmpty() ? text : text.isEmpty() ? previous : previous + "\n\n" + text);
                 return;
             }
         }
@@ -418,18 +456,21 @@ final class ChatRequests {
     }
 
     private static String emulationGuidance(ModelRequest request, boolean mayAnswer) {
-        StringBuilder out = new StringBuilder(ToolDefinition.promptListing(request.tools(), request.offerRespondDirectly(),
-                "Arguments:"));
-        out.append("\nReply with one JSON object and nothing else. To call a tool: {\"name\": \"<tool name>\", \"arguments\": {…}}.");
+        StringBuilder out = new StringBuilder(
+                ToolDefinition.promptListing(request.tools(), request.offerRespondDirectly(), "Arguments:"));
+        out.append(
+                "\nReply with one JSON object and nothing else. To call a tool: {\"name\": \"<tool name>\", \"arguments\": {…}}.");
         if (request.options().parallelToolCalls() && !request.tools().isEmpty()) {
-            out.append("\nTo call several tools at once: {\"calls\": [{\"name\": \"<tool name>\", \"arguments\": {…}}, …]}.");
+            out.append(
+                    "\nTo call several tools at once: {\"calls\": [{\"name\": \"<tool name>\", \"arguments\": {…}}, …]}.");
         }
         if (mayAnswer) {
             GenerationSchema schema = request.schema();
-            out.append(schema == null
-                    ? "\nTo answer without calling a tool: {\"answer\": \"<your answer>\"}."
-                    : "\nTo answer without calling a tool: {\"answer\": <a JSON value that follows this JSON Schema: "
-                            + Json.write(schema.json()) + ">}.");
+            out.append(
+                    schema == null
+                            ? "\nTo answer without calling a tool: {\"answer\": \"<your answer>\"}."
+                            : "\nTo answer without calling a tool: {\"answer\": <a JSON value that follows this JSON Schema: "
+                                    + Json.write(schema.json()) + ">}.");
         } else {
             out.append("\nCall one of these tools now.");
         }

@@ -22,18 +22,27 @@ final class CompletionAnswer {
         String id = "";
         String name = "";
         final StringBuilder arguments = new StringBuilder();
-        @Nullable JsonNode argumentsValue;
+
+        @Nullable
+        JsonNode argumentsValue;
     }
 
     final StringBuilder content = new StringBuilder();
     final StringBuilder refusal = new StringBuilder();
     final List<RawCall> calls = new ArrayList<>();
     private final Map<Integer, RawCall> byIndex = new HashMap<>();
-    @Nullable String finishReason;
-    @Nullable JsonNode usage;
-    @Nullable String model;
+
+    @Nullable
+    String finishReason;
+
+    @Nullable
+    JsonNode usage;
+
+    @Nullable
+    String model;
     /** The answer carried llama.cpp's {@code timings}: the server is llama-server. */
     boolean timings;
+
     boolean done;
 
     /** Applies one stream chunk; new answer text goes to {@code onContent}. */
@@ -110,7 +119,8 @@ final class CompletionAnswer {
             }
         } else {
             target = calls.isEmpty() ? null : calls.get(calls.size() - 1);
-            if (target == null || (!id.isEmpty() && !target.id.isEmpty() && !id.equals(target.id))
+            if (target == null
+                    || (!id.isEmpty() && !target.id.isEmpty() && !id.equals(target.id))
                     || (!name.isEmpty() && !target.name.isEmpty())) {
                 target = new RawCall();
                 calls.add(target);

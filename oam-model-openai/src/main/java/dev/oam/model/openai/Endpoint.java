@@ -50,7 +50,8 @@ final class Endpoint {
     void learnLlamaCpp(String how) {
         if (!llamaCpp) {
             llamaCpp = true;
-            Log.info(name + " is llama.cpp's server (" + how + "); requests ask it to reuse its prompt cache from now on");
+            Log.info(name + " is llama.cpp's server (" + how
+                    + "); requests ask it to reuse its prompt cache from now on");
         }
     }
 
@@ -119,8 +120,12 @@ final class Endpoint {
             return true;
         }
         noSchemaFormatHonoured = true;
-        Log.warning(name + " honoured a JSON Schema in none of the ways tried (" + String.join(", ",
-                SchemaFormat.CANDIDATES.stream().map(SchemaFormat::label).toList()) + "); answers are checked, not constrained");
+        Log.warning(name + " honoured a JSON Schema in none of the ways tried ("
+                + String.join(
+                        ", ",
+                        SchemaFormat.CANDIDATES.stream()
+                                .map(SchemaFormat::label)
+                                .toList()) + "); answers are checked, not constrained");
         return false;
     }
 }

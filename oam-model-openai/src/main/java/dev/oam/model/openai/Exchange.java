@@ -36,6 +36,7 @@ import org.jspecify.annotations.Nullable;
 final class Exchange {
     /** Largest whole (non-streamed) response body read. */
     static final int MAX_BODY = 64 * 1024 * 1024;
+
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     private final HttpClient http;
@@ -74,10 +75,12 @@ final class Exchange {
         HttpRequest request = request(settings.resolve("/chat/completions"), settings.timeout())
                 .header("Content-Type", "application/json")
                 .header("Accept", stream ? "text/event-stream" : "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(Json.write(body).getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(
+                        Json.write(body).getBytes(java.nio.charset.StandardCharsets.UTF_8)))
                 .build();
         Abort abort = new Abort();
-        CompletableFuture<HttpResponse<InputStream>> future = http.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream());
+        CompletableFuture<HttpResponse<InputStream>> future =
+                http.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream());
         abort.future = future;
         Runnable onCancel = abort::run;
         token.onCancel(onCancel);
@@ -93,7 +96,8 @@ final class Exchange {
                     throw failure(response.statusCode(), response.headers(), readBody(in));
                 }
                 CompletionAnswer completion = new CompletionAnswer();
-                String type = response.headers().firstValue("Content-Type").orElse("").toLowerCase(Locale.ROOT);
+                String type =
+                        response.headers().firstValue("Content-Type").orElse("").toLowerCase(Locale.ROOT);
                 if (type.contains("text/event-stream")) {
                     readStream(in, completion, onContent);
                 } else {
@@ -118,7 +122,10 @@ final class Exchange {
 
     /** GETs a JSON document (the model list) within {@code timeout}; not cancellable, so keep the timeout short. */
     CompletableFuture<HttpResponse<String>> get(String path, Duration timeout) {
-        HttpRequest request = request(settings.resolve(path), timeout).header("Accept", "application/json").GET().build();
+        HttpRequest request = request(settings.resolve(path), timeout)
+                .header("Accept", "application/json")
+                .GET()
+                .build();
         return http.sendAsync(request, HttpResponse.BodyHandlers.ofString());
     }
 
@@ -127,17 +134,21 @@ final class Exchange {
             return null;
         }
         try {
-            return timers.schedule(() -> {
-                abort.timedOut = true;
-                abort.run();
-            }, settings.timeout().toNanos(), TimeUnit.NANOSECONDS);
+            return timers.schedule(
+                    () -> {
+                        abort.timedOut = true;
+                        abort.run();
+                    },
+                    settings.timeout().toNanos(),
+                    TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             return null; // the backend is closing; the request is aborted by the client's shutdown
         }
     }
 
-    private HttpResponse<InputStream> await(CompletableFuture<HttpResponse<InputStream>> future, Abort abort,
-            CancellationToken token) throws AgentException {
+    private HttpResponse<InputStream> await(
+            CompletableFuture<HttpResponse<InputStream>> future, Abort abort, CancellationToken token)
+            throws AgentException {
         try {
             return future.get();
         } catch (InterruptedException e) {
@@ -161,26 +172,39 @@ final class Exchange {
             return AgentException.cancelled();
         }
         if (abort.timedOut) {
-            return new AgentException(ErrorCode.GENERATION_FAILED, "The model server at " + settings.displayUrl()
-                    + " did not finish answering within " + seconds(settings.timeout())
-                    + " s; the model's timeoutSeconds sets this limit per request.");
+            return new AgentException(
+                    ErrorCode.GENERATION_FAILED,
+                    "The model server at " + settings.displayUrl()
+                            + " did not finish answering within " + seconds(settings.timeout())
+                            + " s; the model's timeoutSeconds sets this limit per request.");
         }
-        return new AgentException(ErrorCode.GENERATION_FAILED, "The connection to the model server at " + settings.displayUrl()
-                + " broke before the answer was complete" + (error == null || error.getMessage() == null ? "."
-                        : " (" + Failures.shorten(settings.apiKey().redact(error.getMessage())) + ")."));
+        return new AgentException(
+                ErrorCode.GENERATION_FAILED,
+                "The connection to the model server at " + settings.displayUrl()
+                        + " broke before the answer was complete"
+                        + (error == null || error.getMessage() == null
+                                ? "."
+                                : " (" + Failures.shorten(settings.apiKey().redact(error.getMessage())) + ")."));
     }
 
     AgentException connectionFailure(@Nullable Throwable cause) {
         if (cause instanceof HttpTimeoutException && !(cause instanceof HttpConnectTimeoutException)) {
-            return new AgentException(ErrorCode.GENERATION_FAILED, "The model server at " + settings.displayUrl()
-                    + " did not answer within " + seconds(settings.timeout())
-                    + " s; the model's timeoutSeconds sets this limit per request.");
+            return new AgentException(
+                    ErrorCode.GENERATION_FAILED,
+                    "The model server at " + settings.displayUrl()
+                            + " did not answer within " + seconds(settings.timeout())
+                            + " s; the model's timeoutSeconds sets this limit per request.");
         }
-        String why = cause instanceof ConnectException || cause instanceof HttpConnectTimeoutException
-                || cause instanceof UnresolvedAddressException || (cause != null && cause.getCause() instanceof UnresolvedAddressException)
-                ? describe(cause) : "the connection failed: " + describe(cause);
-        return new AgentException(ErrorCode.MODEL_UNAVAILABLE, "Cannot reach the model server at " + settings.displayUrl()
-                + " (" + why + "). Start the server, or check 'baseUrl'.");
+        String why = cause instanceof ConnectException
+                        || cause instanceof HttpConnectTimeoutException
+                        || cause instanceof UnresolvedAddressException
+                        || (cause != null && cause.getCause() instanceof UnresolvedAddressException)
+                ? describe(cause)
+                : "the connection failed: " + describe(cause);
+        return new AgentException(
+                ErrorCode.MODEL_UNAVAILABLE,
+                "Cannot reach the model server at " + settings.displayUrl() + " (" + why
+                        + "). Start the server, or check 'baseUrl'.");
     }
 
     private String describe(@Nullable Throwable cause) {
@@ -200,7 +224,8 @@ final class Exchange {
         return Failures.shorten(settings.apiKey().redact(message));
     }
 
-    static void readStream(InputStream in, CompletionAnswer completion, Consumer<String> onContent) throws IOException, HttpFailure {
+    static void readStream(InputStream in, CompletionAnswer completion, Consumer<String> onContent)
+            throws IOException, HttpFailure {
         SseReader reader = new SseReader(in);
         for (SseReader.Event event = reader.next(); event != null; event = reader.next()) {
             String data = event.data().strip();
@@ -218,7 +243,8 @@ final class Exchange {
                 if (event.name().equals("error")) {
                     throw new HttpFailure(0, null, data, Failures.NO_HEADERS);
                 }
-                throw new HttpFailure(0, null, "The server sent a stream chunk that is not JSON: " + data, Failures.NO_HEADERS);
+                throw new HttpFailure(
+                        0, null, "The server sent a stream chunk that is not JSON: " + data, Failures.NO_HEADERS);
             }
             completion.applyChunk(chunk, onContent);
         }

@@ -25,12 +25,15 @@ final class Failures {
     /** Longest piece of a server's message quoted in an error. */
     static final int MAX_MESSAGE = 300;
 
-    private static final Set<String> CONTEXT_CODES = Set.of("context_length_exceeded", "exceed_context_size_error",
-            "context_window_exceeded", "string_above_max_length");
+    private static final Set<String> CONTEXT_CODES = Set.of(
+            "context_length_exceeded",
+            "exceed_context_size_error",
+            "context_window_exceeded",
+            "string_above_max_length");
     private static final Pattern CONTEXT_TEXT = Pattern.compile("(?i)(context[ _-]?(length|size|window)|maximum context"
             + "|too many tokens|prompt is too long|input is too long|exceeds? the (available )?context|num_ctx)");
-    private static final Set<String> FILTER_CODES = Set.of("content_filter", "content_policy_violation", "content_filtered",
-            "guardrail_violation");
+    private static final Set<String> FILTER_CODES =
+            Set.of("content_filter", "content_policy_violation", "content_filtered", "guardrail_violation");
 
     private Failures() {}
 
@@ -46,8 +49,13 @@ final class Failures {
     /** Whether this failure is about the request's content and would not change without it (no fallback helps). */
     static boolean isFinal(HttpFailure failure) {
         int status = failure.status();
-        return status == 429 || status == 401 || status == 403 || status == 404 || status == 503
-                || isContextLength(failure) || isContentFilter(failure);
+        return status == 429
+                || status == 401
+                || status == 403
+                || status == 404
+                || status == 503
+                || isContextLength(failure)
+                || isContentFilter(failure);
     }
 
     static AgentException map(HttpFailure failure, Settings settings) {
@@ -56,44 +64,59 @@ final class Failures {
         String where = "The model server at " + settings.displayUrl();
         String http = status == 0 ? "" : "HTTP " + status + ": ";
         if (status == 429) {
-            return new AgentException(ErrorCode.RATE_LIMITED, where + " is rate limiting requests (" + http + message + ").",
+            return new AgentException(
+                    ErrorCode.RATE_LIMITED,
+                    where + " is rate limiting requests (" + http + message + ").",
                     retryAfter(failure.headers()));
         }
         if (status == 401 || status == 403) {
-            return new AgentException(ErrorCode.MODEL_UNAVAILABLE, where + " refused the request (" + http + message
-                    + "). Check the API key in the host's " + settings.apiKeyEnv() + ".");
+            return new AgentException(
+                    ErrorCode.MODEL_UNAVAILABLE,
+                    where + " refused the request (" + http + message + "). Check the API key in the host's "
+                            + settings.apiKeyEnv() + ".");
         }
         if (isContextLength(failure)) {
-            return new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, "The conversation does not fit the model's context on "
-                    + "the server (" + http + message + "). Set the model's contextSize to what the server serves, enable "
-                    + "trimHistory, or use session/compact.");
+            return new AgentException(
+                    ErrorCode.CONTEXT_SIZE_EXCEEDED,
+                    "The conversation does not fit the model's context on "
+                            + "the server (" + http + message
+                            + "). Set the model's contextSize to what the server serves, enable "
+                            + "trimHistory, or use session/compact.");
         }
         if (isContentFilter(failure)) {
-            return new AgentException(ErrorCode.GUARDRAIL_VIOLATION, where + " blocked the content (" + http + message + ").");
+            return new AgentException(
+                    ErrorCode.GUARDRAIL_VIOLATION, where + " blocked the content (" + http + message + ").");
         }
         if (status == 404) {
             boolean aboutModel = failure.mentions("model");
-            return new AgentException(ErrorCode.MODEL_UNAVAILABLE, aboutModel
-                    ? where + " does not have the model '" + settings.model() + "' (" + http + message + "). Pull or load it, "
-                            + "or fix the model name."
-                    : where + " has no Chat Completions endpoint (" + http + message + "). Check that 'baseUrl' is the API root, "
-                            + "usually ending in /v1.");
+            return new AgentException(
+                    ErrorCode.MODEL_UNAVAILABLE,
+                    aboutModel
+                            ? where + " does not have the model '" + settings.model() + "' (" + http + message
+                                    + "). Pull or load it, " + "or fix the model name."
+                            : where + " has no Chat Completions endpoint (" + http + message
+                                    + "). Check that 'baseUrl' is the API root, " + "usually ending in /v1.");
         }
         if (status == 503) {
-            return new AgentException(ErrorCode.MODEL_UNAVAILABLE, where + " says the model is not ready (" + http + message + ").");
+            return new AgentException(
+                    ErrorCode.MODEL_UNAVAILABLE, where + " says the model is not ready (" + http + message + ").");
         }
-        return new AgentException(ErrorCode.GENERATION_FAILED, status == 0
-                ? where + " reported an error: " + message
-                : where + " answered " + http + message);
+        return new AgentException(
+                ErrorCode.GENERATION_FAILED,
+                status == 0 ? where + " reported an error: " + message : where + " answered " + http + message);
     }
 
     /** {@code retryAfter} (ISO 8601 instant) and {@code retryAfterSeconds} from {@code Retry-After} / {@code retry-after-ms}. */
     static ObjectNode retryAfter(HttpHeaders headers) {
         ObjectNode data = Json.object();
         retryAfterSeconds(headers, Instant.now()).ifPresent(seconds -> {
-            Instant at = Instant.now().plusMillis(seconds.movePointRight(3).longValue()).truncatedTo(ChronoUnit.SECONDS);
+            Instant at = Instant.now()
+                    .plusMillis(seconds.movePointRight(3).longValue())
+                    .truncatedTo(ChronoUnit.SECONDS);
             data.put("retryAfter", DateTimeFormatter.ISO_INSTANT.format(at));
-            data.put("retryAfterSeconds", seconds.stripTrailingZeros().scale() <= 0 ? seconds.longValue() : seconds.doubleValue());
+            data.put(
+                    "retryAfterSeconds",
+                    seconds.stripTrailingZeros().scale() <= 0 ? seconds.longValue() : seconds.doubleValue());
         });
         return data;
     }
@@ -122,7 +145,8 @@ final class Failures {
             // an HTTP date
         }
         try {
-            Instant at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
+            Instant at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME)
+                    .toInstant();
             long seconds = Math.max(0, Duration.between(now, at).toSeconds());
             return Optional.of(BigDecimal.valueOf(seconds));
         } catch (DateTimeParseException e) {

@@ -59,7 +59,11 @@ record GgufHeader(String architecture, @Nullable String name, int contextLength,
                         name = value;
                     }
                 } else if (key.endsWith(".context_length") && (type == 4 || type == 5 || type == 10 || type == 11)) {
-                    lengths.put(key, type >= 10 ? Long.reverseBytes(in.readLong()) : Integer.toUnsignedLong(Integer.reverseBytes(in.readInt())));
+                    lengths.put(
+                            key,
+                            type >= 10
+                                    ? Long.reverseBytes(in.readLong())
+                                    : Integer.toUnsignedLong(Integer.reverseBytes(in.readInt())));
                 } else {
                     if (key.equals("tokenizer.chat_template")) {
                         template = true;
@@ -72,7 +76,8 @@ record GgufHeader(String architecture, @Nullable String name, int contextLength,
             }
             Long trained = lengths.get(architecture + ".context_length");
             contextLength = trained == null ? 0 : trained;
-            return new GgufHeader(architecture, name, (int) Math.min(Integer.MAX_VALUE, Math.max(0, contextLength)), template);
+            return new GgufHeader(
+                    architecture, name, (int) Math.min(Integer.MAX_VALUE, Math.max(0, contextLength)), template);
         } catch (EOFException e) {
             throw new IOException("ends inside its metadata (a truncated or damaged GGUF file)", e);
         }

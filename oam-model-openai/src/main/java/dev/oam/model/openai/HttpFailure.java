@@ -27,7 +27,8 @@ final class HttpFailure extends Exception {
         return status;
     }
 
-    @Nullable String code() {
+    @Nullable
+    String code() {
         return code;
     }
 

@@ -34,6 +34,7 @@ public final class LlamaServerBackend implements ModelBackend {
     public static final String TYPE = SupervisedServer.TYPE;
     /** What {@code --model} starts with to name a file for a supervised llama-server. */
     public static final String SYSTEM_PREFIX = "llama-server:";
+
     private static final Duration VERSION_WAIT = Duration.ofSeconds(30);
 
     private final UnaryOperator<@Nullable String> environment;
@@ -77,7 +78,9 @@ public final class LlamaServerBackend implements ModelBackend {
                 throw new IllegalStateException("the llama-server backend is closed");
             }
             if (http == null) {
-                http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+                http = HttpClient.newBuilder()
+                        .connectTimeout(Duration.ofSeconds(5))
+                        .build();
             }
             server = servers.get(settings.key());
             if (server == null) {
@@ -86,15 +89,27 @@ public final class LlamaServerBackend implements ModelBackend {
             }
         }
         if (!settings.header().chatTemplate()) {
-            warnings.add(settings.model().getFileName() + " has no chat template; " + (isGemma(settings)
-                    ? "the llama-server is given Gemma's turn format (<start_of_turn>)."
-                    : "the llama-server uses its default (ChatML), which may not be the format this model was trained on."));
+            warnings.add(
+                    settings.model().getFileName() + " has no chat template; "
+                            + (isGemma(settings)
+                                    ? "the llama-server is given Gemma's turn format (<start_of_turn>)."
+                                    : "the llama-server uses its default (ChatML), which may not be the format this model was trained on."));
         }
         server.startSoon();
         SupervisedServer shared = server;
-        return new SupervisedModel(server, baseUrl -> openai.model(new Settings(baseUrl, shared.alias(),
-                Settings.DEFAULT_KEY_ENV, Secret.NONE, Map.of(), settings.toolCallMode(), settings.contextSize(),
-                settings.timeout())), settings.contextSize(), warnings);
+        return new SupervisedModel(
+                server,
+                baseUrl -> openai.model(new Settings(
+                        baseUrl,
+                        shared.alias(),
+                        Settings.DEFAULT_KEY_ENV,
+                        Secret.NONE,
+                        Map.of(),
+                        settings.toolCallMode(),
+                        settings.contextSize(),
+                        settings.timeout())),
+                settings.contextSize(),
+                warnings);
     }
 
     /** {@code --model llama-server:PATH.gguf} ({@code OAM_MODEL}, the C library's settings): the system model on a supervised server. */
@@ -113,7 +128,8 @@ public final class LlamaServerBackend implements ModelBackend {
      * host's {@code PATH}), with {@code OAM_LLAMA_GPU_LAYERS} layers offloaded when it is set.
      */
     @Override
-    public LanguageModel systemModel(String location, @Nullable String name, UnaryOperator<@Nullable String> hostEnvironment)
+    public LanguageModel systemModel(
+            String location, @Nullable String name, UnaryOperator<@Nullable String> hostEnvironment)
             throws ModelParameterException {
         com.fasterxml.jackson.databind.node.ObjectNode spec = dev.oam.core.json.Json.object();
         spec.put("type", TYPE);
@@ -123,7 +139,8 @@ public final class LlamaServerBackend implements ModelBackend {
             try {
                 spec.put("gpuLayers", Integer.parseInt(layers.strip()));
             } catch (NumberFormatException e) {
-                throw ModelParameterException.invalid("OAM_LLAMA_GPU_LAYERS", "must be an integer (-1 for every layer).");
+                throw ModelParameterException.invalid(
+                        "OAM_LLAMA_GPU_LAYERS", "must be an integer (-1 for every layer).");
             }
         }
         return create(spec, "--model", hostEnvironment);
@@ -142,13 +159,17 @@ public final class LlamaServerBackend implements ModelBackend {
         try {
             // Output to a file, not a pipe: a program that never exits nor closes its output cannot block the check.
             log = Files.createTempFile("oam-llama-server-version", ".txt");
-            Process process = new ProcessBuilder(binary.toString(), "--version").redirectErrorStream(true)
-                    .redirectOutput(log.toFile()).start();
+            Process process = new ProcessBuilder(binary.toString(), "--version")
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
             process.getOutputStream().close();
             if (!process.waitFor(VERSION_WAIT.toSeconds(), TimeUnit.SECONDS)) {
                 process.destroyForcibly();
-                throw ModelParameterException.invalid(path + ".binary", binary + " --version did not finish within "
-                        + VERSION_WAIT.toSeconds() + " s; it is not a working llama-server.");
+                throw ModelParameterException.invalid(
+                        path + ".binary",
+                        binary + " --version did not finish within " + VERSION_WAIT.toSeconds()
+                                + " s; it is not a working llama-server.");
             }
             status = process.exitValue();
             byte[] bytes;
@@ -170,12 +191,19 @@ public final class LlamaServerBackend implements ModelBackend {
                 }
             }
         }
-        String version = output.lines().filter(line -> line.startsWith("version: ")).findFirst().orElse(null);
+        String version = output.lines()
+                .filter(line -> line.startsWith("version: "))
+                .findFirst()
+                .orElse(null);
         if (status != 0 || version == null) {
             String shown = output.strip();
-            throw ModelParameterException.invalid(path + ".binary", binary + " is not llama.cpp's llama-server: '--version' "
-                    + (status != 0 ? "exited with status " + status : "printed no 'version: …' line")
-                    + (shown.isEmpty() ? "." : " (" + (shown.length() > 200 ? shown.substring(0, 200) + "…" : shown) + ")."));
+            throw ModelParameterException.invalid(
+                    path + ".binary",
+                    binary + " is not llama.cpp's llama-server: '--version' "
+                            + (status != 0 ? "exited with status " + status : "printed no 'version: …' line")
+                            + (shown.isEmpty()
+                                    ? "."
+                                    : " (" + (shown.length() > 200 ? shown.substring(0, 200) + "…" : shown) + ")."));
         }
         dev.oam.core.Log.info(binary + ": " + version.strip());
         synchronized (lock) {
@@ -205,7 +233,8 @@ public final class LlamaServerBackend implements ModelBackend {
             gemmaTurns = file;
             return file;
         } catch (IOException e) {
-            throw ModelParameterException.invalid(path, "the Gemma turn template could not be written: " + e.getMessage());
+            throw ModelParameterException.invalid(
+                    path, "the Gemma turn template could not be written: " + e.getMessage());
         }
     }
 

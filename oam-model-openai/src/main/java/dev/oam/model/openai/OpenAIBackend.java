@@ -63,15 +63,18 @@ public final class OpenAIBackend implements ModelBackend {
 
     /** The key comes from {@code OAM_API_KEY} as {@code hostEnvironment} gives it (the C ABI's settings of one bridge). */
     @Override
-    public LanguageModel systemModel(String location, @Nullable String name, UnaryOperator<@Nullable String> hostEnvironment) {
+    public LanguageModel systemModel(
+            String location, @Nullable String name, UnaryOperator<@Nullable String> hostEnvironment) {
         OpenAIModel model = model(Settings.system(location, name, hostEnvironment));
         model.startProbe(); // so the first model/availability rarely has to wait
         return model;
     }
 
     OpenAIModel model(Settings settings) {
-        Endpoint endpoint = endpoints.computeIfAbsent(settings.baseUrl() + " " + (settings.model() == null ? "" : settings.model()),
-                key -> new Endpoint(settings.displayUrl() + (settings.model() == null ? "" : " (" + settings.model() + ")")));
+        Endpoint endpoint = endpoints.computeIfAbsent(
+                settings.baseUrl() + " " + (settings.model() == null ? "" : settings.model()),
+                key -> new Endpoint(
+                        settings.displayUrl() + (settings.model() == null ? "" : " (" + settings.model() + ")")));
         synchronized (lock) {
             if (closed) {
                 throw new IllegalStateException("the openai backend is closed");

@@ -38,6 +38,7 @@ final class OpenAIModel implements LanguageModel {
     static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
     /** Longest time {@link #availability()} (called on the dispatcher) waits for a probe. */
     static final Duration PROBE_WAIT = Duration.ofMillis(1500);
+
     private static final long AVAILABLE_FRESH_NANOS = Duration.ofSeconds(30).toNanos();
     private static final long UNAVAILABLE_FRESH_NANOS = Duration.ofSeconds(3).toNanos();
 
@@ -67,7 +68,8 @@ final class OpenAIModel implements LanguageModel {
     }
 
     @Override
-    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+            throws AgentException {
         token.check();
         String model = modelName();
         try {
@@ -82,12 +84,14 @@ final class OpenAIModel implements LanguageModel {
         }
     }
 
-    private ModelResponse step(ModelRequest request, @Nullable String model, ModelListener listener, CancellationToken token)
+    private ModelResponse step(
+            ModelRequest request, @Nullable String model, ModelListener listener, CancellationToken token)
             throws AgentException {
         if (request.mode() == ToolCallingMode.DISALLOWED || !emulates(request)) {
             try {
                 ModelResponse response = nativeStep(request, model, listener, token);
-                if (settings.toolCallMode() == ToolCallMode.AUTO && request.mode() == ToolCallingMode.REQUIRED
+                if (settings.toolCallMode() == ToolCallMode.AUTO
+                        && request.mode() == ToolCallingMode.REQUIRED
                         && response instanceof ModelResponse.Answer) {
                     endpoint.learnIgnoresToolChoice();
                     return emulatedStep(request, model, listener, token, response.usage());
@@ -109,10 +113,11 @@ final class OpenAIModel implements LanguageModel {
         return switch (settings.toolCallMode()) {
             case NATIVE -> false;
             case EMULATED -> true;
-            case AUTO -> endpoint.rejectsTools()
-                    || (request.mode() == ToolCallingMode.REQUIRED && endpoint.ignoresToolChoice())
-                    // tools and a response_format in one request are where servers disagree most
-                    || (request.mode() == ToolCallingMode.ALLOWED && request.schema() != null);
+            case AUTO ->
+                endpoint.rejectsTools()
+                        || (request.mode() == ToolCallingMode.REQUIRED && endpoint.ignoresToolChoice())
+                        // tools and a response_format in one request are where servers disagree most
+                        || (request.mode() == ToolCallingMode.ALLOWED && request.schema() != null);
         };
     }
 
@@ -122,8 +127,9 @@ final class OpenAIModel implements LanguageModel {
                 || (settings.toolCallMode() == ToolCallMode.AUTO && endpoint.rejectsTools());
     }
 
-    private ModelResponse nativeStep(ModelRequest request, @Nullable String model, ModelListener listener,
-            CancellationToken token) throws AgentException, ToolsRejected {
+    private ModelResponse nativeStep(
+            ModelRequest request, @Nullable String model, ModelListener listener, CancellationToken token)
+            throws AgentException, ToolsRejected {
         boolean hasTools = request.mode() != ToolCallingMode.DISALLOWED;
         boolean constrained = request.schema() != null && request.mode() != ToolCallingMode.REQUIRED;
         Usage spent = Usage.ZERO;
@@ -131,13 +137,17 @@ final class OpenAIModel implements LanguageModel {
             boolean stream = !(hasTools && endpoint.refusesStreamingWithTools());
             SchemaFormat format = endpoint.schemaFormat();
             boolean detecting = constrained && endpoint.detectsSchemaFormat();
-            Outputs.TextSink sink = new Outputs.TextSink(listener, stream && request.mode() != ToolCallingMode.REQUIRED);
-            ObjectNode body = ChatRequests.nativeBody(request, model, stream, textHistory(), format, endpoint.isLlamaCpp());
+            Outputs.TextSink sink =
+                    new Outputs.TextSink(listener, stream && request.mode() != ToolCallingMode.REQUIRED);
+            ObjectNode body =
+                    ChatRequests.nativeBody(request, model, stream, textHistory(), format, endpoint.isLlamaCpp());
             CompletionAnswer completion;
             try {
                 completion = exchange.chat(body, stream, sink, token);
             } catch (HttpFailure failure) {
-                if (detecting && refusesSchemaFormat(failure) && endpoint.learnSchemaIgnored(format, "HTTP " + failure.status())) {
+                if (detecting
+                        && refusesSchemaFormat(failure)
+                        && endpoint.learnSchemaIgnored(format, "HTTP " + failure.status())) {
                     continue;
                 }
                 completion = fallback(failure, request, model, stream, hasTools, format, token);
@@ -153,15 +163,19 @@ final class OpenAIModel implements LanguageModel {
                     || (request.mode() == ToolCallingMode.REQUIRED && settings.toolCallMode() != ToolCallMode.AUTO)
                     || (hasTools && Outputs.looksStructured(content));
             Outputs.checkLength(completion, request, structured, usage);
-            if (detecting && completion.calls.isEmpty() && !judgeSchemaFormat(format, completion, ChatRequests.constraint(body))) {
+            if (detecting
+                    && completion.calls.isEmpty()
+                    && !judgeSchemaFormat(format, completion, ChatRequests.constraint(body))) {
                 sink.retract();
                 spent = usage;
                 continue;
             }
             ModelResponse response = completion.calls.isEmpty()
-                    ? new ModelResponse.Answer(content, request.schema() == null ? null : Outputs.lenientJson(content), usage)
+                    ? new ModelResponse.Answer(
+                            content, request.schema() == null ? null : Outputs.lenientJson(content), usage)
                     : new ModelResponse.ToolCalls(Outputs.allowed(Outputs.calls(completion), request), usage);
-            if (!(response instanceof ModelResponse.Answer && settings.toolCallMode() == ToolCallMode.AUTO
+            if (!(response instanceof ModelResponse.Answer
+                    && settings.toolCallMode() == ToolCallMode.AUTO
                     && request.mode() == ToolCallingMode.REQUIRED)) {
                 sink.finish(response, content);
             }
@@ -191,8 +205,16 @@ final class OpenAIModel implements LanguageModel {
         if (failure.status() != 400 && failure.status() != 422) {
             return false;
         }
-        for (String word : List.of("response_format", "json_schema", "json_object", "guided", "format", "schema", "unrecognized",
-                "unknown", "extra")) {
+        for (String word : List.of(
+                "response_format",
+                "json_schema",
+                "json_object",
+                "guided",
+                "format",
+                "schema",
+                "unrecognized",
+                "unknown",
+                "extra")) {
             if (failure.mentions(word)) {
                 return true;
             }
@@ -201,8 +223,15 @@ final class OpenAIModel implements LanguageModel {
     }
 
     /** A failed native request: retried without streaming, or handed to emulation, or mapped to a protocol error. */
-    private CompletionAnswer fallback(HttpFailure failure, ModelRequest request, @Nullable String model, boolean stream,
-            boolean hasTools, SchemaFormat format, CancellationToken token) throws AgentException, ToolsRejected {
+    private CompletionAnswer fallback(
+            HttpFailure failure,
+            ModelRequest request,
+            @Nullable String model,
+            boolean stream,
+            boolean hasTools,
+            SchemaFormat format,
+            CancellationToken token)
+            throws AgentException, ToolsRejected {
         if (Failures.isFinal(failure) || failure.status() < 400) {
             throw Failures.map(failure, settings);
         }
@@ -210,9 +239,11 @@ final class OpenAIModel implements LanguageModel {
         boolean aboutToolsOnly = failure.mentions("tool") && !failure.mentions("stream");
         if (stream && hasTools && !aboutToolsOnly) {
             try {
-                CompletionAnswer completion = exchange.chat(ChatRequests.nativeBody(request, model, false, textHistory(), format,
-                        endpoint.isLlamaCpp()), false,
-                        delta -> { }, token);
+                CompletionAnswer completion = exchange.chat(
+                        ChatRequests.nativeBody(request, model, false, textHistory(), format, endpoint.isLlamaCpp()),
+                        false,
+                        delta -> {},
+                        token);
                 endpoint.learnRefusesStreamingWithTools();
                 return completion;
             } catch (HttpFailure second) {
@@ -222,27 +253,35 @@ final class OpenAIModel implements LanguageModel {
                 last = second;
             }
         }
-        if (hasTools && settings.toolCallMode() == ToolCallMode.AUTO && last.mentions("tool")
+        if (hasTools
+                && settings.toolCallMode() == ToolCallMode.AUTO
+                && last.mentions("tool")
                 && (last.status() == 400 || last.status() == 422 || last.status() == 500 || last.status() == 501)) {
-            throw new ToolsRejected("HTTP " + last.status() + ": " + Failures.shorten(settings.apiKey().redact(last.getMessage())));
+            throw new ToolsRejected("HTTP " + last.status() + ": "
+                    + Failures.shorten(settings.apiKey().redact(last.getMessage())));
         }
         throw Failures.map(last, settings);
     }
 
-    private ModelResponse emulatedStep(ModelRequest request, @Nullable String model, ModelListener listener,
-            CancellationToken token, Usage before) throws AgentException {
+    private ModelResponse emulatedStep(
+            ModelRequest request, @Nullable String model, ModelListener listener, CancellationToken token, Usage before)
+            throws AgentException {
         boolean mayAnswer = request.mode() == ToolCallingMode.ALLOWED;
         Usage spent = before;
         while (true) {
             SchemaFormat format = endpoint.schemaFormat();
             boolean detecting = endpoint.detectsSchemaFormat();
-            Outputs.AnswerSink sink = new Outputs.AnswerSink(mayAnswer ? listener : ModelListener.NONE, request.schema() != null);
-            ObjectNode body = ChatRequests.emulatedBody(request, model, true, textHistory(), format, endpoint.isLlamaCpp());
+            Outputs.AnswerSink sink =
+                    new Outputs.AnswerSink(mayAnswer ? listener : ModelListener.NONE, request.schema() != null);
+            ObjectNode body =
+                    ChatRequests.emulatedBody(request, model, true, textHistory(), format, endpoint.isLlamaCpp());
             CompletionAnswer completion;
             try {
                 completion = exchange.chat(body, true, sink, token);
             } catch (HttpFailure failure) {
-                if (detecting && refusesSchemaFormat(failure) && endpoint.learnSchemaIgnored(format, "HTTP " + failure.status())) {
+                if (detecting
+                        && refusesSchemaFormat(failure)
+                        && endpoint.learnSchemaIgnored(format, "HTTP " + failure.status())) {
                     continue;
                 }
                 throw Failures.map(failure, settings);
@@ -292,8 +331,11 @@ final class OpenAIModel implements LanguageModel {
             return resolvedName;
         }
         if (availability != null && !availability.available()) {
-            throw new AgentException(ErrorCode.MODEL_UNAVAILABLE, availability.message() == null
-                    ? "The model server at " + settings.displayUrl() + " is not available." : availability.message());
+            throw new AgentException(
+                    ErrorCode.MODEL_UNAVAILABLE,
+                    availability.message() == null
+                            ? "The model server at " + settings.displayUrl() + " is not available."
+                            : availability.message());
         }
         return null; // the server did not list its models: let it pick
     }
@@ -307,7 +349,8 @@ final class OpenAIModel implements LanguageModel {
     public ModelAvailability availability() {
         synchronized (lock) {
             if (known != null) {
-                if (System.nanoTime() - knownAt >= (known.available() ? AVAILABLE_FRESH_NANOS : UNAVAILABLE_FRESH_NANOS)) {
+                if (System.nanoTime() - knownAt
+                        >= (known.available() ? AVAILABLE_FRESH_NANOS : UNAVAILABLE_FRESH_NANOS)) {
                     probeFuture();
                 }
                 return known;
@@ -318,8 +361,11 @@ final class OpenAIModel implements LanguageModel {
             return probed;
         }
         synchronized (lock) {
-            return known != null ? known : ModelAvailability.unavailable("model_not_ready",
-                    "Waiting for the model server at " + settings.displayUrl() + " to answer.");
+            return known != null
+                    ? known
+                    : ModelAvailability.unavailable(
+                            "model_not_ready",
+                            "Waiting for the model server at " + settings.displayUrl() + " to answer.");
         }
     }
 
@@ -329,7 +375,8 @@ final class OpenAIModel implements LanguageModel {
     }
 
     /** Waits up to {@code wait} for a probe (the running one, or a new one); {@code null} when it takes longer. */
-    @Nullable ModelAvailability probe(Duration wait) {
+    @Nullable
+    ModelAvailability probe(Duration wait) {
         return awaitProbe(wait);
     }
 
@@ -370,17 +417,24 @@ final class OpenAIModel implements LanguageModel {
 
     private ModelAvailability evaluate(@Nullable HttpResponse<String> response, @Nullable Throwable error) {
         if (error != null) {
-            Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-            if (cause instanceof java.net.http.HttpTimeoutException && !(cause instanceof java.net.http.HttpConnectTimeoutException)) {
-                return ModelAvailability.unavailable("model_not_ready", "The model server at " + settings.displayUrl()
-                        + " did not answer within " + PROBE_TIMEOUT.toSeconds() + " s.");
+            Throwable cause =
+                    error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+            if (cause instanceof java.net.http.HttpTimeoutException
+                    && !(cause instanceof java.net.http.HttpConnectTimeoutException)) {
+                return ModelAvailability.unavailable(
+                        "model_not_ready",
+                        "The model server at " + settings.displayUrl() + " did not answer within "
+                                + PROBE_TIMEOUT.toSeconds() + " s.");
             }
-            return ModelAvailability.unavailable("model_not_ready", exchange.connectionFailure(cause).getMessage());
+            return ModelAvailability.unavailable(
+                    "model_not_ready", exchange.connectionFailure(cause).getMessage());
         }
         int status = response.statusCode();
         if (status == 401 || status == 403) {
-            return ModelAvailability.unavailable("model_not_ready", Failures.map(
-                    Exchange.failure(status, response.headers(), response.body()), settings).getMessage());
+            return ModelAvailability.unavailable(
+                    "model_not_ready",
+                    Failures.map(Exchange.failure(status, response.headers(), response.body()), settings)
+                            .getMessage());
         }
         String name = settings.model() != null ? settings.model() : resolvedName;
         if (status != 200) {
@@ -410,9 +464,12 @@ final class OpenAIModel implements LanguageModel {
             if (ids.isEmpty()) {
                 return ModelAvailability.ready(settings.contextSize(), null, LANGUAGES);
             }
-            return ModelAvailability.unavailable("model_not_ready", "No model name is configured (--model-name or "
-                    + "OAM_MODEL_NAME) and the server at " + settings.displayUrl() + " has " + ids.size() + " models: "
-                    + Failures.shorten(String.join(", ", ids)) + ".");
+            return ModelAvailability.unavailable(
+                    "model_not_ready",
+                    "No model name is configured (--model-name or "
+                            + "OAM_MODEL_NAME) and the server at " + settings.displayUrl() + " has " + ids.size()
+                            + " models: "
+                            + Failures.shorten(String.join(", ", ids)) + ".");
         }
         String match = match(name, ids);
         if (match != null) {
@@ -425,9 +482,11 @@ final class OpenAIModel implements LanguageModel {
             // llama-server serves its one model under any name
             return ModelAvailability.ready(settings.contextSize(), ids.get(0), LANGUAGES);
         }
-        return ModelAvailability.unavailable("model_not_ready", "The model server at " + settings.displayUrl()
-                + " does not have the model '" + name + "' (it has: " + Failures.shorten(String.join(", ", ids))
-                + "). Pull or load it, or fix the model name.");
+        return ModelAvailability.unavailable(
+                "model_not_ready",
+                "The model server at " + settings.displayUrl()
+                        + " does not have the model '" + name + "' (it has: " + Failures.shorten(String.join(", ", ids))
+                        + "). Pull or load it, or fix the model name.");
     }
 
     /** The listed id for {@code name}: exact, or Ollama's implicit {@code :latest} tag. */

@@ -31,11 +31,16 @@ final class Outputs {
     static void checkStopped(CompletionAnswer completion, Usage usage) throws AgentException {
         String refusal = completion.refusal.toString().strip();
         if (!refusal.isEmpty()) {
-            throw new AgentException(ErrorCode.REFUSAL, "The model refused: " + Failures.shorten(refusal)).withUsage(usage);
+            throw new AgentException(ErrorCode.REFUSAL, "The model refused: " + Failures.shorten(refusal))
+                    .withUsage(usage);
         }
         if ("content_filter".equals(completion.finishReason)) {
-            throw new AgentException(ErrorCode.GUARDRAIL_VIOLATION, "The model server's content filter stopped the answer"
-                    + (completion.content.isEmpty() ? "." : " after: " + Failures.shorten(completion.content.toString())))
+            throw new AgentException(
+                            ErrorCode.GUARDRAIL_VIOLATION,
+                            "The model server's content filter stopped the answer"
+                                    + (completion.content.isEmpty()
+                                            ? "."
+                                            : " after: " + Failures.shorten(completion.content.toString())))
                     .withUsage(usage);
         }
     }
@@ -47,18 +52,26 @@ final class Outputs {
      *
      * @param structured whether the output had to be a call or a JSON value (not free text)
      */
-    static void checkLength(CompletionAnswer completion, ModelRequest request, boolean structured, Usage usage) throws AgentException {
+    static void checkLength(CompletionAnswer completion, ModelRequest request, boolean structured, Usage usage)
+            throws AgentException {
         if (!"length".equals(completion.finishReason) || !structured) {
             return;
         }
         int bound = ChatRequests.maxTokens(request);
         boolean configured = request.options().maxResponseTokens() != null;
-        String what = !completion.calls.isEmpty() || request.mode() == ToolCallingMode.REQUIRED ? "tool call"
+        String what = !completion.calls.isEmpty() || request.mode() == ToolCallingMode.REQUIRED
+                ? "tool call"
                 : request.schema() != null ? "JSON answer" : "tool call or answer";
-        throw new AgentException(ErrorCode.GENERATION_FAILED, "The model's output reached the step's limit of " + bound
-                + " tokens before its " + what + " was complete" + (configured ? " (the session's maxResponseTokens)"
-                        : " (the default for this kind of step)") + ". Set the session option maxResponseTokens higher to "
-                        + "allow longer outputs.").withUsage(usage);
+        throw new AgentException(
+                        ErrorCode.GENERATION_FAILED,
+                        "The model's output reached the step's limit of " + bound
+                                + " tokens before its " + what + " was complete"
+                                + (configured
+                                        ? " (the session's maxResponseTokens)"
+                                        : " (the default for this kind of step)")
+                                + ". Set the session option maxResponseTokens higher to "
+                                + "allow longer outputs.")
+                .withUsage(usage);
     }
 
     /** Whether a step's text that came without calls was meant as a call or JSON: a tool step's text that opens an object. */
@@ -71,7 +84,8 @@ final class Outputs {
         JsonNode usage = completion.usage;
         if (usage != null && usage.path("prompt_tokens").canConvertToInt()) {
             int input = usage.path("prompt_tokens").intValue();
-            int cached = usage.path("prompt_tokens_details").path("cached_tokens").asInt(0);
+            int cached =
+                    usage.path("prompt_tokens_details").path("cached_tokens").asInt(0);
             int output = usage.path("completion_tokens").asInt(0);
             return new Usage(input, Math.min(Math.max(0, cached), input), output);
         }
@@ -88,9 +102,11 @@ final class Outputs {
         Set<String> ids = new HashSet<>();
         for (CompletionAnswer.RawCall raw : completion.calls) {
             if (raw.name.isBlank()) {
-                throw new AgentException(ErrorCode.GENERATION_FAILED, "The model server returned a tool call without a name.");
+                throw new AgentException(
+                        ErrorCode.GENERATION_FAILED, "The model server returned a tool call without a name.");
             }
-            ObjectNode arguments = raw.argumentsValue != null ? asObject(raw.argumentsValue, raw.name)
+            ObjectNode arguments = raw.argumentsValue != null
+                    ? asObject(raw.argumentsValue, raw.name)
                     : arguments(raw.arguments.toString(), raw.name);
             String id = raw.id.isBlank() || !ids.add(raw.id) ? ToolCall.newId() : raw.id;
             ids.add(id);
@@ -104,7 +120,8 @@ final class Outputs {
         if (calls.size() <= 1 || request.options().parallelToolCalls()) {
             return calls;
         }
-        Log.debug("the server returned " + calls.size() + " tool calls in a step without parallelToolCalls; the first is kept");
+        Log.debug("the server returned " + calls.size()
+                + " tool calls in a step without parallelToolCalls; the first is kept");
         return List.of(calls.get(0));
     }
 
@@ -115,8 +132,9 @@ final class Outputs {
         try {
             return asObject(Json.parse(text.strip()), name);
         } catch (java.io.IOException e) {
-            throw new AgentException(ErrorCode.GENERATION_FAILED, "The model's call of '" + name
-                    + "' has arguments that are not JSON: " + Failures.shorten(text));
+            throw new AgentException(
+                    ErrorCode.GENERATION_FAILED,
+                    "The model's call of '" + name + "' has arguments that are not JSON: " + Failures.shorten(text));
         }
     }
 
@@ -133,8 +151,10 @@ final class Outputs {
         if (node instanceof ObjectNode object) {
             return object;
         }
-        throw new AgentException(ErrorCode.GENERATION_FAILED, "The model's call of '" + name
-                + "' has arguments that are not a JSON object: " + Failures.shorten(Json.write(value)));
+        throw new AgentException(
+                ErrorCode.GENERATION_FAILED,
+                "The model's call of '" + name + "' has arguments that are not a JSON object: "
+                        + Failures.shorten(Json.write(value)));
     }
 
     /** JSON from a model's text: as is, inside a Markdown fence, or between the first '{' and the last '}'. */
@@ -217,7 +237,8 @@ final class Outputs {
         throw invalid(value == null ? "it is not JSON" : "it is neither a tool call nor an answer", content);
     }
 
-    private static ToolCall emulatedCall(ObjectNode object, ModelRequest request, String content) throws AgentException {
+    private static ToolCall emulatedCall(ObjectNode object, ModelRequest request, String content)
+            throws AgentException {
         String tool = object.get("name").textValue();
         boolean offered = request.tools().stream().anyMatch(t -> t.name().equals(tool))
                 || (request.offerRespondDirectly() && tool.equals(ToolDefinition.RESPOND_DIRECTLY));
@@ -230,8 +251,9 @@ final class Outputs {
     }
 
     private static AgentException invalid(String why, String content) {
-        return new AgentException(ErrorCode.GENERATION_FAILED, "The model's output is not a valid tool call (" + why + "): "
-                + Failures.shorten(content));
+        return new AgentException(
+                ErrorCode.GENERATION_FAILED,
+                "The model's output is not a valid tool call (" + why + "): " + Failures.shorten(content));
     }
 
     /**

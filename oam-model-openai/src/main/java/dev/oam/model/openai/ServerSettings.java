@@ -25,17 +25,36 @@ import org.jspecify.annotations.Nullable;
  * @param gpuLayers layers to offload ({@code -ngl}); -1 for all; null leaves the server's default
  * @param threads generation threads ({@code -t}); 0 leaves the server's default
  */
-record ServerSettings(Path binary, Path model, GgufHeader header, int contextSize, int slots, @Nullable Integer gpuLayers,
-        int threads, ToolCallMode toolCallMode, Duration timeout, Duration startTimeout) {
+record ServerSettings(
+        Path binary,
+        Path model,
+        GgufHeader header,
+        int contextSize,
+        int slots,
+        @Nullable Integer gpuLayers,
+        int threads,
+        ToolCallMode toolCallMode,
+        Duration timeout,
+        Duration startTimeout) {
     static final String BINARY_VARIABLE = "OAM_LLAMA_SERVER";
     static final int DEFAULT_CONTEXT = 4096;
     static final Duration DEFAULT_START = Duration.ofMinutes(5);
-    private static final List<String> MEMBERS = List.of("type", "path", "binary", "contextSize", "slots", "gpuLayers",
-            "threads", "toolCallMode", "timeoutSeconds", "startTimeoutSeconds");
+    private static final List<String> MEMBERS = List.of(
+            "type",
+            "path",
+            "binary",
+            "contextSize",
+            "slots",
+            "gpuLayers",
+            "threads",
+            "toolCallMode",
+            "timeoutSeconds",
+            "startTimeoutSeconds");
 
     /** What makes two sessions share one server process. */
     String key() {
-        return binary + "\u0000" + model + "\u0000" + contextSize + "\u0000" + slots + "\u0000" + gpuLayers + "\u0000" + threads;
+        return binary + "\u0000" + model + "\u0000" + contextSize + "\u0000" + slots + "\u0000" + gpuLayers + "\u0000"
+                + threads;
     }
 
     static ServerSettings parse(ObjectNode spec, String path, UnaryOperator<@Nullable String> environment)
@@ -43,8 +62,10 @@ record ServerSettings(Path binary, Path model, GgufHeader header, int contextSiz
         for (Iterator<String> it = spec.fieldNames(); it.hasNext(); ) {
             String key = it.next();
             if (!MEMBERS.contains(key)) {
-                throw ModelParameterException.invalid(path + "." + key, "is not a member of a llama-server model ("
-                        + String.join(", ", MEMBERS.subList(1, MEMBERS.size())) + ").");
+                throw ModelParameterException.invalid(
+                        path + "." + key,
+                        "is not a member of a llama-server model ("
+                                + String.join(", ", MEMBERS.subList(1, MEMBERS.size())) + ").");
             }
         }
         JsonNode pathNode = present(spec, "path");
@@ -60,22 +81,33 @@ record ServerSettings(Path binary, Path model, GgufHeader header, int contextSiz
         }
         Path binary = binary(spec, path, environment);
         int trained = header.contextLength() > 0 ? header.contextLength() : Integer.MAX_VALUE;
-        int contextSize = integer(spec, path, "contextSize", Settings.MIN_CONTEXT, Settings.MAX_CONTEXT,
-                Math.min(DEFAULT_CONTEXT, trained), "tokens per session");
+        int contextSize = integer(
+                spec,
+                path,
+                "contextSize",
+                Settings.MIN_CONTEXT,
+                Settings.MAX_CONTEXT,
+                Math.min(DEFAULT_CONTEXT, trained),
+                "tokens per session");
         if (contextSize > trained) {
-            throw ModelParameterException.invalid(path + ".contextSize", "must not exceed the context the model was trained for ("
-                    + trained + " tokens).");
+            throw ModelParameterException.invalid(
+                    path + ".contextSize",
+                    "must not exceed the context the model was trained for (" + trained + " tokens).");
         }
         int slots = integer(spec, path, "slots", 1, 64, 1, "sessions the server answers at once");
         JsonNode gpuNode = present(spec, "gpuLayers");
-        Integer gpuLayers = gpuNode == null ? null : integer(spec, path, "gpuLayers", -1, 100_000, -1, "layers (-1 for all)");
+        Integer gpuLayers =
+                gpuNode == null ? null : integer(spec, path, "gpuLayers", -1, 100_000, -1, "layers (-1 for all)");
         int threads = integer(spec, path, "threads", 0, 1024, 0, "threads (0 for the server's default)");
         ToolCallMode mode = ToolCallMode.AUTO;
         JsonNode modeNode = present(spec, "toolCallMode");
         if (modeNode != null) {
-            mode = modeNode.isTextual() ? ToolCallMode.parse(modeNode.textValue()).orElse(null) : null;
+            mode = modeNode.isTextual()
+                    ? ToolCallMode.parse(modeNode.textValue()).orElse(null)
+                    : null;
             if (mode == null) {
-                throw ModelParameterException.invalid(path + ".toolCallMode", "must be \"native\", \"emulated\" or \"auto\".");
+                throw ModelParameterException.invalid(
+                        path + ".toolCallMode", "must be \"native\", \"emulated\" or \"auto\".");
             }
         }
         Duration timeout = seconds(spec, path, "timeoutSeconds", Settings.DEFAULT_TIMEOUT, true);
@@ -98,7 +130,8 @@ record ServerSettings(Path binary, Path model, GgufHeader header, int contextSiz
                 throw ModelParameterException.invalid(path + ".binary", BINARY_VARIABLE + " is not a valid path.");
             }
             if (!Files.isRegularFile(given)) {
-                throw ModelParameterException.invalid(path + ".binary", BINARY_VARIABLE + "=" + given + " is not a file.");
+                throw ModelParameterException.invalid(
+                        path + ".binary", BINARY_VARIABLE + "=" + given + " is not a file.");
             }
             return executable(given, path + ".binary (" + BINARY_VARIABLE + ")");
         }
@@ -117,16 +150,20 @@ record ServerSettings(Path binary, Path model, GgufHeader header, int contextSiz
                 }
             }
         }
-        throw ModelParameterException.invalid(path + ".binary", "is needed: no llama-server was found (give 'binary', set "
-                + BINARY_VARIABLE + ", or put llama.cpp's llama-server on PATH; package managers ship GPU builds of it).");
+        throw ModelParameterException.invalid(
+                path + ".binary",
+                "is needed: no llama-server was found (give 'binary', set " + BINARY_VARIABLE
+                        + ", or put llama.cpp's llama-server on PATH; package managers ship GPU builds of it).");
     }
 
     /** Only a file called llama-server is started: a client cannot make the bridge run any other program. */
     private static Path executable(Path file, String member) throws ModelParameterException {
         String name = file.getFileName().toString().toLowerCase(Locale.ROOT);
         if (!name.equals("llama-server") && !name.equals("llama-server.exe")) {
-            throw ModelParameterException.invalid(member, "must name llama.cpp's llama-server executable (a file called "
-                    + "llama-server), not " + file.getFileName() + ".");
+            throw ModelParameterException.invalid(
+                    member,
+                    "must name llama.cpp's llama-server executable (a file called " + "llama-server), not "
+                            + file.getFileName() + ".");
         }
         if (!Files.isExecutable(file)) {
             throw ModelParameterException.invalid(member, "names " + file + ", which is not executable.");
@@ -157,8 +194,8 @@ record ServerSettings(Path binary, Path model, GgufHeader header, int contextSiz
             return fallback;
         }
         if (!node.isIntegralNumber() || !node.canConvertToInt() || node.intValue() < min || node.intValue() > max) {
-            throw ModelParameterException.invalid(path + "." + name, "must be an integer from " + min + " to " + max + " ("
-                    + what + ").");
+            throw ModelParameterException.invalid(
+                    path + "." + name, "must be an integer from " + min + " to " + max + " (" + what + ").");
         }
         return node.intValue();
     }
@@ -170,10 +207,14 @@ record ServerSettings(Path binary, Path model, GgufHeader header, int contextSiz
             return fallback;
         }
         BigDecimal seconds = node.isNumber() ? node.decimalValue() : null;
-        if (seconds == null || seconds.signum() < 0 || (!zeroAllowed && seconds.signum() == 0)
+        if (seconds == null
+                || seconds.signum() < 0
+                || (!zeroAllowed && seconds.signum() == 0)
                 || seconds.compareTo(BigDecimal.valueOf(86_400)) > 0) {
-            throw ModelParameterException.invalid(path + "." + name, "must be a number of seconds from " + (zeroAllowed ? "0" : "above 0")
-                    + " to 86400" + (zeroAllowed ? " (0 means no limit)." : "."));
+            throw ModelParameterException.invalid(
+                    path + "." + name,
+                    "must be a number of seconds from " + (zeroAllowed ? "0" : "above 0") + " to 86400"
+                            + (zeroAllowed ? " (0 means no limit)." : "."));
         }
         return Duration.ofNanos(seconds.movePointRight(9).longValue());
     }

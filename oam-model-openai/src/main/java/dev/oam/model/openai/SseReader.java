@@ -31,7 +31,8 @@ final class SseReader {
     }
 
     /** The next event with data, or {@code null} at the end of the stream. */
-    @Nullable Event next() throws IOException {
+    @Nullable
+    Event next() throws IOException {
         StringBuilder data = null;
         String name = "message";
         while (true) {

@@ -28,7 +28,11 @@ final class SupervisedModel implements LanguageModel {
     private SupervisedServer.@Nullable Running current; // guarded by this
     private @Nullable OpenAIModel delegate; // guarded by this
 
-    SupervisedModel(SupervisedServer server, Function<java.net.URI, OpenAIModel> models, int contextSize, List<String> warnings) {
+    SupervisedModel(
+            SupervisedServer server,
+            Function<java.net.URI, OpenAIModel> models,
+            int contextSize,
+            List<String> warnings) {
         this.server = server;
         this.models = models;
         this.contextSize = contextSize;
@@ -36,7 +40,8 @@ final class SupervisedModel implements LanguageModel {
     }
 
     @Override
-    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+    public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+            throws AgentException {
         SupervisedServer.Running running = server.ready(token);
         OpenAIModel model = delegate(running);
         try {
@@ -73,7 +78,9 @@ final class SupervisedModel implements LanguageModel {
             model = delegate;
         }
         // Running, but no step has run yet: the first step makes the delegate.
-        return model != null ? model.availability() : ModelAvailability.ready(contextSize, server.alias(), OpenAIModel.LANGUAGES);
+        return model != null
+                ? model.availability()
+                : ModelAvailability.ready(contextSize, server.alias(), OpenAIModel.LANGUAGES);
     }
 
     @Override

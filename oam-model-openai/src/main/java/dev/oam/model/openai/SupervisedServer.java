@@ -45,6 +45,7 @@ final class SupervisedServer {
     private static final Duration STOP_WAIT = Duration.ofSeconds(10);
     /** How long a failed request waits for the process to exit before it is counted alive (a dying server first drops its connections). */
     private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
+
     private static final Pattern UNKNOWN_ARCHITECTURE = Pattern.compile("unknown model architecture: '([^']*)'");
 
     /** A running server. */
@@ -96,7 +97,8 @@ final class SupervisedServer {
         CompletableFuture<Running> future;
         synchronized (lock) {
             if (closed) {
-                throw new AgentException(ErrorCode.MODEL_UNAVAILABLE, "The " + title() + " was stopped with the bridge.");
+                throw new AgentException(
+                        ErrorCode.MODEL_UNAVAILABLE, "The " + title() + " was stopped with the bridge.");
             }
             if (running != null && running.process().isAlive()) {
                 return running;
@@ -118,8 +120,11 @@ final class SupervisedServer {
                 throw AgentException.cancelled();
             } catch (ExecutionException e) {
                 Throwable cause = e.getCause();
-                throw new AgentException(ErrorCode.MODEL_UNAVAILABLE, cause == null || cause.getMessage() == null
-                        ? title() + " could not be started." : cause.getMessage());
+                throw new AgentException(
+                        ErrorCode.MODEL_UNAVAILABLE,
+                        cause == null || cause.getMessage() == null
+                                ? title() + " could not be started."
+                                : cause.getMessage());
             }
         }
     }
@@ -128,7 +133,8 @@ final class SupervisedServer {
      * Whether {@code server} died (a failed request's cause); if so, forgets it and starts a new one in the background,
      * and returns the message the failed turn carries.
      */
-    @Nullable String died(Running server) {
+    @Nullable
+    String died(Running server) {
         try {
             server.process().onExit().get(EXIT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException | ExecutionException e) {
@@ -145,14 +151,15 @@ final class SupervisedServer {
                 }
             }
         }
-        String message = title() + " stopped during this turn (" + exit(server.process()) + ")" + diagnosis(server.log())
-                + "; it is being started again, and the next turn uses the new server.";
+        String message = title() + " stopped during this turn (" + exit(server.process()) + ")"
+                + diagnosis(server.log()) + "; it is being started again, and the next turn uses the new server.";
         Log.warning(message + lastLines(server.log(), 10));
         return message;
     }
 
     /** What {@code model/availability} says while the server is not running; null once it runs. */
-    @Nullable String notRunning(boolean[] loading) {
+    @Nullable
+    String notRunning(boolean[] loading) {
         synchronized (lock) {
             if (closed) {
                 return "The " + title() + " was stopped with the bridge.";
@@ -234,7 +241,10 @@ final class SupervisedServer {
                 throw new StartFailure("Could not start " + settings.binary() + ": " + e.getMessage());
             }
             Tail tail = new Tail();
-            Thread.ofPlatform().daemon().name("oam-llama-server-log").start(() -> read(process.getInputStream(), tail, port));
+            Thread.ofPlatform()
+                    .daemon()
+                    .name("oam-llama-server-log")
+                    .start(() -> read(process.getInputStream(), tail, port));
             Thread hook = new Thread(process::destroyForcibly, "oam-llama-server-stop");
             Runtime.getRuntime().addShutdownHook(hook);
             Running server = new Running(process, port, tail, hook);
@@ -266,13 +276,26 @@ final class SupervisedServer {
     }
 
     private List<String> command(int port) {
-        List<String> command = new ArrayList<>(List.of(settings.binary().toString(), "-m", settings.model().toString(),
-                "--host", "127.0.0.1", "--port", Integer.toString(port), "--jinja"));
+        List<String> command = new ArrayList<>(List.of(
+                settings.binary().toString(),
+                "-m",
+                settings.model().toString(),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                Integer.toString(port),
+                "--jinja"));
         if (template != null) {
             command.addAll(List.of("--chat-template-file", template.toString()));
         }
-        command.addAll(List.of("-c", Long.toString((long) settings.contextSize() * settings.slots()), "-np",
-                Integer.toString(settings.slots()), "--alias", alias, "--no-webui"));
+        command.addAll(List.of(
+                "-c",
+                Long.toString((long) settings.contextSize() * settings.slots()),
+                "-np",
+                Integer.toString(settings.slots()),
+                "--alias",
+                alias,
+                "--no-webui"));
         if (settings.threads() > 0) {
             command.addAll(List.of("-t", Integer.toString(settings.threads())));
         }
@@ -296,7 +319,11 @@ final class SupervisedServer {
                 throw new StartFailure(startFailure(server));
             }
             try {
-                HttpResponse<Void> response = http.send(HttpRequest.newBuilder(health).timeout(HEALTH_REQUEST).GET().build(),
+                HttpResponse<Void> response = http.send(
+                        HttpRequest.newBuilder(health)
+                                .timeout(HEALTH_REQUEST)
+                                .GET()
+                                .build(),
                         HttpResponse.BodyHandlers.discarding());
                 if (response.statusCode() == 200) {
                     return;
@@ -308,8 +335,9 @@ final class SupervisedServer {
                 throw new StartFailure(title() + " was interrupted while starting.");
             }
             if (System.nanoTime() - deadline > 0) {
-                throw new StartFailure(title() + " did not answer /health within " + settings.startTimeout().toSeconds()
-                        + " s (startTimeoutSeconds), so it was stopped" + lastLines(server.log(), 10));
+                throw new StartFailure(title() + " did not answer /health within "
+                        + settings.startTimeout().toSeconds() + " s (startTimeoutSeconds), so it was stopped"
+                        + lastLines(server.log(), 10));
             }
             try {
                 server.process().waitFor(100, TimeUnit.MILLISECONDS); // returns at once when it exits
@@ -346,7 +374,8 @@ final class SupervisedServer {
         if (lines.isEmpty()) {
             return "";
         }
-        return " Its last output:\n" + String.join("\n", lines.subList(Math.max(0, lines.size() - count), lines.size()));
+        return " Its last output:\n"
+                + String.join("\n", lines.subList(Math.max(0, lines.size() - count), lines.size()));
     }
 
     private static String exit(Process process) {
@@ -406,8 +435,11 @@ final class SupervisedServer {
             for (String line = reader.readLine(); line != null; line = reader.readLine()) {
                 tail.add(line);
                 // What the server chose to run on is worth an info line; the rest is debug.
-                if (line.contains("offloaded") || line.contains("using device") || line.contains("ggml_vulkan: ")
-                        || line.contains("ggml_cuda_init") || line.contains("unknown model architecture")) {
+                if (line.contains("offloaded")
+                        || line.contains("using device")
+                        || line.contains("ggml_vulkan: ")
+                        || line.contains("ggml_cuda_init")
+                        || line.contains("unknown model architecture")) {
                     Log.info("llama-server[" + port + "]: " + line.strip());
                 } else {
                     Log.debug("llama-server[" + port + "]: " + line);

@@ -15,7 +15,9 @@ import java.util.Optional;
  * </ul>
  */
 enum ToolCallMode {
-    NATIVE, EMULATED, AUTO;
+    NATIVE,
+    EMULATED,
+    AUTO;
 
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);

@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(60)
 class BoundsTest extends WireSupport {
-    private static final String SCHEMA = "{\"type\":\"object\",\"properties\":{\"mood\":{\"type\":\"string\",\"enum\":[\"calm\","
-            + "\"angry\"]},\"note\":{\"type\":\"string\"}},\"required\":[\"mood\",\"note\"]}";
+    private static final String SCHEMA =
+            "{\"type\":\"object\",\"properties\":{\"mood\":{\"type\":\"string\",\"enum\":[\"calm\","
+                    + "\"angry\"]},\"note\":{\"type\":\"string\"}},\"required\":[\"mood\",\"note\"]}";
 
     @Test
     void everyStepCarriesMaxTokensByItsKindWhenTheSessionSetsNone() throws Exception {
@@ -37,34 +38,57 @@ class BoundsTest extends WireSupport {
         assertThat(forced.path("tool_choice").isObject()).isTrue();
         assertThat(forced.path("max_tokens").asInt()).as("a forced call").isEqualTo(ChatRequests.DEFAULT_CALL_TOKENS);
         // The tool's free string fits the call's budget: half of 256 tokens, as characters.
-        assertThat(forced.path("tools").get(0).path("function").path("parameters").path("properties").path("gate")
-                .path("maxLength").asInt()).isEqualTo(128);
+        assertThat(forced.path("tools")
+                        .get(0)
+                        .path("function")
+                        .path("parameters")
+                        .path("properties")
+                        .path("gate")
+                        .path("maxLength")
+                        .asInt())
+                .isEqualTo(128);
         JsonNode mayAnswer = fake.chat(1).body();
         assertThat(mayAnswer.path("tool_choice").asText()).isEqualTo("auto");
-        assertThat(mayAnswer.path("max_tokens").asInt()).as("a step that may answer in text").isEqualTo(ChatRequests.DEFAULT_TEXT_TOKENS);
-        assertThat(mayAnswer.path("tools")).as("the tools the prompt shows are the same in every step")
+        assertThat(mayAnswer.path("max_tokens").asInt())
+                .as("a step that may answer in text")
+                .isEqualTo(ChatRequests.DEFAULT_TEXT_TOKENS);
+        assertThat(mayAnswer.path("tools"))
+                .as("the tools the prompt shows are the same in every step")
                 .isEqualTo(forced.path("tools"));
 
         createSession("t", "[]", "{}", "");
         fake.then(text("Hello."), text("{\"mood\":\"calm\",\"note\":\"Quiet.\"}"));
         c.call(2, "session/respond", "{\"session\":\"t\",\"prompt\":\"Hello.\"}");
         c.call(3, "session/respond", "{\"session\":\"t\",\"prompt\":\"Report.\",\"schema\":" + SCHEMA + "}");
-        assertThat(fake.chat(2).body().path("max_tokens").asInt()).as("free text").isEqualTo(ChatRequests.DEFAULT_TEXT_TOKENS);
+        assertThat(fake.chat(2).body().path("max_tokens").asInt())
+                .as("free text")
+                .isEqualTo(ChatRequests.DEFAULT_TEXT_TOKENS);
         JsonNode structured = fake.chat(3).body();
-        assertThat(structured.path("max_tokens").asInt()).as("a JSON answer").isEqualTo(ChatRequests.DEFAULT_STRUCTURED_TOKENS);
-        assertThat(FakeOpenAIServer.schemaOf(structured).path("properties").path("note").path("maxLength").asInt())
+        assertThat(structured.path("max_tokens").asInt())
+                .as("a JSON answer")
+                .isEqualTo(ChatRequests.DEFAULT_STRUCTURED_TOKENS);
+        assertThat(FakeOpenAIServer.schemaOf(structured)
+                        .path("properties")
+                        .path("note")
+                        .path("maxLength")
+                        .asInt())
                 .isEqualTo(ChatRequests.DEFAULT_MAX_STRING);
 
         createSession("u", "[]", "{\"maxResponseTokens\":40}", "");
         fake.then(text("Hi."));
         c.call(4, "session/respond", "{\"session\":\"u\",\"prompt\":\"Hello.\"}");
-        assertThat(fake.chat(4).body().path("max_tokens").asInt()).as("the session's own limit").isEqualTo(40);
+        assertThat(fake.chat(4).body().path("max_tokens").asInt())
+                .as("the session's own limit")
+                .isEqualTo(40);
     }
 
     @Test
     void anEmulatedForcedStepIsBoundedLikeANativeOne() throws Exception {
         open();
-        createSession("s", "[" + GATE_TOOL + "," + STOCK_TOOL + "]", "{\"toolChoice\":\"required\",\"maxToolRounds\":1}",
+        createSession(
+                "s",
+                "[" + GATE_TOOL + "," + STOCK_TOOL + "]",
+                "{\"toolChoice\":\"required\",\"maxToolRounds\":1}",
                 "\"toolCallMode\":\"emulated\"");
         fake.then(call("open_gate", "{\"gate\":\"north\"}"), text("It is open."));
         c.request(1, "session/respond", "{\"session\":\"s\",\"prompt\":\"Open the north gate.\"}");
@@ -73,10 +97,20 @@ class BoundsTest extends WireSupport {
         JsonNode forced = fake.chat(0).body();
         assertThat(forced.path("max_tokens").asInt()).isEqualTo(ChatRequests.DEFAULT_CALL_TOKENS);
         JsonNode branches = FakeOpenAIServer.schemaOf(forced).path("anyOf");
-        assertThat(branches).hasSize(2).as("one call, no list of calls").allSatisfy(b -> assertThat(b.path("properties").has("calls")).isFalse());
+        assertThat(branches)
+                .hasSize(2)
+                .as("one call, no list of calls")
+                .allSatisfy(b -> assertThat(b.path("properties").has("calls")).isFalse());
         // Each tool's string is bounded on its own: only one branch is ever written.
-        assertThat(branches).allSatisfy(b -> assertThat(b.path("properties").path("arguments").path("properties")
-                .elements().next().path("maxLength").asInt()).isEqualTo(128));
+        assertThat(branches)
+                .allSatisfy(b -> assertThat(b.path("properties")
+                                .path("arguments")
+                                .path("properties")
+                                .elements()
+                                .next()
+                                .path("maxLength")
+                                .asInt())
+                        .isEqualTo(128));
         assertThat(forced.has("parallel_tool_calls")).as("no tools are sent").isFalse();
     }
 
@@ -93,23 +127,33 @@ class BoundsTest extends WireSupport {
         assertThat(fake.chat(0).body().path("parallel_tool_calls").isBoolean()).isTrue();
         assertThat(fake.chat(0).body().path("parallel_tool_calls").asBoolean()).isFalse();
         assertThat(fake.chat(1).body().path("parallel_tool_calls").asBoolean()).isTrue();
-        assertThat(fake.chat(2).body().has("parallel_tool_calls")).as("OpenAI refuses it without tools").isFalse();
+        assertThat(fake.chat(2).body().has("parallel_tool_calls"))
+                .as("OpenAI refuses it without tools")
+                .isFalse();
     }
 
     @Test
     void severalCallsFromAServerKeepOnlyTheFirstWhenParallelCallsAreOff() throws Exception {
         open();
         createSession("guard", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"required\"}", "");
-        fake.then(calls(new Call("open_gate", "{\"gate\":\"north\"}"), new Call("open_gate", "{\"gate\":\"south\"}")),
+        fake.then(
+                calls(new Call("open_gate", "{\"gate\":\"north\"}"), new Call("open_gate", "{\"gate\":\"south\"}")),
                 text("North is open."));
         c.request(1, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Open both gates.\"}");
         JsonNode only = c.toolCall();
-        assertThat(only.path("params").path("call").path("arguments").path("gate").asText()).isEqualTo("north");
+        assertThat(only.path("params")
+                        .path("call")
+                        .path("arguments")
+                        .path("gate")
+                        .asText())
+                .isEqualTo("north");
         c.reply(only, "{\"output\":\"ok\"}");
         JsonNode result = c.result(1);
         assertThat(result.path("toolCalls")).hasSize(1);
         JsonNode history = fake.chat(1).messages();
-        assertThat(history.get(2).path("tool_calls")).as("the history holds the call that ran").hasSize(1);
+        assertThat(history.get(2).path("tool_calls"))
+                .as("the history holds the call that ran")
+                .hasSize(1);
         assertThat(history.get(3).path("role").asText()).isEqualTo("tool");
         assertThat(history).hasSize(4);
     }
@@ -117,9 +161,13 @@ class BoundsTest extends WireSupport {
     @Test
     void emulatedStepsOfferAListOfCallsOnlyWithParallelCalls() throws Exception {
         open();
-        createSession("guard", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"required\",\"parallelToolCalls\":true,\"maxToolRounds\":1}",
+        createSession(
+                "guard",
+                "[" + GATE_TOOL + "]",
+                "{\"toolChoice\":\"required\",\"parallelToolCalls\":true,\"maxToolRounds\":1}",
                 "\"toolCallMode\":\"emulated\"");
-        fake.then(calls(new Call("open_gate", "{\"gate\":\"north\"}"), new Call("open_gate", "{\"gate\":\"south\"}")),
+        fake.then(
+                calls(new Call("open_gate", "{\"gate\":\"north\"}"), new Call("open_gate", "{\"gate\":\"south\"}")),
                 text("Both open."));
         c.request(1, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Open both gates.\"}");
         JsonNode a = c.toolCall();
@@ -130,8 +178,17 @@ class BoundsTest extends WireSupport {
         assertThat(result.path("toolCalls")).hasSize(2);
         JsonNode schema = FakeOpenAIServer.schemaOf(fake.chat(0).body());
         assertThat(schema.path("anyOf")).hasSize(2);
-        assertThat(schema.path("anyOf").get(1).path("properties").path("calls").path("items").path("properties")
-                .path("name").path("enum").get(0).asText()).isEqualTo("open_gate");
+        assertThat(schema.path("anyOf")
+                        .get(1)
+                        .path("properties")
+                        .path("calls")
+                        .path("items")
+                        .path("properties")
+                        .path("name")
+                        .path("enum")
+                        .get(0)
+                        .asText())
+                .isEqualTo("open_gate");
         assertThat(fake.chat(0).messages().get(0).path("content").asText()).contains("{\"calls\": [");
     }
 
@@ -144,7 +201,9 @@ class BoundsTest extends WireSupport {
         JsonNode error = c.error(1);
         assertThat(error.path("code").asInt()).isEqualTo(-32012);
         assertThat(error.path("message").asText()).contains("limit of 256 tokens", "tool call", "maxResponseTokens");
-        assertThat(fake.chats()).as("asked again once, within maxAttempts, then given up").hasSize(2);
+        assertThat(fake.chats())
+                .as("asked again once, within maxAttempts, then given up")
+                .hasSize(2);
         assertThat(fake.remaining()).isZero();
     }
 
@@ -156,8 +215,8 @@ class BoundsTest extends WireSupport {
         c.request(1, "session/respond", "{\"session\":\"s\",\"prompt\":\"Report.\",\"schema\":" + SCHEMA + "}");
         JsonNode error = c.error(1);
         assertThat(error.path("code").asInt()).isEqualTo(-32012);
-        assertThat(error.path("message").asText()).contains("limit of 30 tokens", "JSON answer",
-                "the session's maxResponseTokens");
+        assertThat(error.path("message").asText())
+                .contains("limit of 30 tokens", "JSON answer", "the session's maxResponseTokens");
         JsonNode text = c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Tell a story.\"}");
         assertThat(text.path("text").asText()).isEqualTo("Once upon a time, the gate");
     }
@@ -165,7 +224,11 @@ class BoundsTest extends WireSupport {
     @Test
     void anEmulatedCallCutByTheTokenLimitFailsClearly() throws Exception {
         open();
-        createSession("s", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"required\",\"maxAttempts\":1}", "\"toolCallMode\":\"emulated\"");
+        createSession(
+                "s",
+                "[" + GATE_TOOL + "]",
+                "{\"toolChoice\":\"required\",\"maxAttempts\":1}",
+                "\"toolCallMode\":\"emulated\"");
         fake.then(cutCall("open_gate", "{\"gate\":\"nnnnnnnn"));
         c.request(1, "session/respond", "{\"session\":\"s\",\"prompt\":\"Open the north gate.\"}");
         JsonNode error = c.error(1);
@@ -181,7 +244,9 @@ class BoundsTest extends WireSupport {
         c.request(1, "session/respond", "{\"session\":\"s\",\"prompt\":\"Open the north gate.\"}");
         c.reply(c.toolCall(), "{\"output\":\"opened\"}");
         assertThat(c.result(1).path("text").asText()).isEqualTo("Open.");
-        assertThat(fake.chat(1).body().has("tools")).as("the server ignored tool_choice: emulated").isFalse();
+        assertThat(fake.chat(1).body().has("tools"))
+                .as("the server ignored tool_choice: emulated")
+                .isFalse();
         assertThat(fake.chat(1).body().path("max_tokens").asInt()).isEqualTo(ChatRequests.DEFAULT_CALL_TOKENS);
     }
 
@@ -205,10 +270,13 @@ class BoundsTest extends WireSupport {
 
     @Test
     void aStringBoundNeverFallsBelowTheStringsOwnMinLength() throws Exception {
-        JsonNode schema = dev.oam.core.json.Json.parse("{\"type\":\"object\",\"properties\":{\"reason\":{\"type\":\"string\","
-                + "\"minLength\":40},\"note\":{\"type\":\"string\"}}}");
+        JsonNode schema =
+                dev.oam.core.json.Json.parse("{\"type\":\"object\",\"properties\":{\"reason\":{\"type\":\"string\","
+                        + "\"minLength\":40},\"note\":{\"type\":\"string\"}}}");
         JsonNode bounded = ChatRequests.bounded(schema, 40);
-        assertThat(bounded.path("properties").path("note").path("maxLength").asInt()).isEqualTo(16);
-        assertThat(bounded.path("properties").path("reason").path("maxLength").asInt()).isEqualTo(40);
+        assertThat(bounded.path("properties").path("note").path("maxLength").asInt())
+                .isEqualTo(16);
+        assertThat(bounded.path("properties").path("reason").path("maxLength").asInt())
+                .isEqualTo(40);
     }
 }

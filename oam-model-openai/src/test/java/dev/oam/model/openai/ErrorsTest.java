@@ -5,13 +5,13 @@ import static dev.oam.testing.openai.FakeOpenAIServer.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.testing.openai.FakeOpenAIServer;
 import java.net.ServerSocket;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import dev.oam.testing.openai.FakeOpenAIServer;
 
 /** Server failures become the protocol's errors; cancellation and timeouts abort the HTTP request. */
 @Timeout(60)
@@ -25,7 +25,10 @@ class ErrorsTest extends WireSupport {
     @Test
     void rateLimitingCarriesRetryAfter() throws Exception {
         open();
-        fake.then(error(429, "{\"error\":{\"message\":\"Too many requests\",\"type\":\"rate_limit_exceeded\"}}", Map.of("Retry-After", "7")));
+        fake.then(error(
+                429,
+                "{\"error\":{\"message\":\"Too many requests\",\"type\":\"rate_limit_exceeded\"}}",
+                Map.of("Retry-After", "7")));
         JsonNode error = failingTurn("{}", "");
         assertThat(error.path("code").asInt()).isEqualTo(-32005);
         assertThat(error.path("data").path("code").asText()).isEqualTo("rate_limited");
@@ -48,7 +51,10 @@ class ErrorsTest extends WireSupport {
     @Test
     void contentFilterErrorStatusIsAGuardrailViolation() throws Exception {
         open();
-        fake.then(error(400, "{\"error\":{\"message\":\"blocked\",\"type\":\"invalid_request_error\",\"code\":\"content_filter\"}}", Map.of()));
+        fake.then(error(
+                400,
+                "{\"error\":{\"message\":\"blocked\",\"type\":\"invalid_request_error\",\"code\":\"content_filter\"}}",
+                Map.of()));
         assertThat(failingTurn("{}", "").path("code").asInt()).isEqualTo(-32002);
     }
 
@@ -64,11 +70,18 @@ class ErrorsTest extends WireSupport {
     @Test
     void contextLengthErrorsAreContextSizeExceeded() throws Exception {
         open();
-        fake.then(error(400, "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, you "
-                + "requested 5000 tokens.\",\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}", Map.of()),
+        fake.then(
+                error(
+                        400,
+                        "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, you "
+                                + "requested 5000 tokens.\",\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}",
+                        Map.of()),
                 // llama-server's form
-                error(400, "{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context size, try increasing it\","
-                        + "\"type\":\"exceed_context_size_error\"}}", Map.of()));
+                error(
+                        400,
+                        "{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context size, try increasing it\","
+                                + "\"type\":\"exceed_context_size_error\"}}",
+                        Map.of()));
         assertThat(failingTurn("{}", "").path("code").asInt()).isEqualTo(-32004);
         c.request("again", "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello.\"}");
         assertThat(c.error("again").path("data").path("code").asText()).isEqualTo("context_size_exceeded");
@@ -77,8 +90,11 @@ class ErrorsTest extends WireSupport {
     @Test
     void unknownModelIsModelUnavailable() throws Exception {
         open();
-        c.call("create", "session/create", "{\"session\":\"s\",\"model\":{\"type\":\"openai\",\"baseUrl\":\"" + fake.baseUrl()
-                + "\",\"model\":\"nope:7b\"}}");
+        c.call(
+                "create",
+                "session/create",
+                "{\"session\":\"s\",\"model\":{\"type\":\"openai\",\"baseUrl\":\"" + fake.baseUrl()
+                        + "\",\"model\":\"nope:7b\"}}");
         c.request("turn", "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello.\"}");
         JsonNode error = c.error("turn");
         assertThat(error.path("code").asInt()).isEqualTo(-32001);
@@ -92,23 +108,30 @@ class ErrorsTest extends WireSupport {
             port = socket.getLocalPort();
         }
         connect(Map.of(), null);
-        c.call("create", "session/create", "{\"session\":\"s\",\"model\":{\"type\":\"openai\",\"baseUrl\":\"http://127.0.0.1:"
-                + port + "/v1\",\"model\":\"m\"}}");
+        c.call(
+                "create",
+                "session/create",
+                "{\"session\":\"s\",\"model\":{\"type\":\"openai\",\"baseUrl\":\"http://127.0.0.1:" + port
+                        + "/v1\",\"model\":\"m\"}}");
         c.request("turn", "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello.\"}");
         JsonNode error = c.error("turn");
         assertThat(error.path("code").asInt()).isEqualTo(-32001);
-        assertThat(error.path("message").asText()).contains("Cannot reach the model server at http://127.0.0.1:" + port + "/v1");
+        assertThat(error.path("message").asText())
+                .contains("Cannot reach the model server at http://127.0.0.1:" + port + "/v1");
     }
 
     @Test
     void otherServerErrorsAreRetriedThenGenerationFailedWithTheMessageShortened() throws Exception {
         open();
         String longMessage = "CUDA error: out of memory " + "x".repeat(2000);
-        fake.then(error(500, "{\"error\":{\"message\":\"" + longMessage + "\",\"type\":\"server_error\"}}", Map.of()),
+        fake.then(
+                error(500, "{\"error\":{\"message\":\"" + longMessage + "\",\"type\":\"server_error\"}}", Map.of()),
                 error(500, "{\"error\":{\"message\":\"" + longMessage + "\",\"type\":\"server_error\"}}", Map.of()));
         JsonNode error = failingTurn("{\"maxAttempts\":2}", "");
         assertThat(error.path("code").asInt()).isEqualTo(-32012);
-        assertThat(error.path("message").asText()).contains("HTTP 500: CUDA error: out of memory").hasSizeLessThan(500);
+        assertThat(error.path("message").asText())
+                .contains("HTTP 500: CUDA error: out of memory")
+                .hasSizeLessThan(500);
         assertThat(fake.chats()).hasSize(2);
     }
 
@@ -167,14 +190,18 @@ class ErrorsTest extends WireSupport {
         fake.then(new FakeOpenAIServer.Hang("Let me think"));
         createSession("s", "[]", "{}", "");
         c.request(1, "session/respond", "{\"session\":\"s\",\"prompt\":\"Think.\",\"stream\":true}");
-        c.await(m -> "session/event".equals(m.path("method").asText())
-                && m.path("params").path("event").path("type").asText().equals("text"), "the first text event");
+        c.await(
+                m -> "session/event".equals(m.path("method").asText())
+                        && m.path("params").path("event").path("type").asText().equals("text"),
+                "the first text event");
         long start = System.nanoTime();
         c.call(2, "session/cancel", "{\"session\":\"s\"}");
         JsonNode error = c.error(1);
         assertThat(error.path("code").asInt()).isEqualTo(-32009);
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5000);
-        assertThat(fake.clientLeft.await(10, TimeUnit.SECONDS)).as("the server saw the connection go").isTrue();
+        assertThat(fake.clientLeft.await(10, TimeUnit.SECONDS))
+                .as("the server saw the connection go")
+                .isTrue();
     }
 
     @Test
@@ -200,7 +227,9 @@ class ErrorsTest extends WireSupport {
         c.request(2, "session/respond", "{\"session\":\"bad\",\"prompt\":\"Hi.\"}");
         JsonNode error = c.error(2);
         assertThat(error.path("code").asInt()).isEqualTo(-32001);
-        assertThat(error.path("message").asText()).contains("HTTP 401", "OTHER_API_KEY").doesNotContain("sk-wrong-key-987654");
+        assertThat(error.path("message").asText())
+                .contains("HTTP 401", "OTHER_API_KEY")
+                .doesNotContain("sk-wrong-key-987654");
         assertThat(fake.chat(1).header("Authorization")).isEqualTo("Bearer sk-wrong-key-987654");
         assertThat(logs()).doesNotContain("sk-wrong-key").doesNotContain("sk-host-key");
         assertThat(c.call(3, "session/list", "{}").toString()).doesNotContain("sk-");

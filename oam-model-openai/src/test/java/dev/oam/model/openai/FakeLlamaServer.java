@@ -38,9 +38,15 @@ public final class FakeLlamaServer {
         int starts;
         synchronized (FakeLlamaServer.class) {
             Path log = traces.resolve("starts");
-            Files.writeString(log, ProcessHandle.current().pid() + " " + String.join(" ", rest) + "\n", StandardCharsets.UTF_8,
-                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-            starts = (int) Files.readAllLines(log).stream().filter(line -> !line.isBlank()).count();
+            Files.writeString(
+                    log,
+                    ProcessHandle.current().pid() + " " + String.join(" ", rest) + "\n",
+                    StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
+            starts = (int) Files.readAllLines(log).stream()
+                    .filter(line -> !line.isBlank())
+                    .count();
         }
         System.out.println("main: loading model");
         switch (mode) {
@@ -59,16 +65,19 @@ public final class FakeLlamaServer {
         }
     }
 
-    private static void serve(List<String> args, boolean dieOnTurn, int start) throws IOException, InterruptedException {
+    private static void serve(List<String> args, boolean dieOnTurn, int start)
+            throws IOException, InterruptedException {
         int port = Integer.parseInt(args.get(args.indexOf("--port") + 1));
         String alias = args.get(args.indexOf("--alias") + 1);
-        FakeOpenAIServer server = FakeOpenAIServer.startOn(port).models("llamacpp", alias).otherwise(request -> {
-            if (dieOnTurn && request.path().endsWith("/chat/completions")) {
-                System.out.println("the fake dies mid-turn");
-                Runtime.getRuntime().halt(1);
-            }
-            return FakeOpenAIServer.text("Hello from start " + start + ".");
-        });
+        FakeOpenAIServer server = FakeOpenAIServer.startOn(port)
+                .models("llamacpp", alias)
+                .otherwise(request -> {
+                    if (dieOnTurn && request.path().endsWith("/chat/completions")) {
+                        System.out.println("the fake dies mid-turn");
+                        Runtime.getRuntime().halt(1);
+                    }
+                    return FakeOpenAIServer.text("Hello from start " + start + ".");
+                });
         System.out.println("main: server is listening on http://127.0.0.1:" + port);
         new CountDownLatch(1).await();
         server.close();

@@ -35,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
 class LlamaServerBackendTest {
     @TempDir
     Path dir;
+
     private Path model;
     private LlamaServerBackend backend;
     private Conversation c;
@@ -67,15 +68,21 @@ class LlamaServerBackendTest {
         Path folder = Files.createDirectories(dir.resolve(mode));
         Path script = folder.resolve("llama-server");
         String java = ProcessHandle.current().info().command().orElseThrow();
-        Files.writeString(script, "#!/bin/sh\nexec '" + java + "' -cp '" + System.getProperty("java.class.path") + "' "
-                + FakeLlamaServer.class.getName() + " " + mode + " '" + folder + "' \"$@\"\n");
+        Files.writeString(
+                script,
+                "#!/bin/sh\nexec '" + java + "' -cp '" + System.getProperty("java.class.path") + "' "
+                        + FakeLlamaServer.class.getName() + " " + mode + " '" + folder + "' \"$@\"\n");
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
         return script;
     }
 
     private List<String> starts(Path binary) throws Exception {
         Path trace = binary.resolveSibling("starts");
-        return Files.exists(trace) ? Files.readAllLines(trace).stream().filter(line -> !line.isBlank()).toList() : List.of();
+        return Files.exists(trace)
+                ? Files.readAllLines(trace).stream()
+                        .filter(line -> !line.isBlank())
+                        .toList()
+                : List.of();
     }
 
     private static boolean alive(String startLine) {
@@ -86,7 +93,8 @@ class LlamaServerBackendTest {
     private Conversation connect(Map<String, String> environment) {
         Map<String, String> env = new HashMap<>(environment);
         backend = new LlamaServerBackend(env::get);
-        c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend))));
+        c = new Conversation(
+                InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend))));
         c.call("init", "initialize", "{\"protocolVersion\":\"1.0\"}");
         return c;
     }
@@ -104,22 +112,40 @@ class LlamaServerBackendTest {
     void aSessionRunsOnTheStartedServerWhichStopsWithTheBridge() throws Exception {
         Path binary = fake("serve");
         connect(Map.of());
-        JsonNode created = c.call(1, "session/create", "{\"session\":\"a\",\"model\":" + spec(binary, ",\"contextSize\":2048,"
-                + "\"slots\":2,\"gpuLayers\":-1,\"threads\":3") + "}");
+        JsonNode created = c.call(
+                1,
+                "session/create",
+                "{\"session\":\"a\",\"model\":"
+                        + spec(binary, ",\"contextSize\":2048," + "\"slots\":2,\"gpuLayers\":-1,\"threads\":3") + "}");
         assertThat(created.path("warnings")).isEmpty(); // the file has its own template
-        c.call(2, "session/create", "{\"session\":\"b\",\"model\":" + spec(binary, ",\"contextSize\":2048,\"slots\":2,"
-                + "\"gpuLayers\":-1,\"threads\":3") + "}");
+        c.call(
+                2,
+                "session/create",
+                "{\"session\":\"b\",\"model\":"
+                        + spec(binary, ",\"contextSize\":2048,\"slots\":2," + "\"gpuLayers\":-1,\"threads\":3") + "}");
         JsonNode first = c.call(3, "session/respond", "{\"session\":\"a\",\"prompt\":\"Hello?\"}");
         assertThat(first.path("text").asText()).isEqualTo("Hello from start 1.");
-        assertThat(c.call(4, "session/respond", "{\"session\":\"b\",\"prompt\":\"And you?\"}").path("text").asText())
+        assertThat(c.call(4, "session/respond", "{\"session\":\"b\",\"prompt\":\"And you?\"}")
+                        .path("text")
+                        .asText())
                 .isEqualTo("Hello from start 1.");
         List<String> starts = starts(binary);
         assertThat(starts).hasSize(1); // two sessions with the same file and settings share one server
         String line = starts.get(0);
-        assertThat(line).contains("-m " + model, "--host 127.0.0.1", "--jinja", "-c 4096", "-np 2", "--alias tiny-chat",
-                "-t 3", "-ngl 999").doesNotContain("--chat-template-file");
+        assertThat(line)
+                .contains(
+                        "-m " + model,
+                        "--host 127.0.0.1",
+                        "--jinja",
+                        "-c 4096",
+                        "-np 2",
+                        "--alias tiny-chat",
+                        "-t 3",
+                        "-ngl 999")
+                .doesNotContain("--chat-template-file");
         assertThat(alive(line)).isTrue();
-        assertThat(logs.toString(StandardCharsets.UTF_8)).contains("version: 4242 (fake0042)", "is ready on http://127.0.0.1:");
+        assertThat(logs.toString(StandardCharsets.UTF_8))
+                .contains("version: 4242 (fake0042)", "is ready on http://127.0.0.1:");
 
         c.close();
         c = null;
@@ -135,8 +161,12 @@ class LlamaServerBackendTest {
         c.request(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello?\"}");
         JsonNode error = c.error(2);
         assertThat(error.path("data").path("code").asText()).isEqualTo("model_unavailable");
-        assertThat(error.path("message").asText()).contains("llama-server on tiny-chat.gguf", "exited before it was ready",
-                "exit status 3", "the fake cannot load anything");
+        assertThat(error.path("message").asText())
+                .contains(
+                        "llama-server on tiny-chat.gguf",
+                        "exited before it was ready",
+                        "exit status 3",
+                        "the fake cannot load anything");
         // The next turn tries again (a driver that failed once may work now), and fails the same clear way.
         c.request(3, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello?\"}");
         assertThat(c.error(3).path("message").asText()).contains("exit status 3");
@@ -149,8 +179,8 @@ class LlamaServerBackendTest {
         connect(Map.of());
         c.call(1, "session/create", "{\"session\":\"s\",\"model\":" + spec(binary, "") + "}");
         c.request(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello?\"}");
-        assertThat(c.error(2).path("message").asText()).contains("cannot run the model architecture 'qwen9'",
-                "a newer llama-server");
+        assertThat(c.error(2).path("message").asText())
+                .contains("cannot run the model architecture 'qwen9'", "a newer llama-server");
     }
 
     @Test
@@ -160,8 +190,8 @@ class LlamaServerBackendTest {
         c.call(1, "session/create", "{\"session\":\"s\",\"model\":" + spec(binary, ",\"startTimeoutSeconds\":1") + "}");
         c.request(3, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello?\"}");
         JsonNode error = c.error(3);
-        assertThat(error.path("message").asText()).contains("did not answer /health within 1 s", "so it was stopped",
-                "main: loading model");
+        assertThat(error.path("message").asText())
+                .contains("did not answer /health within 1 s", "so it was stopped", "main: loading model");
         List<String> starts = starts(binary);
         assertThat(starts).isNotEmpty();
         assertThat(starts).noneMatch(LlamaServerBackendTest::alive);
@@ -175,8 +205,11 @@ class LlamaServerBackendTest {
         c.request(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello?\",\"stream\":true}");
         JsonNode error = c.error(2);
         assertThat(error.path("data").path("code").asText()).isEqualTo("model_unavailable");
-        assertThat(error.path("message").asText()).contains("llama-server on tiny-chat.gguf stopped during this turn",
-                "exit status 1", "the next turn uses the new server");
+        assertThat(error.path("message").asText())
+                .contains(
+                        "llama-server on tiny-chat.gguf stopped during this turn",
+                        "exit status 1",
+                        "the next turn uses the new server");
         JsonNode next = c.call(3, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hello again?\"}");
         assertThat(next.path("text").asText()).isEqualTo("Hello from start 2.");
         List<String> starts = starts(binary);
@@ -184,8 +217,8 @@ class LlamaServerBackendTest {
         assertThat(alive(starts.get(0))).isFalse();
         assertThat(alive(starts.get(1))).isTrue();
         // Another session's model on the same server sees it running.
-        dev.oam.core.model.ModelAvailability availability = backend.create(Conversation.object(spec(binary, "")), "model")
-                .availability();
+        dev.oam.core.model.ModelAvailability availability =
+                backend.create(Conversation.object(spec(binary, "")), "model").availability();
         assertThat(availability.available()).as("%s", availability).isTrue();
     }
 
@@ -201,10 +234,15 @@ class LlamaServerBackendTest {
         Files.setPosixFilePermissions(named, PosixFilePermissions.fromString("rwx------"));
         connect(Map.of());
         Map<String, String> cases = new java.util.LinkedHashMap<>();
-        cases.put(spec(echo, ""), "is not llama.cpp's llama-server: '--version' printed no 'version: …' line (I am a teapot)");
-        cases.put(spec(named, ""), "must name llama.cpp's llama-server executable (a file called llama-server), not python3");
+        cases.put(
+                spec(echo, ""),
+                "is not llama.cpp's llama-server: '--version' printed no 'version: …' line (I am a teapot)");
+        cases.put(
+                spec(named, ""),
+                "must name llama.cpp's llama-server executable (a file called llama-server), not python3");
         cases.put(spec(other.resolve("missing/llama-server"), ""), "which is not a file");
-        cases.put("{\"type\":\"llama-server\",\"path\":\"" + echo + "\",\"binary\":\"" + echo + "\"}",
+        cases.put(
+                "{\"type\":\"llama-server\",\"path\":\"" + echo + "\",\"binary\":\"" + echo + "\"}",
                 "is not a GGUF model file");
         cases.put("{\"type\":\"llama-server\",\"binary\":\"" + echo + "\"}", "Missing required parameter 'model.path'");
         cases.put(spec(echo, ",\"slots\":0"), "'model.slots'");
@@ -223,13 +261,21 @@ class LlamaServerBackendTest {
     void theBinaryComesFromTheEnvironmentOrPathWhenNotGiven() throws Exception {
         Path binary = fake("serve");
         connect(Map.of("PATH", binary.getParent() + ":/nonexistent"));
-        c.call(1, "session/create", "{\"session\":\"s\",\"model\":{\"type\":\"llama-server\",\"path\":\"" + model + "\"}}");
-        assertThat(c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hi\"}").path("text").asText())
+        c.call(
+                1,
+                "session/create",
+                "{\"session\":\"s\",\"model\":{\"type\":\"llama-server\",\"path\":\"" + model + "\"}}");
+        assertThat(c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hi\"}")
+                        .path("text")
+                        .asText())
                 .isEqualTo("Hello from start 1.");
         c.close();
         backend.close();
         connect(Map.of("PATH", "/nonexistent"));
-        c.request(3, "session/create", "{\"session\":\"s\",\"model\":{\"type\":\"llama-server\",\"path\":\"" + model + "\"}}");
+        c.request(
+                3,
+                "session/create",
+                "{\"session\":\"s\",\"model\":{\"type\":\"llama-server\",\"path\":\"" + model + "\"}}");
         assertThat(c.error(3).path("message").asText()).contains("no llama-server was found", "OAM_LLAMA_SERVER");
     }
 
@@ -237,20 +283,32 @@ class LlamaServerBackendTest {
     void theSystemModelNamesTheFileAfterTheLlamaServerPrefix() throws Exception {
         Path binary = fake("serve");
         // the host's variables (oam stdio's environment, the C library's settings) name the server and the layers
-        Map<String, String> host = Map.of("OAM_MODEL", "llama-server:" + model, "OAM_LLAMA_SERVER", binary.toString(),
-                "OAM_LLAMA_GPU_LAYERS", "-1");
+        Map<String, String> host = Map.of(
+                "OAM_MODEL",
+                "llama-server:" + model,
+                "OAM_LLAMA_SERVER",
+                binary.toString(),
+                "OAM_LLAMA_GPU_LAYERS",
+                "-1");
         backend = new LlamaServerBackend(Map.<String, String>of()::get);
         assertThat(backend.servesSystemModel("llama-server:" + model)).isTrue();
-        assertThat(backend.servesSystemModel(model.toString())).as("a plain .gguf stays the llama backend's").isFalse();
-        dev.oam.core.model.LanguageModel system = dev.oam.core.model.ModelBackends.systemModel(List.of(backend),
-                dev.oam.core.model.ModelSpec.fromEnvironment(host::get));
-        c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend)).systemModel(system)));
+        assertThat(backend.servesSystemModel(model.toString()))
+                .as("a plain .gguf stays the llama backend's")
+                .isFalse();
+        dev.oam.core.model.LanguageModel system = dev.oam.core.model.ModelBackends.systemModel(
+                List.of(backend), dev.oam.core.model.ModelSpec.fromEnvironment(host::get));
+        c = new Conversation(InMemoryClient.connect(
+                BridgeConfiguration.builder().backends(List.of(backend)).systemModel(system)));
         c.call(1, "session/create", "{\"session\":\"s\"}");
-        assertThat(c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hi\"}").path("text").asText())
+        assertThat(c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hi\"}")
+                        .path("text")
+                        .asText())
                 .isEqualTo("Hello from start 1.");
         assertThat(starts(binary).get(0)).contains("-m " + model, "-ngl 999");
         JsonNode availability = c.call(3, "model/availability", "{}");
-        assertThat(availability.path("available").asBoolean()).as("%s", availability).isTrue();
+        assertThat(availability.path("available").asBoolean())
+                .as("%s", availability)
+                .isTrue();
     }
 
     @Test
@@ -265,9 +323,13 @@ class LlamaServerBackendTest {
         Files.write(gemma, bytes);
         Path binary = fake("serve");
         connect(Map.of());
-        JsonNode created = c.call(1, "session/create", "{\"session\":\"s\",\"model\":{\"type\":\"llama-server\",\"path\":\""
-                + gemma + "\",\"binary\":\"" + binary + "\"}}");
-        assertThat(created.path("warnings").toString()).contains("gemma-base.gguf has no chat template", "Gemma's turn format");
+        JsonNode created = c.call(
+                1,
+                "session/create",
+                "{\"session\":\"s\",\"model\":{\"type\":\"llama-server\",\"path\":\"" + gemma + "\",\"binary\":\""
+                        + binary + "\"}}");
+        assertThat(created.path("warnings").toString())
+                .contains("gemma-base.gguf has no chat template", "Gemma's turn format");
         c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hi\"}");
         assertThat(starts(binary).get(0)).contains("--chat-template-file");
     }

@@ -25,11 +25,14 @@ class RealServerTest extends WireSupport {
         assumeTrue(url != null && !url.isBlank(), "OAM_TEST_OPENAI_URL is not set");
         String model = System.getenv("OAM_TEST_OPENAI_MODEL");
         String mode = System.getenv().getOrDefault("OAM_TEST_OPENAI_MODE", "auto");
-        connect(System.getenv(), backend -> probedSystemModel(backend, url, model == null || model.isBlank() ? null : model));
+        connect(
+                System.getenv(),
+                backend -> probedSystemModel(backend, url, model == null || model.isBlank() ? null : model));
         spec = "\"system\"";
         if (!mode.equals("auto")) {
             assumeTrue(model != null && !model.isBlank(), "OAM_TEST_OPENAI_MODE needs OAM_TEST_OPENAI_MODEL");
-            spec = "{\"type\":\"openai\",\"baseUrl\":" + Json.write(Json.mapper().valueToTree(url)) + ",\"model\":"
+            spec = "{\"type\":\"openai\",\"baseUrl\":"
+                    + Json.write(Json.mapper().valueToTree(url)) + ",\"model\":"
                     + Json.write(Json.mapper().valueToTree(model)) + ",\"toolCallMode\":\"" + mode + "\"}";
         }
     }
@@ -37,12 +40,17 @@ class RealServerTest extends WireSupport {
     @Test
     void availabilityReportsTheModel() {
         JsonNode availability = c.call(1, "model/availability", "{}");
-        assertThat(availability.path("available").asBoolean()).as(availability.toString()).isTrue();
+        assertThat(availability.path("available").asBoolean())
+                .as(availability.toString())
+                .isTrue();
     }
 
     @Test
     void aPlainTurnStreamsAnAnswer() {
-        c.call(1, "session/create", "{\"session\":\"s\",\"instructions\":\"Answer in one short sentence.\",\"model\":" + spec + "}");
+        c.call(
+                1,
+                "session/create",
+                "{\"session\":\"s\",\"instructions\":\"Answer in one short sentence.\",\"model\":" + spec + "}");
         c.request(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Say hello to a traveller.\",\"stream\":true}");
         JsonNode result = c.result(2);
         assertThat(result.path("text").asText()).isNotBlank();
@@ -52,8 +60,12 @@ class RealServerTest extends WireSupport {
 
     @Test
     void aForcedToolIsCalledOnTheFirstStepThenTheModelAnswers() {
-        c.call(1, "session/create", "{\"session\":\"s\",\"instructions\":\"You are a shopkeeper. Use tools for stock.\","
-                + "\"tools\":[" + STOCK_TOOL + "],\"options\":{\"toolChoice\":\"required\",\"maxAttempts\":3},\"model\":" + spec + "}");
+        c.call(
+                1,
+                "session/create",
+                "{\"session\":\"s\",\"instructions\":\"You are a shopkeeper. Use tools for stock.\"," + "\"tools\":["
+                        + STOCK_TOOL + "],\"options\":{\"toolChoice\":\"required\",\"maxAttempts\":3},\"model\":" + spec
+                        + "}");
         c.request(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Do you have swords?\"}");
         JsonNode call = c.toolCall();
         assertThat(call.path("params").path("call").path("name").asText()).isEqualTo("check_inventory");
@@ -65,11 +77,17 @@ class RealServerTest extends WireSupport {
 
     @Test
     void aSchemaTurnAnswersWithValidJson() {
-        c.call(1, "session/create", "{\"session\":\"s\",\"instructions\":\"You are a goblin.\",\"options\":{\"maxAttempts\":3},"
-                + "\"model\":" + spec + "}");
-        JsonNode result = c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"A knight with a sword approaches. Decide.\","
-                + "\"schema\":{\"type\":\"object\",\"properties\":{\"reasoning\":{\"type\":\"string\"},"
-                + "\"choice\":{\"type\":\"string\",\"enum\":[\"fight\",\"flee\"]}},\"required\":[\"reasoning\",\"choice\"]}}");
+        c.call(
+                1,
+                "session/create",
+                "{\"session\":\"s\",\"instructions\":\"You are a goblin.\",\"options\":{\"maxAttempts\":3},"
+                        + "\"model\":" + spec + "}");
+        JsonNode result = c.call(
+                2,
+                "session/respond",
+                "{\"session\":\"s\",\"prompt\":\"A knight with a sword approaches. Decide.\","
+                        + "\"schema\":{\"type\":\"object\",\"properties\":{\"reasoning\":{\"type\":\"string\"},"
+                        + "\"choice\":{\"type\":\"string\",\"enum\":[\"fight\",\"flee\"]}},\"required\":[\"reasoning\",\"choice\"]}}");
         assertThat(result.path("structured").path("choice").asText()).isIn("fight", "flee");
     }
 }

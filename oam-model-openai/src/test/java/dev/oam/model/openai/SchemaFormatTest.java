@@ -17,19 +17,27 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(60)
 class SchemaFormatTest extends WireSupport {
-    static final String DECIDE = "{\"situation\":\"A wolf blocks the road.\",\"options\":[\"flee\",\"fight\"],\"actor\":{\"name\":\"Pip\"},"
-            + "\"model\":%s}";
+    static final String DECIDE =
+            "{\"situation\":\"A wolf blocks the road.\",\"options\":[\"flee\",\"fight\"],\"actor\":{\"name\":\"Pip\"},"
+                    + "\"model\":%s}";
     static final String FLEE = "{\"reasoning\":\"Wolves bite.\",\"choice\":\"flee\",\"confidence\":70}";
 
     @Test
     void theStandardWayIsVerifiedByTheFirstValidOutputAndKept() throws Exception {
         open();
         fake.then(text(FLEE), text(FLEE));
-        assertThat(c.call(1, "decision/decide", DECIDE.formatted(fake.spec(""))).path("optionID").asText()).isEqualTo("flee");
-        assertThat(c.call(2, "decision/decide", DECIDE.formatted(fake.spec(""))).path("optionID").asText()).isEqualTo("flee");
+        assertThat(c.call(1, "decision/decide", DECIDE.formatted(fake.spec("")))
+                        .path("optionID")
+                        .asText())
+                .isEqualTo("flee");
+        assertThat(c.call(2, "decision/decide", DECIDE.formatted(fake.spec("")))
+                        .path("optionID")
+                        .asText())
+                .isEqualTo("flee");
         assertThat(fake.chats()).as("no request was spent on finding the way").hasSize(2);
         for (Recorded chat : fake.chats()) {
-            assertThat(chat.body().path("response_format").path("type").asText()).isEqualTo("json_schema");
+            assertThat(chat.body().path("response_format").path("type").asText())
+                    .isEqualTo("json_schema");
             assertThat(chat.body().has("json_schema")).isFalse();
         }
         assertThat(logs()).contains("honours a JSON Schema sent as response_format json_schema");
@@ -41,16 +49,31 @@ class SchemaFormatTest extends WireSupport {
         open();
         fake.then(text("{\"mood\":\"calm\",\"note\":\"Quiet.\",\"names\":[\"Bram\"]}"), text(FLEE));
         createSession("s", "[]", "{\"maxResponseTokens\":120}", "");
-        c.call(1, "session/respond", "{\"session\":\"s\",\"prompt\":\"Report.\",\"schema\":{\"type\":\"object\",\"properties\":{"
-                + "\"mood\":{\"type\":\"string\",\"enum\":[\"calm\",\"angry\"]},\"note\":{\"type\":\"string\"},"
-                + "\"names\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"mood\",\"note\",\"names\"]}}");
-        JsonNode sent = fake.chat(0).body().path("response_format").path("json_schema").path("schema").path("properties");
+        c.call(
+                1,
+                "session/respond",
+                "{\"session\":\"s\",\"prompt\":\"Report.\",\"schema\":{\"type\":\"object\",\"properties\":{"
+                        + "\"mood\":{\"type\":\"string\",\"enum\":[\"calm\",\"angry\"]},\"note\":{\"type\":\"string\"},"
+                        + "\"names\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},\"required\":[\"mood\",\"note\",\"names\"]}}");
+        JsonNode sent = fake.chat(0)
+                .body()
+                .path("response_format")
+                .path("json_schema")
+                .path("schema")
+                .path("properties");
         // Half of the 120 tokens shared by the two free strings.
         assertThat(sent.path("note").path("maxLength").asInt()).as("%s", sent).isEqualTo(30);
         assertThat(sent.path("names").path("items").path("maxLength").asInt()).isEqualTo(30);
-        assertThat(sent.path("mood").has("maxLength")).as("an enum is bounded already").isFalse();
+        assertThat(sent.path("mood").has("maxLength"))
+                .as("an enum is bounded already")
+                .isFalse();
         c.call(2, "decision/decide", DECIDE.formatted(fake.spec("")));
-        JsonNode unlimited = fake.chat(1).body().path("response_format").path("json_schema").path("schema").path("properties");
+        JsonNode unlimited = fake.chat(1)
+                .body()
+                .path("response_format")
+                .path("json_schema")
+                .path("schema")
+                .path("properties");
         assertThat(unlimited.path("reasoning").path("maxLength").asInt()).isEqualTo(ChatRequests.DEFAULT_MAX_STRING);
     }
 
@@ -62,13 +85,22 @@ class SchemaFormatTest extends WireSupport {
         assertThat(first.path("optionID").asText()).isEqualTo("flee");
         assertThat(first.path("isFallback").asBoolean()).isFalse();
         assertThat(fake.chats()).hasSize(2);
-        assertThat(fake.chat(0).body().path("response_format").path("type").asText()).isEqualTo("json_schema");
+        assertThat(fake.chat(0).body().path("response_format").path("type").asText())
+                .isEqualTo("json_schema");
         JsonNode second = fake.chat(1).body();
         assertThat(second.path("response_format").path("type").asText()).isEqualTo("json_object");
-        assertThat(second.path("response_format").path("schema").path("properties").path("choice").path("enum"))
-                .extracting(JsonNode::asText).containsExactly("flee", "fight");
-        assertThat(first.path("usage").path("inputTokens").asInt()).as("the ignored attempt is counted").isEqualTo(2 * 120);
-        assertThat(logs()).contains("did not honour a JSON Schema sent as response_format json_schema")
+        assertThat(second.path("response_format")
+                        .path("schema")
+                        .path("properties")
+                        .path("choice")
+                        .path("enum"))
+                .extracting(JsonNode::asText)
+                .containsExactly("flee", "fight");
+        assertThat(first.path("usage").path("inputTokens").asInt())
+                .as("the ignored attempt is counted")
+                .isEqualTo(2 * 120);
+        assertThat(logs())
+                .contains("did not honour a JSON Schema sent as response_format json_schema")
                 .contains("honours a JSON Schema sent as response_format json_object + schema");
 
         // Remembered for the endpoint: the next session's emulated tool step goes the found way at once.
@@ -83,7 +115,8 @@ class SchemaFormatTest extends WireSupport {
         for (int i = 2; i < 4; i++) {
             JsonNode body = fake.chat(i).body();
             assertThat(body.path("response_format").path("type").asText()).isEqualTo("json_object");
-            assertThat(body.path("response_format").path("schema").path("anyOf")).hasSize(2);
+            assertThat(body.path("response_format").path("schema").path("anyOf"))
+                    .hasSize(2);
         }
         assertThat(fake.problems()).isEmpty();
     }
@@ -98,7 +131,8 @@ class SchemaFormatTest extends WireSupport {
         assertThat(turn.path("text").asText()).isEqualTo("Halt.");
         assertThat(streamedText(c.events(1))).isEqualTo("Halt.");
         assertThat(fake.chats()).hasSize(2);
-        assertThat(fake.chat(1).body().path("response_format").path("type").asText()).isEqualTo("json_object");
+        assertThat(fake.chat(1).body().path("response_format").path("type").asText())
+                .isEqualTo("json_object");
     }
 
     @Test
@@ -109,9 +143,12 @@ class SchemaFormatTest extends WireSupport {
         assertThat(error.path("code").asInt()).as("%s", error).isEqualTo(-32012);
         // Each way once, then the decision's own retry (maxAttempts) in the standard way.
         assertThat(fake.chats()).hasSize(SchemaFormat.CANDIDATES.size() + 1);
-        assertThat(fake.chat(5).body().path("response_format").path("type").asText()).isEqualTo("json_schema");
-        assertThat(fake.chat(0).body().path("response_format").path("type").asText()).isEqualTo("json_schema");
-        assertThat(fake.chat(1).body().path("response_format").path("type").asText()).isEqualTo("json_object");
+        assertThat(fake.chat(5).body().path("response_format").path("type").asText())
+                .isEqualTo("json_schema");
+        assertThat(fake.chat(0).body().path("response_format").path("type").asText())
+                .isEqualTo("json_schema");
+        assertThat(fake.chat(1).body().path("response_format").path("type").asText())
+                .isEqualTo("json_object");
         assertThat(fake.chat(1).body().path("response_format").has("schema")).isTrue();
         assertThat(fake.chat(2).body().path("json_schema").isObject()).isTrue();
         assertThat(fake.chat(2).body().has("response_format")).isFalse();
@@ -125,6 +162,8 @@ class SchemaFormatTest extends WireSupport {
         JsonNode again = c.error(2);
         assertThat(again.path("code").asInt()).isEqualTo(-32012);
         assertThat(fake.chats().subList(before, fake.chats().size()))
-                .allSatisfy(chat -> assertThat(chat.body().path("response_format").path("type").asText()).isEqualTo("json_schema"));
+                .allSatisfy(chat -> assertThat(
+                                chat.body().path("response_format").path("type").asText())
+                        .isEqualTo("json_schema"));
     }
 }

@@ -48,31 +48,37 @@ class SseReaderTest {
 
     @Test
     void eventsSurviveOneByteReadsWithCrlfAndSplitUtf8() throws IOException {
-        String stream = ": keep-alive\r\ndata: {\"t\":\"Grüße 世界 🐉\"}\r\n\r\nevent: error\r\ndata: a\r\ndata: b\r\n\r\ndata: [DONE]\r\n\r\n";
+        String stream =
+                ": keep-alive\r\ndata: {\"t\":\"Grüße 世界 🐉\"}\r\n\r\nevent: error\r\ndata: a\r\ndata: b\r\n\r\ndata: [DONE]\r\n\r\n";
         for (int size = 1; size <= 7; size++) {
             List<SseReader.Event> events = read(trickle(stream, size));
-            assertThat(events).as("piece size %d", size).containsExactly(
-                    new SseReader.Event("message", "{\"t\":\"Grüße 世界 🐉\"}"),
-                    new SseReader.Event("error", "a\nb"),
-                    new SseReader.Event("message", "[DONE]"));
+            assertThat(events)
+                    .as("piece size %d", size)
+                    .containsExactly(
+                            new SseReader.Event("message", "{\"t\":\"Grüße 世界 🐉\"}"),
+                            new SseReader.Event("error", "a\nb"),
+                            new SseReader.Event("message", "[DONE]"));
         }
     }
 
     @Test
     void bareCarriageReturnsAndLineFeedsBothEndLines() throws IOException {
         assertThat(read(trickle("data: one\r\rdata: two\n\ndata:three\n\n", 2)))
-                .extracting(SseReader.Event::data).containsExactly("one", "two", "three");
+                .extracting(SseReader.Event::data)
+                .containsExactly("one", "two", "three");
     }
 
     @Test
     void aLastEventWithoutItsBlankLineStillCounts() throws IOException {
         assertThat(read(new ByteArrayInputStream("data: x\n\ndata: last".getBytes(StandardCharsets.UTF_8))))
-                .extracting(SseReader.Event::data).containsExactly("x", "last");
+                .extracting(SseReader.Event::data)
+                .containsExactly("x", "last");
     }
 
     @Test
     void commentsAndUnknownFieldsAreSkipped() throws IOException {
         assertThat(read(trickle(":ping\n\nid: 7\nretry: 10\n\nfoo: bar\ndata: y\n\n", 3)))
-                .extracting(SseReader.Event::data).containsExactly("y");
+                .extracting(SseReader.Event::data)
+                .containsExactly("y");
     }
 }

@@ -6,10 +6,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.json.Json;
+import dev.oam.testing.openai.FakeOpenAIServer;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import dev.oam.testing.openai.FakeOpenAIServer;
 
 /** The bridge's own step loop over the wire: one request per step, tools and tool_choice set per step. */
 @Timeout(60)
@@ -24,7 +24,8 @@ class StepLoopTest extends WireSupport {
         c.request(2, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Open the north gate.\",\"stream\":true}");
         JsonNode toolCall = c.toolCall();
         assertThat(toolCall.path("params").path("call").path("name").asText()).isEqualTo("open_gate");
-        assertThat(toolCall.path("params").path("call").path("arguments")).isEqualTo(Json.parse("{\"gate\":\"north\"}"));
+        assertThat(toolCall.path("params").path("call").path("arguments"))
+                .isEqualTo(Json.parse("{\"gate\":\"north\"}"));
         c.reply(toolCall, "{\"output\":{\"opened\":false,\"reason\":\"jammed\"}}");
         JsonNode result = c.result(2);
 
@@ -44,15 +45,28 @@ class StepLoopTest extends WireSupport {
         String callId = result.path("toolCalls").get(0).path("call").path("id").asText();
         JsonNode assistant = second.messages().get(2);
         assertThat(assistant.path("tool_calls").get(0).path("id").asText()).isEqualTo(callId);
-        assertThat(assistant.path("tool_calls").get(0).path("function").path("name").asText()).isEqualTo("open_gate");
-        assertThat(Json.parse(assistant.path("tool_calls").get(0).path("function").path("arguments").asText()))
+        assertThat(assistant
+                        .path("tool_calls")
+                        .get(0)
+                        .path("function")
+                        .path("name")
+                        .asText())
+                .isEqualTo("open_gate");
+        assertThat(Json.parse(assistant
+                        .path("tool_calls")
+                        .get(0)
+                        .path("function")
+                        .path("arguments")
+                        .asText()))
                 .isEqualTo(Json.parse("{\"gate\":\"north\"}"));
         JsonNode tool = second.messages().get(3);
         assertThat(tool.path("tool_call_id").asText()).isEqualTo(callId);
         assertThat(tool.path("content").asText()).isEqualTo("{\"opened\":false,\"reason\":\"jammed\"}");
 
         assertThat(result.path("text").asText()).isEqualTo("The gate stays shut: the chain is jammed.");
-        assertThat(result.path("steps")).extracting(s -> s.path("toolCallingMode").asText()).containsExactly("required", "allowed");
+        assertThat(result.path("steps"))
+                .extracting(s -> s.path("toolCallingMode").asText())
+                .containsExactly("required", "allowed");
         JsonNode usage = result.path("usage");
         assertThat(usage.path("inputTokens").asInt()).isEqualTo(240);
         assertThat(usage.path("cachedInputTokens").asInt()).isEqualTo(192);
@@ -68,7 +82,11 @@ class StepLoopTest extends WireSupport {
     @Test
     void namedToolChoiceSendsOnlyThatToolAsANamedFunction() throws Exception {
         open();
-        createSession("guard", "[" + GATE_TOOL + "," + STOCK_TOOL + "]", "{\"toolChoice\":{\"tool\":\"check_inventory\"}}", "");
+        createSession(
+                "guard",
+                "[" + GATE_TOOL + "," + STOCK_TOOL + "]",
+                "{\"toolChoice\":{\"tool\":\"check_inventory\"}}",
+                "");
         fake.then(call("check_inventory", "{\"item\":\"sword\"}"), text("Two swords left."));
         c.request(2, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Any swords?\"}");
         c.reply(c.toolCall(), "{\"output\":\"2\"}");
@@ -77,7 +95,9 @@ class StepLoopTest extends WireSupport {
         assertThat(first.toolNames()).containsExactly("check_inventory");
         assertThat(first.body().path("tool_choice"))
                 .isEqualTo(Json.parse("{\"type\":\"function\",\"function\":{\"name\":\"check_inventory\"}}"));
-        assertThat(first.streamed()).as("steps stream even when the turn does not: usage and cancellation work the same").isTrue();
+        assertThat(first.streamed())
+                .as("steps stream even when the turn does not: usage and cancellation work the same")
+                .isTrue();
         assertThat(fake.chat(1).toolNames()).containsExactly("open_gate", "check_inventory");
         assertThat(fake.chat(1).body().path("tool_choice").asText()).isEqualTo("auto");
     }
@@ -121,7 +141,9 @@ class StepLoopTest extends WireSupport {
         assertThat(fake.chat(1).body().has("tools")).isFalse();
         assertThat(result.path("toolCalls")).isEmpty();
         assertThat(result.path("text").asText()).isEqualTo("Good evening, traveller.");
-        assertThat(result.path("steps").get(0).path("enabledTools")).extracting(JsonNode::asText).containsExactly("open_gate");
+        assertThat(result.path("steps").get(0).path("enabledTools"))
+                .extracting(JsonNode::asText)
+                .containsExactly("open_gate");
     }
 
     @Test
@@ -130,51 +152,83 @@ class StepLoopTest extends WireSupport {
         createSession("goblin", "[]", "{}", "");
         String answer = "{\"reasoning\":\"The player is armed and I am alone.\",\"choice\":\"flee\"}";
         fake.then(text(answer));
-        c.request(2, "session/respond", "{\"session\":\"goblin\",\"prompt\":\"A knight approaches.\",\"stream\":true,"
-                + "\"schema\":{\"type\":\"object\",\"properties\":{\"reasoning\":{\"type\":\"string\"},"
-                + "\"choice\":{\"type\":\"string\",\"enum\":[\"fight\",\"flee\"]}},\"required\":[\"reasoning\",\"choice\"]}}");
+        c.request(
+                2,
+                "session/respond",
+                "{\"session\":\"goblin\",\"prompt\":\"A knight approaches.\",\"stream\":true,"
+                        + "\"schema\":{\"type\":\"object\",\"properties\":{\"reasoning\":{\"type\":\"string\"},"
+                        + "\"choice\":{\"type\":\"string\",\"enum\":[\"fight\",\"flee\"]}},\"required\":[\"reasoning\",\"choice\"]}}");
         JsonNode result = c.result(2);
         JsonNode format = fake.chat(0).body().path("response_format");
         assertThat(format.path("type").asText()).isEqualTo("json_schema");
-        assertThat(format.path("json_schema").path("schema").path("properties").path("choice").path("enum"))
-                .extracting(JsonNode::asText).containsExactly("fight", "flee");
+        assertThat(format.path("json_schema")
+                        .path("schema")
+                        .path("properties")
+                        .path("choice")
+                        .path("enum"))
+                .extracting(JsonNode::asText)
+                .containsExactly("fight", "flee");
         assertThat(fake.chat(0).body().has("tools")).isFalse();
         assertThat(fake.chat(0).messages().get(0).path("content").asText()).contains("JSON Schema");
         assertThat(result.path("structured")).isEqualTo(Json.parse(answer));
         List<JsonNode> events = c.events(2);
         assertThat(types(events)).contains("partial");
-        assertThat(events.stream().filter(e -> e.path("type").asText().equals("partial")).reduce((a, b) -> b).orElseThrow()
-                .path("value")).isEqualTo(Json.parse(answer));
+        assertThat(events.stream()
+                        .filter(e -> e.path("type").asText().equals("partial"))
+                        .reduce((a, b) -> b)
+                        .orElseThrow()
+                        .path("value"))
+                .isEqualTo(Json.parse(answer));
     }
 
     @Test
     void schemaTurnWithToolsForcesNativelyThenEmulatesTheAnswerStep() throws Exception {
         open();
         createSession("merchant", "[" + STOCK_TOOL + "]", "{\"toolChoice\":\"required\"}", "");
-        fake.then(call("check_inventory", "{\"item\":\"shield\"}"),
+        fake.then(
+                call("check_inventory", "{\"item\":\"shield\"}"),
                 text("{\"answer\": {\"line\": \"Shields cost 60 gold.\", \"price\": 60}}"));
-        c.request(2, "session/respond", "{\"session\":\"merchant\",\"prompt\":\"How much is a shield?\",\"stream\":true,"
-                + "\"schema\":{\"type\":\"object\",\"properties\":{\"line\":{\"type\":\"string\"},\"price\":{\"type\":\"integer\"}},"
-                + "\"required\":[\"line\",\"price\"]}}");
+        c.request(
+                2,
+                "session/respond",
+                "{\"session\":\"merchant\",\"prompt\":\"How much is a shield?\",\"stream\":true,"
+                        + "\"schema\":{\"type\":\"object\",\"properties\":{\"line\":{\"type\":\"string\"},\"price\":{\"type\":\"integer\"}},"
+                        + "\"required\":[\"line\",\"price\"]}}");
         c.reply(c.toolCall(), "{\"output\":{\"shield\":{\"price\":60,\"stock\":3}}}");
         JsonNode result = c.result(2);
         JsonNode first = fake.chat(0).body();
-        assertThat(first.path("tool_choice")).isEqualTo(Json.parse("{\"type\":\"function\",\"function\":{\"name\":\"check_inventory\"}}"));
+        assertThat(first.path("tool_choice"))
+                .isEqualTo(Json.parse("{\"type\":\"function\",\"function\":{\"name\":\"check_inventory\"}}"));
         assertThat(first.has("response_format")).isFalse();
         JsonNode second = fake.chat(1).body();
         assertThat(second.has("tools")).isFalse();
         JsonNode schema = second.path("response_format").path("json_schema").path("schema");
         assertThat(schema.path("anyOf")).hasSize(2);
-        assertThat(schema.path("anyOf").get(0).path("properties").path("name").path("enum").get(0).asText()).isEqualTo("check_inventory");
-        assertThat(schema.path("anyOf").get(1).path("properties").path("answer").path("properties").has("price")).isTrue();
-        assertThat(result.path("structured")).isEqualTo(Json.parse("{\"line\":\"Shields cost 60 gold.\",\"price\":60}"));
+        assertThat(schema.path("anyOf")
+                        .get(0)
+                        .path("properties")
+                        .path("name")
+                        .path("enum")
+                        .get(0)
+                        .asText())
+                .isEqualTo("check_inventory");
+        assertThat(schema.path("anyOf")
+                        .get(1)
+                        .path("properties")
+                        .path("answer")
+                        .path("properties")
+                        .has("price"))
+                .isTrue();
+        assertThat(result.path("structured"))
+                .isEqualTo(Json.parse("{\"line\":\"Shields cost 60 gold.\",\"price\":60}"));
         assertThat(types(c.events(2))).contains("partial");
     }
 
     @Test
     void samplingOptionsAreSent() throws Exception {
         open();
-        createSession("a", "[]", "{\"temperature\":0.3,\"maxResponseTokens\":50,\"sampling\":{\"topP\":0.9,\"seed\":7}}", "");
+        createSession(
+                "a", "[]", "{\"temperature\":0.3,\"maxResponseTokens\":50,\"sampling\":{\"topP\":0.9,\"seed\":7}}", "");
         createSession("b", "[]", "{\"temperature\":0.8,\"sampling\":\"greedy\"}", "");
         createSession("k", "[]", "{\"sampling\":{\"topK\":40}}", "");
         fake.then(text("a"), text("b"), text("k"));
@@ -207,10 +261,12 @@ class StepLoopTest extends WireSupport {
     void invalidStructuredOutputIsRetriedWithinMaxAttemptsThenFails() throws Exception {
         open();
         createSession("goblin", "[]", "{\"maxAttempts\":2}", "");
-        String schema = "{\"type\":\"object\",\"properties\":{\"choice\":{\"type\":\"string\",\"enum\":[\"fight\",\"flee\"]}},"
-                + "\"required\":[\"choice\"]}";
+        String schema =
+                "{\"type\":\"object\",\"properties\":{\"choice\":{\"type\":\"string\",\"enum\":[\"fight\",\"flee\"]}},"
+                        + "\"required\":[\"choice\"]}";
         fake.then(text("{\"choice\":\"dance\"}"), text("{\"choice\":\"flee\"}"));
-        JsonNode ok = c.call(1, "session/respond", "{\"session\":\"goblin\",\"prompt\":\"x\",\"schema\":" + schema + "}");
+        JsonNode ok =
+                c.call(1, "session/respond", "{\"session\":\"goblin\",\"prompt\":\"x\",\"schema\":" + schema + "}");
         assertThat(ok.path("structured").path("choice").asText()).isEqualTo("flee");
         fake.then(text("{\"choice\":\"dance\"}"), text("not json at all"));
         c.request(2, "session/respond", "{\"session\":\"goblin\",\"prompt\":\"y\",\"schema\":" + schema + "}");

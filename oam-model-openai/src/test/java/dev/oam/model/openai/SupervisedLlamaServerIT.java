@@ -39,7 +39,9 @@ class SupervisedLlamaServerIT {
         Log.setLevel(Log.Level.INFO);
         Log.setStream(new PrintStream(logs, true, StandardCharsets.UTF_8));
         backend = new LlamaServerBackend(Map.<String, String>of()::get);
-        c = new Conversation(InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend))), Duration.ofMinutes(5));
+        c = new Conversation(
+                InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend))),
+                Duration.ofMinutes(5));
         c.call("init", "initialize", "{\"protocolVersion\":\"1.0\"}");
     }
 
@@ -58,8 +60,11 @@ class SupervisedLlamaServerIT {
 
     @Test
     void smolLM2AnswersSurvivesAKilledServerAndStopsWithTheBridge() throws Exception {
-        JsonNode created = c.call(1, "session/create", "{\"session\":\"s\",\"instructions\":\"You are a friendly innkeeper.\","
-                + "\"model\":" + spec(RealModels.smollm2()) + ",\"options\":{\"maxResponseTokens\":16,\"temperature\":0}}");
+        JsonNode created = c.call(
+                1,
+                "session/create",
+                "{\"session\":\"s\",\"instructions\":\"You are a friendly innkeeper.\"," + "\"model\":"
+                        + spec(RealModels.smollm2()) + ",\"options\":{\"maxResponseTokens\":16,\"temperature\":0}}");
         assertThat(created.path("warnings")).isEmpty();
         JsonNode first = c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Good evening!\"}");
         assertThat(first.path("text").asText()).isNotBlank();
@@ -80,13 +85,17 @@ class SupervisedLlamaServerIT {
 
         c.close();
         backend.close();
-        assertThat(ProcessHandle.of(restarted).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        assertThat(ProcessHandle.of(restarted).map(ProcessHandle::isAlive).orElse(false))
+                .isFalse();
     }
 
     @Test
     void gemmaWithoutTemplateRunsOnGemmasTurns() {
-        JsonNode created = c.call(1, "session/create", "{\"session\":\"g\",\"model\":" + spec(RealModels.gemma())
-                + ",\"options\":{\"maxResponseTokens\":16,\"temperature\":0}}");
+        JsonNode created = c.call(
+                1,
+                "session/create",
+                "{\"session\":\"g\",\"model\":" + spec(RealModels.gemma())
+                        + ",\"options\":{\"maxResponseTokens\":16,\"temperature\":0}}");
         assertThat(created.path("warnings").toString()).contains("has no chat template", "Gemma's turn format");
         JsonNode answer = c.call(2, "session/respond", "{\"session\":\"g\",\"prompt\":\"Name a colour.\"}");
         assertThat(answer.path("text").asText()).isNotBlank().doesNotContain("<start_of_turn>", "<end_of_turn>");

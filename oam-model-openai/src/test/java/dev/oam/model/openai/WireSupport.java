@@ -7,6 +7,7 @@ import dev.oam.core.model.LanguageModel;
 import dev.oam.testing.Conversation;
 import dev.oam.testing.Events;
 import dev.oam.testing.InMemoryClient;
+import dev.oam.testing.openai.FakeOpenAIServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -15,7 +16,6 @@ import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import dev.oam.testing.openai.FakeOpenAIServer;
 
 /** Starts fakes, a backend and an in-process bridge for wire tests, and closes them afterwards. */
 abstract class WireSupport {
@@ -70,12 +70,15 @@ abstract class WireSupport {
     }
 
     /** A bridge (with {@code systemModel} as its system model, if any) on a fresh backend. */
-    Conversation connect(Map<String, String> environment, java.util.function.Function<OpenAIBackend, LanguageModel> systemModel) {
+    Conversation connect(
+            Map<String, String> environment, java.util.function.Function<OpenAIBackend, LanguageModel> systemModel) {
         return connect(environment, systemModel, Conversation.WAIT);
     }
 
     /** The same, waiting up to {@code wait} for each answer (a real model on a shared CPU). */
-    Conversation connect(Map<String, String> environment, java.util.function.Function<OpenAIBackend, LanguageModel> systemModel,
+    Conversation connect(
+            Map<String, String> environment,
+            java.util.function.Function<OpenAIBackend, LanguageModel> systemModel,
             java.time.Duration wait) {
         backend = new OpenAIBackend(environment::get);
         closeables.add(backend::close);
@@ -98,8 +101,11 @@ abstract class WireSupport {
     }
 
     void createSession(String id, String tools, String options, String modelExtra) {
-        c.call("create-" + id, "session/create", "{\"session\":\"" + id + "\",\"instructions\":\"You are a castle guard.\","
-                + "\"tools\":" + tools + ",\"options\":" + options + ",\"model\":" + fake.spec(modelExtra) + "}");
+        c.call(
+                "create-" + id,
+                "session/create",
+                "{\"session\":\"" + id + "\",\"instructions\":\"You are a castle guard.\"," + "\"tools\":" + tools
+                        + ",\"options\":" + options + ",\"model\":" + fake.spec(modelExtra) + "}");
     }
 
     /** The concatenated deltas of a streamed turn's text events, applying resets. */

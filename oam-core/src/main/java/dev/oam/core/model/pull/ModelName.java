@@ -35,8 +35,8 @@ public sealed interface ModelName {
             checkSegment(owner, "owner");
             checkSegment(repo, "repository");
             if (!NameRules.QUANT.matcher(quant).matches() || quant.contains("..")) {
-                throw new IllegalArgumentException("the quantization '" + quant + "' must be letters, digits, '_', '-' or '.'"
-                        + " (such as Q4_K_M)");
+                throw new IllegalArgumentException("the quantization '" + quant
+                        + "' must be letters, digits, '_', '-' or '.'" + " (such as Q4_K_M)");
             }
         }
 
@@ -55,7 +55,8 @@ public sealed interface ModelName {
     record PyPi(String project) implements ModelName {
         public PyPi {
             if (!NameRules.SEGMENT.matcher(project).matches() || project.contains("..")) {
-                throw new IllegalArgumentException("the PyPI project '" + project + "' must be letters, digits, '_', '-' or '.'");
+                throw new IllegalArgumentException(
+                        "the PyPI project '" + project + "' must be letters, digits, '_', '-' or '.'");
             }
         }
 
@@ -77,7 +78,8 @@ public sealed interface ModelName {
         if (name.startsWith("hf:") || name.startsWith("pypi:")) {
             return true;
         }
-        return NameRules.QUANT_FORM.matcher(name).matches() && !name.toLowerCase(Locale.ROOT).endsWith(".gguf");
+        return NameRules.QUANT_FORM.matcher(name).matches()
+                && !name.toLowerCase(Locale.ROOT).endsWith(".gguf");
     }
 
     /** @throws IllegalArgumentException naming what is wrong, for a person to read */
@@ -99,7 +101,8 @@ public sealed interface ModelName {
             return new HubQuant(parts[0], parts[1].substring(0, colon), parts[1].substring(colon + 1));
         }
         if (parts.length < 3) {
-            throw new IllegalArgumentException("'" + name + "' must be hf:OWNER/REPO/FILE.gguf[@REVISION] or OWNER/REPO:QUANT");
+            throw new IllegalArgumentException(
+                    "'" + name + "' must be hf:OWNER/REPO/FILE.gguf[@REVISION] or OWNER/REPO:QUANT");
         }
         String file = parts[2];
         String revision = DEFAULT_REVISION;
@@ -114,22 +117,24 @@ public sealed interface ModelName {
     private static void checkSegment(String value, String what) {
         Objects.requireNonNull(value, what);
         if (!NameRules.SEGMENT.matcher(value).matches() || value.contains("..")) {
-            throw new IllegalArgumentException("the " + what + " '" + value + "' must be letters, digits, '_', '-' or '.'"
-                    + " (no '..'), as on the hub");
+            throw new IllegalArgumentException("the " + what + " '" + value
+                    + "' must be letters, digits, '_', '-' or '.'" + " (no '..'), as on the hub");
         }
     }
 
     private static void checkFile(String file) {
         Objects.requireNonNull(file, "file");
         if (file.startsWith("/")) {
-            throw new IllegalArgumentException("the file '" + file + "' must be a path inside the repository, not an absolute path");
+            throw new IllegalArgumentException(
+                    "the file '" + file + "' must be a path inside the repository, not an absolute path");
         }
         for (String segment : file.split("/", -1)) {
             if (segment.equals("..") || segment.equals(".") || segment.isEmpty()) {
                 throw new IllegalArgumentException("the file '" + file + "' must not contain '..', '.' or empty parts");
             }
             if (!NameRules.FILE_SEGMENT.matcher(segment).matches()) {
-                throw new IllegalArgumentException("the file '" + file + "' must be letters, digits, '_', '-', '+' or '.'");
+                throw new IllegalArgumentException(
+                        "the file '" + file + "' must be letters, digits, '_', '-', '+' or '.'");
             }
         }
         if (!file.toLowerCase(Locale.ROOT).endsWith(".gguf")) {
@@ -140,8 +145,8 @@ public sealed interface ModelName {
     private static void checkRevision(String revision) {
         Objects.requireNonNull(revision, "revision");
         if (!NameRules.REVISION.matcher(revision).matches() || revision.contains("..")) {
-            throw new IllegalArgumentException("the revision '" + revision + "' must be a branch, tag or commit (letters,"
-                    + " digits, '_', '-', '.'; no '..')");
+            throw new IllegalArgumentException("the revision '" + revision
+                    + "' must be a branch, tag or commit (letters," + " digits, '_', '-', '.'; no '..')");
         }
     }
 }

@@ -29,8 +29,12 @@ final class SharedDownloads {
         final CompletableFuture<Path> result = new CompletableFuture<>();
         final List<PullListener> listeners = new CopyOnWriteArrayList<>();
         int waiters; // guarded by SHARED_LOCK
-        @Nullable Job job; // guarded by SHARED_LOCK
-        @Nullable Thread worker; // guarded by SHARED_LOCK
+
+        @Nullable
+        Job job; // guarded by SHARED_LOCK
+
+        @Nullable
+        Thread worker; // guarded by SHARED_LOCK
     }
 
     /** The running download's state, for cancelling it. */

@@ -30,6 +30,7 @@ import org.jspecify.annotations.Nullable;
 final class Transfer {
     /** Tries of one transfer that each brought bytes before the connection broke; then the pull fails (and resumes later). */
     private static final int RESUMES = 3;
+
     private static final int MAX_REDIRECTS = 5;
 
     /** Where the bytes are and what they must be. */
@@ -50,7 +51,10 @@ final class Transfer {
     }
 
     static HttpClient client() {
-        return HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER).connectTimeout(Duration.ofSeconds(30)).build();
+        return HttpClient.newBuilder()
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .connectTimeout(Duration.ofSeconds(30))
+                .build();
     }
 
     /** Stops the transfer: the read in progress ends, the part is kept. Any thread. */
@@ -68,7 +72,9 @@ final class Transfer {
 
     /** The request with the token when it goes to the host the token belongs to, never to another (a CDN). */
     HttpRequest.Builder request(URI uri) {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(60)).header("User-Agent", "oam-java")
+        HttpRequest.Builder builder = HttpRequest.newBuilder(uri)
+                .timeout(Duration.ofSeconds(60))
+                .header("User-Agent", "oam-java")
                 .header("Accept-Encoding", "identity");
         if (token != null && tokenHost != null && tokenHost.equalsIgnoreCase(uri.getHost())) {
             builder.header("Authorization", "Bearer " + token);
@@ -82,12 +88,15 @@ final class Transfer {
      *
      * @param magic the first bytes the file must start with, for {@link PullException.Reason#NOT_GGUF}
      */
-    void fetch(Remote remote, Path part, byte[] magic, String what, Progress listener) throws PullException, InterruptedException {
+    void fetch(Remote remote, Path part, byte[] magic, String what, Progress listener)
+            throws PullException, InterruptedException {
         Path note = part.resolveSibling(part.getFileName() + ".sha256");
         try {
             Files.createDirectories(part.getParent());
-            Optional<String> noted = Files.exists(note) ? Optional.of(Files.readString(note).strip()) : Optional.empty();
-            if (Files.exists(part) && (noted.isEmpty() || !noted.get().equals(remote.sha256()) || Files.size(part) > remote.size())) {
+            Optional<String> noted =
+                    Files.exists(note) ? Optional.of(Files.readString(note).strip()) : Optional.empty();
+            if (Files.exists(part)
+                    && (noted.isEmpty() || !noted.get().equals(remote.sha256()) || Files.size(part) > remote.size())) {
                 Files.delete(part); // another file's bytes, or more than the file has
             }
             Files.writeString(note, remote.sha256());
@@ -98,9 +107,12 @@ final class Transfer {
         long needed = remote.size() - have;
         long free = freeSpace.getAsLong();
         if (needed > 0 && free >= 0 && free < needed) {
-            throw new PullException(PullException.Reason.DISK_FULL, what + " needs " + Bytes.format(needed) + " more, but the disk of "
-                    + part.getParent() + " has " + Bytes.format(free) + " free. Free some space (oam models rm NAME) or set"
-                    + " OAM_MODEL_CACHE to a folder on a larger disk.");
+            throw new PullException(
+                    PullException.Reason.DISK_FULL,
+                    what + " needs " + Bytes.format(needed) + " more, but the disk of "
+                            + part.getParent() + " has " + Bytes.format(free)
+                            + " free. Free some space (oam models rm NAME) or set"
+                            + " OAM_MODEL_CACHE to a folder on a larger disk.");
         }
         int broken = 0;
         while (size(part) < remote.size()) {
@@ -112,7 +124,10 @@ final class Transfer {
                     deleteQuietly(part); // not the file: nothing of it is kept
                     deleteQuietly(note);
                 }
-                if (e.reason() != PullException.Reason.NETWORK || cancelled || size(part) == before || ++broken >= RESUMES) {
+                if (e.reason() != PullException.Reason.NETWORK
+                        || cancelled
+                        || size(part) == before
+                        || ++broken >= RESUMES) {
                     throw e;
                 }
                 // bytes came before the break: resume at once with a Range request
@@ -123,9 +138,12 @@ final class Transfer {
         if (!sum.equals(remote.sha256())) {
             deleteQuietly(part);
             deleteQuietly(note);
-            throw new PullException(PullException.Reason.HASH_MISMATCH, what + " arrived with SHA-256 " + sum + ", but the source"
-                    + " published " + remote.sha256() + "; nothing was kept. Try again; if it happens again the source or something"
-                    + " between it and you is serving other bytes.");
+            throw new PullException(
+                    PullException.Reason.HASH_MISMATCH,
+                    what + " arrived with SHA-256 " + sum + ", but the source"
+                            + " published " + remote.sha256()
+                            + "; nothing was kept. Try again; if it happens again the source or something"
+                            + " between it and you is serving other bytes.");
         }
         if (!startsWith(part, magic)) {
             deleteQuietly(part);
@@ -135,7 +153,8 @@ final class Transfer {
     }
 
     /** One GET (with its redirects), appended to the part. */
-    private void receive(Remote remote, Path part, byte[] magic, String what, Progress listener) throws PullException, InterruptedException {
+    private void receive(Remote remote, Path part, byte[] magic, String what, Progress listener)
+            throws PullException, InterruptedException {
         long have = size(part);
         URI uri = remote.url();
         HttpResponse<InputStream> response = null;
@@ -148,15 +167,19 @@ final class Transfer {
             try {
                 response = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
             } catch (IOException e) {
-                throw new PullException(PullException.Reason.NETWORK, "cannot reach " + origin(uri) + " for " + what + ": "
-                        + message(e) + ". Run the pull again to resume.", e);
+                throw new PullException(
+                        PullException.Reason.NETWORK,
+                        "cannot reach " + origin(uri) + " for " + what + ": " + message(e)
+                                + ". Run the pull again to resume.",
+                        e);
             }
             int status = response.statusCode();
             if (status >= 300 && status < 400 && status != 304) {
                 closeQuietly(response.body());
                 if (hop >= MAX_REDIRECTS) {
-                    throw new PullException(PullException.Reason.BAD_ANSWER, "the download of " + what + " was redirected more than "
-                            + MAX_REDIRECTS + " times");
+                    throw new PullException(
+                            PullException.Reason.BAD_ANSWER,
+                            "the download of " + what + " was redirected more than " + MAX_REDIRECTS + " times");
                 }
                 uri = redirect(uri, response.headers(), what);
                 continue;
@@ -170,8 +193,10 @@ final class Transfer {
             if (status == 206) {
                 long start = rangeStart(response.headers());
                 if (start != have) {
-                    throw new PullException(PullException.Reason.BAD_ANSWER, "the server answered the range request for " + what
-                            + " from byte " + start + " instead of " + have);
+                    throw new PullException(
+                            PullException.Reason.BAD_ANSWER,
+                            "the server answered the range request for " + what + " from byte " + start + " instead of "
+                                    + have);
                 }
                 append = true;
             } else if (status == 200) {
@@ -179,16 +204,22 @@ final class Transfer {
             } else if (status == 416 && have == remote.size()) {
                 return;
             } else if (status == 401 || status == 403) {
-                throw new PullException(PullException.Reason.GATED, "the download of " + what + " was refused (HTTP " + status + ")");
+                throw new PullException(
+                        PullException.Reason.GATED, "the download of " + what + " was refused (HTTP " + status + ")");
             } else if (status == 404) {
-                throw new PullException(PullException.Reason.NOT_FOUND, "the download of " + what + " is not there (HTTP 404)");
+                throw new PullException(
+                        PullException.Reason.NOT_FOUND, "the download of " + what + " is not there (HTTP 404)");
             } else {
-                throw new PullException(PullException.Reason.NETWORK, origin(uri) + " answered HTTP " + status + " for " + what
-                        + ". Run the pull again later to resume.");
+                throw new PullException(
+                        PullException.Reason.NETWORK,
+                        origin(uri) + " answered HTTP " + status + " for " + what
+                                + ". Run the pull again later to resume.");
             }
             if (isHtml(response.headers())) {
-                throw new PullException(PullException.Reason.BAD_ANSWER, origin(uri) + " answered the download of " + what
-                        + " with an HTML page, not the file (a login page or a proxy's?)");
+                throw new PullException(
+                        PullException.Reason.BAD_ANSWER,
+                        origin(uri) + " answered the download of " + what
+                                + " with an HTML page, not the file (a login page or a proxy's?)");
             }
             copy(body, part, append, magic, what, listener, remote.size());
         } finally {
@@ -196,10 +227,14 @@ final class Transfer {
         }
     }
 
-    private void copy(InputStream body, Path part, boolean append, byte[] magic, String what, Progress listener, long total)
+    private void copy(
+            InputStream body, Path part, boolean append, byte[] magic, String what, Progress listener, long total)
             throws PullException, InterruptedException {
         current = body;
-        try (FileChannel out = FileChannel.open(part, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        try (FileChannel out = FileChannel.open(
+                part,
+                StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE,
                 append ? StandardOpenOption.APPEND : StandardOpenOption.TRUNCATE_EXISTING)) {
             long done = out.size();
             if (cancelled) {
@@ -214,15 +249,19 @@ final class Transfer {
                     n = body.read(buffer);
                 } catch (IOException e) {
                     checkCancelled(what);
-                    throw new PullException(PullException.Reason.NETWORK, "the download of " + what + " broke at "
-                            + Bytes.format(done) + " of " + Bytes.format(total) + ": " + message(e) + ". Run the pull again to resume.", e);
+                    throw new PullException(
+                            PullException.Reason.NETWORK,
+                            "the download of " + what + " broke at " + Bytes.format(done) + " of " + Bytes.format(total)
+                                    + ": " + message(e) + ". Run the pull again to resume.",
+                            e);
                 }
                 if (n < 0) {
                     break;
                 }
                 if (done + n > total) {
-                    throw new PullException(PullException.Reason.BAD_ANSWER, "the download of " + what + " is longer than the "
-                            + total + " bytes the source published");
+                    throw new PullException(
+                            PullException.Reason.BAD_ANSWER,
+                            "the download of " + what + " is longer than the " + total + " bytes the source published");
                 }
                 if (!checked && done + n >= magic.length) {
                     byte[] head = new byte[magic.length];
@@ -232,8 +271,12 @@ final class Transfer {
                     }
                     System.arraycopy(buffer, 0, head, fromFile, magic.length - fromFile);
                     if (!java.util.Arrays.equals(head, magic)) {
-                        throw isText(head) ? new PullException(PullException.Reason.BAD_ANSWER, "the download of " + what
-                                + " is text (an HTML page or an error message?), not the file") : notGguf(what);
+                        throw isText(head)
+                                ? new PullException(
+                                        PullException.Reason.BAD_ANSWER,
+                                        "the download of " + what
+                                                + " is text (an HTML page or an error message?), not the file")
+                                : notGguf(what);
                     }
                     checked = true;
                 }
@@ -250,13 +293,19 @@ final class Transfer {
             }
             if (done < total) {
                 checkCancelled(what);
-                throw new PullException(PullException.Reason.NETWORK, "the download of " + what + " stopped at " + Bytes.format(done)
-                        + " of " + Bytes.format(total) + ". Run the pull again to resume.");
+                throw new PullException(
+                        PullException.Reason.NETWORK,
+                        "the download of " + what + " stopped at " + Bytes.format(done) + " of " + Bytes.format(total)
+                                + ". Run the pull again to resume.");
             }
         } catch (IOException e) {
-            if (cancelled || Thread.currentThread().isInterrupted() || e instanceof java.nio.channels.ClosedByInterruptException) {
+            if (cancelled
+                    || Thread.currentThread().isInterrupted()
+                    || e instanceof java.nio.channels.ClosedByInterruptException) {
                 cancelled = true;
-                throw new PullException(PullException.Reason.CANCELLED, "the pull of " + what + " was cancelled; the next pull resumes");
+                throw new PullException(
+                        PullException.Reason.CANCELLED,
+                        "the pull of " + what + " was cancelled; the next pull resumes");
             }
             throw writeFailure(part, e);
         } finally {
@@ -267,9 +316,12 @@ final class Transfer {
     private PullException writeFailure(Path part, IOException e) {
         String text = message(e).toLowerCase(Locale.ROOT);
         if (text.contains("no space") || text.contains("disk full") || text.contains("quota")) {
-            return new PullException(PullException.Reason.DISK_FULL, "the disk of " + part.getParent() + " is full (" + message(e)
-                    + "). Free some space (oam models rm NAME) or set OAM_MODEL_CACHE to a folder on a larger disk; the next pull"
-                    + " resumes.", e);
+            return new PullException(
+                    PullException.Reason.DISK_FULL,
+                    "the disk of " + part.getParent() + " is full (" + message(e)
+                            + "). Free some space (oam models rm NAME) or set OAM_MODEL_CACHE to a folder on a larger disk; the next pull"
+                            + " resumes.",
+                    e);
         }
         return io(part, e);
     }
@@ -277,7 +329,8 @@ final class Transfer {
     private void checkCancelled(String what) throws PullException {
         if (cancelled || Thread.currentThread().isInterrupted()) {
             cancelled = true;
-            throw new PullException(PullException.Reason.CANCELLED, "the pull of " + what + " was cancelled; the next pull resumes");
+            throw new PullException(
+                    PullException.Reason.CANCELLED, "the pull of " + what + " was cancelled; the next pull resumes");
         }
     }
 
@@ -285,18 +338,21 @@ final class Transfer {
     static URI redirect(URI from, HttpHeaders headers, String what) throws PullException {
         String location = headers.firstValue("Location").orElse(null);
         if (location == null || location.isBlank()) {
-            throw new PullException(PullException.Reason.BAD_ANSWER, origin(from) + " redirected " + what + " nowhere (no Location)");
+            throw new PullException(
+                    PullException.Reason.BAD_ANSWER, origin(from) + " redirected " + what + " nowhere (no Location)");
         }
         URI target;
         try {
             target = from.resolve(location.strip());
         } catch (IllegalArgumentException e) {
-            throw new PullException(PullException.Reason.BAD_ANSWER, origin(from) + " redirected " + what + " to a malformed address");
+            throw new PullException(
+                    PullException.Reason.BAD_ANSWER, origin(from) + " redirected " + what + " to a malformed address");
         }
         String scheme = target.getScheme() == null ? "" : target.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("http") && !scheme.equals("https") || target.getHost() == null) {
-            throw new PullException(PullException.Reason.BAD_ANSWER, origin(from) + " redirected " + what + " to '" + location
-                    + "', which is not an http(s) address");
+            throw new PullException(
+                    PullException.Reason.BAD_ANSWER,
+                    origin(from) + " redirected " + what + " to '" + location + "', which is not an http(s) address");
         }
         return target;
     }
@@ -308,9 +364,12 @@ final class Transfer {
 
     private static long rangeStart(HttpHeaders headers) throws PullException {
         String range = headers.firstValue("Content-Range").orElse("");
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("bytes\\s+(\\d+)-\\d+/(\\d+|\\*)").matcher(range.strip());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("bytes\\s+(\\d+)-\\d+/(\\d+|\\*)")
+                .matcher(range.strip());
         if (!m.matches()) {
-            throw new PullException(PullException.Reason.BAD_ANSWER, "a partial answer without a valid Content-Range ('" + range + "')");
+            throw new PullException(
+                    PullException.Reason.BAD_ANSWER,
+                    "a partial answer without a valid Content-Range ('" + range + "')");
         }
         return Long.parseLong(m.group(1));
     }
@@ -320,8 +379,9 @@ final class Transfer {
     }
 
     static PullException notGguf(String what) {
-        return new PullException(PullException.Reason.NOT_GGUF, what + " is not a GGUF model file (it does not start with 'GGUF');"
-                + " nothing was kept");
+        return new PullException(
+                PullException.Reason.NOT_GGUF,
+                what + " is not a GGUF model file (it does not start with 'GGUF');" + " nothing was kept");
     }
 
     private static boolean isText(byte[] head) {
@@ -334,7 +394,8 @@ final class Transfer {
     }
 
     static PullException io(Path path, IOException e) {
-        return new PullException(PullException.Reason.IO, "cannot write the model cache at " + path.getParent() + ": " + message(e), e);
+        return new PullException(
+                PullException.Reason.IO, "cannot write the model cache at " + path.getParent() + ": " + message(e), e);
     }
 
     static String message(Throwable e) {

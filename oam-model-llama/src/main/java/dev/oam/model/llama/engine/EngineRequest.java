@@ -13,8 +13,8 @@ import org.jspecify.annotations.Nullable;
  * @param topP 1 for no nucleus cut
  * @param seed the sampler's seed (greedy ignores it)
  */
-public record EngineRequest(String prompt, @Nullable String grammar, int maxTokens, double temperature, int topK, double topP,
-        long seed) {
+public record EngineRequest(
+        String prompt, @Nullable String grammar, int maxTokens, double temperature, int topK, double topP, long seed) {
     /**
      * Refuses what no engine can run: fewer than one token, a temperature below 0 or not a number, a top-p not a number.
      * The backend never asks for these; a direct caller (a benchmark) might.

@@ -15,6 +15,7 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
     public static final int ALL_LAYERS = 999;
     /** Larger than any GGUF context length in use; keeps {@code slots × contextSize} far from overflowing. */
     static final int MAX_CONTEXT = 1 << 20;
+
     static final int MAX_SLOTS = 16;
     static final int MAX_THREADS = 512;
     static final int MIN_CONTEXT = 16;
@@ -22,14 +23,15 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
 
     public EngineSettings {
         if (contextSize != 0 && (contextSize < MIN_CONTEXT || contextSize > MAX_CONTEXT)) {
-            throw new IllegalArgumentException(
-                    "contextSize must be 0 (default) or in [" + MIN_CONTEXT + ", " + MAX_CONTEXT + "], was " + contextSize);
+            throw new IllegalArgumentException("contextSize must be 0 (default) or in [" + MIN_CONTEXT + ", "
+                    + MAX_CONTEXT + "], was " + contextSize);
         }
         if (slots < 1 || slots > MAX_SLOTS) {
             throw new IllegalArgumentException("slots must be in [1, " + MAX_SLOTS + "], was " + slots);
         }
         if (threads < 0 || threads > MAX_THREADS) {
-            throw new IllegalArgumentException("threads must be 0 (default) or in [1, " + MAX_THREADS + "], was " + threads);
+            throw new IllegalArgumentException(
+                    "threads must be 0 (default) or in [1, " + MAX_THREADS + "], was " + threads);
         }
         if (threadsBatch < 0 || threadsBatch > MAX_THREADS) {
             throw new IllegalArgumentException(
@@ -78,8 +80,12 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
         int context = contextSize == 0 ? Math.min(DEFAULT_CONTEXT, trained) : Math.min(contextSize, trained);
         context = Math.max(MIN_CONTEXT, Math.min(context, MAX_CONTEXT));
         int c = Math.max(1, cores);
-        return new EngineSettings(context, slots, threads == 0 ? Math.max(1, c - 1) : threads,
-                threadsBatch == 0 ? Math.min(c, MAX_THREADS) : threadsBatch, gpuLayers);
+        return new EngineSettings(
+                context,
+                slots,
+                threads == 0 ? Math.max(1, c - 1) : threads,
+                threadsBatch == 0 ? Math.min(c, MAX_THREADS) : threadsBatch,
+                gpuLayers);
     }
 
     /**

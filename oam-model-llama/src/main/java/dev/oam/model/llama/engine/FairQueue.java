@@ -22,7 +22,8 @@ public final class FairQueue {
     /** What the first waiter tries on every wake-up: a value ends the wait, {@code null} waits on. */
     @FunctionalInterface
     public interface Take<T> {
-        @Nullable T take() throws AgentException;
+        @Nullable
+        T take() throws AgentException;
     }
 
     public final ReentrantLock lock = new ReentrantLock();

@@ -30,14 +30,18 @@ import org.jspecify.annotations.Nullable;
 public final class LlamaBuilds {
     /** The record the script writes next to the library: {@code source}, {@code sha256}, {@code recipe}, {@code backend}. */
     public static final String RECORD = "oam-build.properties";
+
     static final String CACHE_VARIABLE = "OAM_CACHE_DIR";
     /** Source packages (file name to SHA-256) whose llama.h the vendored layouts were verified against. */
     static final Map<String, String> VERIFIED = Map.of(
             "llama_cpp_python-0.3.36.tar.gz", "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
-            // node-llama-cpp's prebuilt llama.cpp 0.5.0 with Vulkan (bin/build-llama --vulkan): its 241 llama_* functions
+            // node-llama-cpp's prebuilt llama.cpp 0.5.0 with Vulkan (bin/build-llama --vulkan): its 241 llama_*
+            // functions
             // are a subset of 0.3.36's, and both libraries' llama_model_default_params (80 bytes) and
             // llama_context_default_params (160 bytes), called through 0.3.36's llama.h, return identical bytes
-            "node-llama-cpp-linux-x64-vulkan-3.22.1.tgz", "e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7");
+            "node-llama-cpp-linux-x64-vulkan-3.22.1.tgz",
+                    "e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7");
+
     private static final List<String> GPU_FIRST = List.of("cuda", "vulkan", "metal", "cpu");
     private static final List<String> CPU_FIRST = List.of("cpu", "cuda", "vulkan", "metal");
 
@@ -45,7 +49,9 @@ public final class LlamaBuilds {
     public record Build(Path library, String source, String backend, int recipe) {
         public String describe() {
             String from = source.replace(".tar.gz", "").replace(".tgz", "");
-            from = from.startsWith("llama_cpp_python-") ? "llama-cpp-python " + from.substring("llama_cpp_python-".length()) : from;
+            from = from.startsWith("llama_cpp_python-")
+                    ? "llama-cpp-python " + from.substring("llama_cpp_python-".length())
+                    : from;
             return from + "'s llama.cpp, " + backend + " build (" + library + ")";
         }
     }
@@ -63,8 +69,10 @@ public final class LlamaBuilds {
         try (Reader in = Files.newBufferedReader(record)) {
             build.load(in);
         } catch (IOException e) {
-            throw new IOException("no " + record + " (" + e.getClass().getSimpleName() + "): this is not a library"
-                    + " bin/build-llama built, whose struct layouts are known", e);
+            throw new IOException(
+                    "no " + record + " (" + e.getClass().getSimpleName() + "): this is not a library"
+                            + " bin/build-llama built, whose struct layouts are known",
+                    e);
         }
         String source = build.getProperty("source", "");
         String sha256 = build.getProperty("sha256", "");
@@ -87,7 +95,9 @@ public final class LlamaBuilds {
         String cache = environment.apply(CACHE_VARIABLE);
         if (cache == null || cache.isBlank()) {
             String xdg = environment.apply("XDG_CACHE_HOME");
-            cache = (xdg == null || xdg.isBlank() ? Path.of(home, ".cache") : Path.of(xdg.strip())).resolve("oam").toString();
+            cache = (xdg == null || xdg.isBlank() ? Path.of(home, ".cache") : Path.of(xdg.strip()))
+                    .resolve("oam")
+                    .toString();
         }
         return Path.of(cache.strip()).resolve("llama-cpp");
     }
@@ -115,8 +125,9 @@ public final class LlamaBuilds {
             return builds;
         }
         List<String> order = gpuFirst ? GPU_FIRST : CPU_FIRST;
-        builds.sort(Comparator.<Build>comparingInt(b -> rank(order, b.backend())).thenComparing(Comparator.comparingInt(Build::recipe)
-                .reversed()).thenComparing(b -> b.library().toString()));
+        builds.sort(Comparator.<Build>comparingInt(b -> rank(order, b.backend()))
+                .thenComparing(Comparator.comparingInt(Build::recipe).reversed())
+                .thenComparing(b -> b.library().toString()));
         return builds;
     }
 
@@ -126,7 +137,8 @@ public final class LlamaBuilds {
      */
     public static @Nullable Build preferred(UnaryOperator<@Nullable String> environment, String home) {
         String layers = environment.apply(LlamaBackend.GPU_LAYERS_VARIABLE);
-        boolean gpuFirst = layers != null && !layers.isBlank() && !layers.strip().equals("0");
+        boolean gpuFirst =
+                layers != null && !layers.isBlank() && !layers.strip().equals("0");
         List<Build> builds = found(folder(environment, home), gpuFirst);
         return builds.isEmpty() ? null : builds.get(0);
     }

@@ -19,8 +19,16 @@ import org.jspecify.annotations.Nullable;
  * @param turnFormat the format prompts are written in when the file has no chat template (then required)
  * @param floatMatrices whether the model multiplies by a floating-point matrix ({@link #floatMatrices(GgufFile)})
  */
-public record ModelFile(Path path, String name, int contextLength, @Nullable String chatTemplate, String bosToken,
-        String eosToken, Set<String> controlTokens, boolean addBos, @Nullable TurnFormat turnFormat,
+public record ModelFile(
+        Path path,
+        String name,
+        int contextLength,
+        @Nullable String chatTemplate,
+        String bosToken,
+        String eosToken,
+        Set<String> controlTokens,
+        boolean addBos,
+        @Nullable TurnFormat turnFormat,
         boolean floatMatrices) {
     public ModelFile {
         controlTokens = Set.copyOf(controlTokens);
@@ -31,7 +39,8 @@ public record ModelFile(Path path, String name, int contextLength, @Nullable Str
 
     /** How prompts for this file are written: its own chat template, else its turn format. */
     public ChatRenderer chatRenderer() {
-        return chatTemplate == null ? ChatRenderer.known(Objects.requireNonNull(turnFormat))
+        return chatTemplate == null
+                ? ChatRenderer.known(Objects.requireNonNull(turnFormat))
                 : ChatRenderer.ofTemplate(chatTemplate, bosToken, eosToken, addBos);
     }
 
@@ -41,13 +50,24 @@ public record ModelFile(Path path, String name, int contextLength, @Nullable Str
         String name = file.name();
         if (name == null || name.isBlank()) {
             String fileName = file.path().getFileName().toString();
-            name = fileName.toLowerCase(Locale.ROOT).endsWith(".gguf") ? fileName.substring(0, fileName.length() - 5) : fileName;
+            name = fileName.toLowerCase(Locale.ROOT).endsWith(".gguf")
+                    ? fileName.substring(0, fileName.length() - 5)
+                    : fileName;
         }
         // llama.cpp adds BOS when the file says so; without the key, SentencePiece vocabularies add it, BPE ones not.
         Object addBos = file.metadata().get("tokenizer.ggml.add_bos_token");
-        boolean bos = addBos instanceof Boolean b ? b : !"gpt2".equals(file.metadata().get("tokenizer.ggml.model"));
-        return new ModelFile(file.path(), name, file.contextLength(), file.chatTemplate(), ChatTemplate.bosToken(file),
-                ChatTemplate.eosToken(file), file.controlTokens(), bos, format,
+        boolean bos =
+                addBos instanceof Boolean b ? b : !"gpt2".equals(file.metadata().get("tokenizer.ggml.model"));
+        return new ModelFile(
+                file.path(),
+                name,
+                file.contextLength(),
+                file.chatTemplate(),
+                ChatTemplate.bosToken(file),
+                ChatTemplate.eosToken(file),
+                file.controlTokens(),
+                bos,
+                format,
                 floatMatrices(file));
     }
 
@@ -61,7 +81,9 @@ public record ModelFile(Path path, String name, int contextLength, @Nullable Str
      */
     public static boolean floatMatrices(GgufFile file) {
         boolean outputLayer = file.tensors().stream().anyMatch(t -> t.name().equals("output.weight"));
-        return file.tensors().stream().anyMatch(t -> t.shape().size() >= 2 && (t.type() == 0 || t.type() == 1 || t.type() == 30)
-                && (!t.name().equals("token_embd.weight") || !outputLayer));
+        return file.tensors().stream()
+                .anyMatch(t -> t.shape().size() >= 2
+                        && (t.type() == 0 || t.type() == 1 || t.type() == 30)
+                        && (!t.name().equals("token_embd.weight") || !outputLayer));
     }
 }

@@ -38,6 +38,7 @@ public final class NativeLibrary {
     static final String ENV_DIR = "OAM_NATIVE_DIR";
     /** Names a {@code jllama} library of the user's to load instead of extracting the jar's ({@link #suppliedLibrary}). */
     static final String SUPPLIED_VARIABLE = "OAM_JLLAMA_LIBRARY";
+
     private static final String LIB_PATH_PROPERTY = "de.kherud.llama.lib.path";
     private static final String TMPDIR_PROPERTY = "de.kherud.llama.tmpdir";
     private static final Object LOCK = new Object();
@@ -115,8 +116,10 @@ public final class NativeLibrary {
         try {
             library = extract(platform, folder);
         } catch (IOException e) {
-            throw new IOException("cannot extract llama.cpp's native library into " + folder + ": " + e
-                    + " (set " + ENV_DIR + " to a writable folder)", e);
+            throw new IOException(
+                    "cannot extract llama.cpp's native library into " + folder + ": " + e + " (set " + ENV_DIR
+                            + " to a writable folder)",
+                    e);
         }
         noBacktraces();
         extracted = library;
@@ -201,7 +204,8 @@ public final class NativeLibrary {
         if (configured != null && !configured.isBlank()) {
             return Path.of(configured).toAbsolutePath();
         }
-        return Path.of(userHome, ".cache", "oam", "native", platform.cacheFolderName()).toAbsolutePath();
+        return Path.of(userHome, ".cache", "oam", "native", platform.cacheFolderName())
+                .toAbsolutePath();
     }
 
     /**
@@ -220,7 +224,8 @@ public final class NativeLibrary {
         }
         Files.createDirectories(folder);
         Path target = folder.resolve(platform.fileName());
-        if (Files.isRegularFile(target) && Files.size(target) == bytes.length
+        if (Files.isRegularFile(target)
+                && Files.size(target) == bytes.length
                 && sha256(Files.readAllBytes(target)).equals(sha256(bytes))) {
             return target;
         }
@@ -234,7 +239,8 @@ public final class NativeLibrary {
                 Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
             } catch (FileAlreadyExistsException | java.nio.file.AccessDeniedException e) {
                 // Windows: another JVM holds the library open; it is the same version, so use it if complete.
-                if (!(Files.size(target) == bytes.length && sha256(Files.readAllBytes(target)).equals(sha256(bytes)))) {
+                if (!(Files.size(target) == bytes.length
+                        && sha256(Files.readAllBytes(target)).equals(sha256(bytes)))) {
                     throw e;
                 }
             }

@@ -41,7 +41,8 @@ public final class RepetitionGuard implements Consumer<String> {
         }
         text.append(delta);
         downstream.accept(delta);
-        if (CallFormat.looksLikeCalls(text.toString()) || CallFormat.mayBecomeCalls(text.toString().stripLeading())) {
+        if (CallFormat.looksLikeCalls(text.toString())
+                || CallFormat.mayBecomeCalls(text.toString().stripLeading())) {
             return; // a call, not words: its grammar closes it within the budget
         }
         int unit = repeatedUnit(text);

@@ -28,7 +28,10 @@ public final class SlotTable {
     static final class Slot {
         final int id;
         int[] held = new int[0]; // guarded by the table's lock
-        @Nullable Object owner; // the session that used it last; guarded by the table's lock
+
+        @Nullable
+        Object owner; // the session that used it last; guarded by the table's lock
+
         boolean busy; // guarded by the table's lock
         long lastUsed; // guarded by the table's lock
 
@@ -65,20 +68,23 @@ public final class SlotTable {
      *     waiting; {@code model_unavailable} once the engine is closed
      */
     public Lease acquire(int[] prompt, Object session, CancellationToken token) throws AgentException {
-        return queue.await(token, () -> {
-            if (closed) {
-                throw closedError();
-            }
-        }, () -> {
-            Slot best = choose(prompt, session);
-            if (best == null) {
-                return null;
-            }
-            best.busy = true;
-            best.owner = session;
-            int cached = Math.min(commonPrefix(best.held, prompt), prompt.length - 1);
-            return new Lease(best, Math.max(0, cached));
-        });
+        return queue.await(
+                token,
+                () -> {
+                    if (closed) {
+                        throw closedError();
+                    }
+                },
+                () -> {
+                    Slot best = choose(prompt, session);
+                    if (best == null) {
+                        return null;
+                    }
+                    best.busy = true;
+                    best.owner = session;
+                    int cached = Math.min(commonPrefix(best.held, prompt), prompt.length - 1);
+                    return new Lease(best, Math.max(0, cached));
+                });
     }
 
     /** Frees the lease's slot, recording the tokens its cache now holds. */
@@ -137,7 +143,8 @@ public final class SlotTable {
     }
 
     /** Waits until {@code condition} (read under the lock) holds; false on timeout. For tests. */
-    public boolean await(java.util.function.Predicate<SlotTable> condition, long timeoutMillis) throws InterruptedException {
+    public boolean await(java.util.function.Predicate<SlotTable> condition, long timeoutMillis)
+            throws InterruptedException {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
         lock.lock();
         try {

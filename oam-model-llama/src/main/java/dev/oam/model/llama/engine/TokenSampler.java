@@ -42,7 +42,13 @@ public final class TokenSampler {
      *
      * @return the token, or -1 when the mask allows none
      */
-    public int sample(float[] logits, int n, long @Nullable [] mask, double temperature, int topK, double topP,
+    public int sample(
+            float[] logits,
+            int n,
+            long @Nullable [] mask,
+            double temperature,
+            int topK,
+            double topP,
             SplittableRandom random) {
         int best = argmax(logits, n, mask);
         if (best < 0 || temperature <= 0 || topK == 1) {

@@ -49,12 +49,15 @@ public final class Utf8Pieces {
 
     /** {@code bytes} as UTF-8, malformed sequences left out. */
     static String decode(byte[] bytes, int offset, int length) {
-        CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+        CharsetDecoder decoder = StandardCharsets.UTF_8
+                .newDecoder()
                 .onMalformedInput(CodingErrorAction.IGNORE)
                 .onUnmappableCharacter(CodingErrorAction.IGNORE);
         try {
             String text = decoder.decode(ByteBuffer.wrap(bytes, offset, length)).toString();
-            return text.indexOf('\uFFFD') < 0 ? text : text.replace("\uFFFD", ""); // a vocabulary may hold it as a token
+            return text.indexOf('\uFFFD') < 0
+                    ? text
+                    : text.replace("\uFFFD", ""); // a vocabulary may hold it as a token
         } catch (CharacterCodingException e) {
             throw new IllegalStateException("a decoder that ignores errors threw", e);
         }

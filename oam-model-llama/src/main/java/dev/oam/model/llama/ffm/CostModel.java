@@ -57,7 +57,8 @@ final class CostModel {
             double perRow = Math.max(0.01, (millis - (Double.isNaN(fixedMillis) ? 0 : fixedMillis)) / rows);
             // Up at once, down slowly: a row gets dearer as the lanes hold more cells (b4916 attends over all of them),
             // and an estimate that lags upwards makes the next decode overshoot the target that a cancel waits for.
-            millisPerRow = Double.isNaN(millisPerRow) || perRow > millisPerRow ? perRow : 0.7 * millisPerRow + 0.3 * perRow;
+            millisPerRow =
+                    Double.isNaN(millisPerRow) || perRow > millisPerRow ? perRow : 0.7 * millisPerRow + 0.3 * perRow;
         }
     }
 }

@@ -40,14 +40,21 @@ import org.jspecify.annotations.Nullable;
  * @param grammar which grammar implementation constrains a request ({@value #GRAMMAR_VARIABLE} or {@value
  *     #GRAMMAR_PROPERTY}: {@code java}, the default, or {@code native})
  */
-public record FfmTuning(boolean forced, boolean pad, boolean streams, boolean repack, @Nullable Boolean flashAttention,
-        double decodeTargetMillis, Grammar grammar) {
+public record FfmTuning(
+        boolean forced,
+        boolean pad,
+        boolean streams,
+        boolean repack,
+        @Nullable Boolean flashAttention,
+        double decodeTargetMillis,
+        Grammar grammar) {
     public static final String GRAMMAR_VARIABLE = "OAM_LLAMA_GRAMMAR";
     public static final String GRAMMAR_PROPERTY = "oam.llama.grammar";
     /** The default of {@link #decodeTargetMillis}. */
     public static final double DECODE_TARGET_MS = 100;
     /** Every switch at its default, the Java grammar. */
-    public static final FfmTuning DEFAULTS = new FfmTuning(true, true, true, false, null, DECODE_TARGET_MS, Grammar.JAVA);
+    public static final FfmTuning DEFAULTS =
+            new FfmTuning(true, true, true, false, null, DECODE_TARGET_MS, Grammar.JAVA);
 
     /** The grammar implementations of the FFM engine. */
     public enum Grammar {
@@ -63,10 +70,12 @@ public record FfmTuning(boolean forced, boolean pad, boolean streams, boolean re
     }
 
     /** The tuning {@code properties} and {@code environment} ask for; unset switches keep their defaults. */
-    public static FfmTuning read(UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties) {
+    public static FfmTuning read(
+            UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties) {
         String flash = properties.apply("oam.llama.flashAttn");
         String target = properties.apply("oam.llama.decodeTargetMs");
-        return new FfmTuning(!"false".equals(properties.apply("oam.llama.forced")),
+        return new FfmTuning(
+                !"false".equals(properties.apply("oam.llama.forced")),
                 !"false".equals(properties.apply("oam.llama.pad")),
                 !"false".equals(properties.apply("oam.llama.streams")),
                 "true".equals(properties.apply("oam.llama.repack")),

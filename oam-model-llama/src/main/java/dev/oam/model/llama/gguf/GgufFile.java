@@ -87,8 +87,17 @@ public final class GgufFile {
         }
     }
 
-    private GgufFile(Path path, long fileSize, int version, Map<String, Object> metadata, List<Tensor> tensors,
-            long dataOffset, String architecture, int contextLength, List<String> tokens, Set<String> controlTokens) {
+    private GgufFile(
+            Path path,
+            long fileSize,
+            int version,
+            Map<String, Object> metadata,
+            List<Tensor> tensors,
+            long dataOffset,
+            String architecture,
+            int contextLength,
+            List<String> tokens,
+            Set<String> controlTokens) {
         this.path = path;
         this.fileSize = fileSize;
         this.version = version;
@@ -205,11 +214,42 @@ public final class GgufFile {
 
     /** Block size and bytes per block of the ggml types llama.cpp b4916 knows; {@code null} for removed ids. */
     private static final int[][] GGML_TYPES = {
-        {1, 4}, {1, 2}, {32, 18}, {32, 20}, null, null, {32, 22}, {32, 24}, {32, 34}, {32, 36}, // F32 … Q8_1
-        {256, 84}, {256, 110}, {256, 144}, {256, 176}, {256, 210}, {256, 292}, // Q2_K … Q8_K
-        {256, 66}, {256, 74}, {256, 98}, {256, 50}, {32, 18}, {256, 110}, {256, 82}, {256, 136}, // IQ2_XXS … IQ4_XS
-        {1, 1}, {1, 2}, {1, 4}, {1, 8}, {1, 8}, {256, 56}, {1, 2}, // I8, I16, I32, I64, F64, IQ1_M, BF16
-        null, null, null, {256, 54}, {256, 66}, // (removed Q4_0_4_x), TQ1_0, TQ2_0
+        {1, 4},
+        {1, 2},
+        {32, 18},
+        {32, 20},
+        null,
+        null,
+        {32, 22},
+        {32, 24},
+        {32, 34},
+        {32, 36}, // F32 … Q8_1
+        {256, 84},
+        {256, 110},
+        {256, 144},
+        {256, 176},
+        {256, 210},
+        {256, 292}, // Q2_K … Q8_K
+        {256, 66},
+        {256, 74},
+        {256, 98},
+        {256, 50},
+        {32, 18},
+        {256, 110},
+        {256, 82},
+        {256, 136}, // IQ2_XXS … IQ4_XS
+        {1, 1},
+        {1, 2},
+        {1, 4},
+        {1, 8},
+        {1, 8},
+        {256, 56},
+        {1, 2}, // I8, I16, I32, I64, F64, IQ1_M, BF16
+        null,
+        null,
+        null,
+        {256, 54},
+        {256, 66}, // (removed Q4_0_4_x), TQ1_0, TQ2_0
     };
 
     /** Parses one file; every failure names {@link #path}. */
@@ -235,8 +275,8 @@ public final class GgufFile {
             fill(magic.length);
             buffer.get(magic);
             if (magic.length < 4 || magic[0] != 'G' || magic[1] != 'G' || magic[2] != 'U' || magic[3] != 'F') {
-                throw new GgufException("Model file " + path + " is not a GGUF file (it starts with "
-                        + describe(magic) + " instead of \"GGUF\"); llama.cpp models are .gguf files");
+                throw new GgufException("Model file " + path + " is not a GGUF file (it starts with " + describe(magic)
+                        + " instead of \"GGUF\"); llama.cpp models are .gguf files");
             }
             int version = (int) u32("the version");
             if (version != 2 && version != 3) {
@@ -258,10 +298,11 @@ public final class GgufFile {
             }
             int alignment = 32;
             if (metadata.containsKey("general.alignment")) {
-                if (!(metadata.get("general.alignment") instanceof Long a) || a <= 0 || a > 1 << 20
+                if (!(metadata.get("general.alignment") instanceof Long a)
+                        || a <= 0
+                        || a > 1 << 20
                         || Long.bitCount(a) != 1) {
-                    throw corrupt("general.alignment is " + metadata.get("general.alignment")
-                            + ", not a power of two");
+                    throw corrupt("general.alignment is " + metadata.get("general.alignment") + ", not a power of two");
                 }
                 alignment = a.intValue();
             }
@@ -346,8 +387,17 @@ public final class GgufFile {
                             + (value instanceof List<?> l ? l.size() + " values" : value));
                 }
             }
-            return new GgufFile(path, size, version, metadata, tensors, dataOffset, architecture, context.intValue(),
-                    tokens, controlTokens(tokens, metadata.get("tokenizer.ggml.token_type")));
+            return new GgufFile(
+                    path,
+                    size,
+                    version,
+                    metadata,
+                    tensors,
+                    dataOffset,
+                    architecture,
+                    context.intValue(),
+                    tokens,
+                    controlTokens(tokens, metadata.get("tokenizer.ggml.token_type")));
         }
 
         private static Set<String> controlTokens(List<String> tokens, @Nullable Object types) {
@@ -359,7 +409,9 @@ public final class GgufFile {
                 }
                 boolean special = types instanceof NumberList list
                         ? isControl(list.get(id))
-                        : token.length() > 2 && token.startsWith("<") && token.endsWith(">")
+                        : token.length() > 2
+                                && token.startsWith("<")
+                                && token.endsWith(">")
                                 && !BYTE_TOKEN.matcher(token).matches();
                 if (special) {
                     control.add(token);
@@ -374,9 +426,10 @@ public final class GgufFile {
 
         private GgufException missing(String key, String kind, Map<String, Object> metadata) {
             Object value = metadata.get(key);
-            return new GgufException("Model file " + path + (value == null
-                    ? " has no '" + key + "' entry"
-                    : " has '" + key + "' as " + describeType(value) + " instead of " + kind)
+            return new GgufException("Model file " + path
+                    + (value == null
+                            ? " has no '" + key + "' entry"
+                            : " has '" + key + "' as " + describeType(value) + " instead of " + kind)
                     + "; it is not a complete llama.cpp model");
         }
 
@@ -420,8 +473,9 @@ public final class GgufFile {
                 case U16, I16 -> 2;
                 case U32, I32, F32 -> 4;
                 case U64, I64, F64, STRING -> 8; // a string takes at least its 8-byte length
-                default -> throw corrupt("'" + key + "' is a list of the unknown value type "
-                        + Integer.toUnsignedString(type));
+                default ->
+                    throw corrupt(
+                            "'" + key + "' is a list of the unknown value type " + Integer.toUnsignedString(type));
             };
             int n = (int) count(u64("the length of '" + key + "'"), width, "values in '" + key + "'");
             switch (type) {
@@ -501,8 +555,8 @@ public final class GgufFile {
             long length = u64(what);
             long remaining = remaining();
             if (length < 0 || length > remaining) {
-                throw corrupt(what + " at byte " + at + " claims " + Long.toUnsignedString(length)
-                        + " bytes, but only " + remaining + " remain");
+                throw corrupt(what + " at byte " + at + " claims " + Long.toUnsignedString(length) + " bytes, but only "
+                        + remaining + " remain");
             }
             if (length == 0) {
                 return "";
@@ -564,7 +618,8 @@ public final class GgufFile {
                 return;
             }
             if (position() + bytes > MAX_HEADER_BYTES) {
-                throw corrupt("its metadata goes on past " + (MAX_HEADER_BYTES >> 20) + " MiB, more than any real model");
+                throw corrupt(
+                        "its metadata goes on past " + (MAX_HEADER_BYTES >> 20) + " MiB, more than any real model");
             }
             bufferStart = position();
             buffer.compact();

@@ -25,6 +25,7 @@ import java.util.Objects;
 public final class GbnfCompiler implements GrammarCompiler {
     /** The default mask budget: 64 MiB. */
     public static final long DEFAULT_MASK_BYTES = 64L << 20;
+
     static final int GRAMMARS = 32;
     /** Vocabulary slices kept (one per distinct set of free code points; JSON strings and free text need two). */
     static final int SLICES = 8;
@@ -53,7 +54,8 @@ public final class GbnfCompiler implements GrammarCompiler {
         }
         this.trie = new TokenTrie(vocabulary);
         this.endOfGeneration = java.util.stream.IntStream.range(0, vocabulary.size())
-                .filter(vocabulary::isEndOfGeneration).toArray();
+                .filter(vocabulary::isEndOfGeneration)
+                .toArray();
         this.masks = new MaskCache(maskBytes);
     }
 

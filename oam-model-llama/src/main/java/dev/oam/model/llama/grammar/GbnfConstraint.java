@@ -153,8 +153,11 @@ public final class GbnfConstraint implements TokenConstraint {
                 ended = true;
                 return;
             }
-            throw new IllegalArgumentException("token " + token + (vocabulary.isEndOfGeneration(token)
-                    ? " ends generation where the grammar cannot end" : " is a control token") + " (" + where() + ")");
+            throw new IllegalArgumentException("token " + token
+                    + (vocabulary.isEndOfGeneration(token)
+                            ? " ends generation where the grammar cannot end"
+                            : " is a control token")
+                    + " (" + where() + ")");
         }
         GrammarState next = advance(token);
         if (next == null) {
@@ -347,8 +350,9 @@ public final class GbnfConstraint implements TokenConstraint {
     }
 
     private String where() {
-        return state.canEnd ? "the grammar may end here" : "at " + state.tops.length + " grammar position(s)"
-                + (pending != 0 ? " inside a character" : "");
+        return state.canEnd
+                ? "the grammar may end here"
+                : "at " + state.tops.length + " grammar position(s)" + (pending != 0 ? " inside a character" : "");
     }
 
     private static String describe(byte[] piece) {
@@ -367,6 +371,7 @@ public final class GbnfConstraint implements TokenConstraint {
 
     @Override
     public String toString() {
-        return "GbnfConstraint[" + state + (pending != 0 ? ", inside a character" : "") + (ended ? ", ended" : "") + "]";
+        return "GbnfConstraint[" + state + (pending != 0 ? ", inside a character" : "") + (ended ? ", ended" : "")
+                + "]";
     }
 }

@@ -49,6 +49,7 @@ public final class GbnfGrammar {
     final int[] bounds;
     /** Per class id, the intervals it admits. */
     final long[][] classIntervals;
+
     final int intervalCount;
     private final int[] asciiInterval = new int[128];
     /**
@@ -56,9 +57,11 @@ public final class GbnfGrammar {
      * decoded whole: its interval depends on the continuation bytes, or some of them would be invalid).
      */
     private final int[] leadInterval = new int[256];
+
     private final int[] leadLength = new int[256];
     /** Per position, the same position in a repetition with fewer iterations left; null when nothing merges. */
     private final int @Nullable [] clamp;
+
     private final ConcurrentHashMap<GrammarState, GrammarState> states = new ConcurrentHashMap<>();
     final GrammarState dead;
     final GrammarState start;
@@ -158,7 +161,9 @@ public final class GbnfGrammar {
      * than {@code 80..BF} only after E0, F0 and F4 (overlong forms and code points above U+10FFFF).
      */
     static int firstContinuation(int b) {
-        return b == 0xE0 ? 0xA0 << 8 | 0xBF : b == 0xF0 ? 0x90 << 8 | 0xBF : b == 0xF4 ? 0x80 << 8 | 0x8F : 0x80 << 8 | 0xBF;
+        return b == 0xE0
+                ? 0xA0 << 8 | 0xBF
+                : b == 0xF0 ? 0x90 << 8 | 0xBF : b == 0xF4 ? 0x80 << 8 | 0x8F : 0x80 << 8 | 0xBF;
     }
 
     /** See {@link #leadInterval}. */
@@ -361,6 +366,7 @@ public final class GbnfGrammar {
         private final int longestPiece;
         /** Each bounded repetition's optional rules, innermost (one more) first, with its item. */
         private final List<int[]> chains = new ArrayList<>();
+
         private final List<Integer> chainItems = new ArrayList<>();
 
         Lowering(String text, Map<String, Node> trees, int longestPiece) {

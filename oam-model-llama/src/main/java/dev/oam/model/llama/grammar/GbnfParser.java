@@ -153,7 +153,8 @@ public final class GbnfParser {
                 ranges.add(hi);
             }
             pos++;
-            node = new CharClass(negated, ranges.stream().mapToInt(Integer::intValue).toArray());
+            node = new CharClass(
+                    negated, ranges.stream().mapToInt(Integer::intValue).toArray());
         } else if (c == '.') {
             pos++;
             node = new CharClass(true, new int[0]);
@@ -320,8 +321,8 @@ public final class GbnfParser {
         if (line.length() > 120) {
             line = line.substring(0, 120) + "…";
         }
-        return new IllegalArgumentException("GBNF: " + message + " at line " + lineNumber + ", column "
-                + (at - lineStart + 1) + ": " + line);
+        return new IllegalArgumentException(
+                "GBNF: " + message + " at line " + lineNumber + ", column " + (at - lineStart + 1) + ": " + line);
     }
 
     private static String printable(char c) {

@@ -29,8 +29,16 @@ public final class GgufVocabulary {
     private static final int CONTROL = 3;
     private static final int UNUSED = 5;
     private static final int BYTE = 6;
-    private static final Set<String> END_TEXTS = Set.of("<end_of_turn>", "<|eot_id|>", "<|eom_id|>", "<|im_end|>",
-            "<|end|>", "<|endoftext|>", "<EOT>", "<|end_of_text|>", "</s>");
+    private static final Set<String> END_TEXTS = Set.of(
+            "<end_of_turn>",
+            "<|eot_id|>",
+            "<|eom_id|>",
+            "<|im_end|>",
+            "<|end|>",
+            "<|endoftext|>",
+            "<EOT>",
+            "<|end_of_text|>",
+            "</s>");
 
     private GgufVocabulary() {}
 
@@ -55,8 +63,8 @@ public final class GgufVocabulary {
         BitSet end = new BitSet();
         for (int id = 0; id < n; id++) {
             String text = tokens.get(id);
-            int type = types != null && types.get(id) instanceof Long t ? t.intValue()
-                    : isByteToken(text) ? BYTE : NORMAL;
+            int type =
+                    types != null && types.get(id) instanceof Long t ? t.intValue() : isByteToken(text) ? BYTE : NORMAL;
             switch (type) {
                 case BYTE -> {
                     if (!isByteToken(text)) {
@@ -71,12 +79,14 @@ public final class GgufVocabulary {
                         end.set(id);
                     }
                 }
-                default -> pieces[id] = byteLevel && type == NORMAL ? byteLevelBytes(text)
-                        : text.replace('\u2581', ' ').getBytes(StandardCharsets.UTF_8); // normal, user-defined
+                default ->
+                    pieces[id] = byteLevel && type == NORMAL
+                            ? byteLevelBytes(text)
+                            : text.replace('\u2581', ' ').getBytes(StandardCharsets.UTF_8); // normal, user-defined
             }
         }
-        for (String key : List.of("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
-                "tokenizer.ggml.eom_token_id")) {
+        for (String key :
+                List.of("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id")) {
             if (file.metadata().get(key) instanceof Long id && id >= 0 && id < n) {
                 end.set(id.intValue());
                 control.set(id.intValue());
@@ -117,7 +127,10 @@ public final class GgufVocabulary {
     }
 
     private static boolean isByteToken(String text) {
-        return text.length() == 6 && text.startsWith("<0x") && text.endsWith(">")
-                && Character.digit(text.charAt(3), 16) >= 0 && Character.digit(text.charAt(4), 16) >= 0;
+        return text.length() == 6
+                && text.startsWith("<0x")
+                && text.endsWith(">")
+                && Character.digit(text.charAt(3), 16) >= 0
+                && Character.digit(text.charAt(4), 16) >= 0;
     }
 }

@@ -17,11 +17,13 @@ public final class GrammarState {
     private final GbnfGrammar grammar;
     /** Stacks topped by a character class, in a canonical order. */
     final Frame[] tops;
+
     final boolean canEnd;
     /** Intervals that some top admits. */
     private final long[] admitted;
     /** Memoized transitions per interval; {@code null} until first computed. */
     private final GrammarState[] next;
+
     private final int hash;
     // Lazily set; a race computes equal values. Volatile because an int[] has no final-field guarantee: a
     // reader must not see the reference before the contents.
@@ -32,8 +34,11 @@ public final class GrammarState {
     GrammarState(GbnfGrammar grammar, Frame[] tops, boolean canEnd) {
         this.grammar = grammar;
         Frame[] sorted = tops.clone();
-        Arrays.sort(sorted, (a, b) -> a.hashCode() != b.hashCode() ? Integer.compare(a.hashCode(), b.hashCode())
-                : Integer.compare(a.pc, b.pc));
+        Arrays.sort(
+                sorted,
+                (a, b) -> a.hashCode() != b.hashCode()
+                        ? Integer.compare(a.hashCode(), b.hashCode())
+                        : Integer.compare(a.pc, b.pc));
         this.tops = sorted;
         this.canEnd = canEnd;
         int h = canEnd ? 1 : 0;
@@ -164,7 +169,10 @@ public final class GrammarState {
         if (this == o) {
             return true;
         }
-        if (!(o instanceof GrammarState s) || s.hash != hash || s.canEnd != canEnd || s.tops.length != tops.length
+        if (!(o instanceof GrammarState s)
+                || s.hash != hash
+                || s.canEnd != canEnd
+                || s.tops.length != tops.length
                 || s.grammar != grammar) {
             return false;
         }

@@ -30,7 +30,9 @@ public final class Slice {
         pure = new long[(n + 63) >>> 6];
         int count = 0;
         for (int t = 0; t < n; t++) {
-            if (TokenTrie.matchable(vocabulary, t) && vocabulary.pieceLength(t) <= MAX_PURE && isPure(vocabulary, t, ranges)) {
+            if (TokenTrie.matchable(vocabulary, t)
+                    && vocabulary.pieceLength(t) <= MAX_PURE
+                    && isPure(vocabulary, t, ranges)) {
                 pure[t >>> 6] |= 1L << t;
                 count++;
             }
@@ -107,6 +109,7 @@ public final class Slice {
 
     @Override
     public String toString() {
-        return "Slice[" + pureCount + " pure tokens, remainder trie of " + remainder.size() + " nodes, " + Arrays.hashCode(pure) + "]";
+        return "Slice[" + pureCount + " pure tokens, remainder trie of " + remainder.size() + " nodes, "
+                + Arrays.hashCode(pure) + "]";
     }
 }

@@ -22,6 +22,7 @@ public final class TokenTrie {
     final int[] token;
     /** For each token id, the next token with the same piece, or -1. */
     final int[] sameAs;
+
     final int maxDepth;
 
     /** The longest piece the trie holds; longer ones are left out (none in real vocabularies). */

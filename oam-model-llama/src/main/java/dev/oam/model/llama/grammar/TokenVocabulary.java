@@ -26,7 +26,8 @@ public final class TokenVocabulary {
         Objects.requireNonNull(pieces, "pieces");
         this.pieces = new byte[pieces.length][];
         for (int i = 0; i < pieces.length; i++) {
-            this.pieces[i] = Objects.requireNonNull(pieces[i], "pieces[" + i + "]").clone();
+            this.pieces[i] =
+                    Objects.requireNonNull(pieces[i], "pieces[" + i + "]").clone();
         }
         if (control.length() > pieces.length || endOfGeneration.length() > pieces.length) {
             throw new IllegalArgumentException("a token id is outside the vocabulary of " + pieces.length);
@@ -72,7 +73,9 @@ public final class TokenVocabulary {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof TokenVocabulary v && Arrays.deepEquals(pieces, v.pieces) && control.equals(v.control)
+        return o instanceof TokenVocabulary v
+                && Arrays.deepEquals(pieces, v.pieces)
+                && control.equals(v.control)
                 && endOfGeneration.equals(v.endOfGeneration);
     }
 

@@ -41,7 +41,8 @@ public final class HostWire {
      * hold unpaired surrogates (a byte token cut in the middle of a UTF-8 sequence), which encoding to UTF-8 would turn
      * into {@code ?}, and the other side would then render and count a different prompt.
      */
-    private static final ObjectWriter LINES = Json.mapper().writer().with(JsonWriteFeature.ESCAPE_NON_ASCII.mappedFeature());
+    private static final ObjectWriter LINES =
+            Json.mapper().writer().with(JsonWriteFeature.ESCAPE_NON_ASCII.mappedFeature());
 
     private HostWire() {}
 
@@ -79,7 +80,9 @@ public final class HostWire {
         opts.put("parallelToolCalls", options.parallelToolCalls());
         DialogueForm dialogue = options.dialogue();
         if (dialogue != null) {
-            opts.putObject("dialogue").put("speaker", dialogue.speaker()).put("listener", dialogue.listener())
+            opts.putObject("dialogue")
+                    .put("speaker", dialogue.speaker())
+                    .put("listener", dialogue.listener())
                     .put("sentences", dialogue.sentences());
         }
         o.put("inputTokens", r.inputTokens());
@@ -88,12 +91,17 @@ public final class HostWire {
     }
 
     private static @Nullable DialogueForm dialogue(JsonNode d) {
-        return d.isObject() ? new DialogueForm(d.path("speaker").asText(), d.path("listener").asText(), d.path("sentences").asInt(1))
+        return d.isObject()
+                ? new DialogueForm(
+                        d.path("speaker").asText(),
+                        d.path("listener").asText(),
+                        d.path("sentences").asInt(1))
                 : null;
     }
 
     static ModelRequest request(JsonNode o) {
-        List<TranscriptEntry> entries = TranscriptCodec.read(o.get("entries"), "entries").entries();
+        List<TranscriptEntry> entries =
+                TranscriptCodec.read(o.get("entries"), "entries").entries();
         List<ToolDefinition> tools = tools(o.path("tools"));
         List<ToolDefinition> listed = o.has("listedTools") ? tools(o.path("listedTools")) : tools;
         JsonNode opts = o.path("options");
@@ -107,14 +115,27 @@ public final class HostWire {
                 default -> Sampling.GREEDY;
             };
         }
-        GenerationOptions options = new GenerationOptions(opts.hasNonNull("temperature") ? opts.get("temperature").doubleValue() : null,
-                opts.hasNonNull("maxResponseTokens") ? opts.get("maxResponseTokens").intValue() : null, sampling,
-                opts.path("parallelToolCalls").asBoolean(false), dialogue(opts.path("dialogue")));
+        GenerationOptions options = new GenerationOptions(
+                opts.hasNonNull("temperature") ? opts.get("temperature").doubleValue() : null,
+                opts.hasNonNull("maxResponseTokens")
+                        ? opts.get("maxResponseTokens").intValue()
+                        : null,
+                sampling,
+                opts.path("parallelToolCalls").asBoolean(false),
+                dialogue(opts.path("dialogue")));
         JsonNode schema = o.get("schema");
-        return new ModelRequest(text(o, "instructions"), text(o, "contextNote"), entries, tools,
-                ToolCallingMode.valueOf(o.get("mode").textValue()), o.path("offerRespondDirectly").booleanValue(),
-                schema == null || schema.isNull() ? null : schema(schema), options, o.path("inputTokens").intValue(),
-                o.path("attempt").intValue(), listed);
+        return new ModelRequest(
+                text(o, "instructions"),
+                text(o, "contextNote"),
+                entries,
+                tools,
+                ToolCallingMode.valueOf(o.get("mode").textValue()),
+                o.path("offerRespondDirectly").booleanValue(),
+                schema == null || schema.isNull() ? null : schema(schema),
+                options,
+                o.path("inputTokens").intValue(),
+                o.path("attempt").intValue(),
+                listed);
     }
 
     private static ArrayNode tools(List<ToolDefinition> list) {
@@ -135,9 +156,15 @@ public final class HostWire {
     private static List<ToolDefinition> tools(JsonNode array) {
         List<ToolDefinition> tools = new ArrayList<>();
         for (JsonNode t : array) {
-            Duration timeout = t.hasNonNull("timeoutMillis") ? Duration.ofMillis(t.get("timeoutMillis").longValue()) : null;
-            tools.add(new ToolDefinition(t.get("name").textValue(), text(t, "description"), (ObjectNode) t.get("parameters"),
-                    timeout, schema(t.get("schema"))));
+            Duration timeout = t.hasNonNull("timeoutMillis")
+                    ? Duration.ofMillis(t.get("timeoutMillis").longValue())
+                    : null;
+            tools.add(new ToolDefinition(
+                    t.get("name").textValue(),
+                    text(t, "description"),
+                    (ObjectNode) t.get("parameters"),
+                    timeout,
+                    schema(t.get("schema"))));
         }
         return tools;
     }
@@ -162,12 +189,14 @@ public final class HostWire {
         if (o.has("calls")) {
             List<ToolCall> calls = new ArrayList<>();
             for (JsonNode c : o.get("calls")) {
-                calls.add(new ToolCall(c.get("id").textValue(), c.get("name").textValue(), (ObjectNode) c.get("arguments")));
+                calls.add(new ToolCall(
+                        c.get("id").textValue(), c.get("name").textValue(), (ObjectNode) c.get("arguments")));
             }
             return new ModelResponse.ToolCalls(calls, usage);
         }
         JsonNode structured = o.get("structured");
-        return new ModelResponse.Answer(o.get("text").textValue(), structured == null || structured.isNull() ? null : structured, usage);
+        return new ModelResponse.Answer(
+                o.get("text").textValue(), structured == null || structured.isNull() ? null : structured, usage);
     }
 
     static ObjectNode error(AgentException e) {
@@ -182,8 +211,11 @@ public final class HostWire {
 
     static AgentException error(JsonNode o) {
         String message = o.path("message").asText();
-        AgentException e = o.path("invalidOutput").booleanValue() ? AgentException.invalidOutput(message)
-                : new AgentException(ErrorCode.valueOf(o.path("code").asText()), message,
+        AgentException e = o.path("invalidOutput").booleanValue()
+                ? AgentException.invalidOutput(message)
+                : new AgentException(
+                        ErrorCode.valueOf(o.path("code").asText()),
+                        message,
                         o.get("data") instanceof ObjectNode data ? data : null);
         return e.withUsage(usage(o.get("usage")));
     }
@@ -206,8 +238,13 @@ public final class HostWire {
     static ModelAvailability availability(JsonNode o) {
         List<String> languages = new ArrayList<>();
         o.path("supportedLanguages").forEach(l -> languages.add(l.asText()));
-        return new ModelAvailability(o.path("available").booleanValue(), text(o, "reason"), text(o, "message"),
-                o.hasNonNull("contextSize") ? o.get("contextSize").intValue() : null, text(o, "variant"), languages,
+        return new ModelAvailability(
+                o.path("available").booleanValue(),
+                text(o, "reason"),
+                text(o, "message"),
+                o.hasNonNull("contextSize") ? o.get("contextSize").intValue() : null,
+                text(o, "variant"),
+                languages,
                 text(o, "device"));
     }
 
@@ -239,7 +276,10 @@ public final class HostWire {
     }
 
     private static Usage usage(@Nullable JsonNode a) {
-        return a == null || !a.isArray() ? Usage.ZERO : new Usage(a.path(0).intValue(), a.path(1).intValue(), a.path(2).intValue());
+        return a == null || !a.isArray()
+                ? Usage.ZERO
+                : new Usage(
+                        a.path(0).intValue(), a.path(1).intValue(), a.path(2).intValue());
     }
 
     private static @Nullable String text(JsonNode o, String name) {

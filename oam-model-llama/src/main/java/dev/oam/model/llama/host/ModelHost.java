@@ -80,7 +80,8 @@ public final class ModelHost implements AutoCloseable {
     }
 
     public LanguageModel systemModel(String location, @Nullable String name) throws ModelParameterException {
-        return register(Json.object().put("op", "model").put("location", location).put("name", name));
+        return register(
+                Json.object().put("op", "model").put("location", location).put("name", name));
     }
 
     private LanguageModel register(ObjectNode registration) throws ModelParameterException {
@@ -91,10 +92,12 @@ public final class ModelHost implements AutoCloseable {
             JsonNode member = e.data().get("member");
             if (member != null) { // the child's backend refused the value: the same -32602 as in-process
                 String problem = e.data().path("problem").asText();
-                throw e.data().path("missing").asBoolean() ? ModelParameterException.missing(member.asText(), problem)
+                throw e.data().path("missing").asBoolean()
+                        ? ModelParameterException.missing(member.asText(), problem)
                         : ModelParameterException.invalid(member.asText(), problem);
             }
-            throw ModelParameterException.invalid(registration.has("spec") ? registration.get("where").asText() + ".path" : "model",
+            throw ModelParameterException.invalid(
+                    registration.has("spec") ? registration.get("where").asText() + ".path" : "model",
                     ": " + e.getMessage());
         }
         return model;
@@ -107,7 +110,8 @@ public final class ModelHost implements AutoCloseable {
                 throw new AgentException(ErrorCode.MODEL_UNAVAILABLE, "The llama backend is closed.");
             }
             if (gone != null) {
-                throw new AgentException(gone.code(), gone.getMessage(), gone.data().deepCopy());
+                throw new AgentException(
+                        gone.code(), gone.getMessage(), gone.data().deepCopy());
             }
             if (child == null || child.death != null) {
                 child = start();
@@ -118,8 +122,11 @@ public final class ModelHost implements AutoCloseable {
 
     private Child start() throws AgentException {
         List<String> command = new ArrayList<>();
-        boolean windows = System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).startsWith("windows");
-        command.add(Path.of(System.getProperty("java.home"), "bin", windows ? "java.exe" : "java").toString());
+        boolean windows = System.getProperty("os.name", "")
+                .toLowerCase(java.util.Locale.ROOT)
+                .startsWith("windows");
+        command.add(Path.of(System.getProperty("java.home"), "bin", windows ? "java.exe" : "java")
+                .toString());
         command.add("--enable-native-access=ALL-UNNAMED");
         command.add("-XX:ErrorFile=" + crashFolder().resolve("hs_err_pid%p.log"));
         command.add("-Doam.host.log=" + Log.level().name().toLowerCase(java.util.Locale.ROOT));
@@ -131,14 +138,24 @@ public final class ModelHost implements AutoCloseable {
         try {
             Process process = builder.start();
             Child started = new Child(process);
-            started.send(Json.object().put("op", "start").<ObjectNode>set("defaults", Json.mapper().createArrayNode()
-                    .add(defaults.slots()).add(defaults.threads()).add(defaults.threadsBatch()).add(defaults.contextSize()).add(defaults.gpuLayers()))
+            started.send(Json.object()
+                    .put("op", "start")
+                    .<ObjectNode>set(
+                            "defaults",
+                            Json.mapper()
+                                    .createArrayNode()
+                                    .add(defaults.slots())
+                                    .add(defaults.threads())
+                                    .add(defaults.threadsBatch())
+                                    .add(defaults.contextSize())
+                                    .add(defaults.gpuLayers()))
                     .set("languages", Json.strings(languages)));
             Log.debug("model host for " + file + ": process " + process.pid());
             return started;
         } catch (IOException e) {
-            throw new AgentException(ErrorCode.MODEL_UNAVAILABLE, "Cannot start the model host process for " + file + ": "
-                    + e.getMessage());
+            throw new AgentException(
+                    ErrorCode.MODEL_UNAVAILABLE,
+                    "Cannot start the model host process for " + file + ": " + e.getMessage());
         }
     }
 
@@ -150,9 +167,11 @@ public final class ModelHost implements AutoCloseable {
     static Path crashFolder() {
         String cache = System.getenv("XDG_CACHE_HOME");
         String configured = System.getProperty("oam.crashDir");
-        Path folder = configured != null && !configured.isBlank() ? Path.of(configured)
-                : cache != null && !cache.isBlank() ? Path.of(cache, "oam")
-                : Path.of(System.getProperty("user.home", "."), ".cache", "oam");
+        Path folder = configured != null && !configured.isBlank()
+                ? Path.of(configured)
+                : cache != null && !cache.isBlank()
+                        ? Path.of(cache, "oam")
+                        : Path.of(System.getProperty("user.home", "."), ".cache", "oam");
         try {
             Files.createDirectories(folder);
         } catch (IOException e) {
@@ -208,7 +227,10 @@ public final class ModelHost implements AutoCloseable {
         Child(Process process) {
             this.process = process;
             this.stdin = process.getOutputStream();
-            this.stderrCopier = Thread.ofPlatform().daemon().name("oam-host-err-" + process.pid()).start(this::copyStderr);
+            this.stderrCopier = Thread.ofPlatform()
+                    .daemon()
+                    .name("oam-host-err-" + process.pid())
+                    .start(this::copyStderr);
             Thread.ofPlatform().daemon().name("oam-host-out-" + process.pid()).start(this::read);
         }
 
@@ -252,7 +274,8 @@ public final class ModelHost implements AutoCloseable {
                 throw AgentException.cancelled();
             }
             if (answer.path("op").asText().equals("exited")) {
-                throw Objects.requireNonNullElse(death, new AgentException(ErrorCode.MODEL_UNAVAILABLE, "The model host exited."));
+                throw Objects.requireNonNullElse(
+                        death, new AgentException(ErrorCode.MODEL_UNAVAILABLE, "The model host exited."));
             }
             return answer;
         }
@@ -262,7 +285,8 @@ public final class ModelHost implements AutoCloseable {
         }
 
         private void read() {
-            try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader reader =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = reader.readLine()) != null) {
                     JsonNode message;
@@ -272,7 +296,8 @@ public final class ModelHost implements AutoCloseable {
                         Log.warning("model host: not a protocol line: " + line);
                         continue;
                     }
-                    BlockingQueue<JsonNode> queue = waiting.get(message.path("id").asLong());
+                    BlockingQueue<JsonNode> queue =
+                            waiting.get(message.path("id").asLong());
                     if (queue != null) {
                         queue.add(message);
                     }
@@ -309,7 +334,9 @@ public final class ModelHost implements AutoCloseable {
                     last = lastStderr.peekLast();
                 }
             }
-            String what = code == 134 ? " (native code aborted)" : code == 137 ? " (killed)" : code == 139 ? " (crashed)" : "";
+            String what = code == 134
+                    ? " (native code aborted)"
+                    : code == 137 ? " (killed)" : code == 139 ? " (crashed)" : "";
             Path report = crashFolder().resolve("hs_err_pid" + process.pid() + ".log");
             if (Files.exists(report)) {
                 last = last.strip() + (last.isBlank() ? "" : "; ") + "crash report " + report;
@@ -321,7 +348,8 @@ public final class ModelHost implements AutoCloseable {
             boolean forGood = !loaded;
             String message = "The model host process for " + file + " ended with exit code " + code + what
                     + (last.isBlank() ? "" : ": " + last.strip()) + ". The request was lost. "
-                    + (forGood ? "It ended before the model answered once, so the model stays unavailable until the bridge restarts."
+                    + (forGood
+                            ? "It ended before the model answered once, so the model stays unavailable until the bridge restarts."
                             : "The next request starts a new model host.");
             AgentException e = new AgentException(ErrorCode.MODEL_UNAVAILABLE, message, data);
             death = e;
@@ -338,7 +366,8 @@ public final class ModelHost implements AutoCloseable {
         }
 
         private void copyStderr() {
-            try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader reader =
+                    new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = reader.readLine()) != null) {
                     System.err.println(line);
@@ -399,11 +428,14 @@ public final class ModelHost implements AutoCloseable {
                     ObjectNode data = Json.object();
                     String problem = answer.path("message").asText();
                     if (answer.has("member")) {
-                        data.put("member", answer.path("member").asText()).put("problem", answer.path("problem").asText())
+                        data.put("member", answer.path("member").asText())
+                                .put("problem", answer.path("problem").asText())
                                 .put("missing", answer.path("missing").asBoolean());
-                        problem = "'" + answer.path("member").asText() + "' " + answer.path("problem").asText();
+                        problem = "'" + answer.path("member").asText() + "' "
+                                + answer.path("problem").asText();
                     }
-                    throw new AgentException(ErrorCode.MODEL_UNAVAILABLE, "The model host could not open the model: " + problem, data);
+                    throw new AgentException(
+                            ErrorCode.MODEL_UNAVAILABLE, "The model host could not open the model: " + problem, data);
                 }
                 contextSize = answer.path("contextSize").intValue();
                 retries = answer.path("retries").booleanValue();
@@ -417,7 +449,8 @@ public final class ModelHost implements AutoCloseable {
         }
 
         @Override
-        public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token) throws AgentException {
+        public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
+                throws AgentException {
             token.check();
             Child in = current();
             long model = ready(in);
@@ -463,7 +496,8 @@ public final class ModelHost implements AutoCloseable {
             JsonNode answer = in.next(queue);
             in.done(answer);
             if (!answer.path("op").asText().equals("answer")) {
-                throw new AgentException(ErrorCode.GENERATION_FAILED, answer.path("message").asText());
+                throw new AgentException(
+                        ErrorCode.GENERATION_FAILED, answer.path("message").asText());
             }
             return answer.get("value");
         }
@@ -471,7 +505,8 @@ public final class ModelHost implements AutoCloseable {
         @Override
         public ModelAvailability availability() {
             try {
-                ModelAvailability availability = HostWire.availability(query(Json.object().put("op", "availability")));
+                ModelAvailability availability =
+                        HostWire.availability(query(Json.object().put("op", "availability")));
                 if (availability.available()) {
                     synchronized (lock) {
                         if (child != null) {

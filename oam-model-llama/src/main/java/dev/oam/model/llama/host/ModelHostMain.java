@@ -67,8 +67,11 @@ public final class ModelHostMain {
 
                     @Override
                     public void write(byte[] bytes, int offset, int length) throws IOException {
-                        Posix.write(fd, offset == 0 && length == bytes.length ? bytes
-                                : java.util.Arrays.copyOfRange(bytes, offset, offset + length));
+                        Posix.write(
+                                fd,
+                                offset == 0 && length == bytes.length
+                                        ? bytes
+                                        : java.util.Arrays.copyOfRange(bytes, offset, offset + length));
                     }
                 };
             } catch (IOException | RuntimeException e) {
@@ -117,8 +120,15 @@ public final class ModelHostMain {
         JsonNode d = message.path("defaults");
         List<String> languages = new ArrayList<>();
         message.path("languages").forEach(l -> languages.add(l.asText()));
-        backend = new LlamaBackend(new LlamaBackend.Defaults(d.path(0).intValue(), d.path(1).intValue(), d.path(2).intValue(),
-                d.path(3).intValue(), d.path(4).intValue()), languages, false);
+        backend = new LlamaBackend(
+                new LlamaBackend.Defaults(
+                        d.path(0).intValue(),
+                        d.path(1).intValue(),
+                        d.path(2).intValue(),
+                        d.path(3).intValue(),
+                        d.path(4).intValue()),
+                languages,
+                false);
     }
 
     /** {@code {"op":"model","id","spec"|"location","name"?}}: answers {@code ready} or {@code failed}. */
@@ -127,16 +137,22 @@ public final class ModelHostMain {
         try {
             LanguageModel model;
             if (message.hasNonNull("spec")) {
-                model = backend.create((ObjectNode) message.get("spec"), message.path("where").asText("model"));
+                model = backend.create(
+                        (ObjectNode) message.get("spec"), message.path("where").asText("model"));
             } else {
                 String name = message.hasNonNull("name") ? message.get("name").asText() : null;
                 model = backend.systemModel(message.get("location").asText(), name);
             }
             models.put((int) id, model);
-            reply.put("op", "ready").put("contextSize", model.contextSize()).put("retries", model.retriesInvalidOutput())
+            reply.put("op", "ready")
+                    .put("contextSize", model.contextSize())
+                    .put("retries", model.retriesInvalidOutput())
                     .set("warnings", Json.strings(model.warnings()));
         } catch (ModelParameterException e) {
-            reply.put("op", "failed").put("member", e.member()).put("problem", e.problem()).put("missing", e.isMissing());
+            reply.put("op", "failed")
+                    .put("member", e.member())
+                    .put("problem", e.problem())
+                    .put("missing", e.isMissing());
         } catch (Exception e) {
             reply.put("op", "failed").put("message", String.valueOf(e.getMessage()));
         }
@@ -165,13 +181,19 @@ public final class ModelHostMain {
                     send(partial);
                 }
             };
-            reply.put("op", "response").set("response", HostWire.response(model.respond(HostWire.request(message.get("request")),
-                    listener, token)));
+            reply.put("op", "response")
+                    .set(
+                            "response",
+                            HostWire.response(
+                                    model.respond(HostWire.request(message.get("request")), listener, token)));
         } catch (AgentException e) {
             reply.put("op", "error").set("error", HostWire.error(e));
         } catch (RuntimeException e) {
-            reply.put("op", "error").set("error", HostWire.error(new AgentException(ErrorCode.GENERATION_FAILED,
-                    "The model host failed: " + e)));
+            reply.put("op", "error")
+                    .set(
+                            "error",
+                            HostWire.error(
+                                    new AgentException(ErrorCode.GENERATION_FAILED, "The model host failed: " + e)));
         } finally {
             running.remove(id);
         }

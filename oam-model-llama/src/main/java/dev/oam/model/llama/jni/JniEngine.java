@@ -28,12 +28,10 @@ import dev.oam.model.llama.gguf.GgufException;
 import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.model.llama.prompt.ChatRenderer;
-import dev.oam.model.llama.prompt.ChatTemplate;
 import dev.oam.model.llama.prompt.TurnFormat;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -43,7 +41,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The real {@link Engine}: one GGUF model loaded in-process by llama.cpp through {@code de.kherud:llama}.
@@ -119,7 +116,8 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
         if (!Files.isRegularFile(file.path()) || !Files.isReadable(file.path())) {
             throw new IOException("model file " + file.path() + " does not exist or is not readable");
         }
-        EngineSettings settings = requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
+        EngineSettings settings =
+                requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
         NativeLibrary.load();
         ModelParameters parameters = new ModelParameters()
                 .setModel(file.path().toAbsolutePath().toString())
@@ -146,13 +144,17 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
         }
         if (nativeHandle(model) == 0) {
             // A rejected option makes the constructor return with no context; any call would then crash the JVM.
-            throw new IOException("llama.cpp did not load " + file.path() + " (rejected parameters " + parameters + ")");
+            throw new IOException(
+                    "llama.cpp did not load " + file.path() + " (rejected parameters " + parameters + ")");
         }
         long millis = (System.nanoTime() - start) / 1_000_000;
         Log.info("llama model '" + file.name() + "' loaded in " + millis + " ms (" + settings.slots() + " slot(s) of "
-                + settings.contextSize() + " tokens, " + settings.threads() + "/" + settings.threadsBatch() + " threads; "
-                + (file.chatTemplate() != null ? "the file's own chat template" : file.turnFormat().label()
-                        + " turns, the file has no chat template") + ")");
+                + settings.contextSize() + " tokens, " + settings.threads() + "/" + settings.threadsBatch()
+                + " threads; "
+                + (file.chatTemplate() != null
+                        ? "the file's own chat template"
+                        : file.turnFormat().label() + " turns, the file has no chat template")
+                + ")");
         return new JniEngine(file, settings, model, millis, ComputeGate.PROCESS);
     }
 
@@ -217,8 +219,9 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
     }
 
     @Override
-    public EngineResult generate(EngineRequest request, Object sessionKey, Consumer<String> onDelta,
-            CancellationToken token) throws AgentException {
+    public EngineResult generate(
+            EngineRequest request, Object sessionKey, Consumer<String> onDelta, CancellationToken token)
+            throws AgentException {
         request.checkRunnable();
         if (closed) {
             throw SlotTable.closedError();
@@ -227,9 +230,13 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
         int[] prompt = promptTokens(request.prompt());
         int context = settings.contextSize();
         if (prompt.length + 1 > context) {
-            throw new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, String.format(Locale.ROOT,
-                    "The prompt has %d tokens; the context holds %d (prompt and at least one generated token).",
-                    prompt.length, context));
+            throw new AgentException(
+                    ErrorCode.CONTEXT_SIZE_EXCEEDED,
+                    String.format(
+                            Locale.ROOT,
+                            "The prompt has %d tokens; the context holds %d (prompt and at least one generated token).",
+                            prompt.length,
+                            context));
         }
         // llama.cpp stops (context shift is off) once prompt + generated reach the context: ask for no more.
         int maxTokens = Math.max(1, Math.min(request.maxTokens(), context - prompt.length - 1));

@@ -21,8 +21,10 @@ public final class RawParameters {
             field.setAccessible(true);
             return field;
         } catch (ReflectiveOperationException | RuntimeException e) {
-            throw new IllegalStateException("de.kherud:llama " + NativeLibrary.BINDING_VERSION
-                    + " is required (its InferenceParameters changed): " + e, e);
+            throw new IllegalStateException(
+                    "de.kherud:llama " + NativeLibrary.BINDING_VERSION
+                            + " is required (its InferenceParameters changed): " + e,
+                    e);
         }
     }
 

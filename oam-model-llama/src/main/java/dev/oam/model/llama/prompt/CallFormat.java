@@ -36,7 +36,8 @@ public final class CallFormat {
     static String text(List<ToolCall> calls) {
         List<String> items = new ArrayList<>();
         for (ToolCall call : calls) {
-            items.add(NAME + spaced(Json.mapper().getNodeFactory().textNode(call.name())) + ARGUMENTS + spaced(call.arguments()) + "}");
+            items.add(NAME + spaced(Json.mapper().getNodeFactory().textNode(call.name())) + ARGUMENTS
+                    + spaced(call.arguments()) + "}");
         }
         return items.size() == 1 ? SINGLE + items.get(0) + "}" : PARALLEL + String.join(", ", items) + "]}";
     }
@@ -71,7 +72,9 @@ public final class CallFormat {
             boolean first = true;
             for (Iterator<Map.Entry<String, JsonNode>> it = value.properties().iterator(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> member = it.next();
-                out.append(first ? "" : ", ").append(Json.write(Json.mapper().getNodeFactory().textNode(member.getKey()))).append(": ");
+                out.append(first ? "" : ", ")
+                        .append(Json.write(Json.mapper().getNodeFactory().textNode(member.getKey())))
+                        .append(": ");
                 write(member.getValue(), out);
                 first = false;
             }

@@ -66,13 +66,22 @@ public final class ChatPrompt {
             ChatMessage last = messages.isEmpty() ? null : messages.get(messages.size() - 1);
             boolean promptLast = !request.entries().isEmpty()
                     && request.entries().get(request.entries().size() - 1) instanceof TranscriptEntry.Prompt;
-            if (promptLast && last != null && last.role().equals("user") && request.mode() == ToolCallingMode.REQUIRED) {
+            if (promptLast
+                    && last != null
+                    && last.role().equals("user")
+                    && request.mode() == ToolCallingMode.REQUIRED) {
                 // Before the request, so the request is the last thing read.
-                messages.set(messages.size() - 1, new ChatMessage("user",
-                        last.content().isEmpty() ? directive : directive + "\n\n" + last.content()));
-            } else if (last != null && (last.role().equals("user") || last.role().equals("tool"))) {
-                messages.set(messages.size() - 1, new ChatMessage(last.role(),
-                        last.content().isEmpty() ? directive : last.content() + "\n\n" + directive));
+                messages.set(
+                        messages.size() - 1,
+                        new ChatMessage(
+                                "user", last.content().isEmpty() ? directive : directive + "\n\n" + last.content()));
+            } else if (last != null
+                    && (last.role().equals("user") || last.role().equals("tool"))) {
+                messages.set(
+                        messages.size() - 1,
+                        new ChatMessage(
+                                last.role(),
+                                last.content().isEmpty() ? directive : last.content() + "\n\n" + directive));
             } else {
                 messages.add(new ChatMessage("user", directive));
             }
@@ -114,11 +123,17 @@ public final class ChatPrompt {
             case TranscriptEntry.Prompt prompt -> new ChatMessage("user", prompt.text());
             // A structured answer as the grammar made the model write it (the transcript keeps compact JSON), so the
             // engine's cache of the tokens it generated still matches on the next turn.
-            case TranscriptEntry.Response response -> new ChatMessage("assistant", response.structured() == null ? response.text()
-                    : dialogue != null && dialogue.text(response.structured()) instanceof String line ? line
-                    : CallFormat.spaced(response.structured()));
+            case TranscriptEntry.Response response ->
+                new ChatMessage(
+                        "assistant",
+                        response.structured() == null
+                                ? response.text()
+                                : dialogue != null && dialogue.text(response.structured()) instanceof String line
+                                        ? line
+                                        : CallFormat.spaced(response.structured()));
             case TranscriptEntry.ToolCalls calls -> new ChatMessage("assistant", callsText(calls.calls()));
-            case TranscriptEntry.ToolOutput output -> new ChatMessage("tool", "Output of " + output.toolName() + ": " + output.text());
+            case TranscriptEntry.ToolOutput output ->
+                new ChatMessage("tool", "Output of " + output.toolName() + ": " + output.text());
         };
     }
 
@@ -136,7 +151,8 @@ public final class ChatPrompt {
         GenerationSchema schema = request.schema();
         List<ToolDefinition> listed = request.listedTools();
         DialogueAnswer dialogue = DialogueAnswer.of(request);
-        String form = dialogue != null ? dialogue.instructions()
+        String form = dialogue != null
+                ? dialogue.instructions()
                 : schema != null ? "reply with only JSON in this form: " + jsonForm(schema.json()) : null;
         if (listed.isEmpty()) {
             return form == null ? null : capitalize(form);
@@ -157,7 +173,8 @@ public final class ChatPrompt {
             String arguments = arguments(tool.schema().json());
             out.append(arguments.isEmpty() ? "No arguments." : "Arguments: " + arguments + ".");
         }
-        out.append('\n').append(CallFormat.instruction(request.options().parallelToolCalls()))
+        out.append('\n')
+                .append(CallFormat.instruction(request.options().parallelToolCalls()))
                 .append(" Take the values from the request.");
         return out.toString();
     }
@@ -171,8 +188,10 @@ public final class ChatPrompt {
         boolean toolsRan = !request.turnToolOutputs().isEmpty();
         if (request.mode() == ToolCallingMode.REQUIRED) {
             // A forced step's grammar allows only a call, so it needs no words of its own (see the class comment).
-            return request.offerRespondDirectly() ? "Call a tool now, or " + ToolDefinition.RESPOND_DIRECTLY + " ("
-                    + ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION.strip() + ") to answer without one." : null;
+            return request.offerRespondDirectly()
+                    ? "Call a tool now, or " + ToolDefinition.RESPOND_DIRECTLY + " ("
+                            + ToolDefinition.RESPOND_DIRECTLY_DESCRIPTION.strip() + ") to answer without one."
+                    : null;
         }
         if (request.offerRespondDirectly()) {
             return "To answer without a tool, call " + ToolDefinition.RESPOND_DIRECTLY + " ("
@@ -180,18 +199,18 @@ public final class ChatPrompt {
         }
         if (!toolsRan) {
             return request.mode() == ToolCallingMode.ALLOWED && request.schema() == null
-                    ? "If no tool fits the request, reply in plain words." : null;
+                    ? "If no tool fits the request, reply in plain words."
+                    : null;
         }
         DialogueAnswer dialogue = DialogueAnswer.of(request);
-        if (dialogue != null && request.mode() == ToolCallingMode.DISALLOWED) {
-            // The grammar can only write the character's line: no words needed, and none that the next turn's prompt
-            // lacks, so the engine's cache still holds the step's prompt and the reply on the next turn.
-            return null;
-        }
-        String answer = dialogue != null ? dialogue.afterTools()
-                : request.schema() != null ? "Now reply with the JSON, using what the tools returned."
-                : "Now reply in one or two short sentences of plain words, saying what happened.";
-        return request.mode() == ToolCallingMode.ALLOWED ? "Call another tool only if you still need one. " + answer : answer;
+        String answer = dialogue != null
+                ? dialogue.afterTools()
+                : request.schema() != null
+                        ? "Now reply with the JSON, using what the tools returned."
+                        : "Now reply in one or two short sentences of plain words, saying what happened.";
+        return request.mode() == ToolCallingMode.ALLOWED
+                ? "Call another tool only if you still need one. " + answer
+                : answer;
     }
 
     /** Everything the bridge adds to the model's prompt for this step (the session note and the directive). */
@@ -205,7 +224,11 @@ public final class ChatPrompt {
 
     /** An object's arguments in words: {@code "gate": one of "north", "south"; "delay": a whole number}. */
     private static String arguments(ObjectNode schema) {
-        return SchemaWords.members(schema, true).lines().map(line -> line.substring(2)).reduce((a, b) -> a + "; " + b).orElse("");
+        return SchemaWords.members(schema, true)
+                .lines()
+                .map(line -> line.substring(2))
+                .reduce((a, b) -> a + "; " + b)
+                .orElse("");
     }
 
     /** A structured answer's form: its skeleton, then one line per member. */

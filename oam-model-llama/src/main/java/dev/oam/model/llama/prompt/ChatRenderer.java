@@ -32,7 +32,8 @@ public final class ChatRenderer {
     private static final String SENTINEL = "OAMSENTINEL7c1fe0d2";
 
     /** The frame of a known turn format (null pieces: that shape has none). */
-    record Frames(@Nullable List<String> withSystem, @Nullable List<String> withoutSystem, boolean chatMl) {}
+    record Frames(
+            @Nullable List<String> withSystem, @Nullable List<String> withoutSystem, boolean chatMl) {}
 
     /** What the template accepts, from the probes. */
     private record Roles(boolean system, boolean tool) {}
@@ -67,7 +68,8 @@ public final class ChatRenderer {
     public String render(List<ChatMessage> messages) {
         for (ChatMessage m : messages) {
             if (!ROLES.contains(m.role())) {
-                throw new IllegalArgumentException("unknown chat role '" + m.role() + "' (system, user, assistant, tool)");
+                throw new IllegalArgumentException(
+                        "unknown chat role '" + m.role() + "' (system, user, assistant, tool)");
             }
         }
         ChatTemplate t = template;
@@ -92,7 +94,8 @@ public final class ChatRenderer {
         boolean hasSystem = normal.get(0).role().equals("system");
         if (hasSystem && f.withSystem() != null) {
             List<String> p = f.withSystem();
-            StringBuilder out = new StringBuilder(p.get(0)).append(normal.get(0).content()).append(p.get(1));
+            StringBuilder out =
+                    new StringBuilder(p.get(0)).append(normal.get(0).content()).append(p.get(1));
             appendTurns(out, normal.subList(1, normal.size()), p.get(2), p.get(3), p.get(4));
             return out.toString();
         }
@@ -100,7 +103,11 @@ public final class ChatRenderer {
             List<String> q = f.withoutSystem();
             List<ChatMessage> turns = new ArrayList<>(normal.subList(hasSystem ? 1 : 0, normal.size()));
             if (hasSystem) {
-                turns.set(0, new ChatMessage("user", normal.get(0).content() + "\n\n" + turns.get(0).content()));
+                turns.set(
+                        0,
+                        new ChatMessage(
+                                "user",
+                                normal.get(0).content() + "\n\n" + turns.get(0).content()));
             }
             StringBuilder out = new StringBuilder(q.get(0));
             appendTurns(out, turns, q.get(1), q.get(2), q.get(3));
@@ -113,13 +120,17 @@ public final class ChatRenderer {
      * Why the file's template cannot render a plain conversation (system, user, assistant, user), or {@code null}
      * when it can or the file has none.
      */
-    @Nullable public String problem() {
+    @Nullable
+    public String problem() {
         ChatTemplate t = template;
         if (t == null) {
             return null;
         }
-        List<ChatMessage> plain = List.of(new ChatMessage("system", "You are a guard."), new ChatMessage("user", "Hello."),
-                new ChatMessage("assistant", "Halt."), new ChatMessage("user", "May I pass?"));
+        List<ChatMessage> plain = List.of(
+                new ChatMessage("system", "You are a guard."),
+                new ChatMessage("user", "Hello."),
+                new ChatMessage("assistant", "Halt."),
+                new ChatMessage("user", "May I pass?"));
         try {
             t.render(fit(plain, roles(t)));
             return null;
@@ -142,9 +153,14 @@ public final class ChatRenderer {
     private Roles roles(ChatTemplate t) {
         Roles r = roles;
         if (r == null) {
-            r = new Roles(renders(t, List.of(new ChatMessage("system", SENTINEL), new ChatMessage("user", "Hello."))),
-                    renders(t, List.of(new ChatMessage("user", "Hello."), new ChatMessage("assistant", "Halt."),
-                            new ChatMessage("tool", SENTINEL))));
+            r = new Roles(
+                    renders(t, List.of(new ChatMessage("system", SENTINEL), new ChatMessage("user", "Hello."))),
+                    renders(
+                            t,
+                            List.of(
+                                    new ChatMessage("user", "Hello."),
+                                    new ChatMessage("assistant", "Halt."),
+                                    new ChatMessage("tool", SENTINEL))));
             roles = r;
         }
         return r;
@@ -164,7 +180,10 @@ public final class ChatRenderer {
         if (!roles.system() && !out.isEmpty() && out.get(0).role().equals("system")) {
             ChatMessage system = out.remove(0);
             if (!out.isEmpty() && out.get(0).role().equals("user")) {
-                out.set(0, new ChatMessage("user", system.content() + "\n" + out.get(0).content()));
+                out.set(
+                        0,
+                        new ChatMessage(
+                                "user", system.content() + "\n" + out.get(0).content()));
             } else {
                 out.add(0, new ChatMessage("user", system.content()));
             }
@@ -196,11 +215,13 @@ public final class ChatRenderer {
     }
 
     /** {@code turns} is user (assistant user)*; appends them with the pieces between and after. */
-    private static void appendTurns(StringBuilder out, List<ChatMessage> turns, String userToAssistant,
-            String assistantToUser, String end) {
+    private static void appendTurns(
+            StringBuilder out, List<ChatMessage> turns, String userToAssistant, String assistantToUser, String end) {
         out.append(turns.get(0).content());
         for (int i = 1; i + 1 < turns.size(); i += 2) {
-            out.append(userToAssistant).append(turns.get(i).content()).append(assistantToUser)
+            out.append(userToAssistant)
+                    .append(turns.get(i).content())
+                    .append(assistantToUser)
                     .append(turns.get(i + 1).content());
         }
         out.append(end);
@@ -213,7 +234,9 @@ public final class ChatRenderer {
     static @Nullable List<ChatMessage> normalise(List<ChatMessage> messages) {
         List<ChatMessage> out = merged(messages, false);
         int first = !out.isEmpty() && out.get(0).role().equals("system") ? 1 : 0;
-        if (out.size() == first || !out.get(first).role().equals("user") || !out.get(out.size() - 1).role().equals("user")) {
+        if (out.size() == first
+                || !out.get(first).role().equals("user")
+                || !out.get(out.size() - 1).role().equals("user")) {
             return null;
         }
         return out;
@@ -222,7 +245,11 @@ public final class ChatRenderer {
     public static String chatMl(List<ChatMessage> messages) {
         StringBuilder out = new StringBuilder();
         for (ChatMessage m : messages) {
-            out.append("<|im_start|>").append(m.role()).append('\n').append(m.content()).append("<|im_end|>\n");
+            out.append("<|im_start|>")
+                    .append(m.role())
+                    .append('\n')
+                    .append(m.content())
+                    .append("<|im_end|>\n");
         }
         return out.append("<|im_start|>assistant\n").toString();
     }

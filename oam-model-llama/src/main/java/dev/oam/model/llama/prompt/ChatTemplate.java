@@ -91,7 +91,9 @@ public final class ChatTemplate {
 
     private static String token(GgufFile file, String key) {
         Object id = file.metadata().get(key);
-        if (id instanceof Number n && n.longValue() >= 0 && n.longValue() < file.tokens().size()) {
+        if (id instanceof Number n
+                && n.longValue() >= 0
+                && n.longValue() < file.tokens().size()) {
             return file.tokens().get(n.intValue());
         }
         return "";
@@ -151,7 +153,8 @@ public final class ChatTemplate {
             cause = cause.getCause();
         }
         if (message.contains(Raised.MARKER)) {
-            return "the chat template raised an exception: " + message.substring(message.indexOf(Raised.MARKER) + Raised.MARKER.length());
+            return "the chat template raised an exception: "
+                    + message.substring(message.indexOf(Raised.MARKER) + Raised.MARKER.length());
         }
         return "the chat template cannot be rendered (line " + error.getLineno() + "): " + message;
     }
@@ -250,7 +253,8 @@ public final class ChatTemplate {
             }
         }
 
-        private static void open(StringBuilder out, char open, char close, boolean empty, int indent, int depth, Runnable items) {
+        private static void open(
+                StringBuilder out, char open, char close, boolean empty, int indent, int depth, Runnable items) {
             out.append(open);
             if (!empty) {
                 items.run();
@@ -367,8 +371,8 @@ public final class ChatTemplate {
         }
 
         @Override
-        public @Nullable Object invoke(ELContext context, @Nullable Object base, Object method, Class<?>[] types,
-                Object[] params) {
+        public @Nullable Object invoke(
+                ELContext context, @Nullable Object base, Object method, Class<?>[] types, Object[] params) {
             if (base instanceof CharSequence text && method instanceof String name) {
                 Object[] args = params == null ? new Object[0] : params;
                 Object value = stringMethod(text.toString(), name, args);
@@ -392,8 +396,10 @@ public final class ChatTemplate {
 
         private static Object stringMethod(String s, String name, Object[] args) {
             return switch (name) {
-                case "strip" -> args.length == 0 || args[0] == null ? stripChars(stripChars(s, null, true), null, false)
-                        : stripChars(stripChars(s, args[0].toString(), true), args[0].toString(), false);
+                case "strip" ->
+                    args.length == 0 || args[0] == null
+                            ? stripChars(stripChars(s, null, true), null, false)
+                            : stripChars(stripChars(s, args[0].toString(), true), args[0].toString(), false);
                 case "lstrip" -> stripChars(s, args.length == 0 || args[0] == null ? null : args[0].toString(), true);
                 case "rstrip" -> stripChars(s, args.length == 0 || args[0] == null ? null : args[0].toString(), false);
                 case "startswith" -> args.length == 1 ? anyOf(args[0], s::startsWith) : NONE;
@@ -401,11 +407,22 @@ public final class ChatTemplate {
                 case "upper" -> args.length == 0 ? s.toUpperCase(Locale.ROOT) : NONE;
                 case "lower" -> args.length == 0 ? s.toLowerCase(Locale.ROOT) : NONE;
                 case "title" -> args.length == 0 ? title(s) : NONE;
-                case "capitalize" -> args.length == 0
-                        ? (s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT)) : NONE;
+                case "capitalize" ->
+                    args.length == 0
+                            ? (s.isEmpty()
+                                    ? s
+                                    : s.substring(0, 1).toUpperCase(Locale.ROOT)
+                                            + s.substring(1).toLowerCase(Locale.ROOT))
+                            : NONE;
                 case "split" -> split(s, args);
-                case "replace" -> args.length >= 2 ? replace(s, String.valueOf(args[0]), String.valueOf(args[1]),
-                        args.length > 2 && args[2] instanceof Number n ? n.intValue() : -1) : NONE;
+                case "replace" ->
+                    args.length >= 2
+                            ? replace(
+                                    s,
+                                    String.valueOf(args[0]),
+                                    String.valueOf(args[1]),
+                                    args.length > 2 && args[2] instanceof Number n ? n.intValue() : -1)
+                            : NONE;
                 default -> NONE;
             };
         }
@@ -424,7 +441,10 @@ public final class ChatTemplate {
                 }
                 case "keys" -> args.length == 0 ? new ArrayList<>(map.keySet()) : NONE;
                 case "values" -> args.length == 0 ? new ArrayList<>(map.values()) : NONE;
-                case "get" -> args.length == 1 ? map.get(args[0]) : args.length == 2 ? (map.containsKey(args[0]) ? map.get(args[0]) : args[1]) : NONE;
+                case "get" ->
+                    args.length == 1
+                            ? map.get(args[0])
+                            : args.length == 2 ? (map.containsKey(args[0]) ? map.get(args[0]) : args[1]) : NONE;
                 default -> NONE;
             };
         }

@@ -43,6 +43,7 @@ public final class DialogueAnswer {
 
     /** The most characters of one sentence of the line, and of one reply. */
     static final int SENTENCE = 100;
+
     static final int REPLY = 90;
     /** The most replies a list may have (the step grammar's default for arrays). */
     static final int MAX_REPLIES = 8;
@@ -54,6 +55,7 @@ public final class DialogueAnswer {
     private static final String NOT_INSIDE = "\"\\n.!?{}\\[\\]\\\\<>\\x00-\\x1F\\x7F";
     /** What no sentence opens with besides: digits, white space, other punctuation (a line always has words). */
     private static final String NOT_FIRST = NOT_INSIDE + "0-9 \\t,;:()*#|'-";
+
     static final String ENDS_LABEL = "Ends the conversation: ";
 
     private final DialogueForm form;
@@ -64,8 +66,14 @@ public final class DialogueAnswer {
     private final boolean ends;
     private final boolean text;
 
-    private DialogueAnswer(DialogueForm form, List<String> emotions, int minReplies, int maxReplies, int replyFloor,
-            boolean ends, boolean text) {
+    private DialogueAnswer(
+            DialogueForm form,
+            List<String> emotions,
+            int minReplies,
+            int maxReplies,
+            int replyFloor,
+            boolean ends,
+            boolean text) {
         this.text = text;
         this.form = form;
         this.emotions = emotions;
@@ -88,7 +96,11 @@ public final class DialogueAnswer {
             return new DialogueAnswer(form, List.of(), 0, 0, 2, false, true);
         }
         JsonNode schema = request.schema().json();
-        if (!"string".equals(schema.path("properties").path(DialogueForm.LINE).path("type").asText())) {
+        if (!"string"
+                .equals(schema.path("properties")
+                        .path(DialogueForm.LINE)
+                        .path("type")
+                        .asText())) {
             return null;
         }
         JsonNode properties = schema.path("properties");
@@ -102,12 +114,14 @@ public final class DialogueAnswer {
         int min = 0;
         int max = 0;
         int floor = 2;
-        if ("array".equals(options.path("type").asText()) && "string".equals(options.path("items").path("type").asText())) {
+        if ("array".equals(options.path("type").asText())
+                && "string".equals(options.path("items").path("type").asText())) {
             max = Math.max(0, Math.min(options.path("maxItems").asInt(3), MAX_REPLIES));
             min = Math.max(0, Math.min(options.path("minItems").asInt(0), max));
             floor = Math.max(2, Math.min(options.path("items").path("minLength").asInt(2), REPLY));
         }
-        boolean ends = "boolean".equals(properties.path(DialogueForm.ENDS).path("type").asText());
+        boolean ends =
+                "boolean".equals(properties.path(DialogueForm.ENDS).path("type").asText());
         return new DialogueAnswer(form, List.copyOf(emotions), min, max, floor, ends, false);
     }
 
@@ -124,9 +138,13 @@ public final class DialogueAnswer {
     /** The grammar rule of the answer, added to {@code gbnf}; returns its name. */
     public String rule(Rules gbnf) {
         String end = gbnf.rule("end", "\"...\" | [.!?]");
-        String sentence = gbnf.rule("sentence", "[^" + NOT_FIRST + "] [^" + NOT_INSIDE + "]{1," + (SENTENCE - 2) + "} " + end);
-        String line = gbnf.rule("line", form.sentences() == 1 ? sentence
-                : sentence + " (\" \" " + sentence + "){0," + (form.sentences() - 1) + "}");
+        String sentence =
+                gbnf.rule("sentence", "[^" + NOT_FIRST + "] [^" + NOT_INSIDE + "]{1," + (SENTENCE - 2) + "} " + end);
+        String line = gbnf.rule(
+                "line",
+                form.sentences() == 1
+                        ? sentence
+                        : sentence + " (\" \" " + sentence + "){0," + (form.sentences() - 1) + "}");
         StringBuilder body = new StringBuilder();
         if (emotions.isEmpty()) {
             body.append(gbnf.literal(form.speaker() + ": \""));
@@ -134,16 +152,23 @@ public final class DialogueAnswer {
             List<String> alternatives = new ArrayList<>();
             emotions.forEach(e -> alternatives.add(gbnf.literal(e)));
             String mood = gbnf.rule("mood", String.join(" | ", alternatives));
-            body.append(gbnf.literal(form.speaker() + " (")).append(' ').append(mood).append(' ').append(gbnf.literal("): \""));
+            body.append(gbnf.literal(form.speaker() + " ("))
+                    .append(' ')
+                    .append(mood)
+                    .append(' ')
+                    .append(gbnf.literal("): \""));
         }
         body.append(' ').append(line).append(' ').append(gbnf.literal("\""));
         if (maxReplies > 0) {
-            String reply = gbnf.rule("reply", "[^|" + NOT_FIRST + "] [^|" + NOT_INSIDE + "]{" + (replyFloor - 2) + "," + (REPLY - 2)
-                    + "} " + end);
+            String reply = gbnf.rule(
+                    "reply",
+                    "[^|" + NOT_FIRST + "] [^|" + NOT_INSIDE + "]{" + (replyFloor - 2) + "," + (REPLY - 2) + "} "
+                            + end);
             String quoted = gbnf.literal("\"") + " " + reply + " " + gbnf.literal("\"");
             String more = "(" + gbnf.literal(" | ") + " " + quoted + ")";
             int least = Math.max(1, minReplies);
-            String list = quoted + (maxReplies > 1 ? " " + more + "{" + (least - 1) + "," + (maxReplies - 1) + "}" : "");
+            String list =
+                    quoted + (maxReplies > 1 ? " " + more + "{" + (least - 1) + "," + (maxReplies - 1) + "}" : "");
             String replies = gbnf.literal("\n" + form.listener() + ": ") + " " + list;
             body.append(' ').append(minReplies == 0 ? "(" + replies + ")?" : replies);
         }
@@ -220,19 +245,28 @@ public final class DialogueAnswer {
         }
         StringBuilder out = new StringBuilder(form.speaker());
         if (!emotions.isEmpty()) {
-            out.append(" (").append(value.path(DialogueForm.EMOTION).asText(emotions.get(0))).append(')');
+            out.append(" (")
+                    .append(value.path(DialogueForm.EMOTION).asText(emotions.get(0)))
+                    .append(')');
         }
         out.append(": \"").append(value.path(DialogueForm.LINE).asText()).append('"');
-        if (maxReplies > 0 && value.path(DialogueForm.OPTIONS).isArray() && !value.path(DialogueForm.OPTIONS).isEmpty()) {
+        if (maxReplies > 0
+                && value.path(DialogueForm.OPTIONS).isArray()
+                && !value.path(DialogueForm.OPTIONS).isEmpty()) {
             out.append('\n').append(form.listener()).append(": ");
             boolean first = true;
             for (JsonNode reply : value.path(DialogueForm.OPTIONS)) {
-                out.append(first ? "" : " | ").append('"').append(reply.asText()).append('"');
+                out.append(first ? "" : " | ")
+                        .append('"')
+                        .append(reply.asText())
+                        .append('"');
                 first = false;
             }
         }
         if (ends) {
-            out.append('\n').append(ENDS_LABEL).append(value.path(DialogueForm.ENDS).asBoolean(false) ? "yes" : "no");
+            out.append('\n')
+                    .append(ENDS_LABEL)
+                    .append(value.path(DialogueForm.ENDS).asBoolean(false) ? "yes" : "no");
         }
         return out.toString();
     }
@@ -251,7 +285,9 @@ public final class DialogueAnswer {
         }
         regex.append(": \"(?<line>[^\"\\n]*)\"");
         if (maxReplies > 0) {
-            regex.append("(?:\\n").append(Pattern.quote(form.listener())).append(": (?<replies>\"[^\"\\n]*\"(?: \\| \"[^\"\\n]*\")*))?");
+            regex.append("(?:\\n")
+                    .append(Pattern.quote(form.listener()))
+                    .append(": (?<replies>\"[^\"\\n]*\"(?: \\| \"[^\"\\n]*\")*))?");
         }
         if (ends) {
             regex.append("(?:\\n").append(Pattern.quote(ENDS_LABEL)).append("(?<ends>yes|no))?");

@@ -51,12 +51,18 @@ public final class SchemaWords {
     static String members(ObjectNode schema, boolean valuesFromRequest) {
         ObjectNode root = schema;
         List<String> lines = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = schema.path("properties").properties().iterator(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it =
+                        schema.path("properties").properties().iterator();
+                it.hasNext(); ) {
             Map.Entry<String, JsonNode> property = it.next();
             boolean isRequired = isRequired(schema, property.getKey());
             JsonNode property0 = property.getValue();
-            String kind = valuesFromRequest && property0.path("enum").isArray() && property0.path("enum").size() > 1
-                    && property0.path("type").asText("").equals("string") ? "text" : value(property0, root, 0);
+            String kind = valuesFromRequest
+                            && property0.path("enum").isArray()
+                            && property0.path("enum").size() > 1
+                            && property0.path("type").asText("").equals("string")
+                    ? "text"
+                    : value(property0, root, 0);
             lines.add("- " + quoted(property.getKey()) + ": " + kind + (isRequired ? "" : " (may be left out)"));
         }
         return String.join("\n", lines);
@@ -89,11 +95,16 @@ public final class SchemaWords {
         }
         if (schema.has("$ref")) {
             String ref = schema.get("$ref").asText();
-            JsonNode target = ref.startsWith("#/$defs/") ? root.path("$defs").get(ref.substring("#/$defs/".length())) : null;
+            JsonNode target =
+                    ref.startsWith("#/$defs/") ? root.path("$defs").get(ref.substring("#/$defs/".length())) : null;
             return target == null || depth >= MAX_DEPTH ? "a value" : value(target, root, depth + 1);
         }
-        String description = schema.path("description").isTextual() ? CONSTRAINTS.matcher(schema.get("description").asText())
-                .replaceAll("").strip() : "";
+        String description = schema.path("description").isTextual()
+                ? CONSTRAINTS
+                        .matcher(schema.get("description").asText())
+                        .replaceAll("")
+                        .strip()
+                : "";
         String described = description.isEmpty() ? "" : " (" + description + ")";
         JsonNode values = schema.get("enum");
         if (values != null && values.isArray() && !values.isEmpty()) {
@@ -125,7 +136,9 @@ public final class SchemaWords {
         int min = schema.path("minItems").asInt(0);
         int max = schema.has("maxItems") ? schema.get("maxItems").asInt() : -1;
         String count = min == max && min > 0 ? min + " " : max > 0 && min == 0 ? "up to " + max + " " : "";
-        String item = depth >= MAX_DEPTH || !schema.has("items") ? "values" : plural(value(schema.get("items"), root, depth + 1));
+        String item = depth >= MAX_DEPTH || !schema.has("items")
+                ? "values"
+                : plural(value(schema.get("items"), root, depth + 1));
         return "a list of " + count + item;
     }
 
@@ -138,7 +151,9 @@ public final class SchemaWords {
             return "an object";
         }
         List<String> members = new ArrayList<>();
-        properties.properties().forEach(p -> members.add(quoted(p.getKey()) + ": " + value(p.getValue(), root, depth + 1)));
+        properties
+                .properties()
+                .forEach(p -> members.add(quoted(p.getKey()) + ": " + value(p.getValue(), root, depth + 1)));
         return "an object {" + String.join(", ", members) + "}";
     }
 

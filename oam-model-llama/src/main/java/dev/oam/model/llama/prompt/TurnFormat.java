@@ -18,20 +18,39 @@ import org.jspecify.annotations.Nullable;
  */
 public enum TurnFormat {
     /** Gemma 1–3: no system role (the system text opens the first user turn), the assistant is {@code model}. */
-    GEMMA("Gemma", List.of("<start_of_turn>", "<end_of_turn>"), Set.of("gemma", "gemma2", "gemma3", "gemma3n"),
-            null, List.of("<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n",
-                    "<end_of_turn>\n<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n")),
+    GEMMA(
+            "Gemma",
+            List.of("<start_of_turn>", "<end_of_turn>"),
+            Set.of("gemma", "gemma2", "gemma3", "gemma3n"),
+            null,
+            List.of(
+                    "<start_of_turn>user\n",
+                    "<end_of_turn>\n<start_of_turn>model\n",
+                    "<end_of_turn>\n<start_of_turn>user\n",
+                    "<end_of_turn>\n<start_of_turn>model\n")),
     /** Llama 3.x: header tokens around each role, {@code <|eot_id|>} after each message (BOS comes from the tokenizer). */
-    LLAMA3("Llama 3", List.of("<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"), Set.of("llama"),
-            List.of("<|start_header_id|>system<|end_header_id|>\n\n", "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n",
+    LLAMA3(
+            "Llama 3",
+            List.of("<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"),
+            Set.of("llama"),
+            List.of(
+                    "<|start_header_id|>system<|end_header_id|>\n\n",
+                    "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n",
                     "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
                     "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n",
                     "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"),
-            List.of("<|start_header_id|>user<|end_header_id|>\n\n", "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+            List.of(
+                    "<|start_header_id|>user<|end_header_id|>\n\n",
+                    "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
                     "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n",
                     "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n")),
     /** ChatML (Qwen, many fine-tunes): every role kept as it is, {@code tool} included ({@link ChatRenderer#chatMl}). */
-    CHATML("ChatML", List.of("<|im_start|>", "<|im_end|>"), Set.of("qwen2", "qwen2moe", "qwen3", "qwen3moe"), null, null);
+    CHATML(
+            "ChatML",
+            List.of("<|im_start|>", "<|im_end|>"),
+            Set.of("qwen2", "qwen2moe", "qwen3", "qwen3moe"),
+            null,
+            null);
 
     private final String label;
     private final List<String> markers;
@@ -39,7 +58,11 @@ public enum TurnFormat {
     private final @Nullable List<String> withSystem;
     private final @Nullable List<String> withoutSystem;
 
-    TurnFormat(String label, List<String> markers, Set<String> architectures, @Nullable List<String> withSystem,
+    TurnFormat(
+            String label,
+            List<String> markers,
+            Set<String> architectures,
+            @Nullable List<String> withSystem,
             @Nullable List<String> withoutSystem) {
         this.label = label;
         this.markers = markers;
@@ -89,11 +112,16 @@ public enum TurnFormat {
         if (format == null) {
             StringBuilder known = new StringBuilder();
             for (TurnFormat f : values()) {
-                known.append(known.isEmpty() ? "" : ", ").append(f.label).append(' ').append(String.join(" ", f.markers));
+                known.append(known.isEmpty() ? "" : ", ")
+                        .append(f.label)
+                        .append(' ')
+                        .append(String.join(" ", f.markers));
             }
-            throw new GgufException("Model file " + file.path() + " has no chat template (no 'tokenizer.chat_template' entry), "
-                    + "and its vocabulary has the turn markers of no chat format oam knows (" + known + "), so it cannot "
-                    + "be prompted as a chat. Use the instruction-tuned (chat) GGUF of the model, which carries its template");
+            throw new GgufException(
+                    "Model file " + file.path() + " has no chat template (no 'tokenizer.chat_template' entry), "
+                            + "and its vocabulary has the turn markers of no chat format oam knows (" + known
+                            + "), so it cannot "
+                            + "be prompted as a chat. Use the instruction-tuned (chat) GGUF of the model, which carries its template");
         }
         return format;
     }

@@ -104,7 +104,8 @@ final class Batch {
     }
 
     /** The request whose chunk ends at {@code row}, or null. */
-    @Nullable FfmGeneration owner(int row) {
+    @Nullable
+    FfmGeneration owner(int row) {
         return owner[row];
     }
 

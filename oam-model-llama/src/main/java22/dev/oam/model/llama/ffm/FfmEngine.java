@@ -57,7 +57,12 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     /** Where the model runs ({@link Engine#device()}): set once, right after loading. */
     private volatile @Nullable String device;
 
-    private FfmEngine(LlamaNative api, ModelFile file, EngineSettings settings, MemorySegment model, FfmTuning tuning,
+    private FfmEngine(
+            LlamaNative api,
+            ModelFile file,
+            EngineSettings settings,
+            MemorySegment model,
+            FfmTuning tuning,
             FfmObserver observer) {
         this.file = file;
         this.settings = settings;
@@ -66,8 +71,15 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         this.chat = file.chatRenderer();
         this.grammars = new Grammars(vocab, file.name(), tuning.grammar());
         this.loop = DecodeLoop.get();
-        this.scheduler = new Scheduler(file.name(), vocab, settings, slots, tuning.pad() && file.floatMatrices(),
-                streams(api, tuning), tuning, observer);
+        this.scheduler = new Scheduler(
+                file.name(),
+                vocab,
+                settings,
+                slots,
+                tuning.pad() && file.floatMatrices(),
+                streams(api, tuning),
+                tuning,
+                observer);
     }
 
     /** Streams for this library: {@link FfmTuning#streams()} on the vendored API. */
@@ -95,12 +107,14 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         if (!Files.isRegularFile(file.path()) || !Files.isReadable(file.path())) {
             throw new IOException("model file " + file.path() + " does not exist or is not readable");
         }
-        EngineSettings settings = requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
+        EngineSettings settings =
+                requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
         LlamaNative api = NativeLoader.library();
         long start = System.nanoTime();
         MemorySegment model;
         try (Arena local = Arena.ofConfined()) {
-            MemorySegment params = api.modelParams(local, settings.gpuLayers(), !streams(api, tuning) || tuning.repack());
+            MemorySegment params =
+                    api.modelParams(local, settings.gpuLayers(), !streams(api, tuning) || tuning.repack());
             model = (MemorySegment) api.modelLoadFromFile.invokeExact(
                     local.allocateFrom(file.path().toAbsolutePath().toString()), params);
         } catch (Throwable e) {
@@ -113,7 +127,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         engine.device = placement(NativeLog.takePlacement(), settings.gpuLayers(), api);
         if (settings.gpuLayers() != 0 && engine.device.startsWith("CPU")) {
             Log.warning("llama model '" + file.name() + "': gpuLayers " + settings.gpuLayers() + " was asked, but "
-                    + api.describe() + " used no GPU (no GPU backend in this build, or no device it can use): it runs on"
+                    + api.describe()
+                    + " used no GPU (no GPU backend in this build, or no device it can use): it runs on"
                     + " the CPU. bin/build-llama --vulkan (or --cuda, --metal) gives a GPU build; docs/MODELS.md");
         }
         try {
@@ -127,9 +142,13 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         engine.loop.register(engine.scheduler);
         long millis = (System.nanoTime() - start) / 1_000_000;
         Log.info("llama model '" + file.name() + "' loaded through FFM in " + millis + " ms (" + settings.slots()
-                + " lane(s) of " + settings.contextSize() + " tokens, " + settings.threads() + "/" + settings.threadsBatch()
-                + " threads; " + (file.chatTemplate() != null ? "the file's own chat template" : file.turnFormat().label()
-                        + " turns, the file has no chat template") + "; on " + engine.device + ")");
+                + " lane(s) of " + settings.contextSize() + " tokens, " + settings.threads() + "/"
+                + settings.threadsBatch()
+                + " threads; "
+                + (file.chatTemplate() != null
+                        ? "the file's own chat template"
+                        : file.turnFormat().label() + " turns, the file has no chat template")
+                + "; on " + engine.device + ")");
         return engine;
     }
 
@@ -148,17 +167,20 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         for (String line : lines) {
             int at = line.indexOf("using device ");
             if (at >= 0) {
-                devices.add(line.substring(at + "using device ".length()).replace(" - ", ", ").strip());
+                devices.add(line.substring(at + "using device ".length())
+                        .replace(" - ", ", ")
+                        .strip());
             }
-            Matcher offloaded = Pattern.compile("offloaded (\\d+)/(\\d+) layers").matcher(line);
+            Matcher offloaded =
+                    Pattern.compile("offloaded (\\d+)/(\\d+) layers").matcher(line);
             if (offloaded.find()) {
                 layers = offloaded.group(1) + "/" + offloaded.group(2) + " layers";
             }
         }
         String backend = api.build != null ? api.build.backend() + " build" : "b4916";
         if (devices.isEmpty() || layers != null && layers.startsWith("0/")) {
-            return "CPU (" + backend + (gpuLayers != 0 ? "; gpuLayers " + gpuLayers + " asked, but no GPU device was used" : "")
-                    + ")";
+            return "CPU (" + backend
+                    + (gpuLayers != 0 ? "; gpuLayers " + gpuLayers + " asked, but no GPU device was used" : "") + ")";
         }
         return String.join("; ", devices) + (layers != null ? ", " + layers : "") + " (" + backend + ")";
     }
@@ -219,7 +241,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     }
 
     @Override
-    public EngineResult generate(EngineRequest request, Object sessionKey, Consumer<String> onDelta, CancellationToken token)
+    public EngineResult generate(
+            EngineRequest request, Object sessionKey, Consumer<String> onDelta, CancellationToken token)
             throws AgentException {
         request.checkRunnable();
         if (closed) {
@@ -229,14 +252,18 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         int[] prompt = promptTokens(request.prompt());
         int context = settings.contextSize();
         if (prompt.length == 0 || prompt.length + 1 > context) {
-            throw new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, String.format(Locale.ROOT,
-                    "The prompt has %d tokens; the context holds %d (prompt and at least one generated token).",
-                    prompt.length, context));
+            throw new AgentException(
+                    ErrorCode.CONTEXT_SIZE_EXCEEDED,
+                    String.format(
+                            Locale.ROOT,
+                            "The prompt has %d tokens; the context holds %d (prompt and at least one generated token).",
+                            prompt.length,
+                            context));
         }
         for (int t : prompt) {
             if (t < 0 || t >= vocab.size) {
-                throw new IllegalStateException("the tokenizer returned token " + t + " outside the vocabulary of "
-                        + vocab.size);
+                throw new IllegalStateException(
+                        "the tokenizer returned token " + t + " outside the vocabulary of " + vocab.size);
             }
         }
         int maxTokens = Math.max(1, Math.min(request.maxTokens(), context - prompt.length));
@@ -290,7 +317,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
 
     static AgentException failure(Throwable e) {
         if (e instanceof IllegalArgumentException) {
-            return new AgentException(ErrorCode.GENERATION_FAILED, "The local model cannot run this request: " + e.getMessage());
+            return new AgentException(
+                    ErrorCode.GENERATION_FAILED, "The local model cannot run this request: " + e.getMessage());
         }
         Log.error("llama generation failed", e);
         return new AgentException(ErrorCode.GENERATION_FAILED, "The local model failed: " + e.getMessage());

@@ -34,6 +34,7 @@ final class FfmGeneration extends Generation {
     final StringBuilder answer = new StringBuilder();
     /** The most tokens to sample; lowered once when the output loops inside a structure (then {@link #loopClosed}). */
     int maxTokens;
+
     boolean loopClosed;
     int[] tokens;
     int size;
@@ -41,7 +42,12 @@ final class FfmGeneration extends Generation {
     int sampled;
     boolean cachedLost;
 
-    FfmGeneration(FfmEngine engine, EngineRequest request, int maxTokens, int[] prompt, SlotTable.Lease lease,
+    FfmGeneration(
+            FfmEngine engine,
+            EngineRequest request,
+            int maxTokens,
+            int[] prompt,
+            SlotTable.Lease lease,
             @Nullable TokenConstraint constraint) {
         super(CANCEL_ANSWER_MS);
         this.engine = engine;

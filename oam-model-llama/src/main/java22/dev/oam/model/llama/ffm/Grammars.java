@@ -43,10 +43,13 @@ final class Grammars {
                 c = compiler;
                 if (c == null) {
                     long start = System.nanoTime();
-                    c = kind == FfmTuning.Grammar.NATIVE ? new NativeGrammar(vocab) : GbnfCompiler.create(vocab.forGrammars());
+                    c = kind == FfmTuning.Grammar.NATIVE
+                            ? new NativeGrammar(vocab)
+                            : GbnfCompiler.create(vocab.forGrammars());
                     compiler = c;
-                    Log.info("llama model '" + modelName + "': grammar compiler " + c.getClass().getSimpleName()
-                            + " ready in " + (System.nanoTime() - start) / 1_000_000 + " ms (" + vocab.size + " tokens)");
+                    Log.info("llama model '" + modelName + "': grammar compiler "
+                            + c.getClass().getSimpleName() + " ready in " + (System.nanoTime() - start) / 1_000_000
+                            + " ms (" + vocab.size + " tokens)");
                 }
             }
         }

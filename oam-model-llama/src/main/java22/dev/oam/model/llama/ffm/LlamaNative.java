@@ -9,12 +9,9 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import dev.oam.core.Log;
 import dev.oam.model.llama.engine.EngineSettings;
 import dev.oam.model.llama.engine.LlamaBuilds;
 import dev.oam.model.llama.engine.NativeLibrary;
-import dev.oam.model.llama.prompt.ChatMessage;
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -23,13 +20,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -57,11 +51,14 @@ import org.jspecify.annotations.Nullable;
  * ({@link DecodeLoop}); tokenising and detokenising are safe from any thread. Methods wrap {@code Throwable} from
  * {@code invokeExact} into {@link IllegalStateException}.
  */
+@SuppressWarnings(
+        "restricted") // calling llama.cpp through FFM is this class's job; oam.jar and bin/oam enable native access
 final class LlamaNative {
     static final int BUILD_NUMBER = 4916;
     static final String COMMIT = "c6af2161";
     /** The environment variable naming a project-built {@code libllama} ({@link Api#VENDORED}). */
     static final String LIBRARY_VARIABLE = "OAM_LLAMA_LIBRARY";
+
     static final String LIBRARY_PROPERTY = "oam.llama.library";
     /** The source package whose llama.cpp tree {@link Api#VENDORED} is. */
     static final String VENDORED_SOURCE = "0.3.36";
@@ -76,53 +73,131 @@ final class LlamaNative {
         VENDORED
     }
 
-    static final StructLayout MODEL_PARAMS = structLayout(ADDRESS.withName("devices"), JAVA_INT.withName("n_gpu_layers"),
-            JAVA_INT.withName("split_mode"), JAVA_INT.withName("main_gpu"), paddingLayout(4), ADDRESS.withName("tensor_split"),
-            ADDRESS.withName("progress_callback"), ADDRESS.withName("progress_callback_user_data"),
-            ADDRESS.withName("kv_overrides"), JAVA_BOOLEAN.withName("vocab_only"), JAVA_BOOLEAN.withName("use_mmap"),
-            JAVA_BOOLEAN.withName("use_mlock"), JAVA_BOOLEAN.withName("check_tensors"), paddingLayout(4));
-    static final StructLayout CONTEXT_PARAMS = structLayout(JAVA_INT.withName("n_ctx"), JAVA_INT.withName("n_batch"),
-            JAVA_INT.withName("n_ubatch"), JAVA_INT.withName("n_seq_max"), JAVA_INT.withName("n_threads"),
-            JAVA_INT.withName("n_threads_batch"), JAVA_INT.withName("rope_scaling_type"), JAVA_INT.withName("pooling_type"),
-            JAVA_INT.withName("attention_type"), JAVA_FLOAT.withName("rope_freq_base"), JAVA_FLOAT.withName("rope_freq_scale"),
-            JAVA_FLOAT.withName("yarn_ext_factor"), JAVA_FLOAT.withName("yarn_attn_factor"), JAVA_FLOAT.withName("yarn_beta_fast"),
-            JAVA_FLOAT.withName("yarn_beta_slow"), JAVA_INT.withName("yarn_orig_ctx"), JAVA_FLOAT.withName("defrag_thold"),
-            paddingLayout(4), ADDRESS.withName("cb_eval"), ADDRESS.withName("cb_eval_user_data"), JAVA_INT.withName("type_k"),
-            JAVA_INT.withName("type_v"), JAVA_BOOLEAN.withName("logits_all"), JAVA_BOOLEAN.withName("embeddings"),
-            JAVA_BOOLEAN.withName("offload_kqv"), JAVA_BOOLEAN.withName("flash_attn"), JAVA_BOOLEAN.withName("no_perf"),
-            paddingLayout(3), ADDRESS.withName("abort_callback"), ADDRESS.withName("abort_callback_data"));
-    static final StructLayout BATCH = structLayout(JAVA_INT.withName("n_tokens"), paddingLayout(4), ADDRESS.withName("token"),
-            ADDRESS.withName("embd"), ADDRESS.withName("pos"), ADDRESS.withName("n_seq_id"), ADDRESS.withName("seq_id"),
+    static final StructLayout MODEL_PARAMS = structLayout(
+            ADDRESS.withName("devices"),
+            JAVA_INT.withName("n_gpu_layers"),
+            JAVA_INT.withName("split_mode"),
+            JAVA_INT.withName("main_gpu"),
+            paddingLayout(4),
+            ADDRESS.withName("tensor_split"),
+            ADDRESS.withName("progress_callback"),
+            ADDRESS.withName("progress_callback_user_data"),
+            ADDRESS.withName("kv_overrides"),
+            JAVA_BOOLEAN.withName("vocab_only"),
+            JAVA_BOOLEAN.withName("use_mmap"),
+            JAVA_BOOLEAN.withName("use_mlock"),
+            JAVA_BOOLEAN.withName("check_tensors"),
+            paddingLayout(4));
+    static final StructLayout CONTEXT_PARAMS = structLayout(
+            JAVA_INT.withName("n_ctx"),
+            JAVA_INT.withName("n_batch"),
+            JAVA_INT.withName("n_ubatch"),
+            JAVA_INT.withName("n_seq_max"),
+            JAVA_INT.withName("n_threads"),
+            JAVA_INT.withName("n_threads_batch"),
+            JAVA_INT.withName("rope_scaling_type"),
+            JAVA_INT.withName("pooling_type"),
+            JAVA_INT.withName("attention_type"),
+            JAVA_FLOAT.withName("rope_freq_base"),
+            JAVA_FLOAT.withName("rope_freq_scale"),
+            JAVA_FLOAT.withName("yarn_ext_factor"),
+            JAVA_FLOAT.withName("yarn_attn_factor"),
+            JAVA_FLOAT.withName("yarn_beta_fast"),
+            JAVA_FLOAT.withName("yarn_beta_slow"),
+            JAVA_INT.withName("yarn_orig_ctx"),
+            JAVA_FLOAT.withName("defrag_thold"),
+            paddingLayout(4),
+            ADDRESS.withName("cb_eval"),
+            ADDRESS.withName("cb_eval_user_data"),
+            JAVA_INT.withName("type_k"),
+            JAVA_INT.withName("type_v"),
+            JAVA_BOOLEAN.withName("logits_all"),
+            JAVA_BOOLEAN.withName("embeddings"),
+            JAVA_BOOLEAN.withName("offload_kqv"),
+            JAVA_BOOLEAN.withName("flash_attn"),
+            JAVA_BOOLEAN.withName("no_perf"),
+            paddingLayout(3),
+            ADDRESS.withName("abort_callback"),
+            ADDRESS.withName("abort_callback_data"));
+    static final StructLayout BATCH = structLayout(
+            JAVA_INT.withName("n_tokens"),
+            paddingLayout(4),
+            ADDRESS.withName("token"),
+            ADDRESS.withName("embd"),
+            ADDRESS.withName("pos"),
+            ADDRESS.withName("n_seq_id"),
+            ADDRESS.withName("seq_id"),
             ADDRESS.withName("logits"));
-    static final StructLayout TOKEN_DATA = structLayout(JAVA_INT.withName("id"), JAVA_FLOAT.withName("logit"),
-            JAVA_FLOAT.withName("p"));
-    static final StructLayout TOKEN_DATA_ARRAY = structLayout(ADDRESS.withName("data"), JAVA_LONG.withName("size"),
-            JAVA_LONG.withName("selected"), JAVA_BOOLEAN.withName("sorted"), paddingLayout(7));
+    static final StructLayout TOKEN_DATA =
+            structLayout(JAVA_INT.withName("id"), JAVA_FLOAT.withName("logit"), JAVA_FLOAT.withName("p"));
+    static final StructLayout TOKEN_DATA_ARRAY = structLayout(
+            ADDRESS.withName("data"),
+            JAVA_LONG.withName("size"),
+            JAVA_LONG.withName("selected"),
+            JAVA_BOOLEAN.withName("sorted"),
+            paddingLayout(7));
 
     /** {@code llama_model_params} of {@link Api#VENDORED} ({@code include/llama.h}), 80 bytes. */
-    static final StructLayout MODEL_PARAMS_VENDORED = structLayout(ADDRESS.withName("devices"),
-            ADDRESS.withName("tensor_buft_overrides"), JAVA_INT.withName("n_gpu_layers"), JAVA_INT.withName("split_mode"),
-            JAVA_INT.withName("load_mode"), JAVA_INT.withName("lazy_mode"), JAVA_INT.withName("main_gpu"), paddingLayout(4),
-            ADDRESS.withName("tensor_split"), ADDRESS.withName("progress_callback"),
-            ADDRESS.withName("progress_callback_user_data"), ADDRESS.withName("kv_overrides"),
-            JAVA_BOOLEAN.withName("vocab_only"), JAVA_BOOLEAN.withName("check_tensors"),
-            JAVA_BOOLEAN.withName("use_extra_bufts"), JAVA_BOOLEAN.withName("no_host"), JAVA_BOOLEAN.withName("no_alloc"),
-            JAVA_BOOLEAN.withName("load_mtp"), paddingLayout(2));
+    static final StructLayout MODEL_PARAMS_VENDORED = structLayout(
+            ADDRESS.withName("devices"),
+            ADDRESS.withName("tensor_buft_overrides"),
+            JAVA_INT.withName("n_gpu_layers"),
+            JAVA_INT.withName("split_mode"),
+            JAVA_INT.withName("load_mode"),
+            JAVA_INT.withName("lazy_mode"),
+            JAVA_INT.withName("main_gpu"),
+            paddingLayout(4),
+            ADDRESS.withName("tensor_split"),
+            ADDRESS.withName("progress_callback"),
+            ADDRESS.withName("progress_callback_user_data"),
+            ADDRESS.withName("kv_overrides"),
+            JAVA_BOOLEAN.withName("vocab_only"),
+            JAVA_BOOLEAN.withName("check_tensors"),
+            JAVA_BOOLEAN.withName("use_extra_bufts"),
+            JAVA_BOOLEAN.withName("no_host"),
+            JAVA_BOOLEAN.withName("no_alloc"),
+            JAVA_BOOLEAN.withName("load_mtp"),
+            paddingLayout(2));
     /** {@code llama_context_params} of {@link Api#VENDORED}, 160 bytes: the booleans moved after the callbacks. */
-    static final StructLayout CONTEXT_PARAMS_VENDORED = structLayout(JAVA_INT.withName("n_ctx"), JAVA_INT.withName("n_batch"),
-            JAVA_INT.withName("n_ubatch"), JAVA_INT.withName("n_seq_max"), JAVA_INT.withName("n_rs_seq"),
-            JAVA_INT.withName("n_outputs_max"), JAVA_INT.withName("n_outputs_max_per_seq"), JAVA_INT.withName("n_threads"),
-            JAVA_INT.withName("n_threads_batch"), JAVA_INT.withName("ctx_type"), JAVA_INT.withName("rope_scaling_type"),
-            JAVA_INT.withName("pooling_type"), JAVA_INT.withName("attention_type"), JAVA_INT.withName("flash_attn_type"),
-            JAVA_FLOAT.withName("rope_freq_base"), JAVA_FLOAT.withName("rope_freq_scale"),
-            JAVA_FLOAT.withName("yarn_ext_factor"), JAVA_FLOAT.withName("yarn_attn_factor"),
-            JAVA_FLOAT.withName("yarn_beta_fast"), JAVA_FLOAT.withName("yarn_beta_slow"), JAVA_INT.withName("yarn_orig_ctx"),
-            JAVA_FLOAT.withName("defrag_thold"), ADDRESS.withName("cb_eval"), ADDRESS.withName("cb_eval_user_data"),
-            JAVA_INT.withName("type_k"), JAVA_INT.withName("type_v"), ADDRESS.withName("abort_callback"),
-            ADDRESS.withName("abort_callback_data"), JAVA_BOOLEAN.withName("embeddings"), JAVA_BOOLEAN.withName("offload_kqv"),
-            JAVA_BOOLEAN.withName("no_perf"), JAVA_BOOLEAN.withName("op_offload"), JAVA_BOOLEAN.withName("swa_full"),
-            JAVA_BOOLEAN.withName("kv_unified"), paddingLayout(2), ADDRESS.withName("samplers"),
-            JAVA_LONG.withName("n_samplers"), ADDRESS.withName("ctx_other"));
+    static final StructLayout CONTEXT_PARAMS_VENDORED = structLayout(
+            JAVA_INT.withName("n_ctx"),
+            JAVA_INT.withName("n_batch"),
+            JAVA_INT.withName("n_ubatch"),
+            JAVA_INT.withName("n_seq_max"),
+            JAVA_INT.withName("n_rs_seq"),
+            JAVA_INT.withName("n_outputs_max"),
+            JAVA_INT.withName("n_outputs_max_per_seq"),
+            JAVA_INT.withName("n_threads"),
+            JAVA_INT.withName("n_threads_batch"),
+            JAVA_INT.withName("ctx_type"),
+            JAVA_INT.withName("rope_scaling_type"),
+            JAVA_INT.withName("pooling_type"),
+            JAVA_INT.withName("attention_type"),
+            JAVA_INT.withName("flash_attn_type"),
+            JAVA_FLOAT.withName("rope_freq_base"),
+            JAVA_FLOAT.withName("rope_freq_scale"),
+            JAVA_FLOAT.withName("yarn_ext_factor"),
+            JAVA_FLOAT.withName("yarn_attn_factor"),
+            JAVA_FLOAT.withName("yarn_beta_fast"),
+            JAVA_FLOAT.withName("yarn_beta_slow"),
+            JAVA_INT.withName("yarn_orig_ctx"),
+            JAVA_FLOAT.withName("defrag_thold"),
+            ADDRESS.withName("cb_eval"),
+            ADDRESS.withName("cb_eval_user_data"),
+            JAVA_INT.withName("type_k"),
+            JAVA_INT.withName("type_v"),
+            ADDRESS.withName("abort_callback"),
+            ADDRESS.withName("abort_callback_data"),
+            JAVA_BOOLEAN.withName("embeddings"),
+            JAVA_BOOLEAN.withName("offload_kqv"),
+            JAVA_BOOLEAN.withName("no_perf"),
+            JAVA_BOOLEAN.withName("op_offload"),
+            JAVA_BOOLEAN.withName("swa_full"),
+            JAVA_BOOLEAN.withName("kv_unified"),
+            paddingLayout(2),
+            ADDRESS.withName("samplers"),
+            JAVA_LONG.withName("n_samplers"),
+            ADDRESS.withName("ctx_other"));
 
     final Linker linker = Linker.nativeLinker();
     private final SymbolLookup lookup;
@@ -134,6 +209,7 @@ final class LlamaNative {
     final LlamaBuilds.@Nullable Build build;
     /** {@code llama_model_params} and {@code llama_context_params} as this library lays them out. */
     private final StructLayout modelLayout;
+
     private final StructLayout contextLayout;
     final MethodHandle backendInit;
     final MethodHandle logSet;
@@ -160,6 +236,7 @@ final class LlamaNative {
     private final @Nullable MethodHandle seqPosMax;
     /** {@code llama_get_memory(ctx)}; {@link Api#VENDORED} only. */
     private final @Nullable MethodHandle getMemory;
+
     final MethodHandle samplerInitGrammar;
     final MethodHandle samplerApply;
     final MethodHandle samplerAccept;
@@ -184,53 +261,66 @@ final class LlamaNative {
         vocabNTokens = handle("llama_vocab_n_tokens", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         vocabIsEog = handle("llama_vocab_is_eog", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT));
         vocabIsControl = handle("llama_vocab_is_control", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT));
-        tokenize = handle("llama_tokenize", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT,
-                JAVA_BOOLEAN, JAVA_BOOLEAN));
-        tokenToPiece = handle("llama_token_to_piece", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT,
-                JAVA_INT, JAVA_BOOLEAN));
+        tokenize = handle(
+                "llama_tokenize",
+                FunctionDescriptor.of(
+                        JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_BOOLEAN, JAVA_BOOLEAN));
+        tokenToPiece = handle(
+                "llama_token_to_piece",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_BOOLEAN));
         decode = handle("llama_decode", FunctionDescriptor.of(JAVA_INT, ADDRESS, BATCH));
         getLogitsIth = handle("llama_get_logits_ith", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
         setNThreads = handle("llama_set_n_threads", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT));
         nThreads = handle("llama_n_threads", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         nThreadsBatch = handle("llama_n_threads_batch", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         if (api == Api.B4916) {
-            seqRm = handle("llama_kv_self_seq_rm", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
+            seqRm = handle(
+                    "llama_kv_self_seq_rm", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
             clear = handle("llama_kv_self_clear", FunctionDescriptor.ofVoid(ADDRESS));
             seqPosMax = null;
             getMemory = null;
         } else {
-            seqRm = handle("llama_memory_seq_rm", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
+            seqRm = handle(
+                    "llama_memory_seq_rm", FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
             clear = handle("llama_memory_clear", FunctionDescriptor.ofVoid(ADDRESS, JAVA_BOOLEAN));
             seqPosMax = handle("llama_memory_seq_pos_max", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
             getMemory = handle("llama_get_memory", FunctionDescriptor.of(ADDRESS, ADDRESS));
         }
-        samplerInitGrammar = handle("llama_sampler_init_grammar", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+        samplerInitGrammar =
+                handle("llama_sampler_init_grammar", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         samplerApply = handle("llama_sampler_apply", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS));
         samplerAccept = handle("llama_sampler_accept", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT));
         samplerFree = handle("llama_sampler_free", FunctionDescriptor.ofVoid(ADDRESS));
     }
 
     private MethodHandle handle(String name, FunctionDescriptor descriptor) {
-        MemorySegment symbol = lookup.find(name).orElseThrow(() -> new UnsupportedOperationException(
-                "the native library has no symbol " + name));
+        MemorySegment symbol = lookup.find(name)
+                .orElseThrow(() -> new UnsupportedOperationException("the native library has no symbol " + name));
         return linker.downcallHandle(symbol, descriptor);
     }
 
     /** Which library and API, for logs and messages. */
     String describe() {
-        return api == Api.B4916 ? "b4916 (" + COMMIT + ", de.kherud:llama " + NativeLibrary.BINDING_VERSION + "'s library)"
-                : build != null ? build.describe() : "llama-cpp-python " + VENDORED_SOURCE + "'s llama.cpp, built here (" + library + ")";
+        return api == Api.B4916
+                ? "b4916 (" + COMMIT + ", de.kherud:llama " + NativeLibrary.BINDING_VERSION + "'s library)"
+                : build != null
+                        ? build.describe()
+                        : "llama-cpp-python " + VENDORED_SOURCE + "'s llama.cpp, built here (" + library + ")";
     }
 
     /** The default parameters at their measured offsets: a cheap guard against a layout that moved. */
     void checkDefaults() {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment model = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-            MemorySegment context = (MemorySegment) contextDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-            List<String> wrong = api == Api.B4916 ? b4916Mismatches(model, context) : vendoredMismatches(model, context);
+            MemorySegment model =
+                    (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
+            MemorySegment context =
+                    (MemorySegment) contextDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
+            List<String> wrong =
+                    api == Api.B4916 ? b4916Mismatches(model, context) : vendoredMismatches(model, context);
             if (!wrong.isEmpty()) {
-                throw new UnsupportedOperationException("default parameters differ from " + (api == Api.B4916 ? "b4916's"
-                        : "llama-cpp-python " + VENDORED_SOURCE + "'s llama.cpp") + ": " + String.join(", ", wrong));
+                throw new UnsupportedOperationException("default parameters differ from "
+                        + (api == Api.B4916 ? "b4916's" : "llama-cpp-python " + VENDORED_SOURCE + "'s llama.cpp") + ": "
+                        + String.join(", ", wrong));
             }
         } catch (RuntimeException e) {
             throw e;
@@ -294,8 +384,10 @@ final class LlamaNative {
      * b4916's default stays).
      */
     MemorySegment modelParams(Arena arena, int gpuLayers, boolean repack) throws Throwable {
-        MemorySegment params = (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
-        params.set(JAVA_INT, offset(modelLayout, "n_gpu_layers"), gpuLayers < 0 ? EngineSettings.ALL_LAYERS : gpuLayers);
+        MemorySegment params =
+                (MemorySegment) modelDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
+        params.set(
+                JAVA_INT, offset(modelLayout, "n_gpu_layers"), gpuLayers < 0 ? EngineSettings.ALL_LAYERS : gpuLayers);
         if (api == Api.VENDORED) {
             params.set(JAVA_BOOLEAN, offset(modelLayout, "use_extra_bufts"), repack);
         }
@@ -306,12 +398,21 @@ final class LlamaNative {
      * Context parameters. {@code streams}: a KV stream per sequence ({@code kv_unified = false}, vendored only); then
      * {@code cells} is split evenly between the {@code sequences}.
      */
-    MemorySegment contextParams(Arena arena, int cells, int batch, int sequences, int threads, int threadsBatch,
-            boolean flashAttention, boolean streams) throws Throwable {
+    MemorySegment contextParams(
+            Arena arena,
+            int cells,
+            int batch,
+            int sequences,
+            int threads,
+            int threadsBatch,
+            boolean flashAttention,
+            boolean streams)
+            throws Throwable {
         if (streams && api == Api.B4916) {
             throw new IllegalArgumentException("b4916 has one KV cache for all sequences");
         }
-        MemorySegment params = (MemorySegment) contextDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
+        MemorySegment params =
+                (MemorySegment) contextDefaultParams.invokeExact((java.lang.foreign.SegmentAllocator) arena);
         params.set(JAVA_INT, offset(contextLayout, "n_ctx"), cells);
         params.set(JAVA_INT, offset(contextLayout, "n_batch"), batch);
         params.set(JAVA_INT, offset(contextLayout, "n_ubatch"), batch);
@@ -339,7 +440,8 @@ final class LlamaNative {
     /** Removes {@code seq}'s cells at positions [p0, p1) (-1: open); false when llama.cpp refuses a partial removal. */
     boolean seqRm(MemorySegment context, int seq, int p0, int p1) {
         try {
-            return api == Api.B4916 ? (boolean) seqRm.invokeExact(context, seq, p0, p1)
+            return api == Api.B4916
+                    ? (boolean) seqRm.invokeExact(context, seq, p0, p1)
                     : (boolean) seqRm.invokeExact(memory(context), seq, p0, p1);
         } catch (Throwable e) {
             throw failed(api == Api.B4916 ? "llama_kv_self_seq_rm" : "llama_memory_seq_rm", e);

@@ -10,6 +10,7 @@ final class ModelVocab {
     final LlamaNative api;
     /** The {@code llama_vocab} pointer. */
     final MemorySegment vocab;
+
     final int size;
     private final BitSet endOfGeneration = new BitSet();
 

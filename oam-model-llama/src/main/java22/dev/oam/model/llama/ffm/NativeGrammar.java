@@ -54,8 +54,8 @@ final class NativeGrammar implements GrammarCompiler {
         LlamaNative api = vocab.api;
         MemorySegment sampler;
         try (Arena local = Arena.ofConfined()) {
-            sampler = (MemorySegment) api.samplerInitGrammar.invokeExact(vocab.vocab, local.allocateFrom(gbnf),
-                    local.allocateFrom("root"));
+            sampler = (MemorySegment) api.samplerInitGrammar.invokeExact(
+                    vocab.vocab, local.allocateFrom(gbnf), local.allocateFrom("root"));
         } catch (Throwable e) {
             throw LlamaNative.failed("llama_sampler_init_grammar", e);
         }

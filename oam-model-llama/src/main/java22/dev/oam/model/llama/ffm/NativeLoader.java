@@ -22,6 +22,8 @@ import org.jspecify.annotations.Nullable;
  * names, else the project-built one when the build script left one here, else the binding jar's b4916. A library is
  * used only when it is a build whose struct layouts are known ({@link LlamaNative}).
  */
+@SuppressWarnings(
+        "restricted") // calling llama.cpp through FFM is this class's job; oam.jar and bin/oam enable native access
 final class NativeLoader {
     private static final Object LOCK = new Object();
     private static @Nullable LlamaNative instance; // guarded by LOCK
@@ -56,12 +58,14 @@ final class NativeLoader {
                     return instance;
                 } catch (RuntimeException | LinkageError e) {
                     // Not remembered: the setting was asked for, and a later load reports the same reason.
-                    throw new IOException(LlamaNative.LIBRARY_VARIABLE + "=" + configured + " cannot be used: " + e.getMessage(), e);
+                    throw new IOException(
+                            LlamaNative.LIBRARY_VARIABLE + "=" + configured + " cannot be used: " + e.getMessage(), e);
                 }
             }
             // Nothing named: the project-built llama.cpp when the script has built one here (a current llama.cpp,
             // with a GPU backend if one was built), unless the setting asks for the binding's library.
-            LlamaBuilds.Build built = bindingAsked(System::getenv, System::getProperty) ? null
+            LlamaBuilds.Build built = bindingAsked(System::getenv, System::getProperty)
+                    ? null
                     : LlamaBuilds.preferred(System::getenv, System.getProperty("user.home", "."));
             if (built != null) {
                 try {
@@ -70,8 +74,9 @@ final class NativeLoader {
                     instance = open(built.library(), LlamaNative.Api.VENDORED);
                     return instance;
                 } catch (RuntimeException | LinkageError e) {
-                    Log.warning("the project-built llama.cpp at " + built.library() + " cannot be used (" + e.getMessage()
-                            + "); using the binding's llama.cpp b4916 (set " + LlamaNative.LIBRARY_VARIABLE + " to choose a library)");
+                    Log.warning("the project-built llama.cpp at " + built.library() + " cannot be used ("
+                            + e.getMessage() + "); using the binding's llama.cpp b4916 (set "
+                            + LlamaNative.LIBRARY_VARIABLE + " to choose a library)");
                 }
             }
             Path library = NativeLibrary.extractedLibrary();
@@ -90,7 +95,8 @@ final class NativeLoader {
     static final String BINDING = "binding";
 
     /** Whether {@value LlamaNative#LIBRARY_PROPERTY} or {@value LlamaNative#LIBRARY_VARIABLE} says {@value #BINDING}. */
-    static boolean bindingAsked(java.util.function.UnaryOperator<@Nullable String> environment,
+    static boolean bindingAsked(
+            java.util.function.UnaryOperator<@Nullable String> environment,
             java.util.function.UnaryOperator<@Nullable String> properties) {
         String value = properties.apply(LlamaNative.LIBRARY_PROPERTY);
         if (value == null || value.isBlank()) {
@@ -123,8 +129,10 @@ final class NativeLoader {
      *
      * @throws IOException the setting names no readable file
      */
-    static @Nullable Path configuredLibrary(java.util.function.UnaryOperator<@Nullable String> environment,
-            java.util.function.UnaryOperator<@Nullable String> properties) throws IOException {
+    static @Nullable Path configuredLibrary(
+            java.util.function.UnaryOperator<@Nullable String> environment,
+            java.util.function.UnaryOperator<@Nullable String> properties)
+            throws IOException {
         String value = properties.apply(LlamaNative.LIBRARY_PROPERTY);
         if (value == null || value.isBlank()) {
             value = environment.apply(LlamaNative.LIBRARY_VARIABLE);
@@ -182,10 +190,14 @@ final class NativeLoader {
         Path registry = null;
         try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(folder)) {
             registry = files.filter(f -> {
-                String name = f.getFileName().toString();
-                return name.equals("libggml.so") || name.equals("libggml.dylib")
-                        || (name.startsWith("libggml.") && (name.endsWith(".so") || name.endsWith(".dylib")));
-            }).sorted().findFirst().orElse(null);
+                        String name = f.getFileName().toString();
+                        return name.equals("libggml.so")
+                                || name.equals("libggml.dylib")
+                                || (name.startsWith("libggml.") && (name.endsWith(".so") || name.endsWith(".dylib")));
+                    })
+                    .sorted()
+                    .findFirst()
+                    .orElse(null);
         } catch (IOException e) {
             return;
         }
@@ -200,7 +212,8 @@ final class NativeLoader {
             return;
         }
         try {
-            long registered = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG)).invokeExact();
+            long registered = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG))
+                    .invokeExact();
             if (registered > 0) {
                 return;
             }
@@ -208,7 +221,8 @@ final class NativeLoader {
                 MethodHandle load = linker.downcallHandle(loadAll, FunctionDescriptor.ofVoid(ADDRESS));
                 load.invokeExact(local.allocateFrom(folder.toString()));
             }
-            long now = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG)).invokeExact();
+            long now = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG))
+                    .invokeExact();
             Log.info("llama.cpp: loaded " + now + " backend module(s) from " + folder);
         } catch (Throwable e) {
             throw new IllegalStateException("loading llama.cpp's backend modules from " + folder + " failed: " + e, e);
@@ -222,10 +236,12 @@ final class NativeLoader {
         MemorySegment commitPointer = lookup.find("LLAMA_COMMIT")
                 .orElseThrow(() -> new UnsupportedOperationException("the library has no LLAMA_COMMIT"));
         MemorySegment commitText = commitPointer.reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0);
-        String commit = commitText.equals(MemorySegment.NULL) ? "" : commitText.reinterpret(64).getString(0);
+        String commit = commitText.equals(MemorySegment.NULL)
+                ? ""
+                : commitText.reinterpret(64).getString(0);
         if (number != LlamaNative.BUILD_NUMBER || !commit.equals(LlamaNative.COMMIT)) {
-            throw new UnsupportedOperationException("llama.cpp build " + number + " (" + commit + "), not " + LlamaNative.BUILD_NUMBER
-                    + " (" + LlamaNative.COMMIT + ") whose struct layouts are known");
+            throw new UnsupportedOperationException("llama.cpp build " + number + " (" + commit + "), not "
+                    + LlamaNative.BUILD_NUMBER + " (" + LlamaNative.COMMIT + ") whose struct layouts are known");
         }
     }
 

@@ -18,9 +18,12 @@ import java.util.List;
  * llama.cpp's log, forwarded to {@link Log}; the lines that tell where a model's layers went are kept for the engine
  * that just loaded it ({@link #takePlacement()}).
  */
+@SuppressWarnings(
+        "restricted") // calling llama.cpp through FFM is this class's job; oam.jar and bin/oam enable native access
 final class NativeLog {
     /** ggml_log_level values. */
     private static final int LOG_DEBUG = 1;
+
     private static final int LOG_INFO = 2;
     private static final int LOG_WARN = 3;
     private static final int LOG_ERROR = 4;
@@ -30,8 +33,11 @@ final class NativeLog {
 
     /** The callback {@code llama_log_set} takes: an upcall to {@link #log}, for the life of the process. */
     static MemorySegment callback(Linker linker) throws ReflectiveOperationException {
-        MethodHandle forward = MethodHandles.lookup().findStatic(NativeLog.class, "log",
-                MethodType.methodType(void.class, int.class, MemorySegment.class, MemorySegment.class));
+        MethodHandle forward = MethodHandles.lookup()
+                .findStatic(
+                        NativeLog.class,
+                        "log",
+                        MethodType.methodType(void.class, int.class, MemorySegment.class, MemorySegment.class));
         return linker.upcallStub(forward, FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS), Arena.global());
     }
 
@@ -46,12 +52,15 @@ final class NativeLog {
             if (!loud && level != LOG_INFO && !Log.enabled(Log.Level.DEBUG)) {
                 return;
             }
-            String message = text.equals(MemorySegment.NULL) ? "" : text.reinterpret(64 * 1024).getString(0).strip();
+            String message = text.equals(MemorySegment.NULL)
+                    ? ""
+                    : text.reinterpret(64 * 1024).getString(0).strip();
             if (message.isEmpty()) {
                 return;
             }
             if (level == LOG_INFO && isPlacement(message)) {
-                // where a model's layers went: the device, its free memory, the offloaded layers (FfmEngine reports them)
+                // where a model's layers went: the device, its free memory, the offloaded layers (FfmEngine reports
+                // them)
                 Log.info("llama.cpp: " + message);
                 synchronized (PLACEMENT) {
                     if (PLACEMENT.size() < 16) {
@@ -79,8 +88,11 @@ final class NativeLog {
     private static final List<String> PLACEMENT = new ArrayList<>(); // guarded by itself
 
     static boolean isPlacement(String message) {
-        return message.contains("using device ") || message.contains("offloaded ") || message.contains("ggml_vulkan: ")
-                || message.contains("CUDA0") || message.contains("Metal");
+        return message.contains("using device ")
+                || message.contains("offloaded ")
+                || message.contains("ggml_vulkan: ")
+                || message.contains("CUDA0")
+                || message.contains("Metal");
     }
 
     /** The placement lines logged since the last call (the engine takes them right after loading a model). */

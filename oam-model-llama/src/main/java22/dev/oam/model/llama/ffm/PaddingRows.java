@@ -87,7 +87,8 @@ final class PaddingRows {
     void remove(MemorySegment context) {
         for (int i = 0; i < count; i++) {
             if (!api.seqRm(context, lane[i], pos[i], -1)) {
-                throw new IllegalStateException("llama.cpp refused to remove the padding or gap row of sequence " + lane[i]);
+                throw new IllegalStateException(
+                        "llama.cpp refused to remove the padding or gap row of sequence " + lane[i]);
             }
         }
         count = 0;

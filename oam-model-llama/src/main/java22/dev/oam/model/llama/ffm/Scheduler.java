@@ -54,6 +54,7 @@ final class Scheduler {
     private final boolean pad;
     /** A KV stream per lane (vendored API, {@link FfmTuning#streams()}): padding and gap rows go into the lanes. */
     private final boolean streams;
+
     private final FfmObserver observer;
     private final TokenPicker picker;
     private final CostModel cost;
@@ -70,8 +71,15 @@ final class Scheduler {
     /** The context's n_threads_batch now; set only on a change, as llama.cpp logs every setting. */
     private int batchThreads;
 
-    Scheduler(String name, ModelVocab vocab, EngineSettings settings, SlotTable slots, boolean pad, boolean streams,
-            FfmTuning tuning, FfmObserver observer) {
+    Scheduler(
+            String name,
+            ModelVocab vocab,
+            EngineSettings settings,
+            SlotTable slots,
+            boolean pad,
+            boolean streams,
+            FfmTuning tuning,
+            FfmObserver observer) {
         this.name = name;
         this.api = vocab.api;
         this.settings = settings;
@@ -94,11 +102,25 @@ final class Scheduler {
         try (Arena local = Arena.ofConfined()) {
             MemorySegment params = streams
                     // a stream per lane, each with a cell more than a lane's context: the padding or gap row
-                    ? api.contextParams(local, settings.slots() * (settings.contextSize() + 1), Batch.N_BATCH,
-                            settings.slots(), settings.threads(), settings.threadsBatch(), flashAttention, true)
+                    ? api.contextParams(
+                            local,
+                            settings.slots() * (settings.contextSize() + 1),
+                            Batch.N_BATCH,
+                            settings.slots(),
+                            settings.threads(),
+                            settings.threadsBatch(),
+                            flashAttention,
+                            true)
                     // one cache: the lanes, a padding sequence (the last id) and its cell
-                    : api.contextParams(local, settings.kvCells() + 1, Batch.N_BATCH, settings.slots() + 1,
-                            settings.threads(), settings.threadsBatch(), flashAttention, false);
+                    : api.contextParams(
+                            local,
+                            settings.kvCells() + 1,
+                            Batch.N_BATCH,
+                            settings.slots() + 1,
+                            settings.threads(),
+                            settings.threadsBatch(),
+                            flashAttention,
+                            false);
             MemorySegment created = (MemorySegment) api.initFromModel.invokeExact(model, params);
             if (created.equals(MemorySegment.NULL)) {
                 throw new IOException("llama_init_from_model returned NULL (out of memory?)");
@@ -151,7 +173,8 @@ final class Scheduler {
         // ...then prompt chunks, round-robin from a rotating start so no request waits behind a long prompt. Rows are
         // kept for the padding and, with streams, for a gap row per lane.
         int reserved = 1 + (streams ? settings.slots() - 1 : 0);
-        int budget = Math.min(cost.prefillBudget(plan.size(), active.size() > 1), Batch.N_BATCH - reserved - plan.size());
+        int budget =
+                Math.min(cost.prefillBudget(plan.size(), active.size() > 1), Batch.N_BATCH - reserved - plan.size());
         int count = active.size();
         for (int k = 0; k < count && budget > 0; k++) {
             FfmGeneration g = active.get((cursor + k) % count);
@@ -188,11 +211,18 @@ final class Scheduler {
         }
         int requestRows = n - padding.count();
         useThreads(requestRows);
-        if (observer != FfmObserver.NONE) { // llama.cpp computes a decode of one row on n_threads, of more on n_threads_batch
+        if (observer
+                != FfmObserver
+                        .NONE) { // llama.cpp computes a decode of one row on n_threads, of more on n_threads_batch
             observer.decoding(requestRows, n == 1 ? api.nThreads(context) : api.nThreadsBatch(context));
         }
         long decodeStart = System.nanoTime();
-        int rc = batch.decode(api, context, n, nVocab, settings.slots() + (streams ? 0 : 1),
+        int rc = batch.decode(
+                api,
+                context,
+                n,
+                nVocab,
+                settings.slots() + (streams ? 0 : 1),
                 settings.contextSize() + (streams ? 1 : 0)); // with streams a lane's padding row may be its last
         padding.remove(context);
         if (rc != 0) {
@@ -263,8 +293,10 @@ final class Scheduler {
             g.nPast = 0;
             g.cachedLost = true;
             if (inBatch.contains(g)) {
-                finish(g, new Failed(new IllegalStateException("llama_decode failed (" + rc
-                        + (rc == 1 ? ": no room in the KV cache" : "") + ")")));
+                finish(
+                        g,
+                        new Failed(new IllegalStateException(
+                                "llama_decode failed (" + rc + (rc == 1 ? ": no room in the KV cache" : "") + ")")));
             }
         }
     }
@@ -288,8 +320,8 @@ final class Scheduler {
         Event last = terminal;
         if (last == null) {
             g.emit(g.text.finish());
-            last = new Done(new EngineResult(g.answer.toString(), g.promptLength, g.cachedLost ? 0 : g.lease.cached(),
-                    g.sampled));
+            last = new Done(new EngineResult(
+                    g.answer.toString(), g.promptLength, g.cachedLost ? 0 : g.lease.cached(), g.sampled));
         }
         try {
             slots.release(g.lease, Arrays.copyOf(g.tokens, g.nPast));

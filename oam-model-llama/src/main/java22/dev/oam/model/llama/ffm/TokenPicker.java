@@ -61,6 +61,7 @@ final class TokenPicker {
      *
      * @throws Failure no logits, or the grammar allows no token
      */
+    @SuppressWarnings("restricted") // the logits row llama.cpp returns has no size until it is given one
     boolean sample(MemorySegment context, FfmGeneration g, int row) {
         int nVocab = vocab.size;
         try {

@@ -14,8 +14,12 @@ class EngineSettingsTest {
         assertThat(EngineSettings.defaults().resolve(4096, 8)).isEqualTo(new EngineSettings(4096, 1, 7, 8, 0));
         assertThat(EngineSettings.defaults().withContextSize(512).withSlots(2).resolve(4096, 1))
                 .isEqualTo(new EngineSettings(512, 2, 1, 1, 0));
-        assertThat(EngineSettings.defaults().withContextSize(100_000).resolve(4096, 2).contextSize())
-                .as("never more than the model was trained for").isEqualTo(4096);
+        assertThat(EngineSettings.defaults()
+                        .withContextSize(100_000)
+                        .resolve(4096, 2)
+                        .contextSize())
+                .as("never more than the model was trained for")
+                .isEqualTo(4096);
     }
 
     @Test
@@ -23,9 +27,12 @@ class EngineSettingsTest {
         assertThatThrownBy(() -> EngineSettings.defaults().withSlots(0)).hasMessageContaining("slots");
         assertThatThrownBy(() -> EngineSettings.defaults().withContextSize(8)).hasMessageContaining("contextSize");
         assertThatThrownBy(() -> EngineSettings.defaults().withThreads(-1)).hasMessageContaining("threads");
-        assertThatThrownBy(() -> EngineSettings.defaults().withThreadsBatch(1000)).hasMessageContaining("threadsBatch");
+        assertThatThrownBy(() -> EngineSettings.defaults().withThreadsBatch(1000))
+                .hasMessageContaining("threadsBatch");
         assertThatThrownBy(() -> EngineSettings.defaults().withGpuLayers(-2)).hasMessageContaining("gpuLayers");
-        assertThat(EngineSettings.defaults().withGpuLayers(-1).gpuLayers()).as("-1: every layer").isEqualTo(-1);
+        assertThat(EngineSettings.defaults().withGpuLayers(-1).gpuLayers())
+                .as("-1: every layer")
+                .isEqualTo(-1);
     }
 
     @Test

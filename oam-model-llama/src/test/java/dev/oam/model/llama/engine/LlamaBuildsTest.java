@@ -26,7 +26,8 @@ class LlamaBuildsTest {
     Path cache;
 
     private Path build(String folder, String record) throws IOException {
-        Path lib = Files.createDirectories(cache.resolve("llama-cpp").resolve(folder).resolve("lib"));
+        Path lib = Files.createDirectories(
+                cache.resolve("llama-cpp").resolve(folder).resolve("lib"));
         Files.writeString(lib.resolve("libllama.so"), "not loaded by these tests");
         if (record != null) {
             Files.writeString(lib.resolve(LlamaBuilds.RECORD), record);
@@ -46,14 +47,18 @@ class LlamaBuildsTest {
         build("0.3.36-r9", null);
         UnaryOperator<String> env = env(Map.of("OAM_CACHE_DIR", cache.toString()));
         assertThat(LlamaBuilds.preferred(env, "/nowhere").library()).isEqualTo(cpu3);
-        assertThat(LlamaBuilds.found(LlamaBuilds.folder(env, "/nowhere"), false)).extracting(LlamaBuilds.Build::library)
+        assertThat(LlamaBuilds.found(LlamaBuilds.folder(env, "/nowhere"), false))
+                .extracting(LlamaBuilds.Build::library)
                 .containsExactly(cpu3, cpu2);
-        Path vulkan = build("0.3.36-r4-vulkan", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=4\nbackend=vulkan\n");
+        Path vulkan =
+                build("0.3.36-r4-vulkan", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=4\nbackend=vulkan\n");
         assertThat(LlamaBuilds.preferred(env, "/nowhere").library()).isEqualTo(cpu3);
-        assertThat(LlamaBuilds.preferred(env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "0")),
-                "/nowhere").library()).isEqualTo(cpu3);
-        LlamaBuilds.Build preferred = LlamaBuilds.preferred(env(Map.of("OAM_CACHE_DIR", cache.toString(),
-                "OAM_LLAMA_GPU_LAYERS", "-1")), "/nowhere");
+        assertThat(LlamaBuilds.preferred(
+                                env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "0")), "/nowhere")
+                        .library())
+                .isEqualTo(cpu3);
+        LlamaBuilds.Build preferred = LlamaBuilds.preferred(
+                env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "-1")), "/nowhere");
         assertThat(preferred.library()).isEqualTo(vulkan);
         assertThat(preferred.backend()).isEqualTo("vulkan");
         assertThat(preferred.describe()).contains("llama-cpp-python 0.3.36's llama.cpp, vulkan build");
@@ -61,8 +66,10 @@ class LlamaBuildsTest {
 
     @Test
     void nodeLlamaCppsVulkanBuildIsInTheVerifiedFamily() throws IOException {
-        Path library = build("node-llama-cpp-3.22.1-vulkan", "source=node-llama-cpp-linux-x64-vulkan-3.22.1.tgz\nsha256="
-                + "e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7\nrecipe=1\nbackend=vulkan\n");
+        Path library = build(
+                "node-llama-cpp-3.22.1-vulkan",
+                "source=node-llama-cpp-linux-x64-vulkan-3.22.1.tgz\nsha256="
+                        + "e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7\nrecipe=1\nbackend=vulkan\n");
         LlamaBuilds.Build build = LlamaBuilds.read(library);
         assertThat(build.backend()).isEqualTo("vulkan");
         assertThat(build.describe()).startsWith("node-llama-cpp-linux-x64-vulkan-3.22.1's llama.cpp, vulkan build");
@@ -70,30 +77,39 @@ class LlamaBuildsTest {
 
     @Test
     void theCacheFolderFollowsTheScriptsVariables() {
-        assertThat(LlamaBuilds.folder(env(Map.of("OAM_CACHE_DIR", "/c")), "/home/u")).isEqualTo(Path.of("/c/llama-cpp"));
-        assertThat(LlamaBuilds.folder(env(Map.of("XDG_CACHE_HOME", "/x")), "/home/u")).isEqualTo(Path.of("/x/oam/llama-cpp"));
+        assertThat(LlamaBuilds.folder(env(Map.of("OAM_CACHE_DIR", "/c")), "/home/u"))
+                .isEqualTo(Path.of("/c/llama-cpp"));
+        assertThat(LlamaBuilds.folder(env(Map.of("XDG_CACHE_HOME", "/x")), "/home/u"))
+                .isEqualTo(Path.of("/x/oam/llama-cpp"));
         assertThat(LlamaBuilds.folder(env(Map.of()), "/home/u")).isEqualTo(Path.of("/home/u/.cache/oam/llama-cpp"));
-        assertThat(LlamaBuilds.preferred(env(Map.of("OAM_CACHE_DIR", cache.resolve("empty").toString())), "/h")).isNull();
+        assertThat(LlamaBuilds.preferred(
+                        env(Map.of("OAM_CACHE_DIR", cache.resolve("empty").toString())), "/h"))
+                .isNull();
     }
 
     @Test
     void aRecordNamingAnUnverifiedSourceIsRefusedWithTheReason() throws IOException {
         Path library = build("other", "source=llama_cpp_python-0.3.35.tar.gz\nsha256=00\n");
-        assertThatThrownBy(() -> LlamaBuilds.read(library)).isInstanceOf(IOException.class)
-                .hasMessageContaining("names llama_cpp_python-0.3.35.tar.gz (00), not one of the sources whose struct layouts"
-                        + " are verified (" + SOURCE + ", node-llama-cpp-linux-x64-vulkan-3.22.1.tgz)");
+        assertThatThrownBy(() -> LlamaBuilds.read(library))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining(
+                        "names llama_cpp_python-0.3.35.tar.gz (00), not one of the sources whose struct layouts"
+                                + " are verified (" + SOURCE + ", node-llama-cpp-linux-x64-vulkan-3.22.1.tgz)");
     }
 
     @Test
     void theRealProjectBuildIsAcceptedWhereBinTestBuiltIt() throws IOException {
         String built = System.getenv("OAM_TEST_LLAMA_LIBRARY");
-        org.junit.jupiter.api.Assumptions.assumeTrue(built != null && !built.isBlank(), "bin/test passes the built library");
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                built != null && !built.isBlank(), "bin/test passes the built library");
         Path library = Path.of(built);
         LlamaBuilds.Build build = LlamaBuilds.read(library);
         assertThat(build.source()).isEqualTo(SOURCE);
         // found where the script put it: <cache>/llama-cpp/<version>-r<recipe>/lib/libllama.so
         Path folder = library.toAbsolutePath().getParent().getParent().getParent();
-        assertThat(LlamaBuilds.found(folder, false)).extracting(LlamaBuilds.Build::library).contains(library.toAbsolutePath());
+        assertThat(LlamaBuilds.found(folder, false))
+                .extracting(LlamaBuilds.Build::library)
+                .contains(library.toAbsolutePath());
     }
 
     @Test
@@ -101,26 +117,52 @@ class LlamaBuildsTest {
         build("0.3.36-r3", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=3\n");
         UnaryOperator<String> none = name -> null;
         UnaryOperator<String> withCache = env(Map.of("OAM_CACHE_DIR", cache.toString()));
-        UnaryOperator<String> emptyCache = env(Map.of("OAM_CACHE_DIR", cache.resolve("none").toString()));
+        UnaryOperator<String> emptyCache =
+                env(Map.of("OAM_CACHE_DIR", cache.resolve("none").toString()));
         // JDK 22+ on Linux with a project build: the current llama.cpp
-        assertThat(EngineChoice.planned(withCache, none, 25, "Linux", "/h").current()).isTrue();
+        assertThat(EngineChoice.planned(withCache, none, 25, "Linux", "/h").current())
+                .isTrue();
         // none built: the binding's b4916, and so for JDK 21, Windows, a forced JNI engine or OAM_LLAMA_LIBRARY=binding
-        assertThat(EngineChoice.planned(emptyCache, none, 25, "Linux", "/h").current()).isFalse();
-        assertThat(EngineChoice.planned(withCache, none, 21, "Linux", "/h").description()).contains("b4916", "JNI", "JDK 21");
-        assertThat(EngineChoice.planned(withCache, none, 25, "Windows 11", "/h").current()).isFalse();
-        assertThat(EngineChoice.planned(env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_ENGINE", "jni")), none, 25,
-                "Linux", "/h").current()).isFalse();
-        assertThat(EngineChoice.planned(env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_LIBRARY", "binding")), none,
-                25, "Linux", "/h").current()).isFalse();
-        assertThat(EngineChoice.planned(emptyCache, name -> "oam.llama.library".equals(name) ? "/x/libllama.so" : null, 25,
-                "Linux", "/h").current()).isTrue();
+        assertThat(EngineChoice.planned(emptyCache, none, 25, "Linux", "/h").current())
+                .isFalse();
+        assertThat(EngineChoice.planned(withCache, none, 21, "Linux", "/h").description())
+                .contains("b4916", "JNI", "JDK 21");
+        assertThat(EngineChoice.planned(withCache, none, 25, "Windows 11", "/h").current())
+                .isFalse();
+        assertThat(EngineChoice.planned(
+                                env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_ENGINE", "jni")),
+                                none,
+                                25,
+                                "Linux",
+                                "/h")
+                        .current())
+                .isFalse();
+        assertThat(EngineChoice.planned(
+                                env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_LIBRARY", "binding")),
+                                none,
+                                25,
+                                "Linux",
+                                "/h")
+                        .current())
+                .isFalse();
+        assertThat(EngineChoice.planned(
+                                emptyCache,
+                                name -> "oam.llama.library".equals(name) ? "/x/libllama.so" : null,
+                                25,
+                                "Linux",
+                                "/h")
+                        .current())
+                .isTrue();
     }
 
     @Test
     void architecturesOfBothLlamaCppsAreKnown() {
-        assertThat(Architectures.B4916).contains("llama", "qwen2", "gemma3", "phi3", "mpt", "bert", "rwkv7")
+        assertThat(Architectures.B4916)
+                .contains("llama", "qwen2", "gemma3", "phi3", "mpt", "bert", "rwkv7")
                 .doesNotContain("qwen3", "gemma3n", "gemma4", "qwen35", "smollm3", "lfm2");
-        assertThat(Architectures.VENDORED).hasSize(Architectures.VENDORED_COUNT).containsAll(Architectures.B4916)
+        assertThat(Architectures.VENDORED)
+                .hasSize(Architectures.VENDORED_COUNT)
+                .containsAll(Architectures.B4916)
                 .contains("qwen3", "qwen3moe", "gemma3n", "gemma4", "qwen35", "smollm3", "lfm2");
     }
 }

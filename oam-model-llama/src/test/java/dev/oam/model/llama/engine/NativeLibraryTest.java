@@ -17,17 +17,23 @@ import org.junit.jupiter.api.io.TempDir;
 class NativeLibraryTest {
     @Test
     void mapsJavaPlatformNamesToTheBindingsFolders() throws IOException {
-        assertThat(NativeLibrary.platform("Linux", "amd64").resource()).isEqualTo("de/kherud/llama/Linux/x86_64/libjllama.so");
-        assertThat(NativeLibrary.platform("Linux", "aarch64").resource()).isEqualTo("de/kherud/llama/Linux/aarch64/libjllama.so");
-        assertThat(NativeLibrary.platform("Mac OS X", "aarch64").resource()).isEqualTo("de/kherud/llama/Mac/aarch64/libjllama.dylib");
-        assertThat(NativeLibrary.platform("Windows 11", "amd64").resource()).isEqualTo("de/kherud/llama/Windows/x86_64/jllama.dll");
+        assertThat(NativeLibrary.platform("Linux", "amd64").resource())
+                .isEqualTo("de/kherud/llama/Linux/x86_64/libjllama.so");
+        assertThat(NativeLibrary.platform("Linux", "aarch64").resource())
+                .isEqualTo("de/kherud/llama/Linux/aarch64/libjllama.so");
+        assertThat(NativeLibrary.platform("Mac OS X", "aarch64").resource())
+                .isEqualTo("de/kherud/llama/Mac/aarch64/libjllama.dylib");
+        assertThat(NativeLibrary.platform("Windows 11", "amd64").resource())
+                .isEqualTo("de/kherud/llama/Windows/x86_64/jllama.dll");
     }
 
     @Test
     void unsupportedPlatformsFailWithAMessage() {
-        assertThatThrownBy(() -> NativeLibrary.platform("SunOS", "sparcv9")).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> NativeLibrary.platform("SunOS", "sparcv9"))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("not supported on SunOS sparcv9");
-        assertThatThrownBy(() -> NativeLibrary.platform("Linux", "riscv64")).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> NativeLibrary.platform("Linux", "riscv64"))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("riscv64");
     }
 
@@ -53,7 +59,9 @@ class NativeLibraryTest {
         FileTime old = FileTime.fromMillis(1_000_000);
         Files.setLastModifiedTime(library, old);
         NativeLibrary.extract(platform, folder);
-        assertThat(Files.getLastModifiedTime(library)).as("an identical copy is reused").isEqualTo(old);
+        assertThat(Files.getLastModifiedTime(library))
+                .as("an identical copy is reused")
+                .isEqualTo(old);
 
         Files.write(library, new byte[(int) size]); // same size, different bytes
         NativeLibrary.extract(platform, folder);
@@ -62,7 +70,8 @@ class NativeLibraryTest {
 
         assertThat(Files.readString(neighbour)).isEqualTo("keep me");
         try (var files = Files.list(folder)) {
-            assertThat(files.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("libjllama.so", "llama-notes.txt");
+            assertThat(files.map(p -> p.getFileName().toString()))
+                    .containsExactlyInAnyOrder("libjllama.so", "llama-notes.txt");
         }
     }
 
@@ -76,11 +85,16 @@ class NativeLibraryTest {
         assertThat(NativeLibrary.suppliedLibrary(java.util.Map.of(), platform)).isNull();
         Path renamed = Files.writeString(folder.resolve("jllama-cuda.so"), "x");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> NativeLibrary.suppliedLibrary(
-                java.util.Map.of("OAM_JLLAMA_LIBRARY", renamed.toString()), platform))
-                .isInstanceOf(IOException.class).hasMessageContaining("must be called libjllama.so");
+                        java.util.Map.of("OAM_JLLAMA_LIBRARY", renamed.toString()), platform))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("must be called libjllama.so");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> NativeLibrary.suppliedLibrary(
-                java.util.Map.of("OAM_JLLAMA_LIBRARY", folder.resolve("none/libjllama.so").toString()), platform))
-                .isInstanceOf(IOException.class).hasMessageContaining("is not a file");
+                        java.util.Map.of(
+                                "OAM_JLLAMA_LIBRARY",
+                                folder.resolve("none/libjllama.so").toString()),
+                        platform))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("is not a file");
     }
 
     @Test
@@ -96,14 +110,17 @@ class NativeLibraryTest {
         PrintStream originalErr = System.err;
         System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
         try {
-            PrintStream split = NativeLibrary.loaderToStderr(Thread.currentThread(), new PrintStream(out, true, StandardCharsets.UTF_8));
+            PrintStream split = NativeLibrary.loaderToStderr(
+                    Thread.currentThread(), new PrintStream(out, true, StandardCharsets.UTF_8));
             split.println("from the loader");
-            Thread other = Thread.ofPlatform().start(() -> split.println("oam serve: listening on http://127.0.0.1:1976/v1"));
+            Thread other =
+                    Thread.ofPlatform().start(() -> split.println("oam serve: listening on http://127.0.0.1:1976/v1"));
             other.join();
         } finally {
             System.setErr(originalErr);
         }
-        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("oam serve: listening on http://127.0.0.1:1976/v1\n");
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .isEqualTo("oam serve: listening on http://127.0.0.1:1976/v1\n");
         assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("from the loader\n");
     }
 }

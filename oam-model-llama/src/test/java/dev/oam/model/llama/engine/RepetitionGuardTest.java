@@ -37,9 +37,12 @@ class RepetitionGuardTest {
         for (int i = 0; i < 6; i++) {
             call.accept("la la ");
         }
-        assertThat(call.tripped()).as("a call's grammar closes it, the guard leaves it").isFalse();
+        assertThat(call.tripped())
+                .as("a call's grammar closes it, the guard leaves it")
+                .isFalse();
         assertThat(stop.isCancelled()).isFalse();
         assertThat(RepetitionGuard.repeatedUnit("ab ab ab ")).isZero(); // units of fewer than 4 characters are words
-        assertThat(RepetitionGuard.repeatedUnit("I am glad. I am glad. I am glad. ")).isEqualTo("I am glad. ".length());
+        assertThat(RepetitionGuard.repeatedUnit("I am glad. I am glad. I am glad. "))
+                .isEqualTo("I am glad. ".length());
     }
 }

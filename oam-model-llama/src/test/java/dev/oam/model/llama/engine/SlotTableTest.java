@@ -33,7 +33,9 @@ class SlotTableTest {
         assertThat(again.cached()).isEqualTo(first.length + 2);
         table.release(again, extend(first, 30, 31, 32));
         SlotTable.Lease same = table.acquire(extend(first, 30, 31, 32), "a", CancellationToken.create());
-        assertThat(same.cached()).as("at least one prompt token is always evaluated").isEqualTo(first.length + 2);
+        assertThat(same.cached())
+                .as("at least one prompt token is always evaluated")
+                .isEqualTo(first.length + 2);
     }
 
     @Test
@@ -56,11 +58,15 @@ class SlotTableTest {
         CancellationToken token = CancellationToken.create();
         CompletableFuture<SlotTable.Lease> cancelled = CompletableFuture.supplyAsync(() -> acquire(table, "b", token));
         assertThat(table.await(t -> t.waiting() == 1, 10_000)).isTrue();
-        CompletableFuture<SlotTable.Lease> second = CompletableFuture.supplyAsync(() -> acquire(table, "c", CancellationToken.create()));
+        CompletableFuture<SlotTable.Lease> second =
+                CompletableFuture.supplyAsync(() -> acquire(table, "c", CancellationToken.create()));
         assertThat(table.await(t -> t.waiting() == 2, 10_000)).isTrue();
         token.cancel();
-        assertThatThrownBy(() -> cancelled.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(AgentException.class)
-                .cause().extracting(e -> ((AgentException) e).code()).isEqualTo(ErrorCode.CANCELLED);
+        assertThatThrownBy(() -> cancelled.get(10, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(AgentException.class)
+                .cause()
+                .extracting(e -> ((AgentException) e).code())
+                .isEqualTo(ErrorCode.CANCELLED);
         assertThat(table.await(t -> t.waiting() == 1, 10_000)).isTrue();
         assertThat(second).isNotDone();
         table.release(running, SYSTEM);
@@ -74,11 +80,14 @@ class SlotTableTest {
     void closingFailsWaiters() throws Exception {
         SlotTable table = new SlotTable(1);
         table.acquire(SYSTEM, "a", CancellationToken.create());
-        CompletableFuture<SlotTable.Lease> waiter = CompletableFuture.supplyAsync(() -> acquire(table, "b", CancellationToken.create()));
+        CompletableFuture<SlotTable.Lease> waiter =
+                CompletableFuture.supplyAsync(() -> acquire(table, "b", CancellationToken.create()));
         assertThat(table.await(t -> t.waiting() == 1, 10_000)).isTrue();
         table.close();
-        assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS)).cause()
-                .extracting(e -> ((AgentException) e).code()).isEqualTo(ErrorCode.MODEL_UNAVAILABLE);
+        assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS))
+                .cause()
+                .extracting(e -> ((AgentException) e).code())
+                .isEqualTo(ErrorCode.MODEL_UNAVAILABLE);
     }
 
     private static SlotTable.Lease acquire(SlotTable table, String session, CancellationToken token) {

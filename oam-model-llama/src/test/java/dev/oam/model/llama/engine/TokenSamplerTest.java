@@ -27,10 +27,13 @@ class TokenSamplerTest {
             many[i] = (float) Math.sin(i * 0.37) * 3 - (i % 7 == 0 ? 2 : 0);
         }
         int best = TokenSampler.argmax(many, many.length, null);
-        assertThat(sampler.sample(many, many.length, null, 1.5, 1, 1, new SplittableRandom(1))).isEqualTo(best);
-        assertThat(sampler.sample(many, many.length, null, 1.5, 0, 1e-6, new SplittableRandom(1))).isEqualTo(best);
+        assertThat(sampler.sample(many, many.length, null, 1.5, 1, 1, new SplittableRandom(1)))
+                .isEqualTo(best);
+        assertThat(sampler.sample(many, many.length, null, 1.5, 0, 1e-6, new SplittableRandom(1)))
+                .isEqualTo(best);
         int first = sampler.sample(many, many.length, null, 1.0, 0, 1, new SplittableRandom(9));
-        assertThat(sampler.sample(many, many.length, null, 1.0, 0, 1, new SplittableRandom(9))).isEqualTo(first);
+        assertThat(sampler.sample(many, many.length, null, 1.0, 0, 1, new SplittableRandom(9)))
+                .isEqualTo(first);
         Set<Integer> seen = new HashSet<>();
         SplittableRandom random = new SplittableRandom(3);
         for (int i = 0; i < 200; i++) {
@@ -40,7 +43,8 @@ class TokenSamplerTest {
         long[] mask = new long[5];
         mask[0] = 1L << 7 | 1L << 40;
         for (int i = 0; i < 50; i++) {
-            assertThat(sampler.sample(many, many.length, mask, 2.0, 0, 1, random)).isIn(7, 40);
+            assertThat(sampler.sample(many, many.length, mask, 2.0, 0, 1, random))
+                    .isIn(7, 40);
         }
     }
 
@@ -52,8 +56,10 @@ class TokenSamplerTest {
             logits[i] = -5f - i * 0.01f;
         }
         logits[77] = 0.5f;
-        assertThat(sampler.sample(logits, logits.length, null, 1.0, 0, 1e-9, new SplittableRandom(4))).isEqualTo(77);
-        assertThat(sampler.sample(logits, logits.length, null, 1.0, 1, 1, new SplittableRandom(4))).isEqualTo(77);
+        assertThat(sampler.sample(logits, logits.length, null, 1.0, 0, 1e-9, new SplittableRandom(4)))
+                .isEqualTo(77);
+        assertThat(sampler.sample(logits, logits.length, null, 1.0, 1, 1, new SplittableRandom(4)))
+                .isEqualTo(77);
     }
 
     @Test
@@ -70,9 +76,12 @@ class TokenSamplerTest {
         assertThat(out.toString()).isEqualTo("a😀é€b");
         Utf8Pieces broken = new Utf8Pieces();
         assertThat(broken.add(new byte[] {'x', (byte) 0xF0, (byte) 0x9F})).isEqualTo("x");
-        assertThat(broken.finish()).as("an unfinished character is dropped, never shown as U+FFFD").isEmpty();
+        assertThat(broken.finish())
+                .as("an unfinished character is dropped, never shown as U+FFFD")
+                .isEmpty();
         Utf8Pieces lone = new Utf8Pieces();
         assertThat(lone.add(new byte[] {'a', (byte) 0x80, 'b'}) + lone.finish()).isEqualTo("ab");
-        assertThat(lone.add(new byte[] {(byte) 0xC0, (byte) 0xAF, 'c'}) + lone.finish()).isEqualTo("c");
+        assertThat(lone.add(new byte[] {(byte) 0xC0, (byte) 0xAF, 'c'}) + lone.finish())
+                .isEqualTo("c");
     }
 }

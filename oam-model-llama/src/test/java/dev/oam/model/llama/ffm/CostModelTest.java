@@ -25,9 +25,15 @@ class CostModelTest {
 
     @Test
     void theBudgetStaysWithinItsBounds() {
-        assertThat(budget(500, 20, 100, 0)).as("a decode slower than the target").isEqualTo(16);
+        assertThat(budget(500, 20, 100, 0))
+                .as("a decode slower than the target")
+                .isEqualTo(16);
         assertThat(budget(1, 0.1, 250, 0)).as("a fast model").isEqualTo(128);
-        assertThat(budget(Double.NaN, Double.NaN, 100, 0)).as("nothing measured yet").isEqualTo(16);
-        assertThat(budget(Double.NaN, 2, 100, 0)).as("no small decode measured: all of it per row").isEqualTo(50);
+        assertThat(budget(Double.NaN, Double.NaN, 100, 0))
+                .as("nothing measured yet")
+                .isEqualTo(16);
+        assertThat(budget(Double.NaN, 2, 100, 0))
+                .as("no small decode measured: all of it per row")
+                .isEqualTo(50);
     }
 }

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import org.assertj.core.api.AbstractThrowableAssert;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -50,8 +51,8 @@ class GgufFileTest {
         assertThat(file.name()).isEqualTo("tiny-random-llama");
         assertThat(file.contextLength()).isEqualTo(4096);
         assertThat(file.chatTemplate()).isEqualTo(TinyGguf.CHATML_TEMPLATE);
-        assertThat(file.tokens().subList(0, 6)).containsExactly("<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>",
-                "<0x00>");
+        assertThat(file.tokens().subList(0, 6))
+                .containsExactly("<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>", "<0x00>");
         assertThat(file.tokens()).contains("\u2581goblin", "open_gate", "café");
         assertThat(file.controlTokens()).containsExactly("<s>", "</s>", "<|im_start|>", "<|im_end|>");
         assertThat(file.tensorCount()).isEqualTo(21);
@@ -61,9 +62,14 @@ class GgufFileTest {
         assertThat(metadata.get("llama.embedding_length")).isEqualTo(64L);
         assertThat(metadata.get("llama.attention.layer_norm_rms_epsilon")).isEqualTo((double) 1e-5f);
         assertThat(metadata.get("tokenizer.ggml.add_space_prefix")).isEqualTo(false);
-        assertThat(metadata.get("tokenizer.ggml.token_type")).asList().hasSize(file.tokens().size())
+        assertThat(metadata.get("tokenizer.ggml.token_type"))
+                .asInstanceOf(InstanceOfAssertFactories.LIST)
+                .hasSize(file.tokens().size())
                 .startsWith(2L, 3L, 3L, 3L, 3L, 6L);
-        assertThat(metadata.get("tokenizer.ggml.scores")).asList().element(0).isEqualTo(0.0);
+        assertThat(metadata.get("tokenizer.ggml.scores"))
+                .asInstanceOf(InstanceOfAssertFactories.LIST)
+                .element(0)
+                .isEqualTo(0.0);
         assertThat(metadata.keySet()).startsWith("general.architecture", "general.name");
     }
 
@@ -82,13 +88,15 @@ class GgufFileTest {
             GgufFile.Tensor last = file.tensors().getLast();
             assertThat(file.dataOffset() + last.offset() + last.size()).isEqualTo(file.fileSize());
             assertThat(file.tensors().getFirst().name()).isEqualTo("token_embd.weight");
-            assertThat(file.tensors().getFirst().shape()).containsExactly(64L, (long) file.tokens().size());
+            assertThat(file.tensors().getFirst().shape())
+                    .containsExactly(64L, (long) file.tokens().size());
         }
     }
 
     @Test
     void groupedQueryAttentionShrinksKeysAndValues() throws Exception {
-        GgufFile file = GgufFile.read(write("gqa.gguf", TinyGguf.tiny().heads(4).kvHeads(2).bytes()));
+        GgufFile file = GgufFile.read(
+                write("gqa.gguf", TinyGguf.tiny().heads(4).kvHeads(2).bytes()));
         Map<String, List<Long>> shapes = new java.util.HashMap<>();
         file.tensors().forEach(t -> shapes.put(t.name(), t.shape()));
         assertThat(shapes.get("blk.1.attn_q.weight")).containsExactly(64L, 64L);
@@ -99,7 +107,8 @@ class GgufFileTest {
 
     @Test
     void aModelWithoutTemplateHasNone() throws Exception {
-        GgufFile file = GgufFile.read(write("plain.gguf", TinyGguf.tiny().chatTemplate(null).name("x").bytes()));
+        GgufFile file = GgufFile.read(
+                write("plain.gguf", TinyGguf.tiny().chatTemplate(null).name("x").bytes()));
         assertThat(file.chatTemplate()).isNull();
         assertThat(file.name()).isEqualTo("x");
     }
@@ -139,9 +148,10 @@ class GgufFileTest {
     @Test
     void otherFormatsAreNotGguf() throws Exception {
         Path zip = write("model.zip.gguf", new byte[] {'P', 'K', 3, 4, 0, 0, 0, 0});
-        assertRefused(zip).hasMessage("Model file " + zip
-                + " is not a GGUF file (it starts with \"PK\\x03\\x04\" instead of \"GGUF\"); llama.cpp models are"
-                + " .gguf files");
+        assertRefused(zip)
+                .hasMessage("Model file " + zip
+                        + " is not a GGUF file (it starts with \"PK\\x03\\x04\" instead of \"GGUF\"); llama.cpp models are"
+                        + " .gguf files");
         Path empty = write("empty.gguf", new byte[0]);
         assertRefused(empty).hasMessage("Model file " + empty + " is empty, not a GGUF file");
         Path shortFile = write("short.gguf", "GG".getBytes(StandardCharsets.US_ASCII));
@@ -156,8 +166,10 @@ class GgufFileTest {
             byte[] bytes = TINY.clone();
             putU32(bytes, 4, version);
             Path file = write("v.gguf", bytes);
-            assertRefused(file).hasMessage("Model file " + file + " uses GGUF version " + Integer.toUnsignedString(version)
-                    + ", which is not supported (versions 2 and 3 are); convert it again with a recent llama.cpp");
+            assertRefused(file)
+                    .hasMessage(
+                            "Model file " + file + " uses GGUF version " + Integer.toUnsignedString(version)
+                                    + ", which is not supported (versions 2 and 3 are); convert it again with a recent llama.cpp");
         }
     }
 
@@ -166,7 +178,8 @@ class GgufFileTest {
     @Test
     void aTruncatedDownloadIsRefused() throws Exception {
         Path file = write("cut.gguf", Arrays.copyOf(TINY, TINY.length - 1));
-        assertRefused(file).hasMessageStartingWith("Model file " + file + " is truncated or corrupt: tensor 'output.weight'")
+        assertRefused(file)
+                .hasMessageStartingWith("Model file " + file + " is truncated or corrupt: tensor 'output.weight'")
                 .hasMessageContaining("but the file has only " + (TINY.length - 1));
         Path inHeader = write("cut.gguf", Arrays.copyOf(TINY, 5000));
         assertRefused(inHeader).hasMessageStartingWith("Model file " + inHeader + " is truncated or corrupt: ");
@@ -179,13 +192,14 @@ class GgufFileTest {
         assertRefused(write("t.gguf", tensors)).hasMessageContaining("claims 1099511627776 tensors at byte 8,");
         byte[] keys = TINY.clone();
         putU64(keys, 16, -1L);
-        assertRefused(write("k.gguf", keys)).hasMessageContaining("claims 18446744073709551615 metadata entries at byte 16,");
+        assertRefused(write("k.gguf", keys))
+                .hasMessageContaining("claims 18446744073709551615 metadata entries at byte 16,");
 
         byte[] name = TINY.clone();
         putU64(name, valueOffset(name, "general.name") + 4, Long.MAX_VALUE);
-        assertRefused(write("n.gguf", name)).hasMessageContaining(
-                "the value of 'general.name' at byte " + (valueOffset(name, "general.name") + 4) + " claims "
-                        + Long.MAX_VALUE + " bytes, but only");
+        assertRefused(write("n.gguf", name))
+                .hasMessageContaining("the value of 'general.name' at byte " + (valueOffset(name, "general.name") + 4)
+                        + " claims " + Long.MAX_VALUE + " bytes, but only");
 
         byte[] array = TINY.clone();
         putU64(array, valueOffset(array, "tokenizer.ggml.tokens") + 8, 1L << 31);
@@ -219,7 +233,8 @@ class GgufFileTest {
         assertRefused(write("type.gguf", type)).hasMessageContaining("unknown ggml type 4");
         byte[] offset = TINY.clone();
         putU64(offset, dims + 4 + 16 + 4, 33);
-        assertRefused(write("off.gguf", offset)).hasMessageContaining("starts at 33, not a multiple of the alignment 32");
+        assertRefused(write("off.gguf", offset))
+                .hasMessageContaining("starts at 33, not a multiple of the alignment 32");
         byte[] rank = TINY.clone();
         putU32(rank, dims, 5);
         assertRefused(write("rank.gguf", rank)).hasMessageContaining("has 5 dimensions (1 to 4 allowed)");
@@ -229,12 +244,12 @@ class GgufFileTest {
 
     @Test
     void requiredKeysAreNamed() throws Exception {
-        assertRefused(write("a.gguf", rename(TINY, "general.architecture", "general.architecturX"))).hasMessageEndingWith(
-                "has no 'general.architecture' entry; it is not a complete llama.cpp model");
-        assertRefused(write("c.gguf", rename(TINY, "llama.context_length", "llama.context_lengtX"))).hasMessageEndingWith(
-                "has no 'llama.context_length' entry; it is not a complete llama.cpp model");
-        assertRefused(write("t.gguf", rename(TINY, "tokenizer.ggml.tokens", "tokenizer.ggml.tokenX"))).hasMessageEndingWith(
-                "has no 'tokenizer.ggml.tokens' entry; it is not a complete llama.cpp model");
+        assertRefused(write("a.gguf", rename(TINY, "general.architecture", "general.architecturX")))
+                .hasMessageEndingWith("has no 'general.architecture' entry; it is not a complete llama.cpp model");
+        assertRefused(write("c.gguf", rename(TINY, "llama.context_length", "llama.context_lengtX")))
+                .hasMessageEndingWith("has no 'llama.context_length' entry; it is not a complete llama.cpp model");
+        assertRefused(write("t.gguf", rename(TINY, "tokenizer.ggml.tokens", "tokenizer.ggml.tokenX")))
+                .hasMessageEndingWith("has no 'tokenizer.ggml.tokens' entry; it is not a complete llama.cpp model");
 
         byte[] wrongType = TINY.clone();
         putU32(wrongType, valueOffset(wrongType, "llama.context_length"), 7); // bool: reads 1 byte, then garbage
@@ -246,8 +261,10 @@ class GgufFileTest {
         byte[] zero = TINY.clone();
         putU32(zero, valueOffset(zero, "llama.context_length") + 4, 0);
         Path file = write("zero.gguf", zero);
-        assertRefused(file).hasMessage("Model file " + file
-                + " declares a context length of 0 (llama.context_length); it must be between 1 and 2147483647");
+        assertRefused(file)
+                .hasMessage(
+                        "Model file " + file
+                                + " declares a context length of 0 (llama.context_length); it must be between 1 and 2147483647");
 
         byte[] negative = TINY.clone();
         putU32(negative, valueOffset(negative, "llama.context_length"), 5); // i32
@@ -257,7 +274,8 @@ class GgufFileTest {
 
     @Test
     void withoutTokenTypesControlTokensAreGuessedFromTheirShape() throws Exception {
-        GgufFile file = GgufFile.read(write("nt.gguf", rename(TINY, "tokenizer.ggml.token_type", "tokenizer.ggml.token_typX")));
+        GgufFile file =
+                GgufFile.read(write("nt.gguf", rename(TINY, "tokenizer.ggml.token_type", "tokenizer.ggml.token_typX")));
         assertThat(file.controlTokens()).containsExactly("<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>");
     }
 
@@ -291,7 +309,9 @@ class GgufFileTest {
             for (int f = 0; f < flips; f++) {
                 // bias towards the first bytes, where the counts and the keys are
                 int at = random.nextBoolean() ? random.nextInt(Math.min(header, 1200)) : random.nextInt(header);
-                bytes[at] = random.nextInt(4) == 0 ? (byte) random.nextInt() : (byte) (bytes[at] ^ (1 << random.nextInt(8)));
+                bytes[at] = random.nextInt(4) == 0
+                        ? (byte) random.nextInt()
+                        : (byte) (bytes[at] ^ (1 << random.nextInt(8)));
             }
             try (var channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
                 channel.write(ByteBuffer.wrap(bytes), 0); // only the header changes; the tensor data stays
@@ -305,7 +325,9 @@ class GgufFileTest {
                 throw new AssertionError("seed " + seed + " made the reader throw " + t, t);
             }
         }
-        assertThat(read).as("most flips hit token text or scores and still read").isBetween(200, 3990);
+        assertThat(read)
+                .as("most flips hit token text or scores and still read")
+                .isBetween(200, 3990);
     }
 
     @Test
@@ -400,12 +422,18 @@ class GgufFileTest {
         }
 
         Raw u32(int value) {
-            out.writeBytes(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(value).array());
+            out.writeBytes(ByteBuffer.allocate(4)
+                    .order(ByteOrder.LITTLE_ENDIAN)
+                    .putInt(value)
+                    .array());
             return this;
         }
 
         Raw u64(long value) {
-            out.writeBytes(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(value).array());
+            out.writeBytes(ByteBuffer.allocate(8)
+                    .order(ByteOrder.LITTLE_ENDIAN)
+                    .putLong(value)
+                    .array());
             return this;
         }
 

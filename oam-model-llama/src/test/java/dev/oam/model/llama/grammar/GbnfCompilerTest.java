@@ -79,7 +79,9 @@ class GbnfCompilerTest {
         end.accept(BYTE + 'b');
         assertThat(end.forcedText(64)).as("the grammar may end here").isEmpty();
         TokenConstraint wide = COMPILER.start("root ::= [a-b] \"x\"");
-        assertThat(wide.forcedText(64)).as("one interval of two code points is a choice").isEmpty();
+        assertThat(wide.forcedText(64))
+                .as("one interval of two code points is a choice")
+                .isEmpty();
     }
 
     @Test
@@ -131,8 +133,12 @@ class GbnfCompilerTest {
         for (int n = 0; n <= 6; n++) {
             String text = "ab".repeat(n);
             assertThat(accepts("root ::= (\"ab\"){3}", text)).as("{3} x" + n).isEqualTo(n == 3);
-            assertThat(accepts("root ::= (\"ab\"){2,4}", text)).as("{2,4} x" + n).isEqualTo(n >= 2 && n <= 4);
-            assertThat(accepts("root ::= (\"ab\"){0,2}", text)).as("{0,2} x" + n).isEqualTo(n <= 2);
+            assertThat(accepts("root ::= (\"ab\"){2,4}", text))
+                    .as("{2,4} x" + n)
+                    .isEqualTo(n >= 2 && n <= 4);
+            assertThat(accepts("root ::= (\"ab\"){0,2}", text))
+                    .as("{0,2} x" + n)
+                    .isEqualTo(n <= 2);
             assertThat(accepts("root ::= (\"ab\"){2,}", text)).as("{2,} x" + n).isEqualTo(n >= 2);
         }
         assertThat(accepts("root ::= [0-9]{1,3} \"x\"", "123x")).isTrue();
@@ -156,18 +162,23 @@ class GbnfCompilerTest {
 
     @Test
     void unparsableGrammarsAreRejectedNamingTheCause() {
-        assertThatThrownBy(() -> COMPILER.start("a ::= \"x\"")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> COMPILER.start("a ::= \"x\""))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("no 'root' rule");
         assertThatThrownBy(() -> COMPILER.start("root ::= other")).hasMessageContaining("undefined rule 'other'");
         assertThatThrownBy(() -> COMPILER.start("root ::= \"x")).hasMessageContaining("unterminated string literal");
         assertThatThrownBy(() -> COMPILER.start("root ::= [a-")).hasMessageContaining("unterminated character class");
         assertThatThrownBy(() -> COMPILER.start("root ::= \"\\q\"")).hasMessageContaining("unknown escape");
         assertThatThrownBy(() -> COMPILER.start("root ::= (\"a\"")).hasMessageContaining("expected ')'");
-        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\"{3,1}")).hasMessageContaining("maximum below its minimum");
-        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\"\nroot ::= \"b\"")).hasMessageContaining("defined twice");
+        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\"{3,1}"))
+                .hasMessageContaining("maximum below its minimum");
+        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\"\nroot ::= \"b\""))
+                .hasMessageContaining("defined twice");
         assertThatThrownBy(() -> COMPILER.start("root = \"a\"")).hasMessageContaining("expected ::=");
-        assertThatThrownBy(() -> COMPILER.start("root ::= x\nx ::= x \"a\" | \"b\"")).hasMessageContaining("left-recursive");
-        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\" @")).hasMessageContaining("unexpected '@'")
+        assertThatThrownBy(() -> COMPILER.start("root ::= x\nx ::= x \"a\" | \"b\""))
+                .hasMessageContaining("left-recursive");
+        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\" @"))
+                .hasMessageContaining("unexpected '@'")
                 .hasMessageContaining("line 1");
         assertThatThrownBy(() -> COMPILER.start("root ::= " + "(".repeat(10_000) + "\"a\"" + ")".repeat(10_000)))
                 .hasMessageContaining("nested deeper");
@@ -186,8 +197,12 @@ class GbnfCompilerTest {
         assertThat(c.allows(firstHalf)).isTrue();
         c.accept(firstHalf);
         assertThat(c.canEnd()).isFalse();
-        assertThat(c.allows(token("\""))).as("a quote cannot finish a character").isFalse();
-        assertThat(c.allows(firstHalf)).as("a lead byte cannot continue a character").isFalse();
+        assertThat(c.allows(token("\"")))
+                .as("a quote cannot finish a character")
+                .isFalse();
+        assertThat(c.allows(firstHalf))
+                .as("a lead byte cannot continue a character")
+                .isFalse();
         assertThat(mask(c).get(secondHalf)).isTrue();
         c.accept(secondHalf);
         c.accept(token("\""));
@@ -211,10 +226,18 @@ class GbnfCompilerTest {
         for (String grammar : List.of("root ::= [^\"]*", "root ::= [^\"\\u00E9]*")) { // one or several intervals
             assertThat(feed(grammar, bytes(0xE0, 0x80, 0x80))).as("overlong E0").isFalse();
             assertThat(feed(grammar, bytes(0xE0, 0xA0, 0x80))).as("U+0800").isTrue();
-            assertThat(feed(grammar, bytes(0xF0, 0x8F, 0xBF, 0xBF))).as("overlong F0").isFalse();
-            assertThat(feed(grammar, bytes(0xF0, 0x90, 0x80, 0x80))).as("U+10000").isTrue();
-            assertThat(feed(grammar, bytes(0xF4, 0x90, 0x80, 0x80))).as("above U+10FFFF").isFalse();
-            assertThat(feed(grammar, bytes(0xF4, 0x8F, 0xBF, 0xBF))).as("U+10FFFF").isTrue();
+            assertThat(feed(grammar, bytes(0xF0, 0x8F, 0xBF, 0xBF)))
+                    .as("overlong F0")
+                    .isFalse();
+            assertThat(feed(grammar, bytes(0xF0, 0x90, 0x80, 0x80)))
+                    .as("U+10000")
+                    .isTrue();
+            assertThat(feed(grammar, bytes(0xF4, 0x90, 0x80, 0x80)))
+                    .as("above U+10FFFF")
+                    .isFalse();
+            assertThat(feed(grammar, bytes(0xF4, 0x8F, 0xBF, 0xBF)))
+                    .as("U+10FFFF")
+                    .isTrue();
             assertThat(feed(grammar, bytes(0xC1, 0x81))).as("overlong C1").isFalse();
             assertThat(feed(grammar, bytes(0xE3, 0x81))).as("unfinished").isFalse();
             assertThat(feed(grammar, bytes(0xE3, 0x81, 0x82))).as("U+3042").isTrue();
@@ -259,9 +282,11 @@ class GbnfCompilerTest {
         TokenConstraint c = COMPILER.start("root ::= \"ab\" | \"ac\"");
         c.accept(token("a"));
         BitSet before = mask(c);
-        assertThatThrownBy(() -> c.accept(token("x"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> c.accept(token("x")))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("does not continue the grammar");
-        assertThatThrownBy(() -> c.accept(EOS)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> c.accept(EOS))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cannot end");
         assertThatThrownBy(() -> c.accept(START_OF_TURN)).hasMessageContaining("control token");
         assertThatThrownBy(() -> c.accept(-1)).hasMessageContaining("outside the vocabulary");
@@ -325,7 +350,9 @@ class GbnfCompilerTest {
         for (int i = 0; i < 20; i++) {
             int[] free = c.state().freeRanges(Math.min(Slice.MAX_PURE, compiler.longestPiece()));
             if (i <= 20 - compiler.longestPiece()) {
-                assertThat(free).as("free code points with %d characters left", 20 - i).isNotNull();
+                assertThat(free)
+                        .as("free code points with %d characters left", 20 - i)
+                        .isNotNull();
                 assertThat(free[0]).isZero();
                 assertThat(free).doesNotContain('"', '\\');
             } else {
@@ -333,7 +360,9 @@ class GbnfCompilerTest {
             }
             c.fillMask(mask);
             for (int t = 0; t < shortPieces.size(); t++) {
-                assertThat((mask[t >>> 6] & (1L << t)) != 0).as("token %d at %d", t, i).isEqualTo(c.allows(t));
+                assertThat((mask[t >>> 6] & (1L << t)) != 0)
+                        .as("token %d at %d", t, i)
+                        .isEqualTo(c.allows(t));
             }
             c.accept(BYTE + 'x');
         }
@@ -381,7 +410,8 @@ class GbnfCompilerTest {
     }
 
     /** A walk of random allowed tokens to the end (single-threaded, for replay). */
-    private static int[] tokens(GbnfCompiler compiler, String grammar, java.util.Random random, TokenVocabulary vocabulary) {
+    private static int[] tokens(
+            GbnfCompiler compiler, String grammar, java.util.Random random, TokenVocabulary vocabulary) {
         TokenConstraint c = compiler.start(grammar);
         List<Integer> out = new ArrayList<>();
         long[] mask = new long[(vocabulary.size() + 63) / 64];

@@ -29,26 +29,62 @@ class HostWireTest {
 
     @Test
     void requestsRoundTrip() throws Exception {
-        ObjectNode parameters = (ObjectNode) Json.parse("{\"type\":\"object\",\"properties\":{\"gate\":{\"type\":\"string\","
-                + "\"enum\":[\"north\",\"south\"]}},\"required\":[\"gate\"]}");
+        ObjectNode parameters =
+                (ObjectNode) Json.parse("{\"type\":\"object\",\"properties\":{\"gate\":{\"type\":\"string\","
+                        + "\"enum\":[\"north\",\"south\"]}},\"required\":[\"gate\"]}");
         ToolCall call = new ToolCall("call-1", "open_gate", (ObjectNode) Json.parse("{\"gate\":\"north\"}"));
-        List<TranscriptEntry> entries = List.of(TranscriptEntry.Prompt.of("Who goes there?", null),
+        List<TranscriptEntry> entries = List.of(
+                TranscriptEntry.Prompt.of("Who goes there?", null),
                 TranscriptEntry.Response.text("A friend."),
                 TranscriptEntry.Prompt.of("Open it.", Json.parse("{\"type\":\"object\"}")),
                 TranscriptEntry.ToolCalls.of(List.of(call)),
                 TranscriptEntry.ToolOutput.of("open_gate", "call-1", "{\"opened\":true}"),
                 TranscriptEntry.Response.structured("{\"ok\":true}", Json.parse("{\"ok\":true}"), "Response"));
         List<ModelRequest> requests = List.of(
-                new ModelRequest("You are a guard.", "It is night.", entries,
+                new ModelRequest(
+                        "You are a guard.",
+                        "It is night.",
+                        entries,
                         List.of(new ToolDefinition("open_gate", "Open a gate.", parameters, Duration.ofSeconds(5))),
-                        ToolCallingMode.REQUIRED, true, GenerationSchema.convert(parameters, "T"),
-                        new GenerationOptions(0.5, 64, new Sampling.TopP(0.9, 7L)), 123, 2),
-                new ModelRequest(null, null, entries.subList(0, 1), List.of(), ToolCallingMode.DISALLOWED, false, null,
-                        new GenerationOptions(null, null, Sampling.GREEDY), -1, 1),
-                new ModelRequest(null, null, entries.subList(0, 3), List.of(), ToolCallingMode.ALLOWED, false, null,
-                        new GenerationOptions(null, 8, new Sampling.TopK(40, null)), 5, 1),
-                new ModelRequest(null, null, entries.subList(0, 1), List.of(), ToolCallingMode.ALLOWED, false, null,
-                        GenerationOptions.DEFAULT, 5, 1));
+                        ToolCallingMode.REQUIRED,
+                        true,
+                        GenerationSchema.convert(parameters, "T"),
+                        new GenerationOptions(0.5, 64, new Sampling.TopP(0.9, 7L)),
+                        123,
+                        2),
+                new ModelRequest(
+                        null,
+                        null,
+                        entries.subList(0, 1),
+                        List.of(),
+                        ToolCallingMode.DISALLOWED,
+                        false,
+                        null,
+                        new GenerationOptions(null, null, Sampling.GREEDY),
+                        -1,
+                        1),
+                new ModelRequest(
+                        null,
+                        null,
+                        entries.subList(0, 3),
+                        List.of(),
+                        ToolCallingMode.ALLOWED,
+                        false,
+                        null,
+                        new GenerationOptions(null, 8, new Sampling.TopK(40, null)),
+                        5,
+                        1),
+                new ModelRequest(
+                        null,
+                        null,
+                        entries.subList(0, 1),
+                        List.of(),
+                        ToolCallingMode.ALLOWED,
+                        false,
+                        null,
+                        GenerationOptions.DEFAULT,
+                        5,
+                        1));
         for (ModelRequest request : requests) {
             assertThat(HostWire.request(throughText(HostWire.request(request)))).isEqualTo(request);
         }
@@ -70,15 +106,20 @@ class HostWireTest {
 
     @Test
     void answersErrorsAndAvailabilityRoundTrip() throws Exception {
-        ModelResponse calls = new ModelResponse.ToolCalls(List.of(new ToolCall("c", "open_gate",
-                (ObjectNode) Json.parse("{\"gate\":\"south\"}"))), new Usage(10, 4, 3));
+        ModelResponse calls = new ModelResponse.ToolCalls(
+                List.of(new ToolCall("c", "open_gate", (ObjectNode) Json.parse("{\"gate\":\"south\"}"))),
+                new Usage(10, 4, 3));
         ModelResponse answer = new ModelResponse.Answer("{\"a\":1}", Json.parse("{\"a\":1}"), new Usage(1, 0, 2));
         ModelResponse text = new ModelResponse.Answer("Hello.", null, Usage.ZERO);
         for (ModelResponse response : List.of(calls, answer, text)) {
-            assertThat(HostWire.response(throughText(HostWire.response(response)))).isEqualTo(response);
+            assertThat(HostWire.response(throughText(HostWire.response(response))))
+                    .isEqualTo(response);
         }
-        AgentException failure = new AgentException(ErrorCode.CONTEXT_SIZE_EXCEEDED, "Too long.",
-                Json.object().put("limit", 5)).withUsage(new Usage(3, 0, 0));
+        AgentException failure = new AgentException(
+                        ErrorCode.CONTEXT_SIZE_EXCEEDED,
+                        "Too long.",
+                        Json.object().put("limit", 5))
+                .withUsage(new Usage(3, 0, 0));
         AgentException back = HostWire.error(throughText(HostWire.error(failure)));
         assertThat(back.code()).isEqualTo(ErrorCode.CONTEXT_SIZE_EXCEEDED);
         assertThat(back.getMessage()).isEqualTo("Too long.");
@@ -87,10 +128,13 @@ class HostWireTest {
         AgentException invalid = HostWire.error(throughText(HostWire.error(AgentException.invalidOutput("Bad JSON."))));
         assertThat(invalid.isInvalidOutput()).isTrue();
         assertThat(invalid.code()).isEqualTo(ErrorCode.GENERATION_FAILED);
-        for (ModelAvailability availability : List.of(ModelAvailability.ready(2048, "tiny", List.of("en")),
+        for (ModelAvailability availability : List.of(
+                ModelAvailability.ready(2048, "tiny", List.of("en")),
                 ModelAvailability.ready(2048, "tiny", List.of("en")).withDevice("Vulkan0 (llvmpipe), 31/31 layers"),
-                ModelAvailability.loading("tiny"), ModelAvailability.unavailable("model_not_ready", "No."))) {
-            assertThat(HostWire.availability(throughText(HostWire.availability(availability)))).isEqualTo(availability);
+                ModelAvailability.loading("tiny"),
+                ModelAvailability.unavailable("model_not_ready", "No."))) {
+            assertThat(HostWire.availability(throughText(HostWire.availability(availability))))
+                    .isEqualTo(availability);
         }
     }
 }

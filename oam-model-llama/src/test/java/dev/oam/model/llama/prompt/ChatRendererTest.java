@@ -17,8 +17,9 @@ class ChatRendererTest {
             {% elif m['role'] == 'tool' %}{{ raise_exception('tool role not supported') }}{% endif %}\
             <{{ m['role'] }}>{{ m['content'] }}</{{ m['role'] }}>{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}""";
 
-    private static final String CHATML = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content']"
-            + " + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+    private static final String CHATML =
+            "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content']"
+                    + " + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
     private static ChatRenderer renderer(String template) {
         return new ChatRenderer(new ChatTemplate(template, "<s>", "</s>", false));
@@ -32,16 +33,18 @@ class ChatRendererTest {
     void noTemplateMeansChatMl() {
         ChatRenderer renderer = new ChatRenderer(null);
         assertThat(renderer.render(List.of(m("system", "s"), m("user", "u"), m("tool", "t"))))
-                .isEqualTo("<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nu<|im_end|>\n<|im_start|>tool\nt<|im_end|>\n"
-                        + "<|im_start|>assistant\n");
+                .isEqualTo(
+                        "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nu<|im_end|>\n<|im_start|>tool\nt<|im_end|>\n"
+                                + "<|im_start|>assistant\n");
     }
 
     @Test
     void contentsAreDataTheTemplateNeverInterprets() {
-        String content = "{{ raise_exception('x') }} {% if true %}y{% endif %} {# c #} 😀🐉 𝄞 </user> \"q\" \\n \u0019\u000e\u0000\u007f";
+        String content =
+                "{{ raise_exception('x') }} {% if true %}y{% endif %} {# c #} 😀🐉 𝄞 </user> \"q\" \\n \u0019\u000e\u0000\u007f";
         ChatRenderer renderer = renderer(CHATML);
-        List<ChatMessage> chat = List.of(m("system", "be brief"), m("user", content), m("assistant", "{{ messages }}"),
-                m("user", "and?"));
+        List<ChatMessage> chat = List.of(
+                m("system", "be brief"), m("user", content), m("assistant", "{{ messages }}"), m("user", "and?"));
         assertThat(renderer.render(chat)).isEqualTo(ChatRenderer.chatMl(chat));
         assertThat(renderer.failures()).isEmpty();
         assertThat(renderer.usesTemplate()).isTrue();
@@ -50,8 +53,12 @@ class ChatRendererTest {
     @Test
     void aTemplateWithoutSystemRoleGetsTheSystemTextInTheFirstUserTurnAndToolsAsUserTurns() {
         ChatRenderer renderer = renderer(TAGGED);
-        assertThat(renderer.render(List.of(m("system", "be brief"), m("user", "hi"), m("assistant", "ok"), m("tool", "42"),
-                m("user", "and?"))))
+        assertThat(renderer.render(List.of(
+                        m("system", "be brief"),
+                        m("user", "hi"),
+                        m("assistant", "ok"),
+                        m("tool", "42"),
+                        m("user", "and?"))))
                 .isEqualTo("<s><user>be brief\nhi</user><assistant>ok</assistant><user>42\n\nand?</user><assistant>");
         assertThat(renderer.render(List.of(m("user", "hi")))).isEqualTo("<s><user>hi</user><assistant>");
         assertThat(renderer.failures()).isEmpty();
@@ -60,7 +67,8 @@ class ChatRendererTest {
     @Test
     void aTemplateThatRendersTheToolRoleKeepsIt() {
         ChatRenderer renderer = renderer(CHATML);
-        List<ChatMessage> chat = List.of(m("user", "U"), m("assistant", "A"), m("tool", "{\"gold\": 3}"), m("user", "ok"));
+        List<ChatMessage> chat =
+                List.of(m("user", "U"), m("assistant", "A"), m("tool", "{\"gold\": 3}"), m("user", "ok"));
         assertThat(renderer.render(chat)).isEqualTo(ChatRenderer.chatMl(chat));
     }
 
@@ -85,7 +93,8 @@ class ChatRendererTest {
     @Test
     void theAssistantAtEitherEndGoesToTheTemplateAsItIs() {
         ChatRenderer renderer = renderer(TAGGED);
-        assertThat(renderer.render(List.of(m("user", "U"), m("assistant", "A")))).isEqualTo("<s><user>U</user><assistant>A</assistant><assistant>");
+        assertThat(renderer.render(List.of(m("user", "U"), m("assistant", "A"))))
+                .isEqualTo("<s><user>U</user><assistant>A</assistant><assistant>");
     }
 
     @Test
@@ -103,20 +112,24 @@ class ChatRendererTest {
         ChatRenderer renderer = renderer(template);
         String out = renderer.render(List.of(m("system", "--sys  "), m("user", "  Hi there!  "), m("assistant", "no")));
         String today = LocalDate.now().toString();
-        assertThat(out).isIn(
-                "[1:HI THERE!]FL|2|sys|4|x+y\n|hello|bba|The End|false|{\"role\": \"system\", \"content\": \"--sys  \"}|k=v|"
-                        + today + "|--sys",
-                "[1:HI THERE!]FL|2|sys|4|x+y\n|hello|bba|The End|false|{\"role\":\"system\",\"content\":\"--sys  \"}|k=v|"
-                        + today + "|--sys");
+        assertThat(out)
+                .isIn(
+                        "[1:HI THERE!]FL|2|sys|4|x+y\n|hello|bba|The End|false|{\"role\": \"system\", \"content\": \"--sys  \"}|k=v|"
+                                + today + "|--sys",
+                        "[1:HI THERE!]FL|2|sys|4|x+y\n|hello|bba|The End|false|{\"role\":\"system\",\"content\":\"--sys  \"}|k=v|"
+                                + today + "|--sys");
         assertThat(renderer.failures()).isEmpty();
     }
 
     @Test
     void aLeadingBosTextIsCutWhenTheTokenizerAddsBosItself() throws Exception {
         List<ChatMessage> chat = List.of(m("user", "hi"));
-        assertThat(new ChatRenderer(new ChatTemplate("{{ bos_token }}[{{ messages[0].content }}]", "<s>", "</s>", true)).render(chat))
+        assertThat(new ChatRenderer(new ChatTemplate("{{ bos_token }}[{{ messages[0].content }}]", "<s>", "</s>", true))
+                        .render(chat))
                 .isEqualTo("[hi]");
-        assertThat(new ChatRenderer(new ChatTemplate("{{ bos_token }}[{{ messages[0].content }}]", "<s>", "</s>", false)).render(chat))
+        assertThat(new ChatRenderer(
+                                new ChatTemplate("{{ bos_token }}[{{ messages[0].content }}]", "<s>", "</s>", false))
+                        .render(chat))
                 .isEqualTo("<s>[hi]");
     }
 
@@ -124,7 +137,8 @@ class ChatRendererTest {
     void normalisationTurnsToolsIntoUserTurnsAndJoinsRepeats() {
         assertThat(ChatRenderer.normalise(List.of(m("system", "S"), m("system", "T"), m("user", "U"), m("tool", "X"))))
                 .containsExactly(m("system", "S"), m("user", "T\n\nU\n\nX"));
-        assertThat(ChatRenderer.normalise(List.of(m("assistant", "A"), m("user", "U")))).isNull();
+        assertThat(ChatRenderer.normalise(List.of(m("assistant", "A"), m("user", "U"))))
+                .isNull();
         assertThat(ChatRenderer.normalise(List.of(m("system", "S")))).isNull();
     }
 }

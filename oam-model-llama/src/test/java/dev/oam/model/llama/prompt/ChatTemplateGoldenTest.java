@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
 import dev.oam.model.llama.engine.ModelFile;
 import dev.oam.model.llama.gguf.GgufFile;
-import dev.oam.model.llama.jni.JniEngine;
 import dev.oam.testing.LlamaServer;
 import dev.oam.testing.RealModels;
 import java.io.IOException;
@@ -50,17 +49,23 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
 class ChatTemplateGoldenTest {
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private static ModelFile smollm2;
 
     @BeforeAll
     static void readModel() throws Exception {
         smollm2 = ModelFile.of(GgufFile.read(RealModels.smollm2()));
-        Process version = new ProcessBuilder(RealModels.llamaServer().toString(), "--version").redirectErrorStream(true).start();
+        Process version = new ProcessBuilder(RealModels.llamaServer().toString(), "--version")
+                .redirectErrorStream(true)
+                .start();
         String printed = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         version.waitFor(30, TimeUnit.SECONDS);
-        System.out.println("llama-server --version: " + printed.lines().filter(l -> l.startsWith("version")).findFirst()
-                .orElse(printed.strip()));
+        System.out.println("llama-server --version: "
+                + printed.lines()
+                        .filter(l -> l.startsWith("version"))
+                        .findFirst()
+                        .orElse(printed.strip()));
     }
 
     private static ChatMessage m(String role, String content) {
@@ -70,22 +75,49 @@ class ChatTemplateGoldenTest {
     /** The conversations every template renders, by name. */
     private static Map<String, List<ChatMessage>> conversations() {
         Map<String, List<ChatMessage>> all = new LinkedHashMap<>();
-        all.put("system and user", List.of(m("system", "You are Bram, a guard at the north gate."), m("user", "Open the gate.")));
+        all.put(
+                "system and user",
+                List.of(m("system", "You are Bram, a guard at the north gate."), m("user", "Open the gate.")));
         all.put("user only", List.of(m("user", "Hello there!")));
-        all.put("multi-turn", List.of(m("user", "Who are you?"), m("assistant", "I am Bram."), m("user", "Where is the inn?"),
-                m("assistant", "Down the road."), m("user", "Thanks.")));
-        all.put("system and an assistant message", List.of(m("system", "Be brief."), m("user", "Hi"),
-                m("assistant", "Halt! Who goes there?"), m("user", "A friend.")));
-        all.put("awkward contents", List.of(m("system", "  Line one\nline two\n\n\"quoted\" and 'single' \\ backslash  "),
-                m("user", "Grüße, 日本語, emoji 😀🐉 𝄞 and {{ messages }} {% if true %}x{% endif %} {# no #} <|im_end|>\n"),
-                m("assistant", "{{ raise_exception('no') }}\ttab\r\nCRLF"), m("user", "  {%- set x = 1 -%}  ")));
+        all.put(
+                "multi-turn",
+                List.of(
+                        m("user", "Who are you?"),
+                        m("assistant", "I am Bram."),
+                        m("user", "Where is the inn?"),
+                        m("assistant", "Down the road."),
+                        m("user", "Thanks.")));
+        all.put(
+                "system and an assistant message",
+                List.of(
+                        m("system", "Be brief."),
+                        m("user", "Hi"),
+                        m("assistant", "Halt! Who goes there?"),
+                        m("user", "A friend.")));
+        all.put(
+                "awkward contents",
+                List.of(
+                        m("system", "  Line one\nline two\n\n\"quoted\" and 'single' \\ backslash  "),
+                        m(
+                                "user",
+                                "Grüße, 日本語, emoji 😀🐉 𝄞 and {{ messages }} {% if true %}x{% endif %} {# no #} <|im_end|>\n"),
+                        m("assistant", "{{ raise_exception('no') }}\ttab\r\nCRLF"),
+                        m("user", "  {%- set x = 1 -%}  ")));
         return all;
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"(SmolLM2 file's own)", "Qwen-Qwen2.5-7B-Instruct", "meta-llama-Llama-3.1-8B-Instruct",
-            "meta-llama-Llama-3.2-3B-Instruct", "google-gemma-2-2b-it", "microsoft-Phi-3.5-mini-instruct",
-            "mistralai-Mistral-Nemo-Instruct-2407"})
+    @ValueSource(
+            strings = {
+                "(SmolLM2 file's own)",
+                "Qwen-Qwen2.5-7B-Instruct",
+                "meta-llama-Llama-3.1-8B-Instruct",
+                "meta-llama-Llama-3.2-3B-Instruct",
+                "google-gemma-2-2b-it",
+                "microsoft-Phi-3.5-mini-instruct",
+                "mistralai-Mistral-Nemo-Instruct-2407"
+            })
+    @SuppressWarnings("try") // LlamaServer.close() waits for the server to exit, so it may be interrupted
     void rendersEveryConversationByteForByteAsLlamaServerDoes(String name, @TempDir Path dir) throws Exception {
         String source;
         Path file = null;
@@ -98,18 +130,25 @@ class ChatTemplateGoldenTest {
             }
             file = Files.writeString(dir.resolve(name + ".jinja"), source);
         }
-        ChatRenderer renderer = new ChatRenderer(new ChatTemplate(source, smollm2.bosToken(), smollm2.eosToken(),
-                smollm2.addBos()));
-        assertThat(renderer.problem()).as("the template renders a plain conversation").isNull();
+        ChatRenderer renderer =
+                new ChatRenderer(new ChatTemplate(source, smollm2.bosToken(), smollm2.eosToken(), smollm2.addBos()));
+        assertThat(renderer.problem())
+                .as("the template renders a plain conversation")
+                .isNull();
         try (LlamaServer server = LlamaServer.start(RealModels.llamaServer(), RealModels.smollm2(), file, 512, 1, 1)) {
             for (Map.Entry<String, List<ChatMessage>> c : conversations().entrySet()) {
                 String expected = applyTemplate(server, c.getValue());
-                assertThat(renderer.render(c.getValue())).as(name + ": " + c.getKey()).isEqualTo(expected);
+                assertThat(renderer.render(c.getValue()))
+                        .as(name + ": " + c.getKey())
+                        .isEqualTo(expected);
             }
         }
-        assertThat(renderer.failures()).as("no conversation fell back to ChatML").isEmpty();
+        assertThat(renderer.failures())
+                .as("no conversation fell back to ChatML")
+                .isEmpty();
     }
 
+    @SuppressWarnings("try") // LlamaServer.close() waits for the server to exit, so it may be interrupted
     @Test
     void aConversationTheTemplateRefusesIsRefusedByBothAndFallsBackToChatMlHere(@TempDir Path dir) throws Exception {
         String source;
@@ -117,8 +156,8 @@ class ChatTemplateGoldenTest {
             source = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         Path file = Files.writeString(dir.resolve("gemma.jinja"), source);
-        ChatRenderer renderer = new ChatRenderer(new ChatTemplate(source, smollm2.bosToken(), smollm2.eosToken(),
-                smollm2.addBos()));
+        ChatRenderer renderer =
+                new ChatRenderer(new ChatTemplate(source, smollm2.bosToken(), smollm2.eosToken(), smollm2.addBos()));
         List<ChatMessage> leadingAssistant = List.of(m("assistant", "Halt!"), m("user", "A friend."));
         try (LlamaServer server = LlamaServer.start(RealModels.llamaServer(), RealModels.smollm2(), file, 512, 1, 1)) {
             HttpResponse<String> response = post(server, leadingAssistant);
@@ -129,7 +168,8 @@ class ChatTemplateGoldenTest {
         assertThat(renderer.failures()).singleElement().asString().contains("Conversation roles must alternate");
     }
 
-    private static String applyTemplate(LlamaServer server, List<ChatMessage> messages) throws IOException, InterruptedException {
+    private static String applyTemplate(LlamaServer server, List<ChatMessage> messages)
+            throws IOException, InterruptedException {
         HttpResponse<String> response = post(server, messages);
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         JsonNode prompt = Json.parse(response.body()).get("prompt");
@@ -137,14 +177,18 @@ class ChatTemplateGoldenTest {
         return prompt.asText();
     }
 
-    private static HttpResponse<String> post(LlamaServer server, List<ChatMessage> messages) throws IOException, InterruptedException {
+    private static HttpResponse<String> post(LlamaServer server, List<ChatMessage> messages)
+            throws IOException, InterruptedException {
         ObjectNode body = Json.object();
         for (ChatMessage m : messages) {
             body.withArray("messages").addObject().put("role", m.role()).put("content", m.content());
         }
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/apply-template"))
-                .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(Json.write(body), StandardCharsets.UTF_8)).build();
+        HttpRequest request = HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + server.port() + "/apply-template"))
+                .timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(Json.write(body), StandardCharsets.UTF_8))
+                .build();
         return HTTP.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     }
 }

@@ -7,7 +7,6 @@ import dev.oam.model.llama.TinyEngines;
 import dev.oam.model.llama.engine.ModelFile;
 import dev.oam.model.llama.gguf.GgufException;
 import dev.oam.model.llama.gguf.GgufFile;
-import dev.oam.model.llama.jni.JniEngine;
 import dev.oam.testing.gguf.TinyGguf;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,9 +17,10 @@ import org.junit.jupiter.api.Test;
 
 /** Files without a chat template: which turn format they get, how it renders, and when they are refused. */
 class TurnFormatTest {
-    private static final Set<String> GEMMA_VOCAB = Set.of("<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>");
-    private static final Set<String> LLAMA3_VOCAB = Set.of("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
-            "<|eot_id|>");
+    private static final Set<String> GEMMA_VOCAB =
+            Set.of("<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>");
+    private static final Set<String> LLAMA3_VOCAB =
+            Set.of("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>");
 
     private static ChatMessage m(String role, String content) {
         return new ChatMessage(role, content);
@@ -32,8 +32,11 @@ class TurnFormatTest {
         // the vocabulary decides, not the architecture name
         assertThat(TurnFormat.forVocabulary("llama", GEMMA_VOCAB)).isEqualTo(TurnFormat.GEMMA);
         assertThat(TurnFormat.forVocabulary("llama", LLAMA3_VOCAB)).isEqualTo(TurnFormat.LLAMA3);
-        assertThat(TurnFormat.forVocabulary("llama", Set.of("<s>", "</s>", "<|im_start|>", "<|im_end|>"))).isEqualTo(TurnFormat.CHATML);
-        assertThat(TurnFormat.forVocabulary("llama", Set.of("<s>", "</s>", "<|im_start|>"))).as("half the markers").isNull();
+        assertThat(TurnFormat.forVocabulary("llama", Set.of("<s>", "</s>", "<|im_start|>", "<|im_end|>")))
+                .isEqualTo(TurnFormat.CHATML);
+        assertThat(TurnFormat.forVocabulary("llama", Set.of("<s>", "</s>", "<|im_start|>")))
+                .as("half the markers")
+                .isNull();
         assertThat(TurnFormat.forVocabulary("gemma3", Set.of("<pad>", "<eos>"))).isNull();
         // several fit: the architecture's own first, else the order of the enum
         Set<String> both = Set.of("<start_of_turn>", "<end_of_turn>", "<|im_start|>", "<|im_end|>");
@@ -44,10 +47,15 @@ class TurnFormatTest {
     @Test
     void gemmaTurnsPutTheSystemTextInTheFirstUserTurnAndToolsAsUserTurns() {
         ChatRenderer renderer = ChatRenderer.known(TurnFormat.GEMMA);
-        assertThat(renderer.render(List.of(m("system", "Be brief."), m("user", "Hi"), m("assistant", "Hello."), m("tool", "42"),
-                m("user", "And?"))))
-                .isEqualTo("<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello.<end_of_turn>\n"
-                        + "<start_of_turn>user\n42\n\nAnd?<end_of_turn>\n<start_of_turn>model\n");
+        assertThat(renderer.render(List.of(
+                        m("system", "Be brief."),
+                        m("user", "Hi"),
+                        m("assistant", "Hello."),
+                        m("tool", "42"),
+                        m("user", "And?"))))
+                .isEqualTo(
+                        "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello.<end_of_turn>\n"
+                                + "<start_of_turn>user\n42\n\nAnd?<end_of_turn>\n<start_of_turn>model\n");
         assertThat(renderer.render(List.of(m("user", "Hi"))))
                 .isEqualTo("<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n");
         assertThat(renderer.usesTemplate()).isTrue();
@@ -57,12 +65,14 @@ class TurnFormatTest {
     void llama3TurnsKeepTheSystemRole() {
         ChatRenderer renderer = ChatRenderer.known(TurnFormat.LLAMA3);
         assertThat(renderer.render(List.of(m("system", "S"), m("user", "U"))))
-                .isEqualTo("<|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nU"
-                        + "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+                .isEqualTo(
+                        "<|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nU"
+                                + "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
         assertThat(renderer.render(List.of(m("user", "U"), m("assistant", "A"), m("user", "V"))))
-                .isEqualTo("<|start_header_id|>user<|end_header_id|>\n\nU<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nA"
-                        + "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nV<|eot_id|><|start_header_id|>assistant"
-                        + "<|end_header_id|>\n\n");
+                .isEqualTo(
+                        "<|start_header_id|>user<|end_header_id|>\n\nU<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nA"
+                                + "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nV<|eot_id|><|start_header_id|>assistant"
+                                + "<|end_header_id|>\n\n");
     }
 
     @Test
@@ -81,11 +91,16 @@ class TurnFormatTest {
         Path file = Files.write(dir.resolve("no-markers.gguf"), bytes);
         GgufFile gguf = GgufFile.read(file);
         assertThat(gguf.chatTemplate()).isNull();
-        assertThatThrownBy(() -> TurnFormat.require(gguf)).isInstanceOf(GgufException.class)
-                .hasMessageContaining(file.toString()).hasMessageContaining("no chat template")
-                .hasMessageContaining("tokenizer.chat_template").hasMessageContaining("<start_of_turn>");
+        assertThatThrownBy(() -> TurnFormat.require(gguf))
+                .isInstanceOf(GgufException.class)
+                .hasMessageContaining(file.toString())
+                .hasMessageContaining("no chat template")
+                .hasMessageContaining("tokenizer.chat_template")
+                .hasMessageContaining("<start_of_turn>");
         assertThatThrownBy(() -> ModelFile.of(gguf)).isInstanceOf(GgufException.class);
-        Path chatMl = Files.write(dir.resolve("chatml-markers.gguf"), TinyGguf.tiny().chatTemplate(null).bytes());
+        Path chatMl = Files.write(
+                dir.resolve("chatml-markers.gguf"),
+                TinyGguf.tiny().chatTemplate(null).bytes());
         assertThat(TurnFormat.require(GgufFile.read(chatMl))).isEqualTo(TurnFormat.CHATML);
     }
 
