@@ -203,6 +203,11 @@ public final class ChatPrompt {
                     : null;
         }
         DialogueAnswer dialogue = DialogueAnswer.of(request);
+        if (dialogue != null && request.mode() == ToolCallingMode.DISALLOWED) {
+            // The grammar can only write the character's line: no words needed, and none that the next turn's prompt
+            // lacks, so the engine's cache still holds the step's prompt and the reply on the next turn.
+            return null;
+        }
         String answer = dialogue != null
                 ? dialogue.afterTools()
                 : request.schema() != null
