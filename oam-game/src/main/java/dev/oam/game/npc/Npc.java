@@ -341,6 +341,7 @@ public final class Npc {
         Memory after = memoryTools.committed();
         memory = after;
         turnCount++;
+        reply = Replies.withoutPlayerLine(reply, talk.line(), p.name());
         boolean isFallback = reply.line().isEmpty();
         String spoken = isFallback ? nextFallback() : reply.line();
         tracker.finish(reply.emotion(), spoken);

@@ -8,6 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /** Parsing of NPC replies: structured JSON and {@code [emotion] line} text (GAME-LAYER.md §3.4–3.6). */
@@ -32,6 +33,33 @@ public final class Replies {
     private static final String CLOSING_QUOTES = "\"”'’»";
 
     private Replies() {}
+
+    /** The shortest player line whose copy is taken out of the NPC's line: shorter ones are greetings said back. */
+    static final int ECHO_FLOOR = 20;
+
+    /**
+     * {@code reply} without the player's line read back in its line (a small model opens its answer with the question
+     * it was asked, or answers with it); the line is left empty (so the turn speaks its fallback line) when no word
+     * remains. Player lines under {@value #ECHO_FLOOR} characters are left alone: "Good morning!" said back is a reply.
+     */
+    public static Reply withoutPlayerLine(Reply reply, String playerLine, String speaker) {
+        String asked = playerLine.strip();
+        String line = reply.line();
+        int at = asked.length() < ECHO_FLOOR
+                ? -1
+                : line.toLowerCase(Locale.ROOT).indexOf(asked.toLowerCase(Locale.ROOT));
+        if (at < 0) {
+            return reply;
+        }
+        String rest = cleanLine(
+                (line.substring(0, at) + " " + line.substring(at + asked.length()))
+                        .strip()
+                        .replaceAll("^[\\p{Punct}\\s]+", "")
+                        .replaceAll("^" + Pattern.quote(speaker) + "[\\p{Punct}\\s]+", ""),
+                speaker);
+        boolean words = rest.codePoints().anyMatch(Character::isLetter);
+        return new Reply(reply.emotion(), words ? rest : "", reply.playerOptions(), reply.endsConversation());
+    }
 
     public static Reply structured(JsonNode value, Persona persona, NpcOptions options) {
         Emotion emotion = Emotion.match(value.path("emotion").asText("")).orElse(persona.defaultEmotion());

@@ -3,10 +3,34 @@ package dev.oam.game.npc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.core.json.Json;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** What a game receives of a model's NPC reply when the small model loops or writes its JSON's own words. */
 class RepliesTest {
+    private static Replies.Reply said(String line) {
+        return new Replies.Reply(Emotion.NEUTRAL, line, List.of(), false);
+    }
+
+    @Test
+    void thePlayersLineReadBackIsTakenOutOfTheNpcsLine() {
+        String asked = "How much is an iron sword?";
+        assertThat(Replies.withoutPlayerLine(said("Gorm, how much is an iron sword? Forty-five gold."), asked, "Gorm")
+                        .line())
+                .isEqualTo("Forty-five gold.");
+        assertThat(Replies.withoutPlayerLine(said("How much is an iron sword?"), asked, "Gorm")
+                        .line())
+                .as("nothing left: the fallback line")
+                .isEmpty();
+        assertThat(Replies.withoutPlayerLine(said("Forty-five gold for an iron sword."), asked, "Gorm")
+                        .line())
+                .isEqualTo("Forty-five gold for an iron sword.");
+        assertThat(Replies.withoutPlayerLine(said("Good morning!"), "Good morning!", "Gorm")
+                        .line())
+                .as("a short greeting said back is a reply")
+                .isEqualTo("Good morning!");
+    }
+
     @Test
     void repeatedSentencesAndATrailingRestartAreSpokenOnce() {
         assertThat(Replies.withoutRepeats("I'm so glad I'm alive. I'm so glad I'm alive. I'm so glad I'm alive. I'm"))
