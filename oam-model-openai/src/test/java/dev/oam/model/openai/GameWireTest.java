@@ -99,7 +99,8 @@ class GameWireTest extends WireSupport {
         assertThat(branches)
                 .extracting(b ->
                         b.path("properties").path("name").path("enum").path(0).asText())
-                .containsExactly("check_inventory", "remember_fact", "change_relationship", "");
+                .as("after the grounding tool answered, the NPC's other tools only")
+                .containsExactly("remember_fact", "change_relationship", "");
         assertThat(roles(reply1.messages())).containsExactly("system", "user", "assistant", "tool");
         assertThat(reply1.messages().get(3).path("content").asText()).contains("\"stock\":3");
 
@@ -226,7 +227,9 @@ class GameWireTest extends WireSupport {
         assertThat(fake.chat(12).body().path("tool_choice").isObject()).isTrue();
         Recorded textStep = fake.chat(13);
         assertThat(textStep.body().path("tool_choice").asText()).isEqualTo("auto");
-        assertThat(textStep.toolNames()).containsExactly("check_inventory", "remember_fact", "change_relationship");
+        assertThat(textStep.toolNames())
+                .as("the grounding tool answered: the others only")
+                .containsExactly("remember_fact", "change_relationship");
         assertThat(textStep.body().has("response_format")).isFalse();
         // The history holds the earlier successful turns only (the fallback turn left it unchanged).
         assertThat(textStep.messages().toString()).contains(line3).doesNotContain("Give me that dagger");
