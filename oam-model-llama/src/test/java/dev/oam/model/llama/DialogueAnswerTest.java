@@ -110,6 +110,11 @@ class DialogueAnswerTest {
         assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "- I will take one.")))
                 .as("opens with a word")
                 .isFalse();
+        assertThat(g.accepts(WRITTEN.replace("I will take one, then.", "\uFF0C 10000000000000.")))
+                .as("a letter first")
+                .isFalse();
+        assertThat(g.accepts(WRITTEN.replace("Three iron swords", "\u00DCber three iron swords")))
+                .isTrue();
         assertThat(g.accepts("{\"emotion\": \"happy\", \"line\": \"Hello.\"}"))
                 .as("no JSON")
                 .isFalse();

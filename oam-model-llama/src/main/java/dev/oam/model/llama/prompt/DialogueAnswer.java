@@ -53,8 +53,13 @@ public final class DialogueAnswer {
      * wrote replies such as "{Mira 2} (nun)." and "\\nYou're going…" when they were allowed.
      */
     private static final String NOT_INSIDE = "\"\\n.!?{}\\[\\]\\\\<>\\x00-\\x1F\\x7F";
-    /** What no sentence opens with besides: digits, white space, other punctuation (a line always has words). */
-    private static final String NOT_FIRST = NOT_INSIDE + "0-9 \\t,;:()*#|'-";
+    /**
+     * What a sentence opens with: a letter (of the Latin, Greek and Cyrillic alphabets, kana, CJK ideographs or
+     * Hangul), so a line always has words. Gemma 3 270M opened player options with a full-width comma and a run of
+     * digits ("， 10000000000000."), each digit a token of its own.
+     */
+    private static final String FIRST =
+            "A-Za-z\\u00C0-\\u024F\\u0370-\\u03FF\\u0400-\\u04FF\\u3040-\\u30FF\\u4E00-\\u9FFF" + "\\uAC00-\\uD7AF";
 
     static final String ENDS_LABEL = "Ends the conversation: ";
 
@@ -139,7 +144,7 @@ public final class DialogueAnswer {
     public String rule(Rules gbnf) {
         String end = gbnf.rule("end", "\"...\" | [.!?]");
         String sentence =
-                gbnf.rule("sentence", "[^" + NOT_FIRST + "] [^" + NOT_INSIDE + "]{1," + (SENTENCE - 2) + "} " + end);
+                gbnf.rule("sentence", "[" + FIRST + "] [^" + NOT_INSIDE + "]{1," + (SENTENCE - 2) + "} " + end);
         String line = gbnf.rule(
                 "line",
                 form.sentences() == 1
@@ -162,8 +167,7 @@ public final class DialogueAnswer {
         if (maxReplies > 0) {
             String reply = gbnf.rule(
                     "reply",
-                    "[^|" + NOT_FIRST + "] [^|" + NOT_INSIDE + "]{" + (replyFloor - 2) + "," + (REPLY - 2) + "} "
-                            + end);
+                    "[" + FIRST + "] [^|" + NOT_INSIDE + "]{" + (replyFloor - 2) + "," + (REPLY - 2) + "} " + end);
             String quoted = gbnf.literal("\"") + " " + reply + " " + gbnf.literal("\"");
             String more = "(" + gbnf.literal(" | ") + " " + quoted + ")";
             int least = Math.max(1, minReplies);
