@@ -155,17 +155,7 @@ public record ModelRequest(
 
     /** The names of the tools whose output this turn already holds, in the order they answered. */
     public List<String> turnToolNames() {
-        List<String> names = new ArrayList<>();
-        for (int i = entries.size() - 1; i >= 0; i--) {
-            TranscriptEntry entry = entries.get(i);
-            if (entry instanceof TranscriptEntry.Prompt) {
-                break;
-            }
-            if (entry instanceof TranscriptEntry.ToolOutput output) {
-                names.add(0, output.toolName());
-            }
-        }
-        return names;
+        return turnOutputs().stream().map(TranscriptEntry.ToolOutput::toolName).toList();
     }
 
     /** A request whose input tokens are estimated with {@link Tokens}. */
@@ -198,14 +188,19 @@ public record ModelRequest(
 
     /** This turn's tool outputs as the model saw them, oldest first. */
     public List<String> turnToolOutputs() {
-        List<String> outputs = new ArrayList<>();
+        return turnOutputs().stream().map(TranscriptEntry.ToolOutput::text).toList();
+    }
+
+    /** The tool outputs after this turn's prompt, oldest first. */
+    private List<TranscriptEntry.ToolOutput> turnOutputs() {
+        List<TranscriptEntry.ToolOutput> outputs = new ArrayList<>();
         for (int i = entries.size() - 1; i >= 0; i--) {
             TranscriptEntry entry = entries.get(i);
             if (entry instanceof TranscriptEntry.Prompt) {
                 break;
             }
             if (entry instanceof TranscriptEntry.ToolOutput output) {
-                outputs.add(0, output.text());
+                outputs.add(0, output);
             }
         }
         return outputs;
