@@ -7,6 +7,7 @@ module dev.oam.testing {
     requires static transitive org.jspecify;
 
     exports dev.oam.testing;
+    exports dev.oam.testing.contract;
     exports dev.oam.testing.gguf;
     exports dev.oam.testing.hub;
     exports dev.oam.testing.openai;

@@ -1,12 +1,16 @@
 package dev.oam.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.testing.contract.ContractFixture;
 
-/** What every contract suite shares: how to connect, and helpers for scripted sessions. */
-public abstract class ContractSupport {
-    protected static final String GATE_TOOL = "{\"name\":\"open_gate\",\"description\":\"Open a named gate.\","
+/**
+ * What every contract suite shares: how to connect, and helpers for scripted sessions (public, so the
+ * parts in {@code dev.oam.testing.contract} use them too).
+ */
+public abstract class ContractSupport implements ContractFixture {
+    public static final String GATE_TOOL = "{\"name\":\"open_gate\",\"description\":\"Open a named gate.\","
             + "\"parameters\":{\"type\":\"object\",\"properties\":{\"gate\":{\"type\":\"string\"}},\"required\":[\"gate\"]}}";
-    protected static final String BELL_TOOL = "{\"name\":\"ring_bell\",\"description\":\"Ring the bell.\"}";
+    public static final String BELL_TOOL = "{\"name\":\"ring_bell\",\"description\":\"Ring the bell.\"}";
 
     /** Connects a client to a fresh bridge started with these {@code oam stdio} flags. */
     protected abstract ProtocolClient connect(String... flags) throws Exception;
@@ -14,16 +18,17 @@ public abstract class ContractSupport {
     /** For the test class that runs this contract against its transport. */
     protected ContractSupport() {}
 
-    protected Conversation open(String... flags) throws Exception {
-        return new Conversation(connect(flags));
+    @Override
+    public final ProtocolClient start(String... flags) throws Exception {
+        return connect(flags);
     }
 
-    protected static String scripted(String stepsJson) {
+    public static String scripted(String stepsJson) {
         return "{\"type\":\"scripted\",\"steps\":" + stepsJson + "}";
     }
 
     /** Creates a session with tools, options and a script; returns the create result. */
-    protected static JsonNode create(
+    public static JsonNode create(
             Conversation c, String session, String toolsJson, String optionsJson, String stepsJson) {
         String id = "create-" + session;
         return c.call(
@@ -33,7 +38,7 @@ public abstract class ContractSupport {
                         + ",\"model\":" + scripted(stepsJson) + "}");
     }
 
-    protected static String code(JsonNode error) {
+    public static String code(JsonNode error) {
         return error.path("data").path("code").asText();
     }
 }
