@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.oam.core.json.Json;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -133,21 +132,21 @@ public final class FakeOpenAIServer implements AutoCloseable {
     private volatile int modelsStatus = 200;
     private volatile String requiredKey;
     private volatile Function<Recorded, Reply> responder;
-    private volatile int[] pieces = {1, 2, 3, 5, 8, 13};
-    private volatile int promptTokens = 120;
-    private volatile int cachedTokens = 96;
+    private final OpenAIWire wire;
     private final Object requestsLock = new Object();
     public final CountDownLatch clientLeft = new CountDownLatch(1);
     public final CountDownLatch hanging = new CountDownLatch(1);
 
     private FakeOpenAIServer(Set<Quirk> quirks, int port) throws IOException {
         this.quirks = quirks;
+        this.wire = new OpenAIWire(quirks, () -> chats().size());
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
         server.setExecutor(executor);
         server.createContext("/v1/", this::handle);
         // llama-server's readiness check, for the fake llama-server binaries of the supervised backend's tests
         server.createContext(
-                "/health", exchange -> send(exchange, 200, Json.object().put("status", "ok"), Map.of()));
+                "/health",
+                exchange -> OpenAIWire.send(exchange, 200, Json.object().put("status", "ok"), Map.of()));
         server.start();
     }
 
@@ -202,13 +201,12 @@ public final class FakeOpenAIServer implements AutoCloseable {
     }
 
     public FakeOpenAIServer pieces(int... sizes) {
-        this.pieces = sizes;
+        wire.pieces(sizes);
         return this;
     }
 
     public FakeOpenAIServer usage(int prompt, int cached) {
-        this.promptTokens = prompt;
-        this.cachedTokens = cached;
+        wire.usage(prompt, cached);
         return this;
     }
 
@@ -279,7 +277,7 @@ public final class FakeOpenAIServer implements AutoCloseable {
         try {
             body = raw.length == 0 ? Json.object() : Json.parse(new String(raw, StandardCharsets.UTF_8));
         } catch (IOException e) {
-            send(exchange, 400, error("invalid_request_error", "body is not JSON"), Map.of());
+            OpenAIWire.send(exchange, 400, OpenAIWire.error("invalid_request_error", "body is not JSON"), Map.of());
             return;
         }
         Recorded request = new Recorded(
@@ -295,10 +293,10 @@ public final class FakeOpenAIServer implements AutoCloseable {
             String auth = request.header("Authorization");
             if (auth == null || !auth.equals("Bearer " + requiredKey)) {
                 // Like OpenAI, echo (part of) the key that was rejected.
-                send(
+                OpenAIWire.send(
                         exchange,
                         401,
-                        error(
+                        OpenAIWire.error(
                                 "invalid_api_key",
                                 "Incorrect API key provided: "
                                         + (auth == null ? "none" : auth.substring(Math.min(7, auth.length())))),
@@ -309,7 +307,7 @@ public final class FakeOpenAIServer implements AutoCloseable {
         String path = request.path();
         if (path.equals("/v1/models") && request.method().equals("GET")) {
             if (modelsStatus != 200) {
-                send(exchange, modelsStatus, error("not_found", "no such endpoint"), Map.of());
+                OpenAIWire.send(exchange, modelsStatus, OpenAIWire.error("not_found", "no such endpoint"), Map.of());
                 return;
             }
             ObjectNode list = Json.object();
@@ -318,11 +316,11 @@ public final class FakeOpenAIServer implements AutoCloseable {
             for (String id : models) {
                 data.addObject().put("id", id).put("object", "model").put("owned_by", ownedBy);
             }
-            send(exchange, 200, list, Map.of());
+            OpenAIWire.send(exchange, 200, list, Map.of());
             return;
         }
         if (!path.equals("/v1/chat/completions") || !request.method().equals("POST")) {
-            send(exchange, 404, error("not_found", "unknown url " + path), Map.of());
+            OpenAIWire.send(exchange, 404, OpenAIWire.error("not_found", "unknown url " + path), Map.of());
             return;
         }
         chat(exchange, request);
@@ -332,18 +330,19 @@ public final class FakeOpenAIServer implements AutoCloseable {
         JsonNode body = request.body();
         String model = body.path("model").asText("");
         if (!models.contains(model) && !ownedBy.equals("llamacpp")) {
-            send(
+            OpenAIWire.send(
                     exchange,
                     404,
-                    error("model_not_found", "model \"" + model + "\" not found, try pulling it first"),
+                    OpenAIWire.error("model_not_found", "model \"" + model + "\" not found, try pulling it first"),
                     Map.of());
             return;
         }
         if (quirks.contains(Quirk.NO_TOOL_SUPPORT) && request.hasTools()) {
-            send(
+            OpenAIWire.send(
                     exchange,
                     400,
-                    error("invalid_request_error", "registry.ollama.ai/library/" + model + " does not support tools"),
+                    OpenAIWire.error(
+                            "invalid_request_error", "registry.ollama.ai/library/" + model + " does not support tools"),
                     Map.of());
             return;
         }
@@ -353,17 +352,18 @@ public final class FakeOpenAIServer implements AutoCloseable {
                     .put("code", 500)
                     .put("message", "Cannot use tools with stream")
                     .put("type", "server_error");
-            send(exchange, 500, error, Map.of());
+            OpenAIWire.send(exchange, 500, error, Map.of());
             return;
         }
         for (JsonNode tool : body.path("tools")) {
             if (!tool.path("function").path("description").isTextual()) {
-                send(exchange, 400, error("invalid_request_error", "tool has no description"), Map.of());
+                OpenAIWire.send(
+                        exchange, 400, OpenAIWire.error("invalid_request_error", "tool has no description"), Map.of());
                 return;
             }
         }
         if (ignoredSchema(body)) {
-            answer(exchange, request, UNCONSTRAINED, List.of(), "stop", null);
+            wire.answer(exchange, request, UNCONSTRAINED, List.of(), "stop", null);
             return;
         }
         Reply reply = script.poll();
@@ -372,14 +372,15 @@ public final class FakeOpenAIServer implements AutoCloseable {
         }
         if (reply == null) {
             problems.add("script exhausted at request " + chats().size());
-            send(exchange, 500, error("server_error", "fake: the script is exhausted"), Map.of());
+            OpenAIWire.send(exchange, 500, OpenAIWire.error("server_error", "fake: the script is exhausted"), Map.of());
             return;
         }
         JsonNode choice = body.get("tool_choice");
         boolean forced = choice != null && (choice.isObject() || "required".equals(choice.asText()));
         if (reply instanceof Text && forced && !quirks.contains(Quirk.IGNORES_TOOL_CHOICE)) {
             problems.add("text scripted for a forced step");
-            send(exchange, 500, error("server_error", "fake: text scripted for a forced step"), Map.of());
+            OpenAIWire.send(
+                    exchange, 500, OpenAIWire.error("server_error", "fake: text scripted for a forced step"), Map.of());
             return;
         }
         switch (reply) {
@@ -392,12 +393,12 @@ public final class FakeOpenAIServer implements AutoCloseable {
                     out.write(bytes);
                 }
             }
-            case Text t -> answer(exchange, request, t.text(), List.of(), "stop", null);
-            case Refusal r -> answer(exchange, request, "", List.of(), "stop", r.text());
-            case Filtered f -> answer(exchange, request, f.partial(), List.of(), "content_filter", null);
+            case Text t -> wire.answer(exchange, request, t.text(), List.of(), "stop", null);
+            case Refusal r -> wire.answer(exchange, request, "", List.of(), "stop", r.text());
+            case Filtered f -> wire.answer(exchange, request, f.partial(), List.of(), "content_filter", null);
             case Cut cut -> {
                 if (request.hasTools() || cut.calls().isEmpty()) {
-                    answer(
+                    wire.answer(
                             exchange,
                             request,
                             cut.partial(),
@@ -406,7 +407,7 @@ public final class FakeOpenAIServer implements AutoCloseable {
                             null);
                 } else {
                     Call first = cut.calls().get(0);
-                    answer(
+                    wire.answer(
                             exchange,
                             request,
                             "{\"name\": \"" + first.name() + "\", \"arguments\": " + first.arguments(),
@@ -417,7 +418,7 @@ public final class FakeOpenAIServer implements AutoCloseable {
             }
             case Calls c -> {
                 if (request.hasTools()) {
-                    answer(exchange, request, "", c.calls(), "tool_calls", null);
+                    wire.answer(exchange, request, "", c.calls(), "tool_calls", null);
                 } else if (schemaOf(body) != null
                         && c.calls().size() > 1
                         && Json.write(schemaOf(body)).contains("\"calls\"")) {
@@ -425,7 +426,7 @@ public final class FakeOpenAIServer implements AutoCloseable {
                     List<String> items = c.calls().stream()
                             .map(call -> "{\"name\": \"" + call.name() + "\", \"arguments\": " + call.arguments() + "}")
                             .toList();
-                    answer(
+                    wire.answer(
                             exchange,
                             request,
                             "{\"calls\": [" + String.join(", ", items) + "]}",
@@ -434,7 +435,7 @@ public final class FakeOpenAIServer implements AutoCloseable {
                             null);
                 } else if (schemaOf(body) != null) {
                     Call first = c.calls().get(0);
-                    answer(
+                    wire.answer(
                             exchange,
                             request,
                             "{\"name\": \"" + first.name() + "\", \"arguments\": " + first.arguments() + "}",
@@ -443,25 +444,29 @@ public final class FakeOpenAIServer implements AutoCloseable {
                             null);
                 } else {
                     problems.add("calls scripted but no tools offered");
-                    send(exchange, 500, error("server_error", "fake: calls scripted but no tools offered"), Map.of());
+                    OpenAIWire.send(
+                            exchange,
+                            500,
+                            OpenAIWire.error("server_error", "fake: calls scripted but no tools offered"),
+                            Map.of());
                 }
             }
             case Drop d -> {
-                startStream(exchange);
+                OpenAIWire.startStream(exchange);
                 OutputStream out = exchange.getResponseBody();
-                write(out, textChunks(d.partial()));
+                wire.write(out, OpenAIWire.textChunks(d.partial()));
                 throw new IOException("fake: connection dropped"); // the server closes the socket mid-body
             }
             case Truncated t -> {
-                startStream(exchange);
+                OpenAIWire.startStream(exchange);
                 try (OutputStream out = exchange.getResponseBody()) {
-                    write(out, textChunks(t.partial()));
+                    wire.write(out, OpenAIWire.textChunks(t.partial()));
                 }
             }
             case Hang h -> {
-                startStream(exchange);
+                OpenAIWire.startStream(exchange);
                 OutputStream out = exchange.getResponseBody();
-                write(out, textChunks(h.partial()));
+                wire.write(out, OpenAIWire.textChunks(h.partial()));
                 hanging.countDown();
                 long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
                 try {
@@ -517,189 +522,9 @@ public final class FakeOpenAIServer implements AutoCloseable {
         return !honoured;
     }
 
-    private void answer(
-            HttpExchange exchange, Recorded request, String content, List<Call> calls, String finish, String refusal)
-            throws IOException {
-        int completion = Math.max(1, content.length() / 4 + calls.size() * 8);
-        if (!request.streamed()) {
-            ObjectNode response = Json.object();
-            response.put("id", "chatcmpl-fake");
-            response.put("object", "chat.completion");
-            response.put("model", request.body().path("model").asText());
-            ObjectNode choice = response.putArray("choices").addObject();
-            choice.put("index", 0);
-            ObjectNode message = choice.putObject("message");
-            message.put("role", "assistant");
-            if (calls.isEmpty()) {
-                message.put("content", content);
-            } else {
-                message.putNull("content");
-                ArrayNode toolCalls = message.putArray("tool_calls");
-                for (int i = 0; i < calls.size(); i++) {
-                    ObjectNode call = toolCalls.addObject();
-                    call.put("id", id(i));
-                    call.put("type", "function");
-                    call.putObject("function")
-                            .put("name", calls.get(i).name())
-                            .put("arguments", calls.get(i).arguments());
-                }
-            }
-            if (refusal != null) {
-                message.put("refusal", refusal);
-            }
-            choice.put("finish_reason", finish);
-            response.set("usage", usage(completion));
-            send(exchange, 200, response, Map.of());
-            return;
-        }
-        startStream(exchange);
-        List<String> events = new ArrayList<>();
-        ObjectNode role = chunk(request);
-        role.withArray("choices").addObject().put("index", 0).putObject("delta").put("role", "assistant");
-        events.add(Json.write(role));
-        events.addAll(textChunks(content));
-        if (refusal != null) {
-            for (String piece : split(refusal, 5)) {
-                ObjectNode c = chunk(request);
-                c.withArray("choices")
-                        .addObject()
-                        .put("index", 0)
-                        .putObject("delta")
-                        .put("refusal", piece);
-                events.add(Json.write(c));
-            }
-        }
-        for (int i = 0; i < calls.size(); i++) {
-            Call call = calls.get(i);
-            ObjectNode first = chunk(request);
-            ObjectNode delta =
-                    first.withArray("choices").addObject().put("index", 0).putObject("delta");
-            ObjectNode item = delta.putArray("tool_calls").addObject();
-            if (!quirks.contains(Quirk.NO_INDEX)) {
-                item.put("index", i);
-            }
-            item.put("id", id(i));
-            item.put("type", "function");
-            item.putObject("function").put("name", call.name()).put("arguments", "");
-            events.add(Json.write(first));
-            for (String piece : split(call.arguments(), 4)) {
-                ObjectNode c = chunk(request);
-                ObjectNode d =
-                        c.withArray("choices").addObject().put("index", 0).putObject("delta");
-                ObjectNode part = d.putArray("tool_calls").addObject();
-                if (!quirks.contains(Quirk.NO_INDEX)) {
-                    part.put("index", i);
-                }
-                part.putObject("function").put("arguments", piece);
-                events.add(Json.write(c));
-            }
-        }
-        ObjectNode end = chunk(request);
-        end.withArray("choices")
-                .addObject()
-                .put("index", 0)
-                .put("finish_reason", finish)
-                .putObject("delta");
-        events.add(Json.write(end));
-        if (request.body().path("stream_options").path("include_usage").asBoolean(false)) {
-            ObjectNode usage = chunk(request);
-            usage.putArray("choices");
-            usage.set("usage", usage(completion));
-            events.add(Json.write(usage));
-        }
-        events.add("[DONE]");
-        try (OutputStream out = exchange.getResponseBody()) {
-            write(out, events);
-        }
-    }
-
-    private String id(int i) {
-        return quirks.contains(Quirk.EMPTY_IDS) ? "" : "call_fake" + (chats().size()) + "_" + i;
-    }
-
-    private ObjectNode usage(int completion) {
-        ObjectNode usage = Json.object();
-        usage.put("prompt_tokens", promptTokens);
-        usage.put("completion_tokens", completion);
-        usage.put("total_tokens", promptTokens + completion);
-        usage.putObject("prompt_tokens_details").put("cached_tokens", cachedTokens);
-        return usage;
-    }
-
-    private static ObjectNode chunk(Recorded request) {
-        ObjectNode chunk = Json.object();
-        chunk.put("id", "chatcmpl-fake");
-        chunk.put("object", "chat.completion.chunk");
-        chunk.put("model", request.body().path("model").asText());
-        return chunk;
-    }
-
-    private static List<String> textChunks(String content) {
-        List<String> events = new ArrayList<>();
-        for (String piece : split(content, 3)) {
-            ObjectNode c = Json.object();
-            c.put("object", "chat.completion.chunk");
-            c.putArray("choices").addObject().put("index", 0).putObject("delta").put("content", piece);
-            events.add(Json.write(c));
-        }
-        return events;
-    }
-
     /** Splits by code points so a piece never cuts a surrogate pair (the byte writer cuts characters instead). */
     public static List<String> split(String text, int size) {
-        List<String> pieces = new ArrayList<>();
-        int[] cps = text.codePoints().toArray();
-        for (int i = 0; i < cps.length; i += size) {
-            pieces.add(new String(cps, i, Math.min(size, cps.length - i)));
-        }
-        return pieces;
-    }
-
-    private void startStream(HttpExchange exchange) throws IOException {
-        exchange.getResponseHeaders().add("Content-Type", "text/event-stream");
-        exchange.getResponseHeaders().add("Cache-Control", "no-cache");
-        exchange.sendResponseHeaders(200, 0);
-    }
-
-    /** Writes SSE events in small byte pieces (cutting lines, CRLFs and UTF-8 characters), flushing each. */
-    private void write(OutputStream out, List<String> events) throws IOException {
-        String eol = quirks.contains(Quirk.CRLF) ? "\r\n" : "\n";
-        ByteArrayOutputStream all = new ByteArrayOutputStream();
-        for (String event : events) {
-            if (quirks.contains(Quirk.CRLF)) {
-                all.writeBytes((": keep-alive" + eol).getBytes(StandardCharsets.UTF_8));
-            }
-            all.writeBytes(("data: " + event + eol + eol).getBytes(StandardCharsets.UTF_8));
-        }
-        byte[] bytes = all.toByteArray();
-        int[] sizes = pieces;
-        int k = 0;
-        for (int i = 0; i < bytes.length; ) {
-            int n = Math.min(sizes[k++ % sizes.length], bytes.length - i);
-            out.write(bytes, i, n);
-            out.flush();
-            i += n;
-        }
-    }
-
-    private static ObjectNode error(String code, String message) {
-        ObjectNode error = Json.object();
-        error.putObject("error")
-                .put("message", message)
-                .put("type", "invalid_request_error")
-                .put("code", code);
-        return error;
-    }
-
-    private static void send(HttpExchange exchange, int status, JsonNode body, Map<String, String> headers)
-            throws IOException {
-        byte[] bytes = Json.write(body).getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().add("Content-Type", "application/json");
-        headers.forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
-        exchange.sendResponseHeaders(status, bytes.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(bytes);
-        }
+        return OpenAIWire.split(text, size);
     }
 
     @Override
