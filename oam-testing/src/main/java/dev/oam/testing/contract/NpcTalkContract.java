@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The talking part of the NPC contract (PROTOCOL.md §6, GAME-LAYER.md §3): creation and its
- * limit, structured turns, lenient reading, usage, streaming, retries, fallbacks, cancellation, tool choice and
- * barks.
+ * limit, structured turns, lenient reading, usage, streaming, retries, fallbacks, cancellation,
+ * tool choice and barks.
  */
 public interface NpcTalkContract extends ContractFixture {
     @Test
