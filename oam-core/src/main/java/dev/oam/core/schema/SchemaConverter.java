@@ -32,9 +32,15 @@ final class SchemaConverter {
     private final String subject;
     private final SchemaDefinitions definitions;
     private final Set<String> warnings = new LinkedHashSet<>();
-    /** Object and array nodes with an {@code enum}, with their source pointers: checked against the whole result at the end. */
+    /**
+     * Object and array nodes with an {@code enum}, with their source pointers: checked against the whole result at
+     * the end.
+     */
     private final List<Map.Entry<ObjectNode, String>> structuredEnums = new ArrayList<>();
-    /** Set while converting the top object of an {@code allOf} part: its {@code required} may name another part's properties. */
+    /**
+     * Set while converting the top object of an {@code allOf} part: its {@code required} may name another part's
+     * properties.
+     */
     private boolean deferRequired;
 
     private SchemaConverter(JsonNode root, String subject) {
