@@ -1,6 +1,7 @@
 package dev.oam.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.bench.eval.EvalBench;
 import dev.oam.core.json.Json;
 import dev.oam.testing.RealModels;
 import java.io.IOException;

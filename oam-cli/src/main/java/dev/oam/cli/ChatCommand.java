@@ -139,22 +139,22 @@ final class ChatCommand implements Callable<Integer> {
             } catch (IllegalArgumentException e) {
                 throw CliError.usage(e.getMessage());
             }
-            RespondCommand.checkSampling(temperature, maxTokens, maxToolRounds, maxToolCalls);
+            TurnSetup.checkSampling(temperature, maxTokens, maxToolRounds, maxToolCalls);
             SavedConversation saved = resume == null ? null : SavedConversation.load(resume);
             if (saved != null && saved.pending() != null) {
                 throw CliError.usage(resume
                         + " has tool calls waiting for outputs; finish that turn with oam respond --resume first");
             }
-            CliTools tools = RespondCommand.tools(toolFiles, toolJson, saved);
-            ToolChoice choice = RespondCommand.toolChoice(toolChoice, tools);
+            CliTools tools = TurnSetup.tools(toolFiles, toolJson, saved);
+            ToolChoice choice = TurnSetup.toolChoice(toolChoice, tools);
             backends.addAll(ModelBackend.discover());
-            LanguageModel model = RespondCommand.model(models, backends, "oam chat");
+            LanguageModel model = TurnSetup.model(models, backends, "oam chat");
             String instr = instructions != null ? instructions : saved != null ? saved.instructions() : null;
             Agent agent = new Agent(
                     model,
                     instr,
                     tools.definitions(),
-                    RespondCommand.options(choice, maxToolRounds, maxToolCalls, temperature, maxTokens, greedy),
+                    TurnSetup.options(choice, maxToolRounds, maxToolCalls, temperature, maxTokens, greedy),
                     List.of());
             if (saved != null) {
                 agent.setInstructionsEntryId(saved.instructionsEntryId());
@@ -339,8 +339,8 @@ final class ChatCommand implements Callable<Integer> {
                             + (started.execution().equals("client") ? " (external)" : "")));
                 }
                 case TurnEvent.ToolCallCompleted completed -> {
-                    String text = "  ↳ "
-                            + RespondCommand.clip(completed.record().reply().modelText(), 110);
+                    String text =
+                            "  ↳ " + TurnDisplay.clip(completed.record().reply().modelText(), 110);
                     out.println(completed.record().isError() ? red(text) : dim(text));
                     needPrefix[0] = true;
                 }
@@ -360,7 +360,7 @@ final class ChatCommand implements Callable<Integer> {
                 if (line == null) {
                     throw AgentException.cancelled();
                 }
-                answers.put(call.id(), RespondCommand.typed(line));
+                answers.put(call.id(), ToolOutputs.typed(line));
             }
             return answers;
         };

@@ -215,7 +215,7 @@ final class DemoCommand implements Runnable {
                         }
                         case "toolCallCompleted" -> {
                             String text = "    ↳ "
-                                    + RespondCommand.clip(
+                                    + TurnDisplay.clip(
                                             Json.text(event.path("record").path("output")), 110);
                             out.println(event.path("record").path("isError").asBoolean() ? red(text) : dim(text));
                         }

@@ -1,15 +1,25 @@
 package dev.oam.core.schema;
 
+import static dev.oam.core.schema.SchemaKeywords.ANNOTATIONS;
+import static dev.oam.core.schema.SchemaKeywords.TYPES;
+import static dev.oam.core.schema.SchemaKeywords.UNENFORCED;
+import static dev.oam.core.schema.SchemaKeywords.count;
+import static dev.oam.core.schema.SchemaKeywords.enumValues;
+import static dev.oam.core.schema.SchemaKeywords.escape;
+import static dev.oam.core.schema.SchemaKeywords.inRange;
+import static dev.oam.core.schema.SchemaKeywords.inferTypes;
+import static dev.oam.core.schema.SchemaKeywords.known;
+import static dev.oam.core.schema.SchemaKeywords.nullable;
+import static dev.oam.core.schema.SchemaKeywords.range;
+import static dev.oam.core.schema.SchemaKeywords.text;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
-import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -17,85 +27,35 @@ import java.util.Set;
 
 /** JSON Schema → generation schema. One converter for tools, structured turns and game methods. */
 final class SchemaConverter {
-    private static final Set<String> TYPES =
-            Set.of("object", "array", "string", "integer", "number", "boolean", "null");
-    /** Keywords that carry no constraint: kept out of the generation schema silently. */
-    private static final Set<String> ANNOTATIONS = Set.of(
-            "title",
-            "description",
-            "default",
-            "examples",
-            "$schema",
-            "$id",
-            "$comment",
-            "readOnly",
-            "writeOnly",
-            "deprecated",
-            "$defs",
-            "definitions",
-            "x-order",
-            "$anchor",
-            "$vocabulary");
-    /** Constraints a model cannot be held to: described to the model and reported. */
-    private static final Set<String> UNENFORCED = new LinkedHashSet<>(List.of(
-            "pattern",
-            "format",
-            "minLength",
-            "maxLength",
-            "multipleOf",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "uniqueItems",
-            "minProperties",
-            "maxProperties",
-            "patternProperties",
-            "propertyNames",
-            "contains",
-            "minContains",
-            "maxContains",
-            "dependentRequired",
-            "dependentSchemas",
-            "dependencies",
-            "not",
-            "if",
-            "then",
-            "else",
-            "contentEncoding",
-            "contentMediaType",
-            "contentSchema",
-            "unevaluatedProperties",
-            "unevaluatedItems",
-            "additionalItems"));
-
     private static final int MAX_DEPTH = 64;
 
-    private final JsonNode root;
     private final String subject;
+    private final SchemaDefinitions definitions;
     private final Set<String> warnings = new LinkedHashSet<>();
-    private final Map<String, String> defNames = new HashMap<>(); // source pointer → def name
-    private final Map<String, ObjectNode> defs = new LinkedHashMap<>(); // def name → converted (null while converting)
-    private final Set<String> converting = new LinkedHashSet<>();
-    /** Object and array nodes with an {@code enum}, with their source pointers: checked against the whole result at the end. */
+    /**
+     * Object and array nodes with an {@code enum}, with their source pointers: checked against the whole result at
+     * the end.
+     */
     private final List<Map.Entry<ObjectNode, String>> structuredEnums = new ArrayList<>();
-    /** Set while converting the top object of an {@code allOf} part: its {@code required} may name another part's properties. */
+    /**
+     * Set while converting the top object of an {@code allOf} part: its {@code required} may name another part's
+     * properties.
+     */
     private boolean deferRequired;
 
     private SchemaConverter(JsonNode root, String subject) {
-        this.root = root;
         this.subject = subject;
+        this.definitions = new SchemaDefinitions(root);
     }
 
     static GenerationSchema convert(JsonNode schema, String subject, boolean objectRoot) throws SchemaException {
         SchemaConverter converter = new SchemaConverter(schema, subject);
         ObjectNode out = converter.node(schema, "#", 0);
-        if (objectRoot && !isObjectSchema(out, converter)) {
+        if (objectRoot && !converter.definitions.isObjectSchema(out)) {
             throw new SchemaException("#", "Tool parameters must be an object schema (\"type\": \"object\").");
         }
-        if (!converter.defs.isEmpty()) {
-            ObjectNode defsNode = out.putObject("$defs");
-            converter.defs.forEach(defsNode::set);
-        }
-        converter.checkReferenceCycles();
+        converter.definitions.writeTo(out);
+        converter.definitions.checkReferenceCycles();
         converter.checkStructuredEnums(out);
         return new GenerationSchema(out, List.copyOf(converter.warnings));
     }
@@ -137,40 +97,8 @@ final class SchemaConverter {
         }
     }
 
-    /** A chain of references that only leads to other references never reaches a schema to generate. */
-    private void checkReferenceCycles() throws SchemaException {
-        for (Map.Entry<String, String> def : defNames.entrySet()) {
-            Set<String> seen = new LinkedHashSet<>();
-            String name = def.getValue();
-            while (true) {
-                ObjectNode node = defs.get(name);
-                if (node == null
-                        || !node.has("$ref")
-                        || node.size() > 2
-                        || (node.size() == 2 && !node.has("description"))) {
-                    break;
-                }
-                if (!seen.add(name)) {
-                    throw new SchemaException(
-                            def.getKey(),
-                            "The references starting at '" + def.getKey()
-                                    + "' only lead to each other and never reach a schema.");
-                }
-                name = node.get("$ref").asText().substring("#/$defs/".length());
-            }
-        }
-    }
-
-    private static boolean isObjectSchema(ObjectNode node, SchemaConverter converter) {
-        if (node.has("$ref")) {
-            String name = node.get("$ref").asText().substring("#/$defs/".length());
-            ObjectNode def = converter.defs.get(name);
-            return def != null && "object".equals(def.path("type").asText());
-        }
-        return "object".equals(node.path("type").asText());
-    }
-
-    private ObjectNode node(JsonNode schema, String pointer, int depth) throws SchemaException {
+    /** Converts {@code schema}, found at {@code pointer}, {@code depth} levels below the root. */
+    ObjectNode node(JsonNode schema, String pointer, int depth) throws SchemaException {
         if (depth > MAX_DEPTH) {
             throw new SchemaException(pointer, "The schema is nested too deeply (more than " + MAX_DEPTH + " levels).");
         }
@@ -207,6 +135,26 @@ final class SchemaConverter {
         }
         if (description != null) {
             putDescription(out, description);
+        }
+        return out;
+    }
+
+    private ObjectNode ref(JsonNode schema, String pointer, int depth) throws SchemaException {
+        String name = definitions.name(schema, pointer, depth, this);
+        List<String> ignored = new ArrayList<>();
+        schema.fieldNames().forEachRemaining(key -> {
+            if (!key.equals("$ref") && !ANNOTATIONS.contains(key) && !key.startsWith("x-")) {
+                ignored.add(key);
+            }
+        });
+        if (!ignored.isEmpty()) {
+            warnings.add(
+                    subject + ": " + pointer + ": keywords next to '$ref' are ignored: " + String.join(", ", ignored));
+        }
+        ObjectNode out = Json.object();
+        out.put("$ref", "#/$defs/" + name);
+        if (schema.has("description") && schema.get("description").isTextual()) {
+            out.put("description", schema.get("description").textValue());
         }
         return out;
     }
@@ -298,66 +246,6 @@ final class SchemaConverter {
         return anyOf(branches);
     }
 
-    private static boolean known(String key) {
-        return switch (key) {
-            case "type",
-                    "properties",
-                    "required",
-                    "items",
-                    "minItems",
-                    "maxItems",
-                    "enum",
-                    "const",
-                    "minimum",
-                    "maximum",
-                    "anyOf",
-                    "oneOf",
-                    "allOf",
-                    "$ref",
-                    "nullable",
-                    "additionalProperties",
-                    "prefixItems" -> true;
-            default -> false;
-        };
-    }
-
-    private static boolean nullable(JsonNode schema) {
-        return schema.path("nullable").asBoolean(false);
-    }
-
-    private static List<String> inferTypes(JsonNode schema) {
-        if (schema.has("properties") || schema.has("required")) {
-            return List.of("object");
-        }
-        if (schema.has("items") || schema.has("minItems") || schema.has("maxItems")) {
-            return List.of("array");
-        }
-        if (schema.has("minimum") || schema.has("maximum")) {
-            return List.of("number");
-        }
-        JsonNode values = schema.has("enum") ? schema.get("enum") : null;
-        if (schema.has("const")) {
-            values = Json.array().add(schema.get("const"));
-        }
-        if (values != null && values.isArray() && !values.isEmpty()) {
-            Set<String> kinds = new LinkedHashSet<>();
-            for (JsonNode v : values) {
-                kinds.add(
-                        v.isTextual()
-                                ? "string"
-                                : v.isIntegralNumber()
-                                        ? "integer"
-                                        : v.isNumber()
-                                                ? "number"
-                                                : v.isBoolean() ? "boolean" : v.isNull() ? "null" : "other");
-            }
-            if (kinds.size() == 1 && !kinds.contains("other")) {
-                return List.of(kinds.iterator().next());
-            }
-        }
-        return List.of();
-    }
-
     private ObjectNode typed(JsonNode schema, String type, String pointer, int depth) throws SchemaException {
         ObjectNode out = typeNode(type);
         switch (type) {
@@ -400,30 +288,6 @@ final class SchemaConverter {
             }
         }
         return out;
-    }
-
-    private static boolean inRange(JsonNode value, ObjectNode typed) {
-        if (!value.isNumber() || ((value.isDouble() || value.isFloat()) && !Double.isFinite(value.doubleValue()))) {
-            return true;
-        }
-        BigDecimal number = value.decimalValue();
-        return !(typed.has("minimum") && number.compareTo(typed.get("minimum").decimalValue()) < 0)
-                && !(typed.has("maximum")
-                        && number.compareTo(typed.get("maximum").decimalValue()) > 0);
-    }
-
-    private static JsonNode enumValues(JsonNode schema, String pointer) throws SchemaException {
-        if (schema.has("const")) {
-            return Json.array().add(schema.get("const"));
-        }
-        if (!schema.has("enum")) {
-            return null;
-        }
-        JsonNode values = schema.get("enum");
-        if (!values.isArray() || values.isEmpty()) {
-            throw new SchemaException(pointer + "/enum", "'enum' must be a non-empty array.");
-        }
-        return values;
     }
 
     private void object(JsonNode schema, ObjectNode out, String pointer, int depth) throws SchemaException {
@@ -502,53 +366,6 @@ final class SchemaConverter {
         }
     }
 
-    private static Integer count(JsonNode schema, String key, String pointer) throws SchemaException {
-        JsonNode value = schema.get(key);
-        if (value == null) {
-            return null;
-        }
-        if (!value.isNumber()
-                || value.decimalValue().signum() < 0
-                || value.decimalValue().stripTrailingZeros().scale() > 0
-                || value.decimalValue().compareTo(BigDecimal.valueOf(Integer.MAX_VALUE)) > 0) {
-            throw new SchemaException(pointer + "/" + key, "'" + key + "' must be a non-negative integer.");
-        }
-        return value.decimalValue().intValue();
-    }
-
-    private static void range(JsonNode schema, ObjectNode out, String pointer, String type) throws SchemaException {
-        BigDecimal min = bound(schema, "minimum", pointer);
-        BigDecimal max = bound(schema, "maximum", pointer);
-        if (min != null && max != null && min.compareTo(max) > 0) {
-            throw new SchemaException(pointer + "/minimum", "'minimum' is larger than 'maximum'.");
-        }
-        if (type.equals("integer")
-                && min != null
-                && max != null
-                && min.setScale(0, java.math.RoundingMode.CEILING)
-                                .compareTo(max.setScale(0, java.math.RoundingMode.FLOOR))
-                        > 0) {
-            throw new SchemaException(pointer + "/minimum", "No integer lies between 'minimum' and 'maximum'.");
-        }
-        if (min != null) {
-            out.set("minimum", schema.get("minimum"));
-        }
-        if (max != null) {
-            out.set("maximum", schema.get("maximum"));
-        }
-    }
-
-    private static BigDecimal bound(JsonNode schema, String key, String pointer) throws SchemaException {
-        JsonNode value = schema.get(key);
-        if (value == null) {
-            return null;
-        }
-        if (!value.isNumber() || (value.isDouble() && !Double.isFinite(value.doubleValue()))) {
-            throw new SchemaException(pointer + "/" + key, "'" + key + "' must be a number.");
-        }
-        return value.decimalValue();
-    }
-
     private ObjectNode allOf(JsonNode schema, String pointer, int depth) throws SchemaException {
         JsonNode parts = schema.get("allOf");
         if (!parts.isArray() || parts.isEmpty()) {
@@ -560,7 +377,7 @@ final class SchemaConverter {
         List<ObjectNode> pieces = new ArrayList<>();
         for (int i = 0; i < parts.size(); i++) {
             deferRequired = parts.get(i).isObject() && !parts.get(i).has("$ref");
-            pieces.add(resolved(node(parts.get(i), pointer + "/allOf/" + i, depth + 1)));
+            pieces.add(definitions.resolved(node(parts.get(i), pointer + "/allOf/" + i, depth + 1)));
             deferRequired = false;
         }
         ObjectNode own = Json.object();
@@ -606,104 +423,6 @@ final class SchemaConverter {
         return merged;
     }
 
-    private ObjectNode resolved(ObjectNode node) {
-        if (node.has("$ref")) {
-            ObjectNode def = defs.get(node.get("$ref").asText().substring("#/$defs/".length()));
-            if (def != null) {
-                return def.deepCopy();
-            }
-        }
-        return node;
-    }
-
-    private ObjectNode ref(JsonNode schema, String pointer, int depth) throws SchemaException {
-        JsonNode refNode = schema.get("$ref");
-        if (!refNode.isTextual() || !refNode.textValue().startsWith("#")) {
-            throw new SchemaException(pointer + "/$ref", "Only local references ('#/$defs/Name') are supported.");
-        }
-        String target = refNode.textValue();
-        JsonNode resolved = resolvePointer(target);
-        if (resolved == null) {
-            throw new SchemaException(pointer + "/$ref", "The reference '" + target + "' does not resolve.");
-        }
-        String name = defNames.get(target);
-        if (name == null) {
-            String base = target.equals("#")
-                    ? "Root"
-                    : target.substring(target.lastIndexOf('/') + 1)
-                            .replace("~1", "_")
-                            .replace("~0", "_");
-            if (base.isEmpty()) {
-                base = "Def";
-            }
-            name = base;
-            for (int n = 2; defs.containsKey(name) || defNames.containsValue(name); n++) {
-                name = base + n;
-            }
-            defNames.put(target, name);
-            converting.add(target);
-            defs.put(name, null);
-            ObjectNode converted = node(resolved, target, depth + 1);
-            defs.put(name, converted);
-            converting.remove(target);
-        }
-        List<String> ignored = new ArrayList<>();
-        schema.fieldNames().forEachRemaining(key -> {
-            if (!key.equals("$ref") && !ANNOTATIONS.contains(key) && !key.startsWith("x-")) {
-                ignored.add(key);
-            }
-        });
-        if (!ignored.isEmpty()) {
-            warnings.add(
-                    subject + ": " + pointer + ": keywords next to '$ref' are ignored: " + String.join(", ", ignored));
-        }
-        ObjectNode out = Json.object();
-        out.put("$ref", "#/$defs/" + name);
-        if (schema.has("description") && schema.get("description").isTextual()) {
-            out.put("description", schema.get("description").textValue());
-        }
-        return out;
-    }
-
-    private JsonNode resolvePointer(String target) {
-        if (target.equals("#")) {
-            return root;
-        }
-        if (!target.startsWith("#/")) {
-            return null;
-        }
-        JsonNode current = root;
-        for (String part : target.substring(2).split("/", -1)) {
-            String key = part.replace("~1", "/").replace("~0", "~");
-            if (current.isObject()) {
-                current = current.get(key);
-            } else if (current.isArray()) {
-                try {
-                    current = current.get(Integer.parseInt(key));
-                } catch (NumberFormatException e) {
-                    return null;
-                }
-            } else {
-                return null;
-            }
-            if (current == null) {
-                return null;
-            }
-        }
-        return current;
-    }
-
-    private static String text(JsonNode schema, String key, String pointer) throws SchemaException {
-        JsonNode value = schema.get(key);
-        if (value == null || value.isNull()) {
-            return null;
-        }
-        if (!value.isTextual()) {
-            throw new SchemaException(pointer + "/" + key, "'" + key + "' must be a string.");
-        }
-        return value.textValue();
-    }
-
     private static ObjectNode typeNode(String type) {
         ObjectNode node = Json.object();
         node.put("type", type);
@@ -731,9 +450,5 @@ final class SchemaConverter {
         } else {
             branches.add(branch);
         }
-    }
-
-    private static String escape(String name) {
-        return name.replace("~", "~0").replace("/", "~1");
     }
 }

@@ -1,4 +1,4 @@
-package dev.oam.bench;
+package dev.oam.bench.eval;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -1479,7 +1479,8 @@ public final class EvalBench {
         return String.format(Locale.ROOT, "%.1f", ms / 1000);
     }
 
-    static double percentile(List<Double> values, int p) {
+    /** The nearest-rank {@code p}th percentile of {@code values}. */
+    public static double percentile(List<Double> values, int p) {
         List<Double> sorted = new ArrayList<>(values);
         sorted.sort(null);
         int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;

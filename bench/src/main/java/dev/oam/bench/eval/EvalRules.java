@@ -1,4 +1,4 @@
-package dev.oam.bench;
+package dev.oam.bench.eval;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
