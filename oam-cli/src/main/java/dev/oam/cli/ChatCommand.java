@@ -139,22 +139,22 @@ final class ChatCommand implements Callable<Integer> {
             } catch (IllegalArgumentException e) {
                 throw CliError.usage(e.getMessage());
             }
-            TurnSetup.checkSampling(temperature, maxTokens, maxToolRounds, maxToolCalls);
+            TurnArguments.checkSampling(temperature, maxTokens, maxToolRounds, maxToolCalls);
             SavedConversation saved = resume == null ? null : SavedConversation.load(resume);
             if (saved != null && saved.pending() != null) {
                 throw CliError.usage(resume
                         + " has tool calls waiting for outputs; finish that turn with oam respond --resume first");
             }
-            CliTools tools = TurnSetup.tools(toolFiles, toolJson, saved);
-            ToolChoice choice = TurnSetup.toolChoice(toolChoice, tools);
+            CliTools tools = TurnArguments.tools(toolFiles, toolJson, saved);
+            ToolChoice choice = TurnArguments.toolChoice(toolChoice, tools);
             backends.addAll(ModelBackend.discover());
-            LanguageModel model = TurnSetup.model(models, backends, "oam chat");
+            LanguageModel model = TurnArguments.model(models, backends, "oam chat");
             String instr = instructions != null ? instructions : saved != null ? saved.instructions() : null;
             Agent agent = new Agent(
                     model,
                     instr,
                     tools.definitions(),
-                    TurnSetup.options(choice, maxToolRounds, maxToolCalls, temperature, maxTokens, greedy),
+                    TurnArguments.options(choice, maxToolRounds, maxToolCalls, temperature, maxTokens, greedy),
                     List.of());
             if (saved != null) {
                 agent.setInstructionsEntryId(saved.instructionsEntryId());

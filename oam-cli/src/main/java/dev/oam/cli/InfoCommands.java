@@ -56,7 +56,7 @@ final class InfoCommands {
             PrintStream err = Out.stderr();
             List<ModelBackend> backends = ModelBackend.discover();
             try {
-                LanguageModel model = TurnSetup.model(models, backends, "oam available");
+                LanguageModel model = TurnArguments.model(models, backends, "oam available");
                 ModelAvailability availability = model.availability();
                 if (availability.isLoading()) {
                     try (Tty.Spinner spinner = Tty.Spinner.start("loading the model…")) {

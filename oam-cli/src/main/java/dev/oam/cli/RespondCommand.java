@@ -212,7 +212,7 @@ final class RespondCommand implements Callable<Integer> {
         if (json && events) {
             throw CliError.usage("--json and --events cannot be combined");
         }
-        TurnSetup.checkSampling(temperature, maxTokens, maxToolRounds, maxToolCalls);
+        TurnArguments.checkSampling(temperature, maxTokens, maxToolRounds, maxToolCalls);
         if (!images.isEmpty()) {
             throw CliError.usage("--image: this edition's models take text only (images are not supported)");
         }
@@ -225,7 +225,7 @@ final class RespondCommand implements Callable<Integer> {
         if (!pending && (!toolOutputs.isEmpty() || !toolErrors.isEmpty())) {
             throw CliError.usage(resume + " has no tool calls waiting for outputs");
         }
-        String prompt = pending ? String.join(" ", words).strip() : TurnSetup.prompt(words, !noStdin);
+        String prompt = pending ? String.join(" ", words).strip() : TurnArguments.prompt(words, !noStdin);
         if (pending && !prompt.isEmpty()) {
             throw CliError.usage("the resumed turn is waiting for tool outputs ("
                     + ToolOutputs.ids(saved.pending().calls())
@@ -234,19 +234,19 @@ final class RespondCommand implements Callable<Integer> {
         if (!pending && prompt.isEmpty()) {
             throw CliError.usage("no prompt: give it as arguments or on standard input (oam respond --help)");
         }
-        CliTools tools = TurnSetup.tools(toolFiles, toolJson, saved);
+        CliTools tools = TurnArguments.tools(toolFiles, toolJson, saved);
         if (verbose) {
             tools.warnings().forEach(w -> err.println("warning: " + w));
         }
         String instr = instructions != null ? instructions : saved != null ? saved.instructions() : null;
-        ToolChoice choice = TurnSetup.toolChoice(toolChoice, tools);
-        JsonNode schema = schemaFile == null ? null : TurnSetup.readSchema(schemaFile, verbose ? err : null);
+        ToolChoice choice = TurnArguments.toolChoice(toolChoice, tools);
+        JsonNode schema = schemaFile == null ? null : TurnArguments.readSchema(schemaFile, verbose ? err : null);
         if (askTools && !(Tty.isTerminal(0) && Tty.isTerminal(2))) {
             throw CliError.usage("--ask-tools needs a terminal on standard input and standard error");
         }
         backends.addAll(ModelBackend.discover());
-        LanguageModel model = TurnSetup.model(models, backends, "oam respond");
-        AgentOptions options = TurnSetup.options(choice, maxToolRounds, maxToolCalls, temperature, maxTokens, greedy);
+        LanguageModel model = TurnArguments.model(models, backends, "oam respond");
+        AgentOptions options = TurnArguments.options(choice, maxToolRounds, maxToolCalls, temperature, maxTokens, greedy);
         Agent agent = new Agent(model, instr, tools.definitions(), options, List.of());
         if (saved != null) {
             agent.setInstructionsEntryId(saved.instructionsEntryId());
