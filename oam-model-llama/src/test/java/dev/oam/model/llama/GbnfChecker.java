@@ -35,6 +35,10 @@ public final class GbnfChecker {
 
     private GbnfChecker() {}
 
+    public static GbnfChecker parse(dev.oam.model.llama.grammar.Grammar grammar) {
+        return parse(grammar.gbnf());
+    }
+
     public static GbnfChecker parse(String grammar) {
         GbnfChecker checker = new GbnfChecker();
         for (String line : grammar.split("\n")) {

@@ -10,13 +10,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.model.llama.grammar.GbnfParser;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The longest output of a grammar, and steps sized to fit their budget with it. */
 class GrammarBoundTest {
     private static long bound(String grammar) {
-        return GrammarBound.maxBytes(grammar, rule -> false);
+        return GrammarBound.maxBytes(GbnfParser.parse(grammar), rule -> false);
     }
 
     @Test
@@ -33,7 +34,8 @@ class GrammarBoundTest {
                 .as("recursion")
                 .isEqualTo(GrammarBound.UNBOUNDED);
         assertThat(GrammarBound.maxBytes(
-                        "root ::= \"{\" | text-3\ntext-3 ::= [^{] [^\\x00]*\n", StepGrammar::isFreeText))
+                        GbnfParser.parse("root ::= \"{\" | text-3\ntext-3 ::= [^{] [^\\x00]*\n"),
+                        StepGrammar::isFreeText))
                 .isEqualTo(1);
     }
 
@@ -63,7 +65,7 @@ class GrammarBoundTest {
                 false,
                 null,
                 new GenerationOptions(null, 1024, null, true));
-        assertThat(LlamaLanguageModel.plan(roomy, 8192).grammar())
+        assertThat(LlamaLanguageModel.plan(roomy, 8192).grammar().gbnf())
                 .as("small calls keep parallel calls")
                 .contains("){0,3}");
     }
@@ -81,8 +83,8 @@ class GrammarBoundTest {
                 new GenerationOptions(null, 100, null));
         LlamaLanguageModel.StepPlan fitted = LlamaLanguageModel.plan(step, 8192, false);
         LlamaLanguageModel.StepPlan closed = LlamaLanguageModel.plan(step, 8192, true);
-        assertThat(fitted.grammar()).doesNotContain("string-" + LlamaLanguageModel.MAX_STRING);
-        assertThat(closed.grammar()).contains("string-" + LlamaLanguageModel.MAX_STRING);
+        assertThat(fitted.grammar().gbnf()).doesNotContain("string-" + LlamaLanguageModel.MAX_STRING);
+        assertThat(closed.grammar().gbnf()).contains("string-" + LlamaLanguageModel.MAX_STRING);
         assertThat(closed.maxTokens()).isEqualTo(100);
         ModelRequest unset = request(prompt("Fill it."), List.of(form), ToolCallingMode.REQUIRED, false, null);
         assertThat(LlamaLanguageModel.plan(unset, 8192, true).maxTokens())
@@ -99,8 +101,8 @@ class GrammarBoundTest {
         assertThat((long) roomForTheShortest.maxTokens())
                 .as("room for the shortest call")
                 .isGreaterThanOrEqualTo(GrammarBound.minCodePoints(roomForTheShortest.grammar()));
-        assertThat(GrammarBound.minCodePoints(
-                        "root ::= \"ab\" c? d{2,5} (e | \"xyz\")\nc ::= \"q\"\nd ::= [a-z]\ne ::= \"e\"+\n"))
+        assertThat(GrammarBound.minCodePoints(GbnfParser.parse(
+                        "root ::= \"ab\" c? d{2,5} (e | \"xyz\")\nc ::= \"q\"\nd ::= [a-z]\ne ::= \"e\"+\n")))
                 .isEqualTo(2 + 0 + 2 + 1);
     }
 
@@ -115,7 +117,7 @@ class GrammarBoundTest {
                 new GenerationOptions(null, 300, null));
         LlamaLanguageModel.StepPlan plan = LlamaLanguageModel.plan(step, 8192);
         assertThat(plan.maxTokens()).isEqualTo(300);
-        assertThat(plan.grammar()).contains("text-");
+        assertThat(plan.grammar().gbnf()).contains("text-");
         assertThat(GrammarBound.maxBytes(plan.grammar(), StepGrammar::isFreeText))
                 .isLessThanOrEqualTo(300);
     }
@@ -152,6 +154,6 @@ class GrammarBoundTest {
                 new GenerationOptions(null, 33, null));
         LlamaLanguageModel.StepPlan plan = LlamaLanguageModel.plan(step, 8192);
         assertThat(plan.maxTokens()).isEqualTo(33);
-        assertThat(plan.grammar()).contains(StepGrammar.TEXT);
+        assertThat(plan.grammar().gbnf()).contains(StepGrammar.TEXT.gbnf());
     }
 }

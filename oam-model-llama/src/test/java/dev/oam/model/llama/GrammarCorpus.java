@@ -14,6 +14,8 @@ import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolDefinition;
+import dev.oam.model.llama.grammar.Grammar;
+import dev.oam.model.llama.grammar.Term;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -123,19 +125,18 @@ final class GrammarCorpus {
     }
 
     /** Every grammar of the corpus by name, in a stable order. */
-    static Map<String, String> grammars() throws Exception {
-        Map<String, String> out = new LinkedHashMap<>();
+    static Map<String, Grammar> grammars() throws Exception {
+        Map<String, Grammar> out = new LinkedHashMap<>();
         for (Map.Entry<String, String> schema : SCHEMAS.entrySet()) {
             for (int maxString : new int[] {1, 8, 32, 64}) {
                 Gbnf gbnf = new Gbnf(maxString);
-                String root =
-                        gbnf.schema(converted(schema.getValue()).json()).root();
+                Term root = gbnf.schema(converted(schema.getValue()).json()).root();
                 if (root != null) {
                     out.put("schema " + schema.getKey() + " " + maxString, gbnf.build(root));
                 }
             }
             Gbnf raw = new Gbnf(16);
-            String root = raw.schema((ObjectNode) Json.parse(schema.getValue())).root();
+            Term root = raw.schema((ObjectNode) Json.parse(schema.getValue())).root();
             if (root != null) {
                 out.put("raw schema " + schema.getKey(), raw.build(root));
             }
@@ -180,7 +181,7 @@ final class GrammarCorpus {
                     new GenerationOptions(null, budget, null, true));
             for (int context : new int[] {512, 8192}) {
                 for (boolean closes : new boolean[] {false, true}) {
-                    String grammar =
+                    Grammar grammar =
                             LlamaLanguageModel.plan(step, context, closes).grammar();
                     if (grammar != null) {
                         out.put("plan " + budget + " context " + context + (closes ? " closes" : ""), grammar);
@@ -192,7 +193,7 @@ final class GrammarCorpus {
     }
 
     private static void dialogue(
-            Map<String, String> out,
+            Map<String, Grammar> out,
             ToolCallingMode mode,
             String name,
             @Nullable GenerationSchema schema,
