@@ -11,7 +11,12 @@ import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.model.llama.grammar.GbnfParser;
+import dev.oam.model.llama.grammar.Grammar;
+import dev.oam.model.llama.grammar.Term;
+import dev.oam.model.llama.grammar.Term.CharClass.Span;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The longest output of a grammar, and steps sized to fit their budget with it. */
@@ -37,6 +42,25 @@ class GrammarBoundTest {
                         GbnfParser.parse("root ::= \"{\" | text-3\ntext-3 ::= [^{] [^\\x00]*\n"),
                         StepGrammar::isFreeText))
                 .isEqualTo(1);
+    }
+
+    @Test
+    void boundsAreReadFromTheTrees() {
+        Map<String, Term> rules = new LinkedHashMap<>();
+        rules.put("root", Term.sequence(Term.literal("é"), Term.optional(Term.ref("a")), Term.ref("b")));
+        rules.put("a", Term.between(Term.chars(Span.range('a', 'z')), 2, 5));
+        rules.put(
+                "b",
+                Term.choice(
+                        Term.group(Term.choice(Term.literal("xy"), Term.notChars(Span.of('"')))),
+                        Term.times(Term.literal("\u20AC"), 2)));
+        Grammar grammar = Grammar.of(rules);
+        assertThat(GrammarBound.maxBytes(grammar, rule -> false)).isEqualTo(2 + 5 + 6);
+        assertThat(GrammarBound.maxBytes(grammar, rule -> rule.equals("a"))).isEqualTo(2 + 6);
+        assertThat(GrammarBound.minCodePoints(grammar)).isEqualTo(1 + 1);
+        rules.put("a", Term.star(Term.ref("b")));
+        assertThat(GrammarBound.maxBytes(Grammar.of(rules), rule -> false)).isEqualTo(GrammarBound.UNBOUNDED);
+        assertThat(GrammarBound.minCodePoints(Grammar.of(rules))).isEqualTo(2);
     }
 
     @Test

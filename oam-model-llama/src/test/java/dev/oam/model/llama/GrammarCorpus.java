@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * bounds, and step grammars (calls single, parallel, forced and optional, respond-directly, answers as text, JSON and
  * dialogue).
  */
-final class GrammarCorpus {
+public final class GrammarCorpus {
     /** Schemas by name, as clients write them (each is converted to a generation schema first). */
     static final Map<String, String> SCHEMAS = schemas();
 
@@ -125,7 +125,7 @@ final class GrammarCorpus {
     }
 
     /** Every grammar of the corpus by name, in a stable order. */
-    static Map<String, Grammar> grammars() throws Exception {
+    public static Map<String, Grammar> grammars() throws Exception {
         Map<String, Grammar> out = new LinkedHashMap<>();
         for (Map.Entry<String, String> schema : SCHEMAS.entrySet()) {
             for (int maxString : new int[] {1, 8, 32, 64}) {
