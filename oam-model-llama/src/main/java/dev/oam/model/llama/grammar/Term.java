@@ -3,6 +3,7 @@ package dev.oam.model.llama.grammar;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A rule body of a {@link Grammar}: GBNF's expressions as a small immutable tree. The tree keeps GBNF's spelling
@@ -159,12 +160,12 @@ public sealed interface Term
     }
 
     /** The items in order, nulls left out: one item is itself, sequences among them are spliced in. */
-    static Term sequence(Term... items) {
+    static Term sequence(@Nullable Term... items) {
         return sequence(java.util.Arrays.asList(items));
     }
 
     /** See {@link #sequence(Term...)}. */
-    static Term sequence(List<? extends Term> items) {
+    static Term sequence(List<? extends @Nullable Term> items) {
         List<Term> flat = new ArrayList<>();
         for (Term item : items) {
             if (item instanceof Sequence s) {
