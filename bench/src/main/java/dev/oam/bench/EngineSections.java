@@ -15,6 +15,7 @@ import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.EngineSettings;
 import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.prompt.ChatMessage;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -626,7 +627,7 @@ final class EngineSections {
     // ---- (c) constrained against free text ----------------------------------------------------------------------
 
     private void constrained(Engine javaGrammar, Engine nativeGrammar) throws Exception {
-        Map<String, String> grammars = new LinkedHashMap<>();
+        Map<String, Grammar> grammars = new LinkedHashMap<>();
         grammars.put("free text", null);
         grammars.putAll(MaskBench.grammars());
         grammars.put(
@@ -655,7 +656,7 @@ final class EngineSections {
         Map<String, String> texts = new LinkedHashMap<>();
         for (int round = 0; round < rounds; round++) {
             progress("(c) round " + (round + 1) + "/" + rounds + " (load " + Meter.loadAverage() + ")");
-            for (Map.Entry<String, String> g : grammars.entrySet()) {
+            for (Map.Entry<String, Grammar> g : grammars.entrySet()) {
                 List<String> sides = g.getValue() == null
                         ? List.of("java")
                         : round % 2 == 0 ? List.of("java", "native") : List.of("native", "java");

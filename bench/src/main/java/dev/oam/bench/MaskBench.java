@@ -23,6 +23,7 @@ import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.grammar.GbnfCompiler;
 import dev.oam.model.llama.grammar.GgufVocabulary;
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.grammar.TokenConstraint;
 import dev.oam.model.llama.grammar.TokenVocabulary;
 import dev.oam.model.llama.prompt.ChatMessage;
@@ -87,16 +88,17 @@ public final class MaskBench {
                 (t2 - t1) / 1e6,
                 warm.longestPiece());
 
-        Map<String, String> grammars = grammars();
+        Map<String, Grammar> grammars = grammars();
         if (print) {
-            grammars.forEach((name, text) -> System.err.println("bench: grammar " + name + ":\n" + text));
+            grammars.forEach((name, grammar) -> System.err.println("bench: grammar " + name + ":\n" + grammar.gbnf()));
         }
-        grammars.forEach((name, text) -> System.err.println("bench: grammar " + name + ": " + text.length() + " chars, "
-                + text.lines().count() + " rules; strings: "
-                + text.lines().filter(l -> l.startsWith("string-")).toList()));
+        grammars.forEach((name, grammar) -> System.err.println("bench: grammar " + name + ": "
+                + grammar.gbnf().length() + " chars, "
+                + grammar.gbnf().lines().count() + " rules; strings: "
+                + grammar.gbnf().lines().filter(l -> l.startsWith("string-")).toList()));
 
         // warm-up: the JIT compiles the walk, allows and accept on a compiler of its own
-        for (String text : grammars.values()) {
+        for (Grammar text : grammars.values()) {
             for (int w = 0; w < 2; w++) {
                 List<Integer> tokens = walk(warm, vocabulary, text, new Random(seed + 1000 + w));
                 replay(warm, vocabulary, text, tokens, null, new Random(seed));
@@ -121,7 +123,7 @@ public final class MaskBench {
                 "p50 µs",
                 "p90 µs",
                 "max µs"));
-        for (Map.Entry<String, String> grammar : grammars.entrySet()) {
+        for (Map.Entry<String, Grammar> grammar : grammars.entrySet()) {
             GbnfCompiler uncached = GbnfCompiler.create(vocabulary, 0);
             GbnfCompiler cached = GbnfCompiler.create(vocabulary);
             Timings first = new Timings();
@@ -178,7 +180,7 @@ public final class MaskBench {
 
     /** A generation: random allowed tokens (the longest of a few draws), ending at end of turn when it may. */
     private static List<Integer> walk(
-            GbnfCompiler compiler, TokenVocabulary vocabulary, String grammar, Random random) {
+            GbnfCompiler compiler, TokenVocabulary vocabulary, Grammar grammar, Random random) {
         TokenConstraint c = compiler.start(grammar);
         long[] mask = new long[(vocabulary.size() + 63) >>> 6];
         List<Integer> tokens = new ArrayList<>();
@@ -230,7 +232,7 @@ public final class MaskBench {
     private static void replay(
             GbnfCompiler compiler,
             TokenVocabulary vocabulary,
-            String grammar,
+            Grammar grammar,
             List<Integer> tokens,
             Timings into,
             Random random) {
@@ -332,8 +334,8 @@ public final class MaskBench {
     }
 
     /** The grammars {@code LlamaLanguageModel} builds for a tool call, an NPC reply and a decision. */
-    static Map<String, String> grammars() throws Exception {
-        Map<String, String> out = new LinkedHashMap<>();
+    static Map<String, Grammar> grammars() throws Exception {
+        Map<String, Grammar> out = new LinkedHashMap<>();
         ToolDefinition openGate =
                 new ToolDefinition("open_gate", "Opens a named gate.", (ObjectNode) Json.parse("""
                 {"type":"object","properties":{"gate":{"type":"string","enum":["north","south","east"]},
@@ -369,7 +371,7 @@ public final class MaskBench {
                 -1);
     }
 
-    static String capture(ModelRequest request) throws AgentException {
+    static Grammar capture(ModelRequest request) throws AgentException {
         CaptureEngine engine = new CaptureEngine();
         LlamaLanguageModel model =
                 new LlamaLanguageModel("capture", 8192, CompletableFuture.completedFuture(engine), null, List.of("en"));
@@ -392,7 +394,7 @@ public final class MaskBench {
             }
         }
 
-        String grammar;
+        Grammar grammar;
 
         @Override
         public String name() {

@@ -69,7 +69,7 @@ final class RawLlama {
                 .setSeed(seed32(request.seed()))
                 .setCachePrompt(cachePrompt);
         if (request.grammar() != null) {
-            p.setGrammar(request.grammar());
+            p.setGrammar(request.grammar().gbnf());
         }
         StringBuilder text = new StringBuilder();
         long first = 0;

@@ -1,8 +1,23 @@
 package dev.oam.model.llama;
 
+import static dev.oam.model.llama.grammar.Term.between;
+import static dev.oam.model.llama.grammar.Term.chars;
+import static dev.oam.model.llama.grammar.Term.choice;
+import static dev.oam.model.llama.grammar.Term.group;
+import static dev.oam.model.llama.grammar.Term.literal;
+import static dev.oam.model.llama.grammar.Term.notChars;
+import static dev.oam.model.llama.grammar.Term.optional;
+import static dev.oam.model.llama.grammar.Term.ref;
+import static dev.oam.model.llama.grammar.Term.sequence;
+import static dev.oam.model.llama.grammar.Term.times;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
+import dev.oam.model.llama.grammar.Grammar;
+import dev.oam.model.llama.grammar.Term;
+import dev.oam.model.llama.grammar.Term.CharClass.Span;
+import dev.oam.model.llama.grammar.Term.RuleRef;
 import dev.oam.model.llama.prompt.CallFormat;
 import dev.oam.model.llama.prompt.SchemaWords;
 import java.math.BigDecimal;
@@ -17,9 +32,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Writes GBNF grammars for llama.cpp: one rule per line, rule names of {@code [a-z0-9-]}, literals with
- * every non-printable or non-ASCII code point escaped, and the JSON of a generation schema with one space after
- * each colon and comma ({@link CallFormat#spaced} writes the same).
+ * Builds grammars ({@link Grammar}, trees of {@link Term}) for JSON: rule names of {@code [a-z0-9-]}, identical
+ * bodies sharing one rule, and the JSON of a generation schema with one space after each colon and comma
+ * ({@link CallFormat#spaced} writes the same).
  *
  * <p>Everything is bounded so that the language of every grammar is finite and a constrained step
  * ends on its own: strings at {@code maxString} characters, arrays at {@code maxItems} (default
@@ -41,13 +56,16 @@ final class Gbnf {
     /** Integer ranges up to this many values are listed value by value, so the grammar enforces them exactly. */
     static final int ENUMERATED_RANGE = 256;
     /** Between items and members: JSON as usually printed, which small models read and write more surely than compact JSON. */
-    static final String COMMA = "\", \"";
+    static final Term COMMA = literal(", ");
     /** Between a key and its value. */
-    static final String COLON = "\": \"";
+    static final Term COLON = literal(": ");
+
+    private static final Term DIGIT = chars(Span.range('0', '9'));
+    private static final Term FRACTION = optional(group(sequence(literal("."), between(DIGIT, 1, FRACTION_DIGITS))));
 
     private final int maxString;
-    private final Map<String, String> rules = new LinkedHashMap<>(); // name -> body
-    private final Map<String, String> byBody = new HashMap<>(); // body -> name
+    private final Map<String, Term> rules = new LinkedHashMap<>(); // name -> body
+    private final Map<Term, String> byBody = new HashMap<>(); // body -> name
     private int counter;
 
     Gbnf(int maxString) {
@@ -61,69 +79,46 @@ final class Gbnf {
         return maxString;
     }
 
-    /** Adds {@code root ::= body} and returns the whole grammar text. */
-    String build(String rootBody) {
-        StringBuilder out = new StringBuilder("root ::= ").append(rootBody).append('\n');
-        rules.forEach(
-                (name, body) -> out.append(name).append(" ::= ").append(body).append('\n'));
-        return out.toString();
+    /** Adds {@code root ::= body} and returns the whole grammar. */
+    Grammar build(Term rootBody) {
+        Map<String, Term> all = new LinkedHashMap<>();
+        all.put(Grammar.ROOT, rootBody);
+        all.putAll(rules);
+        return Grammar.of(all);
     }
 
-    /** A rule for {@code body} (identical bodies share one rule); returns its name. */
-    String rule(String hint, String body) {
+    /** A rule for {@code body} (identical bodies share one rule); returns a reference to it. */
+    RuleRef rule(String hint, Term body) {
         String existing = byBody.get(body);
         if (existing != null) {
-            return existing;
+            return ref(existing);
         }
         String name = hint + "-" + counter++;
         rules.put(name, body);
         byBody.put(body, name);
-        return name;
+        return ref(name);
     }
 
     /** A fixed-name rule (defined once). */
-    private String named(String name, String body) {
+    private RuleRef named(String name, Term body) {
         rules.putIfAbsent(name, body);
-        return name;
-    }
-
-    /** {@code text} as a GBNF string literal. */
-    static String literal(String text) {
-        StringBuilder out = new StringBuilder("\"");
-        text.codePoints().forEach(cp -> {
-            switch (cp) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                default -> {
-                    if (cp >= 0x20 && cp < 0x7F) {
-                        out.appendCodePoint(cp);
-                    } else if (cp < 0x100) {
-                        out.append(String.format("\\x%02X", cp));
-                    } else if (cp < 0x10000) {
-                        out.append(String.format("\\u%04X", cp));
-                    } else {
-                        out.append(String.format("\\U%08X", cp));
-                    }
-                }
-            }
-        });
-        return out.append('"').toString();
+        return ref(name);
     }
 
     /** The compact JSON text of {@code value} as a literal. */
-    static String jsonLiteral(JsonNode value) {
+    static Term jsonLiteral(JsonNode value) {
         return literal(Json.write(value));
     }
 
     // ---- shared leaves ----
 
     /** A JSON string of at most {@code maxString} characters (an escape counts as one). */
-    String string() {
+    RuleRef string() {
         return string(maxString);
     }
 
     /** A JSON string of at most {@code max} characters (and never more than {@code maxString}). */
-    String string(int max) {
+    RuleRef string(int max) {
         return string(0, max);
     }
 
@@ -131,48 +126,79 @@ final class Gbnf {
      * A JSON string of {@code min} to {@code max} characters (an escape counts as one), never more than
      * {@code maxString}; a {@code min} above the maximum is lowered to it.
      */
-    String string(int min, int max) {
+    RuleRef string(int min, int max) {
         int length = Math.max(0, Math.min(max, maxString));
         int least = Math.max(0, Math.min(min, length));
-        named("char", "[^\"\\\\\\x7F\\x00-\\x1F] | \"\\\\\" ([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4})");
+        named(
+                "char",
+                choice(
+                        notChars(Span.of('"'), Span.of('\\'), Span.of(0x7F), Span.range(0x00, 0x1F)),
+                        sequence(
+                                literal("\\"),
+                                group(choice(
+                                        chars(
+                                                Span.of('"'),
+                                                Span.of('\\'),
+                                                Span.of('/'),
+                                                Span.of('b'),
+                                                Span.of('f'),
+                                                Span.of('n'),
+                                                Span.of('r'),
+                                                Span.of('t')),
+                                        sequence(
+                                                literal("u"),
+                                                times(
+                                                        chars(
+                                                                Span.range('0', '9'),
+                                                                Span.range('a', 'f'),
+                                                                Span.range('A', 'F')),
+                                                        4)))))));
         String name = least == 0 ? "string-" + length : "string-" + least + "-" + length;
-        return named(name, length == 0 ? "\"\\\"\\\"\"" : "\"\\\"\" char{" + least + "," + length + "} \"\\\"\"");
+        return named(
+                name,
+                length == 0
+                        ? literal("\"\"")
+                        : sequence(literal("\""), between(ref("char"), least, length), literal("\"")));
     }
 
-    String bool() {
-        return named("boolean", "\"true\" | \"false\"");
+    RuleRef bool() {
+        return named("boolean", choice(literal("true"), literal("false")));
     }
 
     /** Any JSON value, nested at most {@link #ANY_DEPTH} levels. */
-    String any() {
+    RuleRef any() {
         return any(0);
     }
 
-    private String any(int depth) {
+    private RuleRef any(int depth) {
         String name = "any-" + depth;
         if (rules.containsKey(name)) {
-            return name;
+            return ref(name);
         }
-        String scalars = string() + " | " + number(null, null, false) + " | " + bool() + " | \"null\"";
+        Term scalars = choice(string(), number(null, null, false), bool(), literal("null"));
         if (depth >= ANY_DEPTH) {
             return named(name, scalars);
         }
-        rules.put(name, ""); // reserve the name so the order stays readable
-        String inner = any(depth + 1);
-        String more = repeat(COMMA + " " + inner, 0, DEFAULT_MAX_ITEMS - 1);
-        String member = string() + " " + COLON + " " + inner;
-        String memberMore = repeat(COMMA + " " + member, 0, DEFAULT_MAX_ITEMS - 1);
+        rules.put(name, literal("")); // reserve the name so the order stays readable
+        Term inner = any(depth + 1);
+        Term more = repeat(sequence(COMMA, inner), 0, DEFAULT_MAX_ITEMS - 1);
+        Term member = sequence(string(), COLON, inner);
+        Term memberMore = repeat(sequence(COMMA, member), 0, DEFAULT_MAX_ITEMS - 1);
         rules.put(
-                name, scalars + " | \"[\" (" + inner + more + ")? \"]\" | \"{\" (" + member + memberMore + ")? \"}\"");
-        return name;
+                name,
+                choice(
+                        scalars,
+                        sequence(literal("["), optional(group(sequence(inner, more))), literal("]")),
+                        sequence(literal("{"), optional(group(sequence(member, memberMore))), literal("}"))));
+        return ref(name);
     }
 
-    /** {@code (element){lo,hi}} with a leading space, or "" when {@code hi} is 0. */
-    private static String repeat(String element, int lo, int hi) {
+    /** {@code (element){lo,hi}}, or null when {@code hi} is 0. */
+    private static @Nullable Term repeat(Term element, int lo, int hi) {
         if (hi <= 0) {
-            return "";
+            return null;
         }
-        return " (" + element + ")" + (lo == hi ? "{" + lo + "}" : "{" + lo + "," + hi + "}");
+        return lo == hi ? times(group(element), lo) : between(group(element), lo, hi);
     }
 
     /**
@@ -182,7 +208,7 @@ final class Gbnf {
      * apart is exact: each integer part below the maximum with any fraction, or the maximum itself. Other
      * ranges are enforced by validating the output (and a retry with the same seed is likely to repeat it).
      */
-    String number(@Nullable BigDecimal min, @Nullable BigDecimal max, boolean integer) {
+    RuleRef number(@Nullable BigDecimal min, @Nullable BigDecimal max, boolean integer) {
         if (!integer
                 && min != null
                 && max != null
@@ -193,26 +219,32 @@ final class Gbnf {
                 && max.subtract(min).compareTo(BigDecimal.valueOf(ENUMERATED_RANGE)) <= 0) {
             BigInteger lo = min.toBigIntegerExact();
             BigInteger hi = max.toBigIntegerExact();
-            List<String> below = new ArrayList<>();
+            List<Term> below = new ArrayList<>();
             for (BigInteger i = lo; i.compareTo(hi) < 0; i = i.add(BigInteger.ONE)) {
                 below.add(literal(i.toString()));
             }
-            String fraction = "(\".\" [0-9]{1," + FRACTION_DIGITS + "})?";
             return rule(
                     "number-range",
-                    "(" + String.join(" | ", below) + ") " + fraction + " | " + literal(hi.toString())
-                            + " (\".\" \"0\"{1," + FRACTION_DIGITS + "})?");
+                    choice(
+                            sequence(group(choice(below)), FRACTION),
+                            sequence(
+                                    literal(hi.toString()),
+                                    optional(group(
+                                            sequence(literal("."), between(literal("0"), 1, FRACTION_DIGITS)))))));
         }
-        String sign = min != null && min.signum() >= 0 ? "" : max != null && max.signum() < 0 ? "\"-\" " : "\"-\"? ";
+        Term sign = min != null && min.signum() >= 0
+                ? null
+                : max != null && max.signum() < 0 ? literal("-") : optional(literal("-"));
         int digits = MAX_DIGITS;
         if (min != null && max != null) {
             BigInteger bound =
                     min.abs().max(max.abs()).setScale(0, RoundingMode.CEILING).toBigInteger();
             digits = Math.min(MAX_DIGITS, Math.max(1, bound.toString().length()));
         }
-        String intPart = digits == 1 ? "[0-9]" : "(\"0\" | [1-9] [0-9]{0," + (digits - 1) + "})";
-        String body = (sign + intPart + (integer ? "" : " (\".\" [0-9]{1," + FRACTION_DIGITS + "})?")).strip();
-        return rule(integer ? "integer" : "number", body);
+        Term intPart = digits == 1
+                ? DIGIT
+                : group(choice(literal("0"), sequence(chars(Span.range('1', '9')), between(DIGIT, 0, digits - 1))));
+        return rule(integer ? "integer" : "number", sequence(sign, intPart, integer ? null : FRACTION));
     }
 
     private static boolean isWhole(BigDecimal value) {
@@ -224,71 +256,70 @@ final class Gbnf {
      * {@link #MAX_DIGITS} digits) written digit by digit ({@link #digitRange}), so a model cannot write 12000 for a
      * maximum of 10000 and fail the turn's validation on every retry.
      */
-    String integer(@Nullable BigDecimal min, @Nullable BigDecimal max) {
+    RuleRef integer(@Nullable BigDecimal min, @Nullable BigDecimal max) {
         if (min != null && max != null) {
             BigInteger lo = min.setScale(0, RoundingMode.CEILING).toBigInteger();
             BigInteger hi = max.setScale(0, RoundingMode.FLOOR).toBigInteger();
             if (hi.subtract(lo).compareTo(BigInteger.valueOf(ENUMERATED_RANGE)) < 0 && hi.compareTo(lo) >= 0) {
-                List<String> values = new ArrayList<>();
+                List<Term> values = new ArrayList<>();
                 for (BigInteger i = lo; i.compareTo(hi) <= 0; i = i.add(BigInteger.ONE)) {
                     values.add(literal(i.toString()));
                 }
-                return rule("range", String.join(" | ", values));
+                return rule("range", choice(values));
             }
             if (hi.compareTo(lo) >= 0
                     && lo.abs().toString().length() <= MAX_DIGITS
                     && hi.abs().toString().length() <= MAX_DIGITS) {
-                List<String> parts = new ArrayList<>();
+                List<Term> parts = new ArrayList<>();
                 if (lo.signum() < 0) { // the negatives: "-" and the magnitudes from |min(hi, -1)| to |lo|
                     BigInteger top = hi.min(BigInteger.ONE.negate());
-                    parts.add("\"-\" (" + digitRange(top.negate(), lo.negate()) + ")");
+                    parts.add(sequence(literal("-"), group(digitRange(top.negate(), lo.negate()))));
                 }
                 if (hi.signum() >= 0) {
-                    parts.add("(" + digitRange(lo.max(BigInteger.ZERO), hi) + ")");
+                    parts.add(group(digitRange(lo.max(BigInteger.ZERO), hi)));
                 }
-                return rule("range", String.join(" | ", parts));
+                return rule("range", choice(parts));
             }
         }
         return number(min, max, true);
     }
 
-    /** The decimal numerals (no leading zeros) of the integers from {@code lo} to {@code hi}, both ≥ 0, as GBNF. */
-    static String digitRange(BigInteger lo, BigInteger hi) {
+    /** The decimal numerals (no leading zeros) of the integers from {@code lo} to {@code hi}, both ≥ 0. */
+    static Term digitRange(BigInteger lo, BigInteger hi) {
         String a = lo.toString();
         String b = hi.toString();
-        List<String> byLength = new ArrayList<>();
+        List<Term> byLength = new ArrayList<>();
         for (int length = a.length(); length <= b.length(); length++) {
             String from = length == a.length() ? a : length == 1 ? "0" : "1" + "0".repeat(length - 1);
             String to = length == b.length() ? b : "9".repeat(length);
             byLength.add(sameLength(from, to));
         }
-        return String.join(" | ", byLength);
+        return choice(byLength);
     }
 
     /** The numerals of {@code from.length()} digits from {@code from} to {@code to} (same length, from ≤ to). */
-    private static String sameLength(String from, String to) {
-        if (from.isEmpty()) {
-            return "\"\"";
-        }
-        if (from.equals(to)) {
-            return "\"" + from + "\"";
+    private static Term sameLength(String from, String to) {
+        if (from.isEmpty() || from.equals(to)) {
+            return literal(from);
         }
         char first = from.charAt(0);
         char last = to.charAt(0);
         String restFrom = from.substring(1);
         String restTo = to.substring(1);
         if (first == last) {
-            return "\"" + first + "\" (" + sameLength(restFrom, restTo) + ")";
+            return sequence(literal(String.valueOf(first)), group(sameLength(restFrom, restTo)));
         }
         int rest = restFrom.length();
-        String any = rest == 0 ? "" : rest == 1 ? " [0-9]" : " [0-9]{" + rest + "}";
-        List<String> options = new ArrayList<>();
-        options.add("\"" + first + "\"" + (rest == 0 ? "" : " (" + sameLength(restFrom, "9".repeat(rest)) + ")"));
+        Term any = rest == 0 ? null : rest == 1 ? DIGIT : times(DIGIT, rest);
+        List<Term> options = new ArrayList<>();
+        options.add(sequence(
+                literal(String.valueOf(first)), rest == 0 ? null : group(sameLength(restFrom, "9".repeat(rest)))));
         if (last - first > 1) {
-            options.add("[" + (char) (first + 1) + "-" + (char) (last - 1) + "]" + any);
+            options.add(sequence(chars(Span.range(first + 1, last - 1)), any));
         }
-        options.add("\"" + last + "\"" + (rest == 0 ? "" : " (" + sameLength("0".repeat(rest), restTo) + ")"));
-        return String.join(" | ", options);
+        options.add(sequence(
+                literal(String.valueOf(last)), rest == 0 ? null : group(sameLength("0".repeat(rest), restTo))));
+        return choice(options);
     }
 
     /** A translator for the schema {@code root} (whose {@code $defs} its references resolve into). */
@@ -299,7 +330,7 @@ final class Gbnf {
     /** Translates one generation schema document; rules go into the enclosing grammar. */
     final class Schema {
         private final ObjectNode root;
-        private final Map<String, @Nullable String> refs = new HashMap<>(); // "name@depth" -> expression or null
+        private final Map<String, @Nullable Term> refs = new HashMap<>(); // "name@depth" -> expression or null
 
         private Schema(ObjectNode root) {
             this.root = root;
@@ -307,13 +338,13 @@ final class Gbnf {
 
         /** The expression of the root, or {@code null} when the schema has no value within the bounds. */
         @Nullable
-        String root() {
+        Term root() {
             return value(root, 0);
         }
 
         /** The expression matching {@code node}'s values, or {@code null} when no bounded value exists. */
         @Nullable
-        String value(JsonNode node, int depth) {
+        Term value(JsonNode node, int depth) {
             if (!(node instanceof ObjectNode schema)) {
                 return any();
             }
@@ -322,26 +353,24 @@ final class Gbnf {
             }
             JsonNode values = schema.get("enum");
             if (values != null && values.isArray()) {
-                List<String> alternatives = new ArrayList<>();
+                List<Term> alternatives = new ArrayList<>();
                 for (JsonNode value : values) {
                     alternatives.add(jsonLiteral(value));
                 }
-                return alternatives.isEmpty() ? null : rule("enum", String.join(" | ", alternatives));
+                return alternatives.isEmpty() ? null : rule("enum", choice(alternatives));
             }
             JsonNode anyOf = schema.get("anyOf");
             if (anyOf != null && anyOf.isArray()) {
-                List<String> alternatives = new ArrayList<>();
+                List<Term> alternatives = new ArrayList<>();
                 for (JsonNode branch : anyOf) {
-                    String expression = value(branch, depth);
+                    Term expression = value(branch, depth);
                     if (expression != null && !alternatives.contains(expression)) {
                         alternatives.add(expression);
                     }
                 }
                 return alternatives.isEmpty()
                         ? null
-                        : alternatives.size() == 1
-                                ? alternatives.get(0)
-                                : rule("any-of", String.join(" | ", alternatives));
+                        : alternatives.size() == 1 ? alternatives.get(0) : rule("any-of", choice(alternatives));
             }
             String type = schema.path("type").asText("");
             return switch (type) {
@@ -349,14 +378,14 @@ final class Gbnf {
                 case "integer" -> integer(decimal(schema, "minimum"), decimal(schema, "maximum"));
                 case "number" -> number(decimal(schema, "minimum"), decimal(schema, "maximum"), false);
                 case "boolean" -> bool();
-                case "null" -> "\"null\"";
+                case "null" -> literal("null");
                 case "object" -> object(schema, depth);
                 case "array" -> array(schema, depth);
                 default -> any();
             };
         }
 
-        private @Nullable String ref(String ref, int depth) {
+        private @Nullable Term ref(String ref, int depth) {
             if (depth >= MAX_REF_DEPTH || !ref.startsWith("#/$defs/")) {
                 return null;
             }
@@ -366,7 +395,7 @@ final class Gbnf {
                 return refs.get(key);
             }
             JsonNode definition = root.path("$defs").get(name);
-            String expression = definition == null ? null : value(definition, depth + 1);
+            Term expression = definition == null ? null : value(definition, depth + 1);
             refs.put(key, expression);
             return expression;
         }
@@ -376,51 +405,50 @@ final class Gbnf {
          * left out, so {@code first(i)} (nothing written yet) and {@code rest(i)} (a comma comes first)
          * are built from the last property back, one rule each.
          */
-        private @Nullable String object(ObjectNode schema, int depth) {
-            List<String> members = new ArrayList<>();
+        private @Nullable Term object(ObjectNode schema, int depth) {
+            List<Term> members = new ArrayList<>();
             List<Boolean> required = new ArrayList<>();
             for (Iterator<Map.Entry<String, JsonNode>> it =
                             schema.path("properties").properties().iterator();
                     it.hasNext(); ) {
                 Map.Entry<String, JsonNode> property = it.next();
                 boolean isRequired = SchemaWords.isRequired(schema, property.getKey());
-                String value = value(property.getValue(), depth);
+                Term value = value(property.getValue(), depth);
                 if (value == null) {
                     if (isRequired) {
                         return null;
                     }
                     continue;
                 }
-                members.add(literal(Json.write(Json.mapper().getNodeFactory().textNode(property.getKey())) + ": ") + " "
-                        + value);
+                members.add(sequence(
+                        literal(Json.write(Json.mapper().getNodeFactory().textNode(property.getKey())) + ": "), value));
                 required.add(isRequired);
             }
             if (members.isEmpty()) {
                 return literal("{}");
             }
-            String first = "";
-            String rest = "";
+            Term first = null;
+            Term rest = null;
             for (int i = members.size() - 1; i >= 0; i--) {
-                String member = members.get(i);
-                String restAfter = rest.isEmpty() ? "" : " " + rest;
-                String withComma = COMMA + " " + member + restAfter;
-                String newFirst;
-                String newRest;
+                Term memberRest = sequence(members.get(i), rest);
+                Term withComma = sequence(COMMA, memberRest);
+                Term newFirst;
+                Term newRest;
                 if (required.get(i)) {
-                    newFirst = member + restAfter;
+                    newFirst = memberRest;
                     newRest = withComma;
                 } else {
-                    newFirst = first.isEmpty() ? "(" + member + restAfter + ")?" : member + restAfter + " | " + first;
-                    newRest = rest.isEmpty() ? "(" + withComma + ")?" : withComma + " | " + rest;
+                    newFirst = first == null ? optional(group(memberRest)) : choice(memberRest, first);
+                    newRest = rest == null ? optional(group(withComma)) : choice(withComma, rest);
                 }
                 // a required member's form is used at most once (by the object or one optional predecessor)
                 first = required.get(i) ? newFirst : rule("members", newFirst);
-                rest = i > 0 ? rule("more", newRest) : "";
+                rest = i > 0 ? rule("more", newRest) : null;
             }
-            return rule("object", "\"{\" " + first + " \"}\"");
+            return rule("object", sequence(literal("{"), first, literal("}")));
         }
 
-        private @Nullable String array(ObjectNode schema, int depth) {
+        private @Nullable Term array(ObjectNode schema, int depth) {
             int min = schema.path("minItems").asInt(0);
             int max = schema.has("maxItems")
                     ? Math.min(schema.get("maxItems").asInt(), Math.max(min, MAX_ITEMS))
@@ -428,13 +456,16 @@ final class Gbnf {
             if (max == 0) {
                 return literal("[]");
             }
-            String item = value(schema.has("items") ? schema.get("items") : Json.object(), depth);
+            Term item = value(schema.has("items") ? schema.get("items") : Json.object(), depth);
             if (item == null) {
                 return min == 0 ? literal("[]") : null;
             }
-            String body = min == 0
-                    ? "\"[\" (" + item + repeat(COMMA + " " + item, 0, max - 1) + ")? \"]\""
-                    : "\"[\" " + item + repeat(COMMA + " " + item, min - 1, max - 1) + " \"]\"";
+            Term body = min == 0
+                    ? sequence(
+                            literal("["),
+                            optional(group(sequence(item, repeat(sequence(COMMA, item), 0, max - 1)))),
+                            literal("]"))
+                    : sequence(literal("["), item, repeat(sequence(COMMA, item), min - 1, max - 1), literal("]"));
             return rule("array", body);
         }
     }

@@ -1,14 +1,14 @@
 package dev.oam.model.llama;
 
+import dev.oam.model.llama.grammar.Grammar;
+import dev.oam.model.llama.grammar.Term;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Predicate;
 
 /**
- * The longest output, in UTF-8 bytes, that a GBNF grammar of the subset {@link Gbnf} writes can produce:
- * literals, character classes, rule references, groups, alternatives and the repetitions {@code ?},
- * {@code *}, {@code +}, {@code {m}}, {@code {m,n}}.
+ * The longest output, in UTF-8 bytes, that a grammar ({@link Grammar}) can produce, and its shortest in code points,
+ * read from its trees: literals, character classes, rule references, groups, alternatives and repetitions.
  *
  * <p>Why bytes: every token llama.cpp samples under a grammar decodes to at least one byte (control tokens
  * never match a grammar), so a grammar whose longest output is {@code n} bytes ends within {@code n} tokens.
@@ -17,25 +17,16 @@ import java.util.function.Predicate;
 final class GrammarBound {
     static final long UNBOUNDED = Long.MAX_VALUE;
 
-    private final Map<String, String> rules = new LinkedHashMap<>();
+    private final Grammar grammar;
     private final Map<String, Long> memo = new HashMap<>();
     private final Predicate<String> uncounted;
     /** Whether this counts the shortest output in code points instead of the longest in bytes. */
     private final boolean shortest;
 
-    private GrammarBound(String grammar, Predicate<String> uncounted) {
-        this(grammar, uncounted, false);
-    }
-
-    private GrammarBound(String grammar, Predicate<String> uncounted, boolean shortest) {
+    private GrammarBound(Grammar grammar, Predicate<String> uncounted, boolean shortest) {
+        this.grammar = grammar;
         this.uncounted = uncounted;
         this.shortest = shortest;
-        for (String line : grammar.split("\n")) {
-            int at = line.indexOf(" ::= ");
-            if (at > 0) {
-                rules.put(line.substring(0, at).strip(), line.substring(at + 5));
-            }
-        }
     }
 
     /**
@@ -43,17 +34,16 @@ final class GrammarBound {
      *
      * @param uncounted rules whose output does not count (free text, which the token limit may cut without harm)
      */
-    static long maxBytes(String grammar, Predicate<String> uncounted) {
-        GrammarBound bound = new GrammarBound(grammar, uncounted);
-        return bound.rule("root");
+    static long maxBytes(Grammar grammar, Predicate<String> uncounted) {
+        return new GrammarBound(grammar, uncounted, false).rule(Grammar.ROOT);
     }
 
     /**
      * The fewest code points a sentence of {@code grammar} has: what an engine that closes a structure at its token
      * budget needs at the least (a code point may take a token of its own).
      */
-    static long minCodePoints(String grammar) {
-        return new GrammarBound(grammar, name -> false, true).rule("root");
+    static long minCodePoints(Grammar grammar) {
+        return new GrammarBound(grammar, name -> false, true).rule(Grammar.ROOT);
     }
 
     private long rule(String name) {
@@ -64,19 +54,61 @@ final class GrammarBound {
         if (known != null) {
             return known;
         }
-        String body = rules.get(name);
-        if (body == null) {
-            throw new IllegalArgumentException("undefined rule " + name);
-        }
+        Term body = grammar.rule(name);
         memo.put(name, UNBOUNDED); // a rule that reaches itself is unbounded
-        Parser parser = new Parser(body);
-        long value = parser.alternatives();
-        parser.skipSpace();
-        if (!parser.atEnd()) {
-            throw new IllegalArgumentException("cannot read rule " + name + " at " + parser.pos + ": " + body);
-        }
+        long value = term(body);
         memo.put(name, value);
         return value;
+    }
+
+    private long term(Term term) {
+        return switch (term) {
+            case Term.Literal l ->
+                shortest ? l.text().codePointCount(0, l.text().length()) : utf8Length(l.text());
+            case Term.CharClass c -> shortest ? 1 : c.negated() ? 4 : utf8Length(highest(c));
+            case Term.RuleRef r -> rule(r.name());
+            case Term.Group g -> term(g.term());
+            case Term.Sequence s -> {
+                long sum = 0;
+                for (Term item : s.items()) {
+                    sum = add(sum, term(item));
+                }
+                yield sum;
+            }
+            case Term.Alternatives a -> {
+                long best = term(a.options().get(0));
+                for (int i = 1; i < a.options().size(); i++) {
+                    long next = term(a.options().get(i));
+                    best = shortest ? Math.min(best, next) : Math.max(best, next);
+                }
+                yield best;
+            }
+            case Term.Repeat r -> {
+                long value = term(r.term());
+                if (shortest) {
+                    yield times(value, r.min());
+                }
+                yield r.max() < 0 ? (value == 0 ? 0 : UNBOUNDED) : times(value, r.max());
+            }
+        };
+    }
+
+    private static int highest(Term.CharClass c) {
+        int highest = 0;
+        for (Term.CharClass.Span span : c.spans()) {
+            highest = Math.max(highest, span.last());
+        }
+        return highest;
+    }
+
+    private static long utf8Length(String text) {
+        long bytes = 0;
+        for (int i = 0; i < text.length(); ) {
+            int cp = text.codePointAt(i);
+            bytes += utf8Length(cp);
+            i += Character.charCount(cp);
+        }
+        return bytes;
     }
 
     private static long add(long a, long b) {
@@ -92,156 +124,5 @@ final class GrammarBound {
 
     private static int utf8Length(int codePoint) {
         return codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
-    }
-
-    private final class Parser {
-        private final String text;
-        private int pos;
-
-        Parser(String text) {
-            this.text = text;
-        }
-
-        boolean atEnd() {
-            return pos >= text.length();
-        }
-
-        void skipSpace() {
-            while (pos < text.length() && Character.isWhitespace(text.charAt(pos))) {
-                pos++;
-            }
-        }
-
-        long alternatives() {
-            long max = sequence();
-            skipSpace();
-            while (pos < text.length() && text.charAt(pos) == '|') {
-                pos++;
-                long next = sequence();
-                max = shortest ? Math.min(max, next) : Math.max(max, next);
-                skipSpace();
-            }
-            return max;
-        }
-
-        long sequence() {
-            long sum = 0;
-            while (true) {
-                skipSpace();
-                if (atEnd() || text.charAt(pos) == '|' || text.charAt(pos) == ')') {
-                    return sum;
-                }
-                sum = add(sum, repeated(atom()));
-            }
-        }
-
-        long atom() {
-            char c = text.charAt(pos);
-            if (c == '"') {
-                pos++;
-                long bytes = 0;
-                while (text.charAt(pos) != '"') {
-                    int cp = character();
-                    bytes += shortest ? 1 : utf8Length(cp);
-                }
-                pos++;
-                return bytes;
-            }
-            if (c == '[') {
-                pos++;
-                boolean negated = text.charAt(pos) == '^';
-                if (negated) {
-                    pos++;
-                }
-                int highest = 0;
-                while (text.charAt(pos) != ']') {
-                    int from = character();
-                    int to = from;
-                    if (text.charAt(pos) == '-' && text.charAt(pos + 1) != ']') {
-                        pos++;
-                        to = character();
-                    }
-                    highest = Math.max(highest, Math.max(from, to));
-                }
-                pos++;
-                return shortest ? 1 : negated ? 4 : utf8Length(highest);
-            }
-            if (c == '(') {
-                pos++;
-                long inner = alternatives();
-                if (atEnd() || text.charAt(pos) != ')') {
-                    throw new IllegalArgumentException("unclosed group in " + text);
-                }
-                pos++;
-                return inner;
-            }
-            int start = pos;
-            while (pos < text.length() && (Character.isLetterOrDigit(text.charAt(pos)) || text.charAt(pos) == '-')) {
-                pos++;
-            }
-            if (start == pos) {
-                throw new IllegalArgumentException("unexpected '" + c + "' in " + text);
-            }
-            return rule(text.substring(start, pos));
-        }
-
-        long repeated(long value) {
-            if (atEnd()) {
-                return value;
-            }
-            char c = text.charAt(pos);
-            if (c == '?') {
-                pos++;
-                return shortest ? 0 : value;
-            }
-            if (c == '*' || c == '+') {
-                pos++;
-                if (shortest) {
-                    return c == '*' ? 0 : value;
-                }
-                return value == 0 ? 0 : UNBOUNDED;
-            }
-            if (c == '{') {
-                int close = text.indexOf('}', pos);
-                String[] bounds = text.substring(pos + 1, close).split(",", -1);
-                pos = close + 1;
-                if (bounds.length == 1) {
-                    return times(value, Long.parseLong(bounds[0].strip()));
-                }
-                if (shortest) {
-                    return times(value, Long.parseLong(bounds[0].strip()));
-                }
-                return bounds[1].isBlank()
-                        ? (value == 0 ? 0 : UNBOUNDED)
-                        : times(value, Long.parseLong(bounds[1].strip()));
-            }
-            return value;
-        }
-
-        /** One character of a literal or class, escapes decoded. */
-        int character() {
-            char c = text.charAt(pos++);
-            if (c != '\\') {
-                int cp = Character.codePointAt(text, pos - 1);
-                pos += Character.charCount(cp) - 1;
-                return cp;
-            }
-            char e = text.charAt(pos++);
-            return switch (e) {
-                case 'x' -> hex(2);
-                case 'u' -> hex(4);
-                case 'U' -> hex(8);
-                case 'n' -> '\n';
-                case 'r' -> '\r';
-                case 't' -> '\t';
-                default -> e;
-            };
-        }
-
-        int hex(int digits) {
-            int value = Integer.parseInt(text.substring(pos, pos + digits), 16);
-            pos += digits;
-            return value;
-        }
     }
 }

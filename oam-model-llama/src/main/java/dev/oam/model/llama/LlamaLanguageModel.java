@@ -21,6 +21,7 @@ import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.RepetitionGuard;
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.model.llama.prompt.ChatPrompt;
 import java.util.LinkedHashMap;
@@ -275,7 +276,7 @@ public final class LlamaLanguageModel implements LanguageModel {
     }
 
     /** A step's grammar ({@code null}: free text) and the most tokens it may generate. */
-    record StepPlan(@Nullable String grammar, int maxTokens) {}
+    record StepPlan(@Nullable Grammar grammar, int maxTokens) {}
 
     /**
      * The step's grammar, sized so that it ends within the step's budget ({@link #maxTokens}): the longest
@@ -303,7 +304,7 @@ public final class LlamaLanguageModel implements LanguageModel {
                     StepGrammar.of(request, 1, 1), budget); // plain text: its length is the budget's business
         }
         if (closes) {
-            String grammar = StepGrammar.of(request, MAX_STRING, calls ? StepGrammar.maxCalls(request) : 1);
+            Grammar grammar = StepGrammar.of(request, MAX_STRING, calls ? StepGrammar.maxCalls(request) : 1);
             long shortest = GrammarBound.minCodePoints(grammar); // the engine can close within this many tokens
             return new StepPlan(grammar, (int) Math.max(budget, Math.min(shortest + CLOSING_SLACK, contextSize)));
         }
@@ -319,7 +320,7 @@ public final class LlamaLanguageModel implements LanguageModel {
         if (fitting >= 1) {
             return new StepPlan(StepGrammar.of(request, fitting, 1), budget);
         }
-        String smallest = StepGrammar.of(request, 1, 1);
+        Grammar smallest = StepGrammar.of(request, 1, 1);
         long needed = bound(smallest);
         return new StepPlan(smallest, (int) Math.max(budget, Math.min(needed, contextSize)));
     }
@@ -340,7 +341,7 @@ public final class LlamaLanguageModel implements LanguageModel {
         return low;
     }
 
-    private static long bound(@Nullable String grammar) {
+    private static long bound(@Nullable Grammar grammar) {
         return grammar == null ? 0 : GrammarBound.maxBytes(grammar, StepGrammar::isFreeText);
     }
 
@@ -364,7 +365,7 @@ public final class LlamaLanguageModel implements LanguageModel {
         return Math.max(16, Math.min(MAX_STRING, maxTokens / 2));
     }
 
-    EngineRequest engineRequest(String prompt, @Nullable String grammar, int maxTokens, GenerationOptions options) {
+    EngineRequest engineRequest(String prompt, @Nullable Grammar grammar, int maxTokens, GenerationOptions options) {
         return engineRequest(prompt, grammar, maxTokens, options, 1);
     }
 
@@ -374,7 +375,7 @@ public final class LlamaLanguageModel implements LanguageModel {
      * samples at {@link #RETRY_TEMPERATURE}: the same draw would only repeat the same invalid output.
      */
     EngineRequest engineRequest(
-            String prompt, @Nullable String grammar, int maxTokens, GenerationOptions options, int attempt) {
+            String prompt, @Nullable Grammar grammar, int maxTokens, GenerationOptions options, int attempt) {
         double temperature = options.temperature() != null ? options.temperature() : DEFAULT_TEMPERATURE;
         int topK = DEFAULT_TOP_K;
         double topP = DEFAULT_TOP_P;

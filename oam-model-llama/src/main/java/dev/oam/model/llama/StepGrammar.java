@@ -1,11 +1,22 @@
 package dev.oam.model.llama;
 
+import static dev.oam.model.llama.grammar.Term.between;
+import static dev.oam.model.llama.grammar.Term.choice;
+import static dev.oam.model.llama.grammar.Term.group;
+import static dev.oam.model.llama.grammar.Term.literal;
+import static dev.oam.model.llama.grammar.Term.notChars;
+import static dev.oam.model.llama.grammar.Term.sequence;
+import static dev.oam.model.llama.grammar.Term.star;
+
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolDefinition;
+import dev.oam.model.llama.grammar.Grammar;
+import dev.oam.model.llama.grammar.Term;
+import dev.oam.model.llama.grammar.Term.CharClass.Span;
 import dev.oam.model.llama.prompt.CallFormat;
 import dev.oam.model.llama.prompt.DialogueAnswer;
 import java.util.ArrayList;
@@ -32,12 +43,15 @@ public final class StepGrammar {
 
     private static final String TEXT_RULE = "text";
     /** Words: no leading white space, no JSON object or array opening, no {@code {"} anywhere. */
-    static final String TEXT = "[^{[ \\t\\r\\n\\x00] ([^{\\x00] | \"{\" [^\"\\x00])*";
+    static final Term TEXT = sequence(
+            notChars(Span.of('{'), Span.of('['), Span.of(' '), Span.of('\t'), Span.of('\r'), Span.of('\n'), Span.of(0)),
+            star(group(choice(
+                    notChars(Span.of('{'), Span.of(0)), sequence(literal("{"), notChars(Span.of('"'), Span.of(0)))))));
 
     private StepGrammar() {}
 
     /** The grammar with the calls the request allows ({@link #maxCalls}). */
-    public static String of(ModelRequest request, int maxString) throws AgentException {
+    public static Grammar of(ModelRequest request, int maxString) throws AgentException {
         return of(request, maxString, maxCalls(request));
     }
 
@@ -51,23 +65,13 @@ public final class StepGrammar {
      *
      * @param maxCalls the most calls a tool-call output may hold (1 to {@link #MAX_CALLS}); 1 writes the single form
      */
-    public static String of(ModelRequest request, int maxString, int maxCalls) throws AgentException {
+    public static Grammar of(ModelRequest request, int maxString, int maxCalls) throws AgentException {
         Gbnf gbnf = new Gbnf(maxString);
-        String answer = null;
+        Term answer = null;
         GenerationSchema schema = request.schema();
         DialogueAnswer dialogue = DialogueAnswer.of(request);
         if (dialogue != null) {
-            answer = dialogue.rule(new DialogueAnswer.Rules() {
-                @Override
-                public String rule(String hint, String body) {
-                    return gbnf.rule(hint, body);
-                }
-
-                @Override
-                public String literal(String text) {
-                    return Gbnf.literal(text);
-                }
-            });
+            answer = dialogue.rule(gbnf::rule);
         } else if (schema != null) {
             answer = gbnf.schema(schema.json()).root();
             if (answer == null) {
@@ -83,7 +87,7 @@ public final class StepGrammar {
         return switch (request.mode()) {
             case DISALLOWED -> gbnf.build(answer);
             case REQUIRED -> gbnf.build(calls(gbnf, request, maxCalls));
-            case ALLOWED -> gbnf.build(calls(gbnf, request, maxCalls) + " | " + answer);
+            case ALLOWED -> gbnf.build(choice(calls(gbnf, request, maxCalls), answer));
         };
     }
 
@@ -92,30 +96,33 @@ public final class StepGrammar {
         return rule.startsWith(TEXT_RULE + "-");
     }
 
-    private static String calls(Gbnf gbnf, ModelRequest request, int maxCalls) throws AgentException {
-        List<String> alternatives = new ArrayList<>();
+    private static Term calls(Gbnf gbnf, ModelRequest request, int maxCalls) throws AgentException {
+        List<Term> alternatives = new ArrayList<>();
         for (ToolDefinition tool : request.tools()) {
-            String arguments = gbnf.schema(tool.schema().json()).root();
+            Term arguments = gbnf.schema(tool.schema().json()).root();
             if (arguments != null) {
                 alternatives.add(gbnf.rule(
                         "call",
-                        Gbnf.literal(CallFormat.NAME + "\"" + tool.name() + "\"" + CallFormat.ARGUMENTS) + " "
-                                + arguments + " \"}\""));
+                        sequence(
+                                literal(CallFormat.NAME + "\"" + tool.name() + "\"" + CallFormat.ARGUMENTS),
+                                arguments,
+                                literal("}"))));
             }
         }
-        List<String> forms = new ArrayList<>();
+        List<Term> forms = new ArrayList<>();
         if (!alternatives.isEmpty()) {
-            String call = alternatives.size() == 1
-                    ? alternatives.get(0)
-                    : gbnf.rule("call", String.join(" | ", alternatives));
+            Term call = alternatives.size() == 1 ? alternatives.get(0) : gbnf.rule("call", choice(alternatives));
             forms.add(
                     maxCalls <= 1
-                            ? Gbnf.literal(CallFormat.SINGLE) + " " + call + " \"}\""
-                            : Gbnf.literal(CallFormat.PARALLEL) + " " + call + " (" + Gbnf.literal(", ") + " " + call
-                                    + "){0," + (maxCalls - 1) + "} " + Gbnf.literal("]}"));
+                            ? sequence(literal(CallFormat.SINGLE), call, literal("}"))
+                            : sequence(
+                                    literal(CallFormat.PARALLEL),
+                                    call,
+                                    between(group(sequence(literal(", "), call)), 0, maxCalls - 1),
+                                    literal("]}")));
         }
         if (request.offerRespondDirectly()) {
-            forms.add(Gbnf.literal(CallFormat.SINGLE + CallFormat.NAME + "\"" + ToolDefinition.RESPOND_DIRECTLY + "\""
+            forms.add(literal(CallFormat.SINGLE + CallFormat.NAME + "\"" + ToolDefinition.RESPOND_DIRECTLY + "\""
                     + CallFormat.ARGUMENTS + "{}}}"));
         }
         if (forms.isEmpty()) {
@@ -124,7 +131,7 @@ public final class StepGrammar {
                     "No tool of this step has arguments within the grammar's "
                             + "bounds, so no call can be generated.");
         }
-        return gbnf.rule("tool-calls", String.join(" | ", forms));
+        return gbnf.rule("tool-calls", choice(forms));
     }
 
     /** Whether {@code mode} lets the step call tools at all. */

@@ -9,6 +9,7 @@ import dev.oam.core.json.Json;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.prompt.ChatMessage;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -20,9 +21,9 @@ import org.junit.jupiter.api.Test;
  * these outputs would be cut and fail to parse.
  */
 class FfmClosingTest {
-    private static final String GRAMMAR = grammar();
+    private static final Grammar GRAMMAR = grammar();
 
-    private static String grammar() {
+    private static Grammar grammar() {
         try {
             return StepGrammarFixtures.objectOfStrings(4, 256);
         } catch (Exception e) {

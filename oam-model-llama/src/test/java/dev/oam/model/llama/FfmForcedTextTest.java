@@ -10,6 +10,7 @@ import dev.oam.core.json.Json;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.SlotEngine;
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.prompt.ChatMessage;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,7 +26,7 @@ class FfmForcedTextTest {
     void aCallsForcedTextIsFedInBatchesAndTheCallStillParses() throws Exception {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
         SlotEngine engine = TinyEngines.chatMl(EngineChoice.Kind.FFM);
-        String grammar = StepGrammar.of(
+        Grammar grammar = StepGrammar.of(
                 Fixtures.request(
                         Fixtures.prompt("Open the north gate."),
                         List.of(Fixtures.OPEN_GATE),

@@ -14,6 +14,7 @@ import dev.oam.model.llama.engine.ModelFile;
 import dev.oam.model.llama.engine.SlotEngine;
 import dev.oam.model.llama.ffm.FfmTuning;
 import dev.oam.model.llama.gguf.GgufFile;
+import dev.oam.model.llama.grammar.GbnfParser;
 import dev.oam.model.llama.grammar.TokenVocabulary;
 import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.testing.RealModel;
@@ -315,7 +316,7 @@ abstract class FfmRealModelSuite {
                 new EngineRequest(
                         engine.renderChat(List.of(new ChatMessage(
                                 "user", "A goblin blocks the road. Decide: attack, flee or talk. Answer in JSON."))),
-                        grammar,
+                        GbnfParser.parse(grammar),
                         96,
                         0,
                         0,

@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.model.llama.grammar.GbnfCompiler;
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.grammar.SyntheticVocabulary;
 import dev.oam.model.llama.grammar.TokenConstraint;
 import dev.oam.model.llama.grammar.TokenVocabulary;
@@ -65,16 +66,16 @@ class GbnfConstraintPropertyTest {
             "{\"type\":\"object\",\"properties\":{\"extra\":{}},\"required\":[\"extra\"]}",
             "{\"type\":\"string\",\"enum\":[\"say \\\"hi\\\"\",\"back\\\\slash\",\"café\",\"🐉\",\"two\\nlines\"]}");
 
-    static Stream<String> grammars() throws Exception {
+    static Stream<Grammar> grammars() throws Exception {
         return grammars(6);
     }
 
-    static Stream<String> longStringGrammars() throws Exception {
+    static Stream<Grammar> longStringGrammars() throws Exception {
         return grammars(24);
     }
 
-    static Stream<String> grammars(int maxString) throws Exception {
-        Map<String, String> out = new LinkedHashMap<>();
+    static Stream<Grammar> grammars(int maxString) throws Exception {
+        Map<String, Grammar> out = new LinkedHashMap<>();
         for (String json : SCHEMAS) {
             Gbnf gbnf = new Gbnf(maxString);
             out.put(json, gbnf.build(gbnf.schema(schema(json).json()).root()));
@@ -122,18 +123,18 @@ class GbnfConstraintPropertyTest {
 
     @ParameterizedTest
     @MethodSource("grammars")
-    void randomWalksStayInsideTheGrammarAndMasksMatchAllowsAndTheChecker(String grammar) {
+    void randomWalksStayInsideTheGrammarAndMasksMatchAllowsAndTheChecker(Grammar grammar) {
         randomWalks(grammar, VOCABULARY, walk -> walk % 3 == 2 ? UNCACHED : CACHED, 12);
     }
 
     @ParameterizedTest
     @MethodSource("longStringGrammars")
-    void cachedMasksStayExactWhereRepetitionCountsAreMerged(String grammar) {
+    void cachedMasksStayExactWhereRepetitionCountsAreMerged(Grammar grammar) {
         randomWalks(grammar, SHORT, walk -> SHORT_CACHED, 6);
     }
 
     private static void randomWalks(
-            String grammar,
+            Grammar grammar,
             TokenVocabulary vocabulary,
             java.util.function.IntFunction<GbnfCompiler> compilers,
             int walks) {
@@ -244,7 +245,7 @@ class GbnfConstraintPropertyTest {
     @Test
     void theSameGrammarWithAndWithoutTheCacheGivesTheSameMasks() throws Exception {
         int words = (VOCABULARY.size() + 63) / 64;
-        String grammar = grammars().toList().get(0);
+        Grammar grammar = grammars().toList().get(0);
         TokenConstraint a = CACHED.start(grammar);
         TokenConstraint b = UNCACHED.start(grammar);
         Random random = new Random(3);

@@ -4,6 +4,8 @@ import static dev.oam.model.llama.Fixtures.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.core.schema.GenerationSchema;
+import dev.oam.model.llama.grammar.Grammar;
+import dev.oam.model.llama.grammar.Term;
 import java.util.Collections;
 import org.junit.jupiter.api.Test;
 
@@ -12,7 +14,7 @@ class GbnfTest {
     private static GbnfChecker grammar(String schemaJson, int maxString) {
         GenerationSchema schema = schema(schemaJson);
         Gbnf gbnf = new Gbnf(maxString);
-        String text = gbnf.build(gbnf.schema(schema.json()).root());
+        Grammar text = gbnf.build(gbnf.schema(schema.json()).root());
         return GbnfChecker.parse(text);
     }
 
@@ -258,7 +260,7 @@ class GbnfTest {
         String schemaJson =
                 "{\"type\":\"string\",\"enum\":[\"say \\\"hi\\\"\",\"back\\\\slash\",\"café\",\"🐉\",\"two\\nlines\"]}";
         Gbnf gbnf = new Gbnf(16);
-        String text = gbnf.build(gbnf.schema(schema(schemaJson).json()).root());
+        String text = gbnf.build(gbnf.schema(schema(schemaJson).json()).root()).gbnf();
         assertThat(text)
                 .contains("caf\\xE9")
                 .contains("\\U0001F409")
@@ -275,7 +277,7 @@ class GbnfTest {
 
     @Test
     void literalEscapesEveryCharacterGbnfCouldMisread() {
-        assertThat(Gbnf.literal("a\"b\\c\n\u0001é\u20AC")).isEqualTo("\"a\\\"b\\\\c\\x0A\\x01\\xE9\\u20AC\"");
+        assertThat(Term.literal("a\"b\\c\n\u0001é\u20AC").gbnf()).isEqualTo("\"a\\\"b\\\\c\\x0A\\x01\\xE9\\u20AC\"");
     }
 
     @Test

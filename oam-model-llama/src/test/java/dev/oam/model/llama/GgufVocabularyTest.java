@@ -9,6 +9,7 @@ import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.grammar.GbnfCompiler;
 import dev.oam.model.llama.grammar.GgufVocabulary;
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.grammar.TokenConstraint;
 import dev.oam.model.llama.grammar.TokenVocabulary;
 import dev.oam.testing.gguf.TinyGguf;
@@ -45,7 +46,7 @@ class GgufVocabularyTest {
         int word = tokens.indexOf("\u2581a");
         assertThat(new String(vocabulary.piece(word), StandardCharsets.UTF_8)).isEqualTo(" a");
 
-        String grammar = StepGrammar.of(
+        Grammar grammar = StepGrammar.of(
                 request(prompt("Open it."), List.of(OPEN_GATE), ToolCallingMode.REQUIRED, false, null), 16);
         GbnfChecker checker = GbnfChecker.parse(grammar);
         GbnfCompiler compiler = GbnfCompiler.create(vocabulary);

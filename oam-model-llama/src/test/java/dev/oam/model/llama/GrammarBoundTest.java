@@ -10,13 +10,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.model.llama.grammar.GbnfParser;
+import dev.oam.model.llama.grammar.Grammar;
+import dev.oam.model.llama.grammar.Term;
+import dev.oam.model.llama.grammar.Term.CharClass.Span;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The longest output of a grammar, and steps sized to fit their budget with it. */
 class GrammarBoundTest {
     private static long bound(String grammar) {
-        return GrammarBound.maxBytes(grammar, rule -> false);
+        return GrammarBound.maxBytes(GbnfParser.parse(grammar), rule -> false);
     }
 
     @Test
@@ -33,8 +39,28 @@ class GrammarBoundTest {
                 .as("recursion")
                 .isEqualTo(GrammarBound.UNBOUNDED);
         assertThat(GrammarBound.maxBytes(
-                        "root ::= \"{\" | text-3\ntext-3 ::= [^{] [^\\x00]*\n", StepGrammar::isFreeText))
+                        GbnfParser.parse("root ::= \"{\" | text-3\ntext-3 ::= [^{] [^\\x00]*\n"),
+                        StepGrammar::isFreeText))
                 .isEqualTo(1);
+    }
+
+    @Test
+    void boundsAreReadFromTheTrees() {
+        Map<String, Term> rules = new LinkedHashMap<>();
+        rules.put("root", Term.sequence(Term.literal("é"), Term.optional(Term.ref("a")), Term.ref("b")));
+        rules.put("a", Term.between(Term.chars(Span.range('a', 'z')), 2, 5));
+        rules.put(
+                "b",
+                Term.choice(
+                        Term.group(Term.choice(Term.literal("xy"), Term.notChars(Span.of('"')))),
+                        Term.times(Term.literal("\u20AC"), 2)));
+        Grammar grammar = Grammar.of(rules);
+        assertThat(GrammarBound.maxBytes(grammar, rule -> false)).isEqualTo(2 + 5 + 6);
+        assertThat(GrammarBound.maxBytes(grammar, rule -> rule.equals("a"))).isEqualTo(2 + 6);
+        assertThat(GrammarBound.minCodePoints(grammar)).isEqualTo(1 + 1);
+        rules.put("a", Term.star(Term.ref("b")));
+        assertThat(GrammarBound.maxBytes(Grammar.of(rules), rule -> false)).isEqualTo(GrammarBound.UNBOUNDED);
+        assertThat(GrammarBound.minCodePoints(Grammar.of(rules))).isEqualTo(2);
     }
 
     @Test
@@ -63,7 +89,7 @@ class GrammarBoundTest {
                 false,
                 null,
                 new GenerationOptions(null, 1024, null, true));
-        assertThat(LlamaLanguageModel.plan(roomy, 8192).grammar())
+        assertThat(LlamaLanguageModel.plan(roomy, 8192).grammar().gbnf())
                 .as("small calls keep parallel calls")
                 .contains("){0,3}");
     }
@@ -81,8 +107,8 @@ class GrammarBoundTest {
                 new GenerationOptions(null, 100, null));
         LlamaLanguageModel.StepPlan fitted = LlamaLanguageModel.plan(step, 8192, false);
         LlamaLanguageModel.StepPlan closed = LlamaLanguageModel.plan(step, 8192, true);
-        assertThat(fitted.grammar()).doesNotContain("string-" + LlamaLanguageModel.MAX_STRING);
-        assertThat(closed.grammar()).contains("string-" + LlamaLanguageModel.MAX_STRING);
+        assertThat(fitted.grammar().gbnf()).doesNotContain("string-" + LlamaLanguageModel.MAX_STRING);
+        assertThat(closed.grammar().gbnf()).contains("string-" + LlamaLanguageModel.MAX_STRING);
         assertThat(closed.maxTokens()).isEqualTo(100);
         ModelRequest unset = request(prompt("Fill it."), List.of(form), ToolCallingMode.REQUIRED, false, null);
         assertThat(LlamaLanguageModel.plan(unset, 8192, true).maxTokens())
@@ -99,8 +125,8 @@ class GrammarBoundTest {
         assertThat((long) roomForTheShortest.maxTokens())
                 .as("room for the shortest call")
                 .isGreaterThanOrEqualTo(GrammarBound.minCodePoints(roomForTheShortest.grammar()));
-        assertThat(GrammarBound.minCodePoints(
-                        "root ::= \"ab\" c? d{2,5} (e | \"xyz\")\nc ::= \"q\"\nd ::= [a-z]\ne ::= \"e\"+\n"))
+        assertThat(GrammarBound.minCodePoints(GbnfParser.parse(
+                        "root ::= \"ab\" c? d{2,5} (e | \"xyz\")\nc ::= \"q\"\nd ::= [a-z]\ne ::= \"e\"+\n")))
                 .isEqualTo(2 + 0 + 2 + 1);
     }
 
@@ -115,7 +141,7 @@ class GrammarBoundTest {
                 new GenerationOptions(null, 300, null));
         LlamaLanguageModel.StepPlan plan = LlamaLanguageModel.plan(step, 8192);
         assertThat(plan.maxTokens()).isEqualTo(300);
-        assertThat(plan.grammar()).contains("text-");
+        assertThat(plan.grammar().gbnf()).contains("text-");
         assertThat(GrammarBound.maxBytes(plan.grammar(), StepGrammar::isFreeText))
                 .isLessThanOrEqualTo(300);
     }
@@ -152,6 +178,6 @@ class GrammarBoundTest {
                 new GenerationOptions(null, 33, null));
         LlamaLanguageModel.StepPlan plan = LlamaLanguageModel.plan(step, 8192);
         assertThat(plan.maxTokens()).isEqualTo(33);
-        assertThat(plan.grammar()).contains(StepGrammar.TEXT);
+        assertThat(plan.grammar().gbnf()).contains(StepGrammar.TEXT.gbnf());
     }
 }

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.model.llama.grammar.GbnfCompiler;
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.grammar.TokenConstraint;
 import dev.oam.model.llama.grammar.TokenVocabulary;
 import java.io.ByteArrayOutputStream;
@@ -31,7 +32,7 @@ final class GrammarWalks {
                 .as("token %d ends generation", endOfTurn)
                 .isTrue();
         GbnfCompiler compiler = GbnfCompiler.create(vocabulary);
-        List<String> grammars = List.of(
+        List<Grammar> grammars = List.of(
                 StepGrammar.of(
                         request(
                                 prompt("Open it."),
@@ -50,10 +51,10 @@ final class GrammarWalks {
                         256),
                 StepGrammar.of(request(prompt("Hi."), List.of(OPEN_GATE), ToolCallingMode.ALLOWED, true, null), 256));
         int words = (vocabulary.size() + 63) / 64;
-        for (String grammar : grammars) {
+        for (Grammar grammar : grammars) {
             GbnfChecker checker = GbnfChecker.parse(grammar);
             for (int walk = 0; walk < 3; walk++) {
-                Random random = new Random(walk * 7919L + grammar.length());
+                Random random = new Random(walk * 7919L + grammar.gbnf().length());
                 TokenConstraint c = compiler.start(grammar);
                 ByteArrayOutputStream output = new ByteArrayOutputStream();
                 boolean ended = false;

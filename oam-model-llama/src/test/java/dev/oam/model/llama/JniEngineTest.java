@@ -12,6 +12,7 @@ import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.SlotEngine;
 import dev.oam.model.llama.engine.SlotTable;
+import dev.oam.model.llama.grammar.GbnfParser;
 import dev.oam.model.llama.jni.ComputeGate;
 import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.model.llama.prompt.ChatRenderer;
@@ -65,7 +66,7 @@ class JniEngineTest {
     }
 
     private static EngineRequest forced(String prompt, String grammar, long seed) {
-        return new EngineRequest(prompt, grammar, 64, 1.0, 0, 1, seed);
+        return new EngineRequest(prompt, GbnfParser.parse(grammar), 64, 1.0, 0, 1, seed);
     }
 
     private static Run run(EngineRequest request, Object session) throws AgentException {

@@ -31,6 +31,7 @@ import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.prompt.ChatMessage;
 import java.util.ArrayList;
 import java.util.List;
@@ -172,7 +173,7 @@ class LlamaLanguageModelTest {
         engine.then("Go", " away.");
         ModelResponse response =
                 respond(request(prompt("Open."), List.of(OPEN_GATE), ToolCallingMode.DISALLOWED, false, null));
-        assertThat(engine.last().grammar()).contains(StepGrammar.TEXT);
+        assertThat(engine.last().grammar().gbnf()).contains(StepGrammar.TEXT.gbnf());
         assertThat(engine.last().prompt()).doesNotContain("open_gate");
         assertThat(((ModelResponse.Answer) response).text()).isEqualTo("Go away.");
         assertThat(listener.events).containsExactly("text:Go", "text: away.");
@@ -248,7 +249,7 @@ class LlamaLanguageModelTest {
                 .then("{\"tool_calls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]}")
                 .then("{\"tool_calls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]}");
         respond(request(prompt("Hi."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null));
-        String first = engine.last().grammar();
+        Grammar first = engine.last().grammar();
         respond(request(
                 prompt("Something else."), List.of(OPEN_GATE, CHECK_INVENTORY), ToolCallingMode.REQUIRED, false, null));
         assertThat(engine.last().grammar()).isSameAs(first);
@@ -338,7 +339,7 @@ class LlamaLanguageModelTest {
                 .as("maxResponseTokens bounds constrained steps too")
                 .isEqualTo(40);
         // {"choice":"…"} is 13 bytes around the string and a character takes at most 6 (a u-escape): 4 fit in 40
-        assertThat(engine.last().grammar()).contains("char{0,4}");
+        assertThat(engine.last().grammar().gbnf()).contains("char{0,4}");
         assertThat(GrammarBound.maxBytes(engine.last().grammar(), StepGrammar::isFreeText))
                 .isLessThanOrEqualTo(40);
     }

@@ -5,7 +5,7 @@ final class StepGrammarFixtures {
     private StepGrammarFixtures() {}
 
     /** An object of {@code count} required string members named a, b, c, … of at most {@code maxString} characters. */
-    static String objectOfStrings(int count, int maxString) throws Exception {
+    static dev.oam.model.llama.grammar.Grammar objectOfStrings(int count, int maxString) throws Exception {
         StringBuilder properties = new StringBuilder();
         StringBuilder required = new StringBuilder();
         for (int i = 0; i < count; i++) {
@@ -14,8 +14,9 @@ final class StepGrammarFixtures {
             required.append(i == 0 ? "" : ",").append('"').append(name).append('"');
         }
         Gbnf gbnf = new Gbnf(maxString);
-        String root = gbnf.schema((com.fasterxml.jackson.databind.node.ObjectNode) dev.oam.core.json.Json.parse(
-                        "{\"type\":\"object\",\"properties\":{" + properties + "},\"required\":[" + required + "]}"))
+        dev.oam.model.llama.grammar.Term root = gbnf.schema((com.fasterxml.jackson.databind.node.ObjectNode)
+                        dev.oam.core.json.Json.parse("{\"type\":\"object\",\"properties\":{" + properties
+                                + "},\"required\":[" + required + "]}"))
                 .root();
         return gbnf.build(root);
     }

@@ -5,13 +5,13 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The Java implementation of {@link GrammarCompiler}: GBNF compiled to a lazily built DFA over code points,
+ * The Java implementation of {@link GrammarCompiler}: grammar trees compiled to a lazily built DFA over code points,
  * token masks from one pass over a flat trie of the vocabulary, and masks cached per grammar state.
  *
  * <p>What is shared, and bounded how:
  * <ul>
  *   <li>the trie: built once here (about a second for 262k tokens; about 3 nodes per token);
- *   <li>compiled grammars by text, the {@value #GRAMMARS} most recently started (each interns at most
+ *   <li>compiled grammars (equal when their texts are), the {@value #GRAMMARS} most recently started (each interns at most
  *       {@value GbnfGrammar#MAX_STATES} DFA states);
  *   <li>vocabulary slices (§4.3 of LLAMA-FFM.md), the {@value #SLICES} most recently used: for a state that
  *       accepts any run of some code points (a JSON string body, free text), the tokens made only of those are
@@ -34,9 +34,9 @@ public final class GbnfCompiler implements GrammarCompiler {
     private final TokenTrie trie;
     private final int[] endOfGeneration;
     private final MaskCache masks;
-    private final LinkedHashMap<String, GbnfGrammar> grammars = new LinkedHashMap<>(16, 0.75f, true) {
+    private final LinkedHashMap<Grammar, GbnfGrammar> grammars = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, GbnfGrammar> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<Grammar, GbnfGrammar> eldest) {
             return size() > GRAMMARS;
         }
     }; // guarded by itself
@@ -70,22 +70,23 @@ public final class GbnfCompiler implements GrammarCompiler {
     }
 
     @Override
-    public TokenConstraint start(String gbnf) {
-        Objects.requireNonNull(gbnf, "gbnf");
-        GbnfGrammar grammar;
+    public TokenConstraint start(Grammar grammar) {
+        Objects.requireNonNull(grammar, "grammar");
+        GbnfGrammar compiled;
         synchronized (grammars) {
-            grammar = grammars.get(gbnf);
+            compiled = grammars.get(grammar);
         }
-        if (grammar == null) {
-            grammar = GbnfGrammar.compile(gbnf, trie.maxDepth); // outside the lock: a big grammar takes milliseconds
+        if (compiled == null) {
+            compiled =
+                    GbnfGrammar.compile(grammar, trie.maxDepth); // outside the lock: a big grammar takes milliseconds
             synchronized (grammars) {
-                GbnfGrammar raced = grammars.putIfAbsent(gbnf, grammar);
+                GbnfGrammar raced = grammars.putIfAbsent(grammar, compiled);
                 if (raced != null) {
-                    grammar = raced;
+                    compiled = raced;
                 }
             }
         }
-        return new GbnfConstraint(this, grammar);
+        return new GbnfConstraint(this, compiled);
     }
 
     /** The vocabulary the masks are over. */

@@ -1,12 +1,12 @@
 package dev.oam.model.llama.grammar;
 
-import dev.oam.model.llama.grammar.GbnfParser.Alternatives;
-import dev.oam.model.llama.grammar.GbnfParser.CharClass;
-import dev.oam.model.llama.grammar.GbnfParser.Literal;
-import dev.oam.model.llama.grammar.GbnfParser.Node;
-import dev.oam.model.llama.grammar.GbnfParser.Repeat;
-import dev.oam.model.llama.grammar.GbnfParser.RuleRef;
-import dev.oam.model.llama.grammar.GbnfParser.Sequence;
+import dev.oam.model.llama.grammar.Term.Alternatives;
+import dev.oam.model.llama.grammar.Term.CharClass;
+import dev.oam.model.llama.grammar.Term.Group;
+import dev.oam.model.llama.grammar.Term.Literal;
+import dev.oam.model.llama.grammar.Term.Repeat;
+import dev.oam.model.llama.grammar.Term.RuleRef;
+import dev.oam.model.llama.grammar.Term.Sequence;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -19,7 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A GBNF grammar compiled into a pushdown automaton over code points, with a lazily built, shared DFA of its
+ * A grammar ({@link Grammar}) compiled into a pushdown automaton over code points, with a lazily built, shared DFA of its
  * states.
  *
  * <p>The program is llama.cpp's shape: every rule is a list of alternatives, each a run of elements ending in
@@ -65,10 +65,8 @@ public final class GbnfGrammar {
     private final ConcurrentHashMap<GrammarState, GrammarState> states = new ConcurrentHashMap<>();
     final GrammarState dead;
     final GrammarState start;
-    final String text;
 
-    private GbnfGrammar(String text, int[] code, int[][] alternatives, List<int[]> classes, int @Nullable [] clamp) {
-        this.text = text;
+    private GbnfGrammar(int[] code, int[][] alternatives, List<int[]> classes, int @Nullable [] clamp) {
         this.code = code;
         this.alternatives = alternatives;
         this.clamp = clamp;
@@ -123,22 +121,20 @@ public final class GbnfGrammar {
     }
 
     /**
-     * Parses and compiles {@code text}.
+     * Compiles {@code grammar}.
      *
-     * @throws IllegalArgumentException naming the cause when it is not GBNF, references an undefined rule, is
-     *     left-recursive or too large
+     * @throws IllegalArgumentException naming the cause when it is left-recursive or too large
      */
-    static GbnfGrammar compile(String text) {
-        return compile(text, Integer.MAX_VALUE);
+    static GbnfGrammar compile(Grammar grammar) {
+        return compile(grammar, Integer.MAX_VALUE);
     }
 
     /**
-     * Parses and compiles {@code text} for a vocabulary whose longest piece is {@code longestPiece} bytes (which
-     * lets {@link #maskKey} merge repetition counts no token can tell apart).
+     * Compiles {@code grammar} for a vocabulary whose longest piece is {@code longestPiece} bytes (which lets
+     * {@link #maskKey} merge repetition counts no token can tell apart).
      */
-    static GbnfGrammar compile(String text, int longestPiece) {
-        Map<String, Node> rules = GbnfParser.parse(text);
-        return new Lowering(text, rules, longestPiece).run();
+    static GbnfGrammar compile(Grammar grammar, int longestPiece) {
+        return new Lowering(grammar.rules(), longestPiece).run();
     }
 
     /** The interval of {@code cp}. */
@@ -355,8 +351,7 @@ public final class GbnfGrammar {
 
     /** Turns rule trees into the flat program. */
     private static final class Lowering {
-        private final String text;
-        private final Map<String, Node> trees;
+        private final Map<String, Term> trees;
         private final Map<String, Integer> ruleIds = new HashMap<>();
         private final List<List<int[]>> rules = new ArrayList<>(); // rule -> alternatives (element lists)
         private final List<int[]> classes = new ArrayList<>();
@@ -369,22 +364,21 @@ public final class GbnfGrammar {
 
         private final List<Integer> chainItems = new ArrayList<>();
 
-        Lowering(String text, Map<String, Node> trees, int longestPiece) {
-            this.text = text;
+        Lowering(Map<String, Term> trees, int longestPiece) {
             this.trees = trees;
             this.longestPiece = longestPiece;
         }
 
         GbnfGrammar run() {
-            ruleId("root");
+            ruleId(Grammar.ROOT);
             for (String name : trees.keySet()) {
                 ruleId(name);
             }
-            for (Map.Entry<String, Node> rule : trees.entrySet()) {
+            for (Map.Entry<String, Term> rule : trees.entrySet()) {
                 List<int[]> alts = rules.get(ruleIds.get(rule.getKey()));
-                Node body = rule.getValue();
+                Term body = rule.getValue();
                 if (body instanceof Alternatives a) {
-                    for (Node option : a.options()) {
+                    for (Term option : a.options()) {
                         alts.add(elements(option));
                     }
                 } else {
@@ -412,7 +406,7 @@ public final class GbnfGrammar {
                 }
             }
             code[pc] = END;
-            return new GbnfGrammar(text, code, starts, classes, clampMap(code.length, starts, nullable));
+            return new GbnfGrammar(code, starts, classes, clampMap(code.length, starts, nullable));
         }
 
         /**
@@ -460,7 +454,7 @@ public final class GbnfGrammar {
             return id;
         }
 
-        private int[] elements(Node node) {
+        private int[] elements(Term node) {
             List<Integer> out = new ArrayList<>();
             lower(node, out);
             grow(out.size() + 1);
@@ -475,24 +469,21 @@ public final class GbnfGrammar {
             }
         }
 
-        private void lower(Node node, List<Integer> out) {
+        private void lower(Term node, List<Integer> out) {
             switch (node) {
-                case Literal l -> {
-                    for (int cp : l.codePoints()) {
-                        out.add(classId(false, new int[] {cp, cp}));
-                    }
-                }
-                case CharClass c -> out.add(classId(c.negated(), c.ranges()));
+                case Literal l -> l.text().codePoints().forEach(cp -> out.add(classId(false, new int[] {cp, cp})));
+                case CharClass c -> out.add(classId(c.negated(), ranges(c)));
                 case RuleRef ref -> {
                     if (!trees.containsKey(ref.name())) {
-                        throw GbnfParser.error(text, ref.position(), "undefined rule '" + ref.name() + "'");
+                        throw new IllegalArgumentException("GBNF: undefined rule '" + ref.name() + "'");
                     }
                     out.add(-2 - ruleId(ref.name()));
                 }
                 case Sequence s -> s.items().forEach(item -> lower(item, out));
+                case Group g -> lower(g.term(), out);
                 case Alternatives a -> {
                     List<int[]> alts = new ArrayList<>();
-                    for (Node option : a.options()) {
+                    for (Term option : a.options()) {
                         alts.add(elements(option));
                     }
                     out.add(-2 - newRule(alts));
@@ -503,7 +494,7 @@ public final class GbnfGrammar {
 
         /** {@code x{m,n}}: m copies of x, then nested optionals (n - m of them) or {@code x*}. */
         private void repeat(Repeat r, List<Integer> out) {
-            int[] item = elements(r.node());
+            int[] item = elements(r.term());
             int element = item.length == 1 ? item[0] : -2 - newRule(new ArrayList<>(List.of(item)));
             grow(r.min());
             for (int i = 0; i < r.min(); i++) {
@@ -528,6 +519,16 @@ public final class GbnfGrammar {
                 chainItems.add(element);
                 out.add(-2 - previous);
             }
+        }
+
+        /** The spans of {@code c} as inclusive {@code [first, last]} pairs. */
+        private static int[] ranges(CharClass c) {
+            int[] out = new int[c.spans().size() * 2];
+            for (int i = 0; i < c.spans().size(); i++) {
+                out[2 * i] = c.spans().get(i).first();
+                out[2 * i + 1] = c.spans().get(i).last();
+            }
+            return out;
         }
 
         private int classId(boolean negated, int[] ranges) {

@@ -1,7 +1,13 @@
 /**
- * Grammar-constrained decoding in Java: a GBNF grammar (llama.cpp's syntax; everything
- * {@code dev.oam.model.llama.Gbnf} and {@code StepGrammar} write) applied token by token over a model's
- * vocabulary, for engines that sample in Java. Internal to the llama backend.
+ * Grammars as a small tree, and grammar-constrained decoding in Java. Internal to the llama backend.
+ *
+ * <p>The tree: a {@link dev.oam.model.llama.grammar.Grammar} is ordered named rules, each a
+ * {@link dev.oam.model.llama.grammar.Term} (literal, character class, rule reference, sequence, alternatives,
+ * repetition, group), built by {@code dev.oam.model.llama.Gbnf}, {@code StepGrammar} and {@code DialogueAnswer}.
+ * It is printed to GBNF (llama.cpp's syntax) only where llama.cpp needs text
+ * ({@link dev.oam.model.llama.grammar.Grammar#gbnf()}); the printer keeps the spelling the tree records (groups,
+ * {@code ?} or {@code {0,1}}, {@code {n}} or {@code {n,n}}), so the text is one fixed function of the tree. Sizing
+ * ({@code GrammarBound}) and the Java decoder read the tree; nothing in the product parses GBNF.
  *
  * <p>The seam is {@link dev.oam.model.llama.grammar.TokenVocabulary},
  * {@link dev.oam.model.llama.grammar.GrammarCompiler} and {@link dev.oam.model.llama.grammar.TokenConstraint}.

@@ -370,7 +370,7 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
                     .setSeed(seed32(request.seed()))
                     .setCachePrompt(true);
             if (request.grammar() != null) {
-                p.setGrammar(request.grammar());
+                p.setGrammar(request.grammar().gbnf());
             }
             // Only ids in [0, slots) are ever sent: llama.cpp waits for ever on a slot that does not exist.
             if (lease.id() >= settings.slots()) {

@@ -1,11 +1,21 @@
 package dev.oam.model.llama.prompt;
 
+import static dev.oam.model.llama.grammar.Term.between;
+import static dev.oam.model.llama.grammar.Term.chars;
+import static dev.oam.model.llama.grammar.Term.choice;
+import static dev.oam.model.llama.grammar.Term.group;
+import static dev.oam.model.llama.grammar.Term.literal;
+import static dev.oam.model.llama.grammar.Term.optional;
+import static dev.oam.model.llama.grammar.Term.sequence;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.model.llama.grammar.Term;
+import dev.oam.model.llama.grammar.Term.CharClass.Span;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -34,11 +44,8 @@ import org.jspecify.annotations.Nullable;
 public final class DialogueAnswer {
     /** Where the grammar's rules go: the step grammar's builder. */
     public interface Rules {
-        /** Defines a rule for {@code body} and returns its name. */
-        String rule(String hint, String body);
-
-        /** {@code text} as a GBNF string literal. */
-        String literal(String text);
+        /** Defines a rule for {@code body} (named after {@code hint}) and returns a reference to it. */
+        Term rule(String hint, Term body);
     }
 
     /** The most characters of one sentence of the line, and of one reply. */
@@ -48,18 +55,46 @@ public final class DialogueAnswer {
     /** The most replies a list may have (the step grammar's default for arrays). */
     static final int MAX_REPLIES = 8;
     /**
-     * Characters no sentence holds (GBNF class text): the quote that closes it, line breaks and control characters,
-     * the marks that end it, and what only markup uses (braces, brackets, backslashes, angle brackets): SmolLM2-135M
-     * wrote replies such as "{Mira 2} (nun)." and "\\nYou're going…" when they were allowed.
+     * Characters no sentence holds: the quote that closes it, line breaks and control characters, the marks that end
+     * it, and what only markup uses (braces, brackets, backslashes, angle brackets): SmolLM2-135M wrote replies such
+     * as "{Mira 2} (nun)." and "\\nYou're going…" when they were allowed.
      */
-    private static final String NOT_INSIDE = "\"\\n.!?{}\\[\\]\\\\<>\\x00-\\x1F\\x7F";
+    private static final List<Span> NOT_INSIDE = List.of(
+            Span.of('"'),
+            Span.of('\n'),
+            Span.of('.'),
+            Span.of('!'),
+            Span.of('?'),
+            Span.of('{'),
+            Span.of('}'),
+            Span.of('['),
+            Span.of(']'),
+            Span.of('\\'),
+            Span.of('<'),
+            Span.of('>'),
+            Span.range(0x00, 0x1F),
+            Span.of(0x7F));
     /**
      * What a sentence opens with: a letter (of the Latin, Greek and Cyrillic alphabets, kana, CJK ideographs or
      * Hangul), so a line always has words. Gemma 3 270M opened player options with a full-width comma and a run of
      * digits ("， 10000000000000."), each digit a token of its own.
      */
-    private static final String FIRST =
-            "A-Za-z\\u00C0-\\u024F\\u0370-\\u03FF\\u0400-\\u04FF\\u3040-\\u30FF\\u4E00-\\u9FFF" + "\\uAC00-\\uD7AF";
+    private static final Term FIRST = chars(
+            Span.range('A', 'Z'),
+            Span.range('a', 'z'),
+            Span.range(0x00C0, 0x024F),
+            Span.range(0x0370, 0x03FF),
+            Span.range(0x0400, 0x04FF),
+            Span.range(0x3040, 0x30FF),
+            Span.range(0x4E00, 0x9FFF),
+            Span.range(0xAC00, 0xD7AF));
+    /** What a sentence holds after its first character. */
+    private static final Term INSIDE = new Term.CharClass(true, NOT_INSIDE);
+    /** What a reply holds after its first character: no {@code |} either, which separates replies. */
+    private static final Term INSIDE_REPLY = new Term.CharClass(
+            true,
+            java.util.stream.Stream.concat(java.util.stream.Stream.of(Span.of('|')), NOT_INSIDE.stream())
+                    .toList());
 
     static final String ENDS_LABEL = "Ends the conversation: ";
 
@@ -140,46 +175,39 @@ public final class DialogueAnswer {
         return emotions.isEmpty() ? null : "Moods: " + String.join(", ", emotions) + ".";
     }
 
-    /** The grammar rule of the answer, added to {@code gbnf}; returns its name. */
-    public String rule(Rules gbnf) {
-        String end = gbnf.rule("end", "\"...\" | [.!?]");
-        String sentence =
-                gbnf.rule("sentence", "[" + FIRST + "] [^" + NOT_INSIDE + "]{1," + (SENTENCE - 2) + "} " + end);
-        String line = gbnf.rule(
+    /** The grammar rule of the answer, added to {@code gbnf}; returns a reference to it. */
+    public Term rule(Rules gbnf) {
+        Term end = gbnf.rule("end", choice(literal("..."), chars(Span.of('.'), Span.of('!'), Span.of('?'))));
+        Term sentence = gbnf.rule("sentence", sequence(FIRST, between(INSIDE, 1, SENTENCE - 2), end));
+        Term line = gbnf.rule(
                 "line",
                 form.sentences() == 1
                         ? sentence
-                        : sentence + " (\" \" " + sentence + "){0," + (form.sentences() - 1) + "}");
-        StringBuilder body = new StringBuilder();
+                        : sequence(
+                                sentence, between(group(sequence(literal(" "), sentence)), 0, form.sentences() - 1)));
+        List<Term> body = new ArrayList<>();
         if (emotions.isEmpty()) {
-            body.append(gbnf.literal(form.speaker() + ": \""));
+            body.add(literal(form.speaker() + ": \""));
         } else {
-            List<String> alternatives = new ArrayList<>();
-            emotions.forEach(e -> alternatives.add(gbnf.literal(e)));
-            String mood = gbnf.rule("mood", String.join(" | ", alternatives));
-            body.append(gbnf.literal(form.speaker() + " ("))
-                    .append(' ')
-                    .append(mood)
-                    .append(' ')
-                    .append(gbnf.literal("): \""));
+            Term mood = gbnf.rule(
+                    "mood", choice(emotions.stream().map(Term::literal).toList()));
+            body.add(sequence(literal(form.speaker() + " ("), mood, literal("): \"")));
         }
-        body.append(' ').append(line).append(' ').append(gbnf.literal("\""));
+        body.add(line);
+        body.add(literal("\""));
         if (maxReplies > 0) {
-            String reply = gbnf.rule(
-                    "reply",
-                    "[" + FIRST + "] [^|" + NOT_INSIDE + "]{" + (replyFloor - 2) + "," + (REPLY - 2) + "} " + end);
-            String quoted = gbnf.literal("\"") + " " + reply + " " + gbnf.literal("\"");
-            String more = "(" + gbnf.literal(" | ") + " " + quoted + ")";
+            Term reply = gbnf.rule("reply", sequence(FIRST, between(INSIDE_REPLY, replyFloor - 2, REPLY - 2), end));
+            Term quoted = sequence(literal("\""), reply, literal("\""));
+            Term more = group(sequence(literal(" | "), quoted));
             int least = Math.max(1, minReplies);
-            String list =
-                    quoted + (maxReplies > 1 ? " " + more + "{" + (least - 1) + "," + (maxReplies - 1) + "}" : "");
-            String replies = gbnf.literal("\n" + form.listener() + ": ") + " " + list;
-            body.append(' ').append(minReplies == 0 ? "(" + replies + ")?" : replies);
+            Term list = sequence(quoted, maxReplies > 1 ? between(more, least - 1, maxReplies - 1) : null);
+            Term replies = sequence(literal("\n" + form.listener() + ": "), list);
+            body.add(minReplies == 0 ? optional(group(replies)) : replies);
         }
         if (ends) {
-            body.append(' ').append(gbnf.literal("\n" + ENDS_LABEL)).append(" (\"no\" | \"yes\")");
+            body.add(sequence(literal("\n" + ENDS_LABEL), group(choice(literal("no"), literal("yes")))));
         }
-        return gbnf.rule("dialogue", body.toString());
+        return gbnf.rule("dialogue", sequence(body));
     }
 
     /** Whether the answer is text (the line alone) rather than the schema's object. */

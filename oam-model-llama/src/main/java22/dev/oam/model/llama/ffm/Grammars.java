@@ -2,6 +2,7 @@ package dev.oam.model.llama.ffm;
 
 import dev.oam.core.Log;
 import dev.oam.model.llama.grammar.GbnfCompiler;
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.grammar.GrammarCompiler;
 import dev.oam.model.llama.grammar.TokenConstraint;
 import org.jspecify.annotations.Nullable;
@@ -31,9 +32,9 @@ final class Grammars {
         return kind == FfmTuning.Grammar.JAVA;
     }
 
-    /** A constraint for one generation of {@code gbnf}. */
-    TokenConstraint start(String gbnf) {
-        return compiler().start(gbnf);
+    /** A constraint for one generation of {@code grammar}. */
+    TokenConstraint start(Grammar grammar) {
+        return compiler().start(grammar);
     }
 
     private GrammarCompiler compiler() {

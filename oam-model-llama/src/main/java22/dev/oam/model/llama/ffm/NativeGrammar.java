@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.grammar.GrammarCompiler;
 import dev.oam.model.llama.grammar.TokenConstraint;
 import java.lang.foreign.Arena;
@@ -50,12 +51,12 @@ final class NativeGrammar implements GrammarCompiler {
     }
 
     @Override
-    public TokenConstraint start(String gbnf) {
+    public TokenConstraint start(Grammar grammar) {
         LlamaNative api = vocab.api;
         MemorySegment sampler;
         try (Arena local = Arena.ofConfined()) {
             sampler = (MemorySegment) api.samplerInitGrammar.invokeExact(
-                    vocab.vocab, local.allocateFrom(gbnf), local.allocateFrom("root"));
+                    vocab.vocab, local.allocateFrom(grammar.gbnf()), local.allocateFrom(Grammar.ROOT));
         } catch (Throwable e) {
             throw LlamaNative.failed("llama_sampler_init_grammar", e);
         }

@@ -27,7 +27,7 @@ class GbnfCompilerTest {
     }
 
     private static boolean feed(String grammar, byte[] bytes) {
-        TokenConstraint c = COMPILER.start(grammar);
+        TokenConstraint c = start(COMPILER, grammar);
         for (byte b : bytes) {
             int token = BYTE + (b & 0xFF);
             if (!c.allows(token)) {
@@ -58,7 +58,7 @@ class GbnfCompilerTest {
     @Test
     void forcedTextIsWhatMustComeNextUpToTheNextChoice() {
         String g = "root ::= \"{\\\"name\\\": \\\"\" (\"open\" | \"opal\") \"\\\", \\\"n\\\": \" [0-9]+ \"}\"";
-        TokenConstraint c = COMPILER.start(g);
+        TokenConstraint c = start(COMPILER, g);
         assertThat(c.forcedText(64)).isEqualTo("{\"name\": \"op");
         assertThat(c.forcedText(3)).isEqualTo("{\"n");
         for (byte b : "{\"name\": \"op".getBytes(StandardCharsets.UTF_8)) {
@@ -73,12 +73,12 @@ class GbnfCompilerTest {
             c.accept(BYTE + (b & 0xFF));
         }
         assertThat(c.forcedText(64)).as("another digit or the end: a choice").isEmpty();
-        TokenConstraint end = COMPILER.start("root ::= \"ab\" | \"ab\" \"c\"");
+        TokenConstraint end = start(COMPILER, "root ::= \"ab\" | \"ab\" \"c\"");
         assertThat(end.forcedText(64)).isEqualTo("ab");
         end.accept(BYTE + 'a');
         end.accept(BYTE + 'b');
         assertThat(end.forcedText(64)).as("the grammar may end here").isEmpty();
-        TokenConstraint wide = COMPILER.start("root ::= [a-b] \"x\"");
+        TokenConstraint wide = start(COMPILER, "root ::= [a-b] \"x\"");
         assertThat(wide.forcedText(64))
                 .as("one interval of two code points is a choice")
                 .isEmpty();
@@ -162,33 +162,33 @@ class GbnfCompilerTest {
 
     @Test
     void unparsableGrammarsAreRejectedNamingTheCause() {
-        assertThatThrownBy(() -> COMPILER.start("a ::= \"x\""))
+        assertThatThrownBy(() -> start(COMPILER, "a ::= \"x\""))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("no 'root' rule");
-        assertThatThrownBy(() -> COMPILER.start("root ::= other")).hasMessageContaining("undefined rule 'other'");
-        assertThatThrownBy(() -> COMPILER.start("root ::= \"x")).hasMessageContaining("unterminated string literal");
-        assertThatThrownBy(() -> COMPILER.start("root ::= [a-")).hasMessageContaining("unterminated character class");
-        assertThatThrownBy(() -> COMPILER.start("root ::= \"\\q\"")).hasMessageContaining("unknown escape");
-        assertThatThrownBy(() -> COMPILER.start("root ::= (\"a\"")).hasMessageContaining("expected ')'");
-        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\"{3,1}"))
+        assertThatThrownBy(() -> start(COMPILER, "root ::= other")).hasMessageContaining("undefined rule 'other'");
+        assertThatThrownBy(() -> start(COMPILER, "root ::= \"x")).hasMessageContaining("unterminated string literal");
+        assertThatThrownBy(() -> start(COMPILER, "root ::= [a-")).hasMessageContaining("unterminated character class");
+        assertThatThrownBy(() -> start(COMPILER, "root ::= \"\\q\"")).hasMessageContaining("unknown escape");
+        assertThatThrownBy(() -> start(COMPILER, "root ::= (\"a\"")).hasMessageContaining("expected ')'");
+        assertThatThrownBy(() -> start(COMPILER, "root ::= \"a\"{3,1}"))
                 .hasMessageContaining("maximum below its minimum");
-        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\"\nroot ::= \"b\""))
+        assertThatThrownBy(() -> start(COMPILER, "root ::= \"a\"\nroot ::= \"b\""))
                 .hasMessageContaining("defined twice");
-        assertThatThrownBy(() -> COMPILER.start("root = \"a\"")).hasMessageContaining("expected ::=");
-        assertThatThrownBy(() -> COMPILER.start("root ::= x\nx ::= x \"a\" | \"b\""))
+        assertThatThrownBy(() -> start(COMPILER, "root = \"a\"")).hasMessageContaining("expected ::=");
+        assertThatThrownBy(() -> start(COMPILER, "root ::= x\nx ::= x \"a\" | \"b\""))
                 .hasMessageContaining("left-recursive");
-        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\" @"))
+        assertThatThrownBy(() -> start(COMPILER, "root ::= \"a\" @"))
                 .hasMessageContaining("unexpected '@'")
                 .hasMessageContaining("line 1");
-        assertThatThrownBy(() -> COMPILER.start("root ::= " + "(".repeat(10_000) + "\"a\"" + ")".repeat(10_000)))
+        assertThatThrownBy(() -> start(COMPILER, "root ::= " + "(".repeat(10_000) + "\"a\"" + ")".repeat(10_000)))
                 .hasMessageContaining("nested deeper");
-        assertThatThrownBy(() -> COMPILER.start("root ::= \"a\"{0,1000000}")).hasMessageContaining("above");
+        assertThatThrownBy(() -> start(COMPILER, "root ::= \"a\"{0,1000000}")).hasMessageContaining("above");
     }
 
     @Test
     void multiByteTokensAndCharactersSplitAcrossTokensContinue() {
         String g = "root ::= \"\\\"\" [^\"]* \"\\\"\"";
-        TokenConstraint c = COMPILER.start(g);
+        TokenConstraint c = start(COMPILER, g);
         c.accept(token("\""));
         c.accept(token("café"));
         byte[] dragon = "🐉".getBytes(StandardCharsets.UTF_8);
@@ -211,9 +211,9 @@ class GbnfCompilerTest {
 
     @Test
     void aPartialCharacterIsAllowedOnlyWhenSomeCompletionFitsTheClass() {
-        TokenConstraint ascii = COMPILER.start("root ::= [a-z]+");
+        TokenConstraint ascii = start(COMPILER, "root ::= [a-z]+");
         assertThat(ascii.allows(BYTE + 0xC3)).isFalse();
-        TokenConstraint latin = COMPILER.start("root ::= [\\u00E0-\\u00FF]");
+        TokenConstraint latin = start(COMPILER, "root ::= [\\u00E0-\\u00FF]");
         assertThat(latin.allows(BYTE + 0xC3)).isTrue(); // C3 A0..C3 BF are U+00E0..U+00FF
         assertThat(latin.allows(BYTE + 0xC2)).isFalse(); // C2 xx are U+0080..U+00BF
         assertThat(latin.allows(BYTE + 0x80)).as("a stray continuation byte").isFalse();
@@ -254,7 +254,7 @@ class GbnfCompilerTest {
 
     @Test
     void endOfGenerationIsAllowedExactlyWhereTheGrammarCanEndAndControlTokensNever() {
-        TokenConstraint c = COMPILER.start("root ::= \"a\" \"b\"?");
+        TokenConstraint c = start(COMPILER, "root ::= \"a\" \"b\"?");
         assertThat(c.allows(EOS)).isFalse();
         assertThat(c.allows(START_OF_TURN)).isFalse();
         assertThat(c.allows(EMPTY)).as("an empty piece makes no progress").isFalse();
@@ -279,7 +279,7 @@ class GbnfCompilerTest {
 
     @Test
     void acceptingADisallowedTokenThrowsAndLeavesTheStateAlone() {
-        TokenConstraint c = COMPILER.start("root ::= \"ab\" | \"ac\"");
+        TokenConstraint c = start(COMPILER, "root ::= \"ab\" | \"ac\"");
         c.accept(token("a"));
         BitSet before = mask(c);
         assertThatThrownBy(() -> c.accept(token("x")))
@@ -297,7 +297,7 @@ class GbnfCompilerTest {
 
     @Test
     void masksHoldEveryTokenWithTheSamePieceAndMatchAllows() {
-        TokenConstraint c = COMPILER.start("root ::= \"gate\" | \"ga\" [a-z]*");
+        TokenConstraint c = start(COMPILER, "root ::= \"gate\" | \"ga\" [a-z]*");
         BitSet m = mask(c);
         List<Integer> gates = new ArrayList<>();
         for (int t = 0; t < VOCABULARY.size(); t++) {
@@ -315,10 +315,10 @@ class GbnfCompilerTest {
         String g = "root ::= \"{\" [a-z]{0,5} \"}\"";
         long[] first = new long[(VOCABULARY.size() + 63) / 64];
         long[] second = new long[first.length];
-        TokenConstraint a = compiler.start(g);
+        TokenConstraint a = start(compiler, g);
         a.accept(token("{"));
         a.fillMask(first);
-        TokenConstraint b = compiler.start(g);
+        TokenConstraint b = start(compiler, g);
         b.accept(token("{"));
         b.fillMask(second);
         assertThat(second).isEqualTo(first);
@@ -329,7 +329,7 @@ class GbnfCompilerTest {
     @Test
     void theMaskBudgetBoundsTheCache() {
         GbnfCompiler compiler = GbnfCompiler.create(VOCABULARY, 2_000);
-        TokenConstraint c = compiler.start("root ::= [a-z]{0,50}");
+        TokenConstraint c = start(compiler, "root ::= [a-z]{0,50}");
         long[] mask = new long[(VOCABULARY.size() + 63) / 64];
         for (int i = 0; i < 50; i++) {
             c.fillMask(mask);
@@ -344,7 +344,7 @@ class GbnfCompilerTest {
         TokenVocabulary shortPieces = SyntheticVocabulary.shortPieces(5, 300);
         GbnfCompiler compiler = GbnfCompiler.create(shortPieces);
         assertThat(compiler.longestPiece()).isLessThanOrEqualTo(4);
-        GbnfConstraint c = (GbnfConstraint) compiler.start("root ::= \"\\\"\" [^\"\\\\]{0,20} \"\\\"\"");
+        GbnfConstraint c = (GbnfConstraint) start(compiler, "root ::= \"\\\"\" [^\"\\\\]{0,20} \"\\\"\"");
         c.accept(BYTE + '"');
         long[] mask = new long[(shortPieces.size() + 63) / 64];
         for (int i = 0; i < 20; i++) {
@@ -386,8 +386,8 @@ class GbnfCompilerTest {
             for (int round = 0; round < 4; round++) {
                 for (int[] walk : walks) {
                     done.add(pool.submit(() -> {
-                        TokenConstraint a = shared.start(grammar);
-                        TokenConstraint b = reference.start(grammar);
+                        TokenConstraint a = start(shared, grammar);
+                        TokenConstraint b = start(reference, grammar);
                         long[] ma = new long[(vocabulary.size() + 63) / 64];
                         long[] mb = new long[ma.length];
                         for (int token : walk) {
@@ -412,7 +412,7 @@ class GbnfCompilerTest {
     /** A walk of random allowed tokens to the end (single-threaded, for replay). */
     private static int[] tokens(
             GbnfCompiler compiler, String grammar, java.util.Random random, TokenVocabulary vocabulary) {
-        TokenConstraint c = compiler.start(grammar);
+        TokenConstraint c = start(compiler, grammar);
         List<Integer> out = new ArrayList<>();
         long[] mask = new long[(vocabulary.size() + 63) / 64];
         while (!c.canEnd() || (!c.isComplete() && random.nextInt(6) != 0)) {
@@ -437,5 +437,10 @@ class GbnfCompilerTest {
             }
         }
         throw new AssertionError("no such piece");
+    }
+
+    /** A constraint at the start of the grammar {@code gbnf} reads as. */
+    private static TokenConstraint start(GrammarCompiler compiler, String gbnf) {
+        return compiler.start(GbnfParser.parse(gbnf));
     }
 }

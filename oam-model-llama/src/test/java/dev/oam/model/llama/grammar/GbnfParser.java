@@ -1,12 +1,19 @@
 package dev.oam.model.llama.grammar;
 
+import dev.oam.model.llama.grammar.Term.CharClass;
+import dev.oam.model.llama.grammar.Term.CharClass.Span;
+import dev.oam.model.llama.grammar.Term.Group;
+import dev.oam.model.llama.grammar.Term.Literal;
+import dev.oam.model.llama.grammar.Term.Repeat;
+import dev.oam.model.llama.grammar.Term.RuleRef;
+import dev.oam.model.llama.grammar.Term.Spelling;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Reads GBNF text into rule trees, with llama.cpp's syntax: {@code name ::= alternatives}, rule names of
+ * Reads GBNF text into a {@link Grammar}, the tests' reader of grammars written by hand, with llama.cpp's syntax: {@code name ::= alternatives}, rule names of
  * {@code [a-zA-Z0-9-]}, string literals and character classes (negated, ranges) with the escapes
  * {@code \x..}, backslash-u with four hex digits, backslash-U with eight, {@code \t \r \n \\ \" \[ \] \-}, {@code .} for any character, groups, {@code |},
  * the postfixes {@code ? * + {m} {m,} {m,n}} and {@code #} comments. A rule ends at a newline outside
@@ -16,23 +23,6 @@ import java.util.Map;
  * a rule defined twice and a rule referenced but never defined are errors.
  */
 public final class GbnfParser {
-    /** The parsed form of a rule body. */
-    sealed interface Node {}
-
-    /** Code points, one after the other. */
-    record Literal(int[] codePoints) implements Node {}
-
-    /** One code point in (or, negated, outside) inclusive {@code [lo, hi]} pairs. */
-    record CharClass(boolean negated, int[] ranges) implements Node {}
-
-    record RuleRef(String name, int position) implements Node {}
-
-    record Sequence(List<Node> items) implements Node {}
-
-    record Alternatives(List<Node> options) implements Node {}
-
-    /** {@code node} between {@code min} and {@code max} times; {@code max} is -1 for unbounded. */
-    record Repeat(Node node, int min, int max) implements Node {}
 
     /** The largest {@code {m,n}} bound accepted: repetitions are expanded into rules. */
     static final int MAX_REPEAT = 100_000;
@@ -43,19 +33,25 @@ public final class GbnfParser {
     private final String text;
     private int pos;
     private int depth;
+    /** Every reference read, with where it starts. */
+    private final List<RuleRef> refs = new ArrayList<>();
+
+    private final List<Integer> positions = new ArrayList<>();
 
     private GbnfParser(String text) {
         this.text = text;
     }
 
     /**
-     * The rules of {@code text} in definition order.
+     * The grammar of {@code text}, rules in definition order; printing it ({@link Grammar#gbnf()}) gives
+     * {@code text} back when {@code text} is spelled as the printer spells.
      *
      * @throws IllegalArgumentException naming the cause and the line when {@code text} is not GBNF
      */
-    static Map<String, Node> parse(String text) {
+    public static Grammar parse(String text) {
         GbnfParser parser = new GbnfParser(text);
-        Map<String, Node> rules = new LinkedHashMap<>();
+        Map<String, Term> rules = new LinkedHashMap<>();
+
         parser.space(true);
         while (parser.pos < text.length()) {
             int start = parser.pos;
@@ -69,7 +65,7 @@ public final class GbnfParser {
             }
             parser.pos += 3;
             parser.space(true);
-            Node body = parser.alternatives(false);
+            Term body = parser.alternatives(false);
             if (parser.pos < text.length() && text.charAt(parser.pos) != '\n' && text.charAt(parser.pos) != '\r') {
                 throw parser.error("expected the end of rule '" + name + "'");
             }
@@ -79,42 +75,50 @@ public final class GbnfParser {
             }
             parser.space(true);
         }
-        if (!rules.containsKey("root")) {
+        if (!rules.containsKey(Grammar.ROOT)) {
             throw new IllegalArgumentException("grammar has no 'root' rule");
         }
-        return rules;
+        for (int i = 0; i < parser.refs.size(); i++) {
+            if (!rules.containsKey(parser.refs.get(i).name())) {
+                throw error(
+                        text,
+                        parser.positions.get(i),
+                        "undefined rule '" + parser.refs.get(i).name() + "'");
+            }
+        }
+        return Grammar.of(rules);
     }
 
-    private Node alternatives(boolean nested) {
-        List<Node> options = new ArrayList<>();
+    private Term alternatives(boolean nested) {
+        List<Term> options = new ArrayList<>();
         options.add(sequence(nested));
         while (pos < text.length() && text.charAt(pos) == '|') {
             pos++;
             space(true);
             options.add(sequence(nested));
         }
-        return options.size() == 1 ? options.get(0) : new Alternatives(options);
+        return options.size() == 1 ? options.get(0) : new Term.Alternatives(options);
     }
 
-    private Node sequence(boolean nested) {
-        List<Node> items = new ArrayList<>();
+    private Term sequence(boolean nested) {
+        List<Term> items = new ArrayList<>();
         while (pos < text.length()) {
             char c = text.charAt(pos);
             if (c == '|' || c == ')' || c == '\n' || c == '\r') {
                 break;
             }
-            Node item = item(nested);
+            Term item = item(nested);
             items.add(postfix(item, nested));
         }
-        return items.size() == 1 ? items.get(0) : new Sequence(items);
+        return items.size() == 1 ? items.get(0) : new Term.Sequence(items);
     }
 
-    private Node item(boolean nested) {
+    private Term item(boolean nested) {
         char c = text.charAt(pos);
-        Node node;
+        Term node;
         if (c == '"') {
             pos++;
-            List<Integer> cps = new ArrayList<>();
+            StringBuilder literal = new StringBuilder();
             while (true) {
                 if (pos >= text.length() || text.charAt(pos) == '\n') {
                     throw error("unterminated string literal");
@@ -122,17 +126,17 @@ public final class GbnfParser {
                 if (text.charAt(pos) == '"') {
                     break;
                 }
-                cps.add(character());
+                literal.appendCodePoint(character());
             }
             pos++;
-            node = new Literal(cps.stream().mapToInt(Integer::intValue).toArray());
+            node = new Literal(literal.toString());
         } else if (c == '[') {
             pos++;
             boolean negated = pos < text.length() && text.charAt(pos) == '^';
             if (negated) {
                 pos++;
             }
-            List<Integer> ranges = new ArrayList<>();
+            List<Span> spans = new ArrayList<>();
             while (true) {
                 if (pos >= text.length() || text.charAt(pos) == '\n') {
                     throw error("unterminated character class");
@@ -141,30 +145,32 @@ public final class GbnfParser {
                     break;
                 }
                 int lo = character();
-                int hi = lo;
                 if (pos + 1 < text.length() && text.charAt(pos) == '-' && text.charAt(pos + 1) != ']') {
                     pos++;
-                    hi = character();
+                    int hi = character();
                     if (hi < lo) {
                         throw error("character range is backwards");
                     }
+                    spans.add(Span.range(lo, hi));
+                } else {
+                    spans.add(Span.of(lo));
                 }
-                ranges.add(lo);
-                ranges.add(hi);
             }
             pos++;
-            node = new CharClass(
-                    negated, ranges.stream().mapToInt(Integer::intValue).toArray());
+            if (spans.isEmpty() && !negated) {
+                throw error("empty character class");
+            }
+            node = new CharClass(negated, spans);
         } else if (c == '.') {
             pos++;
-            node = new CharClass(true, new int[0]);
+            node = new CharClass(true, List.of());
         } else if (c == '(') {
             if (++depth > MAX_NESTING) {
                 throw error("groups nested deeper than " + MAX_NESTING);
             }
             pos++;
             space(true);
-            node = alternatives(true);
+            node = new Group(alternatives(true));
             depth--;
             if (pos >= text.length() || text.charAt(pos) != ')') {
                 throw error("expected ')'");
@@ -172,7 +178,10 @@ public final class GbnfParser {
             pos++;
         } else if (isNameChar(c)) {
             int at = pos;
-            node = new RuleRef(name(), at);
+            RuleRef ref = new RuleRef(name());
+            refs.add(ref);
+            positions.add(at);
+            node = ref;
         } else {
             throw error("unexpected '" + printable(c) + "'");
         }
@@ -180,20 +189,22 @@ public final class GbnfParser {
         return node;
     }
 
-    private Node postfix(Node item, boolean nested) {
-        Node node = item;
+    private Term postfix(Term item, boolean nested) {
+        Term node = item;
         while (pos < text.length()) {
             char c = text.charAt(pos);
             if (c == '?' || c == '*' || c == '+') {
                 pos++;
-                node = new Repeat(node, c == '+' ? 1 : 0, c == '?' ? 1 : -1);
+                node = new Repeat(node, c == '+' ? 1 : 0, c == '?' ? 1 : -1, Spelling.OPERATOR);
             } else if (c == '{') {
                 pos++;
                 space(nested);
                 int min = number();
                 int max = min;
+                boolean bounds = false;
                 space(nested);
                 if (pos < text.length() && text.charAt(pos) == ',') {
+                    bounds = true;
                     pos++;
                     space(nested);
                     max = pos < text.length() && Character.isDigit(text.charAt(pos)) ? number() : -1;
@@ -206,7 +217,7 @@ public final class GbnfParser {
                 if (max >= 0 && max < min) {
                     throw error("repetition {" + min + "," + max + "} has its maximum below its minimum");
                 }
-                node = new Repeat(node, min, max);
+                node = new Repeat(node, min, max, bounds ? Spelling.BOUNDS : Spelling.COUNT);
             } else {
                 break;
             }
