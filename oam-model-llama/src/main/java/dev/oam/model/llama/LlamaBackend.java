@@ -152,11 +152,7 @@ public final class LlamaBackend implements ModelBackend {
     /** The host's {@value #HOST_VARIABLE} (for the C ABI: its settings) decides where the system model runs. */
     @Override
     public LanguageModel systemModel(String location, @Nullable String name, Environment environment) throws Exception {
-        String host = environment.variable(HOST_VARIABLE);
-        return systemModel(
-                location,
-                name,
-                host == null || host.isBlank() ? processHost : host.strip().equalsIgnoreCase("process"));
+        return systemModel(location, name, LlamaSettings.processHost(environment.variable(HOST_VARIABLE), processHost));
     }
 
     private LanguageModel systemModel(String location, @Nullable String name, boolean inChild) throws Exception {
