@@ -46,7 +46,10 @@ final class ModelSource {
     /** The process environment; tests put their own. */
     Environment system = Environment.system();
 
-    /** The host's environment, {@code --model} and {@code --model-name} standing for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}. */
+    /**
+     * The host's environment, {@code --model} and {@code --model-name} standing for {@code OAM_MODEL} and {@code
+     * OAM_MODEL_NAME}.
+     */
     Environment environment() {
         return flags(model, modelName).over(system);
     }

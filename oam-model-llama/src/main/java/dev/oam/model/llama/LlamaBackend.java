@@ -54,9 +54,8 @@ public final class LlamaBackend implements ModelBackend {
     /** {@code OAM_MODEL_HOST}: {@code process} runs every llama model of this process in a child process by default. */
     public static final String HOST_VARIABLE = LlamaSettings.HOST_VARIABLE;
 
-    private final LlamaSettings defaults;
+    private final LlamaSettings defaults; // the host's, for every model of this backend
     private final List<String> languages;
-    private final boolean processHost;
     private final Object lock = new Object();
     private final Map<Path, Loaded> loaded = new HashMap<>(); // guarded by lock
     private final Map<Path, ModelHost> hosts = new HashMap<>(); // guarded by lock
@@ -71,14 +70,13 @@ public final class LlamaBackend implements ModelBackend {
     public LlamaBackend(LlamaSettings settings, List<String> languages) {
         this.defaults = settings;
         this.languages = List.copyOf(languages);
-        this.processHost = settings.processHost();
     }
 
     /** Whether this model value runs in a child process: its {@code host} member, else this backend's default. */
     boolean processHost(ObjectNode spec, String path) throws ModelParameterException {
         JsonNode host = spec.get("host");
         if (host == null || host.isNull()) {
-            return processHost;
+            return defaults.processHost();
         }
         if (host.isTextual() && host.textValue().equals("process")) {
             return true;
@@ -146,13 +144,14 @@ public final class LlamaBackend implements ModelBackend {
 
     @Override
     public LanguageModel systemModel(String location, @Nullable String name) throws Exception {
-        return systemModel(location, name, processHost);
+        return systemModel(location, name, defaults.processHost());
     }
 
     /** The host's {@value #HOST_VARIABLE} (for the C ABI: its settings) decides where the system model runs. */
     @Override
     public LanguageModel systemModel(String location, @Nullable String name, Environment environment) throws Exception {
-        return systemModel(location, name, LlamaSettings.processHost(environment.variable(HOST_VARIABLE), processHost));
+        return systemModel(
+                location, name, LlamaSettings.processHost(environment.variable(HOST_VARIABLE), defaults.processHost()));
     }
 
     private LanguageModel systemModel(String location, @Nullable String name, boolean inChild) throws Exception {
