@@ -12,6 +12,7 @@ import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.model.llama.LlamaBackend;
+import dev.oam.model.llama.LlamaSettings;
 import dev.oam.testing.gguf.TinyGguf;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -55,8 +56,8 @@ public final class ModelHostBench {
                 .write(file);
         System.err.println("bench: model " + file);
 
-        LlamaBackend.Defaults defaults = new LlamaBackend.Defaults(1, 1, 2, 2048);
-        LlamaBackend backend = new LlamaBackend(defaults, List.of("en"), false);
+        LlamaSettings defaults = LlamaSettings.fromSystem().sized(1, 1, 2, 2048);
+        LlamaBackend backend = new LlamaBackend(defaults, List.of("en"));
         ObjectNode spec = Json.object().put("type", "llama").put("path", file.toString());
         LanguageModel inProcess = backend.create(spec.deepCopy(), "model");
         LanguageModel child = backend.create(spec.deepCopy().put("host", "process"), "model");

@@ -1,6 +1,7 @@
 package dev.oam.bridge;
 
 import dev.oam.bridge.spi.BridgeExtension;
+import dev.oam.core.Environment;
 import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
@@ -85,7 +86,7 @@ public record BridgeConfiguration(
         private List<BridgeExtension.Factory> extensions = standardExtensions();
         private Runnable onShutdown = () -> {};
         private MemoryLimits memoryLimits = MemoryLimits.DEFAULTS;
-        private @Nullable ModelCache modelCache; // null: ModelCache.fromEnvironment(System::getenv)
+        private @Nullable ModelCache modelCache; // null: ModelCache.fromEnvironment(Environment.system())
 
         private Builder() {}
 
@@ -194,7 +195,7 @@ public record BridgeConfiguration(
          */
         public BridgeConfiguration build() {
             List<ModelBackend> serving = backends != null ? backends : ModelBackends.discovered();
-            ModelCache cache = modelCache != null ? modelCache : ModelCache.fromEnvironment(System::getenv);
+            ModelCache cache = modelCache != null ? modelCache : ModelCache.fromEnvironment(Environment.system());
             Map<String, ModelProvider> providers = new LinkedHashMap<>();
             for (ModelBackend backend : serving) {
                 providers.putIfAbsent(backend.type(), ModelBackends.provider(backend, cache));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
@@ -19,7 +20,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
@@ -61,9 +61,9 @@ class ModelBackendsTest {
         }
 
         @Override
-        public LanguageModel systemModel(
-                String location, @Nullable String name, UnaryOperator<@Nullable String> environment) throws Exception {
-            calls.add("system " + location + " name=" + name + " key=" + environment.apply("OAM_API_KEY"));
+        public LanguageModel systemModel(String location, @Nullable String name, Environment environment)
+                throws Exception {
+            calls.add("system " + location + " name=" + name + " key=" + environment.variable("OAM_API_KEY"));
             if (location.contains("broken")) {
                 throw new Exception("the file is broken");
             }

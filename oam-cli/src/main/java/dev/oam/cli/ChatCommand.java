@@ -1,5 +1,6 @@
 package dev.oam.cli;
 
+import dev.oam.core.Environment;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.Agent;
@@ -168,8 +169,7 @@ final class ChatCommand implements Callable<Integer> {
                         .appName("oam")
                         .build();
                 out = terminal.writer();
-                color = System.getenv("NO_COLOR") == null
-                        || System.getenv("NO_COLOR").isEmpty();
+                color = !Tty.noColor(Environment.system());
                 input = prompt -> {
                     try {
                         return reader.readLine(prompt);

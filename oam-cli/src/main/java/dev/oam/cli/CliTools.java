@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.bridge.BridgeException;
 import dev.oam.bridge.spi.ToolDefinitions;
+import dev.oam.core.Environment;
 import dev.oam.core.json.Json;
 import dev.oam.core.tool.ToolDefinition;
 import java.io.IOException;
@@ -277,7 +278,15 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
             }
             return path.toString();
         }
-        String pathVariable = System.getenv("PATH");
+        if (onPath(program, Environment.system())) {
+            return program; // as written: the child's PATH finds it the same way
+        }
+        throw CliError.invalidInput(at + ".command: the program '" + program + "' was not found on PATH");
+    }
+
+    /** Whether an executable {@code program} is in a folder of {@code environment}'s {@code PATH}. */
+    static boolean onPath(String program, Environment environment) {
+        String pathVariable = environment.variable("PATH");
         if (pathVariable != null) {
             for (String dir : pathVariable.split(":")) {
                 if (dir.isEmpty()) {
@@ -285,10 +294,10 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
                 }
                 Path candidate = Path.of(dir, program);
                 if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                    return program; // as written: the child's PATH finds it the same way
+                    return true;
                 }
             }
         }
-        throw CliError.invalidInput(at + ".command: the program '" + program + "' was not found on PATH");
+        return false;
     }
 }

@@ -98,7 +98,7 @@ final class DemoCommand implements Runnable {
             LanguageModel model;
             boolean scripted = false;
             try {
-                String script = System.getenv(ModelSource.SCRIPT_VARIABLE);
+                String script = models.variable(ModelSource.SCRIPT_VARIABLE);
                 if ((script == null || script.isBlank())
                         && models.variable(dev.oam.core.model.ModelSpec.MODEL_VARIABLE) == null) {
                     model = ScriptedModel.fromJson(

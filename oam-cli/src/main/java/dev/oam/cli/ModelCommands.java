@@ -2,6 +2,7 @@ package dev.oam.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.pull.Bytes;
 import dev.oam.core.model.pull.ModelCache;
@@ -79,7 +80,7 @@ final class ModelCommands {
         public Integer call() {
             PrintStream out = Out.stdout();
             PrintStream err = Out.stderr();
-            ModelCache cache = ModelCache.fromEnvironment(System::getenv);
+            ModelCache cache = ModelCache.fromEnvironment(Environment.system());
             ProgressBar bar = new ProgressBar(err, Tty.isTerminal(2), name.strip());
             AtomicBoolean finished = new AtomicBoolean();
             Thread hook = new Thread(() -> {
@@ -140,7 +141,7 @@ final class ModelCommands {
         public Integer call() {
             PrintStream out = Out.stdout();
             PrintStream err = Out.stderr();
-            ModelCache cache = ModelCache.fromEnvironment(System::getenv);
+            ModelCache cache = ModelCache.fromEnvironment(Environment.system());
             List<ModelCache.Entry> entries = cache.list();
             if (json) {
                 ObjectNode root = Json.object();
@@ -185,7 +186,7 @@ final class ModelCommands {
         @Override
         public Integer call() {
             PrintStream err = Out.stderr();
-            ModelCache cache = ModelCache.fromEnvironment(System::getenv);
+            ModelCache cache = ModelCache.fromEnvironment(Environment.system());
             try {
                 if (cache.remove(name)) {
                     err.println("Removed " + name.strip());

@@ -2,6 +2,7 @@ package dev.oam.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
@@ -14,7 +15,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
@@ -43,30 +43,40 @@ final class ModelSource {
     @Nullable
     String modelName;
 
+    /** The process environment; tests put their own. */
+    Environment system = Environment.system();
+
+    /**
+     * The host's environment, {@code --model} and {@code --model-name} standing for {@code OAM_MODEL} and {@code
+     * OAM_MODEL_NAME}.
+     */
+    Environment environment() {
+        return flags(model, modelName).over(system);
+    }
+
+    /** {@code --model} and {@code --model-name} as the variables they stand for. */
+    static Environment flags(@Nullable String model, @Nullable String modelName) {
+        return name ->
+                name.equals(ModelSpec.MODEL_VARIABLE) ? model : name.equals(ModelSpec.NAME_VARIABLE) ? modelName : null;
+    }
+
     /** A host variable: {@code --model} and {@code --model-name} stand for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}. */
     @Nullable
     String variable(String name) {
-        if (name.equals(ModelSpec.MODEL_VARIABLE) && model != null) {
-            return model;
-        }
-        if (name.equals(ModelSpec.NAME_VARIABLE) && modelName != null) {
-            return modelName;
-        }
-        return System.getenv(name);
+        return environment().variable(name);
     }
 
     /** The model the flags and environment name. @throws IllegalArgumentException for a bad setup or OAM_SCRIPT */
     LanguageModel resolve(List<ModelBackend> backends, String command) {
-        return resolve(backends, this::variable, command);
+        return resolve(backends, environment(), command);
     }
 
-    static LanguageModel resolve(
-            List<ModelBackend> backends, UnaryOperator<@Nullable String> variables, String command) {
-        String script = System.getenv(SCRIPT_VARIABLE);
+    static LanguageModel resolve(List<ModelBackend> backends, Environment environment, String command) {
+        String script = environment.variable(SCRIPT_VARIABLE);
         if (script != null && !script.isBlank()) {
             return scripted(script);
         }
-        ModelSpec spec = ModelSpec.fromEnvironment(variables);
+        ModelSpec spec = ModelSpec.fromEnvironment(environment);
         if (spec != null) {
             return ModelBackends.systemModel(backends, spec);
         }
@@ -80,11 +90,12 @@ final class ModelSource {
 
     /** A short name for the model, saved with transcripts. */
     String modelName() {
-        String script = System.getenv(SCRIPT_VARIABLE);
+        Environment environment = environment();
+        String script = environment.variable(SCRIPT_VARIABLE);
         if (script != null && !script.isBlank()) {
             return "scripted";
         }
-        ModelSpec.Location location = ModelSpec.fromEnvironment(this::variable); // the default model when none is named
+        ModelSpec.Location location = ModelSpec.fromEnvironment(environment); // the default model when none is named
         return location == null ? "system" : location.location();
     }
 

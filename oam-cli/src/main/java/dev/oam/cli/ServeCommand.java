@@ -1,5 +1,6 @@
 package dev.oam.cli;
 
+import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelBackend;
@@ -135,7 +136,9 @@ final class ServeCommand implements Callable<Integer> {
                     .withAliases(aliasMap)
                     .withInstructions(instructions)
                     .withSecurity(
-                            apiKey != null ? blankToNull(apiKey) : blankToNull(System.getenv("OAM_API_KEY")),
+                            apiKey != null
+                                    ? blankToNull(apiKey)
+                                    : blankToNull(Environment.system().variable("OAM_API_KEY")),
                             allowedOrigins)
                     .withLimits(
                             maxConcurrent,

@@ -3,6 +3,7 @@ package dev.oam.cli;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.MemoryLimits;
+import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelBackends;
@@ -16,7 +17,6 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -132,14 +132,8 @@ final class StdioCommand implements Callable<Integer> {
     }
 
     /** A host variable: {@code --model} and {@code --model-name} stand for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}. */
-    private @Nullable String variable(String name) {
-        if (name.equals(ModelSpec.MODEL_VARIABLE) && model != null) {
-            return model;
-        }
-        if (name.equals(ModelSpec.NAME_VARIABLE) && modelName != null) {
-            return modelName;
-        }
-        return System.getenv(name);
+    private Environment environment() {
+        return ModelSource.flags(model, modelName).over(Environment.system());
     }
 
     /** A size such as {@code 4096}, {@code 512K}, {@code 16M} or {@code 1G} (binary multiples), at least 16. */
@@ -212,7 +206,7 @@ final class StdioCommand implements Callable<Integer> {
                     .defaultToolTimeout(Duration.ofNanos((long) (toolTimeout * 1e9)))
                     .allowsScriptedModels(!noScriptedModels)
                     .backends(backends)
-                    .systemModel(ModelSpec.fromEnvironment(this::variable))
+                    .systemModel(ModelSpec.fromEnvironment(environment()))
                     .onShutdown(done::countDown)
                     .memoryLimits(limits)
                     .build();

@@ -1,5 +1,6 @@
 package dev.oam.cli;
 
+import dev.oam.core.Environment;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -42,8 +43,18 @@ final class Tty {
 
     /** Colour on stderr: a terminal and no {@code NO_COLOR} (any non-empty value turns colour off). */
     static boolean colorOnStderr() {
-        String noColor = System.getenv("NO_COLOR");
-        return (noColor == null || noColor.isEmpty()) && isTerminal(2) && !"dumb".equals(System.getenv("TERM"));
+        return colorAllowed(Environment.system()) && isTerminal(2);
+    }
+
+    /** Whether {@code environment} allows colour: no {@code NO_COLOR} and a terminal that is not {@code dumb}. */
+    static boolean colorAllowed(Environment environment) {
+        return !noColor(environment) && !"dumb".equals(environment.variable("TERM"));
+    }
+
+    /** Whether {@code NO_COLOR} is set to a non-empty value (no-color.org). */
+    static boolean noColor(Environment environment) {
+        String noColor = environment.variable("NO_COLOR");
+        return noColor != null && !noColor.isEmpty();
     }
 
     static String dim(String text, boolean color) {

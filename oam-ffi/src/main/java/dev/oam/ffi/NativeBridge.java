@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.bridge.BridgeException;
+import dev.oam.core.Environment;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;
@@ -20,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -53,11 +55,33 @@ public final class NativeBridge {
     }
 
     /**
+     * The variables the C side resolves for each bridge ({@code oam_bridge.c}'s {@code settings_array}: the setting of
+     * {@code oam_bridge_create_with_settings}, else the C runtime's {@code getenv}) and passes when set and not empty.
+     * The bridge's {@link Environment} never reads these from the JVM's environment again: one the C side left out is
+     * unset, as it was for the C side.
+     */
+    static final Set<String> RESOLVED_BY_C = Set.of(
+            "OAM_BRIDGE_LOG",
+            "OAM_FFI_OWNS_JVM",
+            "OAM_BRIDGE_MAX_SESSIONS",
+            "OAM_BRIDGE_TOOL_TIMEOUT",
+            "OAM_BRIDGE_SCRIPTED_MODELS",
+            ModelSpec.MODEL_VARIABLE,
+            ModelSpec.NAME_VARIABLE,
+            "OAM_API_KEY",
+            ModelCache.CACHE_VARIABLE,
+            ModelCache.HUB_VARIABLE,
+            ModelCache.TOKEN_VARIABLE,
+            ModelCache.PYPI_VARIABLE,
+            "OAM_CACHE_DIR",
+            "XDG_CACHE_HOME");
+
+    /**
      * Called by {@code oam_bridge_create}. {@code settings} are {@code NAME=value} pairs the C side
-     * read from the environment ({@code OAM_BRIDGE_LOG}, {@code OAM_BRIDGE_MAX_SESSIONS},
-     * {@code OAM_BRIDGE_TOOL_TIMEOUT}, {@code OAM_BRIDGE_SCRIPTED_MODELS}, {@code OAM_FFI_OWNS_JVM}, and the
-     * system model's {@code OAM_MODEL}, {@code OAM_MODEL_NAME}, {@code OAM_API_KEY}).
-     * A bad value throws {@link IllegalArgumentException} naming the variable.
+     * read from its settings or the environment ({@link #RESOLVED_BY_C}: {@code OAM_BRIDGE_LOG},
+     * {@code OAM_BRIDGE_MAX_SESSIONS}, {@code OAM_BRIDGE_TOOL_TIMEOUT}, {@code OAM_BRIDGE_SCRIPTED_MODELS},
+     * {@code OAM_FFI_OWNS_JVM}, the system model's {@code OAM_MODEL}, {@code OAM_MODEL_NAME}, {@code OAM_API_KEY}
+     * and the model cache's variables). A bad value throws {@link IllegalArgumentException} naming the variable.
      */
     static NativeBridge create(long handle, String[] settings) {
         if (handle == 0) {
@@ -67,24 +91,42 @@ public final class NativeBridge {
     }
 
     static BridgeConfiguration configure(String[] settings) {
+        return configure(settings, Environment.system());
+    }
+
+    /**
+     * The environment of one bridge: {@code settings} over {@code process}, in which the variables the C side
+     * resolved ({@link #RESOLVED_BY_C}) are unset. The system model, the model cache and every variable a backend
+     * reads for the system model (such as {@code OAM_MODEL_HOST}, {@code OAM_LLAMA_SERVER}) come from it.
+     */
+    static Environment environment(String[] settings, Environment process) {
+        Map<String, String> variables = new HashMap<>();
+        for (String setting : settings) {
+            int eq = setting.indexOf('=');
+            String name = eq < 0 ? setting : setting.substring(0, eq);
+            variables.put(name, eq < 0 ? "" : setting.substring(eq + 1).strip());
+        }
+        return Environment.of(variables).over(process.without(RESOLVED_BY_C));
+    }
+
+    static BridgeConfiguration configure(String[] settings, Environment process) {
         Log.toConsole(); // a native host: its stderr, as oam stdio writes it (OAM_BRIDGE_LOG sets the level)
         BridgeConfiguration.Builder builder = BridgeConfiguration.builder();
-        Map<String, String> variables = new HashMap<>();
         for (String setting : settings) {
             int eq = setting.indexOf('=');
             String name = eq < 0 ? setting : setting.substring(0, eq);
             String value = eq < 0 ? "" : setting.substring(eq + 1).strip();
             switch (name) {
-                // The system model, resolved like oam stdio's --model/--model-name (the backend reads OAM_API_KEY).
-                case ModelSpec.MODEL_VARIABLE, ModelSpec.NAME_VARIABLE, "OAM_API_KEY" -> variables.put(name, value);
-                // The model cache and where model/pull downloads from (docs/MODELS.md), read at each create like the
-                // above.
-                case ModelCache.CACHE_VARIABLE,
+                // The system model and the model cache (docs/MODELS.md): read from the bridge's environment below.
+                case ModelSpec.MODEL_VARIABLE,
+                        ModelSpec.NAME_VARIABLE,
+                        "OAM_API_KEY",
+                        ModelCache.CACHE_VARIABLE,
                         ModelCache.HUB_VARIABLE,
                         ModelCache.TOKEN_VARIABLE,
                         ModelCache.PYPI_VARIABLE,
                         "OAM_CACHE_DIR",
-                        "XDG_CACHE_HOME" -> variables.put(name, value);
+                        "XDG_CACHE_HOME" -> {}
                 case "OAM_BRIDGE_LOG" -> Log.setLevel(Log.parseLevel(value));
                 case "OAM_BRIDGE_MAX_SESSIONS" -> {
                     int max;
@@ -126,8 +168,9 @@ public final class NativeBridge {
             }
         }
         // The backends are the process's discovered ones (ModelBackends.discovered()), shared by every bridge.
-        builder.modelCache(ModelCache.fromEnvironment(variables::get));
-        builder.systemModel(ModelSpec.fromEnvironment(variables::get));
+        Environment environment = environment(settings, process);
+        builder.modelCache(ModelCache.fromEnvironment(environment));
+        builder.systemModel(ModelSpec.fromEnvironment(environment));
         try {
             return builder.build();
         } catch (ModelBackends.ModelSetupException e) {

@@ -77,6 +77,28 @@ class NativeBridgeTest {
     }
 
     @Test
+    void aBridgesEnvironmentIsItsSettingsOverTheProcessWithoutWhatTheCSideResolved() {
+        dev.oam.core.Environment process = dev.oam.core.Environment.of(
+                java.util.Map.of(
+                        "OAM_MODEL", "/process.gguf",
+                        "OAM_API_KEY", "process-key",
+                        "OAM_MODEL_HOST", "process",
+                        "PATH", "/bin"),
+                java.util.Map.of("oam.llama.engine", "jni"));
+        dev.oam.core.Environment bridge = NativeBridge.environment(
+                new String[] {"OAM_MODEL_NAME=npc", "OAM_MODEL_HOST=in-process", "OAM_BRIDGE_LOG=info"}, process);
+        assertThat(bridge.variable("OAM_MODEL_NAME")).isEqualTo("npc");
+        assertThat(bridge.variable("OAM_MODEL_HOST")).isEqualTo("in-process");
+        // the C side passes these when set: left out means unset, never the JVM's own value
+        assertThat(bridge.variable("OAM_MODEL")).isNull();
+        assertThat(bridge.variable("OAM_API_KEY")).isNull();
+        assertThat(bridge.variable("PATH")).isEqualTo("/bin");
+        assertThat(bridge.property("oam.llama.engine")).isEqualTo("jni");
+        assertThat(NativeBridge.environment(new String[0], process).variable("OAM_MODEL_HOST"))
+                .isEqualTo("process");
+    }
+
+    @Test
     void badSettingsNameTheirVariable() {
         assertThatThrownBy(() -> NativeBridge.configure(new String[] {"OAM_BRIDGE_MAX_SESSIONS=0"}))
                 .hasMessageContaining("OAM_BRIDGE_MAX_SESSIONS=0");

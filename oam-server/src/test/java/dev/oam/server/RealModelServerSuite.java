@@ -31,6 +31,7 @@ import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelBackends;
 import dev.oam.core.model.ModelSpec;
 import dev.oam.model.llama.LlamaBackend;
+import dev.oam.model.llama.LlamaSettings;
 import dev.oam.testing.RealModel;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -63,7 +64,7 @@ import org.junit.jupiter.api.Timeout;
 abstract class RealModelServerSuite {
     private static final String KEY = "real-model-key";
     /** What {@code OAM_LLAMA_THREADS=2 OAM_LLAMA_THREADS_BATCH=2 OAM_LLAMA_CONTEXT=2048} give {@code oam serve}. */
-    private static final LlamaBackend.Defaults LLAMA = new LlamaBackend.Defaults(1, 2, 2, 2048);
+    private static final LlamaSettings LLAMA = LlamaSettings.fromSystem().sized(1, 2, 2, 2048);
 
     private static final List<String> GATES = List.of("north", "south");
     private static final ChatCompletionFunctionTool OPEN_GATE = ChatCompletionFunctionTool.builder()

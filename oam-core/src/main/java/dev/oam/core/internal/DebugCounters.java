@@ -1,5 +1,6 @@
 package dev.oam.core.internal;
 
+import dev.oam.core.Environment;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,7 +14,8 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class DebugCounters {
     /** Whether counting is on ({@code -Doam.debug.counters=true}); fixed for the JVM's life. */
-    public static final boolean ENABLED = Boolean.getBoolean("oam.debug.counters");
+    public static final boolean ENABLED =
+            "true".equalsIgnoreCase(Environment.system().property("oam.debug.counters"));
 
     private static final Map<String, LongAdder> COUNTS = new ConcurrentHashMap<>();
 

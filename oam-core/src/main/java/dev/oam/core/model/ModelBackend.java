@@ -1,10 +1,10 @@
 package dev.oam.core.model;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,8 +35,8 @@ public interface ModelBackend {
      * through {@code environment}: the process environment for {@code oam stdio}, the settings of each
      * {@code oam_bridge_create} for the C ABI. Backends that read none keep this default.
      */
-    default LanguageModel systemModel(
-            String location, @Nullable String name, UnaryOperator<@Nullable String> environment) throws Exception {
+    default LanguageModel systemModel(String location, @Nullable String name, Environment environment)
+            throws Exception {
         return systemModel(location, name);
     }
 

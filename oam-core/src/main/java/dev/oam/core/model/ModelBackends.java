@@ -2,13 +2,13 @@ package dev.oam.core.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.model.pull.ModelCache;
 import dev.oam.core.model.pull.ModelName;
 import dev.oam.core.model.pull.PullException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Supplier;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -46,8 +46,8 @@ public final class ModelBackends {
      * @throws ModelSetupException with a message for the person who configured the host, naming the cause
      */
     public static LanguageModel systemModel(List<ModelBackend> backends, ModelSpec spec) {
-        UnaryOperator<@Nullable String> environment =
-                spec instanceof ModelSpec.Location location ? location.environment() : System::getenv;
+        Environment environment =
+                spec instanceof ModelSpec.Location location ? location.environment() : Environment.system();
         return systemModel(backends, spec, () -> ModelCache.fromEnvironment(environment));
     }
 

@@ -1,6 +1,7 @@
 package dev.oam.core.model;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.pull.ModelCache;
 import dev.oam.core.model.pull.PullException;
@@ -11,7 +12,6 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,8 +39,8 @@ public sealed interface ModelSpec {
      * model ({@link ModelCache#DEFAULT_MODEL}, SmolLM2-135M-Instruct) when the model cache the variables name holds it
      * (it is never downloaded for this); {@code null} when it does not, or when {@code OAM_MODEL} is {@value #NONE}.
      */
-    static @Nullable Location fromEnvironment(UnaryOperator<@Nullable String> environment) {
-        String location = environment.apply(MODEL_VARIABLE);
+    static @Nullable Location fromEnvironment(Environment environment) {
+        String location = environment.variable(MODEL_VARIABLE);
         if (location != null && location.strip().equalsIgnoreCase(NONE)) {
             return null;
         }
@@ -55,7 +55,7 @@ public sealed interface ModelSpec {
             }
             return null;
         }
-        String name = environment.apply(NAME_VARIABLE);
+        String name = environment.variable(NAME_VARIABLE);
         return new Location(location.strip(), name == null || name.isBlank() ? null : name.strip(), environment);
     }
 
@@ -233,8 +233,7 @@ public sealed interface ModelSpec {
      * @param name the model's name ({@code --model-name}, {@code OAM_MODEL_NAME}), when given
      * @param environment where the backend reads the host's other variables ({@code OAM_API_KEY})
      */
-    record Location(String location, @Nullable String name, UnaryOperator<@Nullable String> environment)
-            implements ModelSpec {
+    record Location(String location, @Nullable String name, Environment environment) implements ModelSpec {
         public Location {
             Objects.requireNonNull(location, "location");
             Objects.requireNonNull(environment, "environment");
@@ -245,7 +244,7 @@ public sealed interface ModelSpec {
 
         /** Another host variable is read from the process environment. */
         public Location(String location, @Nullable String name) {
-            this(location, name, System::getenv);
+            this(location, name, Environment.system());
         }
 
         @Override

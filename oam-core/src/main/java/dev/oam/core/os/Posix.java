@@ -1,5 +1,6 @@
 package dev.oam.core.os;
 
+import dev.oam.core.Environment;
 import java.io.IOException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodType;
@@ -219,7 +220,7 @@ public final class Posix {
         }
 
         static Functions load() {
-            if (System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("windows")) {
+            if (jvmFact("os.name").toLowerCase(Locale.ROOT).startsWith("windows")) {
                 return new Functions("not on Windows");
             }
             if (Runtime.version().feature() < 22) {
@@ -303,8 +304,8 @@ public final class Posix {
             close = lookup.findVirtual(arenaClass, "close", MethodType.methodType(void.class));
 
             // int ioctl(int fd, unsigned long request, ...): variadic from its third argument.
-            if (System.getProperty("os.name", "").equals("Linux")
-                    && List.of("amd64", "x86_64", "aarch64").contains(System.getProperty("os.arch", ""))) {
+            if (jvmFact("os.name").equals("Linux")
+                    && List.of("amd64", "x86_64", "aarch64").contains(jvmFact("os.arch"))) {
                 Optional<?> symbol = (Optional<?>) find.invoke(libc, "ioctl");
                 if (symbol.isPresent()) {
                     Object args = Array.newInstance(layoutClass, 3);
@@ -320,5 +321,11 @@ public final class Posix {
                 }
             }
         }
+    }
+
+    /** A fact of the JVM ({@code os.name}, {@code os.arch}), or "" when unknown. */
+    private static String jvmFact(String name) {
+        String value = Environment.system().property(name);
+        return value != null ? value : "";
     }
 }

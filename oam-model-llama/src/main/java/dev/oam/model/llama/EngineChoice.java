@@ -1,5 +1,6 @@
 package dev.oam.model.llama;
 
+import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineSettings;
@@ -14,6 +15,7 @@ import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
@@ -82,12 +84,33 @@ public final class EngineChoice {
             int javaFeature,
             String osName,
             String home) {
+        Environment both = new Environment() {
+            @Override
+            public @Nullable String variable(String name) {
+                return environment.apply(name);
+            }
+
+            @Override
+            public @Nullable String property(String name) {
+                return properties.apply(name);
+            }
+        };
         Kind forced;
         try {
             forced = forced(environment, properties);
         } catch (IllegalArgumentException e) {
             forced = null;
         }
+        return planned(forced, LlamaSettings.library(both), environment, javaFeature, osName, home);
+    }
+
+    private static Planned planned(
+            @Nullable Kind forced,
+            @Nullable String named,
+            UnaryOperator<@Nullable String> environment,
+            int javaFeature,
+            String osName,
+            String home) {
         if (forced == Kind.JNI || forced == null && !ffmPossible(javaFeature, osName)) {
             return new Planned(
                     false,
@@ -95,11 +118,7 @@ public final class EngineChoice {
                             + (forced == Kind.JNI ? ", " + VARIABLE + "=jni" : ", JDK " + javaFeature + " on " + osName)
                             + ")");
         }
-        String named = properties.apply("oam.llama.library");
-        if (named == null || named.isBlank()) {
-            named = environment.apply("OAM_LLAMA_LIBRARY");
-        }
-        if (named != null && !named.isBlank()) {
+        if (named != null) {
             return named.strip().equalsIgnoreCase("binding")
                     ? new Planned(false, "llama.cpp b4916, the binding's library (OAM_LLAMA_LIBRARY=binding)")
                     : new Planned(true, "the llama.cpp OAM_LLAMA_LIBRARY names (" + named.strip() + ")");
@@ -113,12 +132,24 @@ public final class EngineChoice {
 
     /** {@link #planned} for this process. */
     public static Planned planned() {
+        return planned(LlamaSettings.fromSystem());
+    }
+
+    /** {@link #planned} for this process with {@code settings}' engine and library. */
+    public static Planned planned(LlamaSettings settings) {
+        Environment system = Environment.system();
         return planned(
-                System::getenv,
-                System::getProperty,
+                settings.engine(),
+                settings.library(),
+                system::variable,
                 Runtime.version().feature(),
-                System.getProperty("os.name", ""),
-                System.getProperty("user.home", "."));
+                osName(),
+                Objects.requireNonNullElse(system.property("user.home"), "."));
+    }
+
+    /** The JVM's {@code os.name}. */
+    private static String osName() {
+        return Objects.requireNonNullElse(Environment.system().property("os.name"), "");
     }
 
     /**
@@ -148,15 +179,9 @@ public final class EngineChoice {
         return javaFeature >= 22 && (os.startsWith("linux") || os.startsWith("mac") || os.startsWith("darwin"));
     }
 
-    static Engine open(GgufFile file, EngineSettings settings) throws IOException {
-        Kind forced;
-        try {
-            forced = forced(System::getenv, System::getProperty);
-        } catch (IllegalArgumentException e) {
-            Log.warning(e.getMessage() + "; choosing automatically");
-            forced = null;
-        }
-        return open(file, settings, forced);
+    /** {@code file} on the engine {@code host} forces (else chosen), with its FFM tuning. */
+    static Engine open(GgufFile file, EngineSettings settings, LlamaSettings host) throws IOException {
+        return open(file, settings, host.engine(), host.library(), host.tuning(), FfmObserver.NONE);
     }
 
     static Engine open(GgufFile file, EngineSettings settings, @Nullable Kind forced) throws IOException {
@@ -174,14 +199,26 @@ public final class EngineChoice {
             @Nullable FfmTuning tuning,
             FfmObserver observer)
             throws IOException {
-        boolean possible = ffmPossible(Runtime.version().feature(), System.getProperty("os.name", ""));
+        return open(file, settings, forced, LlamaSettings.fromSystem().library(), tuning, observer);
+    }
+
+    /** {@link #open(GgufFile, EngineSettings, Kind, FfmTuning, FfmObserver)} with the library the host names. */
+    private static Engine open(
+            GgufFile file,
+            EngineSettings settings,
+            @Nullable Kind forced,
+            @Nullable String library,
+            @Nullable FfmTuning tuning,
+            FfmObserver observer)
+            throws IOException {
+        boolean possible = ffmPossible(Runtime.version().feature(), osName());
         if (forced == Kind.JNI || forced == null && !possible) {
             String ignored = ignoredLibrary(
-                    System.getProperty("oam.llama.library"),
-                    System.getenv("OAM_LLAMA_LIBRARY"),
+                    library,
+                    null,
                     forced == Kind.JNI
                             ? VARIABLE + "=jni"
-                            : "JDK " + Runtime.version().feature() + " on " + System.getProperty("os.name"));
+                            : "JDK " + Runtime.version().feature() + " on " + osName());
             if (ignored != null) {
                 Log.warning(ignored);
             }
@@ -189,7 +226,7 @@ public final class EngineChoice {
         }
         if (!possible) {
             throw new IOException("the FFM llama engine needs JDK 22 or newer on Linux or macOS (this is JDK "
-                    + Runtime.version().feature() + " on " + System.getProperty("os.name") + "); unset " + VARIABLE);
+                    + Runtime.version().feature() + " on " + osName() + "); unset " + VARIABLE);
         }
         try {
             return openFfm(file, settings, tuning != null ? tuning : FfmTuning.fromSystem(), observer);

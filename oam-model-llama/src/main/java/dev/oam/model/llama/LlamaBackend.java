@@ -2,6 +2,7 @@ package dev.oam.model.llama;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelBackend;
@@ -21,7 +22,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,68 +39,6 @@ public final class LlamaBackend implements ModelBackend {
     public static final String TYPE = "llama";
 
     /**
-     * What the host decides for every llama model of this process.
-     *
-     * @param slots sessions that generate at once on one model (each gets {@code contextSize} tokens)
-     * @param threads generation threads; 0 picks one less than the cores (at least 1)
-     * @param threadsBatch prompt-processing threads; 0 picks the cores
-     * @param contextSize tokens per session when the model value names none; 0 picks
-     *     min({@value LanguageModel#DEFAULT_CONTEXT_SIZE}, the file's trained context)
-     */
-    public record Defaults(int slots, int threads, int threadsBatch, int contextSize, int gpuLayers) {
-        public static final Defaults STANDARD = new Defaults(1, 0, 0, 0);
-
-        /** Every model on the CPU unless its value names {@code gpuLayers}. */
-        public Defaults(int slots, int threads, int threadsBatch, int contextSize) {
-            this(slots, threads, threadsBatch, contextSize, 0);
-        }
-
-        public Defaults {
-            if (slots < 1 || slots > 16) {
-                throw new IllegalArgumentException("slots must be from 1 to 16");
-            }
-            if (threads < 0 || threadsBatch < 0 || contextSize < 0) {
-                throw new IllegalArgumentException("threads and context size must not be negative");
-            }
-            if (gpuLayers < -1 || gpuLayers > LlamaSettings.MAX_GPU_LAYERS) {
-                throw new IllegalArgumentException(
-                        "gpuLayers must be from -1 (all) to " + LlamaSettings.MAX_GPU_LAYERS);
-            }
-        }
-
-        /**
-         * From {@code OAM_LLAMA_SLOTS}, {@code OAM_LLAMA_THREADS}, {@code OAM_LLAMA_THREADS_BATCH} and
-         * {@code OAM_LLAMA_CONTEXT}; unset or invalid values keep the standard ones (invalid ones are logged).
-         */
-        public static Defaults fromEnvironment(UnaryOperator<@Nullable String> environment) {
-            return new Defaults(
-                    read(environment, "OAM_LLAMA_SLOTS", 1, 16, 1),
-                    read(environment, "OAM_LLAMA_THREADS", 1, 256, 0),
-                    read(environment, "OAM_LLAMA_THREADS_BATCH", 1, 256, 0),
-                    read(environment, "OAM_LLAMA_CONTEXT", LlamaSettings.MIN_CONTEXT, LlamaSettings.MAX_CONTEXT, 0),
-                    read(environment, GPU_LAYERS_VARIABLE, -1, LlamaSettings.MAX_GPU_LAYERS, 0));
-        }
-
-        private static int read(
-                UnaryOperator<@Nullable String> environment, String name, int min, int max, int fallback) {
-            String text = environment.apply(name);
-            if (text == null || text.isBlank()) {
-                return fallback;
-            }
-            try {
-                int value = Integer.parseInt(text.strip());
-                if (value >= min && value <= max) {
-                    return value;
-                }
-            } catch (NumberFormatException e) {
-                // logged below
-            }
-            Log.warning(name + "='" + text + "' is not an integer from " + min + " to " + max + "; using the default");
-            return fallback;
-        }
-    }
-
-    /**
      * One model file: what was read of it, the settings it was loaded with, the engine (loading or loaded) and
      * the format its prompts are written in when it has no chat template, or why its chat template cannot be used.
      */
@@ -112,57 +50,33 @@ public final class LlamaBackend implements ModelBackend {
             @Nullable String templateProblem) {}
 
     /** Layers of every model to offload to a GPU unless its value names {@code gpuLayers}; -1 for all. */
-    public static final String GPU_LAYERS_VARIABLE = "OAM_LLAMA_GPU_LAYERS";
+    public static final String GPU_LAYERS_VARIABLE = LlamaSettings.GPU_LAYERS_VARIABLE;
     /** {@code OAM_MODEL_HOST}: {@code process} runs every llama model of this process in a child process by default. */
-    public static final String HOST_VARIABLE = "OAM_MODEL_HOST";
+    public static final String HOST_VARIABLE = LlamaSettings.HOST_VARIABLE;
 
-    private final Defaults defaults;
+    private final LlamaSettings defaults; // the host's, for every model of this backend
     private final List<String> languages;
-    private final boolean processHost;
     private final Object lock = new Object();
     private final Map<Path, Loaded> loaded = new HashMap<>(); // guarded by lock
     private final Map<Path, ModelHost> hosts = new HashMap<>(); // guarded by lock
     private boolean closed; // guarded by lock
 
-    /**
-     * Host defaults from the environment ({@link Defaults#fromEnvironment}, {@value #HOST_VARIABLE}), languages
-     * {@code ["en"]}.
-     */
+    /** The process's settings ({@link LlamaSettings#fromSystem()}), languages {@code ["en"]}. */
     public LlamaBackend() {
-        this(Defaults.fromEnvironment(System::getenv), List.of("en"), "process".equalsIgnoreCase(hostVariable()));
+        this(LlamaSettings.fromSystem(), List.of("en"));
     }
 
-    /** Models run in this process unless their value says {@code "host": "process"}. */
-    public LlamaBackend(Defaults defaults, List<String> languages) {
-        this(defaults, languages, false);
-    }
-
-    /**
-     * @param processHost whether models run in a child process ({@link ModelHost}) unless their value says
-     *     {@code "host": "in-process"}
-     */
-    public LlamaBackend(Defaults defaults, List<String> languages, boolean processHost) {
-        this.defaults = defaults;
+    /** Models run in a child process ({@link ModelHost}) when {@code settings} say so or their value does. */
+    public LlamaBackend(LlamaSettings settings, List<String> languages) {
+        this.defaults = settings;
         this.languages = List.copyOf(languages);
-        this.processHost = processHost;
-    }
-
-    private static @Nullable String hostVariable() {
-        String value = System.getenv(HOST_VARIABLE);
-        if (value != null
-                && !value.isBlank()
-                && !value.strip().equalsIgnoreCase("process")
-                && !value.strip().equalsIgnoreCase("in-process")) {
-            Log.warning(HOST_VARIABLE + "='" + value + "' is neither process nor in-process; models run in-process");
-        }
-        return value == null ? null : value.strip();
     }
 
     /** Whether this model value runs in a child process: its {@code host} member, else this backend's default. */
     boolean processHost(ObjectNode spec, String path) throws ModelParameterException {
         JsonNode host = spec.get("host");
         if (host == null || host.isNull()) {
-            return processHost;
+            return defaults.processHost();
         }
         if (host.isTextual() && host.textValue().equals("process")) {
             return true;
@@ -200,7 +114,7 @@ public final class LlamaBackend implements ModelBackend {
 
     @Override
     public LanguageModel create(ObjectNode spec, String path) throws ModelParameterException {
-        LlamaSettings settings = LlamaSettings.parse(spec, path);
+        LlamaModelValue settings = LlamaModelValue.parse(spec, path);
         if (processHost(spec, path)) {
             ObjectNode inChild = spec.deepCopy();
             inChild.remove("host");
@@ -208,7 +122,7 @@ public final class LlamaBackend implements ModelBackend {
             try {
                 key = canonical(settings.path());
                 // the Java checks here, so a bad file is -32602 before any process starts
-                EngineChoice.checkArchitecture(GgufFile.read(key), EngineChoice.planned());
+                EngineChoice.checkArchitecture(GgufFile.read(key), EngineChoice.planned(defaults));
             } catch (GgufException e) {
                 throw ModelParameterException.invalid(path + ".path", ": " + e.getMessage());
             }
@@ -225,23 +139,19 @@ public final class LlamaBackend implements ModelBackend {
 
     @Override
     public boolean servesSystemModel(String location) {
-        return LlamaSettings.isGgufLocation(location);
+        return LlamaModelValue.isGgufLocation(location);
     }
 
     @Override
     public LanguageModel systemModel(String location, @Nullable String name) throws Exception {
-        return systemModel(location, name, processHost);
+        return systemModel(location, name, defaults.processHost());
     }
 
     /** The host's {@value #HOST_VARIABLE} (for the C ABI: its settings) decides where the system model runs. */
     @Override
-    public LanguageModel systemModel(
-            String location, @Nullable String name, UnaryOperator<@Nullable String> environment) throws Exception {
-        String host = environment.apply(HOST_VARIABLE);
+    public LanguageModel systemModel(String location, @Nullable String name, Environment environment) throws Exception {
         return systemModel(
-                location,
-                name,
-                host == null || host.isBlank() ? processHost : host.strip().equalsIgnoreCase("process"));
+                location, name, LlamaSettings.processHost(environment.variable(HOST_VARIABLE), defaults.processHost()));
     }
 
     private LanguageModel systemModel(String location, @Nullable String name, boolean inChild) throws Exception {
@@ -251,11 +161,12 @@ public final class LlamaBackend implements ModelBackend {
             GgufFile.read(key);
             return host(key).systemModel(key.toString(), name);
         }
-        return model(new LlamaSettings(path, 0, 0, LlamaSettings.GPU_UNSET, null), name);
+        return model(new LlamaModelValue(path, 0, 0, LlamaModelValue.GPU_UNSET, null), name);
     }
 
     /** @param name the name to report instead of the file's ({@code --model-name}) */
-    private LanguageModel model(LlamaSettings settings, @Nullable String name) throws GgufException, SettingsConflict {
+    private LanguageModel model(LlamaModelValue settings, @Nullable String name)
+            throws GgufException, SettingsConflict {
         Path key = canonical(settings.path());
         Loaded entry;
         synchronized (lock) {
@@ -265,7 +176,7 @@ public final class LlamaBackend implements ModelBackend {
             entry = loaded.get(key);
             if (entry == null) {
                 GgufFile file = GgufFile.read(key);
-                EngineChoice.checkArchitecture(file, EngineChoice.planned());
+                EngineChoice.checkArchitecture(file, EngineChoice.planned(defaults));
                 TurnFormat format = file.chatTemplate() == null ? TurnFormat.require(file) : null;
                 EngineSettings engineSettings = engineSettings(settings, file);
                 CompletableFuture<Engine> engine = new CompletableFuture<>();
@@ -278,7 +189,10 @@ public final class LlamaBackend implements ModelBackend {
                 if (problem != null) {
                     Log.warning(problem);
                 }
-                Thread.ofPlatform().daemon().name("oam-llama-load").start(() -> load(file, engineSettings, engine));
+                Thread.ofPlatform()
+                        .daemon()
+                        .name("oam-llama-load")
+                        .start(() -> load(file, engineSettings, defaults, engine));
             } else {
                 checkSame(entry, settings);
             }
@@ -304,7 +218,7 @@ public final class LlamaBackend implements ModelBackend {
                         + "); prompts are written in ChatML, which the model may not follow.";
     }
 
-    private EngineSettings engineSettings(LlamaSettings settings, GgufFile file) throws SettingsConflict {
+    private EngineSettings engineSettings(LlamaModelValue settings, GgufFile file) throws SettingsConflict {
         int trained = file.contextLength();
         int context = settings.contextSize() > 0
                 ? settings.contextSize()
@@ -320,11 +234,11 @@ public final class LlamaBackend implements ModelBackend {
                 ? settings.threads()
                 : defaults.threads() > 0 ? defaults.threads() : Math.max(1, cores - 1);
         int threadsBatch = defaults.threadsBatch() > 0 ? defaults.threadsBatch() : Math.max(threads, cores);
-        int gpuLayers = settings.gpuLayers() != LlamaSettings.GPU_UNSET ? settings.gpuLayers() : defaults.gpuLayers();
+        int gpuLayers = settings.gpuLayers() != LlamaModelValue.GPU_UNSET ? settings.gpuLayers() : defaults.gpuLayers();
         return new EngineSettings(context, defaults.slots(), threads, threadsBatch, gpuLayers);
     }
 
-    private static void checkSame(Loaded entry, LlamaSettings settings) throws SettingsConflict {
+    private static void checkSame(Loaded entry, LlamaModelValue settings) throws SettingsConflict {
         EngineSettings have = entry.settings();
         if (settings.contextSize() > 0 && settings.contextSize() != have.contextSize()) {
             throw new SettingsConflict(
@@ -339,7 +253,7 @@ public final class LlamaBackend implements ModelBackend {
                     "this file is already loaded with " + have.threads() + " threads; omit threads or give "
                             + have.threads() + ".");
         }
-        if (settings.gpuLayers() != LlamaSettings.GPU_UNSET && settings.gpuLayers() != have.gpuLayers()) {
+        if (settings.gpuLayers() != LlamaModelValue.GPU_UNSET && settings.gpuLayers() != have.gpuLayers()) {
             throw new SettingsConflict(
                     "gpuLayers",
                     "this file is already loaded with gpuLayers " + have.gpuLayers() + "; omit gpuLayers or give "
@@ -347,10 +261,11 @@ public final class LlamaBackend implements ModelBackend {
         }
     }
 
-    private static void load(GgufFile file, EngineSettings settings, CompletableFuture<Engine> engine) {
+    private static void load(
+            GgufFile file, EngineSettings settings, LlamaSettings host, CompletableFuture<Engine> engine) {
         long start = System.nanoTime();
         try {
-            Engine loadedEngine = EngineChoice.open(file, settings);
+            Engine loadedEngine = EngineChoice.open(file, settings, host);
             Log.info("loaded " + file.path() + " in " + (System.nanoTime() - start) / 1_000_000 + " ms");
             engine.complete(loadedEngine);
         } catch (Throwable e) { // an UnsatisfiedLinkError must reach the sessions too

@@ -15,7 +15,7 @@ public final class LlamaEngines {
 
     /** A model loaded on the chosen engine; it is never shared with the backend's own models. */
     public static Engine open(GgufFile file, EngineSettings settings) throws IOException {
-        return EngineChoice.open(file, settings);
+        return EngineChoice.open(file, settings, LlamaSettings.fromSystem());
     }
 
     /** Whether {@code engine} is the FFM engine. */

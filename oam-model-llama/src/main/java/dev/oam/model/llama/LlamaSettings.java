@@ -1,107 +1,167 @@
 package dev.oam.model.llama;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.model.ModelParameterException;
-import java.nio.file.InvalidPathException;
-import java.nio.file.Path;
-import java.util.Iterator;
-import java.util.List;
+import dev.oam.core.Environment;
+import dev.oam.core.Log;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.model.llama.ffm.FfmTuning;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One {@code {"type": "llama", "path", "contextSize"?, "threads"?, "gpuLayers"?, "seed"?, "host"?}} value, or the
- * host's system model ({@code host} is read by {@link LlamaBackend#processHost}). {@code 0} means "the host's default" for the sizes.
+ * What the host decides for every llama model of a {@link LlamaBackend}, read once from an {@link Environment}
+ * ({@link #read}); a client's model value is {@link LlamaModelValue}. The engine, the library and the FFM tuning are
+ * process-wide by nature (llama.cpp's library is loaded once per process), so the process's environment is the one
+ * that names them.
  *
- * @param contextSize tokens one session may hold (prompt and answer together), 0 for the default
- * @param threads generation threads, 0 for the default
- * @param seed the sampling seed of steps that do not name one
+ * @param slots sessions that generate at once on one model (each gets {@code contextSize} tokens);
+ *     {@value #SLOTS_VARIABLE}
+ * @param threads generation threads; 0 picks one less than the cores (at least 1); {@value #THREADS_VARIABLE}
+ * @param threadsBatch prompt-processing threads; 0 picks the cores; {@value #THREADS_BATCH_VARIABLE}
+ * @param contextSize tokens per session when the model value names none; 0 picks
+ *     min({@value LanguageModel#DEFAULT_CONTEXT_SIZE}, the file's trained context); {@value #CONTEXT_VARIABLE}
+ * @param gpuLayers layers of every model to offload to a GPU unless its value names {@code gpuLayers}; -1 for all;
+ *     {@value #GPU_LAYERS_VARIABLE}
+ * @param processHost whether models run in a child process unless their value says {@code "host": "in-process"};
+ *     {@value #HOST_VARIABLE}{@code =process}
+ * @param engine the engine forced ({@value EngineChoice#VARIABLE}, {@value EngineChoice#PROPERTY}), or null to choose
+ * @param library the llama.cpp library the FFM engine drives ({@value #LIBRARY_VARIABLE}, {@value #LIBRARY_PROPERTY};
+ *     {@code binding} for the binding's own), or null for the project-built one when there is one
+ * @param tuning how an FFM engine decodes ({@link FfmTuning#read})
  */
-record LlamaSettings(
-        Path path,
-        int contextSize,
+public record LlamaSettings(
+        int slots,
         int threads,
+        int threadsBatch,
+        int contextSize,
         int gpuLayers,
-        @Nullable Long seed) {
-    static final int MIN_CONTEXT = 256;
-    static final int MAX_CONTEXT = 1 << 20;
-    static final int MAX_THREADS = 256;
-    static final int MAX_GPU_LAYERS = 4096;
-    /** {@code gpuLayers} not given: the host's default ({@code OAM_LLAMA_GPU_LAYERS}, else 0) applies. */
-    static final int GPU_UNSET = Integer.MIN_VALUE;
+        boolean processHost,
+        EngineChoice.@Nullable Kind engine,
+        @Nullable String library,
+        FfmTuning tuning) {
+    public static final String SLOTS_VARIABLE = "OAM_LLAMA_SLOTS";
+    public static final String THREADS_VARIABLE = "OAM_LLAMA_THREADS";
+    public static final String THREADS_BATCH_VARIABLE = "OAM_LLAMA_THREADS_BATCH";
+    public static final String CONTEXT_VARIABLE = "OAM_LLAMA_CONTEXT";
+    /** Layers of every model to offload to a GPU unless its value names {@code gpuLayers}; -1 for all. */
+    public static final String GPU_LAYERS_VARIABLE = "OAM_LLAMA_GPU_LAYERS";
+    /** {@code process} runs every llama model of this process in a child process by default. */
+    public static final String HOST_VARIABLE = "OAM_MODEL_HOST";
 
-    private static final List<String> MEMBERS =
-            List.of("type", "path", "contextSize", "threads", "gpuLayers", "seed", "host");
+    public static final String LIBRARY_VARIABLE = "OAM_LLAMA_LIBRARY";
+    public static final String LIBRARY_PROPERTY = "oam.llama.library";
 
-    /** The client's model object; every error is {@code -32602} naming the member. */
-    static LlamaSettings parse(ObjectNode spec, String where) throws ModelParameterException {
-        for (Iterator<String> it = spec.fieldNames(); it.hasNext(); ) {
-            String key = it.next();
-            if (!MEMBERS.contains(key)) {
-                throw ModelParameterException.invalid(
-                        where + "." + key,
-                        "is not a member of a llama model (" + String.join(", ", MEMBERS.subList(1, MEMBERS.size()))
-                                + ").");
-            }
+    public LlamaSettings {
+        if (slots < 1 || slots > 16) {
+            throw new IllegalArgumentException("slots must be from 1 to 16");
         }
-        JsonNode pathNode = present(spec, "path");
-        if (pathNode == null) {
-            throw ModelParameterException.missing(where + ".path", "the .gguf file to load");
+        if (threads < 0 || threadsBatch < 0 || contextSize < 0) {
+            throw new IllegalArgumentException("threads and context size must not be negative");
         }
-        if (!pathNode.isTextual()
-                || pathNode.textValue().isBlank()
-                || pathNode.textValue().indexOf('\0') >= 0) {
-            throw mistyped(where, "path", "the path of a .gguf file");
+        if (gpuLayers < -1 || gpuLayers > LlamaModelValue.MAX_GPU_LAYERS) {
+            throw new IllegalArgumentException("gpuLayers must be from -1 (all) to " + LlamaModelValue.MAX_GPU_LAYERS);
         }
-        Path path;
+        library = library == null || library.isBlank() ? null : library.strip();
+        java.util.Objects.requireNonNull(tuning, "tuning");
+    }
+
+    /** The process's settings ({@link #read} of {@link Environment#system()}). */
+    public static LlamaSettings fromSystem() {
+        return read(Environment.system());
+    }
+
+    /**
+     * The settings {@code environment} names. Unset values keep the defaults (one slot, the machine's threads, the
+     * model's context, the CPU, in-process, the engine and library chosen automatically); invalid ones are logged and
+     * the default used.
+     */
+    public static LlamaSettings read(Environment environment) {
+        return new LlamaSettings(
+                integer(environment, SLOTS_VARIABLE, 1, 16, 1),
+                integer(environment, THREADS_VARIABLE, 1, 256, 0),
+                integer(environment, THREADS_BATCH_VARIABLE, 1, 256, 0),
+                integer(environment, CONTEXT_VARIABLE, LlamaModelValue.MIN_CONTEXT, LlamaModelValue.MAX_CONTEXT, 0),
+                integer(environment, GPU_LAYERS_VARIABLE, -1, LlamaModelValue.MAX_GPU_LAYERS, 0),
+                processHost(environment.variable(HOST_VARIABLE), false),
+                engine(environment),
+                library(environment),
+                tuning(environment));
+    }
+
+    private static FfmTuning tuning(Environment environment) {
         try {
-            path = Path.of(pathNode.textValue()).toAbsolutePath().normalize();
-        } catch (InvalidPathException e) {
-            throw mistyped(where, "path", "the path of a .gguf file");
+            return FfmTuning.read(environment::variable, environment::property);
+        } catch (NumberFormatException e) {
+            Log.warning("oam.llama.decodeTargetMs is not a number (" + e.getMessage() + "); using the default");
+            return FfmTuning.read(
+                    environment::variable,
+                    name -> name.equals("oam.llama.decodeTargetMs") ? null : environment.property(name));
         }
-        int contextSize = integer(spec, where, "contextSize", MIN_CONTEXT, MAX_CONTEXT, "tokens");
-        int threads = integer(spec, where, "threads", 1, MAX_THREADS, "threads");
-        int gpuLayers = present(spec, "gpuLayers") == null
-                ? GPU_UNSET
-                : integer(spec, where, "gpuLayers", -1, MAX_GPU_LAYERS, "layers to offload to a GPU; -1 for all");
-        Long seed = null;
-        JsonNode seedNode = present(spec, "seed");
-        if (seedNode != null) {
-            if (!seedNode.isIntegralNumber() || !seedNode.canConvertToLong() || seedNode.longValue() < 0) {
-                throw mistyped(where, "seed", "a non-negative integer");
+    }
+
+    /** These sizes, every model on the CPU and in-process; the engine, library and tuning stay. */
+    public LlamaSettings sized(int slots, int threads, int threadsBatch, int contextSize) {
+        return new LlamaSettings(slots, threads, threadsBatch, contextSize, 0, false, engine, library, tuning);
+    }
+
+    public LlamaSettings withGpuLayers(int layers) {
+        return new LlamaSettings(
+                slots, threads, threadsBatch, contextSize, layers, processHost, engine, library, tuning);
+    }
+
+    public LlamaSettings withProcessHost(boolean inChild) {
+        return new LlamaSettings(
+                slots, threads, threadsBatch, contextSize, gpuLayers, inChild, engine, library, tuning);
+    }
+
+    /**
+     * Whether {@code value} of {@value #HOST_VARIABLE} asks for a child process: {@code process} yes, {@code
+     * in-process} no, unset or blank {@code fallback}; anything else is logged and means in-process.
+     */
+    static boolean processHost(@Nullable String value, boolean fallback) {
+        if (value == null || value.isBlank()) {
+            return fallback;
+        }
+        if (value.strip().equalsIgnoreCase("process")) {
+            return true;
+        }
+        if (!value.strip().equalsIgnoreCase("in-process")) {
+            Log.warning(HOST_VARIABLE + "='" + value + "' is neither process nor in-process; models run in-process");
+        }
+        return false;
+    }
+
+    /** The engine {@code environment} forces, or null; a bad value is logged and means "choose". */
+    private static EngineChoice.@Nullable Kind engine(Environment environment) {
+        try {
+            return EngineChoice.forced(environment::variable, environment::property);
+        } catch (IllegalArgumentException e) {
+            Log.warning(e.getMessage() + "; choosing automatically");
+            return null;
+        }
+    }
+
+    /** {@value #LIBRARY_PROPERTY}, else {@value #LIBRARY_VARIABLE}; null when neither is set. */
+    static @Nullable String library(Environment environment) {
+        String named = environment.property(LIBRARY_PROPERTY);
+        if (named == null || named.isBlank()) {
+            named = environment.variable(LIBRARY_VARIABLE);
+        }
+        return named == null || named.isBlank() ? null : named.strip();
+    }
+
+    private static int integer(Environment environment, String name, int min, int max, int fallback) {
+        String text = environment.variable(name);
+        if (text == null || text.isBlank()) {
+            return fallback;
+        }
+        try {
+            int value = Integer.parseInt(text.strip());
+            if (value >= min && value <= max) {
+                return value;
             }
-            seed = seedNode.longValue();
+        } catch (NumberFormatException e) {
+            // logged below
         }
-        return new LlamaSettings(path, contextSize, threads, gpuLayers, seed);
-    }
-
-    /** Whether {@code location} names a GGUF file ({@code --model PATH.gguf}, {@code OAM_MODEL}). */
-    static boolean isGgufLocation(String location) {
-        String text = location.strip();
-        // llama-server:PATH.gguf is the supervised llama-server's (oam-model-openai), not an in-process model
-        return text.regionMatches(true, text.length() - 5, ".gguf", 0, 5)
-                && text.length() > 5
-                && !text.regionMatches(true, 0, "llama-server:", 0, "llama-server:".length());
-    }
-
-    private static int integer(ObjectNode spec, String where, String name, int min, int max, String unit)
-            throws ModelParameterException {
-        JsonNode node = present(spec, name);
-        if (node == null) {
-            return 0;
-        }
-        if (!node.isIntegralNumber() || !node.canConvertToInt() || node.intValue() < min || node.intValue() > max) {
-            throw mistyped(where, name, "an integer from " + min + " to " + max + " (" + unit + ")");
-        }
-        return node.intValue();
-    }
-
-    private static @Nullable JsonNode present(ObjectNode spec, String name) {
-        JsonNode value = spec.get(name);
-        return value == null || value.isNull() ? null : value;
-    }
-
-    private static ModelParameterException mistyped(String where, String name, String expected) {
-        return ModelParameterException.invalid(where + "." + name, "must be " + expected + ".");
+        Log.warning(name + "='" + text + "' is not an integer from " + min + " to " + max + "; using the default");
+        return fallback;
     }
 }

@@ -30,7 +30,7 @@ class FfmQwen3Test {
         assertThat(current)
                 .as("the run's llama.cpp: %s", EngineChoice.planned().description())
                 .isEqualTo("vendored".equals(System.getProperty("oam.test.llamaLibrary")) && TinyEngines.ffmPossible());
-        LlamaBackend backend = new LlamaBackend(new LlamaBackend.Defaults(1, 1, 1, 2048), List.of("en"));
+        LlamaBackend backend = new LlamaBackend(LlamaSettings.fromSystem().sized(1, 1, 1, 2048), List.of("en"));
         try (Conversation c = new Conversation(
                 InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend))),
                 java.time.Duration.ofMinutes(2))) {

@@ -1,6 +1,7 @@
 package dev.oam.model.openai;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelParameterException;
@@ -16,7 +17,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,7 +37,7 @@ public final class LlamaServerBackend implements ModelBackend {
 
     private static final Duration VERSION_WAIT = Duration.ofSeconds(30);
 
-    private final UnaryOperator<@Nullable String> environment;
+    private final Environment environment;
     private final OpenAIBackend openai;
     private final Object lock = new Object();
     private final Map<String, SupervisedServer> servers = new HashMap<>(); // guarded by lock
@@ -48,11 +48,11 @@ public final class LlamaServerBackend implements ModelBackend {
 
     /** Reads {@code OAM_LLAMA_SERVER} and {@code PATH} from the process environment. */
     public LlamaServerBackend() {
-        this(System::getenv);
+        this(Environment.system());
     }
 
     /** Reads {@code OAM_LLAMA_SERVER} and {@code PATH} through {@code environment}. */
-    public LlamaServerBackend(UnaryOperator<@Nullable String> environment) {
+    public LlamaServerBackend(Environment environment) {
         this.environment = environment;
         this.openai = new OpenAIBackend(environment);
     }
@@ -67,8 +67,7 @@ public final class LlamaServerBackend implements ModelBackend {
         return create(spec, path, environment);
     }
 
-    private LanguageModel create(ObjectNode spec, String path, UnaryOperator<@Nullable String> environment)
-            throws ModelParameterException {
+    private LanguageModel create(ObjectNode spec, String path, Environment environment) throws ModelParameterException {
         ServerSettings settings = ServerSettings.parse(spec, path, environment);
         checkBinary(settings.binary(), path);
         List<String> warnings = new ArrayList<>();
@@ -128,13 +127,12 @@ public final class LlamaServerBackend implements ModelBackend {
      * host's {@code PATH}), with {@code OAM_LLAMA_GPU_LAYERS} layers offloaded when it is set.
      */
     @Override
-    public LanguageModel systemModel(
-            String location, @Nullable String name, UnaryOperator<@Nullable String> hostEnvironment)
+    public LanguageModel systemModel(String location, @Nullable String name, Environment hostEnvironment)
             throws ModelParameterException {
         com.fasterxml.jackson.databind.node.ObjectNode spec = dev.oam.core.json.Json.object();
         spec.put("type", TYPE);
         spec.put("path", location.strip().substring(SYSTEM_PREFIX.length()));
-        String layers = hostEnvironment.apply("OAM_LLAMA_GPU_LAYERS");
+        String layers = hostEnvironment.variable("OAM_LLAMA_GPU_LAYERS");
         if (layers != null && !layers.isBlank()) {
             try {
                 spec.put("gpuLayers", Integer.parseInt(layers.strip()));

@@ -1,6 +1,7 @@
 package dev.oam.model.openai;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelParameterException;
@@ -8,7 +9,6 @@ import java.net.http.HttpClient;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,7 +24,7 @@ import org.jspecify.annotations.Nullable;
 public final class OpenAIBackend implements ModelBackend {
     public static final String TYPE = "openai";
 
-    private final UnaryOperator<@Nullable String> environment;
+    private final Environment environment;
     private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
     private final Object lock = new Object();
     private @Nullable HttpClient http; // guarded by lock
@@ -33,11 +33,11 @@ public final class OpenAIBackend implements ModelBackend {
 
     /** Reads API keys from the process environment. */
     public OpenAIBackend() {
-        this(System::getenv);
+        this(Environment.system());
     }
 
     /** Reads API keys through {@code environment} (tests, hosts that keep keys elsewhere). */
-    public OpenAIBackend(UnaryOperator<@Nullable String> environment) {
+    public OpenAIBackend(Environment environment) {
         this.environment = environment;
     }
 
@@ -63,8 +63,7 @@ public final class OpenAIBackend implements ModelBackend {
 
     /** The key comes from {@code OAM_API_KEY} as {@code hostEnvironment} gives it (the C ABI's settings of one bridge). */
     @Override
-    public LanguageModel systemModel(
-            String location, @Nullable String name, UnaryOperator<@Nullable String> hostEnvironment) {
+    public LanguageModel systemModel(String location, @Nullable String name, Environment hostEnvironment) {
         OpenAIModel model = model(Settings.system(location, name, hostEnvironment));
         model.startProbe(); // so the first model/availability rarely has to wait
         return model;

@@ -2,6 +2,7 @@ package dev.oam.model.openai;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.model.ModelParameterException;
 import java.io.File;
 import java.math.BigDecimal;
@@ -12,7 +13,6 @@ import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -57,8 +57,7 @@ record ServerSettings(
                 + threads;
     }
 
-    static ServerSettings parse(ObjectNode spec, String path, UnaryOperator<@Nullable String> environment)
-            throws ModelParameterException {
+    static ServerSettings parse(ObjectNode spec, String path, Environment environment) throws ModelParameterException {
         for (Iterator<String> it = spec.fieldNames(); it.hasNext(); ) {
             String key = it.next();
             if (!MEMBERS.contains(key)) {
@@ -115,13 +114,12 @@ record ServerSettings(
         return new ServerSettings(binary, model, header, contextSize, slots, gpuLayers, threads, mode, timeout, start);
     }
 
-    private static Path binary(ObjectNode spec, String path, UnaryOperator<@Nullable String> environment)
-            throws ModelParameterException {
+    private static Path binary(ObjectNode spec, String path, Environment environment) throws ModelParameterException {
         JsonNode node = present(spec, "binary");
         if (node != null) {
             return executable(file(node, path + ".binary", "the path of a llama-server executable"), path + ".binary");
         }
-        String variable = environment.apply(BINARY_VARIABLE);
+        String variable = environment.variable(BINARY_VARIABLE);
         if (variable != null && !variable.isBlank()) {
             Path given;
             try {
@@ -135,7 +133,7 @@ record ServerSettings(
             }
             return executable(given, path + ".binary (" + BINARY_VARIABLE + ")");
         }
-        String search = environment.apply("PATH");
+        String search = environment.variable("PATH");
         if (search != null) {
             for (String dir : search.split(File.pathSeparator)) {
                 for (String name : List.of("llama-server", "llama-server.exe")) {

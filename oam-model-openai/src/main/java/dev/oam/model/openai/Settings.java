@@ -2,6 +2,7 @@ package dev.oam.model.openai;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelParameterException;
 import java.math.BigDecimal;
@@ -14,7 +15,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -74,8 +74,7 @@ record Settings(
     }
 
     /** The client's model object; every error is {@code -32602} naming the member. */
-    static Settings parse(ObjectNode spec, String path, UnaryOperator<@Nullable String> environment)
-            throws ModelParameterException {
+    static Settings parse(ObjectNode spec, String path, Environment environment) throws ModelParameterException {
         for (Iterator<String> it = spec.fieldNames(); it.hasNext(); ) {
             String key = it.next();
             if (!MEMBERS.contains(key)) {
@@ -106,13 +105,13 @@ record Settings(
                                 + "starts with OAM_ or ends with _API_KEY (such as OAM_API_KEY or OPENAI_API_KEY); other variables of "
                                 + "the host are not readable from the wire.");
             }
-            key = Secret.of(environment.apply(keyEnv));
+            key = Secret.of(environment.variable(keyEnv));
             if (!key.isPresent()) {
                 throw ModelParameterException.invalid(
                         path + ".apiKeyEnv", "names " + keyEnv + ", which is not set in the bridge's environment.");
             }
         } else {
-            key = Secret.of(environment.apply(DEFAULT_KEY_ENV));
+            key = Secret.of(environment.variable(DEFAULT_KEY_ENV));
         }
         Map<String, String> headers = headers(present(spec, "headers"), path + ".headers");
         ToolCallMode mode = ToolCallMode.AUTO;
@@ -151,7 +150,7 @@ record Settings(
     }
 
     /** The host's system model: {@code --model URL --model-name NAME}, key from {@code OAM_API_KEY}. */
-    static Settings system(String location, @Nullable String name, UnaryOperator<@Nullable String> environment) {
+    static Settings system(String location, @Nullable String name, Environment environment) {
         URI baseUrl;
         try {
             baseUrl = baseUrl(location, "--model");
@@ -162,7 +161,7 @@ record Settings(
                 baseUrl,
                 name,
                 DEFAULT_KEY_ENV,
-                Secret.of(environment.apply(DEFAULT_KEY_ENV)),
+                Secret.of(environment.variable(DEFAULT_KEY_ENV)),
                 Map.of(),
                 ToolCallMode.AUTO,
                 LanguageModel.DEFAULT_CONTEXT_SIZE,

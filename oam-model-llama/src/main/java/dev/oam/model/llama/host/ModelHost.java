@@ -2,6 +2,7 @@ package dev.oam.model.llama.host;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
@@ -15,7 +16,7 @@ import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.model.Tokens;
 import dev.oam.core.transcript.TranscriptEntry;
-import dev.oam.model.llama.LlamaBackend;
+import dev.oam.model.llama.LlamaSettings;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
@@ -58,7 +59,7 @@ public final class ModelHost implements AutoCloseable {
     private static final int STDERR_LINES = 80; // an abort's line, then the JVM's banner (about 20 lines)
 
     private final Path file;
-    private final LlamaBackend.Defaults defaults;
+    private final LlamaSettings defaults;
     private final List<String> languages;
     private final AtomicLong ids = new AtomicLong();
     private final Object lock = new Object();
@@ -66,7 +67,7 @@ public final class ModelHost implements AutoCloseable {
     private @Nullable AgentException gone; // guarded by lock: set for good when the child died before its model loaded
     private boolean closed; // guarded by lock
 
-    public ModelHost(Path file, LlamaBackend.Defaults defaults, List<String> languages) {
+    public ModelHost(Path file, LlamaSettings defaults, List<String> languages) {
         this.file = file;
         this.defaults = defaults;
         this.languages = List.copyOf(languages);
@@ -122,13 +123,14 @@ public final class ModelHost implements AutoCloseable {
 
     private Child start() throws AgentException {
         List<String> command = new ArrayList<>();
-        boolean windows = System.getProperty("os.name", "")
+        Environment system = Environment.system();
+        boolean windows = jvmFact(system, "os.name", "")
                 .toLowerCase(java.util.Locale.ROOT)
                 .startsWith("windows");
-        command.add(Path.of(System.getProperty("java.home"), "bin", windows ? "java.exe" : "java")
+        command.add(Path.of(jvmFact(system, "java.home", ""), "bin", windows ? "java.exe" : "java")
                 .toString());
         command.add("--enable-native-access=ALL-UNNAMED");
-        command.add("-XX:ErrorFile=" + crashFolder().resolve("hs_err_pid%p.log"));
+        command.add("-XX:ErrorFile=" + crashFolder(system).resolve("hs_err_pid%p.log"));
         command.add("-Doam.host.log=" + Log.level().name().toLowerCase(java.util.Locale.ROOT));
         command.add("-cp");
         command.add(classPath());
@@ -164,18 +166,18 @@ public final class ModelHost implements AutoCloseable {
      * it into {@code target/}, so a test's deliberate crash never lands in the user's cache), else the private folder
      * bin/oam uses ({@code ${XDG_CACHE_HOME:-~/.cache}/oam}).
      */
-    static Path crashFolder() {
-        String cache = System.getenv("XDG_CACHE_HOME");
-        String configured = System.getProperty("oam.crashDir");
+    static Path crashFolder(Environment environment) {
+        String cache = environment.variable("XDG_CACHE_HOME");
+        String configured = environment.property("oam.crashDir");
         Path folder = configured != null && !configured.isBlank()
                 ? Path.of(configured)
                 : cache != null && !cache.isBlank()
                         ? Path.of(cache, "oam")
-                        : Path.of(System.getProperty("user.home", "."), ".cache", "oam");
+                        : Path.of(jvmFact(Environment.system(), "user.home", "."), ".cache", "oam");
         try {
             Files.createDirectories(folder);
         } catch (IOException e) {
-            return Path.of(System.getProperty("java.io.tmpdir"));
+            return Path.of(jvmFact(Environment.system(), "java.io.tmpdir", "."));
         }
         return folder.toAbsolutePath();
     }
@@ -184,7 +186,7 @@ public final class ModelHost implements AutoCloseable {
     private static String classPath() {
         List<String> parts = new ArrayList<>();
         for (String property : List.of("java.class.path", "jdk.module.path")) {
-            String value = System.getProperty(property);
+            String value = Environment.system().property(property);
             if (value != null && !value.isBlank()) {
                 parts.add(value);
             }
@@ -337,7 +339,7 @@ public final class ModelHost implements AutoCloseable {
             String what = code == 134
                     ? " (native code aborted)"
                     : code == 137 ? " (killed)" : code == 139 ? " (crashed)" : "";
-            Path report = crashFolder().resolve("hs_err_pid" + process.pid() + ".log");
+            Path report = crashFolder(Environment.system()).resolve("hs_err_pid" + process.pid() + ".log");
             if (Files.exists(report)) {
                 last = last.strip() + (last.isBlank() ? "" : "; ") + "crash report " + report;
             }
@@ -554,5 +556,11 @@ public final class ModelHost implements AutoCloseable {
         public List<String> warnings() {
             return warnings;
         }
+    }
+
+    /** A fact of the JVM ({@code os.name}, {@code java.home}, …), or {@code fallback}. */
+    private static String jvmFact(Environment system, String name, String fallback) {
+        String value = system.property(name);
+        return value != null ? value : fallback;
     }
 }

@@ -2,6 +2,7 @@ package dev.oam.model.llama.host;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.Environment;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
@@ -13,6 +14,7 @@ import dev.oam.core.model.ModelParameterException;
 import dev.oam.core.os.NativeAbort;
 import dev.oam.core.os.Posix;
 import dev.oam.model.llama.LlamaBackend;
+import dev.oam.model.llama.LlamaSettings;
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
@@ -47,7 +49,8 @@ public final class ModelHostMain {
         OutputStream protocol = protocolOut();
         System.setOut(System.err);
         String abort = NativeAbort.install("the oam model host");
-        Log.setLevel(Log.parseLevel(System.getProperty("oam.host.log", "warning")));
+        String level = Environment.system().property("oam.host.log");
+        Log.setLevel(Log.parseLevel(level != null ? level : "warning"));
         Log.debug("model host: " + abort);
         new ModelHostMain(protocol).serve();
         System.exit(0);
@@ -120,15 +123,16 @@ public final class ModelHostMain {
         JsonNode d = message.path("defaults");
         List<String> languages = new ArrayList<>();
         message.path("languages").forEach(l -> languages.add(l.asText()));
+        // the sizes are the parent's; the engine, library and tuning this process's own (the library is per process)
         backend = new LlamaBackend(
-                new LlamaBackend.Defaults(
-                        d.path(0).intValue(),
-                        d.path(1).intValue(),
-                        d.path(2).intValue(),
-                        d.path(3).intValue(),
-                        d.path(4).intValue()),
-                languages,
-                false);
+                LlamaSettings.fromSystem()
+                        .sized(
+                                d.path(0).intValue(),
+                                d.path(1).intValue(),
+                                d.path(2).intValue(),
+                                d.path(3).intValue())
+                        .withGpuLayers(d.path(4).intValue()),
+                languages);
     }
 
     /** {@code {"op":"model","id","spec"|"location","name"?}}: answers {@code ready} or {@code failed}. */

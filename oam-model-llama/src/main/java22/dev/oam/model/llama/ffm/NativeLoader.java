@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.model.llama.engine.LlamaBuilds;
 import dev.oam.model.llama.engine.NativeLibrary;
@@ -49,7 +50,9 @@ final class NativeLoader {
             if (failure != null) {
                 throw new UnsupportedOperationException(failure);
             }
-            @Nullable Path configured = configuredLibrary(System::getenv, System::getProperty);
+            // The library is loaded once per process: the process's environment names it.
+            Environment system = Environment.system();
+            @Nullable Path configured = configuredLibrary(system::variable, system::property);
             if (configured != null) {
                 try {
                     NativeLibrary.noBacktraces();
@@ -64,9 +67,10 @@ final class NativeLoader {
             }
             // Nothing named: the project-built llama.cpp when the script has built one here (a current llama.cpp,
             // with a GPU backend if one was built), unless the setting asks for the binding's library.
-            LlamaBuilds.Build built = bindingAsked(System::getenv, System::getProperty)
+            String home = system.property("user.home");
+            LlamaBuilds.Build built = bindingAsked(system::variable, system::property)
                     ? null
-                    : LlamaBuilds.preferred(System::getenv, System.getProperty("user.home", "."));
+                    : LlamaBuilds.preferred(system::variable, home != null ? home : ".");
             if (built != null) {
                 try {
                     NativeLibrary.noBacktraces();

@@ -40,9 +40,10 @@ class NativeLibraryTest {
     @Test
     void cacheFolderIsTheEnvironmentsOrUnderTheHomeCache() throws IOException {
         NativeLibrary.Platform linux = NativeLibrary.platform("Linux", "amd64");
-        assertThat(NativeLibrary.cacheFolder(Map.of(), "/home/u", linux))
+        assertThat(NativeLibrary.cacheFolder(dev.oam.core.Environment.of(Map.of()), "/home/u", linux))
                 .isEqualTo(Path.of("/home/u/.cache/oam/native/llama-4.2.0-linux-x86_64"));
-        assertThat(NativeLibrary.cacheFolder(Map.of("OAM_NATIVE_DIR", "/opt/oam"), "/home/u", linux))
+        assertThat(NativeLibrary.cacheFolder(
+                        dev.oam.core.Environment.of(Map.of("OAM_NATIVE_DIR", "/opt/oam")), "/home/u", linux))
                 .isEqualTo(Path.of("/opt/oam"));
     }
 
@@ -79,19 +80,22 @@ class NativeLibraryTest {
     void aUsersOwnJllamaIsUsedWhereItIsAndNeverOverwritten(@TempDir Path folder) throws IOException {
         NativeLibrary.Platform platform = NativeLibrary.platform("Linux", "amd64");
         Path own = Files.writeString(folder.resolve("libjllama.so"), "a CUDA build of java-llama.cpp 4.2.0, say");
-        assertThat(NativeLibrary.suppliedLibrary(java.util.Map.of("OAM_JLLAMA_LIBRARY", own.toString()), platform))
+        assertThat(NativeLibrary.suppliedLibrary(
+                        dev.oam.core.Environment.of(java.util.Map.of("OAM_JLLAMA_LIBRARY", own.toString())), platform))
                 .isEqualTo(own);
         assertThat(Files.readString(own)).isEqualTo("a CUDA build of java-llama.cpp 4.2.0, say");
-        assertThat(NativeLibrary.suppliedLibrary(java.util.Map.of(), platform)).isNull();
+        assertThat(NativeLibrary.suppliedLibrary(dev.oam.core.Environment.of(java.util.Map.of()), platform))
+                .isNull();
         Path renamed = Files.writeString(folder.resolve("jllama-cuda.so"), "x");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> NativeLibrary.suppliedLibrary(
-                        java.util.Map.of("OAM_JLLAMA_LIBRARY", renamed.toString()), platform))
+                        dev.oam.core.Environment.of(java.util.Map.of("OAM_JLLAMA_LIBRARY", renamed.toString())),
+                        platform))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("must be called libjllama.so");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> NativeLibrary.suppliedLibrary(
-                        java.util.Map.of(
+                        dev.oam.core.Environment.of(java.util.Map.of(
                                 "OAM_JLLAMA_LIBRARY",
-                                folder.resolve("none/libjllama.so").toString()),
+                                folder.resolve("none/libjllama.so").toString())),
                         platform))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("is not a file");

@@ -8,6 +8,7 @@ import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.model.llama.LlamaBackend;
+import dev.oam.model.llama.LlamaSettings;
 import dev.oam.model.llama.LlamaWireSupport;
 import dev.oam.model.llama.TinyEngines;
 import dev.oam.testing.Conversation;
@@ -35,7 +36,7 @@ class ProcessHostTest {
 
     @BeforeEach
     void connect() {
-        backend = new LlamaBackend(new LlamaBackend.Defaults(2, 1, 1, 2048), List.of("en"));
+        backend = new LlamaBackend(LlamaSettings.fromSystem().sized(2, 1, 1, 2048), List.of("en"));
         c = new Conversation(
                 InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend))));
     }

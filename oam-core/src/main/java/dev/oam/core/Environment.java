@@ -1,0 +1,98 @@
+package dev.oam.core;
+
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where a host's settings come from: environment variables ({@code OAM_MODEL}, {@code OAM_LLAMA_THREADS}, …) and the
+ * JVM switches ({@code -Doam.…} system properties). Product code reads both through an {@code Environment} and never
+ * through {@link System#getenv} or {@link System#getProperty}: {@link #system()} is the process's, a test passes its
+ * own (a lambda is one with variables only), and the C library's {@code oam_bridge_create_with_settings} gives each
+ * bridge its settings {@linkplain #over over} the process's.
+ *
+ * <p>Facts of the JVM itself ({@code os.name}, {@code java.home}, {@code user.home}, …) are not settings: they are
+ * read through {@link #system()} too, as {@link #property} of it.
+ */
+@FunctionalInterface
+public interface Environment {
+    /** The variable's value, or null when it is not set (an empty value is set). */
+    @Nullable
+    String variable(String name);
+
+    /** The system property's value, or null when it is not set; an environment of variables only has none. */
+    default @Nullable String property(String name) {
+        return null;
+    }
+
+    /** The process's environment variables and system properties, read when asked (never cached). */
+    static Environment system() {
+        return SystemEnvironment.INSTANCE;
+    }
+
+    /** Exactly {@code variables} (copied), no properties. */
+    static Environment of(Map<String, String> variables) {
+        Map<String, String> copy = Map.copyOf(variables);
+        return copy::get;
+    }
+
+    /** Exactly {@code variables} and {@code properties} (both copied). */
+    static Environment of(Map<String, String> variables, Map<String, String> properties) {
+        Map<String, String> variableCopy = Map.copyOf(variables);
+        Map<String, String> propertyCopy = Map.copyOf(properties);
+        return new Environment() {
+            @Override
+            public @Nullable String variable(String name) {
+                return variableCopy.get(name);
+            }
+
+            @Override
+            public @Nullable String property(String name) {
+                return propertyCopy.get(name);
+            }
+        };
+    }
+
+    /** This environment's variables and properties where set, else {@code base}'s ({@code settings.over(system())}). */
+    default Environment over(Environment base) {
+        Objects.requireNonNull(base, "base");
+        Environment top = this;
+        return new Environment() {
+            @Override
+            public @Nullable String variable(String name) {
+                String value = top.variable(name);
+                return value != null ? value : base.variable(name);
+            }
+
+            @Override
+            public @Nullable String property(String name) {
+                String value = top.property(name);
+                return value != null ? value : base.property(name);
+            }
+        };
+    }
+
+    /** This environment with {@code names} unset (variables only; properties stay). */
+    default Environment without(Set<String> names) {
+        Set<String> hidden = Set.copyOf(names);
+        Environment all = this;
+        return new Environment() {
+            @Override
+            public @Nullable String variable(String name) {
+                return hidden.contains(name) ? null : all.variable(name);
+            }
+
+            @Override
+            public @Nullable String property(String name) {
+                return all.property(name);
+            }
+        };
+    }
+
+    /** {@link #variable}, or null when it is unset or blank; the value stripped otherwise. */
+    default @Nullable String nonBlank(String name) {
+        String value = variable(name);
+        return value == null || value.isBlank() ? null : value.strip();
+    }
+}
