@@ -1,8 +1,9 @@
 package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.bridge.DeliveryListener.Producer;
-import dev.oam.bridge.DeliveryListener.Queued;
+import dev.oam.bridge.transport.DeliveryListener;
+import dev.oam.bridge.transport.DeliveryListener.Producer;
+import dev.oam.bridge.transport.DeliveryListener.Queued;
 import dev.oam.bridge.transport.LineInput;
 import dev.oam.bridge.transport.StreamSink;
 import dev.oam.core.Log;
