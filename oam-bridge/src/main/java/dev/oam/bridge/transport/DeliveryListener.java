@@ -4,8 +4,9 @@ import dev.oam.core.agent.TurnListener;
 
 /**
  * Which path each outgoing line and tool reply took, for measuring; given by a {@link StreamSink} to the engine writing
- * to it ({@link StreamSink#deliveryListener}). Called on the deciding thread, sometimes holding the engine's outbound
- * lock or a tool round's: an implementation must return at once and never call back into the engine.
+ * to it ({@link StreamSink#deliveryListener}). Called on the deciding thread (any, several at once), sometimes holding
+ * the engine's outbound lock or a tool round's: an implementation must return at once and never call back into the
+ * engine.
  */
 public interface DeliveryListener {
     /** Listens to nothing. */
