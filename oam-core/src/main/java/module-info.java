@@ -21,9 +21,6 @@ module dev.oam.core {
     exports dev.oam.core.os to
             dev.oam.cli,
             dev.oam.model.llama;
-    exports dev.oam.core.internal to
-            dev.oam.bridge,
-            dev.oam.cli;
 
     uses dev.oam.core.model.ModelBackend;
 }

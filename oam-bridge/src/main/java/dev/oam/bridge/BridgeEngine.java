@@ -11,6 +11,8 @@ import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.bridge.spi.Methods;
 import dev.oam.bridge.spi.Params;
 import dev.oam.bridge.spi.Reply;
+import dev.oam.bridge.transport.DeliveryListener;
+import dev.oam.bridge.transport.StreamSink;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.HistoryLimits;
@@ -44,6 +46,7 @@ public final class BridgeEngine implements AutoCloseable {
     private final MethodRegistry registry;
     private final List<BridgeExtension> extensions;
     private final List<String> notificationMethods;
+    private final DeliveryListener deliveryListener;
     private final Outbound outbound;
     private final Sessions sessions;
     private final ClientCalls clientCalls = new ClientCalls(this);
@@ -69,7 +72,8 @@ public final class BridgeEngine implements AutoCloseable {
     private BridgeEngine(MessageSink sink, BridgeConfiguration configuration) {
         this.configuration = Objects.requireNonNull(configuration, "configuration");
         configuration.ownedBackends().acquire(); // first: a configuration whose backends are closed makes no engine
-        Outbound out = new Outbound(sink, DeliveryListener.debugCounters(), dispatchLock::isHeldByCurrentThread);
+        this.deliveryListener = sink instanceof StreamSink stream ? stream.deliveryListener() : DeliveryListener.NONE;
+        Outbound out = new Outbound(sink, deliveryListener, dispatchLock::isHeldByCurrentThread);
         this.outbound = out;
         try {
             this.historyLimits = configuration.memoryLimits().histories();
@@ -266,6 +270,11 @@ public final class BridgeEngine implements AutoCloseable {
 
     List<String> notificationMethods() {
         return notificationMethods;
+    }
+
+    /** Told which path each line and tool reply took (a stream sink's, else {@link DeliveryListener#NONE}). */
+    DeliveryListener deliveryListener() {
+        return deliveryListener;
     }
 
     Outbound outbound() {

@@ -54,13 +54,6 @@ final class ClientCalls {
                 engine.outbound().send(message); // the agent's thread, holding no lock
                 return pendingCall;
             }
-
-            @Override
-            public boolean announcesOnReplyThread() {
-                // Replies complete on the dispatcher (complete below), whose sends never wait for the client; the
-                // bridge's turn listeners only serialize and send events.
-                return true;
-            }
         };
     }
 

@@ -1,8 +1,9 @@
 package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.bridge.DeliveryListener.Producer;
-import dev.oam.bridge.DeliveryListener.Queued;
+import dev.oam.bridge.transport.DeliveryListener;
+import dev.oam.bridge.transport.DeliveryListener.Producer;
+import dev.oam.bridge.transport.DeliveryListener.Queued;
 import dev.oam.bridge.transport.LineInput;
 import dev.oam.bridge.transport.StreamSink;
 import dev.oam.core.Log;
@@ -44,26 +45,37 @@ import org.jspecify.annotations.Nullable;
 final class Outbound implements LineInput {
     private static final Object STOP = new Object();
 
+    /** Who uses the sink; one thread at a time. */
+    private enum Holder {
+        NOBODY,
+        /** The writer thread, delivering what was queued and flushing when it runs dry. */
+        WRITER,
+        /** A worker or the input thread delivering its own line, or the input thread flushing held output. */
+        PRODUCER
+    }
+
     private final MessageSink sink;
     private final @Nullable StreamSink stream; // set: producers may deliver their own lines
     private final DeliveryListener listener;
-    private final BooleanSupplier
-            onDispatcher; // whether the calling thread is the dispatcher (holds the dispatch lock)
+    // Whether the calling thread is the dispatcher (holds the dispatch lock).
+    private final BooleanSupplier onDispatcher;
     private final Thread writer;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition ready =
-            lock.newCondition(); // something queued (or held output to flush) and nobody delivering
-    private final ArrayDeque<Object> queue = new ArrayDeque<>(); // guarded by lock: lines, after-actions, STOP
-    private boolean delivering; // guarded by lock: one thread at a time uses the sink
-    private @Nullable Thread deliverer; // guarded by lock: who is delivering
-    private long deliveringSince; // guarded by lock: when it began (for the listener)
-    private boolean closed; // guarded by lock
-    private boolean
-            unflushed; // guarded by lock: lines reached the sink since its last flush (set when a deliverer is done)
-    private boolean inBurst; // guarded by lock: the input thread handles a line with more input behind it
-    private boolean
-            lastLine; // confined to the input thread: it handles the last line there is; its lines may go direct
+    // Something queued (or held output to flush) and nobody delivering.
+    private final Condition ready = lock.newCondition();
+
+    // Guarded by lock: the queue, who uses the sink, and what the sink holds.
+    private final ArrayDeque<Object> queue = new ArrayDeque<>(); // lines, after-actions, STOP
+    private Holder holder = Holder.NOBODY;
+    private long deliveringSince; // when the holder took the sink (for the listener)
+    private boolean closed; // STOP is queued: lines sent after it are not delivered
+    private boolean unflushed; // lines reached the sink since its last flush (set when a holder is done with it)
+    private boolean inBurst; // the input thread handles a line with more input behind it: the writer holds its flush
+
+    // Confined to the input thread: it handles the last line there is, so its lines may go direct.
+    private boolean lastLine;
+    // Set when a write or flush failed; from then on nothing reaches the sink. Read without the lock.
     private volatile boolean sinkBroken;
 
     /**
@@ -112,7 +124,7 @@ final class Outbound implements LineInput {
         try {
             if (!closed) {
                 queue.addLast(action);
-                if (!delivering) {
+                if (!delivering()) {
                     ready.signal();
                 }
                 return;
@@ -191,11 +203,11 @@ final class Outbound implements LineInput {
     private void fromWorker(String line) {
         lock.lock();
         try {
-            if (closed || delivering || !queue.isEmpty()) {
+            if (closed || delivering() || !queue.isEmpty()) {
                 queueLocked(line, Producer.WORKER, queuedBecause());
                 return;
             }
-            claim();
+            claim(Holder.PRODUCER);
         } finally {
             lock.unlock();
         }
@@ -253,7 +265,7 @@ final class Outbound implements LineInput {
         lock.lock();
         try {
             if (!lastLine) {
-                boolean free = inBurst && !closed && !delivering && queue.isEmpty();
+                boolean free = inBurst && !closed && !delivering() && queue.isEmpty();
                 if (free && (sinkBroken || stream.buffers(line))) {
                     // In a burst: into the sink's buffer, under the lock, as that copy cannot block. Flushed when the
                     // burst ends.
@@ -268,11 +280,11 @@ final class Outbound implements LineInput {
                         free ? Queued.BUFFER_FULL : queuedBecause()); // a full buffer: the writer writes it out
                 return;
             }
-            if (closed || delivering || !queue.isEmpty()) {
+            if (closed || delivering() || !queue.isEmpty()) {
                 queueLocked(line, Producer.READER, queuedBecause());
                 return;
             }
-            claim();
+            claim(Holder.PRODUCER);
         } finally {
             lock.unlock();
         }
@@ -310,10 +322,10 @@ final class Outbound implements LineInput {
      * when nothing is held, or a deliverer is busy (it flushes when done), or the writer is stopping (its STOP flushes).
      */
     private boolean claimHeldFlush() {
-        if (!unflushed || delivering || closed) {
+        if (!unflushed || delivering() || closed) {
             return false;
         }
-        claim();
+        claim(Holder.PRODUCER);
         return true;
     }
 
@@ -342,32 +354,37 @@ final class Outbound implements LineInput {
         }
     }
 
-    private void claim() { // called holding lock
-        delivering = true;
-        deliverer = Thread.currentThread();
+    private boolean delivering() { // called holding lock
+        return holder != Holder.NOBODY;
+    }
+
+    private void claim(Holder who) { // called holding lock, when nobody delivers
+        holder = who;
         deliveringSince = System.nanoTime();
     }
 
-    private void release() { // called holding lock
-        delivering = false;
-        deliverer = null;
+    private void release() { // called holding lock, by a producer done with the sink
+        holder = Holder.NOBODY;
         if (!queue.isEmpty()) {
             ready.signal();
         }
     }
 
     private Queued queuedBecause() { // called holding lock
-        return closed
-                ? Queued.CLOSED
-                : delivering
-                        ? (deliverer == writer ? Queued.WRITER_DELIVERING : Queued.OTHER_DELIVERING)
-                        : !queue.isEmpty() ? Queued.QUEUE_NOT_EMPTY : Queued.NOT_DRAINED;
+        if (closed) {
+            return Queued.CLOSED;
+        }
+        return switch (holder) {
+            case WRITER -> Queued.WRITER_DELIVERING;
+            case PRODUCER -> Queued.OTHER_DELIVERING;
+            case NOBODY -> !queue.isEmpty() ? Queued.QUEUE_NOT_EMPTY : Queued.NOT_DRAINED;
+        };
     }
 
     private void queueLocked(String line, Producer producer, Queued why) {
         listener.queued(producer, why, why == Queued.OTHER_DELIVERING ? System.nanoTime() - deliveringSince : -1);
         queue.addLast(line);
-        if (!delivering) {
+        if (!delivering()) {
             ready.signal();
         }
     }
@@ -376,7 +393,7 @@ final class Outbound implements LineInput {
         lock.lock();
         try {
             queue.addLast(item);
-            if (!delivering) {
+            if (!delivering()) {
                 ready.signal();
             }
         } finally {
@@ -394,10 +411,10 @@ final class Outbound implements LineInput {
                 lock.lock();
                 try {
                     // Wakes for queued items, and for output held back in an input burst that has ended.
-                    while (delivering || (queue.isEmpty() && !(unflushed && !inBurst))) {
+                    while (delivering() || (queue.isEmpty() && !(unflushed && !inBurst))) {
                         ready.await();
                     }
-                    claim();
+                    claim(Holder.WRITER);
                     dirty = unflushed;
                     batch.addAll(queue);
                     queue.clear();
@@ -444,8 +461,7 @@ final class Outbound implements LineInput {
                 }
                 lock.lock();
                 try {
-                    delivering = false;
-                    deliverer = null;
+                    holder = Holder.NOBODY;
                     unflushed = dirty;
                 } finally {
                     lock.unlock();

@@ -136,7 +136,7 @@ final class RealRequest implements BridgeRequest {
 
     @Override
     public dev.oam.core.agent.TurnListener events(ObjectNode context, String method) {
-        return Sessions.eventSender(this, context, method);
+        return Sessions.eventSender(this, context, method, engine.deliveryListener());
     }
 
     @Override

@@ -14,6 +14,7 @@ import dev.oam.bridge.spi.Options;
 import dev.oam.bridge.spi.Params;
 import dev.oam.bridge.spi.Reply;
 import dev.oam.bridge.spi.ToolDefinitions;
+import dev.oam.bridge.transport.DeliveryListener;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.Agent;
 import dev.oam.core.agent.AgentException;
@@ -215,7 +216,7 @@ final class Sessions {
         ObjectNode context = Json.object();
         context.put("session", session.id);
         session.queue.submit(request, operation -> {
-            TurnListener listener = stream ? eventSender(request, context) : TurnListener.NONE;
+            TurnListener listener = stream ? request.events(context, Methods.SESSION_EVENT) : TurnListener.NONE;
             ToolChannel channel = engine.clientCalls().channel(context, request.requestId());
             TurnResult result = session.agent.respond(
                     turn, new TurnContext(operation.token(), listener, channel, operation::commit));
@@ -230,17 +231,32 @@ final class Sessions {
         return Reply.pending();
     }
 
-    /** Sends {@code session/event} notifications (or another namespace's) for a streaming request. */
-    static TurnListener eventSender(BridgeRequest request, ObjectNode context) {
-        return eventSender(request, context, Methods.SESSION_EVENT);
-    }
+    /**
+     * Sends {@code method} notifications ({@code session/event} or another namespace's) for a streaming request. It
+     * accepts the thread completing a tool reply: the client's replies complete on the input thread, whose sends never
+     * wait for the client, and this listener only serializes and sends. It tells {@code delivery} how each reply was
+     * recorded.
+     */
+    static TurnListener eventSender(
+            BridgeRequest request, ObjectNode context, String method, DeliveryListener delivery) {
+        return new TurnListener() {
+            @Override
+            public void onEvent(TurnEvent event) {
+                ObjectNode params = context.deepCopy();
+                params.set("requestId", request.requestId());
+                params.set("event", Coding.event(event));
+                request.notify(method, params);
+            }
 
-    static TurnListener eventSender(BridgeRequest request, ObjectNode context, String method) {
-        return (TurnEvent event) -> {
-            ObjectNode params = context.deepCopy();
-            params.set("requestId", request.requestId());
-            params.set("event", Coding.event(event));
-            request.notify(method, params);
+            @Override
+            public boolean acceptsReplyThread() {
+                return true;
+            }
+
+            @Override
+            public void replyRecorded(ReplyPath path) {
+                delivery.toolReply(path);
+            }
         };
     }
 

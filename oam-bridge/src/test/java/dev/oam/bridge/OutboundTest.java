@@ -2,6 +2,7 @@ package dev.oam.bridge;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.oam.bridge.transport.DeliveryListener;
 import dev.oam.bridge.transport.LineInput;
 import dev.oam.bridge.transport.StreamSink;
 import dev.oam.core.json.Json;

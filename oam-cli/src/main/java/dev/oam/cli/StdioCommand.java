@@ -216,7 +216,7 @@ final class StdioCommand implements Callable<Integer> {
             return 2;
         }
         CountDownLatch inputEnded = new CountDownLatch(1);
-        StdioTransport.Sink sink = StdioTransport.sink(out, outFd);
+        StdioTransport.Sink sink = StdioTransport.sink(out, outFd, DebugCounters.fromProperty());
         BridgeEngine engine = BridgeEngine.withSink(configuration, sink);
         StdioTransport.Activity input = new StdioTransport.Activity(in);
         Thread reader = Thread.ofPlatform().daemon().name("oam-stdin").start(() -> {

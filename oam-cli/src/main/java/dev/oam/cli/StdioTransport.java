@@ -1,10 +1,10 @@
 package dev.oam.cli;
 
 import dev.oam.bridge.BridgeEngine;
+import dev.oam.bridge.transport.DeliveryListener;
 import dev.oam.bridge.transport.LineInput;
 import dev.oam.bridge.transport.StreamSink;
 import dev.oam.core.Log;
-import dev.oam.core.internal.DebugCounters;
 import dev.oam.core.os.Posix;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -30,16 +30,17 @@ public final class StdioTransport {
 
     /** A sink that writes each message and a newline into its buffer; flushed when the engine runs dry. */
     public static Sink sink(OutputStream out) {
-        return new Sink(out, -1);
+        return new Sink(out, -1, DeliveryListener.NONE);
     }
 
     /**
      * Like {@link #sink(OutputStream)}, where {@code out} writes to descriptor {@code fd} unbuffered (this sink's buffer
      * of {@link #SINK_BUFFER} bytes is the only one in between). When {@code fd} is a pipe, the sink can tell a line
      * that fits without blocking ({@link StreamSink#takesWithoutBlocking}), so the input thread writes its own answers.
+     * {@code listener} is told which path each line and tool reply took ({@link StreamSink#deliveryListener}).
      */
-    public static Sink sink(OutputStream out, int fd) {
-        return new Sink(out, isPipe(fd) && Posix.isAvailable() ? fd : -1);
+    public static Sink sink(OutputStream out, int fd, DeliveryListener listener) {
+        return new Sink(out, isPipe(fd) && Posix.isAvailable() ? fd : -1, listener);
     }
 
     /** The sink's buffer: lines are written to the descriptor when it is full or flushed. */
@@ -69,6 +70,7 @@ public final class StdioTransport {
      */
     public static final class Sink implements StreamSink {
         private final OutputStream out;
+        private final DeliveryListener listener;
         private final byte[] buffer = new byte[SINK_BUFFER];
         private int count; // bytes in the buffer
         private int fd; // a pipe we can ask how much is unread, or -1
@@ -78,9 +80,10 @@ public final class StdioTransport {
         private byte @Nullable [] encoded;
         private volatile LineInput input = LineInput.NONE;
 
-        Sink(OutputStream out, int fd) {
+        Sink(OutputStream out, int fd, DeliveryListener listener) {
             this.out = out;
             this.fd = fd;
+            this.listener = listener;
         }
 
         private byte[] encode(String line) {
@@ -135,6 +138,11 @@ public final class StdioTransport {
             this.input = input;
         }
 
+        @Override
+        public DeliveryListener deliveryListener() {
+            return listener;
+        }
+
         /** The input side of the engine writing to this sink ({@link LineInput#NONE} before one is made). */
         public LineInput input() {
             return input;
@@ -153,9 +161,7 @@ public final class StdioTransport {
         public boolean takesWithoutBlocking(String line) {
             // An upper bound of the UTF-8 size, without encoding: at most 3 bytes per char, and the newline.
             if (fd < 0 || sinceFlush + 3L * line.length() + 1 > SURE_ROOM) {
-                if (DebugCounters.ENABLED) {
-                    DebugCounters.count(fd < 0 ? "stdout.refused.notAPipe" : "stdout.refused.tooLong");
-                }
+                listener.sinkRefused(fd < 0 ? DeliveryListener.Refused.NOT_A_PIPE : DeliveryListener.Refused.TOO_LONG);
                 return false;
             }
             if (!pipeEmpty) {
@@ -167,8 +173,8 @@ public final class StdioTransport {
                     return false;
                 }
             }
-            if (DebugCounters.ENABLED && !pipeEmpty) {
-                DebugCounters.count("stdout.refused.unread");
+            if (!pipeEmpty) {
+                listener.sinkRefused(DeliveryListener.Refused.UNREAD);
             }
             return pipeEmpty;
         }

@@ -275,8 +275,7 @@ final class NpcMethods {
         boolean stream = params.bool("stream", false);
         entry.queue.submit(request, operation -> {
             ObjectNode eventContext = Json.object().put("npc", entry.id);
-            NpcEvent.Listener events =
-                    stream ? event -> sendEvent(request, eventContext, event) : NpcEvent.Listener.NONE;
+            NpcEvent.Listener events = stream ? eventSender(request, eventContext) : NpcEvent.Listener.NONE;
             NpcReply reply = entry.npc.talk(
                     talk, request.toolChannel(eventContext), events, operation.token(), operation::commit);
             if (entry.npc.compactionDue()) {
@@ -303,15 +302,25 @@ final class NpcMethods {
     }
 
     /**
-     * Sends an NPC's event as {@code npc/event} with {@code {npc, requestId, event}} (tool events as sessions write
-     * them). Called on the talking thread, or on the input thread for a tool reply's {@code toolCallCompleted}: it only
-     * sends.
+     * Sends an NPC's events as {@code npc/event} with {@code {npc, requestId, event}} (tool events as sessions write
+     * them). Called on the talking thread, or on the input thread for a tool reply's {@code toolCallCompleted}, which
+     * it accepts: it only sends.
      */
-    private static void sendEvent(BridgeRequest request, ObjectNode context, NpcEvent event) {
-        ObjectNode params = context.deepCopy();
-        params.set("requestId", request.requestId());
-        params.set("event", eventJson(event));
-        request.notify(GameExtension.NPC_EVENT, params);
+    private static NpcEvent.Listener eventSender(BridgeRequest request, ObjectNode context) {
+        return new NpcEvent.Listener() {
+            @Override
+            public void onEvent(NpcEvent event) {
+                ObjectNode params = context.deepCopy();
+                params.set("requestId", request.requestId());
+                params.set("event", eventJson(event));
+                request.notify(GameExtension.NPC_EVENT, params);
+            }
+
+            @Override
+            public boolean acceptsReplyThread() {
+                return true;
+            }
+        };
     }
 
     /** An NPC's event in its wire form ({@code toolCallStarted}, {@code toolCallCompleted}, {@code emotion}, {@code lineDelta}, {@code lineReset}). */

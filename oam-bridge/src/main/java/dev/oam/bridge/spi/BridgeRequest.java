@@ -47,16 +47,17 @@ public interface BridgeRequest {
 
     /**
      * The channel for this request's client tools: {@code tool/call} requests whose params are {@code context} (e.g.
-     * {@code {"npc": "gorm"}}) plus {@code requestId} and {@code call}. It {@linkplain
-     * ToolChannel#announcesOnReplyThread() announces replies on the input thread}: a turn listener used with it gets
-     * {@code toolCallCompleted} on the thread that read the reply, so it must not block ({@link #events} does not: it
-     * only sends).
+     * {@code {"npc": "gorm"}}) plus {@code requestId} and {@code call}. Its replies complete on the thread that read
+     * them: a turn listener that {@linkplain TurnListener#acceptsReplyThread() accepts that thread} gets
+     * {@code toolCallCompleted} there, so it must not block ({@link #events} does not: it only sends).
      */
     ToolChannel toolChannel(ObjectNode context);
 
     /**
      * A turn listener sending {@code method} notifications ({@code <namespace>/event}) with
-     * {@code {…context, requestId, event}} params, as {@code session/event} does.
+     * {@code {…context, requestId, event}} params, as {@code session/event} does. It {@linkplain
+     * TurnListener#acceptsReplyThread() accepts the thread completing a tool reply}, so {@code toolCallCompleted} is
+     * sent the moment the client's reply is read.
      */
     TurnListener events(ObjectNode context, String method);
 

@@ -24,4 +24,11 @@ public interface StreamSink extends MessageSink {
 
     /** Called once, by the engine writing to this sink, before any line: where the transport reports its input. */
     void connect(LineInput input);
+
+    /**
+     * Told which path each line and tool reply of the engine writing here took. Default: {@link DeliveryListener#NONE}.
+     */
+    default DeliveryListener deliveryListener() {
+        return DeliveryListener.NONE;
+    }
 }

@@ -1,6 +1,5 @@
 package dev.oam.core.agent;
 
-import dev.oam.core.internal.DebugCounters;
 import dev.oam.core.json.Durations;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
@@ -25,9 +24,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Tool failures and timeouts are values for the model, never exceptions. Cancellation (and an interrupt)
  * abandons the calls still outstanding and throws {@code cancelled}; any other failure abandons them too.
- * Runs on the turn's thread; the channel's replies complete on other threads and wake it. When the channel
- * {@linkplain ToolChannel#announcesOnReplyThread() allows it}, the thread completing a reply also records and
- * announces it, under the round's lock, so records and events keep one order whichever thread made them.
+ * Runs on the turn's thread; the channel's replies complete on other threads and wake it. When the turn's listener
+ * {@linkplain TurnListener#acceptsReplyThread() accepts it}, the thread completing a reply also records and announces
+ * it, under the round's lock, so records and events keep one order whichever thread made them.
  */
 final class ToolRound {
     private ToolRound() {}
@@ -73,12 +72,13 @@ final class ToolRound {
         long[] started = new long[n];
         BlockingQueue<Integer> done = new LinkedBlockingQueue<>();
         // Orders the records and their toolCallCompleted events. Held by the turn's thread while it records, and by
-        // a thread completing a reply when the channel lets it announce the reply itself (announcesOnReplyThread).
+        // a thread completing a reply when the turn's listener accepts that thread (acceptsReplyThread).
         ReentrantLock lock = new ReentrantLock();
         List<ToolRecord> records = new ArrayList<>(); // guarded by lock
         boolean[] finished = new boolean[n]; // guarded by lock
         boolean[] open = {false}; // guarded by lock: the calls answered at once are recorded, replies may be announced
-        boolean announce = context.tools().announcesOnReplyThread();
+        TurnListener listener = context.listener();
+        boolean announce = listener.acceptsReplyThread();
         Thread turnThread = Thread.currentThread();
         lock.lock();
         try {
@@ -106,13 +106,15 @@ final class ToolRound {
                         .send(
                                 calls.get(i),
                                 call -> call.reply().whenComplete((reply, error) -> {
-                                    // On the completing thread (the bridge's input thread): record the reply and
-                                    // announce it at once,
-                                    // one thread wake-up before the turn's thread would. Only when the lock is free:
-                                    // that thread must
-                                    // not wait for the turn's, which may be writing to a slow client; the turn's thread
+                                    // On the completing thread: record the reply and announce it at once, one thread
+                                    // wake-up before the turn's thread would. Only when the lock is free: that thread
+                                    // must not wait for the turn's, which may be in its listener; the turn's thread
                                     // records it then.
-                                    if (announce && error == null && lock.tryLock()) {
+                                    if (!announce) {
+                                        done.offer(index);
+                                        return;
+                                    }
+                                    if (error == null && lock.tryLock()) {
                                         try {
                                             if (open[0] && !finished[index]) {
                                                 finished[index] = true;
@@ -122,20 +124,23 @@ final class ToolRound {
                                                         reply,
                                                         System.nanoTime() - started[index],
                                                         context);
-                                                countAnnounced(turnThread);
-                                            } else if (DebugCounters.ENABLED) {
-                                                DebugCounters.count("toolReply.turnThread.finishedAlready");
+                                                // The turn's thread runs this itself when the reply came before the
+                                                // callback was attached, or at once.
+                                                listener.replyRecorded(
+                                                        Thread.currentThread() == turnThread
+                                                                ? TurnListener.ReplyPath.TURN_THREAD_AT_ONCE
+                                                                : TurnListener.ReplyPath.REPLY_THREAD);
+                                            } else {
+                                                listener.replyRecorded(TurnListener.ReplyPath.FINISHED_ALREADY);
                                             }
                                         } finally {
                                             lock.unlock();
                                         }
-                                    } else if (DebugCounters.ENABLED) {
-                                        DebugCounters.count(
-                                                !announce
-                                                        ? "toolReply.turnThread.channelDoesNotAnnounce"
-                                                        : error != null
-                                                                ? "toolReply.turnThread.failed"
-                                                                : "toolReply.turnThread.lockBusy");
+                                    } else {
+                                        listener.replyRecorded(
+                                                error != null
+                                                        ? TurnListener.ReplyPath.FAILED
+                                                        : TurnListener.ReplyPath.LOCK_BUSY);
                                     }
                                     done.offer(index);
                                 }));
@@ -196,17 +201,6 @@ final class ToolRound {
             token.removeListener(wake);
         }
         return List.copyOf(records);
-    }
-
-    /** Counts a reply announced by the completing thread: a fast path only when that is not the turn's own thread. */
-    private static void countAnnounced(Thread turnThread) {
-        if (DebugCounters.ENABLED) {
-            // The turn's thread completes the callback itself when the reply came before it was attached.
-            DebugCounters.count(
-                    Thread.currentThread() == turnThread
-                            ? "toolReply.turnThread.beforeAttached"
-                            : "toolReply.replyThread.announced");
-        }
     }
 
     private static void record(

@@ -27,17 +27,6 @@ public interface ToolChannel {
         return "client";
     }
 
-    /**
-     * Whether a turn may announce a reply ({@code toolCallCompleted} to its listener) on the thread that completes the
-     * reply, the moment it arrives, instead of waking the turn's thread first. Only for a channel whose replies are
-     * completed by a thread that can afford it (the bridge's input thread, which then queues or writes without ever
-     * blocking), and whose turns' listeners accept calls from another thread than the turn's (never two at once).
-     * Default false: every event of a turn is sent from the turn's thread.
-     */
-    default boolean announcesOnReplyThread() {
-        return false;
-    }
-
     /** A call the engine has not answered yet. */
     interface PendingCall {
         /** Completes with the engine's reply; never completes exceptionally. */

@@ -142,28 +142,35 @@ class ToolRoundTest {
             throw new java.util.concurrent.CompletionException(e);
         }
     }
-    /** The thread each completion was announced on, when a channel announces replies where they complete, or not. */
-    private static List<String> completionThreads(boolean announce) throws Exception {
-        RecordingToolChannel manual = RecordingToolChannel.manual();
-        ToolChannel channel = new ToolChannel() {
+    /**
+     * The thread each completion was announced on, when the turn's listener accepts the thread completing a reply or
+     * not, and then how each reply was recorded as the listener was told.
+     */
+    private static List<String> completionThreads(boolean accepts) throws Exception {
+        RecordingToolChannel channel = RecordingToolChannel.manual();
+        List<String> seen = new java.util.ArrayList<>();
+        TurnListener listener = new TurnListener() {
             @Override
-            public PendingCall send(ToolCall call) {
-                return manual.send(call);
+            public void onEvent(TurnEvent event) {
+                synchronized (seen) {
+                    seen.add(event.getClass().getSimpleName()
+                            + (event instanceof TurnEvent.ToolCallCompleted completed
+                                    ? " " + completed.record().call().id() + " on "
+                                            + Thread.currentThread().getName()
+                                    : ""));
+                }
             }
 
             @Override
-            public boolean announcesOnReplyThread() {
-                return announce;
+            public boolean acceptsReplyThread() {
+                return accepts;
             }
-        };
-        List<String> seen = new java.util.ArrayList<>();
-        TurnListener listener = event -> {
-            synchronized (seen) {
-                seen.add(event.getClass().getSimpleName()
-                        + (event instanceof TurnEvent.ToolCallCompleted completed
-                                ? " " + completed.record().call().id() + " on "
-                                        + Thread.currentThread().getName()
-                                : ""));
+
+            @Override
+            public void replyRecorded(ReplyPath path) {
+                synchronized (seen) {
+                    seen.add("path " + path + " on " + Thread.currentThread().getName());
+                }
             }
         };
         CompletableFuture<List<ToolRecord>> round = new CompletableFuture<>();
@@ -180,37 +187,39 @@ class ToolRoundTest {
                 round.completeExceptionally(e);
             }
         });
-        manual.awaitSent(2);
+        channel.awaitSent(2);
         // Parked, waiting for a reply (the only place it parks; timed, since the tool has a timeout).
         while (turn.getState() != Thread.State.TIMED_WAITING && turn.getState() != Thread.State.WAITING) {
             Thread.sleep(1);
         }
         Thread replier = Thread.ofPlatform()
                 .name("replier")
-                .start(() -> manual.answer("c2", ToolReply.output(TextNode.valueOf("open"))));
+                .start(() -> channel.answer("c2", ToolReply.output(TextNode.valueOf("open"))));
         replier.join();
-        if (announce) {
+        if (accepts) {
             synchronized (seen) {
                 assertThat(seen).as("announced before answer() returned").contains("ToolCallCompleted c2 on replier");
             }
         }
         Thread second = Thread.ofPlatform()
                 .name("replier")
-                .start(() -> manual.answer("c1", ToolReply.output(TextNode.valueOf("dark"))));
+                .start(() -> channel.answer("c1", ToolReply.output(TextNode.valueOf("dark"))));
         second.join();
         assertThat(round.get(10, TimeUnit.SECONDS))
                 .extracting(record -> record.call().id())
                 .containsExactly("c2", "c1");
         synchronized (seen) {
             return seen.stream()
-                    .filter(event -> event.startsWith("ToolCallCompleted"))
+                    .filter(event -> event.startsWith("ToolCallCompleted") || event.startsWith("path "))
                     .toList();
         }
     }
 
     @Test
-    void aChannelThatAllowsItHasEachReplyAnnouncedOnTheThreadThatCompletesItInCompletionOrder() throws Exception {
-        List<String> completions = completionThreads(true);
+    void aListenerThatAcceptsItGetsEachReplyAnnouncedOnTheThreadThatCompletesItInCompletionOrder() throws Exception {
+        List<String> completions = completionThreads(true).stream()
+                .filter(event -> event.startsWith("ToolCallCompleted"))
+                .toList();
         // c1's reply may find the turn's thread busy with the round (it was just woken by c2's), and leave it the
         // record.
         assertThat(completions).hasSize(2).first().isEqualTo("ToolCallCompleted c2 on replier");
@@ -218,7 +227,20 @@ class ToolRoundTest {
     }
 
     @Test
-    void otherwiseEveryReplyIsAnnouncedOnTheTurnsThread() throws Exception {
+    void aListenerThatAcceptsItIsToldOnTheReplysThreadHowEachReplyWasRecorded() throws Exception {
+        List<String> seen = completionThreads(true);
+        assertThat(seen)
+                .startsWith("ToolCallCompleted c2 on replier", "path REPLY_THREAD on replier")
+                .hasSize(4);
+        // c1's reply was recorded by its own thread, or found the round's lock busy and left it to the turn's.
+        assertThat(seen.subList(2, 4))
+                .isIn(
+                        List.of("ToolCallCompleted c1 on replier", "path REPLY_THREAD on replier"),
+                        List.of("path LOCK_BUSY on replier", "ToolCallCompleted c1 on turn"));
+    }
+
+    @Test
+    void otherwiseEveryReplyIsAnnouncedOnTheTurnsThreadAndNoPathIsTold() throws Exception {
         assertThat(completionThreads(false))
                 .containsExactly("ToolCallCompleted c2 on turn", "ToolCallCompleted c1 on turn");
     }
@@ -255,17 +277,20 @@ class ToolRoundTest {
                 }
                 return pending;
             }
-
-            @Override
-            public boolean announcesOnReplyThread() {
-                return true;
-            }
         };
         List<String> completions = new java.util.concurrent.CopyOnWriteArrayList<>();
-        TurnListener listener = event -> {
-            if (event instanceof TurnEvent.ToolCallCompleted completed) {
-                completions.add(completed.record().call().id() + " on "
-                        + Thread.currentThread().getName());
+        TurnListener listener = new TurnListener() {
+            @Override
+            public void onEvent(TurnEvent event) {
+                if (event instanceof TurnEvent.ToolCallCompleted completed) {
+                    completions.add(completed.record().call().id() + " on "
+                            + Thread.currentThread().getName());
+                }
+            }
+
+            @Override
+            public boolean acceptsReplyThread() {
+                return true;
             }
         };
         List<ToolRecord> records = ToolRound.run(

@@ -251,17 +251,25 @@ public final class Npc {
 
         LineTracker tracker = new LineTracker(p, change -> events.onEvent(new NpcEvent.Line(change)));
         List<ToolRecord> records = new ArrayList<>();
-        TurnListener listener = event -> {
-            switch (event) {
-                case TurnEvent.ToolCallStarted started ->
-                    events.onEvent(new NpcEvent.ToolCallStarted(started.call(), started.execution()));
-                case TurnEvent.ToolCallCompleted completed -> {
-                    records.add(completed.record());
-                    events.onEvent(new NpcEvent.ToolCallCompleted(completed.record()));
+        TurnListener listener = new TurnListener() {
+            @Override
+            public void onEvent(TurnEvent event) {
+                switch (event) {
+                    case TurnEvent.ToolCallStarted started ->
+                        events.onEvent(new NpcEvent.ToolCallStarted(started.call(), started.execution()));
+                    case TurnEvent.ToolCallCompleted completed -> {
+                        records.add(completed.record()); // under the tool round's lock on whichever thread
+                        events.onEvent(new NpcEvent.ToolCallCompleted(completed.record()));
+                    }
+                    case TurnEvent.Partial partial -> tracker.partial(partial.value());
+                    case TurnEvent.Text text -> tracker.text(text.text());
+                    case TurnEvent.ModelStep step -> {}
                 }
-                case TurnEvent.Partial partial -> tracker.partial(partial.value());
-                case TurnEvent.Text text -> tracker.text(text.text());
-                case TurnEvent.ModelStep step -> {}
+            }
+
+            @Override
+            public boolean acceptsReplyThread() {
+                return events.acceptsReplyThread(); // a reply's thread only ever brings ToolCallCompleted
             }
         };
         ToolChannel channel = new NpcChannel(clientTools, worldTools, memoryTools);
@@ -498,11 +506,6 @@ public final class Npc {
         @Override
         public String execution(String toolName) {
             return memory.handles(toolName) || (world != null && world.handles(toolName)) ? "local" : "client";
-        }
-
-        @Override
-        public boolean announcesOnReplyThread() {
-            return client.announcesOnReplyThread(); // local tools complete at once, on the turn's thread
         }
 
         private static PendingCall done(ToolReply reply) {

@@ -4,20 +4,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.agent.TurnContext;
 import dev.oam.core.json.Json;
+import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
+import dev.oam.core.tool.ToolReply;
 import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.game.testing.RecordingModel;
 import dev.oam.game.testing.Tools;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -90,6 +96,74 @@ class NpcTest {
                         .mapToInt(e -> e.wireName().length())
                         .max()
                         .orElseThrow());
+    }
+
+    @Test
+    void toolCallCompletedReachesAListenerOnTheReplysThreadOnlyWhenItAcceptsThatThread() throws Exception {
+        assertThat(completedOn(true)).isEqualTo("replier");
+        assertThat(completedOn(false)).isEqualTo(Thread.currentThread().getName());
+    }
+
+    /** The thread a talk's one client tool reply was announced on; the reply completes on "replier" at once. */
+    private static String completedOn(boolean accepts) throws Exception {
+        RecordingModel model =
+                RecordingModel.playing("[{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{}}]},"
+                        + reply("happy", "Axes are in stock.") + "]");
+        Npc npc = new Npc(
+                "gorm",
+                state(NpcOptions.builder(TIMEOUT).build(), List.of(Tools.tool("check_inventory"))),
+                null,
+                model);
+        ToolChannel replying = new ToolChannel() {
+            @Override
+            public PendingCall send(ToolCall call) {
+                return send(call, pending -> {});
+            }
+
+            @Override
+            public PendingCall send(ToolCall call, Consumer<? super PendingCall> beforeSending) {
+                CompletableFuture<ToolReply> reply = new CompletableFuture<>();
+                PendingCall pending = new PendingCall() {
+                    @Override
+                    public CompletableFuture<ToolReply> reply() {
+                        return reply;
+                    }
+
+                    @Override
+                    public void abandon(String reason) {}
+                };
+                beforeSending.accept(pending);
+                Thread replier = Thread.ofPlatform()
+                        .name("replier")
+                        .start(() -> reply.complete(ToolReply.output(TextNode.valueOf("3 axes"))));
+                try {
+                    replier.join();
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+                return pending;
+            }
+        };
+        List<String> threads = new CopyOnWriteArrayList<>();
+        NpcEvent.Listener events = new NpcEvent.Listener() {
+            @Override
+            public void onEvent(NpcEvent event) {
+                if (event instanceof NpcEvent.ToolCallCompleted) {
+                    threads.add(Thread.currentThread().getName());
+                }
+            }
+
+            @Override
+            public boolean acceptsReplyThread() {
+                return accepts;
+            }
+        };
+
+        NpcReply reply = talk(npc, "Any axes?", replying, events);
+
+        assertThat(reply.toolCalls()).extracting(r -> r.output().asText()).containsExactly("3 axes");
+        assertThat(threads).hasSize(1);
+        return threads.get(0);
     }
 
     @Test
