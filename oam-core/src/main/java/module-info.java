@@ -1,7 +1,7 @@
 /**
- * The agent loop, tools, schemas, transcripts and the model SPI ({@code dev.oam.core.model}: {@link
- * dev.oam.core.model.LanguageModel} for one inference step, {@link dev.oam.core.model.ModelBackend} for a backend found
- * through {@link java.util.ServiceLoader}). Knows nothing of JSON-RPC.
+ * The agent loop, tools, schemas, transcripts and the model SPI ({@code dev.oam.core.model}:
+ * {@link dev.oam.core.model.LanguageModel} for one inference step, {@link dev.oam.core.model.ModelBackend} for a
+ * backend found through {@link java.util.ServiceLoader}). Knows nothing of JSON-RPC.
  */
 @SuppressWarnings("module") // the modules the internal packages are exported to are built later
 module dev.oam.core {

@@ -1,7 +1,7 @@
 /**
  * GGUF models run in-process by llama.cpp (de.kherud:llama): serves {@code "type": "llama"} and {@code --model
- * PATH.gguf}. Hosts reach it through {@link dev.oam.core.model.ModelBackend}; its packages are exported to
- * the benchmarks only.
+ * PATH.gguf}. Hosts reach it through {@link dev.oam.core.model.ModelBackend}; its packages are exported to the
+ * benchmarks only.
  */
 // requires: two libraries without a module descriptor; module: the benchmarks the packages are exported to are built
 // later

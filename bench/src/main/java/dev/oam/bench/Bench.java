@@ -15,13 +15,12 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The benchmark harness (not a test): throughput and latency of the bridge over stdio and
- * in-process, next to a parse-and-echo baseline that does the same framing and JSON work without
- * the bridge. Progress goes to stderr; the table goes to stdout. Run it with {@code bench/run}.
+ * The benchmark harness (not a test): throughput and latency of the bridge over stdio and in-process, next to a
+ * parse-and-echo baseline that does the same framing and JSON work without the bridge. Progress goes to stderr; the
+ * table goes to stdout. Run it with {@code bench/run}.
  *
- * <p>The bridge and its baseline are measured <em>interleaved</em> (alternating rounds, alternating
- * latency blocks), so that load from other programs on the machine hits both alike; ratios are
- * taken per pair of rounds.
+ * <p>The bridge and its baseline are measured <em>interleaved</em> (alternating rounds, alternating latency blocks), so
+ * that load from other programs on the machine hits both alike; ratios are taken per pair of rounds.
  */
 public final class Bench {
     /** How much work each measurement does; see {@link #usage()}. */
@@ -444,8 +443,8 @@ public final class Bench {
     }
 
     /**
-     * Runs a client action that writes to the channel; a write failure (the child died) becomes a
-     * BenchException that says why, with the child's stderr.
+     * Runs a client action that writes to the channel; a write failure (the child died) becomes a BenchException that
+     * says why, with the child's stderr.
      */
     private static void guard(Channel channel, String what, Runnable action) throws BenchException {
         try {
@@ -508,8 +507,8 @@ public final class Bench {
     // --- throughput ------------------------------------------------------------------------------
 
     /**
-     * Runs warm-up and measured rounds of {@code a} and {@code b} alternately (a b, b a, a b, …, so
-     * neither always goes first) and pairs each measured round of a with the round of b next to it.
+     * Runs warm-up and measured rounds of {@code a} and {@code b} alternately (a b, b a, a b, …, so neither always goes
+     * first) and pairs each measured round of a with the round of b next to it.
      */
     private Paired paired(String aName, Round a, String bName, Round b, String unit) throws BenchException {
         int rounds = config.rounds();
@@ -650,8 +649,8 @@ public final class Bench {
     }
 
     /**
-     * Sequential latency: after warm-ups, {@code blocks} rounds of (echo pings, bridge pings, bridge
-     * tool turns), rotating which goes first. {@code echo} null means the in-process baseline.
+     * Sequential latency: after warm-ups, {@code blocks} rounds of (echo pings, bridge pings, bridge tool turns),
+     * rotating which goes first. {@code echo} null means the in-process baseline.
      */
     private LatencySet latency(Channel echo, Channel bridge) throws BenchException {
         int blocks = config.blocks();
@@ -748,7 +747,9 @@ public final class Bench {
         }
     }
 
-    /** {@code OAM_BENCH_TRACE_WAITS=1}: read the run-queue wait around every stdio tool round trip (see traceReport). */
+    /**
+     * {@code OAM_BENCH_TRACE_WAITS=1}: read the run-queue wait around every stdio tool round trip (see traceReport).
+     */
     private static final boolean TRACE_WAITS =
             !System.getenv().getOrDefault("OAM_BENCH_TRACE_WAITS", "").isBlank();
 

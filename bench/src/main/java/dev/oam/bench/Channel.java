@@ -1,8 +1,8 @@
 package dev.oam.bench;
 
 /**
- * One client connection to a server (the bridge or the echo baseline), over stdio or in-process.
- * Lines are sent without their newline; {@link #flush()} pushes buffered lines out.
+ * One client connection to a server (the bridge or the echo baseline), over stdio or in-process. Lines are sent without
+ * their newline; {@link #flush()} pushes buffered lines out.
  */
 abstract class Channel implements AutoCloseable {
     private final String name;
@@ -37,9 +37,9 @@ abstract class Channel implements AutoCloseable {
     }
 
     /**
-     * Whether the client reacts on a thread of its own rather than on the thread that delivers
-     * lines. Stdio channels always do (their reader thread is the client); in-process channels
-     * hand lines from the engine's writer thread to a driver thread when this is on.
+     * Whether the client reacts on a thread of its own rather than on the thread that delivers lines. Stdio channels
+     * always do (their reader thread is the client); in-process channels hand lines from the engine's writer thread to
+     * a driver thread when this is on.
      */
     void clientThreadDelivery(boolean on) {}
 

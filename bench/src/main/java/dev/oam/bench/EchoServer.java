@@ -15,10 +15,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * The baseline server: the same framing and JSON work as the bridge's ping path, without the bridge.
- * Reads stdin lines, parses each with {@link Json#parse(byte[], int, int)}, answers
- * {@code {"jsonrpc":"2.0","id":<id>,"result":{}}} through {@link Json#write} into a buffered
- * stdout, and flushes when no more input is available. Exits at end of input.
+ * The baseline server: the same framing and JSON work as the bridge's ping path, without the bridge. Reads stdin lines,
+ * parses each with {@link Json#parse(byte[], int, int)}, answers {@code {"jsonrpc":"2.0","id":<id>,"result":{}}}
+ * through {@link Json#write} into a buffered stdout, and flushes when no more input is available. Exits at end of
+ * input.
  */
 public final class EchoServer {
     private EchoServer() {}

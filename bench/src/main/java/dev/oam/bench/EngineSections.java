@@ -31,9 +31,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
 
 /**
- * The FFM engine's sections of {@code bench/run llama} (issue 14), on one model file: (a) 8 concurrent sessions
- * against one at a time, (b) cancel during a 2,000-token prompt, (c) constrained against free-text decoding with the
- * Java grammar and llama.cpp's side by side. Every rate counts the tokens the engine sampled
+ * The FFM engine's sections of {@code bench/run llama} (issue 14), on one model file: (a) 8 concurrent sessions against
+ * one at a time, (b) cancel during a 2,000-token prompt, (c) constrained against free-text decoding with the Java
+ * grammar and llama.cpp's side by side. Every rate counts the tokens the engine sampled
  * ({@code EngineResult.outputTokens()} on FFM), never re-encoded text. All engines are opened with
  * {@code oam.llama.engine=ffm}; figures are printed, never asserted.
  */
@@ -195,10 +195,9 @@ final class EngineSections {
 
     /**
      * Goal 1 as the issue states it: the aggregate decode rate of {@value #SESSIONS} sessions generating together
-     * against one session at a time, each session's prompt already in its lane on both sides (read once, untimed),
-     * so both sides decode the same tokens and only the batching differs. Also: per-session time to first token
-     * together (p95), the slowest session's share (fairness), and how many greedy texts equal the same request run
-     * alone.
+     * against one session at a time, each session's prompt already in its lane on both sides (read once, untimed), so
+     * both sides decode the same tokens and only the batching differs. Also: per-session time to first token together
+     * (p95), the slowest session's share (fairness), and how many greedy texts equal the same request run alone.
      */
     private void decodeConcurrency(Engine engine, Engine oneLane) throws Exception {
         int maxTokens = 64;

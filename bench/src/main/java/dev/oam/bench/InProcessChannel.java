@@ -7,13 +7,12 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@link BridgeEngine} in this JVM. Lines go in through {@link BridgeEngine#receive(String)} on
- * the caller's thread and come out on the engine's writer thread (the sink).
+ * A {@link BridgeEngine} in this JVM. Lines go in through {@link BridgeEngine#receive(String)} on the caller's thread
+ * and come out on the engine's writer thread (the sink).
  *
- * <p>Two delivery modes: <em>direct</em> (the handler runs inside the sink; used by counters) and
- * <em>driver</em> (the sink stamps the time and hands the line to a separate client thread, as a
- * game host's main thread would receive it; the client reacts there, so it never calls back into
- * the engine from the writer thread).
+ * <p>Two delivery modes: <em>direct</em> (the handler runs inside the sink; used by counters) and <em>driver</em> (the
+ * sink stamps the time and hands the line to a separate client thread, as a game host's main thread would receive it;
+ * the client reacts there, so it never calls back into the engine from the writer thread).
  */
 final class InProcessChannel extends Channel {
     private record Timed(String line, long nanos) {}

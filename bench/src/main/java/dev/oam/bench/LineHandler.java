@@ -3,8 +3,8 @@ package dev.oam.bench;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Receives the lines the other side sent, one call per line, on the channel's delivery thread.
- * {@code nanos} is {@link System#nanoTime()} taken when the line arrived.
+ * Receives the lines the other side sent, one call per line, on the channel's delivery thread. {@code nanos} is
+ * {@link System#nanoTime()} taken when the line arrived.
  */
 interface LineHandler {
     void onLine(String line, long nanos);

@@ -33,16 +33,16 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The llama benchmark (not a test): prompt and generation speed of the embedded llama.cpp backend on a generated
- * f16 model of about 480 MB, next to the binding's raw API with the same model parameters and threads. Run it with
+ * The llama benchmark (not a test): prompt and generation speed of the embedded llama.cpp backend on a generated f16
+ * model of about 480 MB, next to the binding's raw API with the same model parameters and threads. Run it with
  * {@code bench/run llama}; progress goes to stderr, the tables and JSON lines to stdout.
  *
  * <p>"Ours" is measured at the {@link LanguageModel} level ({@code LlamaLanguageModel.respond} over a
  * {@link JniEngine}): prompt rendering, grammar building, tokenising, the slot table and compute gate, the worker
- * hand-off and output parsing included. "Raw" runs the request our adapter built (captured just before the engine
- * call: same prompt text, grammar and sampling) with {@code LlamaModel.generate}. Both models live in this process
- * (their weights are one shared mmap of the file) and are driven from one thread, strictly one after the other and
- * in alternating order, so load from other programs hits both alike and they never compute at the same time.
+ * hand-off and output parsing included. "Raw" runs the request our adapter built (captured just before the engine call:
+ * same prompt text, grammar and sampling) with {@code LlamaModel.generate}. Both models live in this process (their
+ * weights are one shared mmap of the file) and are driven from one thread, strictly one after the other and in
+ * alternating order, so load from other programs hits both alike and they never compute at the same time.
  */
 public final class LlamaBench {
     /** The settings of one run; see {@link #usage()}. */
@@ -597,8 +597,8 @@ public final class LlamaBench {
     }
 
     /**
-     * Our adapter's own time before the engine call for a grammar step (messages, rendering, and sizing the grammar
-     * to the budget), measured apart from the timed request.
+     * Our adapter's own time before the engine call for a grammar step (messages, rendering, and sizing the grammar to
+     * the budget), measured apart from the timed request.
      */
     private void adapterTime(String what, String side, ModelRequest request, int outputTokens) throws AgentException {
         if (!side.equals(OURS)) {
@@ -848,8 +848,8 @@ public final class LlamaBench {
     }
 
     /**
-     * The median [min-max] of the per-round ratios ours/raw: both sides of a round ran back to back, so a slow phase
-     * of the machine cancels out of a round's ratio better than out of the two medians.
+     * The median [min-max] of the per-round ratios ours/raw: both sides of a round ran back to back, so a slow phase of
+     * the machine cancels out of a round's ratio better than out of the two medians.
      */
     private String pairedRatio(String measure) {
         List<Double> r = values.getOrDefault(new Key(measure, RAW), List.of());

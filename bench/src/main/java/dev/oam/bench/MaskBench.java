@@ -41,12 +41,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
- * What the Java grammar constraint ({@link GbnfCompiler}) costs per step on Gemma 3's 262,144-token vocabulary
- * (not a test): for the grammars {@code LlamaLanguageModel} really builds for a tool call, an NPC reply and a
- * decision, it replays random generations (random allowed tokens, longer pieces preferred, strings written
- * mostly without closing early, as a model's would be) and times {@code allows}, {@code fillMask} on a first visit (the grammar's DFA cold, no mask cache), on a
- * repeat visit without the cache (a pure trie walk), from the cache, {@code accept}, and a masked argmax over
- * 262k logits. Run it with {@code bench/run mask}; progress goes to stderr, the table to stdout.
+ * What the Java grammar constraint ({@link GbnfCompiler}) costs per step on Gemma 3's 262,144-token vocabulary (not a
+ * test): for the grammars {@code LlamaLanguageModel} really builds for a tool call, an NPC reply and a decision, it
+ * replays random generations (random allowed tokens, longer pieces preferred, strings written mostly without closing
+ * early, as a model's would be) and times {@code allows}, {@code fillMask} on a first visit (the grammar's DFA cold, no
+ * mask cache), on a repeat visit without the cache (a pure trie walk), from the cache, {@code accept}, and a masked
+ * argmax over 262k logits. Run it with {@code bench/run mask}; progress goes to stderr, the table to stdout.
  */
 public final class MaskBench {
     private MaskBench() {}

@@ -9,9 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Cheap counters that explain where time goes: CPU time and context switches of the server side
- * (a child process, or this JVM for in-process measurements). Context switches come from Linux
- * {@code /proc}; elsewhere they are reported as unknown (-1).
+ * Cheap counters that explain where time goes: CPU time and context switches of the server side (a child process, or
+ * this JVM for in-process measurements). Context switches come from Linux {@code /proc}; elsewhere they are reported as
+ * unknown (-1).
  */
 final class Meter {
     /**
@@ -45,8 +45,8 @@ final class Meter {
      * @param switches server context switches per item
      * @param itemsPerDelivery messages per pipe read (stdio) or per sink flush (in-process)
      * @param cores average cores the server kept busy
-     * @param runWaitMicros microseconds per item the server's threads were ready to run but waited for a CPU:
-     *     time other work on the machine took from the server, whatever the server's own design
+     * @param runWaitMicros microseconds per item the server's threads were ready to run but waited for a CPU: time
+     *     other work on the machine took from the server, whatever the server's own design
      */
     record Usage(double cpuMicros, double switches, double itemsPerDelivery, double cores, double runWaitMicros) {
         static Usage median(Usage[] all) {
@@ -145,8 +145,8 @@ final class Meter {
     }
 
     /**
-     * Nanoseconds every thread of {@code pid} has spent runnable but waiting for a CPU (the second field of
-     * Linux's {@code /proc/<pid>/task/<tid>/schedstat}), or -1.
+     * Nanoseconds every thread of {@code pid} has spent runnable but waiting for a CPU (the second field of Linux's
+     * {@code /proc/<pid>/task/<tid>/schedstat}), or -1.
      */
     static long runQueueWait(long pid) {
         Path tasks = Path.of("/proc", String.valueOf(pid), "task");

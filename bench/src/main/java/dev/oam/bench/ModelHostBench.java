@@ -22,11 +22,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * What the process model host ({@code "host": "process"}) costs per token (not a test): the same greedy request on
- * the same generated model, run in this process and through a child JVM, at the {@link LanguageModel} level (the
- * child side includes encoding the request, the pipe, one JSON line per streamed delta and decoding the answer).
- * The two sides run strictly one after the other, alternating, so load from other programs hits both alike and they
- * never compute at the same time. Run it with {@code bench/run host}; progress goes to stderr, the table to stdout.
+ * What the process model host ({@code "host": "process"}) costs per token (not a test): the same greedy request on the
+ * same generated model, run in this process and through a child JVM, at the {@link LanguageModel} level (the child side
+ * includes encoding the request, the pipe, one JSON line per streamed delta and decoding the answer). The two sides run
+ * strictly one after the other, alternating, so load from other programs hits both alike and they never compute at the
+ * same time. Run it with {@code bench/run host}; progress goes to stderr, the table to stdout.
  */
 public final class ModelHostBench {
     private ModelHostBench() {}

@@ -19,19 +19,20 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code bench/run npc}: NPC response time over {@code oam stdio} (issue 30), measured as the issue's table was: a child
- * {@code java -jar oam.jar stdio --model FILE} with {@code OAM_LLAMA_THREADS=2} and the default engine, temperature 0, one
- * conversation of streamed {@code npc/talk} turns with a blacksmith, on each real model, once without tools and once with
- * one tool named as {@code groundingTool} (answered by the harness at once with a fixed output). Per turn: the time from
- * sending the request to the first {@code emotion} event, to the first {@code lineDelta} ("first words") and to the
- * response, and the response's usage. Then {@code npc/bark}s on the same NPC, each timed to its response.
+ * {@code bench/run npc}: NPC response time over {@code oam stdio} (issue 30), measured as the issue's table was: a
+ * child {@code java -jar oam.jar stdio --model FILE} with {@code OAM_LLAMA_THREADS=2} and the default engine,
+ * temperature 0, one conversation of streamed {@code npc/talk} turns with a blacksmith, on each real model, once
+ * without tools and once with one tool named as {@code groundingTool} (answered by the harness at once with a fixed
+ * output). Per turn: the time from sending the request to the first {@code emotion} event, to the first
+ * {@code lineDelta} ("first words") and to the response, and the response's usage. Then {@code npc/bark}s on the same
+ * NPC, each timed to its response.
  *
- * <p>With {@code --baseline-jar} every conversation also runs on that jar, one child after the other (never two at once),
- * the jars' order alternating per model, and the report sets both side by side with ratios.
+ * <p>With {@code --baseline-jar} every conversation also runs on that jar, one child after the other (never two at
+ * once), the jars' order alternating per model, and the report sets both side by side with ratios.
  *
  * <p>A turn or bark that answers with an error ends the run with exit code 1 (a benchmark of failing turns measures
- * nothing); one that runs past {@code --turn-timeout} is cancelled ({@code npc/cancel}) and recorded as a timeout, which
- * counts as slower than any answer in the medians.
+ * nothing); one that runs past {@code --turn-timeout} is cancelled ({@code npc/cancel}) and recorded as a timeout,
+ * which counts as slower than any answer in the medians.
  */
 public final class NpcBench {
     /** The issue's own figures, measured before any of its work (first words p50 / whole turn p50, seconds). */

@@ -143,10 +143,10 @@ final class Probes {
     }
 
     /**
-     * Sequential tool turns with {@code stream: true}: sends {@code session/respond}, answers the
-     * {@code tool/call} at once, and records (a) reply sent -> {@code toolCallCompleted} event arrived
-     * and (b) respond sent -> response arrived. Checks each turn's result. Turn numbers continue
-     * across probes ({@code firstTurn}), so one session's script is played in order.
+     * Sequential tool turns with {@code stream: true}: sends {@code session/respond}, answers the {@code tool/call} at
+     * once, and records (a) reply sent -> {@code toolCallCompleted} event arrived and (b) respond sent -> response
+     * arrived. Checks each turn's result. Turn numbers continue across probes ({@code firstTurn}), so one session's
+     * script is played in order.
      */
     static final class ToolTurns extends Probe {
         static final String ANSWER = "The gate is open.";
@@ -302,7 +302,10 @@ final class Probes {
             return roundTrips;
         }
 
-        /** When each round trip began, in {@code System.nanoTime()} (CLOCK_MONOTONIC on Linux, as the JVMs' {@code -Xlog} {@code tn} decorator). */
+        /**
+         * When each round trip began, in {@code System.nanoTime()} (CLOCK_MONOTONIC on Linux, as the JVMs'
+         * {@code -Xlog} {@code tn} decorator).
+         */
         long[] repliedAts() {
             return repliedAts;
         }

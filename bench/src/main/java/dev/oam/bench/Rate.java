@@ -3,8 +3,8 @@ package dev.oam.bench;
 import java.util.Arrays;
 
 /**
- * Throughput of the measured rounds (items per second): the median and the spread, plus the
- * median per-item usage of the server side.
+ * Throughput of the measured rounds (items per second): the median and the spread, plus the median per-item usage of
+ * the server side.
  */
 record Rate(double median, double min, double max, int rounds, long items, Meter.Usage usage) {
     static Rate of(double[] perRound, long items, Meter.Usage[] usages) {

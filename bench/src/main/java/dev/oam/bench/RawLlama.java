@@ -12,8 +12,8 @@ import java.nio.file.Path;
 
 /**
  * The baseline: the binding's own API ({@code LlamaModel.generate}) driven directly, with the model parameters
- * {@code JniEngine} uses and the very request our adapter built, so the difference between the two sides is our
- * layer (prompt rendering, grammar, tokenising, slot table, compute gate, worker hand-off, output parsing).
+ * {@code JniEngine} uses and the very request our adapter built, so the difference between the two sides is our layer
+ * (prompt rendering, grammar, tokenising, slot table, compute gate, worker hand-off, output parsing).
  */
 final class RawLlama {
     /** What one generation took. */

@@ -23,13 +23,12 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * {@code bench/run serve}: N streaming Chat Completions requests, C at a time, from this process to a
- * server child on loopback: {@code oam serve} on the scripted model (OAM_SCRIPT), then the raw
- * baseline ({@link StaticSseServer}: the same server library answering a fixed stream of the same
- * shape). Every request must be answered exactly once: status 200, one stream ending in {@code [DONE]},
- * the scripted text reassembled, and (for oam) a completion id no other response had. Reports
- * requests/s and p50/p99 latency of each and the ratios. A benchmark, not a test: it fails only when a
- * measurement could not be taken.
+ * {@code bench/run serve}: N streaming Chat Completions requests, C at a time, from this process to a server child on
+ * loopback: {@code oam serve} on the scripted model (OAM_SCRIPT), then the raw baseline ({@link StaticSseServer}: the
+ * same server library answering a fixed stream of the same shape). Every request must be answered exactly once: status
+ * 200, one stream ending in {@code [DONE]}, the scripted text reassembled, and (for oam) a completion id no other
+ * response had. Reports requests/s and p50/p99 latency of each and the ratios. A benchmark, not a test: it fails only
+ * when a measurement could not be taken.
  */
 public final class ServeBench {
     static final List<String> PIECES =

@@ -28,12 +28,12 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * {@code bench/run soak}: drives one {@code oam stdio} for N minutes with a mix of what a game does (a benchmark,
- * not a test; bench/README.md): sessions with a client tool, random cancels, compaction, transcripts saved and
- * restored; NPCs talking with memory tools, saved and restored; world writes with subscribers; decisions; all on
- * scripted models. Every minute it samples the child's RSS, heap after a full GC, live threads, open file
- * descriptors and the p50/p99 turn time. It fails when a request is lost or answered twice, or when one of those
- * samples grows after the warm-up beyond the bounds printed with the verdict.
+ * {@code bench/run soak}: drives one {@code oam stdio} for N minutes with a mix of what a game does (a benchmark, not a
+ * test; bench/README.md): sessions with a client tool, random cancels, compaction, transcripts saved and restored; NPCs
+ * talking with memory tools, saved and restored; world writes with subscribers; decisions; all on scripted models.
+ * Every minute it samples the child's RSS, heap after a full GC, live threads, open file descriptors and the p50/p99
+ * turn time. It fails when a request is lost or answered twice, or when one of those samples grows after the warm-up
+ * beyond the bounds printed with the verdict.
  */
 final class SoakBench {
     private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
@@ -265,7 +265,9 @@ final class SoakBench {
     private static final String TOOL = "{\"name\":\"look\",\"description\":\"Looks around and says what is there.\","
             + "\"parameters\":{\"type\":\"object\",\"properties\":{\"where\":{\"type\":\"string\"}},\"required\":[\"where\"]}}";
 
-    /** Cycles of 10 turns (each a client tool call and an answer), random cancels, compaction, save, delete, restore. */
+    /**
+     * Cycles of 10 turns (each a client tool call and an answer), random cancels, compaction, save, delete, restore.
+     */
     private void sessionActor(int n) throws Exception {
         Random random = new Random(n);
         String history = null;
@@ -474,7 +476,9 @@ final class SoakBench {
         }
     }
 
-    /** Heap in use right after a full GC, in kB, from {@code jcmd PID GC.run} and {@code GC.heap_info}; -1 if unknown. */
+    /**
+     * Heap in use right after a full GC, in kB, from {@code jcmd PID GC.run} and {@code GC.heap_info}; -1 if unknown.
+     */
     private static long heapAfterGc(long pid) {
         Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
         try {

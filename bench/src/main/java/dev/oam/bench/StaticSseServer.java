@@ -16,10 +16,10 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
 
 /**
- * The raw baseline of {@code bench/run serve}: the same server library as {@code oam serve} (Jetty 12,
- * virtual threads, one connector thread) answering every POST with a fixed Chat Completions stream of
- * the same shape (a role chunk, one chunk per text piece, the finish chunk, {@code [DONE]}, each event
- * flushed on its own). It reads and drops the request body. Prints its port on stdout.
+ * The raw baseline of {@code bench/run serve}: the same server library as {@code oam serve} (Jetty 12, virtual threads,
+ * one connector thread) answering every POST with a fixed Chat Completions stream of the same shape (a role chunk, one
+ * chunk per text piece, the finish chunk, {@code [DONE]}, each event flushed on its own). It reads and drops the
+ * request body. Prints its port on stdout.
  */
 public final class StaticSseServer {
     private StaticSseServer() {}

@@ -12,9 +12,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * A child process spoken to over its stdin/stdout, one JSON object per line. A reader thread splits
- * stdout into lines and hands each to the current {@link LineHandler} with its arrival time. The
- * child's stderr goes to a log file whose tail is shown when something fails.
+ * A child process spoken to over its stdin/stdout, one JSON object per line. A reader thread splits stdout into lines
+ * and hands each to the current {@link LineHandler} with its arrival time. The child's stderr goes to a log file whose
+ * tail is shown when something fails.
  */
 final class StdioChannel extends Channel {
     private static final int MAX_LINE = 16 * 1024 * 1024;

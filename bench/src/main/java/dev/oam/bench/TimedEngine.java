@@ -12,10 +12,10 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The real engine behind {@code LlamaLanguageModel}, passed through with two additions for the benchmark: it notes
- * when the first delta reaches the adapter and what the last generation asked and returned, and in capture mode it
- * records the request the adapter built (prompt, grammar, sampling) and stops there, so the raw side can run exactly
- * the same request. Used by one benchmark thread at a time.
+ * The real engine behind {@code LlamaLanguageModel}, passed through with two additions for the benchmark: it notes when
+ * the first delta reaches the adapter and what the last generation asked and returned, and in capture mode it records
+ * the request the adapter built (prompt, grammar, sampling) and stops there, so the raw side can run exactly the same
+ * request. Used by one benchmark thread at a time.
  */
 final class TimedEngine implements Engine {
     /** Thrown in capture mode once the request is recorded; never escapes {@link #capture}. */

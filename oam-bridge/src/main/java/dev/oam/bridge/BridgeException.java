@@ -10,8 +10,8 @@ import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A protocol error: it becomes an error response {@code {code, message, data: {code, …}}}.
- * Custom codes (-32057…-32099) come with their own {@code data.code} string.
+ * A protocol error: it becomes an error response {@code {code, message, data: {code, …}}}. Custom codes (-32057…-32099)
+ * come with their own {@code data.code} string.
  */
 public final class BridgeException extends Exception {
     private final int code;

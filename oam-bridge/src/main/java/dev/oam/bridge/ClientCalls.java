@@ -17,8 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * Outstanding bridge-to-client requests ({@code tool/call}). Replies are applied the moment they
- * arrive, bypassing every queue; a reply to an id nobody waits for is ignored and logged.
+ * Outstanding bridge-to-client requests ({@code tool/call}). Replies are applied the moment they arrive, bypassing
+ * every queue; a reply to an id nobody waits for is ignored and logged.
  */
 final class ClientCalls {
     private final BridgeEngine engine;

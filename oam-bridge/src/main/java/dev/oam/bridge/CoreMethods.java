@@ -21,7 +21,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 
-/** {@code initialize} (with the capabilities it reports), {@code ping}, {@code model/availability}, the validators and {@code shutdown}. */
+/**
+ * {@code initialize} (with the capabilities it reports), {@code ping}, {@code model/availability}, the validators and
+ * {@code shutdown}.
+ */
 final class CoreMethods {
     private CoreMethods() {}
 

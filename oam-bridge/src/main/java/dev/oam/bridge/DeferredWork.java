@@ -9,7 +9,9 @@ import dev.oam.core.agent.CancellationToken;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** Handler results that run on their own virtual thread ({@link Reply#deferred}), each with a token shutdown cancels. */
+/**
+ * Handler results that run on their own virtual thread ({@link Reply#deferred}), each with a token shutdown cancels.
+ */
 final class DeferredWork {
     private final Set<CancellationToken> running = ConcurrentHashMap.newKeySet();
 

@@ -13,8 +13,8 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The JSON-RPC 2.0 envelope: reading an incoming message into a request, a response or a rejection, the rules for
- * ids, and writing responses, errors and notifications. Knows nothing of methods, requests in flight or delivery.
+ * The JSON-RPC 2.0 envelope: reading an incoming message into a request, a response or a rejection, the rules for ids,
+ * and writing responses, errors and notifications. Knows nothing of methods, requests in flight or delivery.
  */
 final class Envelope {
     private static final long MAX_SAFE_LONG = 9_007_199_254_740_991L;

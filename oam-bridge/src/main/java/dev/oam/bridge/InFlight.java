@@ -71,7 +71,10 @@ final class InFlight {
         }
     }
 
-    /** {@link #awaitNoneBut(RealRequest, long)} for a caller that cannot throw: an interrupt ends the wait, and stays set. */
+    /**
+     * {@link #awaitNoneBut(RealRequest, long)} for a caller that cannot throw: an interrupt ends the wait, and stays
+     * set.
+     */
     boolean awaitNoneBut(@Nullable RealRequest except, long timeout, TimeUnit unit) {
         try {
             return awaitNoneBut(except, unit.toNanos(timeout));

@@ -4,13 +4,14 @@ import dev.oam.core.agent.HistoryLimits;
 import dev.oam.game.world.WorldBudget;
 
 /**
- * Memory caps that protect the host (docs/RELIABILITY.md, Limits), in {@link dev.oam.core.json.JsonSize} units
- * (about the characters of the compact JSON):
+ * Memory caps that protect the host (docs/RELIABILITY.md, Limits), in {@link dev.oam.core.json.JsonSize} units (about
+ * the characters of the compact JSON):
  *
  * @param historyBytes one conversation's history (a session's or an NPC's); {@code -32004} when a turn would pass it
  * @param totalHistoryBytes all sessions' and NPCs' histories together; {@code -32004} with {@code data.scope "total"}
  * @param worldBytes one world's state; {@code -32055 limit_reached} when a write would pass it
- * @param totalWorldBytes all worlds made with {@code world/create} together; {@code -32055} with {@code data.scope "total"}
+ * @param totalWorldBytes all worlds made with {@code world/create} together; {@code -32055} with {@code data.scope
+ *     "total"}
  */
 public record MemoryLimits(long historyBytes, long totalHistoryBytes, long worldBytes, long totalWorldBytes) {
     public static final MemoryLimits DEFAULTS = new MemoryLimits(

@@ -39,8 +39,8 @@ import org.jspecify.annotations.Nullable;
  *       waits at most for input that was already there.
  * </ul>
  *
- * Every other line is queued for the writer, and so are the input thread's lines after a refused direct write, until
- * it handles the next last line.
+ * Every other line is queued for the writer, and so are the input thread's lines after a refused direct write, until it
+ * handles the next last line.
  */
 final class Outbound implements LineInput {
     private static final Object STOP = new Object();
@@ -78,9 +78,7 @@ final class Outbound implements LineInput {
     // Set when a write or flush failed; from then on nothing reaches the sink. Read without the lock.
     private volatile boolean sinkBroken;
 
-    /**
-     * @param onDispatcher whether the calling thread is the one dispatching input (for stdio, the input thread)
-     */
+    /** @param onDispatcher whether the calling thread is the one dispatching input (for stdio, the input thread) */
     Outbound(MessageSink sink, DeliveryListener listener, BooleanSupplier onDispatcher) {
         this.sink = sink;
         this.stream = sink instanceof StreamSink streamSink ? streamSink : null;
@@ -258,8 +256,8 @@ final class Outbound implements LineInput {
 
     /**
      * The dispatcher's line: written and flushed at once while it handles the last line there is and the sink takes it
-     * without blocking; buffered unflushed in an input burst when the sink only buffers it; else queued. Never waits for
-     * the client.
+     * without blocking; buffered unflushed in an input burst when the sink only buffers it; else queued. Never waits
+     * for the client.
      */
     private void fromDispatcher(StreamSink stream, String line) {
         lock.lock();
@@ -319,7 +317,8 @@ final class Outbound implements LineInput {
 
     /**
      * Claims the sink to flush what an input burst left unflushed (called holding the lock, when the burst ends): false
-     * when nothing is held, or a deliverer is busy (it flushes when done), or the writer is stopping (its STOP flushes).
+     * when nothing is held, or a deliverer is busy (it flushes when done), or the writer is stopping (its STOP
+     * flushes).
      */
     private boolean claimHeldFlush() {
         if (!unflushed || delivering() || closed) {
@@ -329,7 +328,10 @@ final class Outbound implements LineInput {
         return true;
     }
 
-    /** Flushes held output after {@link #claimHeldFlush}, without the lock: here if that cannot block, else by the writer. */
+    /**
+     * Flushes held output after {@link #claimHeldFlush}, without the lock: here if that cannot block, else by the
+     * writer.
+     */
     private void flushHeld() {
         boolean flushed = false;
         try {

@@ -5,16 +5,15 @@ import dev.oam.core.model.ModelBackend;
 import java.util.List;
 
 /**
- * The backends a host gave a configuration ({@link BridgeConfiguration.Builder#backends}), owned by the engines
- * built from it: each engine takes a share when it is made and returns it when it closes, and the last share
- * returned closes every backend. A configuration whose engines have all closed cannot make another (its backends are
- * closed); a host that wants engines one after another from one set of backends keeps one engine open, or builds a
- * configuration per engine.
+ * The backends a host gave a configuration ({@link BridgeConfiguration.Builder#backends}), owned by the engines built
+ * from it: each engine takes a share when it is made and returns it when it closes, and the last share returned closes
+ * every backend. A configuration whose engines have all closed cannot make another (its backends are closed); a host
+ * that wants engines one after another from one set of backends keeps one engine open, or builds a configuration per
+ * engine.
  *
  * <p>Backends given with {@link BridgeConfiguration.Builder#sharedBackends} stay the host's (for one loaded model
- * serving several configurations): they are listed here but never closed by an engine. The backends discovered on
- * the class path (the default) are shared by the whole process and never closed: they are not in here.
- * Thread-safe.
+ * serving several configurations): they are listed here but never closed by an engine. The backends discovered on the
+ * class path (the default) are shared by the whole process and never closed: they are not in here. Thread-safe.
  */
 public final class OwnedBackends {
     static final OwnedBackends NONE = new OwnedBackends(List.of(), false);
@@ -29,7 +28,9 @@ public final class OwnedBackends {
         this.owned = owned;
     }
 
-    /** Whether the engines close them (given with {@code backends}), or the host keeps them ({@code sharedBackends}). */
+    /**
+     * Whether the engines close them (given with {@code backends}), or the host keeps them ({@code sharedBackends}).
+     */
     public boolean isOwned() {
         return owned;
     }

@@ -167,8 +167,8 @@ class EngineApiTest {
      * A request is in flight from the moment it is dispatched, not only once its handler has returned: a queued
      * request's worker may claim and send its answer while the dispatcher is still in the handler, and a
      * {@code shutdown} (or {@link BridgeEngine#awaitIdle}) must count it until the answer is queued, or the
-     * {@code shutdown} response could go first. The race is not reproducible on demand; this checks the invariant
-     * that closes it.
+     * {@code shutdown} response could go first. The race is not reproducible on demand; this checks the invariant that
+     * closes it.
      */
     @Test
     void aRequestIsInFlightWhileItsHandlerRuns() throws Exception {

@@ -40,9 +40,9 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code oam chat}: an interactive conversation. On a terminal the line editor is JLine (editing keys, history
- * with the arrow keys); piped input is read line by line and echoed. Ctrl-C stops the answer being written (and
- * exits 130 at the prompt); Ctrl-D exits.
+ * {@code oam chat}: an interactive conversation. On a terminal the line editor is JLine (editing keys, history with the
+ * arrow keys); piped input is read line by line and echoed. Ctrl-C stops the answer being written (and exits 130 at the
+ * prompt); Ctrl-D exits.
  */
 @Command(
         name = "chat",

@@ -6,9 +6,9 @@ import dev.oam.core.agent.AgentException;
 import dev.oam.core.json.Json;
 
 /**
- * A command failed: a stable code (the model-side codes of the protocol, or the command line's own
- * {@code usage}, {@code invalid_input}, {@code io_error}, {@code missing_tool_output}) and the exit status
- * it maps to (docs/CLI.md, "Exit codes").
+ * A command failed: a stable code (the model-side codes of the protocol, or the command line's own {@code usage},
+ * {@code invalid_input}, {@code io_error}, {@code missing_tool_output}) and the exit status it maps to (docs/CLI.md,
+ * "Exit codes").
  */
 final class CliError extends Exception {
     static final int OK = 0;

@@ -21,9 +21,9 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The tools of a command: OpenAI tool definitions from {@code --tools} files and {@code --tool-json}, where a tool
- * with an {@code x-oam} block is a command tool (run here as a child process) and one without is external (its
- * output comes from the caller: the exit-10 loop, {@code --ask-tools}, or the person at {@code oam chat}).
+ * The tools of a command: OpenAI tool definitions from {@code --tools} files and {@code --tool-json}, where a tool with
+ * an {@code x-oam} block is a command tool (run here as a child process) and one without is external (its output comes
+ * from the caller: the exit-10 loop, {@code --ask-tools}, or the person at {@code oam chat}).
  */
 record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
     static final double DEFAULT_TIMEOUT_SECONDS = 30;
@@ -43,8 +43,8 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
     }
 
     /**
-     * How a command tool runs. {@code argv} is resolved (a relative program against the tools file's folder,
-     * a bare name on PATH); a string command is {@code /bin/sh -c STRING}.
+     * How a command tool runs. {@code argv} is resolved (a relative program against the tools file's folder, a bare
+     * name on PATH); a string command is {@code /bin/sh -c STRING}.
      */
     record Command(List<String> argv, Path cwd, Map<String, String> env, Duration timeout, int maxOutputChars) {
         Command {

@@ -435,7 +435,10 @@ final class DemoCommand implements Runnable {
         }
     }
 
-    /** A JSON-RPC client of an in-process engine: requests block for their response; tool calls are answered on virtual threads. */
+    /**
+     * A JSON-RPC client of an in-process engine: requests block for their response; tool calls are answered on virtual
+     * threads.
+     */
     static final class Rpc implements AutoCloseable {
         interface ToolHandler {
             JsonNode answer(JsonNode call) throws RpcError;

@@ -268,8 +268,8 @@ final class InfoCommands {
     @Command(
             name = "agent-readme",
             mixinStandardHelpOptions = true,
-            description =
-                    "Print a manual for AI agents: commands, exit codes, JSON shapes, the exit-10 loop, variables, limits.")
+            description = "Print a manual for AI agents: commands, exit codes, JSON shapes, the exit-10 loop, "
+                    + "variables, limits.")
     static final class AgentReadme implements Callable<Integer> {
         @Option(names = "--json", description = "The same as one JSON object.")
         boolean json;
@@ -318,7 +318,8 @@ final class InfoCommands {
             exits.put("1", "runtime failure");
             exits.put(
                     "2",
-                    "usage or invalid input (also invalid_schema, invalid_request, unsupported_language, missing_tool_output)");
+                    "usage or invalid input (also invalid_schema, invalid_request, unsupported_language, "
+                            + "missing_tool_output)");
             exits.put("3", "model unavailable");
             exits.put("4", "guardrail violation or refusal");
             exits.put("5", "context size exceeded");
@@ -333,8 +334,10 @@ final class InfoCommands {
             shapes.put(
                     "completed",
                     "{status:\"completed\", text, structured?, toolCalls[{call{id,name,arguments}, output, isError, "
-                            + "durationSeconds}], usage{inputTokens, cachedInputTokens, outputTokens, totalTokens}, steps[{index, "
-                            + "completedToolRounds, toolCallingMode, enabledTools, trimmedEntries}], transcript?, warnings?}");
+                            + "durationSeconds}], usage{inputTokens, cachedInputTokens, outputTokens, "
+                            + "totalTokens}, steps[{index, "
+                            + "completedToolRounds, toolCallingMode, enabledTools, trimmedEntries}], "
+                            + "transcript?, warnings?}");
             shapes.put(
                     "tool_calls", "{status:\"tool_calls\", calls[{id, name, arguments}], transcript: ABSOLUTE_PATH}");
             shapes.put("error", "{error:{code, message}} on stderr");

@@ -10,8 +10,8 @@ import picocli.CommandLine.Command;
         name = "oam",
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
-        description =
-                "oam for Java: a JSON-RPC 2.0 bridge that lets game engines drive local LLM agents with real tool calls.",
+        description = "oam for Java: a JSON-RPC 2.0 bridge that lets game engines drive local LLM agents with "
+                + "real tool calls.",
         subcommands = {
             StdioCommand.class,
             ServeCommand.class,

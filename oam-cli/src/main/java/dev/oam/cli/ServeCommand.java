@@ -171,8 +171,8 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /**
-     * The model served as {@code system}: OAM_SCRIPT's scripted model when set, otherwise the one
-     * {@code oam stdio} would use, otherwise a stand-in that answers 503 model_unavailable.
+     * The model served as {@code system}: OAM_SCRIPT's scripted model when set, otherwise the one {@code oam stdio}
+     * would use, otherwise a stand-in that answers 503 model_unavailable.
      */
     private LanguageModel systemModel(List<ModelBackend> backends) {
         return models.resolve(backends, "oam serve");

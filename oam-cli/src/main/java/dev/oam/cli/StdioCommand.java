@@ -76,8 +76,8 @@ final class StdioCommand implements Callable<Integer> {
             names = "--max-history-size",
             defaultValue = "16M",
             paramLabel = "SIZE",
-            description =
-                    "Cap for one session's or NPC's history, in characters of its transcript JSON (default 16M; K, M, G suffixes).")
+            description = "Cap for one session's or NPC's history, in characters of its transcript JSON (default "
+                    + "16M; K, M, G suffixes).")
     String maxHistorySize;
 
     @Option(
@@ -117,9 +117,9 @@ final class StdioCommand implements Callable<Integer> {
     }
 
     /**
-     * ggml forks gdb on an assert and prints its backtrace on stdout unless GGML_NO_BACKTRACE is set.
-     * bin/oam exports it; this covers {@code java -jar oam.jar stdio}. A value the user set is kept.
-     * Runs before any other thread of ours exists (setenv is not thread-safe in C).
+     * ggml forks gdb on an assert and prints its backtrace on stdout unless GGML_NO_BACKTRACE is set. bin/oam exports
+     * it; this covers {@code java -jar oam.jar stdio}. A value the user set is kept. Runs before any other thread of
+     * ours exists (setenv is not thread-safe in C).
      */
     static void noNativeBacktraces() {
         if (Posix.isAvailable()) {
@@ -131,7 +131,9 @@ final class StdioCommand implements Callable<Integer> {
         }
     }
 
-    /** A host variable: {@code --model} and {@code --model-name} stand for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}. */
+    /**
+     * A host variable: {@code --model} and {@code --model-name} stand for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}.
+     */
     private Environment environment() {
         return ModelSource.flags(model, modelName).over(Environment.system());
     }

@@ -18,9 +18,9 @@ import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Newline-delimited JSON over a byte stream pair. Lines are handed to the engine as raw bytes (so
- * invalid UTF-8 is a parse error, not a crash); a line longer than {@link #MAX_LINE_BYTES} is
- * dropped with an error response and reading goes on.
+ * Newline-delimited JSON over a byte stream pair. Lines are handed to the engine as raw bytes (so invalid UTF-8 is a
+ * parse error, not a crash); a line longer than {@link #MAX_LINE_BYTES} is dropped with an error response and reading
+ * goes on.
  */
 public final class StdioTransport {
     /** Longest line accepted. */
@@ -34,10 +34,10 @@ public final class StdioTransport {
     }
 
     /**
-     * Like {@link #sink(OutputStream)}, where {@code out} writes to descriptor {@code fd} unbuffered (this sink's buffer
-     * of {@link #SINK_BUFFER} bytes is the only one in between). When {@code fd} is a pipe, the sink can tell a line
-     * that fits without blocking ({@link StreamSink#takesWithoutBlocking}), so the input thread writes its own answers.
-     * {@code listener} is told which path each line and tool reply took ({@link StreamSink#deliveryListener}).
+     * Like {@link #sink(OutputStream)}, where {@code out} writes to descriptor {@code fd} unbuffered (this sink's
+     * buffer of {@link #SINK_BUFFER} bytes is the only one in between). When {@code fd} is a pipe, the sink can tell a
+     * line that fits without blocking ({@link StreamSink#takesWithoutBlocking}), so the input thread writes its own
+     * answers. {@code listener} is told which path each line and tool reply took ({@link StreamSink#deliveryListener}).
      */
     public static Sink sink(OutputStream out, int fd, DeliveryListener listener) {
         return new Sink(out, isPipe(fd) && Posix.isAvailable() ? fd : -1, listener);
@@ -65,8 +65,8 @@ public final class StdioTransport {
     }
 
     /**
-     * The stdio sink; {@link #input()} is where {@link #pump} reports its input to the engine writing here. Called by one
-     * thread at a time (the engine's delivering thread), so its fields need no lock.
+     * The stdio sink; {@link #input()} is where {@link #pump} reports its input to the engine writing here. Called by
+     * one thread at a time (the engine's delivering thread), so its fields need no lock.
      */
     public static final class Sink implements StreamSink {
         private final OutputStream out;

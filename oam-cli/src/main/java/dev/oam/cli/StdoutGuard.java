@@ -11,18 +11,17 @@ import java.util.Objects;
 /**
  * Keeps the real standard output for protocol messages only, at the level of file descriptors.
  *
- * <p>{@link #install()} duplicates file descriptor 1 to a private descriptor, points descriptor 1 at
- * standard error and sets {@code System.out} to {@code System.err}; protocol messages are then
- * written to the private descriptor with {@code write(2)}. From then on everything that
- * writes to "stdout" the ordinary way — a stray {@code System.out.println}, llama.cpp or any other
- * native code writing to fd 1, a debugger forked by native code, the JVM's fatal-error banner —
- * lands on stderr, and only the stream returned by {@link #protocolOut()} reaches the process's
- * real stdout.
+ * <p>{@link #install()} duplicates file descriptor 1 to a private descriptor, points descriptor 1 at standard error and
+ * sets {@code System.out} to {@code System.err}; protocol messages are then written to the private descriptor with
+ * {@code write(2)}. From then on everything that writes to "stdout" the ordinary way — a stray
+ * {@code System.out.println}, llama.cpp or any other native code writing to fd 1, a debugger forked by native code, the
+ * JVM's fatal-error banner — lands on stderr, and only the stream returned by {@link #protocolOut()} reaches the
+ * process's real stdout.
  *
- * <p>It must run first, before any model backend or native library is loaded. It needs
- * {@link Posix} (JDK 22+ on Linux or macOS). Where that is missing (JDK 21, Windows) the guard
- * falls back to what {@code oam stdio} always did: the protocol goes to {@link FileDescriptor#out}
- * and only {@code System.out} is redirected; native writes to fd 1 are then not caught.
+ * <p>It must run first, before any model backend or native library is loaded. It needs {@link Posix} (JDK 22+ on Linux
+ * or macOS). Where that is missing (JDK 21, Windows) the guard falls back to what {@code oam stdio} always did: the
+ * protocol goes to {@link FileDescriptor#out} and only {@code System.out} is redirected; native writes to fd 1 are then
+ * not caught.
  */
 final class StdoutGuard {
     private static boolean installed; // guarded by StdoutGuard.class
@@ -40,8 +39,8 @@ final class StdoutGuard {
     }
 
     /**
-     * Installs the guard (once per process; a second call is a programming error). Never throws for
-     * a platform that cannot do it: it falls back and says why in {@link #description()}.
+     * Installs the guard (once per process; a second call is a programming error). Never throws for a platform that
+     * cannot do it: it falls back and says why in {@link #description()}.
      */
     public static synchronized StdoutGuard install() {
         if (installed) {
@@ -76,10 +75,10 @@ final class StdoutGuard {
     }
 
     /**
-     * Writes to a descriptor with {@code write(2)}. Not a FileOutputStream on /proc/self/fd/N: that
-     * would be a new open file description with its own offset, so with stdout on a regular file
-     * ({@code (oam stdio; echo done) > log}) the shell's later output would overwrite ours. Writing
-     * to the duplicate shares the offset (and works for sockets, which /proc cannot reopen).
+     * Writes to a descriptor with {@code write(2)}. Not a FileOutputStream on /proc/self/fd/N: that would be a new open
+     * file description with its own offset, so with stdout on a regular file ({@code (oam stdio; echo done) > log}) the
+     * shell's later output would overwrite ours. Writing to the duplicate shares the offset (and works for sockets,
+     * which /proc cannot reopen).
      */
     private static final class DescriptorOutputStream extends OutputStream {
         private final int fd;

@@ -20,8 +20,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Outputs of external tool calls given by the user: typed on the terminal ({@code --ask-tools}) or on the command
- * line of a resumed turn ({@code --tool-output}, {@code --tool-error}), and put into the pending turn.
+ * Outputs of external tool calls given by the user: typed on the terminal ({@code --ask-tools}) or on the command line
+ * of a resumed turn ({@code --tool-output}, {@code --tool-error}), and put into the pending turn.
  */
 final class ToolOutputs {
     private ToolOutputs() {}

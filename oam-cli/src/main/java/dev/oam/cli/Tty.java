@@ -66,8 +66,8 @@ final class Tty {
     }
 
     /**
-     * A spinner on stderr for long waits (loading a model, a slow first token): drawn only when stderr is a
-     * terminal, erased by {@link #stop()}. Nothing at all reaches a stderr that is not a terminal.
+     * A spinner on stderr for long waits (loading a model, a slow first token): drawn only when stderr is a terminal,
+     * erased by {@link #stop()}. Nothing at all reaches a stderr that is not a terminal.
      */
     static final class Spinner implements AutoCloseable {
         private static final String FRAMES = "|/-\\";

@@ -20,8 +20,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A turn's settings read from the command line and checked (sampling, tools, tool choice, schema, model), shared
- * by {@code oam respond} and {@code oam chat}; each bad value is a usage error (exit 2).
+ * A turn's settings read from the command line and checked (sampling, tools, tool choice, schema, model), shared by
+ * {@code oam respond} and {@code oam chat}; each bad value is a usage error (exit 2).
  */
 final class TurnArguments {
     private TurnArguments() {}

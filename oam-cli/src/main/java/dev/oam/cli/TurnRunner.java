@@ -23,9 +23,9 @@ import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Runs one turn of an agent for a command: command tools run as child processes, and once a tool round's
- * command tools are done, the round's external calls go to an {@link External} handler, which answers them
- * (chat, {@code --ask-tools}) or stops the turn so the caller can save it and exit 10.
+ * Runs one turn of an agent for a command: command tools run as child processes, and once a tool round's command tools
+ * are done, the round's external calls go to an {@link External} handler, which answers them (chat,
+ * {@code --ask-tools}) or stops the turn so the caller can save it and exit 10.
  */
 final class TurnRunner implements ToolChannel {
     /** Supplies the outputs of external calls, or returns {@code null} to stop the turn (exit 10). */

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code oam chat}: piped input, and a real pseudo-terminal through tmux (bin/lib/tmux.sh installs it when missing)
- * for line editing, history, Ctrl-C and Ctrl-D. Every step waits for the screen to show what it expects.
+ * {@code oam chat}: piped input, and a real pseudo-terminal through tmux (bin/lib/tmux.sh installs it when missing) for
+ * line editing, history, Ctrl-C and Ctrl-D. Every step waits for the screen to show what it expects.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class ChatCommandIT {

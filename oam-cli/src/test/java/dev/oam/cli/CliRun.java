@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs {@code bin/oam} as a child process with an environment, a standard input and its two output streams
- * captured separately (through files, so neither can fill up and block the child).
+ * Runs {@code bin/oam} as a child process with an environment, a standard input and its two output streams captured
+ * separately (through files, so neither can fill up and block the child).
  */
 final class CliRun {
     record Result(int exit, String out, String err) {

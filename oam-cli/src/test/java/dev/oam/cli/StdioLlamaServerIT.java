@@ -14,9 +14,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The supervised llama-server backend through {@code bin/oam stdio}: a session of {@code "type": "llama-server"} on
- * the real llama-server bin/test builds and SmolLM2 answers a turn, the server is a child of the bridge, and it is
- * gone once the bridge has shut down and exited.
+ * The supervised llama-server backend through {@code bin/oam stdio}: a session of {@code "type": "llama-server"} on the
+ * real llama-server bin/test builds and SmolLM2 answers a turn, the server is a child of the bridge, and it is gone
+ * once the bridge has shut down and exited.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class StdioLlamaServerIT {

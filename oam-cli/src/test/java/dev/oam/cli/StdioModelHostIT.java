@@ -10,7 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** The model backends and the system model through a real {@code bin/oam stdio} whose environment holds the variables. */
+/**
+ * The model backends and the system model through a real {@code bin/oam stdio} whose environment holds the variables.
+ */
 class StdioModelHostIT extends ModelHostContract {
     private List<String> command(Map<String, String> variables) {
         List<String> command = new ArrayList<>(List.of(

@@ -18,9 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Native-crash containment of a real {@code bin/oam stdio}: a model file that passes oam's GGUF check but makes
- * llama.cpp abort ({@link TinyGguf#writeAbortingModel}) ends the process with the documented exit code 134, says so
- * on stderr, leaves the JVM's crash report in the private folder (not the working directory) and only protocol
- * lines on stdout; a fresh bridge started afterwards works.
+ * llama.cpp abort ({@link TinyGguf#writeAbortingModel}) ends the process with the documented exit code 134, says so on
+ * stderr, leaves the JVM's crash report in the private folder (not the working directory) and only protocol lines on
+ * stdout; a fresh bridge started afterwards works.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class StdioNativeAbortIT {

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The real-model suite through a real {@code bin/oam stdio --model FILE} child; also what {@code --model} does with
- * a file it cannot use. Stdio is the transport that runs the whole suite on every real model ({@link StdioGemmaIT},
+ * The real-model suite through a real {@code bin/oam stdio --model FILE} child; also what {@code --model} does with a
+ * file it cannot use. Stdio is the transport that runs the whole suite on every real model ({@link StdioGemmaIT},
  * {@link StdioSmolLM2IT}); the C ABI runs it on one (NativeRealModelIT), to keep bin/test's time on 2 cores.
  */
 abstract class StdioRealModelSuite extends RealModelContract {

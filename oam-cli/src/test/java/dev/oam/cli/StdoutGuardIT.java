@@ -26,11 +26,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Only protocol messages reach the real stdout of {@code oam stdio}, whatever else writes to
- * "stdout": Java code, native code writing to fd 1, the JVM's fatal-error banner. The stray writes
- * are made by {@link StrayWriterMain}, a child that runs {@code oam stdio}'s own code path; the
- * launcher's part (environment, native access, crash-report folder) is checked on a real
- * {@code bin/oam stdio} and {@code java -jar oam.jar stdio}.
+ * Only protocol messages reach the real stdout of {@code oam stdio}, whatever else writes to "stdout": Java code,
+ * native code writing to fd 1, the JVM's fatal-error banner. The stray writes are made by {@link StrayWriterMain}, a
+ * child that runs {@code oam stdio}'s own code path; the launcher's part (environment, native access, crash-report
+ * folder) is checked on a real {@code bin/oam stdio} and {@code java -jar oam.jar stdio}.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class StdoutGuardIT {

@@ -14,13 +14,13 @@ import picocli.CommandLine;
 
 /**
  * The child process of {@link StdoutGuardIT}: {@code oam stdio} exactly as {@code Main} runs it
- * ({@link StdioCommand#run}, which installs the {@link StdoutGuard} first), except that its input
- * passes through {@link Triggers}: a line {@code #stray KIND} is not handed to the bridge but makes
- * this process write to "stdout" the way stray code would. Lines are acted on in arrival order, so
- * every request sent before a trigger has been read (and its answer can be awaited) first.
+ * ({@link StdioCommand#run}, which installs the {@link StdoutGuard} first), except that its input passes through
+ * {@link Triggers}: a line {@code #stray KIND} is not handed to the bridge but makes this process write to "stdout" the
+ * way stray code would. Lines are acted on in arrival order, so every request sent before a trigger has been read (and
+ * its answer can be awaited) first.
  *
- * <p>With the argument {@code --unguarded} it serves the way {@code oam stdio} did before the guard
- * (only {@code System.out} redirected), to show that the test sees what the guard prevents.
+ * <p>With the argument {@code --unguarded} it serves the way {@code oam stdio} did before the guard (only
+ * {@code System.out} redirected), to show that the test sees what the guard prevents.
  */
 final class StrayWriterMain {
     private StrayWriterMain() {}

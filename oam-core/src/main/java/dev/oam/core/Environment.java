@@ -12,8 +12,8 @@ import org.jspecify.annotations.Nullable;
  * own (a lambda is one with variables only), and the C library's {@code oam_bridge_create_with_settings} gives each
  * bridge its settings {@linkplain #over over} the process's.
  *
- * <p>Facts of the JVM itself ({@code os.name}, {@code java.home}, {@code user.home}, …) are not settings: they are
- * read through {@link #system()} too, as {@link #property} of it.
+ * <p>Facts of the JVM itself ({@code os.name}, {@code java.home}, {@code user.home}, …) are not settings: they are read
+ * through {@link #system()} too, as {@link #property} of it.
  */
 @FunctionalInterface
 public interface Environment {

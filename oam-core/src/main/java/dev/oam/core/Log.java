@@ -10,10 +10,9 @@ import org.jspecify.annotations.Nullable;
  * The project's logging, never on standard output (which carries protocol messages in {@code oam stdio}).
  *
  * <p>Two destinations. By default messages go to the JDK's {@link System.Logger} named {@value #LOGGER_NAME}, so an
- * in-process host routes them with its own logging (JUL's configuration, or the System.LoggerFinder that SLF4J,
- * Log4j and the like provide). The transports that own their process ({@code oam stdio}, {@code oam serve}, the C
- * ABI's JVM) call {@link #toConsole()} instead: one line per message on standard error, {@code HH:mm:ss.SSS oam
- * level: message}.
+ * in-process host routes them with its own logging (JUL's configuration, or the System.LoggerFinder that SLF4J, Log4j
+ * and the like provide). The transports that own their process ({@code oam stdio}, {@code oam serve}, the C ABI's JVM)
+ * call {@link #toConsole()} instead: one line per message on standard error, {@code HH:mm:ss.SSS oam level: message}.
  *
  * <p>{@link #setLevel} sets a process-wide threshold for both destinations (for the console it is warning until set);
  * with the system logger, its own configuration may drop more.

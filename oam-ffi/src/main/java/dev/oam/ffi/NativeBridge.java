@@ -30,13 +30,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The Java side of {@code libOpenAppleModelsFFI}: one instance per {@code oam_bridge}. The C
- * library calls {@link #create}, {@link #send}, {@link #callBlocking} and {@link #destroy} through
- * JNI, and registers {@link #deliver} (the way out to the host's callback) with RegisterNatives.
+ * The Java side of {@code libOpenAppleModelsFFI}: one instance per {@code oam_bridge}. The C library calls
+ * {@link #create}, {@link #send}, {@link #callBlocking} and {@link #destroy} through JNI, and registers
+ * {@link #deliver} (the way out to the host's callback) with RegisterNatives.
  *
- * <p>Outgoing lines reach {@code deliver} on the engine's single writer thread only, so the host's
- * callback is never re-entered. {@link #destroy} clears the handle under the lock that every
- * delivery holds, so no delivery can reach freed native memory afterwards.
+ * <p>Outgoing lines reach {@code deliver} on the engine's single writer thread only, so the host's callback is never
+ * re-entered. {@link #destroy} clears the handle under the lock that every delivery holds, so no delivery can reach
+ * freed native memory afterwards.
  */
 public final class NativeBridge {
     /** The same limit as {@code oam stdio}: longer lines are answered {@code -32600} and dropped. */
@@ -77,11 +77,11 @@ public final class NativeBridge {
             "XDG_CACHE_HOME");
 
     /**
-     * Called by {@code oam_bridge_create}. {@code settings} are {@code NAME=value} pairs the C side
-     * read from its settings or the environment ({@link #RESOLVED_BY_C}: {@code OAM_BRIDGE_LOG},
-     * {@code OAM_BRIDGE_MAX_SESSIONS}, {@code OAM_BRIDGE_TOOL_TIMEOUT}, {@code OAM_BRIDGE_SCRIPTED_MODELS},
-     * {@code OAM_FFI_OWNS_JVM}, the system model's {@code OAM_MODEL}, {@code OAM_MODEL_NAME}, {@code OAM_API_KEY}
-     * and the model cache's variables). A bad value throws {@link IllegalArgumentException} naming the variable.
+     * Called by {@code oam_bridge_create}. {@code settings} are {@code NAME=value} pairs the C side read from its
+     * settings or the environment ({@link #RESOLVED_BY_C}: {@code OAM_BRIDGE_LOG}, {@code OAM_BRIDGE_MAX_SESSIONS},
+     * {@code OAM_BRIDGE_TOOL_TIMEOUT}, {@code OAM_BRIDGE_SCRIPTED_MODELS}, {@code OAM_FFI_OWNS_JVM}, the system model's
+     * {@code OAM_MODEL}, {@code OAM_MODEL_NAME}, {@code OAM_API_KEY} and the model cache's variables). A bad value
+     * throws {@link IllegalArgumentException} naming the variable.
      */
     static NativeBridge create(long handle, String[] settings) {
         if (handle == 0) {
@@ -95,9 +95,9 @@ public final class NativeBridge {
     }
 
     /**
-     * The environment of one bridge: {@code settings} over {@code process}, in which the variables the C side
-     * resolved ({@link #RESOLVED_BY_C}) are unset. The system model, the model cache and every variable a backend
-     * reads for the system model (such as {@code OAM_MODEL_HOST}, {@code OAM_LLAMA_SERVER}) come from it.
+     * The environment of one bridge: {@code settings} over {@code process}, in which the variables the C side resolved
+     * ({@link #RESOLVED_BY_C}) are unset. The system model, the model cache and every variable a backend reads for the
+     * system model (such as {@code OAM_MODEL_HOST}, {@code OAM_LLAMA_SERVER}) come from it.
      */
     static Environment environment(String[] settings, Environment process) {
         Map<String, String> variables = new HashMap<>();
@@ -179,8 +179,8 @@ public final class NativeBridge {
     }
 
     /**
-     * The JVM was started by the library inside someone else's process: whatever Java code prints to
-     * {@code System.out} by mistake must not land in the host's stdout (which may carry a protocol).
+     * The JVM was started by the library inside someone else's process: whatever Java code prints to {@code System.out}
+     * by mistake must not land in the host's stdout (which may carry a protocol).
      */
     private static void keepStdoutPrivate() {
         if (System.out != System.err) {
@@ -199,8 +199,8 @@ public final class NativeBridge {
     }
 
     /**
-     * Called by {@code oam_call_blocking}: one request whose response line is returned instead of
-     * delivered. On timeout the request is cancelled and a {@code -32024} error line is returned.
+     * Called by {@code oam_call_blocking}: one request whose response line is returned instead of delivered. On timeout
+     * the request is cancelled and a {@code -32024} error line is returned.
      */
     byte[] callBlocking(byte[] json, long timeoutMillis) {
         JsonNode root;
@@ -251,9 +251,8 @@ public final class NativeBridge {
     }
 
     /**
-     * Called by {@code oam_bridge_destroy} after the C side stopped its callbacks. From inside the
-     * callback (the writer thread itself) the engine is closed on another thread, so the callback
-     * returns at once.
+     * Called by {@code oam_bridge_destroy} after the C side stopped its callbacks. From inside the callback (the writer
+     * thread itself) the engine is closed on another thread, so the callback returns at once.
      */
     void destroy(boolean fromCallback) {
         synchronized (deliverLock) {

@@ -19,11 +19,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * bindings/csharp on Mono: {@code bindings/csharp/run-tests} compiles the binding with mcs (also its Unity
- * parts, against a stand-in for UnityEngine) and runs its suite over this build's libOpenAppleModelsFFI. It
- * installs Mono with apt-get when it is missing (bin/lib/mono.sh) and fails the build when Mono cannot be had
- * or a C# test fails. Its RealModelTests run a llama session on each real model ({@link RealModel}): Gemma 3 270M
- * and SmolLM2-135M-Instruct, the C ABI's only run on SmolLM2 (NativeRealModelIT runs the whole suite on Gemma).
+ * bindings/csharp on Mono: {@code bindings/csharp/run-tests} compiles the binding with mcs (also its Unity parts,
+ * against a stand-in for UnityEngine) and runs its suite over this build's libOpenAppleModelsFFI. It installs Mono with
+ * apt-get when it is missing (bin/lib/mono.sh) and fails the build when Mono cannot be had or a C# test fails. Its
+ * RealModelTests run a llama session on each real model ({@link RealModel}): Gemma 3 270M and SmolLM2-135M-Instruct,
+ * the C ABI's only run on SmolLM2 (NativeRealModelIT runs the whole suite on Gemma).
  */
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
 class CSharpBindingIT {

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The Java entry class on its own (no native library: nothing here reaches the sink, which would
- * call into C). The C side is tested by NativeLibraryIT and NativeContractIT.
+ * The Java entry class on its own (no native library: nothing here reaches the sink, which would call into C). The C
+ * side is tested by NativeLibraryIT and NativeContractIT.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class NativeBridgeTest {

@@ -21,12 +21,11 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A client of the C ABI: a child process ({@code oam-ffi-host}) hands each line it reads to
- * {@code oam_bridge_send} and prints each message of the callback as a line. The C ABI has no end
- * of input and no process that stops after {@code shutdown}; a host decides when to destroy. This
- * client plays such a host: after {@link #endInput()} or the answer to {@code shutdown} it waits
- * until every request it sent was answered, then closes the child's stdin, which makes the child
- * call {@code oam_bridge_destroy} and exit.
+ * A client of the C ABI: a child process ({@code oam-ffi-host}) hands each line it reads to {@code oam_bridge_send} and
+ * prints each message of the callback as a line. The C ABI has no end of input and no process that stops after
+ * {@code shutdown}; a host decides when to destroy. This client plays such a host: after {@link #endInput()} or the
+ * answer to {@code shutdown} it waits until every request it sent was answered, then closes the child's stdin, which
+ * makes the child call {@code oam_bridge_destroy} and exit.
  */
 final class NativeClient implements ProtocolClient {
     private static final BigDecimal MAX_SAFE_INTEGER = BigDecimal.valueOf(9_007_199_254_740_991L);

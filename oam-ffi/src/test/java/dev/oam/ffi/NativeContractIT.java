@@ -8,9 +8,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * The protocol contract through the C ABI: every line goes through {@code oam_bridge_send} of
- * libOpenAppleModelsFFI in a real C process that started its own JVM, and every message comes
- * back through the callback.
+ * The protocol contract through the C ABI: every line goes through {@code oam_bridge_send} of libOpenAppleModelsFFI in
+ * a real C process that started its own JVM, and every message comes back through the callback.
  */
 @ExtendWith(NativeContractIT.CAbiDifferences.class)
 class NativeContractIT extends ProtocolContract {

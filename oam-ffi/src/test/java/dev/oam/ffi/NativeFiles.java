@@ -49,8 +49,8 @@ final class NativeFiles {
     }
 
     /**
-     * Runs a program to its end (at most {@code timeoutSeconds}) with these environment changes
-     * ({@code null} values remove a variable), capturing both streams.
+     * Runs a program to its end (at most {@code timeoutSeconds}) with these environment changes ({@code null} values
+     * remove a variable), capturing both streams.
      */
     static Run run(List<String> command, Map<String, String> env, long timeoutSeconds) {
         ProcessBuilder builder = new ProcessBuilder(command);

@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * libOpenAppleModelsFFI from C: each test runs one scenario of {@code oam-ffi-tests} (see
- * src/test/c/ffi_tests.c) in its own process, which prints what it checked on stderr. No scenario
- * may write to stdout: the library must leave it to the host.
+ * libOpenAppleModelsFFI from C: each test runs one scenario of {@code oam-ffi-tests} (see src/test/c/ffi_tests.c) in
+ * its own process, which prints what it checked on stderr. No scenario may write to stdout: the library must leave it
+ * to the host.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class NativeLibraryIT {

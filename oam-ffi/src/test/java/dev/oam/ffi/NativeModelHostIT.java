@@ -9,9 +9,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The model backends and the system model through the C ABI: a C host process ({@code oam-ffi-host}) whose
- * environment holds {@code OAM_MODEL}, {@code OAM_MODEL_NAME} and {@code OAM_API_KEY}, read by
- * {@code oam_bridge_create} as {@code oam stdio} reads its flags and environment.
+ * The model backends and the system model through the C ABI: a C host process ({@code oam-ffi-host}) whose environment
+ * holds {@code OAM_MODEL}, {@code OAM_MODEL_NAME} and {@code OAM_API_KEY}, read by {@code oam_bridge_create} as
+ * {@code oam stdio} reads its flags and environment.
  */
 class NativeModelHostIT extends ModelHostContract {
     @Override

@@ -7,10 +7,10 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * The real-model suite through the C ABI: libOpenAppleModelsFFI in a C host process, Gemma 3 270M as the
- * library's system model ({@code OAM_MODEL}). On one model only, to keep bin/test's time on 2 cores: the whole suite
- * runs on every real model over stdio (oam-cli's StdioGemmaIT, StdioSmolLM2IT), and the C ABI drives SmolLM2 in the
- * C# binding's RealModelTests (CSharpBindingIT).
+ * The real-model suite through the C ABI: libOpenAppleModelsFFI in a C host process, Gemma 3 270M as the library's
+ * system model ({@code OAM_MODEL}). On one model only, to keep bin/test's time on 2 cores: the whole suite runs on
+ * every real model over stdio (oam-cli's StdioGemmaIT, StdioSmolLM2IT), and the C ABI drives SmolLM2 in the C#
+ * binding's RealModelTests (CSharpBindingIT).
  */
 class NativeRealModelIT extends RealModelContract {
     private NativeClient host;

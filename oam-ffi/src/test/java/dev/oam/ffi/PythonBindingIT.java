@@ -19,9 +19,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * bindings/python with this machine's python3: its unittest suite (over libOpenAppleModelsFFI and
- * over an {@code oam stdio} child) and example.py both ways. Fails the build when they fail.
- * {@code -Doam.python=/path/to/python3} picks another interpreter.
+ * bindings/python with this machine's python3: its unittest suite (over libOpenAppleModelsFFI and over an {@code oam
+ * stdio} child) and example.py both ways. Fails the build when they fail. {@code -Doam.python=/path/to/python3} picks
+ * another interpreter.
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class PythonBindingIT {

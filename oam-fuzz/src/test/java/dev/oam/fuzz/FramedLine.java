@@ -3,10 +3,10 @@ package dev.oam.fuzz;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One line of {@link JsonRpcFuzzTest}'s input as the transport sees it; {@code id} as the bridge echoes it (null:
- * none, or one it refuses). A top-level class on purpose: a record nested in the fuzz test class broke under
- * Jazzer's instrumentation on JDK 25 (first a HotSpot crash in the nestmate access check, then a
- * {@code NoSuchFieldError} for its field), see docs/RELIABILITY.md.
+ * One line of {@link JsonRpcFuzzTest}'s input as the transport sees it; {@code id} as the bridge echoes it (null: none,
+ * or one it refuses). A top-level class on purpose: a record nested in the fuzz test class broke under Jazzer's
+ * instrumentation on JDK 25 (first a HotSpot crash in the nestmate access check, then a {@code NoSuchFieldError} for
+ * its field), see docs/RELIABILITY.md.
  */
 final class FramedLine {
     private final String text;

@@ -17,12 +17,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The GGUF header parser, which runs in Java so that a bad model file is refused before llama.cpp sees it.
- * Properties: it only ever throws {@link GgufException}; what it accepts is consistent (every tensor lies
- * inside the file, after the header, with a positive size; the vocabulary is not empty), so native code is
- * never handed a file whose header lies about its extent; and reading one header allocates at most
- * {@link #ALLOCATION_BOUND} bytes plus a small multiple of the file size, whatever counts the file claims (measured
- * on a second read of the same file, so that class loading and Jazzer's instrumentation on the first are not counted).
+ * The GGUF header parser, which runs in Java so that a bad model file is refused before llama.cpp sees it. Properties:
+ * it only ever throws {@link GgufException}; what it accepts is consistent (every tensor lies inside the file, after
+ * the header, with a positive size; the vocabulary is not empty), so native code is never handed a file whose header
+ * lies about its extent; and reading one header allocates at most {@link #ALLOCATION_BOUND} bytes plus a small multiple
+ * of the file size, whatever counts the file claims (measured on a second read of the same file, so that class loading
+ * and Jazzer's instrumentation on the first are not counted).
  */
 class GgufHeaderFuzzTest {
     /** Fixed allocation allowance per read (buffers, the metadata map, messages), besides {@code 16 × file size}. */
@@ -33,8 +33,8 @@ class GgufHeaderFuzzTest {
     private static Path file;
 
     /**
-     * Loads and initializes the parser's classes (and those of its error paths) before anything is measured: the
-     * first read of a JVM allocates megabytes for class loading, which is not the parser's doing.
+     * Loads and initializes the parser's classes (and those of its error paths) before anything is measured: the first
+     * read of a JVM allocates megabytes for class loading, which is not the parser's doing.
      */
     @BeforeAll
     static void warmUp() throws IOException {

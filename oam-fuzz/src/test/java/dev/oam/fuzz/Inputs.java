@@ -32,8 +32,8 @@ public final class Inputs {
     }
 
     /**
-     * The ways a byte stream is cut into reads: {@code 0} whole, {@code 1} one byte per read, others at
-     * random points derived from the input (some reads empty-handed, as a slow network can be).
+     * The ways a byte stream is cut into reads: {@code 0} whole, {@code 1} one byte per read, others at random points
+     * derived from the input (some reads empty-handed, as a slow network can be).
      */
     public static InputStream split(byte[] data, int way) {
         if (way == 0) {

@@ -20,22 +20,24 @@ import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * JSON-RPC framing (the stdio transport's line reader) and dispatch (the engine, with the game methods and
- * scripted models; no model that touches the network or native code). The input is the byte stream a game
- * writes, cut into reads at points derived from it. Properties:
+ * JSON-RPC framing (the stdio transport's line reader) and dispatch (the engine, with the game methods and scripted
+ * models; no model that touches the network or native code). The input is the byte stream a game writes, cut into reads
+ * at points derived from it. Properties:
+ *
  * <ul>
- *   <li>every message the bridge writes is one valid JSON-RPC 2.0 object: a notification or request
- *       ({@code method}), or a response with exactly one of {@code result} and {@code error}
- *       (an integer {@code code}, a string {@code message} and a string {@code data.code});</li>
- *   <li>no line gets more than one response: responses with a given id never outnumber the lines carrying
- *       that id, and responses with id {@code null} never outnumber the lines;</li>
+ *   <li>every message the bridge writes is one valid JSON-RPC 2.0 object: a notification or request ({@code method}),
+ *       or a response with exactly one of {@code result} and {@code error} (an integer {@code code}, a string
+ *       {@code message} and a string {@code data.code});
+ *   <li>no line gets more than one response: responses with a given id never outnumber the lines carrying that id, and
+ *       responses with id {@code null} never outnumber the lines;
  *   <li>a request line whose id no other line uses is answered exactly once by the time a {@code shutdown} of the
- *       harness's own is answered and the engine closed;</li>
- *   <li>after the input, the engine still answers {@code ping} (a result, or {@code shut_down} once the input
- *       sent {@code shutdown}).</li>
+ *       harness's own is answered and the engine closed;
+ *   <li>after the input, the engine still answers {@code ping} (a result, or {@code shut_down} once the input sent
+ *       {@code shutdown}).
  * </ul>
- * The harness splits the stream into lines exactly as the transport does (LF; a CR before it is dropped), so
- * its counts are per transport line, whatever the bytes are (invalid UTF-8 included).
+ *
+ * The harness splits the stream into lines exactly as the transport does (LF; a CR before it is dropped), so its counts
+ * are per transport line, whatever the bytes are (invalid UTF-8 included).
  */
 class JsonRpcFuzzTest {
     @FuzzTest(maxDuration = "10m")

@@ -13,11 +13,11 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 
 /**
- * Saved state a game restores from disk: NPC saves ({@code npc/state} → {@code npc/restore}) and world
- * snapshots ({@code world/snapshot} → {@code world/create}). The input is the save. Properties: a save is
- * either restored or refused with a protocol error (never {@code -32603 internal_error}); on what is accepted,
- * decode ∘ encode is the identity: saving the restored thing, restoring that save and saving again gives the
- * same save (apart from the id the copy was given), and a world snapshot equals the state it was created from.
+ * Saved state a game restores from disk: NPC saves ({@code npc/state} → {@code npc/restore}) and world snapshots
+ * ({@code world/snapshot} → {@code world/create}). The input is the save. Properties: a save is either restored or
+ * refused with a protocol error (never {@code -32603 internal_error}); on what is accepted, decode ∘ encode is the
+ * identity: saving the restored thing, restoring that save and saving again gives the same save (apart from the id the
+ * copy was given), and a world snapshot equals the state it was created from.
  */
 class SavedStateFuzzTest {
     @FuzzTest(maxDuration = "10m")

@@ -11,10 +11,9 @@ import java.util.Random;
 
 /**
  * The JSON Schema converter and the validator. Properties: converting any JSON either succeeds or throws
- * {@link SchemaException} (with a {@code #} pointer), never anything else; converting the generation schema
- * again gives the same schema (it is a fixed point); every value {@link SchemaSampler} builds from the
- * generation schema's grammar validates, still validates with its keys put in schema order, and validating any
- * value never throws.
+ * {@link SchemaException} (with a {@code #} pointer), never anything else; converting the generation schema again gives
+ * the same schema (it is a fixed point); every value {@link SchemaSampler} builds from the generation schema's grammar
+ * validates, still validates with its keys put in schema order, and validating any value never throws.
  */
 class SchemaFuzzTest {
     @FuzzTest(maxDuration = "10m")

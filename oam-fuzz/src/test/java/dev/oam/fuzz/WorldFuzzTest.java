@@ -15,11 +15,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * World paths and merge patches (the {@code world/*} methods and the model's world tools take both from the
- * game and from model output). Properties: a path either parses or is refused with {@link WorldException};
- * the canonical text of a parsed path parses back to the same path; a value written at a path reads back
- * there. A merge patch gives exactly what RFC 7386 says (checked against the few lines of the RFC's own
- * algorithm below), reports a change exactly when the state changed, and applying it again changes nothing.
+ * World paths and merge patches (the {@code world/*} methods and the model's world tools take both from the game and
+ * from model output). Properties: a path either parses or is refused with {@link WorldException}; the canonical text of
+ * a parsed path parses back to the same path; a value written at a path reads back there. A merge patch gives exactly
+ * what RFC 7386 says (checked against the few lines of the RFC's own algorithm below), reports a change exactly when
+ * the state changed, and applying it again changes nothing.
  */
 class WorldFuzzTest {
     private static final String STATE = "{\"party\":[{\"name\":\"Aria\",\"hp\":10},{\"name\":\"Gorm\"}],"

@@ -4,9 +4,9 @@ import java.util.ArrayDeque;
 import java.util.Map;
 
 /**
- * At most {@code maxActive} completions run at once; up to {@code maxQueued} more wait in arrival
- * order (FIFO); a request beyond that is refused at once with 429. A waiter leaves the queue when its
- * deadline passes or its client goes away.
+ * At most {@code maxActive} completions run at once; up to {@code maxQueued} more wait in arrival order (FIFO); a
+ * request beyond that is refused at once with 429. A waiter leaves the queue when its deadline passes or its client
+ * goes away.
  */
 final class Admission {
     private final int maxActive;

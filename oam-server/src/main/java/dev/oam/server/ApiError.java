@@ -8,9 +8,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A request the server answers with an error: the HTTP status and OpenAI's envelope
- * {@code {"error": {"message", "type", "param", "code"}}}. Thrown anywhere before the response is
- * committed; after that (a stream already started) it becomes an SSE {@code data: {"error": …}} event.
+ * A request the server answers with an error: the HTTP status and OpenAI's envelope {@code {"error": {"message",
+ * "type", "param", "code"}}}. Thrown anywhere before the response is committed; after that (a stream already started)
+ * it becomes an SSE {@code data: {"error": …}} event.
  */
 final class ApiError extends Exception {
     static final String INVALID_REQUEST = "invalid_request_error";

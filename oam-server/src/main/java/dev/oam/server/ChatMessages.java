@@ -25,8 +25,8 @@ record ChatMessages(@Nullable String instructions, List<TranscriptEntry> entries
 
     /**
      * Turns the message history into transcript entries: system and developer messages become the instructions,
-     * consecutive user messages are merged, and each assistant tool call must be answered by exactly one
-     * {@code tool} message right after it (outputs are put in call order).
+     * consecutive user messages are merged, and each assistant tool call must be answered by exactly one {@code tool}
+     * message right after it (outputs are put in call order).
      */
     static ChatMessages parse(@Nullable JsonNode node) throws ApiError {
         if (node == null || node.isNull()) {
@@ -123,7 +123,8 @@ record ChatMessages(@Nullable String instructions, List<TranscriptEntry> entries
                                 path + ".tool_call_id",
                                 "unknown_tool_call_id",
                                 "The tool message for '" + id
-                                        + "' does not follow an assistant message with that tool call: every tool message must come "
+                                        + "' does not follow an assistant message with that tool call: "
+                                        + "every tool message must come "
                                         + "right after the assistant message whose call it answers.");
                     }
                     if (!open.containsKey(id)) {
@@ -167,7 +168,8 @@ record ChatMessages(@Nullable String instructions, List<TranscriptEntry> entries
                     "messages",
                     "invalid_last_message",
                     "The last message is an assistant message; this "
-                            + "server does not continue a prefilled answer. End with a user message or with tool messages.");
+                            + "server does not continue a prefilled answer. End with a user message or with "
+                            + "tool messages.");
         }
         if (lastRole == null) {
             throw ApiError.invalid(

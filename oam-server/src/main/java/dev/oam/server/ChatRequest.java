@@ -20,8 +20,8 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A validated Chat Completions request. {@link #parse} checks every field before any model runs and
- * turns the stateless message history into transcript entries ({@link ChatMessages}).
+ * A validated Chat Completions request. {@link #parse} checks every field before any model runs and turns the stateless
+ * message history into transcript entries ({@link ChatMessages}).
  *
  * @param entries the conversation for the model, ending with the user's prompt or with tool outputs
  * @param enabledTools the {@code allowed_tools} subset, or {@code null} for every tool

@@ -86,8 +86,8 @@ final class ChatTools {
     }
 
     /**
-     * The request's {@code tool_choice}: a mode, a named function or an {@code allowed_tools} subset, each of
-     * which must name only functions among {@code tools}.
+     * The request's {@code tool_choice}: a mode, a named function or an {@code allowed_tools} subset, each of which
+     * must name only functions among {@code tools}.
      */
     static Choice choice(JsonNode root, List<ToolDefinition> tools) throws ApiError {
         Set<String> toolNames = new HashSet<>();
@@ -104,8 +104,8 @@ final class ChatTools {
                     default ->
                         throw ApiError.invalidValue(
                                 "tool_choice",
-                                "'tool_choice' must be \"auto\", \"none\", \"required\", a function or allowed_tools, not \""
-                                        + choice.textValue() + "\".");
+                                "'tool_choice' must be \"auto\", \"none\", \"required\", a function or "
+                                        + "allowed_tools, not \"" + choice.textValue() + "\".");
                 };
             } else if (choice.isObject()
                     && "function".equals(choice.path("type").asText())) {
@@ -150,7 +150,8 @@ final class ChatTools {
                 throw ApiError.invalidValue(
                         "tool_choice",
                         "'tool_choice' must be \"auto\", \"none\", \"required\", "
-                                + "{\"type\":\"function\",\"function\":{\"name\":…}} or {\"type\":\"allowed_tools\",…}.");
+                                + "{\"type\":\"function\",\"function\":{\"name\":…}} or "
+                                + "{\"type\":\"allowed_tools\",…}.");
             }
             if (toolChoice instanceof ToolChoice.Required && tools.isEmpty()) {
                 throw ApiError.invalidValue(

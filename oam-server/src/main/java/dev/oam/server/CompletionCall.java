@@ -26,10 +26,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One Chat Completions request against one model: exactly one model step, because every tool the
- * request declares is the client's (a call ends the request with {@code finish_reason: "tool_calls"};
- * the client runs it and sends the whole history again). An answer that breaks its schema, or a call
- * to a tool the step did not offer, is generated once more when the model allows it.
+ * One Chat Completions request against one model: exactly one model step, because every tool the request declares is
+ * the client's (a call ends the request with {@code finish_reason: "tool_calls"}; the client runs it and sends the
+ * whole history again). An answer that breaks its schema, or a call to a tool the step did not offer, is generated once
+ * more when the model allows it.
  */
 final class CompletionCall {
     /** Why generation was stopped from outside the model. */
@@ -140,8 +140,8 @@ final class CompletionCall {
     }
 
     /**
-     * Runs the step. Streamed text reaches {@code stream} as the model produces it (structured formats
-     * are not streamed: their text is only final once validated).
+     * Runs the step. Streamed text reaches {@code stream} as the model produces it (structured formats are not
+     * streamed: their text is only final once validated).
      *
      * @throws ApiError for every failure the client is told about, including a timeout
      * @throws ClientGone when the client went away (nobody is left to answer)

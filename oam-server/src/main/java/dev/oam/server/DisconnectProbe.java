@@ -14,12 +14,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * Notices a client that closes its connection while its completion is still being generated.
  *
- * <p>Jetty's HTTP/1.1 connection does not read while a request is handled, so a peer's close stays
- * unseen until the server writes. While nothing has been written, this probe does a non-blocking
- * read on the connection every {@value #PERIOD_MS} ms: end of stream means the client is gone. Bytes
- * instead mean the client pipelined its next request; they are handed back to Jetty's connection
- * (the buffer it parses from) and probing stops. The probe must be stopped before the response is
- * written, so it never reads while Jetty does.
+ * <p>Jetty's HTTP/1.1 connection does not read while a request is handled, so a peer's close stays unseen until the
+ * server writes. While nothing has been written, this probe does a non-blocking read on the connection every
+ * {@value #PERIOD_MS} ms: end of stream means the client is gone. Bytes instead mean the client pipelined its next
+ * request; they are handed back to Jetty's connection (the buffer it parses from) and probing stops. The probe must be
+ * stopped before the response is written, so it never reads while Jetty does.
  */
 final class DisconnectProbe implements AutoCloseable {
     static final long PERIOD_MS = 250;

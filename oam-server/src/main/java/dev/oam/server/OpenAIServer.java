@@ -48,10 +48,9 @@ import org.eclipse.jetty.util.thread.VirtualThreadPool;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The OpenAI-compatible HTTP server of {@code oam serve} (docs/SERVER.md): Chat Completions with real
- * tool calls, the model listing and a health check, on Jetty 12 with one virtual thread per request.
- * HTTP/1.1 framing, header and body limits, slow clients and request smuggling are Jetty's job; this
- * class routes, authenticates, admits and answers.
+ * The OpenAI-compatible HTTP server of {@code oam serve} (docs/SERVER.md): Chat Completions with real tool calls, the
+ * model listing and a health check, on Jetty 12 with one virtual thread per request. HTTP/1.1 framing, header and body
+ * limits, slow clients and request smuggling are Jetty's job; this class routes, authenticates, admits and answers.
  */
 public final class OpenAIServer implements AutoCloseable {
     private static final String JSON = "application/json";
@@ -190,8 +189,8 @@ public final class OpenAIServer implements AutoCloseable {
     }
 
     /**
-     * Serves one raw HTTP/1.1 request (head and body, exactly as on the wire) without a socket and
-     * returns the raw response; a streamed response is returned once complete.
+     * Serves one raw HTTP/1.1 request (head and body, exactly as on the wire) without a socket and returns the raw
+     * response; a streamed response is returned once complete.
      */
     public String handle(String rawRequest) throws Exception {
         String request = rawRequest.contains("Connection: close")
@@ -265,7 +264,8 @@ public final class OpenAIServer implements AutoCloseable {
                     null,
                     "unknown_url",
                     "Unknown request URL: " + method + " " + path
-                            + ". This server serves POST /v1/chat/completions, GET /v1/models, GET /v1/models/{id} and GET /health.");
+                            + ". This server serves POST /v1/chat/completions, GET /v1/models, GET "
+                            + "/v1/models/{id} and GET /health.");
         }
         if (!allow.contains(method)) {
             throw new ApiError(
@@ -492,7 +492,10 @@ public final class OpenAIServer implements AutoCloseable {
         return System.currentTimeMillis() / 1000;
     }
 
-    /** The body, at most {@code maxBodyBytes}: a larger Content-Length is refused before reading; a chunked body as it passes the limit. */
+    /**
+     * The body, at most {@code maxBodyBytes}: a larger Content-Length is refused before reading; a chunked body as it
+     * passes the limit.
+     */
     private JsonNode readJson(Request request) throws ApiError, IOException {
         long length = request.getLength();
         int limit = options.maxBodyBytes();
@@ -557,8 +560,8 @@ public final class OpenAIServer implements AutoCloseable {
     }
 
     /**
-     * Errors Jetty answers itself (a malformed request line or header, a head over the limit, a bad
-     * chunk) get the same JSON envelope as the server's own.
+     * Errors Jetty answers itself (a malformed request line or header, a head over the limit, a bad chunk) get the same
+     * JSON envelope as the server's own.
      */
     private static final class EnvelopeErrorHandler extends ErrorHandler {
         @Override

@@ -16,9 +16,11 @@ import org.jspecify.annotations.Nullable;
  * @param socket a Unix domain socket path (created with mode 0600), or {@code null}
  * @param models the models by id, in listing order; the first is the default
  * @param aliases extra ids, each naming a model of {@code models}
- * @param instructions the server's instructions, put before the request's system and developer messages, or {@code null}
+ * @param instructions the server's instructions, put before the request's system and developer messages, or
+ *     {@code null}
  * @param apiKey the Bearer token required on /v1/*, or {@code null} for none
- * @param allowedOrigins browser origins allowed to call (CORS); {@code "*"} allows any; every other {@code Origin} gets 403
+ * @param allowedOrigins browser origins allowed to call (CORS); {@code "*"} allows any; every other {@code Origin} gets
+ *     403
  * @param requestTimeout the longest a completion may take, its time in the queue included
  * @param idleTimeout how long a connection may stay silent (slow or stalled clients are dropped)
  */

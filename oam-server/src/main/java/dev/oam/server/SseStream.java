@@ -13,11 +13,10 @@ import org.eclipse.jetty.util.Callback;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One streamed completion ({@code stream: true}). The model's text callbacks only queue events; a
- * writer thread of this request sends them, so a slow client never stalls the thread that generates
- * (llama.cpp's engine serves every slot from one thread). The 200 status goes out with the first
- * event: a failure before it is an ordinary HTTP error, a later one a {@code data: {"error": …}}
- * event, and every stream ends with {@code data: [DONE]}.
+ * One streamed completion ({@code stream: true}). The model's text callbacks only queue events; a writer thread of this
+ * request sends them, so a slow client never stalls the thread that generates (llama.cpp's engine serves every slot
+ * from one thread). The 200 status goes out with the first event: a failure before it is an ordinary HTTP error, a
+ * later one a {@code data: {"error": …}} event, and every stream ends with {@code data: [DONE]}.
  */
 final class SseStream {
     private static final byte[] END = new byte[0];

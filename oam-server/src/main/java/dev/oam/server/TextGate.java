@@ -6,10 +6,10 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Applies {@code stop} and the token limit to generated text as it arrives. Text that could still be
- * the start of a stop sequence is held back; at the first match, or when the text would pass
- * {@code maxTokens}, the gate closes and {@code onCut} is called once (the caller cancels the model).
- * Not thread-safe: one model step feeds it from one thread.
+ * Applies {@code stop} and the token limit to generated text as it arrives. Text that could still be the start of a
+ * stop sequence is held back; at the first match, or when the text would pass {@code maxTokens}, the gate closes and
+ * {@code onCut} is called once (the caller cancels the model). Not thread-safe: one model step feeds it from one
+ * thread.
  */
 final class TextGate {
     enum Cut {
@@ -52,8 +52,8 @@ final class TextGate {
     }
 
     /**
-     * The model replaced its text. Text already sent cannot be taken back, so only a continuation of
-     * what was received is followed; a different text is taken from the point where it diverges.
+     * The model replaced its text. Text already sent cannot be taken back, so only a continuation of what was received
+     * is followed; a different text is taken from the point where it diverges.
      */
     void reset(String whole) {
         if (cut != Cut.NONE) {

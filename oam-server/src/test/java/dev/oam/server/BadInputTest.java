@@ -14,8 +14,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Bad input gets its documented status and OpenAI's error envelope, never reaches the model, and
- * the server keeps serving: the scripted model's one step is still there at the end of every test.
+ * Bad input gets its documented status and OpenAI's error envelope, never reaches the model, and the server keeps
+ * serving: the scripted model's one step is still there at the end of every test.
  */
 class BadInputTest {
     private static final String CHAT = "/v1/chat/completions";

@@ -15,8 +15,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
 /**
- * A third client no one here wrote: a LangChain4j agent ({@code AiServices} on {@code OpenAiChatModel}) with one
- * tool, against the server on the scripted model. LangChain4j runs the loop itself: the model's call comes back as
+ * A third client no one here wrote: a LangChain4j agent ({@code AiServices} on {@code OpenAiChatModel}) with one tool,
+ * against the server on the scripted model. LangChain4j runs the loop itself: the model's call comes back as
  * {@code tool_calls}, the agent runs its tool and sends the history with the {@code tool} message, the model answers.
  */
 class LangChain4jAgentTest {

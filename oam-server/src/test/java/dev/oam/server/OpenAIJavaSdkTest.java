@@ -178,7 +178,9 @@ class OpenAIJavaSdkTest {
         }
     }
 
-    /** What the SDK's typed structured output sends ({@code strict} json_schema from a class) comes back as that class. */
+    /**
+     * What the SDK's typed structured output sends ({@code strict} json_schema from a class) comes back as that class.
+     */
     public static final class Order {
         public String dish;
         public int quantity;

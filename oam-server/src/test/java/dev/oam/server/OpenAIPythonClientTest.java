@@ -11,9 +11,9 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The official {@code openai} Python package against the server: src/test/python/openai_client_check.py.
- * The package comes from PyPI into the project's cache folder through bin/lib/openai-python.sh (once;
- * later runs are offline); without Python 3.9+ or PyPI the test fails and says why.
+ * The official {@code openai} Python package against the server: src/test/python/openai_client_check.py. The package
+ * comes from PyPI into the project's cache folder through bin/lib/openai-python.sh (once; later runs are offline);
+ * without Python 3.9+ or PyPI the test fails and says why.
  */
 class OpenAIPythonClientTest {
     private static final String SCRIPT = "["

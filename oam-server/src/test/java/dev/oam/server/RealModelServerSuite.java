@@ -53,11 +53,11 @@ import org.junit.jupiter.api.Timeout;
  * The official OpenAI clients (the Java SDK and, through src/test/python/openai_real_model_check.py, the Python
  * package) against the server on a real model file, one subclass per model ({@link GemmaServerIT} on Gemma 3 270M,
  * {@link SmolLM2ServerIT} on SmolLM2-135M-Instruct with its own template), served in-process by llama.cpp exactly as
- * {@code oam serve --model FILE} resolves it (a {@link ModelSpec.Location}; context 2048, two threads,
- * as {@code OAM_LLAMA_CONTEXT}/{@code OAM_LLAMA_THREADS} set them). The models are small and their wording is their
- * own: these assert the protocol and the validity of what they produced (tool arguments against the tool's schema,
- * json_schema content against the schema, text without U+FFFD or tool-call JSON), never the words. Greedy decoding
- * and small token limits keep them short.
+ * {@code oam serve --model FILE} resolves it (a {@link ModelSpec.Location}; context 2048, two threads, as
+ * {@code OAM_LLAMA_CONTEXT}/{@code OAM_LLAMA_THREADS} set them). The models are small and their wording is their own:
+ * these assert the protocol and the validity of what they produced (tool arguments against the tool's schema,
+ * json_schema content against the schema, text without U+FFFD or tool-call JSON), never the words. Greedy decoding and
+ * small token limits keep them short.
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)

@@ -12,9 +12,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * Records what each step sees and plays a scripted model. With {@code holdUntilCancelled} every
- * step instead waits for its token, which is how a test watches a disconnect or a timeout cancel
- * generation.
+ * Records what each step sees and plays a scripted model. With {@code holdUntilCancelled} every step instead waits for
+ * its token, which is how a test watches a disconnect or a timeout cancel generation.
  */
 final class RecordingModel implements LanguageModel {
     final List<ModelRequest> requests = new CopyOnWriteArrayList<>();

@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.testing.contract.ContractFixture;
 
 /**
- * What every contract suite shares: how to connect, and helpers for scripted sessions (public, so the
- * parts in {@code dev.oam.testing.contract} use them too).
+ * What every contract suite shares: how to connect, and helpers for scripted sessions (public, so the parts in
+ * {@code dev.oam.testing.contract} use them too).
  */
 public abstract class ContractSupport implements ContractFixture {
     public static final String GATE_TOOL = "{\"name\":\"open_gate\",\"description\":\"Open a named gate.\","

@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
- * A test's view of a bridge connection: sends JSON text, records every message from the bridge in
- * arrival order, and waits for messages by predicate (never by sleeping).
+ * A test's view of a bridge connection: sends JSON text, records every message from the bridge in arrival order, and
+ * waits for messages by predicate (never by sleeping).
  */
 public final class Conversation implements AutoCloseable {
     /** Longest wait for any expected message. */
@@ -31,8 +31,8 @@ public final class Conversation implements AutoCloseable {
     }
 
     /**
-     * @param wait the longest wait for any expected message, a guard against a hung peer, never a speed check
-     *     (a real model on a loaded CPU needs minutes where a scripted one needs milliseconds)
+     * @param wait the longest wait for any expected message, a guard against a hung peer, never a speed check (a real
+     *     model on a loaded CPU needs minutes where a scripted one needs milliseconds)
      */
     public Conversation(ProtocolClient client, Duration wait) {
         this.client = client;
@@ -129,8 +129,8 @@ public final class Conversation implements AutoCloseable {
     }
 
     /**
-     * Round-trips a {@code ping} and returns every message received before its response: since the
-     * bridge answers in order, anything the earlier lines caused at once is in the list.
+     * Round-trips a {@code ping} and returns every message received before its response: since the bridge answers in
+     * order, anything the earlier lines caused at once is in the list.
      */
     public List<JsonNode> sync() {
         String id = "sync-" + syncIds.incrementAndGet();

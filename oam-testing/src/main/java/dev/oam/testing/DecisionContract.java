@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The contract for {@code decision/decide}, {@code decision/decideMany} and {@code content/generate}
- * (PROTOCOL.md §6; COMPAT.md), played with scripted models.
+ * The contract for {@code decision/decide}, {@code decision/decideMany} and {@code content/generate} (PROTOCOL.md §6;
+ * COMPAT.md), played with scripted models.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class DecisionContract extends ContractSupport {
@@ -91,8 +91,8 @@ public abstract class DecisionContract extends ContractSupport {
                     {"situation": {"enemy": "knight", "distance": 3}, "options": [" flee ", "fight"],
                      "model": {"type": "scripted", "steps": [%s]}}""".formatted(answer("FLEE", "Too strong.", 60))));
             assertThat(trimmed.path("optionID").asText()).isEqualTo("flee");
-            String bothCases =
-                    "{\"situation\": \"x\", \"options\": [\"Flee\", \"flee\"], \"model\": {\"type\": \"scripted\", \"steps\": [%s]}}";
+            String bothCases = "{\"situation\": \"x\", \"options\": [\"Flee\", \"flee\"], \"model\": {\"type\": "
+                    + "\"scripted\", \"steps\": [%s]}}";
             assertThat(c.call(2, "decision/decide", line(bothCases.formatted(answer("flee", "r", 60))))
                             .path("optionID")
                             .asText())
@@ -168,7 +168,8 @@ public abstract class DecisionContract extends ContractSupport {
                             "answered",
                             "decision/decide",
                             line(("{\"situation\": \"Blood everywhere.\", "
-                                            + "\"options\": [\"flee\", \"fight\"], \"fallbackOptionID\": \" flee \", \"model\": {\"type\": \"scripted\", "
+                                            + "\"options\": [\"flee\", \"fight\"], \"fallbackOptionID\": \" "
+                                            + "flee \", \"model\": {\"type\": \"scripted\", "
                                             + "\"steps\": [%s]}}")
                                     .formatted(answer("fight", "r", 50))))
                     .path("usage");
@@ -360,7 +361,8 @@ public abstract class DecisionContract extends ContractSupport {
                 {"{\"situation\": \"x\", \"options\": [\"a\", \"b\"], \"model\": {\"type\": \"nope\"}}", "'model.type'"
                 },
                 {
-                    "{\"situation\": \"x\", \"options\": [\"a\", \"b\"], \"model\": {\"type\": \"scripted\", \"steps\": 5}}",
+                    "{\"situation\": \"x\", \"options\": [\"a\", \"b\"], \"model\": {\"type\": "
+                            + "\"scripted\", \"steps\": 5}}",
                     "'model.steps'"
                 },
                 {"{}", "'situation'"},
@@ -576,8 +578,8 @@ public abstract class DecisionContract extends ContractSupport {
             assertThat(keys(content)).containsExactly("name", "price", "stats", "tags");
             assertThat(keys(content.path("stats"))).containsExactly("attack", "weight");
             assertThat(content.toString())
-                    .isEqualTo(
-                            "{\"name\":\"Iron sword\",\"price\":45,\"stats\":{\"attack\":7,\"weight\":2.5},\"tags\":[\"sharp\"]}");
+                    .isEqualTo("{\"name\":\"Iron "
+                            + "sword\",\"price\":45,\"stats\":{\"attack\":7,\"weight\":2.5},\"tags\":[\"sharp\"]}");
         }
     }
 
@@ -682,9 +684,9 @@ public abstract class DecisionContract extends ContractSupport {
     @Test
     void contentFailuresComeBackAsTheyAre() throws Exception {
         try (Conversation c = open()) {
-            String params =
-                    "{\"prompt\": \"x\", \"schema\": {\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}},"
-                            + " \"required\": [\"name\"]}, \"model\": {\"type\": \"scripted\", \"steps\": [%s]}}";
+            String params = "{\"prompt\": \"x\", \"schema\": {\"type\": \"object\", \"properties\": {\"name\": "
+                    + "{\"type\": \"string\"}},"
+                    + " \"required\": [\"name\"]}, \"model\": {\"type\": \"scripted\", \"steps\": [%s]}}";
             JsonNode blocked = c.request(
                             1, "content/generate", line(params.formatted("{\"error\": \"guardrail_violation\"}")))
                     .error(1);

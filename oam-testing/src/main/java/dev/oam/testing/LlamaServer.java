@@ -20,11 +20,11 @@ import org.jspecify.annotations.Nullable;
  * A real llama.cpp {@code llama-server} child on a free loopback port, serving one GGUF file, for the real-server
  * suites and {@code bench/run eval}. It always runs with {@code --jinja}, which it needs for tools. The Gemma 3 270M
  * file is the base model and has no chat template, so the server is given Gemma's turn format as a Jinja template
- * ({@code gemma-turns.jinja}, the same turns the embedded backend writes for such a file); a file with its own
- * template (SmolLM2-135M-Instruct) is served with that one.
+ * ({@code gemma-turns.jinja}, the same turns the embedded backend writes for such a file); a file with its own template
+ * (SmolLM2-135M-Instruct) is served with that one.
  *
- * <p>{@link #close} always stops the child (SIGTERM, then SIGKILL); a JVM that exits without closing it stops it
- * from a shutdown hook.
+ * <p>{@link #close} always stops the child (SIGTERM, then SIGKILL); a JVM that exits without closing it stops it from a
+ * shutdown hook.
  */
 @SuppressWarnings("try") // close() waits for the server to exit, so it may be interrupted
 public final class LlamaServer implements AutoCloseable {

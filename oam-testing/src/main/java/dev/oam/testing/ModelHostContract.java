@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * One host setup for every transport: the model backends ({@code "llama"} on a generated GGUF, {@code "openai"} on
- * the in-project fake server) and the system model named by {@code OAM_MODEL}/{@code OAM_MODEL_NAME}/{@code OAM_API_KEY}
+ * One host setup for every transport: the model backends ({@code "llama"} on a generated GGUF, {@code "openai"} on the
+ * in-project fake server) and the system model named by {@code OAM_MODEL}/{@code OAM_MODEL_NAME}/{@code OAM_API_KEY}
  * work the same through {@code oam stdio}, the C ABI and in-process Java, and bad model input is a clear error that
  * leaves the bridge and its other sessions alone. Subclasses say how their host reads the variables.
  */
@@ -39,9 +39,9 @@ public abstract class ModelHostContract {
     private FakeOpenAIServer fake;
 
     /**
-     * A fresh bridge whose host read these variables the way this transport reads them: the environment of
-     * {@code oam stdio} and of the C library's {@code oam_bridge_create}, {@link dev.oam.core.model.ModelSpec#fromEnvironment}
-     * for in-process Java. The transport adds what it needs to run llama.cpp small and quietly.
+     * A fresh bridge whose host read these variables the way this transport reads them: the environment of {@code oam
+     * stdio} and of the C library's {@code oam_bridge_create}, {@link dev.oam.core.model.ModelSpec#fromEnvironment} for
+     * in-process Java. The transport adds what it needs to run llama.cpp small and quietly.
      */
     protected abstract ProtocolClient connect(Map<String, String> variables) throws Exception;
 

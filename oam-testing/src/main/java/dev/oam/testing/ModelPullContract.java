@@ -19,8 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code model/pull}, {@code model/progress} and {@code model/cancelPull} (this edition's extension) against a loopback
- * hub, on every transport: the bridge gets the hub and the cache the way a game gives them, through
- * {@code HF_ENDPOINT} and {@code OAM_MODEL_CACHE}.
+ * hub, on every transport: the bridge gets the hub and the cache the way a game gives them, through {@code HF_ENDPOINT}
+ * and {@code OAM_MODEL_CACHE}.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class ModelPullContract {

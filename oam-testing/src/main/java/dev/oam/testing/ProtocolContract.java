@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The protocol contract: JSON text in, parsed JSON out. Every transport runs it by extending this
- * class and saying how to connect ({@code bin/oam stdio} flags; the in-process engine maps them to
- * its configuration). Its tests are the default methods of the parts it implements, one topic each.
+ * The protocol contract: JSON text in, parsed JSON out. Every transport runs it by extending this class and saying how
+ * to connect ({@code bin/oam stdio} flags; the in-process engine maps them to its configuration). Its tests are the
+ * default methods of the parts it implements, one topic each.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class ProtocolContract extends ContractSupport

@@ -5,9 +5,9 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The real model files the real-model suites run on, with what a suite may expect of each file (never of its
- * wording). Every real-model suite runs on both: the base model without a template, whose turns the bridge writes
- * in a format it knows, and the instruction-tuned model with its own template, the path real users take.
+ * The real model files the real-model suites run on, with what a suite may expect of each file (never of its wording).
+ * Every real-model suite runs on both: the base model without a template, whose turns the bridge writes in a format it
+ * knows, and the instruction-tuned model with its own template, the path real users take.
  */
 public enum RealModel {
     /** Gemma 3 270M Q4_K_M, the base model: no chat template, so the bridge writes Gemma's turns and warns. */

@@ -25,12 +25,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The real-model suite: one bridge with a real model file ({@link RealModel}: Gemma 3 270M, the base model without a
- * template, or SmolLM2-135M-Instruct with its own) as its system model, driven over a transport the subclass
- * chooses, one session per case; one concrete subclass per transport and model. It checks validity and protocol,
- * never wording: what the grammar and the bridge guarantee on any model (arguments that fit the tool's schema,
- * answers that fit the turn's schema, a decision among the offered ids, streamed NPC events that add up to the line,
- * a cancel that stops a generation, the prompt cache, text a game can show: no U+FFFD, no tool-call JSON in an
- * answer), not what these small models happen to say.
+ * template, or SmolLM2-135M-Instruct with its own) as its system model, driven over a transport the subclass chooses,
+ * one session per case; one concrete subclass per transport and model. It checks validity and protocol, never wording:
+ * what the grammar and the bridge guarantee on any model (arguments that fit the tool's schema, answers that fit the
+ * turn's schema, a decision among the offered ids, streamed NPC events that add up to the line, a cancel that stops a
+ * generation, the prompt cache, text a game can show: no U+FFFD, no tool-call JSON in an answer), not what these small
+ * models happen to say.
  *
  * <p>Budgets are small and prompts short: the model runs on the CPU, in a build that shares it.
  */
@@ -364,7 +364,8 @@ public abstract class RealModelContract {
     void theSecondTurnReusesThePromptCache() throws Exception {
         create(
                 "cache",
-                "\"instructions\":\"You are Bram, the gate guard of Elm.\",\"options\":{\"maxResponseTokens\":6,\"temperature\":0}");
+                "\"instructions\":\"You are Bram, the gate guard of "
+                        + "Elm.\",\"options\":{\"maxResponseTokens\":6,\"temperature\":0}");
         JsonNode first = call("session/respond", "{\"session\":\"cache\",\"prompt\":\"Who are you?\"}");
         JsonNode second = call("session/respond", "{\"session\":\"cache\",\"prompt\":\"Where am I?\"}");
         int firstInput = first.path("usage").path("inputTokens").asInt();
@@ -483,8 +484,8 @@ public abstract class RealModelContract {
     }
 
     /**
-     * A loadable model without a chat template whose vocabulary has none of the turn markers the bridge knows:
-     * the tiny model's ChatML markers renamed in place (same lengths, so every offset stays right).
+     * A loadable model without a chat template whose vocabulary has none of the turn markers the bridge knows: the tiny
+     * model's ChatML markers renamed in place (same lengths, so every offset stays right).
      */
     protected static Path unknownTurnMarkers(Path to) throws IOException {
         byte[] bytes =

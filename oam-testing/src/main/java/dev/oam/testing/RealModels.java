@@ -8,10 +8,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The real model files of the real-model suites. {@code bin/test} installs them (bin/lib/real-models.sh) before
- * Maven starts and passes their paths in the environment; a test run without {@code bin/test} (plain
- * {@code mvn verify}, an IDE) installs them the same way on first use. A model that cannot be had fails the
- * suite with the installer's message: the suites never skip.
+ * The real model files of the real-model suites. {@code bin/test} installs them (bin/lib/real-models.sh) before Maven
+ * starts and passes their paths in the environment; a test run without {@code bin/test} (plain {@code mvn verify}, an
+ * IDE) installs them the same way on first use. A model that cannot be had fails the suite with the installer's
+ * message: the suites never skip.
  */
 public final class RealModels {
     /** The variable {@code bin/test} sets to the Gemma 3 270M file. */
@@ -48,7 +48,10 @@ public final class RealModels {
         return smollm2;
     }
 
-    /** llama.cpp's {@code llama-server} (bin/lib/real-models.sh builds it once), or the binary {@value #LLAMA_SERVER_VARIABLE} names. */
+    /**
+     * llama.cpp's {@code llama-server} (bin/lib/real-models.sh builds it once), or the binary
+     * {@value #LLAMA_SERVER_VARIABLE} names.
+     */
     public static synchronized Path llamaServer() {
         if (llamaServer == null) {
             llamaServer = resolve(LLAMA_SERVER_VARIABLE, "oam_llama_server");

@@ -26,17 +26,17 @@ import java.util.function.Predicate;
 
 /**
  * The evaluation (not a test): the fixed scenario set of {@code bench/eval/v1} (tool selection, decisions, NPC turns,
- * content generation) run on Gemma 3 270M twice, side by side in one run: on the embedded llama.cpp backend and on
- * the same file behind a real {@code llama-server} through the OpenAI backend. Each case runs on both backends one
- * right after the other, so load from other programs hits both alike. Every verdict is a rule a program applies to
- * the bridge's answer (the tool's name, argument values, schema validity, the option id, meta-talk, the fact the tool
+ * content generation) run on Gemma 3 270M twice, side by side in one run: on the embedded llama.cpp backend and on the
+ * same file behind a real {@code llama-server} through the OpenAI backend. Each case runs on both backends one right
+ * after the other, so load from other programs hits both alike. Every verdict is a rule a program applies to the
+ * bridge's answer (the tool's name, argument values, schema validity, the option id, meta-talk, the fact the tool
  * returned); nothing is judged by a person or a model.
  *
  * <p>Timing: "turn" is from sending the request to the decision that is measured: for tool cases the first
- * {@code tool/call} (the turn is then cancelled, so the step after the tool is not timed) or the answer when no tool
- * is called; for the rest the response. "first token" is the first streamed output (text, a partial value, a line
- * delta or a tool call). Decode tokens/s is output tokens over the time after the first token, for completed,
- * streamed turns; tokens per turn are the turn's input and output tokens (not known for a cancelled tool turn).
+ * {@code tool/call} (the turn is then cancelled, so the step after the tool is not timed) or the answer when no tool is
+ * called; for the rest the response. "first token" is the first streamed output (text, a partial value, a line delta or
+ * a tool call). Decode tokens/s is output tokens over the time after the first token, for completed, streamed turns;
+ * tokens per turn are the turn's input and output tokens (not known for a cancelled tool turn).
  */
 public final class EvalBench {
     private static final Duration WAIT = Duration.ofMinutes(10);
@@ -59,10 +59,10 @@ public final class EvalBench {
             Path gemmaTemplate) {}
 
     /**
-     * One case on one backend. v1 fills the first fourteen members (model "gemma" when absent from an old file); v2 adds
-     * the calls of the forced step, cleanliness, the fact, the longest string value and whether the case timed out.
-     * {@code extra}: in persona (v1 NPC), player options that are player lines (v2 NPC), reasoning of 3 words or more
-     * (v2 decisions), no string cut mid-word (v2 content).
+     * One case on one backend. v1 fills the first fourteen members (model "gemma" when absent from an old file); v2
+     * adds the calls of the forced step, cleanliness, the fact, the longest string value and whether the case timed
+     * out. {@code extra}: in persona (v1 NPC), player options that are player lines (v2 NPC), reasoning of 3 words or
+     * more (v2 decisions), no string cut mid-word (v2 content).
      */
     record Outcome(
             String model,
@@ -269,8 +269,8 @@ public final class EvalBench {
 
     /**
      * Starts llama-server on the model being run. SmolLM2 has its own (ChatML) template: llama-server uses it with its
-     * generic tool-call format, as a user gets it. The Gemma base file has none: Gemma's turns, as the real-server tests
-     * give it (or --gemma-template).
+     * generic tool-call format, as a user gets it. The Gemma base file has none: Gemma's turns, as the real-server
+     * tests give it (or --gemma-template).
      */
     private void startServer() throws IOException, InterruptedException {
         System.err.println("bench eval: starting llama-server on " + modelFile);
@@ -1333,7 +1333,10 @@ public final class EvalBench {
                 false);
     }
 
-    /** Whether {@code text} contains one of {@code phrases} (case-insensitive): the reply schema's descriptions read back. */
+    /**
+     * Whether {@code text} contains one of {@code phrases} (case-insensitive): the reply schema's descriptions read
+     * back.
+     */
     private static boolean containsAny(String text, JsonNode phrases) {
         return EvalRules.namesFact(text, phrases);
     }
@@ -1582,7 +1585,9 @@ public final class EvalBench {
         return message.has("id") && !message.has("method");
     }
 
-    /** Streamed output: text, a partial value, a line delta or a tool call starting (not the modelStep announcement). */
+    /**
+     * Streamed output: text, a partial value, a line delta or a tool call starting (not the modelStep announcement).
+     */
     private static boolean isStreamed(JsonNode message) {
         String method = message.path("method").asText();
         if (!method.equals("session/event") && !method.equals("npc/event")) {

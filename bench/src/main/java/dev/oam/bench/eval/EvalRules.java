@@ -66,8 +66,8 @@ final class EvalRules {
     }
 
     /**
-     * A value cut mid-word: it ends in a separator, or its last piece (after a space, '_' or '-') is one or two
-     * letters that are not a short word ("Magic_S", "The great sw" but not "Sword of a").
+     * A value cut mid-word: it ends in a separator, or its last piece (after a space, '_' or '-') is one or two letters
+     * that are not a short word ("Magic_S", "The great sw" but not "Sword of a").
      */
     static boolean cut(String value) {
         String trimmed = value.strip();

@@ -1,6 +1,6 @@
 /**
- * The evaluation ({@code bench/run eval}): scenario sets on real models, embedded and behind llama-server, scored
- * by rules.
+ * The evaluation ({@code bench/run eval}): scenario sets on real models, embedded and behind llama-server, scored by
+ * rules.
  *
  * <p>Types are non-null unless marked {@code @Nullable}.
  */

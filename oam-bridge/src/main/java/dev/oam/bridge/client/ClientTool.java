@@ -9,11 +9,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * A tool the model may call, answered in-process by {@link #handler()} (on a virtual thread of its own).
  *
- * <p>A tool that must do its work on the game's own thread (a Minecraft server tick, an engine's main thread) is
- * made with {@link #async}: its handler hands the work to that thread and returns a {@link CompletionStage} at
- * once, and the output is sent when the stage completes, from the thread that completes it. No thread then waits
- * for the game thread, so a game thread that starts a turn and keeps ticking (polling the turn's future instead
- * of joining it) never deadlocks with its own tools.
+ * <p>A tool that must do its work on the game's own thread (a Minecraft server tick, an engine's main thread) is made
+ * with {@link #async}: its handler hands the work to that thread and returns a {@link CompletionStage} at once, and the
+ * output is sent when the stage completes, from the thread that completes it. No thread then waits for the game thread,
+ * so a game thread that starts a turn and keeps ticking (polling the turn's future instead of joining it) never
+ * deadlocks with its own tools.
  *
  * @param parametersSchema the JSON Schema of the arguments, as JSON text ({@code {"type":"object",...}})
  * @param timeout how long a call may take before the model is told it timed out; {@code null} for the default

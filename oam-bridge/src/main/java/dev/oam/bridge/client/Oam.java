@@ -47,9 +47,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Every call is a JSON-RPC request to the engine in this JVM ({@link BridgeEngine#callMessage}), so ids, queues,
  * limits, events and errors are exactly the wire's; an error response completes the future with (or throws) an
  * {@link OamException} carrying its code. Methods returning a future run on the engine's own threads and never block;
- * the others are answered at once by the engine and return their value. Listeners and subscription callbacks are
- * called on the engine's writer thread, one at a time, in the order of the wire: they must not block, nor call the
- * blocking methods of this API. Tool handlers run on virtual threads of their own and may block.
+ * the others are answered at once by the engine and return their value. Listeners and subscription callbacks are called
+ * on the engine's writer thread, one at a time, in the order of the wire: they must not block, nor call the blocking
+ * methods of this API. Tool handlers run on virtual threads of their own and may block.
  *
  * <p>Thread-safe. {@link #engine()} is the same engine for JSON-RPC use alongside: the lines of requests sent there
  * (their events, {@code tool/call}s and world changes) go to the sink given to {@link #create(BridgeConfiguration,
@@ -66,7 +66,10 @@ public final class Oam implements AutoCloseable {
     private final AtomicLong requestIds = new AtomicLong();
     private final Map<String, Route> routes = new ConcurrentHashMap<>();
     private final Map<String, Consumer<WorldChanged>> subscriptions = new ConcurrentHashMap<>();
-    /** Changes of subscriptions not yet known while a subscribe is in flight, with their lines; guarded by subscriptions. */
+    /**
+     * Changes of subscriptions not yet known while a subscribe is in flight, with their lines; guarded by
+     * subscriptions.
+     */
     private final Map<String, List<Unclaimed>> unclaimed = new LinkedHashMap<>();
 
     private final AtomicLong subscribing = new AtomicLong();

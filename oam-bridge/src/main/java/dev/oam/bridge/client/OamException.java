@@ -4,8 +4,8 @@ import dev.oam.core.ErrorCode;
 import java.util.Optional;
 
 /**
- * A request failed: the JSON-RPC error the wire would have answered, as an exception. {@link #code()} is the
- * number ({@code -32020}), {@link #dataCode()} the stable string ({@code "session_not_found"}).
+ * A request failed: the JSON-RPC error the wire would have answered, as an exception. {@link #code()} is the number
+ * ({@code -32020}), {@link #dataCode()} the stable string ({@code "session_not_found"}).
  */
 public final class OamException extends RuntimeException {
     private static final long serialVersionUID = 1L;

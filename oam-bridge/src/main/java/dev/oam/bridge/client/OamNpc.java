@@ -51,9 +51,9 @@ public final class OamNpc {
     }
 
     /**
-     * {@code npc/talk} with a situation ({@link NpcTalk#context()}) or a tool choice for this turn; with
-     * {@code events} non-null the turn streams (events arrive on the engine's writer thread, before the future
-     * completes, and add up exactly to the reply's line).
+     * {@code npc/talk} with a situation ({@link NpcTalk#context()}) or a tool choice for this turn; with {@code events}
+     * non-null the turn streams (events arrive on the engine's writer thread, before the future completes, and add up
+     * exactly to the reply's line).
      */
     public CompletableFuture<NpcReply> talk(NpcTalk talk, NpcEvent.@Nullable Listener events) {
         ObjectNode params = Json.object();

@@ -22,8 +22,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code content/generate} (PROTOCOL.md §6): schema-shaped content from a one-off agent. Params and the
- * schema are checked on the dispatcher; the generation runs as deferred work.
+ * {@code content/generate} (PROTOCOL.md §6): schema-shaped content from a one-off agent. Params and the schema are
+ * checked on the dispatcher; the generation runs as deferred work.
  */
 final class ContentMethods {
     static final String GENERATE = "content/generate";

@@ -39,8 +39,8 @@ import java.util.concurrent.Future;
 import org.jspecify.annotations.Nullable;
 
 /**
- * {@code decision/decide} and {@code decision/decideMany} (PROTOCOL.md §6 "Decisions"). Every parameter is
- * checked on the dispatcher, before any model runs; the decisions themselves run as deferred work.
+ * {@code decision/decide} and {@code decision/decideMany} (PROTOCOL.md §6 "Decisions"). Every parameter is checked on
+ * the dispatcher, before any model runs; the decisions themselves run as deferred work.
  */
 final class DecisionMethods {
     static final String DECIDE = "decision/decide";
@@ -105,8 +105,8 @@ final class DecisionMethods {
     }
 
     /**
-     * Runs the valid items, at most {@code maxConcurrency} at a time, started in request order (so with 1 they
-     * run one after another); returns one result per item in request order. A failure stays in its item.
+     * Runs the valid items, at most {@code maxConcurrency} at a time, started in request order (so with 1 they run one
+     * after another); returns one result per item in request order. A failure stays in its item.
      */
     private static List<ObjectNode> run(
             List<Item> items, int maxConcurrency, BridgeRequest request, CancellationToken token)
@@ -172,7 +172,10 @@ final class DecisionMethods {
         return item;
     }
 
-    /** The result in the key order of COMPAT.md: optionID, reasoning, confidence, toolCalls, usage, isFallback[, warnings]. */
+    /**
+     * The result in the key order of COMPAT.md: optionID, reasoning, confidence, toolCalls, usage, isFallback[,
+     * warnings].
+     */
     static ObjectNode encode(Decision decision, List<String> warnings) {
         ObjectNode result = Json.object();
         result.put("optionID", decision.optionID());
@@ -202,8 +205,8 @@ final class DecisionMethods {
     }
 
     /**
-     * The engine settings of a decision. {@code decideMany} reads them once for all its decisions, and a
-     * decision may override each of them (its own {@code model} then gets a model of its own).
+     * The engine settings of a decision. {@code decideMany} reads them once for all its decisions, and a decision may
+     * override each of them (its own {@code model} then gets a model of its own).
      */
     private record Settings(
             @Nullable String instructions,

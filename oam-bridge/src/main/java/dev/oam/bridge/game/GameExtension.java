@@ -9,8 +9,8 @@ import dev.oam.game.world.WorldState;
 import java.util.List;
 
 /**
- * The game methods (PROTOCOL.md §6): {@code npc/*}, {@code decision/*}, {@code world/*} and
- * {@code content/generate}. One instance per engine.
+ * The game methods (PROTOCOL.md §6): {@code npc/*}, {@code decision/*}, {@code world/*} and {@code content/generate}.
+ * One instance per engine.
  */
 public final class GameExtension implements BridgeExtension {
     public static final String NPC_EVENT = "npc/event";

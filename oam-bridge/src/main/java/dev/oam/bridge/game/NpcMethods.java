@@ -186,7 +186,9 @@ final class NpcMethods {
         return model.isTextual() ? model.textValue() : model.path("type").asText("system");
     }
 
-    /** Client tool names must not clash with the built-in ones; the grounding tool must exist. Returns every tool name. */
+    /**
+     * Client tool names must not clash with the built-in ones; the grounding tool must exist. Returns every tool name.
+     */
     private static List<String> validateTools(List<ToolDefinition> tools, boolean hasWorld, NpcOptions options)
             throws BridgeException {
         List<String> names = new ArrayList<>();
@@ -323,7 +325,10 @@ final class NpcMethods {
         };
     }
 
-    /** An NPC's event in its wire form ({@code toolCallStarted}, {@code toolCallCompleted}, {@code emotion}, {@code lineDelta}, {@code lineReset}). */
+    /**
+     * An NPC's event in its wire form ({@code toolCallStarted}, {@code toolCallCompleted}, {@code emotion},
+     * {@code lineDelta}, {@code lineReset}).
+     */
     static ObjectNode eventJson(NpcEvent event) {
         return switch (event) {
             case NpcEvent.ToolCallStarted e -> Coding.event(new TurnEvent.ToolCallStarted(e.call(), e.execution()));

@@ -14,7 +14,10 @@ import java.util.List;
 final class PersonaParams {
     private PersonaParams() {}
 
-    /** Reads a persona from {@code params} (a nested {@code persona} object, or an actor); unknown fields stay for warnings. */
+    /**
+     * Reads a persona from {@code params} (a nested {@code persona} object, or an actor); unknown fields stay for
+     * warnings.
+     */
     static Persona read(Params persona) throws BridgeException {
         String name = persona.string("name").strip();
         if (name.isEmpty()) {

@@ -26,16 +26,15 @@ import org.jspecify.annotations.Nullable;
 /**
  * The worlds of one engine, with their subscriptions.
  *
- * <p>Each world registered here has one {@link WorldListener} that turns every change into
- * {@code world/changed} notifications for the world's subscriptions, in subscription order. The world
- * calls it synchronously on the thread that made the change, while the world's lock is held, so the
- * notifications go to the single writer before anything that thread sends later: a {@code world/*}
- * request's response, or an NPC turn's response after its {@code update_world_state} call.
+ * <p>Each world registered here has one {@link WorldListener} that turns every change into {@code world/changed}
+ * notifications for the world's subscriptions, in subscription order. The world calls it synchronously on the thread
+ * that made the change, while the world's lock is held, so the notifications go to the single writer before anything
+ * that thread sends later: a {@code world/*} request's response, or an NPC turn's response after its
+ * {@code update_world_state} call.
  *
- * <p>Lock order: a world's lock, then this object's monitor is never taken from inside a listener
- * (subscriptions of a world live in a copy-on-write list the listener reads without locking), and
- * nothing here calls into a world while holding this monitor, except adding or removing its listener,
- * which does not lock the world.
+ * <p>Lock order: a world's lock, then this object's monitor is never taken from inside a listener (subscriptions of a
+ * world live in a copy-on-write list the listener reads without locking), and nothing here calls into a world while
+ * holding this monitor, except adding or removing its listener, which does not lock the world.
  */
 final class Worlds {
     static final int MAX_WORLDS = 64;

@@ -54,10 +54,10 @@ public interface BridgeRequest {
     ToolChannel toolChannel(ObjectNode context);
 
     /**
-     * A turn listener sending {@code method} notifications ({@code <namespace>/event}) with
-     * {@code {…context, requestId, event}} params, as {@code session/event} does. It {@linkplain
-     * TurnListener#acceptsReplyThread() accepts the thread completing a tool reply}, so {@code toolCallCompleted} is
-     * sent the moment the client's reply is read.
+     * A turn listener sending {@code method} notifications ({@code <namespace>/event}) with {@code {…context,
+     * requestId, event}} params, as {@code session/event} does. It {@linkplain TurnListener#acceptsReplyThread()
+     * accepts the thread completing a tool reply}, so {@code toolCallCompleted} is sent the moment the client's reply
+     * is read.
      */
     TurnListener events(ObjectNode context, String method);
 

@@ -5,8 +5,8 @@ import dev.oam.core.agent.CancellationToken;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * One queued request of a session (or another object with a queue). It is cancelled at most once
- * and committed at most once; whichever comes first decides whether its result is reported.
+ * One queued request of a session (or another object with a queue). It is cancelled at most once and committed at most
+ * once; whichever comes first decides whether its result is reported.
  */
 public final class Operation {
     enum State {
@@ -41,8 +41,8 @@ public final class Operation {
     }
 
     /**
-     * Call right before the operation changes state: throws when it was cancelled, and otherwise
-     * makes it immune to later cancellation so the reply always matches the state.
+     * Call right before the operation changes state: throws when it was cancelled, and otherwise makes it immune to
+     * later cancellation so the reply always matches the state.
      */
     public void commit() throws AgentException {
         if (state.compareAndSet(State.RUNNING, State.COMMITTED) || state.get() == State.COMMITTED) {

@@ -9,8 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Per-object order: operations run one after another in submission order on a virtual thread that
- * exists only while there is work. Different queues run in parallel.
+ * Per-object order: operations run one after another in submission order on a virtual thread that exists only while
+ * there is work. Different queues run in parallel.
  */
 public final class OperationQueue {
     private final String name;
@@ -70,9 +70,9 @@ public final class OperationQueue {
     public record Load(boolean busy, int pending) {}
 
     /**
-     * Both counts in one reading. Read one after the other they could miss an operation that the worker
-     * moved from waiting to running in between (neither busy nor pending), as a session/list sent right
-     * after a request once showed.
+     * Both counts in one reading. Read one after the other they could miss an operation that the worker moved from
+     * waiting to running in between (neither busy nor pending), as a session/list sent right after a request once
+     * showed.
      */
     public Load load() {
         synchronized (lock) {
@@ -81,8 +81,8 @@ public final class OperationQueue {
     }
 
     /**
-     * Cancels the running operation and every queued one; queued ones are answered with
-     * {@code -32009} at once. Returns how many were cancelled (committed work is not counted).
+     * Cancels the running operation and every queued one; queued ones are answered with {@code -32009} at once. Returns
+     * how many were cancelled (committed work is not counted).
      */
     public int cancelAll() {
         List<Operation> dropped;

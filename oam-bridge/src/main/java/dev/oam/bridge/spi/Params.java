@@ -14,9 +14,9 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Typed access to a params object (or a nested object of it). {@code null} members are absent.
- * Every error names the parameter's path in single quotes. Keys that were never read can be
- * reported as warnings with {@link #unknownWarnings()}.
+ * Typed access to a params object (or a nested object of it). {@code null} members are absent. Every error names the
+ * parameter's path in single quotes. Keys that were never read can be reported as warnings with
+ * {@link #unknownWarnings()}.
  */
 public final class Params {
     private static final BigDecimal MAX_SECONDS = BigDecimal.valueOf(86_400);
@@ -36,9 +36,9 @@ public final class Params {
     }
 
     /**
-     * Params for an object found at {@code name} that is not read through another Params (a saved
-     * state, an array element such as {@code requests[1]}): messages name {@code requests[1].options}.
-     * Its unknown keys are reported by its own {@link #unknownWarnings()}.
+     * Params for an object found at {@code name} that is not read through another Params (a saved state, an array
+     * element such as {@code requests[1]}): messages name {@code requests[1].options}. Its unknown keys are reported by
+     * its own {@link #unknownWarnings()}.
      */
     public static Params of(ObjectNode node, String name) {
         return new Params(node, name.isEmpty() ? "" : name + ".");

@@ -116,7 +116,10 @@ public final class ToolDefinitions {
         return new Parsed(tools, warnings);
     }
 
-    /** {@code -32007 invalid_schema} with {@code data.path} (the parameter) and {@code data.schemaPath} (inside the schema). */
+    /**
+     * {@code -32007 invalid_schema} with {@code data.path} (the parameter) and {@code data.schemaPath} (inside the
+     * schema).
+     */
     public static BridgeException invalidSchema(SchemaException e, String path) {
         ObjectNode data = Json.object();
         data.put("path", path);
@@ -127,10 +130,7 @@ public final class ToolDefinitions {
                 data);
     }
 
-    /**
-     * Reads an optional {@code tools} value (absent: no tools) with its warnings, the tool-count
-     * warning included.
-     */
+    /** Reads an optional {@code tools} value (absent: no tools) with its warnings, the tool-count warning included. */
     public static Parsed parseCounted(@org.jspecify.annotations.Nullable JsonNode value, String path)
             throws BridgeException {
         Parsed parsed = value == null ? new Parsed(List.of(), List.of()) : parse(value, path);

@@ -54,7 +54,9 @@ public interface DeliveryListener {
     /** The input thread put its line into the sink's buffer during an input burst. */
     default void buffered() {}
 
-    /** An input burst ended with output held: {@code byReader}, the input thread flushed it; else it woke the writer. */
+    /**
+     * An input burst ended with output held: {@code byReader}, the input thread flushed it; else it woke the writer.
+     */
     default void heldFlushed(boolean byReader) {}
 
     /** The writer ran dry during an input burst and left its lines unflushed for the burst's end. */

@@ -15,9 +15,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Asynchronous client tools and a game with one thread of its own (a Minecraft server tick, an engine's main
- * thread): the test thread plays that thread, a single-threaded "tick" executor that runs queued work and never
- * blocks on a turn.
+ * Asynchronous client tools and a game with one thread of its own (a Minecraft server tick, an engine's main thread):
+ * the test thread plays that thread, a single-threaded "tick" executor that runs queued work and never blocks on a
+ * turn.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AsyncClientToolTest {

@@ -18,7 +18,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** A world the Java host owns, shared with clients through {@link GameExtension#addWorld}; what the wire cannot reach. */
+/**
+ * A world the Java host owns, shared with clients through {@link GameExtension#addWorld}; what the wire cannot reach.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HostWorldTest {
     private final List<String> lines = new CopyOnWriteArrayList<>();

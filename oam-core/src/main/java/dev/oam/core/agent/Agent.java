@@ -19,14 +19,13 @@ import org.jspecify.annotations.Nullable;
 /**
  * An agent: instructions, tools, options and a conversation, driven one turn at a time.
  *
- * <p>This class holds the conversation state and runs the turn loop; each step is planned by {@code StepPlanner}
- * (which tools, which calling mode), fitted into the model's context by {@code ContextWindow}, generated through
+ * <p>This class holds the conversation state and runs the turn loop; each step is planned by {@code StepPlanner} (which
+ * tools, which calling mode), fitted into the model's context by {@code ContextWindow}, generated through
  * {@code RetryPolicy} (which streams through a {@code StreamAccumulator}), and a step's tool calls run in a
  * {@code ToolRound}. {@link #compact} summarises older turns with a {@link Compactor}.
  *
- * <p>Concurrency: mutators and {@link #respond} must be called by one thread at a time (the
- * session's queue guarantees it); the getters may be called from any thread and see immutable
- * snapshots.
+ * <p>Concurrency: mutators and {@link #respond} must be called by one thread at a time (the session's queue guarantees
+ * it); the getters may be called from any thread and see immutable snapshots.
  */
 public final class Agent {
     private final LanguageModel model;
@@ -144,8 +143,8 @@ public final class Agent {
     }
 
     /**
-     * Runs one turn. On success the prompt, the tool rounds and the answer are appended to the
-     * history (after {@code context.commit()}); on failure or cancellation nothing changes.
+     * Runs one turn. On success the prompt, the tool rounds and the answer are appended to the history (after
+     * {@code context.commit()}); on failure or cancellation nothing changes.
      */
     public TurnResult respond(TurnRequest request, TurnContext context) throws AgentException {
         AgentOptions opts = options;
@@ -170,11 +169,11 @@ public final class Agent {
     }
 
     /**
-     * Continues a turn that stopped after a tool round whose outputs were supplied later (the command line's
-     * exit-10 loop): {@code turnSoFar} begins with the turn's prompt and ends with that round's outputs, and
-     * {@code roundsUsed} and {@code callsUsed} count what the turn had spent, so the budgets keep their rest.
-     * The request's prompt is not used; its tool choice forces the first step of the continuation. Like
-     * {@link #respond}, the whole turn is appended to the history on success only.
+     * Continues a turn that stopped after a tool round whose outputs were supplied later (the command line's exit-10
+     * loop): {@code turnSoFar} begins with the turn's prompt and ends with that round's outputs, and {@code roundsUsed}
+     * and {@code callsUsed} count what the turn had spent, so the budgets keep their rest. The request's prompt is not
+     * used; its tool choice forces the first step of the continuation. Like {@link #respond}, the whole turn is
+     * appended to the history on success only.
      */
     public TurnResult resume(
             TurnRequest request, List<TranscriptEntry> turnSoFar, int roundsUsed, int callsUsed, TurnContext context)
@@ -200,9 +199,9 @@ public final class Agent {
     }
 
     /**
-     * What one turn runs with, fixed when it starts: the request, its schema as generated and as accepted, the
-     * options, tools and policy of that moment (a later change applies to the next turn), and what a resumed turn had
-     * spent already.
+     * What one turn runs with, fixed when it starts: the request, its schema as generated and as accepted, the options,
+     * tools and policy of that moment (a later change applies to the next turn), and what a resumed turn had spent
+     * already.
      */
     private record TurnSetup(
             TurnRequest request,

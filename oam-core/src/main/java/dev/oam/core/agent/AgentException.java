@@ -6,8 +6,8 @@ import dev.oam.core.json.Json;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A turn failed with one of the agent error codes (-32001…-32012). Tool failures are not agent
- * exceptions: they travel back to the model as error outputs.
+ * A turn failed with one of the agent error codes (-32001…-32012). Tool failures are not agent exceptions: they travel
+ * back to the model as error outputs.
  */
 public final class AgentException extends Exception {
     private final ErrorCode code;
@@ -25,7 +25,9 @@ public final class AgentException extends Exception {
         this.data = data == null ? Json.object() : data;
     }
 
-    /** The model produced output that does not fit its schema ({@code -32012}); retried only when the model allows it. */
+    /**
+     * The model produced output that does not fit its schema ({@code -32012}); retried only when the model allows it.
+     */
     public static AgentException invalidOutput(String message) {
         AgentException e = new AgentException(ErrorCode.GENERATION_FAILED, message);
         e.invalidOutput = true;
@@ -37,8 +39,8 @@ public final class AgentException extends Exception {
     }
 
     /**
-     * The tokens the failed turn had consumed: its finished steps, attempts the agent asked again, and the
-     * failing step itself when the model reported them (a blocked step's prompt was still read).
+     * The tokens the failed turn had consumed: its finished steps, attempts the agent asked again, and the failing step
+     * itself when the model reported them (a blocked step's prompt was still read).
      */
     public Usage usage() {
         return usage;

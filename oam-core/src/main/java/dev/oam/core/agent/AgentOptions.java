@@ -9,8 +9,8 @@ import org.jspecify.annotations.Nullable;
  *
  * @param enabledTools tools visible to the model, or {@code null} for all
  * @param toolTimeout time the engine has to answer a client tool call; {@link Duration#ZERO} waits forever
- * @param parallelToolCalls whether one model step may call several tools; {@code false} (the default) asks the
- *     model for at most one call per step (small models otherwise repeat a call, once per enum value)
+ * @param parallelToolCalls whether one model step may call several tools; {@code false} (the default) asks the model
+ *     for at most one call per step (small models otherwise repeat a call, once per enum value)
  */
 public record AgentOptions(
         ToolChoice toolChoice,

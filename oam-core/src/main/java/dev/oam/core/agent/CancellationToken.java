@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Cooperative cancellation for one operation. Code checks {@link #check()} between steps and
- * waits with {@link #sleep(long)}; blocking waits register a listener that wakes them.
+ * Cooperative cancellation for one operation. Code checks {@link #check()} between steps and waits with
+ * {@link #sleep(long)}; blocking waits register a listener that wakes them.
  */
 public final class CancellationToken {
     private final Object lock = new Object();

@@ -12,8 +12,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Compaction: one model call that summarises conversation entries, so that older turns can leave a history while
- * what they established stays (in a session's context note, in an NPC's memory summary). Sessions compact through
+ * Compaction: one model call that summarises conversation entries, so that older turns can leave a history while what
+ * they established stays (in a session's context note, in an NPC's memory summary). Sessions compact through
  * {@link Agent#compact}; any other holder of a history calls {@link #split} and {@link #summarize} with its own
  * {@link Format}, the extension point that decides how the entries are written for the model:
  *
@@ -30,15 +30,16 @@ import org.jspecify.annotations.Nullable;
  * {@code maxAttempts} (as a turn's step is), with the options' sampling and token limit. It is not fitted into the
  * context first, so an overlong prompt fails in the model rather than with {@code context_size_exceeded}, and the
  * request's input tokens are left to the model's estimate. A model that calls a tool fails it with
- * {@code generation_failed}. Nothing is changed by this class: storing the summary and dropping the older turns is
- * the caller's, after its commit point.
+ * {@code generation_failed}. Nothing is changed by this class: storing the summary and dropping the older turns is the
+ * caller's, after its commit point.
  *
  * <p>Thread-safe: a compactor holds only its model and options.
  */
 public final class Compactor {
     /** Instructions for the summary when the caller gives none. */
     public static final String DEFAULT_INSTRUCTIONS = "Summarize the conversation you are given in a few short "
-            + "sentences: who said what, facts learned, promises made and anything still unresolved. Write only the summary.";
+            + "sentences: who said what, facts learned, promises made and anything still unresolved. Write "
+            + "only the summary.";
 
     /**
      * How a compaction is put to the model (SPI): the summariser's instructions and the one prompt that carries the
@@ -51,10 +52,10 @@ public final class Compactor {
         /**
          * The prompt of the summary call.
          *
-         * @param entries the entries to summarise, oldest first (whole turns, each starting at its prompt, except
-         *     for entries before a history's first prompt)
-         * @param summarySoFar the summary the result will replace, for a format that merges into it; {@code null}
-         *     when there is none or the caller appends instead
+         * @param entries the entries to summarise, oldest first (whole turns, each starting at its prompt, except for
+         *     entries before a history's first prompt)
+         * @param summarySoFar the summary the result will replace, for a format that merges into it; {@code null} when
+         *     there is none or the caller appends instead
          */
         String prompt(List<TranscriptEntry> entries, @Nullable String summarySoFar);
     }
@@ -123,8 +124,8 @@ public final class Compactor {
     }
 
     /**
-     * Cuts {@code history} before its {@code keepRecentTurns} most recent turns; {@code null} when it has no more
-     * turns than that (nothing to compact).
+     * Cuts {@code history} before its {@code keepRecentTurns} most recent turns; {@code null} when it has no more turns
+     * than that (nothing to compact).
      *
      * @throws IllegalArgumentException if {@code keepRecentTurns} is negative
      */
@@ -144,7 +145,9 @@ public final class Compactor {
         return new Split(older, kept);
     }
 
-    /** Splits entries into turns, each starting at a prompt (entries before the first prompt form a turn of their own). */
+    /**
+     * Splits entries into turns, each starting at a prompt (entries before the first prompt form a turn of their own).
+     */
     public static List<List<TranscriptEntry>> splitTurns(List<TranscriptEntry> entries) {
         List<List<TranscriptEntry>> turns = new ArrayList<>();
         List<TranscriptEntry> current = null;

@@ -19,15 +19,15 @@ import org.jspecify.annotations.Nullable;
 /**
  * Fits each step of an agent's turns into the model's context. A step's request holds the instructions, the context
  * note, the step's tools, the schema, the committed history and the running turn; with {@code trimHistory} the oldest
- * complete turns of the history are hidden until that and the tokens reserved for the answer fit the model's
- * context. The running turn is never hidden; when even an empty history does not fit, the step fails with
+ * complete turns of the history are hidden until that and the tokens reserved for the answer fit the model's context.
+ * The running turn is never hidden; when even an empty history does not fit, the step fails with
  * {@code context_size_exceeded}.
  *
  * <p>Two caches keep a step from walking the whole history: token counts by identity (entries, tools and schemas are
  * immutable and reused from step to step, so each is counted once; pruned to the live history once the counts of
- * entries no longer in it outnumber the live ones, so a growing history is never walked for it), and a
- * per-turn index of the committed history (where each turn starts and what it costs), extended when a turn is
- * committed and rebuilt when the history is replaced.
+ * entries no longer in it outnumber the live ones, so a growing history is never walked for it), and a per-turn index
+ * of the committed history (where each turn starts and what it costs), extended when a turn is committed and rebuilt
+ * when the history is replaced.
  *
  * <p>Concurrency: one agent's steps run one at a time; the token cache is synchronized and the index is an immutable
  * snapshot in a volatile field, so a stale read only costs a rebuild.
@@ -116,14 +116,16 @@ final class ContextWindow {
         return new Fitted(request, firstVisible);
     }
 
-    /** The history was replaced, not extended (restored, reset, compacted): the index is built again on the next step. */
+    /**
+     * The history was replaced, not extended (restored, reset, compacted): the index is built again on the next step.
+     */
     void historyReplaced() {
         historyIndex = null;
     }
 
     /**
-     * A turn was committed, giving {@code history}: the token cache is pruned to it when the stale counts outnumber
-     * the live ones (see {@link #PRUNE_SLACK}).
+     * A turn was committed, giving {@code history}: the token cache is pruned to it when the stale counts outnumber the
+     * live ones (see {@link #PRUNE_SLACK}).
      */
     void committed(List<TranscriptEntry> history) {
         tokens.retainOnlyIfMostlyStale(history);
@@ -135,8 +137,8 @@ final class ContextWindow {
     }
 
     /**
-     * Where each turn of a history starts and how many tokens it takes (entries before the first prompt form a turn
-     * of their own), with the history it describes.
+     * Where each turn of a history starts and how many tokens it takes (entries before the first prompt form a turn of
+     * their own), with the history it describes.
      */
     private record HistoryIndex(List<TranscriptEntry> history, int[] turnStarts, int[] turnTokens, int total) {}
 

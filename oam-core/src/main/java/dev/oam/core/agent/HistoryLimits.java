@@ -7,13 +7,12 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Memory caps for conversation histories (docs/RELIABILITY.md, Limits): the size one agent's history may have
- * and the size the histories of all agents attached to these limits may have together, both in
- * {@link dev.oam.core.json.JsonSize} units of the entries' transcript JSON (about its characters). A step of a
- * turn (the first one included, so also the prompt) only runs while the history plus the running turn stays
- * under both caps; otherwise the turn fails with {@code -32004 context_size_exceeded} and the history is
- * unchanged. One step can still add what it generates (bounded by the model's answer length) and the outputs of
- * one round of tool calls.
+ * Memory caps for conversation histories (docs/RELIABILITY.md, Limits): the size one agent's history may have and the
+ * size the histories of all agents attached to these limits may have together, both in
+ * {@link dev.oam.core.json.JsonSize} units of the entries' transcript JSON (about its characters). A step of a turn
+ * (the first one included, so also the prompt) only runs while the history plus the running turn stays under both caps;
+ * otherwise the turn fails with {@code -32004 context_size_exceeded} and the history is unchanged. One step can still
+ * add what it generates (bounded by the model's answer length) and the outputs of one round of tool calls.
  */
 public final class HistoryLimits {
     /** Default cap for one conversation: 16 MiB of transcript JSON. */

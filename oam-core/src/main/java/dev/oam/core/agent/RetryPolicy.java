@@ -15,15 +15,14 @@ import org.jspecify.annotations.Nullable;
  *   <li>a structured answer that does not fit the accepted schema is generated again only by a model that
  *       {@linkplain LanguageModel#retriesInvalidOutput() retries invalid output} (others fail at once with
  *       {@code invalid_output});
- *   <li>a retryable failure ({@code generation_failed}) is tried again after a backoff (300 ms, doubling), but
- *       never once a tool of the turn has run and never for invalid output;
- *   <li>cancellation wins over everything: a failure seen after the token was cancelled becomes
- *       {@code cancelled}.
+ *   <li>a retryable failure ({@code generation_failed}) is tried again after a backoff (300 ms, doubling), but never
+ *       once a tool of the turn has run and never for invalid output;
+ *   <li>cancellation wins over everything: a failure seen after the token was cancelled becomes {@code cancelled}.
  * </ul>
  *
- * The usage of the attempts asked again is added to the usage of the response (or of the failure), so a turn
- * reports what it really consumed. Each attempt streams through a fresh {@link StreamAccumulator}; an attempt
- * asked again after text was streamed first resets the text.
+ * The usage of the attempts asked again is added to the usage of the response (or of the failure), so a turn reports
+ * what it really consumed. Each attempt streams through a fresh {@link StreamAccumulator}; an attempt asked again after
+ * text was streamed first resets the text.
  *
  * <p>The rules themselves ({@link #retriesFailure}, {@link #retriesInvalidOutput}, {@link #backoffMillis},
  * {@link #violation}) are public: a loop that cannot take back what an attempt already sent (the OpenAI-compatible
@@ -94,8 +93,9 @@ public final class RetryPolicy {
     }
 
     /**
-     * Whether an answer that does not fit is generated again: only by a model that {@linkplain
-     * LanguageModel#retriesInvalidOutput() retries invalid output}, with attempts left, when nothing is out.
+     * Whether an answer that does not fit is generated again: only by a model that
+     * {@linkplain LanguageModel#retriesInvalidOutput() retries invalid output}, with attempts left, when nothing is
+     * out.
      */
     public static boolean retriesInvalidOutput(LanguageModel model, int attempt, int maxAttempts, boolean committed) {
         return model.retriesInvalidOutput() && !committed && attempt < maxAttempts;

@@ -7,16 +7,16 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The steering rules of a turn (GAME-LAYER.md §3.11): the turn's policy from the request and the agent's options,
- * and for each step which tools are offered and whether the model may, must or must not call one. Pure functions
- * of their arguments, so the turn loop asks again at every step.
+ * The steering rules of a turn (GAME-LAYER.md §3.11): the turn's policy from the request and the agent's options, and
+ * for each step which tools are offered and whether the model may, must or must not call one. Pure functions of their
+ * arguments, so the turn loop asks again at every step.
  */
 final class StepPlanner {
     private StepPlanner() {}
 
     /**
-     * What one step offers: the calling mode, the enabled tools (empty when tools are disallowed), whether the
-     * hidden {@code respond_directly} tool is offered too, and the turn's tools whatever the step may call
+     * What one step offers: the calling mode, the enabled tools (empty when tools are disallowed), whether the hidden
+     * {@code respond_directly} tool is offered too, and the turn's tools whatever the step may call
      * ({@link dev.oam.core.model.ModelRequest#listedTools}).
      */
     record StepPlan(
@@ -54,9 +54,9 @@ final class StepPlanner {
 
     /**
      * The plan of step {@code index}. {@code roundsThisCall}: the tool rounds run since this call began (a forced
-     * choice applies while it is 0, so a resumed turn is forced again); {@code rounds} and {@code calls}: the
-     * turn's totals, held against the policy's budgets; {@code respondedDirectly}: the model called
-     * {@code respond_directly}, so tools are off for the rest of the turn.
+     * choice applies while it is 0, so a resumed turn is forced again); {@code rounds} and {@code calls}: the turn's
+     * totals, held against the policy's budgets; {@code respondedDirectly}: the model called {@code respond_directly},
+     * so tools are off for the rest of the turn.
      */
     static StepPlan plan(
             TurnPolicy policy,

@@ -7,9 +7,9 @@ import dev.oam.core.schema.PartialJson;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Turns one generation's text callbacks into turn events: {@code text} events carrying the delta and the whole
- * answer so far, or, in schema turns, {@code partial} events with the value the JSON so far implies, in the schema's
- * member order (a value equal to the previous one is not sent again).
+ * Turns one generation's text callbacks into turn events: {@code text} events carrying the delta and the whole answer
+ * so far, or, in schema turns, {@code partial} events with the value the JSON so far implies, in the schema's member
+ * order (a value equal to the previous one is not sent again).
  *
  * <p>One accumulator per attempt; not thread-safe (a model streams from the thread that called it).
  */

@@ -15,16 +15,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Runs the client tool calls of one step. Calls over the turn's {@code maxToolCalls}, calls of tools the step did
- * not enable and calls whose arguments do not fit the tool's parameters are answered at once with an error the
- * model can act on, and never sent. The others are all sent through the turn's {@link ToolChannel} before any answer
- * is awaited; each has its tool's timeout (the options' {@code toolTimeout} unless the tool sets one; zero: none).
- * Records come back in completion order (the calls answered at once first), each announced with
- * {@code toolCallCompleted}; every call is announced with {@code toolCallStarted} before any is sent.
+ * Runs the client tool calls of one step. Calls over the turn's {@code maxToolCalls}, calls of tools the step did not
+ * enable and calls whose arguments do not fit the tool's parameters are answered at once with an error the model can
+ * act on, and never sent. The others are all sent through the turn's {@link ToolChannel} before any answer is awaited;
+ * each has its tool's timeout (the options' {@code toolTimeout} unless the tool sets one; zero: none). Records come
+ * back in completion order (the calls answered at once first), each announced with {@code toolCallCompleted}; every
+ * call is announced with {@code toolCallStarted} before any is sent.
  *
- * <p>Tool failures and timeouts are values for the model, never exceptions. Cancellation (and an interrupt)
- * abandons the calls still outstanding and throws {@code cancelled}; any other failure abandons them too.
- * Runs on the turn's thread; the channel's replies complete on other threads and wake it. When the turn's listener
+ * <p>Tool failures and timeouts are values for the model, never exceptions. Cancellation (and an interrupt) abandons
+ * the calls still outstanding and throws {@code cancelled}; any other failure abandons them too. Runs on the turn's
+ * thread; the channel's replies complete on other threads and wake it. When the turn's listener
  * {@linkplain TurnListener#acceptsReplyThread() accepts it}, the thread completing a reply also records and announces
  * it, under the round's lock, so records and events keep one order whichever thread made them.
  */

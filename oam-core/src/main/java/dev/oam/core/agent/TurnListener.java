@@ -22,9 +22,9 @@ public interface TurnListener {
     }
 
     /**
-     * How a tool reply of the turn reached its records, for measuring; told only to a listener that {@linkplain
-     * #acceptsReplyThread() accepts the reply's thread}, on that thread, sometimes holding the tool round's lock and
-     * sometimes while the turn's thread is in {@link #onEvent}, so it must return at once and be safe to call
+     * How a tool reply of the turn reached its records, for measuring; told only to a listener that
+     * {@linkplain #acceptsReplyThread() accepts the reply's thread}, on that thread, sometimes holding the tool round's
+     * lock and sometimes while the turn's thread is in {@link #onEvent}, so it must return at once and be safe to call
      * alongside it. Default: nothing.
      */
     default void replyRecorded(ReplyPath path) {}

@@ -5,13 +5,13 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One turn's input. The overrides replace the session options for this turn only; {@code null}
- * keeps the session's value. Build one with {@link #of} and the {@code with…} methods, naming what differs:
+ * One turn's input. The overrides replace the session options for this turn only; {@code null} keeps the session's
+ * value. Build one with {@link #of} and the {@code with…} methods, naming what differs:
  * {@code TurnRequest.of(prompt).withSchema(schema).withToolChoice(ToolChoice.NONE)}.
  *
  * @param schema the schema the model is held to (what constrained backends generate from)
- * @param acceptSchema a looser schema an answer only has to fit to be accepted, for callers that read the
- *     answer leniently themselves (an NPC reply); {@code null}: the answer must fit {@code schema}
+ * @param acceptSchema a looser schema an answer only has to fit to be accepted, for callers that read the answer
+ *     leniently themselves (an NPC reply); {@code null}: the answer must fit {@code schema}
  */
 public record TurnRequest(
         String prompt,

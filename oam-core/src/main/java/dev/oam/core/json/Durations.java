@@ -5,8 +5,8 @@ import java.time.Duration;
 
 /**
  * Durations as the protocol and its messages write them: in seconds, as a plain decimal without trailing zeros
- * ({@code 120}, {@code 0.2}, {@code 1.5}), never in exponent form. Used for {@code …Seconds} members and for
- * texts such as "timed out after 0.2s".
+ * ({@code 120}, {@code 0.2}, {@code 1.5}), never in exponent form. Used for {@code …Seconds} members and for texts such
+ * as "timed out after 0.2s".
  */
 public final class Durations {
     private Durations() {}

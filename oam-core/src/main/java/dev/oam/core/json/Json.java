@@ -15,9 +15,8 @@ import java.util.Collection;
 import java.util.Map;
 
 /**
- * The one JSON configuration of the project. Floats are read as exact decimals so that ids and
- * numbers can be checked without rounding; nesting and sizes are bounded so hostile input is a
- * parse error, never a crash.
+ * The one JSON configuration of the project. Floats are read as exact decimals so that ids and numbers can be checked
+ * without rounding; nesting and sizes are bounded so hostile input is a parse error, never a crash.
  */
 public final class Json {
     /** Longest string value accepted inside a message (characters). */

@@ -4,11 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Map;
 
 /**
- * The size the memory caps count (docs/RELIABILITY.md, Limits): roughly the length of a value's compact JSON
- * text in characters, computed without writing it. Strings count their characters plus the quotes (escapes
- * are not counted), numbers their text, and every object member or list item one separator. It is additive, so
- * a change of a subtree changes the size of the whole by exactly the change of the subtree's size, which is what
- * lets a world keep its size up to date without measuring the whole state on every write.
+ * The size the memory caps count (docs/RELIABILITY.md, Limits): roughly the length of a value's compact JSON text in
+ * characters, computed without writing it. Strings count their characters plus the quotes (escapes are not counted),
+ * numbers their text, and every object member or list item one separator. It is additive, so a change of a subtree
+ * changes the size of the whole by exactly the change of the subtree's size, which is what lets a world keep its size
+ * up to date without measuring the whole state on every write.
  */
 public final class JsonSize {
     private JsonSize() {}

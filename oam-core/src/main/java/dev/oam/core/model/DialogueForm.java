@@ -12,10 +12,10 @@ package dev.oam.core.model;
  *
  * On a structured step the answer's schema is an object with the string {@value #LINE} and, each optional, the enum
  * {@value #EMOTION}, the string list {@value #OPTIONS} and the boolean {@value #ENDS}, and the text reads back into
- * that object; on a text step the answer is the line alone ({@code Gorm: "…"}, the answer's text is what is between
- * the quotes). Small models write far better lines this way than in JSON: asked for JSON, SmolLM2-135M read the
- * player's line back as its own in most turns and wrote schema words as player options; asked for the same reply as
- * dialogue, it answered in character. Backends that cannot use it ignore it: the answer is the same either way.
+ * that object; on a text step the answer is the line alone ({@code Gorm: "…"}, the answer's text is what is between the
+ * quotes). Small models write far better lines this way than in JSON: asked for JSON, SmolLM2-135M read the player's
+ * line back as its own in most turns and wrote schema words as player options; asked for the same reply as dialogue, it
+ * answered in character. Backends that cannot use it ignore it: the answer is the same either way.
  *
  * @param speaker the character's name, which opens the line
  * @param listener who the character speaks to, which opens the list of replies

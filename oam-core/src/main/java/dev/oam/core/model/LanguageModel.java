@@ -6,8 +6,8 @@ import dev.oam.core.transcript.TranscriptEntry;
 import java.util.List;
 
 /**
- * The SPI every model backend implements. One call runs one inference step. Implementations
- * must be safe to call from several sessions' threads at once and must honour the token promptly.
+ * The SPI every model backend implements. One call runs one inference step. Implementations must be safe to call from
+ * several sessions' threads at once and must honour the token promptly.
  */
 public interface LanguageModel {
     /** The context size used when nothing else is known, as on the original's on-device model. */
@@ -28,8 +28,8 @@ public interface LanguageModel {
     }
 
     /**
-     * Tokens one transcript entry takes in a prompt, framing included. Callers cache the answer per
-     * entry, so an implementation may be slow.
+     * Tokens one transcript entry takes in a prompt, framing included. Callers cache the answer per entry, so an
+     * implementation may be slow.
      */
     default int countTokens(TranscriptEntry entry) {
         return Tokens.estimate(entry);
@@ -41,8 +41,8 @@ public interface LanguageModel {
     }
 
     /**
-     * What a client should know about this model before using it (a file without a chat template, say); the
-     * bridge adds them to {@code session/create}'s {@code warnings}. Must not block.
+     * What a client should know about this model before using it (a file without a chat template, say); the bridge adds
+     * them to {@code session/create}'s {@code warnings}. Must not block.
      */
     default List<String> warnings() {
         return List.of();

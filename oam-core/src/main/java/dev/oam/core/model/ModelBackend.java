@@ -8,9 +8,9 @@ import java.util.ServiceLoader;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A model backend found on the class path ({@code META-INF/services/dev.oam.core.model.ModelBackend}):
- * it serves {@code "model": {"type": type(), …}} values and, when the host configures one, the
- * system model ({@code oam stdio --model …}, {@code OAM_MODEL}).
+ * A model backend found on the class path ({@code META-INF/services/dev.oam.core.model.ModelBackend}): it serves
+ * {@code "model": {"type": type(), …}} values and, when the host configures one, the system model ({@code oam stdio
+ * --model …}, {@code OAM_MODEL}).
  */
 public interface ModelBackend {
     /** The {@code type} it serves, e.g. {@code "llama"} or {@code "openai"}. */
@@ -31,8 +31,8 @@ public interface ModelBackend {
     LanguageModel systemModel(String location, @Nullable String name) throws Exception;
 
     /**
-     * The system model at {@code location}, reading the host's other variables (such as {@code OAM_API_KEY})
-     * through {@code environment}: the process environment for {@code oam stdio}, the settings of each
+     * The system model at {@code location}, reading the host's other variables (such as {@code OAM_API_KEY}) through
+     * {@code environment}: the process environment for {@code oam stdio}, the settings of each
      * {@code oam_bridge_create} for the C ABI. Backends that read none keep this default.
      */
     default LanguageModel systemModel(String location, @Nullable String name, Environment environment)

@@ -12,8 +12,8 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The model backends of this process and the one way every host turns its configuration into a system model:
- * {@code oam stdio} (flags and environment), the C ABI (its settings) and in-process Java
+ * The model backends of this process and the one way every host turns its configuration into a system model: {@code oam
+ * stdio} (flags and environment), the C ABI (its settings) and in-process Java
  * ({@code BridgeConfiguration.Builder.systemModel(ModelSpec)}) all end in {@link #systemModel}.
  */
 public final class ModelBackends {
@@ -25,8 +25,8 @@ public final class ModelBackends {
     /**
      * The backends on the class path ({@link ModelBackend#discover()}), found once and shared by every engine of this
      * process that does not bring its own: one loaded GGUF file serves every bridge naming it. Discovery creates the
-     * backends only; nothing native is loaded until a model is created. They are never closed (a loaded llama.cpp
-     * model cannot be freed anyway); hosts that need to close them pass their own to
+     * backends only; nothing native is loaded until a model is created. They are never closed (a loaded llama.cpp model
+     * cannot be freed anyway); hosts that need to close them pass their own to
      * {@code BridgeConfiguration.Builder.backends}.
      */
     public static List<ModelBackend> discovered() {
@@ -39,9 +39,10 @@ public final class ModelBackends {
     }
 
     /**
-     * The model {@code spec} describes, made by the backend that serves it. A model name ({@code hf:…}, {@code OWNER/REPO:QUANT},
-     * {@code pypi:…}) in a location or a llama path is read from the model cache its environment names
-     * ({@link ModelCache#fromEnvironment}: a {@link ModelSpec.Location}'s own lookup, else the process environment).
+     * The model {@code spec} describes, made by the backend that serves it. A model name ({@code hf:…},
+     * {@code OWNER/REPO:QUANT}, {@code pypi:…}) in a location or a llama path is read from the model cache its
+     * environment names ({@link ModelCache#fromEnvironment}: a {@link ModelSpec.Location}'s own lookup, else the
+     * process environment).
      *
      * @throws ModelSetupException with a message for the person who configured the host, naming the cause
      */
@@ -95,8 +96,8 @@ public final class ModelBackends {
 
     /**
      * {@code backend} as a provider of {@code "model"} values whose {@code path} may be a model name, read from
-     * {@code cache}: a name that is not cached is {@code -32602} naming {@code model/pull} (a download never starts inside
-     * a request for a session).
+     * {@code cache}: a name that is not cached is {@code -32602} naming {@code model/pull} (a download never starts
+     * inside a request for a session).
      */
     public static ModelProvider provider(ModelBackend backend, ModelCache cache) {
         return (spec, path) -> {
@@ -129,7 +130,8 @@ public final class ModelBackends {
         }
         throw new ModelSetupException(
                 "no model backend in this build serves '" + spec.location() + "' (backends: " + names(backends)
-                        + "). Give a .gguf file for llama.cpp or an http(s)://…/v1 URL for an OpenAI-compatible server.",
+                        + "). Give a .gguf file for llama.cpp or an http(s)://…/v1 URL for an "
+                        + "OpenAI-compatible server.",
                 null);
     }
 

@@ -4,9 +4,9 @@ import java.util.Objects;
 
 /**
  * A model value a backend cannot use ({@link ModelBackend#create}, {@link ModelProvider#create}): it names the member
- * at fault, such as {@code model.baseUrl}, and says what is wrong with it. The bridge answers it as {@code -32602}
- * with {@link #getMessage()}; a host that took the value from somewhere else (a command-line flag, a variable) names
- * it its own way with {@link #problem()}.
+ * at fault, such as {@code model.baseUrl}, and says what is wrong with it. The bridge answers it as {@code -32602} with
+ * {@link #getMessage()}; a host that took the value from somewhere else (a command-line flag, a variable) names it its
+ * own way with {@link #problem()}.
  */
 public final class ModelParameterException extends Exception {
     private final String member;
@@ -21,14 +21,17 @@ public final class ModelParameterException extends Exception {
     }
 
     /**
-     * {@code member} holds a value that cannot be used; {@code problem} reads after the member's name:
-     * {@code "must be a number of seconds."}, or {@code ": the file does not exist"} (a leading colon is kept as is).
+     * {@code member} holds a value that cannot be used; {@code problem} reads after the member's name: {@code "must be
+     * a number of seconds."}, or {@code ": the file does not exist"} (a leading colon is kept as is).
      */
     public static ModelParameterException invalid(String member, String problem) {
         return new ModelParameterException(member, problem, false);
     }
 
-    /** {@code member} is required and absent; {@code note} (may be empty) says what it is, e.g. "the .gguf file to load". */
+    /**
+     * {@code member} is required and absent; {@code note} (may be empty) says what it is, e.g. "the .gguf file to
+     * load".
+     */
     public static ModelParameterException missing(String member, String note) {
         return new ModelParameterException(member, note, true);
     }

@@ -15,13 +15,13 @@ import org.jspecify.annotations.Nullable;
  * @param tools the tools enabled for this step (empty when {@code mode} is disallowed)
  * @param offerRespondDirectly whether the hidden {@code respond_directly} tool is offered too
  * @param schema the generation schema of the answer for structured turns
- * @param inputTokens the agent's count of this request's input tokens (what {@code usage.inputTokens} reports
- *     for models that do not count themselves)
- * @param attempt 1 for the first generation of this step, 2 and up when the agent asks again because the
- *     output was invalid or the model failed (a sampling model should not repeat the same draw)
+ * @param inputTokens the agent's count of this request's input tokens (what {@code usage.inputTokens} reports for
+ *     models that do not count themselves)
+ * @param attempt 1 for the first generation of this step, 2 and up when the agent asks again because the output was
+ *     invalid or the model failed (a sampling model should not repeat the same draw)
  * @param listedTools every tool the turn could call (the session's, less those {@code enabledTools} leaves out),
- *     whatever this step may call: a prompt that lists them identically in every step and turn keeps its prefix, so
- *     an engine with a prompt cache reads only what each step adds
+ *     whatever this step may call: a prompt that lists them identically in every step and turn keeps its prefix, so an
+ *     engine with a prompt cache reads only what each step adds
  */
 public record ModelRequest(
         @Nullable String instructions,

@@ -15,16 +15,17 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A model as a host configures it ({@code BridgeConfiguration.Builder.systemModel(ModelSpec)}): the typed form
- * of the wire's {@code {"type": "llama", …}} and {@code {"type": "openai", …}} values, or a {@link Location} as
- * {@code oam stdio --model}, {@code OAM_MODEL} and the C ABI's settings give it. Every form is resolved by
- * {@link ModelBackends#systemModel}, through the backend that serves its type or location, with the same
- * checks and messages as the wire.
+ * A model as a host configures it ({@code BridgeConfiguration.Builder.systemModel(ModelSpec)}): the typed form of the
+ * wire's {@code {"type": "llama", …}} and {@code {"type": "openai", …}} values, or a {@link Location} as {@code oam
+ * stdio --model}, {@code OAM_MODEL} and the C ABI's settings give it. Every form is resolved by
+ * {@link ModelBackends#systemModel}, through the backend that serves its type or location, with the same checks and
+ * messages as the wire.
  */
 public sealed interface ModelSpec {
     /**
      * The variable that names the system model: a {@code .gguf} file, a model name in the model cache
-     * ({@code hf:OWNER/REPO/FILE.gguf}, {@code OWNER/REPO:QUANT}, {@code pypi:PROJECT}) or an {@code http(s)://…/v1} URL.
+     * ({@code hf:OWNER/REPO/FILE.gguf}, {@code OWNER/REPO:QUANT}, {@code pypi:PROJECT}) or an {@code http(s)://…/v1}
+     * URL.
      */
     String MODEL_VARIABLE = "OAM_MODEL";
     /** The variable with the model's name on an OpenAI-compatible server. */
@@ -34,10 +35,10 @@ public sealed interface ModelSpec {
     String NONE = "none";
 
     /**
-     * The system model the variables name ({@code OAM_MODEL}, {@code OAM_MODEL_NAME}; the backend reads others,
-     * such as {@code OAM_API_KEY}, through the same lookup). With {@code OAM_MODEL} unset or blank it is the default
-     * model ({@link ModelCache#DEFAULT_MODEL}, SmolLM2-135M-Instruct) when the model cache the variables name holds it
-     * (it is never downloaded for this); {@code null} when it does not, or when {@code OAM_MODEL} is {@value #NONE}.
+     * The system model the variables name ({@code OAM_MODEL}, {@code OAM_MODEL_NAME}; the backend reads others, such as
+     * {@code OAM_API_KEY}, through the same lookup). With {@code OAM_MODEL} unset or blank it is the default model
+     * ({@link ModelCache#DEFAULT_MODEL}, SmolLM2-135M-Instruct) when the model cache the variables name holds it (it is
+     * never downloaded for this); {@code null} when it does not, or when {@code OAM_MODEL} is {@value #NONE}.
      */
     static @Nullable Location fromEnvironment(Environment environment) {
         String location = environment.variable(MODEL_VARIABLE);
@@ -61,7 +62,8 @@ public sealed interface ModelSpec {
 
     /**
      * A local GGUF file run in-process by llama.cpp: {@code {"type": "llama", "path", "contextSize"?, "threads"?,
-     * "gpuLayers"?, "seed"?}}. Zero means the host's default (see docs/MODELS.md); {@code gpuLayers} -1 offloads every layer.
+     * "gpuLayers"?, "seed"?}}. Zero means the host's default (see docs/MODELS.md); {@code gpuLayers} -1 offloads every
+     * layer.
      */
     record Llama(
             Path path,
@@ -83,7 +85,8 @@ public sealed interface ModelSpec {
 
         /**
          * A model of the model cache by name ({@code hf:OWNER/REPO/FILE.gguf}, {@code OWNER/REPO:QUANT},
-         * {@code pypi:PROJECT}; see {@link dev.oam.core.model.pull.ModelName}), read from the cache when the model is made.
+         * {@code pypi:PROJECT}; see {@link dev.oam.core.model.pull.ModelName}), read from the cache when the model is
+         * made.
          *
          * @throws IllegalArgumentException when {@code name} is not a well-formed model name
          */
@@ -226,8 +229,8 @@ public sealed interface ModelSpec {
     }
 
     /**
-     * A model named by a location, as {@code --model}/{@code OAM_MODEL} give it: the first backend that serves
-     * the location ({@link ModelBackend#servesSystemModel}) makes the model.
+     * A model named by a location, as {@code --model}/{@code OAM_MODEL} give it: the first backend that serves the
+     * location ({@link ModelBackend#servesSystemModel}) makes the model.
      *
      * @param location a {@code .gguf} path or an {@code http(s)://…/v1} URL
      * @param name the model's name ({@code --model-name}, {@code OAM_MODEL_NAME}), when given

@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A deterministic model that plays a script: each inference plays the next step, then the
- * fallback. One instance is one cursor, shared by every turn that uses the same {@code model} value.
+ * A deterministic model that plays a script: each inference plays the next step, then the fallback. One instance is one
+ * cursor, shared by every turn that uses the same {@code model} value.
  */
 public final class ScriptedModel implements LanguageModel {
     public static final ScriptStep DEFAULT_FALLBACK = new ScriptStep.Text("(script exhausted)", 1, 0);

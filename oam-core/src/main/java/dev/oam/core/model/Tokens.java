@@ -7,9 +7,9 @@ import dev.oam.core.transcript.TranscriptEntry;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The token estimate for models without a tokenizer (the scripted model): one token per four bytes
- * of UTF-8, rounded up, plus four tokens of framing per entry. Instructions, the context note, every
- * visible entry and every offered tool's name, description and parameters count.
+ * The token estimate for models without a tokenizer (the scripted model): one token per four bytes of UTF-8, rounded
+ * up, plus four tokens of framing per entry. Instructions, the context note, every visible entry and every offered
+ * tool's name, description and parameters count.
  */
 public final class Tokens {
     /** Framing tokens counted for each transcript entry. */

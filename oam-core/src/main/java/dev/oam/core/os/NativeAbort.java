@@ -12,27 +12,28 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Makes a native abort (SIGABRT: a failed {@code GGML_ASSERT} in llama.cpp, an uncaught C++ exception reaching
- * {@code std::terminate}) leave a trace a game can find, in processes that own their whole life: {@code oam stdio}
- * and the child model host.
+ * {@code std::terminate}) leave a trace a game can find, in processes that own their whole life: {@code oam stdio} and
+ * the child model host.
  *
- * <p>HotSpot writes its crash report ({@code hs_err_pid<pid>.log}, where {@code -XX:ErrorFile} says) for the
- * signals it handles (SIGSEGV, SIGBUS, …), not for an abort: the process just dies with exit code 134 and only
- * ggml's one line on stderr. {@link #install} sets a SIGABRT handler (an FFM upcall, so pure Java) that, on the
- * aborting thread:
+ * <p>HotSpot writes its crash report ({@code hs_err_pid<pid>.log}, where {@code -XX:ErrorFile} says) for the signals it
+ * handles (SIGSEGV, SIGBUS, …), not for an abort: the process just dies with exit code 134 and only ggml's one line on
+ * stderr. {@link #install} sets a SIGABRT handler (an FFM upcall, so pure Java) that, on the aborting thread:
+ *
  * <ol>
  *   <li>puts SIGABRT back to its default action (so the JVM's own abort after its report ends the process);
- *   <li>writes one line to file descriptor 2 saying what happened, which thread, the exit code and where the
- *       report goes;
- *   <li>writes to address 0, a deliberate SIGSEGV, so that the JVM writes its crash report (its
- *       "problematic frame" is then this class; the aborting native frames and the Java caller are below it)
- *       and then aborts: exit code 134, as for any native crash.
+ *   <li>writes one line to file descriptor 2 saying what happened, which thread, the exit code and where the report
+ *       goes;
+ *   <li>writes to address 0, a deliberate SIGSEGV, so that the JVM writes its crash report (its "problematic frame" is
+ *       then this class; the aborting native frames and the Java caller are below it) and then aborts: exit code 134,
+ *       as for any native crash.
  * </ol>
- * When the JVM itself aborts after reporting some other crash, the handler sees that report's file and does
- * nothing, so that abort ends the process as before.
  *
- * <p>Like {@link Posix} this class never names an FFM type (we compile for release 21). It needs JDK 22+ on Linux
- * or macOS; elsewhere {@link #install} says why it did nothing. Never install it in a host's JVM (a game, the C
- * ABI): a process-wide signal handler is the host's business.
+ * When the JVM itself aborts after reporting some other crash, the handler sees that report's file and does nothing, so
+ * that abort ends the process as before.
+ *
+ * <p>Like {@link Posix} this class never names an FFM type (we compile for release 21). It needs JDK 22+ on Linux or
+ * macOS; elsewhere {@link #install} says why it did nothing. Never install it in a host's JVM (a game, the C ABI): a
+ * process-wide signal handler is the host's business.
  */
 public final class NativeAbort {
     /** The exit code of a process that a native abort or crash ended (128 + SIGABRT). */
@@ -46,8 +47,8 @@ public final class NativeAbort {
     private NativeAbort() {}
 
     /**
-     * Installs the handler once per process; later calls do nothing. Returns a line for a debug log: what was
-     * done, or why nothing was.
+     * Installs the handler once per process; later calls do nothing. Returns a line for a debug log: what was done, or
+     * why nothing was.
      *
      * @param who what this process is, for the message ({@code "oam stdio"})
      */
@@ -71,8 +72,8 @@ public final class NativeAbort {
     }
 
     /**
-     * Where HotSpot writes its report: {@code -XX:ErrorFile} with {@code %p} replaced, else
-     * {@code hs_err_pid<pid>.log} in the working directory (HotSpot's default).
+     * Where HotSpot writes its report: {@code -XX:ErrorFile} with {@code %p} replaced, else {@code hs_err_pid<pid>.log}
+     * in the working directory (HotSpot's default).
      */
     static Path reportFile() {
         long pid = ProcessHandle.current().pid();

@@ -13,21 +13,20 @@ import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A few functions of the C library ({@code dup}, {@code dup2}, {@code write}, {@code getenv},
- * {@code setenv}, and on Linux {@code ioctl(FIONREAD)}) through the Foreign Function &amp; Memory API, for process hygiene: moving file
+ * A few functions of the C library ({@code dup}, {@code dup2}, {@code write}, {@code getenv}, {@code setenv}, and on
+ * Linux {@code ioctl(FIONREAD)}) through the Foreign Function &amp; Memory API, for process hygiene: moving file
  * descriptors around so that native code cannot write into the protocol stream.
  *
- * <p>We compile with {@code release 21}, where FFM is still a preview API, but run on JDK 22 or
- * newer, where it is final. So this class never names an FFM type: it finds them by name and calls
- * them through reflection and method handles. On JDK 21, on Windows (no POSIX {@code dup2}
- * semantics for the console; callers skip the guard there) or when anything about the lookup fails,
- * {@link #isAvailable()} is {@code false} and every other method throws
+ * <p>We compile with {@code release 21}, where FFM is still a preview API, but run on JDK 22 or newer, where it is
+ * final. So this class never names an FFM type: it finds them by name and calls them through reflection and method
+ * handles. On JDK 21, on Windows (no POSIX {@code dup2} semantics for the console; callers skip the guard there) or
+ * when anything about the lookup fails, {@link #isAvailable()} is {@code false} and every other method throws
  * {@link UnsupportedOperationException}; nothing is thrown while finding out.
  *
  * <p>Creating the downcall handles is a <em>restricted</em> operation: start the JVM with
- * {@code --enable-native-access=ALL-UNNAMED} (bin/oam does, the shaded jar's manifest says so),
- * otherwise JDK 22+ prints a warning on stderr. Nothing happens until the first use of this class,
- * so a JVM that never uses it (the one the C ABI creates) never touches FFM.
+ * {@code --enable-native-access=ALL-UNNAMED} (bin/oam does, the shaded jar's manifest says so), otherwise JDK 22+
+ * prints a warning on stderr. Nothing happens until the first use of this class, so a JVM that never uses it (the one
+ * the C ABI creates) never touches FFM.
  */
 public final class Posix {
     private static final Functions FUNCTIONS = Functions.load();
@@ -78,8 +77,9 @@ public final class Posix {
     }
 
     /**
-     * {@code ioctl(fd, FIONREAD)} on Linux (x86-64, AArch64): for a pipe, the bytes written to it and not read yet, whichever end
-     * {@code fd} is. Throws {@link UnsupportedOperationException} on other systems (the request number differs).
+     * {@code ioctl(fd, FIONREAD)} on Linux (x86-64, AArch64): for a pipe, the bytes written to it and not read yet,
+     * whichever end {@code fd} is. Throws {@link UnsupportedOperationException} on other systems (the request number
+     * differs).
      */
     public static int bytesUnread(int fd) throws IOException {
         if (FUNCTIONS.ioctl == null) {
@@ -102,8 +102,8 @@ public final class Posix {
     }
 
     /**
-     * The C library's {@code getenv(name)}, or empty. Unlike {@link System#getenv(String)}, which is
-     * a snapshot taken when the JVM started, this sees {@link #setenv} of this process.
+     * The C library's {@code getenv(name)}, or empty. Unlike {@link System#getenv(String)}, which is a snapshot taken
+     * when the JVM started, this sees {@link #setenv} of this process.
      */
     public static Optional<String> getenv(String name) {
         Object arena = openArena();
@@ -124,9 +124,8 @@ public final class Posix {
     }
 
     /**
-     * {@code setenv(name, value, overwrite)}. With {@code overwrite} false an existing value is kept.
-     * Only call this early, before other threads may read the environment (setenv is not
-     * thread-safe in C).
+     * {@code setenv(name, value, overwrite)}. With {@code overwrite} false an existing value is kept. Only call this
+     * early, before other threads may read the environment (setenv is not thread-safe in C).
      */
     public static void setenv(String name, String value, boolean overwrite) throws IOException {
         Object arena = openArena();

@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The schema a model generates from: a closed, normalized subset of JSON Schema (documented in
- * docs/PROTOCOL.md). It is what {@code schema/validate} and {@code tools/validate} return, what the
- * validator checks answers and tool arguments against, and what grammar builders walk.
+ * The schema a model generates from: a closed, normalized subset of JSON Schema (documented in docs/PROTOCOL.md). It is
+ * what {@code schema/validate} and {@code tools/validate} return, what the validator checks answers and tool arguments
+ * against, and what grammar builders walk.
  *
  * @param json the normalized schema
  * @param warnings constraints that are described to the model but not enforced, and ignored keywords
@@ -42,7 +42,9 @@ public record GenerationSchema(ObjectNode json, List<String> warnings) {
         return SchemaValidator.withoutUnknownKeys(json, json, value, 0);
     }
 
-    /** {@code value} with object keys in schema property order (recursively); unknown keys keep their place at the end. */
+    /**
+     * {@code value} with object keys in schema property order (recursively); unknown keys keep their place at the end.
+     */
     public JsonNode reorder(JsonNode value) {
         return SchemaValidator.reorder(json, json, value);
     }

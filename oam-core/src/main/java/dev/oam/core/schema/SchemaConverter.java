@@ -33,8 +33,8 @@ final class SchemaConverter {
     private final SchemaDefinitions definitions;
     private final Set<String> warnings = new LinkedHashSet<>();
     /**
-     * Object and array nodes with an {@code enum}, with their source pointers: checked against the whole result at
-     * the end.
+     * Object and array nodes with an {@code enum}, with their source pointers: checked against the whole result at the
+     * end.
      */
     private final List<Map.Entry<ObjectNode, String>> structuredEnums = new ArrayList<>();
     /**
@@ -62,9 +62,9 @@ final class SchemaConverter {
 
     /**
      * An object or array {@code enum}/{@code const} value that breaks the node's own {@code properties}, {@code items}
-     * or counts would be offered by the grammar (which emits enum values literally) and then refused by the
-     * validator. Such values are dropped with a warning, and a node left without one is refused. This runs on the
-     * finished schema because the node may refer to {@code $defs} that were still being converted when it was made.
+     * or counts would be offered by the grammar (which emits enum values literally) and then refused by the validator.
+     * Such values are dropped with a warning, and a node left without one is refused. This runs on the finished schema
+     * because the node may refer to {@code $defs} that were still being converted when it was made.
      */
     private void checkStructuredEnums(ObjectNode out) throws SchemaException {
         for (Map.Entry<ObjectNode, String> entry : structuredEnums) {

@@ -9,8 +9,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The {@code $defs} of one conversion: each local reference's target is named once, converted once (so a
- * recursive schema stays finite) and emitted under {@code #/$defs/NAME}.
+ * The {@code $defs} of one conversion: each local reference's target is named once, converted once (so a recursive
+ * schema stays finite) and emitted under {@code #/$defs/NAME}.
  */
 final class SchemaDefinitions {
     private static final String PREFIX = "#/$defs/";
@@ -24,8 +24,8 @@ final class SchemaDefinitions {
     }
 
     /**
-     * The def name for the reference in {@code schema} at {@code pointer}, converting its target with
-     * {@code converter} the first time it is referenced.
+     * The def name for the reference in {@code schema} at {@code pointer}, converting its target with {@code converter}
+     * the first time it is referenced.
      */
     String name(JsonNode schema, String pointer, int depth, SchemaConverter converter) throws SchemaException {
         JsonNode refNode = schema.get("$ref");

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The JSON Schema keywords the conversion knows (types, annotations, unenforced constraints) and the checked
- * reading of their values: each malformed value is refused with its pointer.
+ * The JSON Schema keywords the conversion knows (types, annotations, unenforced constraints) and the checked reading of
+ * their values: each malformed value is refused with its pointer.
  */
 final class SchemaKeywords {
     static final Set<String> TYPES = Set.of("object", "array", "string", "integer", "number", "boolean", "null");

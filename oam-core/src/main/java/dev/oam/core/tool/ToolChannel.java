@@ -4,8 +4,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
- * How a turn reaches the engine that executes its client tools. The bridge implements it with
- * {@code tool/call} requests; tests implement it directly.
+ * How a turn reaches the engine that executes its client tools. The bridge implements it with {@code tool/call}
+ * requests; tests implement it directly.
  */
 public interface ToolChannel {
     /** Sends one call; never blocks on the engine's answer. */
@@ -13,8 +13,9 @@ public interface ToolChannel {
 
     /**
      * Like {@link #send(ToolCall)}, and calls {@code beforeSending} with the pending call before the call can reach the
-     * engine, so a callback attached to its {@linkplain PendingCall#reply reply} there runs on the thread completing the
-     * reply however soon the reply comes (not on the caller's, after {@code send} returned). Default: sends, then calls it.
+     * engine, so a callback attached to its {@linkplain PendingCall#reply reply} there runs on the thread completing
+     * the reply however soon the reply comes (not on the caller's, after {@code send} returned). Default: sends, then
+     * calls it.
      */
     default PendingCall send(ToolCall call, Consumer<? super PendingCall> beforeSending) {
         PendingCall pending = send(call);
@@ -22,7 +23,10 @@ public interface ToolChannel {
         return pending;
     }
 
-    /** {@code "client"} for tools the engine runs through {@code tool/call}, {@code "local"} for tools run inside the bridge. */
+    /**
+     * {@code "client"} for tools the engine runs through {@code tool/call}, {@code "local"} for tools run inside the
+     * bridge.
+     */
     default String execution(String toolName) {
         return "client";
     }

@@ -59,9 +59,9 @@ public record ToolDefinition(
     }
 
     /**
-     * The text that lists tools to a model that sees them in its prompt rather than through an API:
-     * {@code Tools you can call:} and a line per tool with its description and its parameters' generation
-     * schema, then {@code respond_directly} when offered.
+     * The text that lists tools to a model that sees them in its prompt rather than through an API: {@code Tools you
+     * can call:} and a line per tool with its description and its parameters' generation schema, then
+     * {@code respond_directly} when offered.
      *
      * @param parametersLabel what the schema is called in the lines ({@code "Parameters:"}, {@code "Arguments:"})
      */

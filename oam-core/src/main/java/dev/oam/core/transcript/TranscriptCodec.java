@@ -11,9 +11,9 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The FoundationModels-compatible transcript form (TRANSCRIPT.md): written by
- * {@code session/transcript}, read by {@code session/create} {@code history}. Reading is lenient about
- * unknown fields and missing ids and strict about everything it needs.
+ * The FoundationModels-compatible transcript form (TRANSCRIPT.md): written by {@code session/transcript}, read by
+ * {@code session/create} {@code history}. Reading is lenient about unknown fields and missing ids and strict about
+ * everything it needs.
  */
 public final class TranscriptCodec {
     public static final String TYPE = "FoundationModels.Transcript";
@@ -65,7 +65,10 @@ public final class TranscriptCodec {
         return transcript;
     }
 
-    /** The size of one entry's transcript JSON in {@link dev.oam.core.json.JsonSize} units (what the history caps count). */
+    /**
+     * The size of one entry's transcript JSON in {@link dev.oam.core.json.JsonSize} units (what the history caps
+     * count).
+     */
     public static long size(TranscriptEntry entry) {
         return dev.oam.core.json.JsonSize.of(write(entry));
     }

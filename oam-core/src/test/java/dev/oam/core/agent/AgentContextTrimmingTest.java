@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Context trimming ({@code trimHistory}, {@code reservedResponseTokens}): with a 200-token context,
- * 20 tokens reserved for the answer and one token per character, a step may use 180 tokens.
+ * Context trimming ({@code trimHistory}, {@code reservedResponseTokens}): with a 200-token context, 20 tokens reserved
+ * for the answer and one token per character, a step may use 180 tokens.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class AgentContextTrimmingTest {

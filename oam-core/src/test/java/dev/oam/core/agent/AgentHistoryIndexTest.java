@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The history index: per-turn token totals kept incrementally across turns, and rebuilt when the
- * history is replaced, reset or compacted. Checked against a brute-force recount of what each step saw.
+ * The history index: per-turn token totals kept incrementally across turns, and rebuilt when the history is replaced,
+ * reset or compacted. Checked against a brute-force recount of what each step saw.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class AgentHistoryIndexTest {

@@ -16,8 +16,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The context window on its own: what a step's request holds, which turns it hides, and its caches. The tiny
- * model counts one token per character, so every total here is the characters of the texts involved.
+ * The context window on its own: what a step's request holds, which turns it hides, and its caches. The tiny model
+ * counts one token per character, so every total here is the characters of the texts involved.
  */
 class ContextWindowTest {
     private static final StepPlan NO_TOOLS = new StepPlan(ToolCallingMode.DISALLOWED, List.of(), false);

@@ -7,7 +7,10 @@ import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.testing.RecordingListener;
 import org.junit.jupiter.api.Test;
 
-/** Stream accumulation: text events carry the whole answer so far; schema turns get a partial value only when it changed. */
+/**
+ * Stream accumulation: text events carry the whole answer so far; schema turns get a partial value only when it
+ * changed.
+ */
 class StreamAccumulatorTest {
     private final RecordingListener listener = new RecordingListener();
 

@@ -15,8 +15,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Reading a JSON prefix that is still being generated. Expected values are written as compact JSON;
- * {@code null} (the word) means "nothing to show yet".
+ * Reading a JSON prefix that is still being generated. Expected values are written as compact JSON; {@code null} (the
+ * word) means "nothing to show yet".
  */
 class PartialJsonTest {
     private static @Nullable String read(String prefix) {
@@ -215,9 +215,8 @@ class PartialJsonTest {
     }
 
     /**
-     * Whether {@code finished} completes {@code partial}: everything but the last member or element
-     * is already final; the last one may still grow (a string by appending, a number by more digits,
-     * a container by more members).
+     * Whether {@code finished} completes {@code partial}: everything but the last member or element is already final;
+     * the last one may still grow (a string by appending, a number by more digits, a container by more members).
      */
     private static void completes(
             JsonNode partial, JsonNode finished, String at, boolean mayGrow, List<String> problems) {

@@ -12,8 +12,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Checking values against a generation schema ({@code firstViolation}) and putting their keys in
- * schema order ({@code reorder}). Schemas go through the converter first, as in the agent.
+ * Checking values against a generation schema ({@code firstViolation}) and putting their keys in schema order
+ * ({@code reorder}). Schemas go through the converter first, as in the agent.
  */
 class SchemaValidatorTest {
     private static GenerationSchema schema(String schema) {

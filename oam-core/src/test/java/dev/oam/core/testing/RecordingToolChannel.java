@@ -12,8 +12,8 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@link ToolChannel} that records every call sent and every abandon reason. Calls are answered
- * by the test ({@link #answer}) or at once by an auto-answer function.
+ * A {@link ToolChannel} that records every call sent and every abandon reason. Calls are answered by the test
+ * ({@link #answer}) or at once by an auto-answer function.
  *
  * <p>Thread-safe: the turn sends and abandons on its own thread while the test awaits and answers.
  */

@@ -20,10 +20,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A model with a tiny context and exact, obvious token counts, so that context trimming can be
- * tested cheaply: a piece of text costs one token per character, and an entry costs the characters
- * of its text (a tool-call step: each call's name plus its compact JSON arguments), with no framing.
- * Each step plays the next queued {@link Reply}; when none is left it answers {@code "ok"}.
+ * A model with a tiny context and exact, obvious token counts, so that context trimming can be tested cheaply: a piece
+ * of text costs one token per character, and an entry costs the characters of its text (a tool-call step: each call's
+ * name plus its compact JSON arguments), with no framing. Each step plays the next queued {@link Reply}; when none is
+ * left it answers {@code "ok"}.
  *
  * <p>Thread-safe: it records every request and how often each entry was counted.
  */

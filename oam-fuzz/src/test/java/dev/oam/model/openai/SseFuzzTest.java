@@ -13,12 +13,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The server-sent-event reader and the OpenAI stream parser on top of it (what a model server, possibly a
- * broken or hostile one, sends). Properties: however the bytes are cut into reads (whole, one byte at a
- * time, at random points), the reader yields the same events and the parser the same completion (text, the
- * text deltas it streamed, refusal, tool calls, finish reason, usage) or the same failure; the streamed text
- * deltas add up to the content; and nothing but {@link IOException} or {@link HttpFailure} escapes the stream
- * parser, nothing but {@link AgentException} the tool-call reader.
+ * The server-sent-event reader and the OpenAI stream parser on top of it (what a model server, possibly a broken or
+ * hostile one, sends). Properties: however the bytes are cut into reads (whole, one byte at a time, at random points),
+ * the reader yields the same events and the parser the same completion (text, the text deltas it streamed, refusal,
+ * tool calls, finish reason, usage) or the same failure; the streamed text deltas add up to the content; and nothing
+ * but {@link IOException} or {@link HttpFailure} escapes the stream parser, nothing but {@link AgentException} the
+ * tool-call reader.
  */
 class SseFuzzTest {
     @FuzzTest(maxDuration = "10m")

@@ -27,8 +27,8 @@ public final class Content {
     private Content() {}
 
     /**
-     * Generates content matching the request's schema. Errors (guardrails, an invalid answer, cancellation)
-     * are thrown as they are.
+     * Generates content matching the request's schema. Errors (guardrails, an invalid answer, cancellation) are thrown
+     * as they are.
      */
     public static GeneratedContent generate(
             ContentRequest request, LanguageModel model, ToolChannel tools, CancellationToken token)

@@ -10,8 +10,8 @@ import java.util.Objects;
  *
  * @param confidence 0–100
  * @param toolCalls the tool calls the model made first, in completion order
- * @param isFallback the answer is the request's fallback option because guardrails blocked the decision or the
- *     model refused
+ * @param isFallback the answer is the request's fallback option because guardrails blocked the decision or the model
+ *     refused
  */
 public record Decision(
         String optionID,

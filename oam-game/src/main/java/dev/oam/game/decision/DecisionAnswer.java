@@ -12,9 +12,9 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The model's decision JSON {@code {"reasoning", "choice", "confidence"}}, read leniently (COMPAT.md):
- * the choice is matched exactly, then case-insensitively; a missing confidence is 50; confidence is
- * rounded and clamped to 0–100; a missing reasoning is empty.
+ * The model's decision JSON {@code {"reasoning", "choice", "confidence"}}, read leniently (COMPAT.md): the choice is
+ * matched exactly, then case-insensitively; a missing confidence is 50; confidence is rounded and clamped to 0–100; a
+ * missing reasoning is empty.
  */
 record DecisionAnswer(String optionID, String reasoning, int confidence) {
     static final int DEFAULT_CONFIDENCE = 50;
@@ -39,9 +39,9 @@ record DecisionAnswer(String optionID, String reasoning, int confidence) {
     }
 
     /**
-     * The answer in the form the decision schema demands (keys in schema order, the choice spelled as the
-     * option id, confidence an integer 0–100), or {@code null} when it names no option: then it is left to the
-     * schema check to say what is wrong.
+     * The answer in the form the decision schema demands (keys in schema order, the choice spelled as the option id,
+     * confidence an integer 0–100), or {@code null} when it names no option: then it is left to the schema check to say
+     * what is wrong.
      */
     static @Nullable ObjectNode normalize(@Nullable JsonNode answer, List<String> ids) {
         DecisionAnswer read;

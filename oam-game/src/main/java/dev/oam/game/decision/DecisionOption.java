@@ -3,8 +3,8 @@ package dev.oam.game.decision;
 import java.util.Objects;
 
 /**
- * One option of a decision: an id the model chooses and what it means. The id is stripped of
- * surrounding whitespace and must not be empty; the description may be empty.
+ * One option of a decision: an id the model chooses and what it means. The id is stripped of surrounding whitespace and
+ * must not be empty; the description may be empty.
  */
 public record DecisionOption(String id, String description) {
     public DecisionOption {

@@ -23,8 +23,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Enum-constrained decisions (GAME-LAYER.md §3.9): the model writes a one-sentence reason, then the id of
- * one option, then a confidence. Each decision is a fresh one-off agent with no history.
+ * Enum-constrained decisions (GAME-LAYER.md §3.9): the model writes a one-sentence reason, then the id of one option,
+ * then a confidence. Each decision is a fresh one-off agent with no history.
  */
 public final class Decisions {
     public static final int DEFAULT_MAX_TOOL_ROUNDS = 2;
@@ -37,13 +37,14 @@ public final class Decisions {
 
     public static final String DEFAULT_INSTRUCTIONS = "You make decisions for characters in a video game. Read the "
             + "situation and choose the one option that suits the character and the moment best. First give your "
-            + "reason in one short sentence, then the id of the option you choose, then how sure you are, from 0 to 100.";
+            + "reason in one short sentence, then the id of the option you choose, then how sure you are, "
+            + "from 0 to 100.";
 
     private Decisions() {}
 
     /**
-     * Decides. A single option is returned at once with confidence 100 and no model call. A guardrail block
-     * or refusal returns the fallback option when the request has one; every other failure is thrown.
+     * Decides. A single option is returned at once with confidence 100 and no model call. A guardrail block or refusal
+     * returns the fallback option when the request has one; every other failure is thrown.
      *
      * @param model used once per step; a scripted model's steps are consumed in order across calls
      * @param tools how client tool calls reach the engine
@@ -98,8 +99,8 @@ public final class Decisions {
     }
 
     /**
-     * The system instructions: {@code custom} (else {@link #DEFAULT_INSTRUCTIONS}), then for an actor
-     * "You decide for {name}, {role}.", its personality and its goals, one per line.
+     * The system instructions: {@code custom} (else {@link #DEFAULT_INSTRUCTIONS}), then for an actor "You decide for
+     * {name}, {role}.", its personality and its goals, one per line.
      */
     public static String instructions(@Nullable String custom, @Nullable Persona actor) {
         List<String> lines = new ArrayList<>();
@@ -121,7 +122,10 @@ public final class Decisions {
         return String.join("\n", lines);
     }
 
-    /** The prompt: "Situation: …", then "Facts: …" when there are facts, then "Options:" with one "- id: description" line each. */
+    /**
+     * The prompt: "Situation: …", then "Facts: …" when there are facts, then "Options:" with one "- id: description"
+     * line each.
+     */
     public static String prompt(String situation, @Nullable String facts, List<DecisionOption> options) {
         List<String> lines = new ArrayList<>();
         lines.add("Situation: " + situation.strip());
@@ -136,8 +140,8 @@ public final class Decisions {
     }
 
     /**
-     * The answer's JSON Schema: {@code reasoning} first (a small chain of thought), then {@code choice}, an enum
-     * of the option ids, then {@code confidence}, an integer 0–100. All required, nothing else allowed.
+     * The answer's JSON Schema: {@code reasoning} first (a small chain of thought), then {@code choice}, an enum of the
+     * option ids, then {@code confidence}, an integer 0–100. All required, nothing else allowed.
      */
     public static ObjectNode schema(List<DecisionOption> options) {
         ObjectNode schema = Json.object();

@@ -16,10 +16,10 @@ import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A view of a model for one game call that puts each structured answer in the schema's form before the agent
- * checks it against the schema, so a cosmetic mismatch the game layer reads leniently (a choice in the wrong
- * case, a confidence out of range, a key the schema does not allow) does not fail the call. Grammar-constrained
- * models never need it; it matters for servers that ignore the schema, and for scripts.
+ * A view of a model for one game call that puts each structured answer in the schema's form before the agent checks it
+ * against the schema, so a cosmetic mismatch the game layer reads leniently (a choice in the wrong case, a confidence
+ * out of range, a key the schema does not allow) does not fail the call. Grammar-constrained models never need it; it
+ * matters for servers that ignore the schema, and for scripts.
  */
 public final class LenientModel implements LanguageModel {
     private final LanguageModel model;
@@ -35,8 +35,8 @@ public final class LenientModel implements LanguageModel {
     /**
      * @param floors the schema the model is held to, given a copy of the converted one: where a game method adds
      *     constraints of its own that a client's schema could not ask for ({@code minLength}, which the schema
-     *     converter only describes), so that a grammar-constrained model cannot answer a sentence with one word.
-     *     The answer is still checked against the schema without them.
+     *     converter only describes), so that a grammar-constrained model cannot answer a sentence with one word. The
+     *     answer is still checked against the schema without them.
      */
     public LenientModel(
             LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize, UnaryOperator<ObjectNode> floors) {

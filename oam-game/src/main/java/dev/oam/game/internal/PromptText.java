@@ -10,7 +10,10 @@ import org.jspecify.annotations.Nullable;
 public final class PromptText {
     private PromptText() {}
 
-    /** {@code text} stripped and ending with terminal punctuation: a period is added unless one of {@code .!?"'} ends it. */
+    /**
+     * {@code text} stripped and ending with terminal punctuation: a period is added unless one of {@code .!?"'} ends
+     * it.
+     */
     public static String sentence(String text) {
         String stripped = text.strip();
         if (stripped.isEmpty()) {
@@ -21,8 +24,8 @@ public final class PromptText {
     }
 
     /**
-     * Items stripped, one trailing period of each dropped, empty ones skipped, joined with {@code "; "}
-     * and ended with a period: {@code "a; b; c."}. An empty list gives {@code ""}.
+     * Items stripped, one trailing period of each dropped, empty ones skipped, joined with {@code "; "} and ended with
+     * a period: {@code "a; b; c."}. An empty list gives {@code ""}.
      */
     public static String list(List<String> items) {
         List<String> parts = new ArrayList<>();
@@ -39,8 +42,8 @@ public final class PromptText {
     }
 
     /**
-     * A facts value for a prompt line, or {@code null} when there is nothing to say (absent, JSON null,
-     * an empty object, list or blank string). Strings are used as they are; anything else as compact JSON.
+     * A facts value for a prompt line, or {@code null} when there is nothing to say (absent, JSON null, an empty
+     * object, list or blank string). Strings are used as they are; anything else as compact JSON.
      */
     public static @Nullable String facts(@Nullable JsonNode value) {
         if (value == null || value.isNull() || value.isMissingNode()) {

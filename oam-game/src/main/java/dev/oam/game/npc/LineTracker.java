@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.function.Consumer;
 
 /**
- * Turns streamed reply snapshots into {@code emotion}, {@code lineDelta} and {@code lineReset} events
- * whose replay (reset replaces, delta appends) always ends exactly at the final line.
+ * Turns streamed reply snapshots into {@code emotion}, {@code lineDelta} and {@code lineReset} events whose replay
+ * (reset replaces, delta appends) always ends exactly at the final line.
  */
 public final class LineTracker {
     /** One event for {@code npc/event}. */

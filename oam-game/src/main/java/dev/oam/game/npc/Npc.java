@@ -41,9 +41,9 @@ import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One NPC (GAME-LAYER.md §3): persona, options, memory, client tools, an optional world, and a conversation with
- * its model. {@link #talk} runs a dialogue turn (tool assembly, instructions, the guardrail retry, fallbacks, the
- * memory commit), {@link #compact} folds old turns into the memory summary and {@link #bark} makes an ambient line.
+ * One NPC (GAME-LAYER.md §3): persona, options, memory, client tools, an optional world, and a conversation with its
+ * model. {@link #talk} runs a dialogue turn (tool assembly, instructions, the guardrail retry, fallbacks, the memory
+ * commit), {@link #compact} folds old turns into the memory summary and {@link #bark} makes an ambient line.
  *
  * <p>Not thread-safe for changes: {@code talk}, {@code compact}, {@code update} and {@code reset} must run one at a
  * time (the bridge runs them on the NPC's own queue). The accessors and {@link #bark} may be called from any thread;
@@ -422,8 +422,8 @@ public final class Npc {
     }
 
     /**
-     * Folds the turns before the most recent {@code keepRecentTurns} into the memory summary (GAME-LAYER.md §3.9).
-     * Does nothing when there are no older turns.
+     * Folds the turns before the most recent {@code keepRecentTurns} into the memory summary (GAME-LAYER.md §3.9). Does
+     * nothing when there are no older turns.
      *
      * @param commit called once the summary is made, right before the NPC changes
      */

@@ -59,10 +59,10 @@ public final class NpcPrompts {
         int sentences = Math.max(1, persona.maxSentences());
         lines.add("- Reply in at most " + sentences + " short sentence" + (sentences == 1 ? "" : "s") + ".");
         if (hasFactTools) {
-            lines.add(
-                    "- Use your tools to check facts about the world, such as items, prices, people and places. Never make them up.");
-            lines.add(
-                    "- When a tool gives you facts, tell the player the specific ones they asked about (names, prices, numbers).");
+            lines.add("- Use your tools to check facts about the world, such as items, prices, people and "
+                    + "places. Never make them up.");
+            lines.add("- When a tool gives you facts, tell the player the specific ones they asked about "
+                    + "(names, prices, numbers).");
         } else {
             lines.add("- If you do not know a fact about the world, say so in character. Never make it up.");
         }
@@ -171,8 +171,8 @@ public final class NpcPrompts {
             // mood words or identifiers ("happy_player_options_1") in 6 of 6 turns, with the examples in 1 of 6.
             playerOptions.put(
                     "description",
-                    count
-                            + " short things the player could say back to you, such as \"Tell me more.\" or \"Goodbye.\"");
+                    count + " short things the player could say back to you, such as \"Tell me more.\" or "
+                            + "\"Goodbye.\"");
             required.add("player_options");
         }
         if (options.canEndConversation()) {
@@ -186,7 +186,10 @@ public final class NpcPrompts {
         return schema;
     }
 
-    /** The prompt of the automatic retry: the original prompt, the facts already looked up, and a request for a plain line. */
+    /**
+     * The prompt of the automatic retry: the original prompt, the facts already looked up, and a request for a plain
+     * line.
+     */
     public static String retryPrompt(String prompt, List<String> factLines) {
         StringBuilder out = new StringBuilder(prompt);
         if (!factLines.isEmpty()) {
@@ -238,14 +241,16 @@ public final class NpcPrompts {
     /**
      * How an NPC's conversation is folded into its memory summary (GAME-LAYER.md §3.9), for the shared
      * {@link Compactor}: instructions in the NPC's name, and a prompt with the summary so far, then one line per entry
-     * ({@code Player: …} from the turn's prompt, {@code Name: line} from its replies, tool calls and results in brackets).
+     * ({@code Player: …} from the turn's prompt, {@code Name: line} from its replies, tool calls and results in
+     * brackets).
      */
     public static Compactor.Format memoryFormat(Persona persona) {
         String name = persona.name();
         String instructions = "You keep " + name + "'s memory of talking with the player in a video game. Merge the "
                 + "conversation into the summary. If " + name
                 + "'s turns are JSON, only \"line\" was said aloud. Keep names, "
-                + "promises, deals, items, prices, facts learned and feelings. Write at most 100 words, in the third person.";
+                + "promises, deals, items, prices, facts learned and feelings. Write at most 100 words, in "
+                + "the third person.";
         return new Compactor.Format() {
             @Override
             public String instructions() {

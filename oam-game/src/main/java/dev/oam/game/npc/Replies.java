@@ -20,9 +20,9 @@ public final class Replies {
     public record TextSplit(@Nullable String tag, String line, boolean tagStreaming) {}
 
     /**
-     * What a structured reply must be to be read: any JSON object. The model is held to the exact reply schema,
-     * but a reply that misses it in a way {@link #structured} can read (an unknown emotion, fewer or more player
-     * options, a missing or extra key) must not cost the turn (GAME-LAYER.md §3.4).
+     * What a structured reply must be to be read: any JSON object. The model is held to the exact reply schema, but a
+     * reply that misses it in a way {@link #structured} can read (an unknown emotion, fewer or more player options, a
+     * missing or extra key) must not cost the turn (GAME-LAYER.md §3.4).
      */
     public static ObjectNode acceptedSchema() {
         return Json.object().put("type", "object");
@@ -195,8 +195,8 @@ public final class Replies {
     }
 
     /**
-     * The visible part of a line that is still streaming: nothing while it could still become a
-     * speaker label, the label stripped once complete, a leading opening quote (other than ') dropped.
+     * The visible part of a line that is still streaming: nothing while it could still become a speaker label, the
+     * label stripped once complete, a leading opening quote (other than ') dropped.
      */
     public static String streamingLine(String text, String speaker) {
         String t = text.stripLeading();

@@ -3,10 +3,10 @@ package dev.oam.game.world;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Memory caps for world state (docs/RELIABILITY.md, Limits): the size one world's state may have and the size
- * all worlds sharing this budget may have together, both in {@link dev.oam.core.json.JsonSize} units (about
- * the characters of the compact JSON). A world under a budget refuses a write that could take it past either
- * cap with {@link WorldLimitException} before it changes anything.
+ * Memory caps for world state (docs/RELIABILITY.md, Limits): the size one world's state may have and the size all
+ * worlds sharing this budget may have together, both in {@link dev.oam.core.json.JsonSize} units (about the characters
+ * of the compact JSON). A world under a budget refuses a write that could take it past either cap with
+ * {@link WorldLimitException} before it changes anything.
  */
 public final class WorldBudget {
     /** Default cap for one world: 16 MiB of JSON text. */

@@ -1,8 +1,8 @@
 package dev.oam.game.world;
 
 /**
- * A write (or a new world) that would take a world's state past its size cap, or all worlds together past
- * theirs ({@link WorldBudget}). The world is unchanged. The bridge answers it with {@code -32055 limit_reached}.
+ * A write (or a new world) that would take a world's state past its size cap, or all worlds together past theirs
+ * ({@link WorldBudget}). The world is unchanged. The bridge answers it with {@code -32055 limit_reached}.
  */
 public final class WorldLimitException extends WorldException {
     private final long limit;

@@ -6,13 +6,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A parsed world path: keys and list indexes from the root. The text form is a dot path
- * ({@code "party.0.name"}); {@code "party[0].name"}, {@code "party/0/name"}, a leading {@code "$."} or
- * {@code "/"} are accepted too (small models write them). {@code ""} (also {@code "$"}, {@code "/"},
- * {@code "."}) is the root. Any key can be written as a quoted segment in brackets: {@code stats["hp.max"]},
- * {@code ['a/b']}, with JSON string escapes inside double quotes and {@code \'} or {@code \\} inside single
- * ones; that is how keys containing {@code . / [ ]}, empty keys and keys with surrounding spaces are addressed.
- * {@link #toString} quotes exactly those segments, so it always parses back to the same path.
+ * A parsed world path: keys and list indexes from the root. The text form is a dot path ({@code "party.0.name"});
+ * {@code "party[0].name"}, {@code "party/0/name"}, a leading {@code "$."} or {@code "/"} are accepted too (small models
+ * write them). {@code ""} (also {@code "$"}, {@code "/"}, {@code "."}) is the root. Any key can be written as a quoted
+ * segment in brackets: {@code stats["hp.max"]}, {@code ['a/b']}, with JSON string escapes inside double quotes and
+ * {@code \'} or {@code \\} inside single ones; that is how keys containing {@code . / [ ]}, empty keys and keys with
+ * surrounding spaces are addressed. {@link #toString} quotes exactly those segments, so it always parses back to the
+ * same path.
  */
 public record WorldPath(List<String> segments) {
     public static final WorldPath ROOT = new WorldPath(List.of());
@@ -160,7 +160,8 @@ public record WorldPath(List<String> segments) {
         return new WorldException(
                 text,
                 "'" + text + "' is not a valid path. Use dot-separated keys and list indexes "
-                        + "such as 'player.gold' or 'party.0.name', and a quoted key in brackets for a key with a dot, slash or "
+                        + "such as 'player.gold' or 'party.0.name', and a quoted key in brackets for a key "
+                        + "with a dot, slash or "
                         + "bracket, such as 'stats[\"hp.max\"]'.");
     }
 

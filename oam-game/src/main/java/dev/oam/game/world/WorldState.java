@@ -17,14 +17,14 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A JSON blackboard shared by the game and its NPCs (PROTOCOL.md §6, World state). The root is always
- * an object. Thread-safe; every method is atomic, and {@link #atomically} makes several calls one.
+ * A JSON blackboard shared by the game and its NPCs (PROTOCOL.md §6, World state). The root is always an object.
+ * Thread-safe; every method is atomic, and {@link #atomically} makes several calls one.
  *
- * <p>Paths are dot paths with list indexes ({@code "party.0.name"}; {@code ""} is the root) plus the
- * forms {@link WorldPath} accepts. Values go in and come out as deep copies: the caller never shares a
- * node with the world. A write that leaves the value as it was (numbers compare by value, objects
- * regardless of key order) changes nothing: no {@link WorldChange}, no listener call, no new version.
- * {@link #version()} counts the operations that changed something (a merge of three leaves is one).
+ * <p>Paths are dot paths with list indexes ({@code "party.0.name"}; {@code ""} is the root) plus the forms
+ * {@link WorldPath} accepts. Values go in and come out as deep copies: the caller never shares a node with the world. A
+ * write that leaves the value as it was (numbers compare by value, objects regardless of key order) changes nothing: no
+ * {@link WorldChange}, no listener call, no new version. {@link #version()} counts the operations that changed
+ * something (a merge of three leaves is one).
  */
 public final class WorldState {
     private static final int SUMMARY_DEPTH = 4;
@@ -62,8 +62,8 @@ public final class WorldState {
     }
 
     /**
-     * Puts this world under {@code budget} (docs/RELIABILITY.md, Limits): from now on a write that could take
-     * its state past the budget's per-world cap, or all worlds under the budget past their total, fails with
+     * Puts this world under {@code budget} (docs/RELIABILITY.md, Limits): from now on a write that could take its state
+     * past the budget's per-world cap, or all worlds under the budget past their total, fails with
      * {@link WorldLimitException} and changes nothing.
      *
      * @throws WorldLimitException when the state is already past a cap; the world is then not under the budget
@@ -87,8 +87,8 @@ public final class WorldState {
     }
 
     /**
-     * Stops counting this world in its budget's total (it was deleted; whoever still holds it keeps writing
-     * under the per-world cap).
+     * Stops counting this world in its budget's total (it was deleted; whoever still holds it keeps writing under the
+     * per-world cap).
      */
     public void releaseBudget() {
         lock.lock();
@@ -135,12 +135,12 @@ public final class WorldState {
     }
 
     /**
-     * Writes {@code value} at {@code path}, creating missing objects on the way (a JSON null on the way
-     * counts as missing). Index {@code n} of an {@code n}-element list appends. A Java {@code null} is
-     * stored as a JSON null. Returns the change (none when the value was already there).
+     * Writes {@code value} at {@code path}, creating missing objects on the way (a JSON null on the way counts as
+     * missing). Index {@code n} of an {@code n}-element list appends. A Java {@code null} is stored as a JSON null.
+     * Returns the change (none when the value was already there).
      *
-     * @throws WorldException for a malformed path, a list index beyond the end, a path through a
-     *     scalar, or a non-object value at the root; the world is then unchanged
+     * @throws WorldException for a malformed path, a list index beyond the end, a path through a scalar, or a
+     *     non-object value at the root; the world is then unchanged
      */
     public List<WorldChange> set(String path, @Nullable JsonNode value) throws WorldException {
         return set(WorldPath.parse(path), value, path);
@@ -167,10 +167,10 @@ public final class WorldState {
     }
 
     /**
-     * Applies an RFC 7386 merge patch at {@code path}: objects merge member by member, a {@code null}
-     * member deletes, anything else replaces. Returns one change per changed leaf, in patch order: a
-     * replaced or removed member, or a whole subtree where the patch met something that is not an
-     * object (it is created from the patch without its nulls).
+     * Applies an RFC 7386 merge patch at {@code path}: objects merge member by member, a {@code null} member deletes,
+     * anything else replaces. Returns one change per changed leaf, in patch order: a replaced or removed member, or a
+     * whole subtree where the patch met something that is not an object (it is created from the patch without its
+     * nulls).
      */
     public List<WorldChange> merge(String path, @Nullable JsonNode patch) throws WorldException {
         WorldPath parsed = WorldPath.parse(path);
@@ -197,11 +197,10 @@ public final class WorldState {
     }
 
     /**
-     * Removes the value at {@code path} and returns it, or {@code null} when there was none (also when
-     * the path runs through a scalar). Removing from a list shifts the items after it, so every later index
-     * changes: that is reported as one change of the whole list (old and new list), which reaches the
-     * listeners of each index; removing the last item is a change of that index only. Removing the root
-     * empties the world and returns the old root.
+     * Removes the value at {@code path} and returns it, or {@code null} when there was none (also when the path runs
+     * through a scalar). Removing from a list shifts the items after it, so every later index changes: that is reported
+     * as one change of the whole list (old and new list), which reaches the listeners of each index; removing the last
+     * item is a change of that index only. Removing the root empties the world and returns the old root.
      */
     public @Nullable JsonNode remove(String path) throws WorldException {
         WorldPath parsed = WorldPath.parse(path);
@@ -259,11 +258,11 @@ public final class WorldState {
     }
 
     /**
-     * The "Game state:" lines of GAME-LAYER.md §3.3 for these paths: each path that parses and exists is
-     * flattened to {@code path: value} lines, non-empty objects down to their leaves (at most 4 levels
-     * below the path), strings unquoted, everything else (lists included) as compact JSON, values over
-     * 200 characters cut to 197 plus "...", the root's own line named {@code state}. After
-     * {@code maxLines} lines the rest becomes "(N more not shown)". Empty when nothing is found.
+     * The "Game state:" lines of GAME-LAYER.md §3.3 for these paths: each path that parses and exists is flattened to
+     * {@code path: value} lines, non-empty objects down to their leaves (at most 4 levels below the path), strings
+     * unquoted, everything else (lists included) as compact JSON, values over 200 characters cut to 197 plus "...", the
+     * root's own line named {@code state}. After {@code maxLines} lines the rest becomes "(N more not shown)". Empty
+     * when nothing is found.
      */
     public String summary(List<String> paths, int maxLines) {
         List<String> lines = new ArrayList<>();
@@ -294,9 +293,9 @@ public final class WorldState {
     }
 
     /**
-     * Runs {@code action} while holding this world's lock, so that the calls it makes on this world
-     * (reads and writes, from this thread) happen as one: no other thread changes the world in between.
-     * Listeners of the writes it makes run inside it. Keep it short.
+     * Runs {@code action} while holding this world's lock, so that the calls it makes on this world (reads and writes,
+     * from this thread) happen as one: no other thread changes the world in between. Listeners of the writes it makes
+     * run inside it. Keep it short.
      */
     public <T> T atomically(Action<T> action) throws WorldException {
         lock.lock();
@@ -363,8 +362,8 @@ public final class WorldState {
     }
 
     /**
-     * Stores {@code value} at a non-root path. Every check that can fail happens while walking nodes
-     * that already exist, before the first node is created, so a failure leaves the tree unchanged.
+     * Stores {@code value} at a non-root path. Every check that can fail happens while walking nodes that already
+     * exist, before the first node is created, so a failure leaves the tree unchanged.
      */
     private void put(WorldPath path, JsonNode value, String given) throws WorldException {
         JsonNode container = root;
@@ -495,8 +494,8 @@ public final class WorldState {
     }
 
     /**
-     * Checks that growing by at most {@code growth} keeps this world and all worlds under their caps and reserves
-     * it in the total; {@link #settle} then books what the write really changed.
+     * Checks that growing by at most {@code growth} keeps this world and all worlds under their caps and reserves it in
+     * the total; {@link #settle} then books what the write really changed.
      */
     private long reserve(long growth, String given) throws WorldLimitException {
         WorldBudget limits = budget;

@@ -23,9 +23,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An NPC's local world tools ({@code read_world_state}, {@code update_world_state}; GAME-LAYER.md §3.8).
- * Mistakes never throw: they come back to the model as error outputs that name what it may use
- * instead. Keys match case-insensitively, and every path form of {@link WorldPath} is accepted.
+ * An NPC's local world tools ({@code read_world_state}, {@code update_world_state}; GAME-LAYER.md §3.8). Mistakes never
+ * throw: they come back to the model as error outputs that name what it may use instead. Keys match case-insensitively,
+ * and every path form of {@link WorldPath} is accepted.
  */
 public final class WorldTools {
     public static final String READ = "read_world_state";
@@ -48,8 +48,8 @@ public final class WorldTools {
 
     /**
      * @param readable paths the read tool may read ({@code ""} = everything; empty = no read tool)
-     * @param writable paths the update tool may change (empty = no update tool)
-     *     Malformed paths in either list are ignored.
+     * @param writable paths the update tool may change (empty = no update tool) Malformed paths in either list are
+     *     ignored.
      */
     public WorldTools(WorldState world, List<String> readable, List<String> writable) {
         this.world = world;
@@ -97,7 +97,8 @@ public final class WorldTools {
                     description,
                     schema(
                             "path",
-                            "A dot path such as 'player.gold' or 'party.0.name'; an empty string reads everything you may read."),
+                            "A dot path such as 'player.gold' or 'party.0.name'; an empty string reads "
+                                    + "everything you may read."),
                     null));
         }
         if (!writable.isEmpty()) {
@@ -371,11 +372,10 @@ public final class WorldTools {
     }
 
     /**
-     * Converts what the model sent (text, by the tool's schema) to the type already stored: numbers
-     * (commas stripped), booleans (true/yes/1, false/no/0), strings (a quoted JSON string literal is
-     * unwrapped), lists and objects (must be JSON of the same kind). A new path or a stored null takes
-     * a JSON literal when the text is one, else the text. A value sent as JSON that already has the
-     * stored type is kept as it is; any other JSON goes through its text.
+     * Converts what the model sent (text, by the tool's schema) to the type already stored: numbers (commas stripped),
+     * booleans (true/yes/1, false/no/0), strings (a quoted JSON string literal is unwrapped), lists and objects (must
+     * be JSON of the same kind). A new path or a stored null takes a JSON literal when the text is one, else the text.
+     * A value sent as JSON that already has the stored type is kept as it is; any other JSON goes through its text.
      */
     static Coerced coerce(JsonNode value, @Nullable JsonNode current) {
         if (!value.isTextual()) {
@@ -469,8 +469,8 @@ public final class WorldTools {
     // --- paths --------------------------------------------------------------------------------------
 
     /**
-     * The path with each key matched against the document: exactly when the key exists, else the first
-     * key equal ignoring case. Segments past the existing part stay as written.
+     * The path with each key matched against the document: exactly when the key exists, else the first key equal
+     * ignoring case. Segments past the existing part stay as written.
      */
     static WorldPath resolveCase(WorldPath requested, ObjectNode root) {
         List<String> resolved = new ArrayList<>();

@@ -7,9 +7,9 @@ import java.util.Set;
  * loaded llama.cpp cannot run is refused at {@code session/create} naming its architecture and what would run it,
  * instead of failing later inside llama.cpp.
  *
- * <p>{@link #VENDORED}: the {@code LLM_ARCH_NAMES} table of llama-cpp-python 0.3.36's {@code src/llama-arch.cpp}
- * (the tree {@code bin/build-llama} builds), {@value #VENDORED_COUNT} names. {@link #B4916}: the same names that
- * the de.kherud:llama 4.2.0 library (llama.cpp b4916, March 2025) holds as strings, plus {@code mpt}, {@code bert},
+ * <p>{@link #VENDORED}: the {@code LLM_ARCH_NAMES} table of llama-cpp-python 0.3.36's {@code src/llama-arch.cpp} (the
+ * tree {@code bin/build-llama} builds), {@value #VENDORED_COUNT} names. {@link #B4916}: the same names that the
+ * de.kherud:llama 4.2.0 library (llama.cpp b4916, March 2025) holds as strings, plus {@code mpt}, {@code bert},
  * {@code qwen}, {@code qwen2} and {@code rwkv7}, which it holds only as the tails of longer names the linker merged
  * them into (all five predate b4916). Read here from the source package and the binary (docs/MODELS.md).
  */
@@ -172,7 +172,9 @@ public final class Architectures {
             "qwen3tts",
             "pockettts");
 
-    /** What llama.cpp b4916 (de.kherud:llama 4.2.0, the JNI engine and the FFM engine on the binding's library) loads. */
+    /**
+     * What llama.cpp b4916 (de.kherud:llama 4.2.0, the JNI engine and the FFM engine on the binding's library) loads.
+     */
     public static final Set<String> B4916 = Set.of(
             "llama",
             "deci",

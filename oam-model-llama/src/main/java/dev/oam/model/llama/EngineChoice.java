@@ -20,18 +20,18 @@ import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Which engine runs a llama model: the FFM engine ({@code FfmEngine}, llama.cpp's C API driven directly:
- * continuous batching of every slot, Java sampling, cancel between prompt chunks) or the JNI engine
- * ({@link JniEngine}, through the de.kherud binding).
+ * Which engine runs a llama model: the FFM engine ({@code FfmEngine}, llama.cpp's C API driven directly: continuous
+ * batching of every slot, Java sampling, cancel between prompt chunks) or the JNI engine ({@link JniEngine}, through
+ * the de.kherud binding).
  *
- * <p>By default FFM runs on JDK 22+ on Linux and macOS, when the library passes {@code LlamaNative}'s checks
- * (b4916, every symbol, the default-parameter fingerprint); anywhere else (JDK 21, Windows, whose DLLs export no
+ * <p>By default FFM runs on JDK 22+ on Linux and macOS, when the library passes {@code LlamaNative}'s checks (b4916,
+ * every symbol, the default-parameter fingerprint); anywhere else (JDK 21, Windows, whose DLLs export no
  * {@code llama_*} symbol, or a failed check) the JNI engine runs. {@value #VARIABLE} (or the system property
- * {@value #PROPERTY}) = {@code jni} or {@code ffm} forces one; a forced FFM that cannot run fails the load with
- * the reason instead of falling back.
+ * {@value #PROPERTY}) = {@code jni} or {@code ffm} forces one; a forced FFM that cannot run fails the load with the
+ * reason instead of falling back.
  *
- * <p>The FFM classes are compiled for release 22 into {@code META-INF/versions/22} and reached only here, by
- * name, so a JDK 21 host never loads them.
+ * <p>The FFM classes are compiled for release 22 into {@code META-INF/versions/22} and reached only here, by name, so a
+ * JDK 21 host never loads them.
  */
 public final class EngineChoice {
     static final String VARIABLE = "OAM_LLAMA_ENGINE";
@@ -67,8 +67,8 @@ public final class EngineChoice {
     }
 
     /**
-     * Which llama.cpp a model loaded now would run on, decided without loading anything: for the architecture check
-     * at {@code session/create} ({@link #checkArchitecture}).
+     * Which llama.cpp a model loaded now would run on, decided without loading anything: for the architecture check at
+     * {@code session/create} ({@link #checkArchitecture}).
      *
      * @param current whether it is the project's current llama.cpp ({@link Architectures#VENDORED}) rather than b4916
      */
@@ -153,8 +153,8 @@ public final class EngineChoice {
     }
 
     /**
-     * Refuses a file whose architecture {@code planned}'s llama.cpp does not know, naming the architecture and what would
-     * run it (llama.cpp aborts or fails later, with a message about tensors, on a file it cannot run).
+     * Refuses a file whose architecture {@code planned}'s llama.cpp does not know, naming the architecture and what
+     * would run it (llama.cpp aborts or fails later, with a message about tensors, on a file it cannot run).
      */
     static void checkArchitecture(GgufFile file, Planned planned) throws GgufException {
         String architecture = file.architecture();
@@ -173,7 +173,9 @@ public final class EngineChoice {
                 + " \"llama-server\", \"path\": …}.");
     }
 
-    /** Whether FFM can be tried here: JDK 22+ (final FFM) and Linux or macOS (the only libraries with llama_* exports). */
+    /**
+     * Whether FFM can be tried here: JDK 22+ (final FFM) and Linux or macOS (the only libraries with llama_* exports).
+     */
     static boolean ffmPossible(int javaFeature, String osName) {
         String os = osName.toLowerCase(Locale.ROOT);
         return javaFeature >= 22 && (os.startsWith("linux") || os.startsWith("mac") || os.startsWith("darwin"));

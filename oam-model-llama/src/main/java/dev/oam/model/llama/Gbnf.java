@@ -32,17 +32,16 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Builds grammars ({@link Grammar}, trees of {@link Term}) for JSON: rule names of {@code [a-z0-9-]}, identical
- * bodies sharing one rule, and the JSON of a generation schema with one space after each colon and comma
+ * Builds grammars ({@link Grammar}, trees of {@link Term}) for JSON: rule names of {@code [a-z0-9-]}, identical bodies
+ * sharing one rule, and the JSON of a generation schema with one space after each colon and comma
  * ({@link CallFormat#spaced} writes the same).
  *
- * <p>Everything is bounded so that the language of every grammar is finite and a constrained step
- * ends on its own: strings at {@code maxString} characters, arrays at {@code maxItems} (default
- * {@value #DEFAULT_MAX_ITEMS}, never more than {@value #MAX_ITEMS}), numbers at {@value #MAX_DIGITS}
- * integer and {@value #FRACTION_DIGITS} fraction digits, {@code $ref} chains at {@value #MAX_REF_DEPTH}
- * and {@code {}} values at {@value #ANY_DEPTH} levels of nesting. llama.cpp silently ignores a grammar
- * it cannot parse (LLAMA-JAVA.md §6.5), so the shapes emitted here are deliberately few; the tests
- * check every one of them with their own GBNF matcher.
+ * <p>Everything is bounded so that the language of every grammar is finite and a constrained step ends on its own:
+ * strings at {@code maxString} characters, arrays at {@code maxItems} (default {@value #DEFAULT_MAX_ITEMS}, never more
+ * than {@value #MAX_ITEMS}), numbers at {@value #MAX_DIGITS} integer and {@value #FRACTION_DIGITS} fraction digits,
+ * {@code $ref} chains at {@value #MAX_REF_DEPTH} and {@code {}} values at {@value #ANY_DEPTH} levels of nesting.
+ * llama.cpp silently ignores a grammar it cannot parse (LLAMA-JAVA.md §6.5), so the shapes emitted here are
+ * deliberately few; the tests check every one of them with their own GBNF matcher.
  *
  * <p>Not thread-safe: one instance builds one grammar.
  */
@@ -55,7 +54,10 @@ final class Gbnf {
     static final int ANY_DEPTH = 3;
     /** Integer ranges up to this many values are listed value by value, so the grammar enforces them exactly. */
     static final int ENUMERATED_RANGE = 256;
-    /** Between items and members: JSON as usually printed, which small models read and write more surely than compact JSON. */
+    /**
+     * Between items and members: JSON as usually printed, which small models read and write more surely than compact
+     * JSON.
+     */
     static final Term COMMA = literal(", ");
     /** Between a key and its value. */
     static final Term COLON = literal(": ");
@@ -203,10 +205,10 @@ final class Gbnf {
 
     /**
      * A JSON number: an optional sign (none when {@code min ≥ 0}, required when {@code max < 0}), at most
-     * {@link #MAX_DIGITS} integer digits without leading zeros, and for non-integers an optional fraction.
-     * No exponent. A non-integer range with whole, non-negative bounds at most {@value #ENUMERATED_RANGE}
-     * apart is exact: each integer part below the maximum with any fraction, or the maximum itself. Other
-     * ranges are enforced by validating the output (and a retry with the same seed is likely to repeat it).
+     * {@link #MAX_DIGITS} integer digits without leading zeros, and for non-integers an optional fraction. No exponent.
+     * A non-integer range with whole, non-negative bounds at most {@value #ENUMERATED_RANGE} apart is exact: each
+     * integer part below the maximum with any fraction, or the maximum itself. Other ranges are enforced by validating
+     * the output (and a retry with the same seed is likely to repeat it).
      */
     RuleRef number(@Nullable BigDecimal min, @Nullable BigDecimal max, boolean integer) {
         if (!integer
@@ -252,9 +254,9 @@ final class Gbnf {
     }
 
     /**
-     * An integer; closed ranges are exact: small ones listed value by value, larger ones (within
-     * {@link #MAX_DIGITS} digits) written digit by digit ({@link #digitRange}), so a model cannot write 12000 for a
-     * maximum of 10000 and fail the turn's validation on every retry.
+     * An integer; closed ranges are exact: small ones listed value by value, larger ones (within {@link #MAX_DIGITS}
+     * digits) written digit by digit ({@link #digitRange}), so a model cannot write 12000 for a maximum of 10000 and
+     * fail the turn's validation on every retry.
      */
     RuleRef integer(@Nullable BigDecimal min, @Nullable BigDecimal max) {
         if (min != null && max != null) {
@@ -401,9 +403,9 @@ final class Gbnf {
         }
 
         /**
-         * Properties in schema order. Required ones are always present; optional ones may be
-         * left out, so {@code first(i)} (nothing written yet) and {@code rest(i)} (a comma comes first)
-         * are built from the last property back, one rule each.
+         * Properties in schema order. Required ones are always present; optional ones may be left out, so
+         * {@code first(i)} (nothing written yet) and {@code rest(i)} (a comma comes first) are built from the last
+         * property back, one rule each.
          */
         private @Nullable Term object(ObjectNode schema, int depth) {
             List<Term> members = new ArrayList<>();

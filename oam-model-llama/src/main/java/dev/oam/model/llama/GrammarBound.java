@@ -10,9 +10,9 @@ import java.util.function.Predicate;
  * The longest output, in UTF-8 bytes, that a grammar ({@link Grammar}) can produce, and its shortest in code points,
  * read from its trees: literals, character classes, rule references, groups, alternatives and repetitions.
  *
- * <p>Why bytes: every token llama.cpp samples under a grammar decodes to at least one byte (control tokens
- * never match a grammar), so a grammar whose longest output is {@code n} bytes ends within {@code n} tokens.
- * That is how a constrained step is made to fit its token budget instead of being cut off mid-JSON.
+ * <p>Why bytes: every token llama.cpp samples under a grammar decodes to at least one byte (control tokens never match
+ * a grammar), so a grammar whose longest output is {@code n} bytes ends within {@code n} tokens. That is how a
+ * constrained step is made to fit its token budget instead of being cut off mid-JSON.
  */
 final class GrammarBound {
     static final long UNBOUNDED = Long.MAX_VALUE;

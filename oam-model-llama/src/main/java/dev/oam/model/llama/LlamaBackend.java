@@ -25,22 +25,22 @@ import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Local GGUF models run in-process by llama.cpp: serves {@code {"type": "llama", "path", …}} and
- * {@code --model PATH.gguf} / {@code OAM_MODEL} system models. Found through
+ * Local GGUF models run in-process by llama.cpp: serves {@code {"type": "llama", "path", …}} and {@code --model
+ * PATH.gguf} / {@code OAM_MODEL} system models. Found through
  * {@code META-INF/services/dev.oam.core.model.ModelBackend}.
  *
- * <p>Nothing native happens until a model is created: discovering the backend loads no native code. Each
- * model file is loaded once per process, in the background on a thread {@code oam-llama-load}, and shared by
- * every session naming it; the first use fixes its context size, threads and GPU layers (a later use asking
- * for other values is refused). A file whose load failed stays failed until the process restarts: llama.cpp
- * cannot free a half-loaded model, so loading it again would only leak.
+ * <p>Nothing native happens until a model is created: discovering the backend loads no native code. Each model file is
+ * loaded once per process, in the background on a thread {@code oam-llama-load}, and shared by every session naming it;
+ * the first use fixes its context size, threads and GPU layers (a later use asking for other values is refused). A file
+ * whose load failed stays failed until the process restarts: llama.cpp cannot free a half-loaded model, so loading it
+ * again would only leak.
  */
 public final class LlamaBackend implements ModelBackend {
     public static final String TYPE = "llama";
 
     /**
-     * One model file: what was read of it, the settings it was loaded with, the engine (loading or loaded) and
-     * the format its prompts are written in when it has no chat template, or why its chat template cannot be used.
+     * One model file: what was read of it, the settings it was loaded with, the engine (loading or loaded) and the
+     * format its prompts are written in when it has no chat template, or why its chat template cannot be used.
      */
     private record Loaded(
             GgufFile file,

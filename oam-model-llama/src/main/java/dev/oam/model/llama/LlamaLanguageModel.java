@@ -33,13 +33,13 @@ import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A local GGUF model run by an {@link Engine}: renders each step's prompt ({@link ChatPrompt}), constrains
- * the output with a GBNF grammar built from the step's mode, tools and schema ({@link StepGrammar}),
- * streams it ({@link StepStream}) and reads it back ({@link StepOutput}).
+ * A local GGUF model run by an {@link Engine}: renders each step's prompt ({@link ChatPrompt}), constrains the output
+ * with a GBNF grammar built from the step's mode, tools and schema ({@link StepGrammar}), streams it
+ * ({@link StepStream}) and reads it back ({@link StepOutput}).
  *
- * <p>The engine loads in the background; until it is loaded the model is {@code model_not_ready}, and
- * steps wait for it (cancellably). Thread safety: any number of sessions may run steps at once; the
- * class keeps no mutable state besides the lazily computed framing count.
+ * <p>The engine loads in the background; until it is loaded the model is {@code model_not_ready}, and steps wait for it
+ * (cancellably). Thread safety: any number of sessions may run steps at once; the class keeps no mutable state besides
+ * the lazily computed framing count.
  */
 public final class LlamaLanguageModel implements LanguageModel {
     /** The temperature when the session sets none (llama.cpp's own default is 0.8; 0.7 is a little steadier). */
@@ -54,7 +54,10 @@ public final class LlamaLanguageModel implements LanguageModel {
     public static final long DEFAULT_SEED = 42;
     /** Tokens a free-text answer may take when {@code maxResponseTokens} is not set. */
     public static final int DEFAULT_TEXT_TOKENS = 512;
-    /** Tokens a grammar-constrained output (JSON, or a call or an answer) may take when {@code maxResponseTokens} is not set. */
+    /**
+     * Tokens a grammar-constrained output (JSON, or a call or an answer) may take when {@code maxResponseTokens} is not
+     * set.
+     */
     public static final int DEFAULT_GRAMMAR_TOKENS = 1024;
     /**
      * Tokens a step that must call a tool may take when {@code maxResponseTokens} is not set: a call of a game's tool
@@ -201,8 +204,8 @@ public final class LlamaLanguageModel implements LanguageModel {
     }
 
     /**
-     * A plain-text step under a {@link RepetitionGuard}: a loop stops the generation, and the step's text is what
-     * came before the loop (usage counted from the texts, since a stopped generation reports none).
+     * A plain-text step under a {@link RepetitionGuard}: a loop stops the generation, and the step's text is what came
+     * before the loop (usage counted from the texts, since a stopped generation reports none).
      */
     private static EngineResult generateGuarded(
             Engine loaded, EngineRequest request, String key, StepStream stream, CancellationToken token)
@@ -225,12 +228,11 @@ public final class LlamaLanguageModel implements LanguageModel {
     }
 
     /**
-     * The conversation's identity for the engine's prompt cache. The model never sees a session, but it
-     * sees what a session keeps stable: the id of the first visible entry (a UUID, the same object from
-     * step to step and turn to turn, kept across save and restore) and the system message. The key
-     * changes only when history trimming or compaction hides that entry, and then the cached prefix is
-     * gone anyway. Two sessions restored from one transcript share a key; the engine still tells them
-     * apart by their longest common prefix.
+     * The conversation's identity for the engine's prompt cache. The model never sees a session, but it sees what a
+     * session keeps stable: the id of the first visible entry (a UUID, the same object from step to step and turn to
+     * turn, kept across save and restore) and the system message. The key changes only when history trimming or
+     * compaction hides that entry, and then the cached prefix is gone anyway. Two sessions restored from one transcript
+     * share a key; the engine still tells them apart by their longest common prefix.
      */
     static String sessionKey(ModelRequest request) {
         String first =
@@ -250,8 +252,8 @@ public final class LlamaLanguageModel implements LanguageModel {
             boolean closes) {}
 
     /**
-     * {@link #plan} remembered for the last {@value #PLANS} shapes of step: sizing a grammar builds it a few
-     * times over (2–10 ms for a tool step), and a conversation repeats the same few shapes.
+     * {@link #plan} remembered for the last {@value #PLANS} shapes of step: sizing a grammar builds it a few times over
+     * (2–10 ms for a tool step), and a conversation repeats the same few shapes.
      */
     private StepPlan cachedPlan(ModelRequest request, boolean closes) throws AgentException {
         PlanKey key = new PlanKey(
@@ -279,22 +281,23 @@ public final class LlamaLanguageModel implements LanguageModel {
     record StepPlan(@Nullable Grammar grammar, int maxTokens) {}
 
     /**
-     * The step's grammar, sized so that it ends within the step's budget ({@link #maxTokens}): the longest
-     * output a grammar allows, in bytes, bounds its tokens ({@link GrammarBound}), so strings get the longest
-     * bound (up to {@link #maxString}) whose grammar fits, and parallel calls are given up before strings
-     * shrink below {@link #FITTING_STRING} characters (then one call gets the longest strings that fit). Free text is not counted: the budget cuts it, which
-     * leaves a shorter answer, whereas a cut call or JSON answer would be a failure. Only when even one call
-     * with one-character strings cannot fit (a large schema and a tiny {@code maxResponseTokens}) does the
-     * step get what that grammar needs.
+     * The step's grammar, sized so that it ends within the step's budget ({@link #maxTokens}): the longest output a
+     * grammar allows, in bytes, bounds its tokens ({@link GrammarBound}), so strings get the longest bound (up to
+     * {@link #maxString}) whose grammar fits, and parallel calls are given up before strings shrink below
+     * {@link #FITTING_STRING} characters (then one call gets the longest strings that fit). Free text is not counted:
+     * the budget cuts it, which leaves a shorter answer, whereas a cut call or JSON answer would be a failure. Only
+     * when even one call with one-character strings cannot fit (a large schema and a tiny {@code maxResponseTokens})
+     * does the step get what that grammar needs.
      */
     static StepPlan plan(ModelRequest request, int contextSize) throws AgentException {
         return plan(request, contextSize, false);
     }
 
     /**
-     * @param closes whether the engine closes a constrained output within its budget ({@link Engine#closesGrammarsAtBudget}):
-     *     then strings keep their full length ({@link #MAX_STRING}, or the schema's {@code maxLength}) and only the budget
-     *     bounds the step, which the engine ends with the structure closed
+     * @param closes whether the engine closes a constrained output within its budget
+     *     ({@link Engine#closesGrammarsAtBudget}): then strings keep their full length ({@link #MAX_STRING}, or the
+     *     schema's {@code maxLength}) and only the budget bounds the step, which the engine ends with the structure
+     *     closed
      */
     static StepPlan plan(ModelRequest request, int contextSize, boolean closes) throws AgentException {
         int budget = maxTokens(request);
@@ -347,8 +350,8 @@ public final class LlamaLanguageModel implements LanguageModel {
 
     /**
      * {@code maxResponseTokens} or a default: {@link #DEFAULT_CALL_TOKENS} for a step that must call a tool,
-     * {@link #DEFAULT_GRAMMAR_TOKENS} for one whose answer is JSON, {@link #DEFAULT_TEXT_TOKENS} otherwise; steps that may
-     * call tools get at least {@link #MIN_CALL_TOKENS}.
+     * {@link #DEFAULT_GRAMMAR_TOKENS} for one whose answer is JSON, {@link #DEFAULT_TEXT_TOKENS} otherwise; steps that
+     * may call tools get at least {@link #MIN_CALL_TOKENS}.
      */
     static int maxTokens(ModelRequest request) {
         Integer configured = request.options().maxResponseTokens();
@@ -370,9 +373,9 @@ public final class LlamaLanguageModel implements LanguageModel {
     }
 
     /**
-     * The engine's settings for one step. A step asked again ({@code attempt} > 1, after an invalid or failed
-     * output) draws with another seed, derived from the first so runs stay reproducible, and a greedy step
-     * samples at {@link #RETRY_TEMPERATURE}: the same draw would only repeat the same invalid output.
+     * The engine's settings for one step. A step asked again ({@code attempt} > 1, after an invalid or failed output)
+     * draws with another seed, derived from the first so runs stay reproducible, and a greedy step samples at
+     * {@link #RETRY_TEMPERATURE}: the same draw would only repeat the same invalid output.
      */
     EngineRequest engineRequest(
             String prompt, @Nullable Grammar grammar, int maxTokens, GenerationOptions options, int attempt) {

@@ -9,8 +9,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * What the host decides for every llama model of a {@link LlamaBackend}, read once from an {@link Environment}
  * ({@link #read}); a client's model value is {@link LlamaModelValue}. The engine, the library and the FFM tuning are
- * process-wide by nature (llama.cpp's library is loaded once per process), so the process's environment is the one
- * that names them.
+ * process-wide by nature (llama.cpp's library is loaded once per process), so the process's environment is the one that
+ * names them.
  *
  * @param slots sessions that generate at once on one model (each gets {@code contextSize} tokens);
  *     {@value #SLOTS_VARIABLE}
@@ -113,8 +113,8 @@ public record LlamaSettings(
     }
 
     /**
-     * Whether {@code value} of {@value #HOST_VARIABLE} asks for a child process: {@code process} yes, {@code
-     * in-process} no, unset or blank {@code fallback}; anything else is logged and means in-process.
+     * Whether {@code value} of {@value #HOST_VARIABLE} asks for a child process: {@code process} yes,
+     * {@code in-process} no, unset or blank {@code fallback}; anything else is logged and means in-process.
      */
     static boolean processHost(@Nullable String value, boolean fallback) {
         if (value == null || value.isBlank()) {

@@ -22,18 +22,18 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Reads a step's output. The grammar already shapes it, but the grammar may have been ignored
- * (llama.cpp drops a grammar it cannot parse) and the output may be cut off at the token limit (the
- * engine reports no stop reason), so everything is parsed and validated again:
+ * Reads a step's output. The grammar already shapes it, but the grammar may have been ignored (llama.cpp drops a
+ * grammar it cannot parse) and the output may be cut off at the token limit (the engine reports no stop reason), so
+ * everything is parsed and validated again:
  *
  * <ul>
- *   <li>tool calls: complete JSON of the one call format, offered tools only, arguments valid for the
- *       tool's generation schema; otherwise a retryable {@code generation_failed} (as the OpenAI backend's
- *       emulated calls). Exception: once a tool ran in this turn the agent no longer retries, so a
- *       well-formed call with invalid arguments is passed on and the agent answers it with an error
- *       output the model can correct ({@code Invalid arguments for …});
- *   <li>structured answers: parsed and put in schema order; the agent validates them with the same
- *       validator and regenerates within {@code maxAttempts} (also after a tool ran);
+ *   <li>tool calls: complete JSON of the one call format, offered tools only, arguments valid for the tool's generation
+ *       schema; otherwise a retryable {@code generation_failed} (as the OpenAI backend's emulated calls). Exception:
+ *       once a tool ran in this turn the agent no longer retries, so a well-formed call with invalid arguments is
+ *       passed on and the agent answers it with an error output the model can correct ({@code Invalid arguments for
+ *       …});
+ *   <li>structured answers: parsed and put in schema order; the agent validates them with the same validator and
+ *       regenerates within {@code maxAttempts} (also after a tool ran);
  *   <li>text answers: the text without leading white space, exactly what was streamed.
  * </ul>
  */

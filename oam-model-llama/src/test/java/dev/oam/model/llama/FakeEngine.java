@@ -14,8 +14,8 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * A pure-Java engine: ChatML rendering, control tokens {@code <|im_start|>} and {@code <|im_end|>}, one
- * token per four characters, scripted outputs streamed in scripted chunks, and every request recorded.
+ * A pure-Java engine: ChatML rendering, control tokens {@code <|im_start|>} and {@code <|im_end|>}, one token per four
+ * characters, scripted outputs streamed in scripted chunks, and every request recorded.
  */
 public final class FakeEngine implements Engine {
     static final Set<String> CONTROL = Set.of("<|im_start|>", "<|im_end|>");

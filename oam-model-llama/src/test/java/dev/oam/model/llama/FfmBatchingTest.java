@@ -24,9 +24,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * What continuous batching in the FFM engine promises: a request's greedy result does not depend on what else
- * was decoded with it, no request waits for another's whole prompt, and cancels (during a prompt, racing the last
- * token) leave every other lane's cache and output unharmed. Waits on events, never on wall-clock times.
+ * What continuous batching in the FFM engine promises: a request's greedy result does not depend on what else was
+ * decoded with it, no request waits for another's whole prompt, and cancels (during a prompt, racing the last token)
+ * leave every other lane's cache and output unharmed. Waits on events, never on wall-clock times.
  */
 @SuppressWarnings("try") // each test holds the decode thread for a scope it never names
 @Timeout(300)

@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A constrained output that runs long is closed within its token budget on the FFM engine with the Java grammar,
- * instead of being cut mid-structure, and with no cap on strings in advance (that would cut every value short).
- * The generated model writes random text, so its strings never end on their own: without the closing every one of
- * these outputs would be cut and fail to parse.
+ * instead of being cut mid-structure, and with no cap on strings in advance (that would cut every value short). The
+ * generated model writes random text, so its strings never end on their own: without the closing every one of these
+ * outputs would be cut and fail to parse.
  */
 class FfmClosingTest {
     private static final Grammar GRAMMAR = grammar();

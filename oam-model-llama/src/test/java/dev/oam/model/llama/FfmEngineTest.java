@@ -48,9 +48,9 @@ class FfmEngineTest extends JniEngineTest {
     }
 
     /**
-     * The FFM engine counts the tokens really held: the whole first prompt, then as much of the answer as the
-     * sampled tokens share with the answer's canonical tokens (a grammar lets a model spell the text in other
-     * pieces), never the last sampled token.
+     * The FFM engine counts the tokens really held: the whole first prompt, then as much of the answer as the sampled
+     * tokens share with the answer's canonical tokens (a grammar lets a model spell the text in other pieces), never
+     * the last sampled token.
      */
     @Override
     void assertCachedAfterAnswer(EngineResult second, int firstPromptTokens, int answerTokens) {

@@ -17,9 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
- * Text a grammar forces (a call's keys and punctuation) is fed to the model in batches on the FFM engine with the
- * Java grammar, not sampled a token at a time, and the output is still exactly a sentence of the grammar: the issue
- * 30 lever for a tool step, whose text is mostly forced.
+ * Text a grammar forces (a call's keys and punctuation) is fed to the model in batches on the FFM engine with the Java
+ * grammar, not sampled a token at a time, and the output is still exactly a sentence of the grammar: the issue 30 lever
+ * for a tool step, whose text is mostly forced.
  */
 class FfmForcedTextTest {
     @Test

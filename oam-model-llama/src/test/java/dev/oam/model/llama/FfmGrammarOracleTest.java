@@ -27,8 +27,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The FFM engine's grammars: the Java compiler (the default) against llama.cpp's own grammar sampler
- * ({@code OAM_LLAMA_GRAMMAR=native}) as the oracle, on the tiny model with the project's grammars. Both are
- * consulted the same way per step (the model's choice, then the mask when it is rejected).
+ * ({@code OAM_LLAMA_GRAMMAR=native}) as the oracle, on the tiny model with the project's grammars. Both are consulted
+ * the same way per step (the model's choice, then the mask when it is rejected).
  */
 class FfmGrammarOracleTest {
     private static SlotEngine java;
@@ -75,10 +75,11 @@ class FfmGrammarOracleTest {
     }
 
     /**
-     * Greedy outputs are the same on both (the model's own choice and the masked arg-max agree). Sampled outputs
-     * and free text (the words grammar included) may differ: llama.cpp's sampler matches control tokens by their text ({@code <s>},
-     * {@code <|im_start|>} fit a short JSON string or free text), which the Java compiler never allows, so the two
-     * masks differ by those ids and a draw from them may too. Every output is a sentence of the grammar either way.
+     * Greedy outputs are the same on both (the model's own choice and the masked arg-max agree). Sampled outputs and
+     * free text (the words grammar included) may differ: llama.cpp's sampler matches control tokens by their text
+     * ({@code <s>}, {@code <|im_start|>} fit a short JSON string or free text), which the Java compiler never allows,
+     * so the two masks differ by those ids and a draw from them may too. Every output is a sentence of the grammar
+     * either way.
      */
     @ParameterizedTest
     @MethodSource("grammars")

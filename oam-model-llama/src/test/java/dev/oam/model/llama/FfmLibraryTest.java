@@ -20,9 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Which llama.cpp library the FFM engine drives: the binding jar's b4916 unless {@code OAM_LLAMA_LIBRARY} (or
- * {@code oam.llama.library}) names the project-built one (bin/build-llama), whose newer API has other struct
- * layouts. The module's tests run once on each when bin/test provides the built library
- * ({@code OAM_TEST_LLAMA_LIBRARY}); the run says which it expects in {@code oam.test.llamaLibrary}.
+ * {@code oam.llama.library}) names the project-built one (bin/build-llama), whose newer API has other struct layouts.
+ * The module's tests run once on each when bin/test provides the built library ({@code OAM_TEST_LLAMA_LIBRARY}); the
+ * run says which it expects in {@code oam.test.llamaLibrary}.
  */
 class FfmLibraryTest {
     private static Object call(String method, Class<?>[] types, Object... args) throws Throwable {

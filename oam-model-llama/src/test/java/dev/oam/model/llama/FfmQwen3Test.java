@@ -15,10 +15,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A model of a current architecture (a generated random-weight Qwen3, {@link TinyGguf#architecture}) on the engine
- * path the run sets up: on the project-built llama.cpp (the vendored run, the default wherever bin/build-llama has
- * built it) it loads and answers; on llama.cpp b4916 (the binding's library: OAM_LLAMA_LIBRARY=binding in the default
- * run, and the JNI engine) {@code session/create} refuses it, naming the architecture and what would run it.
+ * A model of a current architecture (a generated random-weight Qwen3, {@link TinyGguf#architecture}) on the engine path
+ * the run sets up: on the project-built llama.cpp (the vendored run, the default wherever bin/build-llama has built it)
+ * it loads and answers; on llama.cpp b4916 (the binding's library: OAM_LLAMA_LIBRARY=binding in the default run, and
+ * the JNI engine) {@code session/create} refuses it, naming the architecture and what would run it.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class FfmQwen3Test {

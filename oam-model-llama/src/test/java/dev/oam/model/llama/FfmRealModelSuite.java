@@ -35,11 +35,11 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The FFM engine on a real model file, one subclass per model ({@link FfmGemmaTest}: Gemma 3 270M,
- * {@code OAM_TEST_GEMMA_MODEL}; {@link FfmSmolLM2Test}: SmolLM2-135M-Instruct, {@code OAM_TEST_SMOLLM2_MODEL};
- * skipped without it): the template (llama.cpp's built-in families, or the file's own), greedy identity alone vs 8
- * batched (asserted), a grammar, random walks of the Java grammar over the vocabulary as the engine decodes it, and a
- * cancel during a 2,000-token prompt. Speed figures are printed (to the test's output file), never asserted: the
- * machine is shared. Like every Ffm*Test, it runs on both libraries (the binding's and the project-built one).
+ * {@code OAM_TEST_GEMMA_MODEL}; {@link FfmSmolLM2Test}: SmolLM2-135M-Instruct, {@code OAM_TEST_SMOLLM2_MODEL}; skipped
+ * without it): the template (llama.cpp's built-in families, or the file's own), greedy identity alone vs 8 batched
+ * (asserted), a grammar, random walks of the Java grammar over the vocabulary as the engine decodes it, and a cancel
+ * during a 2,000-token prompt. Speed figures are printed (to the test's output file), never asserted: the machine is
+ * shared. Like every Ffm*Test, it runs on both libraries (the binding's and the project-built one).
  */
 @Timeout(900)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)

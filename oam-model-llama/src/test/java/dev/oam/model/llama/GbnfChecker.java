@@ -8,9 +8,9 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * A backtracking matcher for grammars ({@link Grammar}; GBNF text is read with {@link GbnfParser}, which fails the
- * way llama.cpp would refuse a grammar: unknown escape, undefined rule, bad name, no root; that matters because
- * llama.cpp then silently generates without one). An oracle independent of the Java decoder's automaton.
+ * A backtracking matcher for grammars ({@link Grammar}; GBNF text is read with {@link GbnfParser}, which fails the way
+ * llama.cpp would refuse a grammar: unknown escape, undefined rule, bad name, no root; that matters because llama.cpp
+ * then silently generates without one). An oracle independent of the Java decoder's automaton.
  */
 public final class GbnfChecker {
     private final Grammar grammar;
@@ -34,8 +34,8 @@ public final class GbnfChecker {
     }
 
     /**
-     * {@link #accepts} for JSON written compactly in a test: a space is put after every {@code :} and {@code ,}
-     * outside strings, as {@link Gbnf} writes JSON.
+     * {@link #accepts} for JSON written compactly in a test: a space is put after every {@code :} and {@code ,} outside
+     * strings, as {@link Gbnf} writes JSON.
      */
     boolean acceptsCompact(String compact) {
         return accepts(spaced(compact));

@@ -31,11 +31,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The Java grammar constraint against {@link GbnfChecker} on the grammars the project writes: random walks
- * that pick random allowed tokens from a synthetic vocabulary (single bytes, JSON pieces, UTF-8 fragments,
- * quotes and backslashes) must produce only sentences the checker accepts, every mask must equal
- * {@code {t : allows(t)}}, and where the output so far is whole characters, {@code allows(t)} must agree with
- * the checker on whether output + piece(t) is still a prefix of a sentence.
+ * The Java grammar constraint against {@link GbnfChecker} on the grammars the project writes: random walks that pick
+ * random allowed tokens from a synthetic vocabulary (single bytes, JSON pieces, UTF-8 fragments, quotes and
+ * backslashes) must produce only sentences the checker accepts, every mask must equal {@code {t : allows(t)}}, and
+ * where the output so far is whole characters, {@code allows(t)} must agree with the checker on whether output +
+ * piece(t) is still a prefix of a sentence.
  */
 class GbnfConstraintPropertyTest {
     private static final TokenVocabulary VOCABULARY = SyntheticVocabulary.create(7, 400);

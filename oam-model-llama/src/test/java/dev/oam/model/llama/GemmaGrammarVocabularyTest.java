@@ -16,10 +16,10 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The Java grammar constraint on Gemma 3's real 262,144-token vocabulary (read from the GGUF named by
- * {@code OAM_TEST_GEMMA_MODEL}, which {@code bin/test} always sets; skipped only when it is unset): the
- * vocabulary's pieces, and random walks over the project's tool-call, decision and free-text grammars
- * ({@link GrammarWalks}). SmolLM2-135M-Instruct's byte-level vocabulary is not read from its file (a test here says
- * so); the same walks run on it, and on Gemma's, as the FFM engine decodes them (FfmSmolLM2Test, FfmGemmaTest).
+ * {@code OAM_TEST_GEMMA_MODEL}, which {@code bin/test} always sets; skipped only when it is unset): the vocabulary's
+ * pieces, and random walks over the project's tool-call, decision and free-text grammars ({@link GrammarWalks}).
+ * SmolLM2-135M-Instruct's byte-level vocabulary is not read from its file (a test here says so); the same walks run on
+ * it, and on Gemma's, as the FFM engine decodes them (FfmSmolLM2Test, FfmGemmaTest).
  */
 @Timeout(300)
 class GemmaGrammarVocabularyTest {

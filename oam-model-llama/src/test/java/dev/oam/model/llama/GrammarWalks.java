@@ -20,8 +20,8 @@ import java.util.Random;
 
 /**
  * Random walks of the Java grammar constraint over a real vocabulary: the project's tool-call, decision and free-text
- * step grammars, each token drawn among those the mask allows (and the mask checked against {@code allows}), ending
- * in text the reference checker accepts (or a prefix of it, when the walk ran out of steps).
+ * step grammars, each token drawn among those the mask allows (and the mask checked against {@code allows}), ending in
+ * text the reference checker accepts (or a prefix of it, when the walk ran out of steps).
  */
 final class GrammarWalks {
     private GrammarWalks() {}

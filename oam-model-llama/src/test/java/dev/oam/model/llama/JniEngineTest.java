@@ -319,8 +319,8 @@ class JniEngineTest {
     }
 
     /**
-     * The JNI engine records the answer as its text re-encoded: BOS and the first prompt, and the answer but its
-     * last token (llama.cpp never decodes the final token).
+     * The JNI engine records the answer as its text re-encoded: BOS and the first prompt, and the answer but its last
+     * token (llama.cpp never decodes the final token).
      */
     void assertCachedAfterAnswer(EngineResult second, int firstPromptTokens, int answerTokens) {
         assertThat(second.cachedInputTokens()).isEqualTo(firstPromptTokens + answerTokens - 1);

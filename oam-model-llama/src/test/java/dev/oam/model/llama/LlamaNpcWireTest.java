@@ -8,7 +8,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** An NPC conversation through {@code npc/talk} on the generated model: streaming, emotions, save and restore, a world. */
+/**
+ * An NPC conversation through {@code npc/talk} on the generated model: streaming, emotions, save and restore, a world.
+ */
 @Timeout(120)
 class LlamaNpcWireTest extends LlamaWireSupport {
     static final List<String> EMOTIONS = List.of("happy", "angry", "neutral");

@@ -12,9 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Sessions on the generated model, through the wire: cancel and delete mid-generation, the prompt cache and
- * exact token counts, parallel slots, greedy reproducibility, {@code maxResponseTokens}, availability, bad
- * model values, and no leaked threads or heap over many sessions.
+ * Sessions on the generated model, through the wire: cancel and delete mid-generation, the prompt cache and exact token
+ * counts, parallel slots, greedy reproducibility, {@code maxResponseTokens}, availability, bad model values, and no
+ * leaked threads or heap over many sessions.
  */
 @Timeout(120)
 class LlamaSessionWireTest extends LlamaWireSupport {

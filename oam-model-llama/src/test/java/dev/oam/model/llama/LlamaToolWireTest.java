@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Real tool calls through the wire on the generated model: forced calls whose {@code tool/call} arguments
- * validate against the tool's JSON Schema for many seeds (enums, ranged integers and numbers, nested objects,
- * arrays, optional members), multi-round turns, and a client that never answers.
+ * Real tool calls through the wire on the generated model: forced calls whose {@code tool/call} arguments validate
+ * against the tool's JSON Schema for many seeds (enums, ranged integers and numbers, nested objects, arrays, optional
+ * members), multi-round turns, and a client that never answers.
  */
 @Timeout(120)
 class LlamaToolWireTest extends LlamaWireSupport {

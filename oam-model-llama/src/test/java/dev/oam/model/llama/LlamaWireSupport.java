@@ -23,22 +23,25 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * Wire tests of the real backend: an in-process bridge (game extension on) whose system model is a generated
- * tiny GGUF run by llama.cpp. One backend and so one loaded engine serve every wire test of the JVM (the
- * binding cannot free a model); each test gets a fresh bridge.
+ * Wire tests of the real backend: an in-process bridge (game extension on) whose system model is a generated tiny GGUF
+ * run by llama.cpp. One backend and so one loaded engine serve every wire test of the JVM (the binding cannot free a
+ * model); each test gets a fresh bridge.
  */
 public abstract class LlamaWireSupport {
     /**
      * Tokens per session; 2 slots. Large enough for an NPC prompt plus the default 1024 reserved answer tokens: the
-     * prompt lists the world tools and the reply's form in every step (so each step keeps the one before as its prefix),
-     * which takes an NPC with a world past 1024 tokens on this vocabulary.
+     * prompt lists the world tools and the reply's form in every step (so each step keeps the one before as its
+     * prefix), which takes an NPC with a world past 1024 tokens on this vocabulary.
      */
     static final int CONTEXT = 4096;
 
     static final String NAME = "wire-tiny";
     static final LlamaBackend BACKEND =
             new LlamaBackend(LlamaSettings.fromSystem().sized(2, 1, 1, CONTEXT), List.of("en"));
-    /** The same host settings with every model in a child process ({@link ModelHost}): the {@code ProcessHost*WireTest}s. */
+    /**
+     * The same host settings with every model in a child process ({@link ModelHost}): the
+     * {@code ProcessHost*WireTest}s.
+     */
     static final LlamaBackend PROCESS_BACKEND =
             new LlamaBackend(LlamaSettings.fromSystem().sized(2, 1, 1, CONTEXT).withProcessHost(true), List.of("en"));
 
@@ -75,7 +78,9 @@ public abstract class LlamaWireSupport {
         }
     }
 
-    /** The backend of this class's bridges: {@link #BACKEND}, or {@link #PROCESS_BACKEND} in the process-host variants. */
+    /**
+     * The backend of this class's bridges: {@link #BACKEND}, or {@link #PROCESS_BACKEND} in the process-host variants.
+     */
     LlamaBackend backend() {
         return BACKEND;
     }
@@ -121,8 +126,8 @@ public abstract class LlamaWireSupport {
     }
 
     /**
-     * Answers every {@code tool/call} of request {@code id} with {@code reply} until its response arrives;
-     * returns the response and fills {@code seen} with the calls in arrival order.
+     * Answers every {@code tool/call} of request {@code id} with {@code reply} until its response arrives; returns the
+     * response and fills {@code seen} with the calls in arrival order.
      */
     JsonNode drive(Object id, Function<Seen, String> reply, List<Seen> seen) {
         String key = Json.write(Json.mapper().valueToTree(id));

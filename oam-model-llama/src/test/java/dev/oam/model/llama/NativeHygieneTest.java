@@ -15,9 +15,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Loading llama.cpp in a fresh JVM (a child process, so nothing else loaded it first): the library goes to the
- * private folder, nothing named {@code llama*} in {@code java.io.tmpdir} is created or deleted, and nothing at
- * all reaches standard output.
+ * Loading llama.cpp in a fresh JVM (a child process, so nothing else loaded it first): the library goes to the private
+ * folder, nothing named {@code llama*} in {@code java.io.tmpdir} is created or deleted, and nothing at all reaches
+ * standard output.
  */
 @Timeout(120)
 class NativeHygieneTest {

@@ -19,10 +19,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Every token of both real vocabularies (Gemma 3's 262,144 SentencePiece tokens with byte fallback, SmolLM2's 49,152
- * byte-level BPE tokens) decoded the way the engine streams a generation ({@link Utf8Pieces}): no text a game
- * receives ever holds U+FFFD, whether a token is a whole character, part of one, or a lone byte no character can
- * continue. Also the prompt side: escaping ({@link ChatPrompt#escape}) with the file's own special tokens leaves
- * text made of newlines, spaces and tabs exactly as it was.
+ * byte-level BPE tokens) decoded the way the engine streams a generation ({@link Utf8Pieces}): no text a game receives
+ * ever holds U+FFFD, whether a token is a whole character, part of one, or a lone byte no character can continue. Also
+ * the prompt side: escaping ({@link ChatPrompt#escape}) with the file's own special tokens leaves text made of
+ * newlines, spaces and tabs exactly as it was.
  */
 @Timeout(300)
 class RealVocabularyTextTest {

@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A small JSON Schema validator written for the wire tests, independent of the bridge's own validation (which
- * the backend uses to retry invalid output, so it cannot be the judge): {@code type} (also lists), {@code enum},
+ * A small JSON Schema validator written for the wire tests, independent of the bridge's own validation (which the
+ * backend uses to retry invalid output, so it cannot be the judge): {@code type} (also lists), {@code enum},
  * {@code const}, {@code minimum}/{@code maximum}, {@code properties}/{@code required}/{@code additionalProperties},
  * {@code items}/{@code minItems}/{@code maxItems}, {@code anyOf}/{@code oneOf}.
  */

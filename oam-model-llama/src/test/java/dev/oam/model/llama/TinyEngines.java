@@ -13,8 +13,8 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The engines of the engine tests, opened once per test JVM and never closed for real: the binding cannot free
- * a model, so reloading in every test class would leak. Files go to {@code target/test-models}.
+ * The engines of the engine tests, opened once per test JVM and never closed for real: the binding cannot free a model,
+ * so reloading in every test class would leak. Files go to {@code target/test-models}.
  */
 public final class TinyEngines {
     public static final Path MODELS = Path.of("target", "test-models").toAbsolutePath();

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The generated model loads in the real binding and its vocabulary tokenizes as designed. The model is loaded
- * once for the class and closed once (close() leaks the native context, so never reload it in a loop).
+ * The generated model loads in the real binding and its vocabulary tokenizes as designed. The model is loaded once for
+ * the class and closed once (close() leaks the native context, so never reload it in a loop).
  */
 @Timeout(60)
 class TinyModelLoadsTest {

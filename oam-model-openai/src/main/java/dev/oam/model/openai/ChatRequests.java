@@ -19,9 +19,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Builds the Chat Completions body of one model step: the transcript as messages, the step's tools
- * and {@code tool_choice} (native), or a schema of the allowed calls (emulated), the answer's schema
- * (each schema in the endpoint's {@link SchemaFormat}) and the sampling options.
+ * Builds the Chat Completions body of one model step: the transcript as messages, the step's tools and
+ * {@code tool_choice} (native), or a schema of the allowed calls (emulated), the answer's schema (each schema in the
+ * endpoint's {@link SchemaFormat}) and the sampling options.
  */
 final class ChatRequests {
     /** The {@code response_format} name of an emulated step. */
@@ -30,8 +30,8 @@ final class ChatRequests {
     private ChatRequests() {}
 
     /**
-     * Tokens a step that must call a tool may take when the session sets no {@code maxResponseTokens}: a call is
-     * a name and a few arguments (tens of tokens), so this only stops a model that never closes its JSON.
+     * Tokens a step that must call a tool may take when the session sets no {@code maxResponseTokens}: a call is a name
+     * and a few arguments (tens of tokens), so this only stops a model that never closes its JSON.
      */
     static final int DEFAULT_CALL_TOKENS = 256;
     /** Tokens a free-text answer may take by default (the embedded backend's {@code DEFAULT_TEXT_TOKENS}). */
@@ -57,8 +57,8 @@ final class ChatRequests {
 
     /**
      * The budget a tool's string arguments are bounded by: the same in every step of a session (not the step's
-     * {@link #maxTokens}), so the tools a server renders into the prompt do not change between steps and a server
-     * that caches by prefix keeps its cache.
+     * {@link #maxTokens}), so the tools a server renders into the prompt do not change between steps and a server that
+     * caches by prefix keeps its cache.
      */
     static int callTokens(ModelRequest request) {
         Integer configured = request.options().maxResponseTokens();
@@ -113,9 +113,9 @@ final class ChatRequests {
     }
 
     /**
-     * A step whose tool calls come as JSON constrained by {@code response_format}: one branch per allowed
-     * tool ({@code {"name": that tool, "arguments": its parameters}}), plus {@code {"answer": …}} when the
-     * step may answer instead, plus {@code {"calls": [those calls]}} when the step may call several tools at once.
+     * A step whose tool calls come as JSON constrained by {@code response_format}: one branch per allowed tool
+     * ({@code {"name": that tool, "arguments": its parameters}}), plus {@code {"answer": …}} when the step may answer
+     * instead, plus {@code {"calls": [those calls]}} when the step may call several tools at once.
      */
     static ObjectNode emulatedBody(
             ModelRequest request,
@@ -130,15 +130,17 @@ final class ChatRequests {
         return body;
     }
 
-    /** The longest free string sent when the session sets no token limit (the embedded backend's {@code MAX_STRING}). */
+    /**
+     * The longest free string sent when the session sets no token limit (the embedded backend's {@code MAX_STRING}).
+     */
     static final int DEFAULT_MAX_STRING = 256;
 
     /**
      * A copy of {@code schema} whose free strings (no {@code enum}, {@code const} or {@code maxLength}) carry a
      * {@code maxLength} that lets the whole value fit {@code maxTokens}: about half the tokens shared among the free
      * strings, at least 16 characters each and at most {@link #DEFAULT_MAX_STRING}. Servers that constrain output by
-     * grammar (llama-server) otherwise let a small model write one string until the limit cuts the JSON off, and
-     * the step fails; the embedded backend bounds its grammar's strings the same way.
+     * grammar (llama-server) otherwise let a small model write one string until the limit cuts the JSON off, and the
+     * step fails; the embedded backend bounds its grammar's strings the same way.
      */
     static JsonNode bounded(JsonNode schema, int maxTokens) {
         JsonNode copy = schema.deepCopy();
@@ -347,10 +349,9 @@ final class ChatRequests {
     }
 
     /**
-     * The conversation as messages. With {@code textHistory} (endpoints whose tools are emulated), tool
-     * calls are the assistant's JSON and tool outputs a user message, since such servers may not
-     * accept tool messages; consecutive user messages are then merged, as strict chat templates
-     * require alternating roles.
+     * The conversation as messages. With {@code textHistory} (endpoints whose tools are emulated), tool calls are the
+     * assistant's JSON and tool outputs a user message, since such servers may not accept tool messages; consecutive
+     * user messages are then merged, as strict chat templates require alternating roles.
      */
     static ArrayNode messages(ModelRequest request, boolean textHistory, @Nullable String extra) {
         ArrayNode messages = Json.array();
@@ -458,19 +459,19 @@ final class ChatRequests {
     private static String emulationGuidance(ModelRequest request, boolean mayAnswer) {
         StringBuilder out = new StringBuilder(
                 ToolDefinition.promptListing(request.tools(), request.offerRespondDirectly(), "Arguments:"));
-        out.append(
-                "\nReply with one JSON object and nothing else. To call a tool: {\"name\": \"<tool name>\", \"arguments\": {…}}.");
+        out.append("\nReply with one JSON object and nothing else. To call a tool: {\"name\": \"<tool name>\", "
+                + "\"arguments\": {…}}.");
         if (request.options().parallelToolCalls() && !request.tools().isEmpty()) {
-            out.append(
-                    "\nTo call several tools at once: {\"calls\": [{\"name\": \"<tool name>\", \"arguments\": {…}}, …]}.");
+            out.append("\nTo call several tools at once: {\"calls\": [{\"name\": \"<tool name>\", "
+                    + "\"arguments\": {…}}, …]}.");
         }
         if (mayAnswer) {
             GenerationSchema schema = request.schema();
             out.append(
                     schema == null
                             ? "\nTo answer without calling a tool: {\"answer\": \"<your answer>\"}."
-                            : "\nTo answer without calling a tool: {\"answer\": <a JSON value that follows this JSON Schema: "
-                                    + Json.write(schema.json()) + ">}.");
+                            : "\nTo answer without calling a tool: {\"answer\": <a JSON value that follows "
+                                    + "this JSON Schema: " + Json.write(schema.json()) + ">}.");
         } else {
             out.append("\nCall one of these tools now.");
         }

@@ -12,9 +12,9 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One Chat Completions answer, assembled from a whole response or from stream chunks. Streamed
- * tool-call fragments are joined per call {@code index}; servers that reuse an index for a second call
- * (a new id) or send no index at all are handled too.
+ * One Chat Completions answer, assembled from a whole response or from stream chunks. Streamed tool-call fragments are
+ * joined per call {@code index}; servers that reuse an index for a second call (a new id) or send no index at all are
+ * handled too.
  */
 final class CompletionAnswer {
     /** One tool call as the server sent it; {@code arguments} is JSON text, or {@code argumentsValue} an object. */

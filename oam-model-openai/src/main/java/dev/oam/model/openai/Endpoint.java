@@ -4,14 +4,13 @@ import dev.oam.core.Log;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What the bridge has learned about one server and model ({@code baseUrl} + {@code model}), shared by
- * every session that uses it: whether forced steps must be emulated (the server ignores
- * {@code tool_choice}), whether tools must be emulated altogether (the server rejects them), and
- * whether streaming must be off when tools are sent, whether it is llama.cpp's server (which takes
- * {@code cache_prompt}), and how the server takes a JSON Schema for the answer
- * ({@link SchemaFormat}: tried in order until one's output validates, then kept). Facts are only ever learned,
- * never forgotten, for the life of the backend. Fields are volatile: sessions read and set them from their own
- * threads; the schema format's steps are synchronized.
+ * What the bridge has learned about one server and model ({@code baseUrl} + {@code model}), shared by every session
+ * that uses it: whether forced steps must be emulated (the server ignores {@code tool_choice}), whether tools must be
+ * emulated altogether (the server rejects them), and whether streaming must be off when tools are sent, whether it is
+ * llama.cpp's server (which takes {@code cache_prompt}), and how the server takes a JSON Schema for the answer
+ * ({@link SchemaFormat}: tried in order until one's output validates, then kept). Facts are only ever learned, never
+ * forgotten, for the life of the backend. Fields are volatile: sessions read and set them from their own threads; the
+ * schema format's steps are synchronized.
  */
 final class Endpoint {
     private final String name;
@@ -99,8 +98,8 @@ final class Endpoint {
     }
 
     /**
-     * An output sent with {@code format} did not validate (or the server refused the format): the next candidate
-     * is tried. Returns whether there is one to try now; {@code false} once every candidate failed.
+     * An output sent with {@code format} did not validate (or the server refused the format): the next candidate is
+     * tried. Returns whether there is one to try now; {@code false} once every candidate failed.
      */
     synchronized boolean learnSchemaIgnored(SchemaFormat format, String why) {
         if (schemaFormat != null) {

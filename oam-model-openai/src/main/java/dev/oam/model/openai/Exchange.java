@@ -29,9 +29,9 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One HTTP request to the server, abortable: cancelling the token or running out of time cancels the
- * exchange and closes the response body, which wakes a read blocked on it. Runs on the caller's
- * thread (a session's virtual thread); the abort runs on the canceller's thread or the timer thread.
+ * One HTTP request to the server, abortable: cancelling the token or running out of time cancels the exchange and
+ * closes the response body, which wakes a read blocked on it. Runs on the caller's thread (a session's virtual thread);
+ * the abort runs on the canceller's thread or the timer thread.
  */
 final class Exchange {
     /** Largest whole (non-streamed) response body read. */
@@ -291,7 +291,9 @@ final class Exchange {
         return dev.oam.core.json.Durations.seconds(duration);
     }
 
-    /** Aborts the exchange from another thread: cancels the request and closes the body (which wakes a blocked read). */
+    /**
+     * Aborts the exchange from another thread: cancels the request and closes the body (which wakes a blocked read).
+     */
     private static final class Abort implements Runnable {
         private final Object lock = new Object();
         volatile boolean timedOut;

@@ -106,7 +106,10 @@ final class Failures {
                 status == 0 ? where + " reported an error: " + message : where + " answered " + http + message);
     }
 
-    /** {@code retryAfter} (ISO 8601 instant) and {@code retryAfterSeconds} from {@code Retry-After} / {@code retry-after-ms}. */
+    /**
+     * {@code retryAfter} (ISO 8601 instant) and {@code retryAfterSeconds} from {@code Retry-After} /
+     * {@code retry-after-ms}.
+     */
     static ObjectNode retryAfter(HttpHeaders headers) {
         ObjectNode data = Json.object();
         retryAfterSeconds(headers, Instant.now()).ifPresent(seconds -> {

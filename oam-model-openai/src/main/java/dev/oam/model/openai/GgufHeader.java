@@ -13,8 +13,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The few metadata values of a GGUF file that starting a {@code llama-server} on it needs: the architecture (for
  * messages), the name, the trained context and whether the file has its own chat template. Read in Java, without
- * llama.cpp, so this module stays free of native code; every length is bounded before it is read, so a hostile
- * file cannot exhaust the heap.
+ * llama.cpp, so this module stays free of native code; every length is bounded before it is read, so a hostile file
+ * cannot exhaust the heap.
  *
  * @param chatTemplate whether {@code tokenizer.chat_template} is present
  * @param contextLength {@code <arch>.context_length}, or 0 when absent
@@ -25,7 +25,9 @@ record GgufHeader(String architecture, @Nullable String name, int contextLength,
     private static final int STRING = 8;
     private static final int ARRAY = 9;
 
-    /** The header of {@code path}; an {@link IOException} with a message fit for a client when it is not a GGUF file. */
+    /**
+     * The header of {@code path}; an {@link IOException} with a message fit for a client when it is not a GGUF file.
+     */
     static GgufHeader read(Path path) throws IOException {
         try (InputStream raw = Files.newInputStream(path);
                 DataInputStream in = new DataInputStream(new BufferedInputStream(raw, 1 << 16))) {

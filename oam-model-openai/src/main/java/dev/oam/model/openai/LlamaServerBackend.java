@@ -20,15 +20,15 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@code llama-server} the bridge starts and supervises: serves {@code {"type": "llama-server", "path":
- * "model.gguf", "binary"?: …}}. The user installs llama.cpp's server (a GPU build from their package manager, say);
- * the bridge starts it on a free loopback port for the file, waits for {@code /health}, and drives it through the
- * OpenAI backend ({@link OpenAIModel}) with the file's own chat template ({@code --jinja}), or Gemma's turns for a
- * Gemma file without one, and a context of {@code contextSize} tokens per slot. A server that dies is started again
- * for the next turn; {@link #close()} stops every server. Sessions with the same file and settings share one server.
+ * A {@code llama-server} the bridge starts and supervises: serves {@code {"type": "llama-server", "path": "model.gguf",
+ * "binary"?: …}}. The user installs llama.cpp's server (a GPU build from their package manager, say); the bridge starts
+ * it on a free loopback port for the file, waits for {@code /health}, and drives it through the OpenAI backend
+ * ({@link OpenAIModel}) with the file's own chat template ({@code --jinja}), or Gemma's turns for a Gemma file without
+ * one, and a context of {@code contextSize} tokens per slot. A server that dies is started again for the next turn;
+ * {@link #close()} stops every server. Sessions with the same file and settings share one server.
  *
- * <p>Only an executable called {@code llama-server} is run, and only after {@code --version} answered as
- * llama.cpp's does ({@link #checkBinary}), so a client cannot make the bridge start another program.
+ * <p>Only an executable called {@code llama-server} is run, and only after {@code --version} answered as llama.cpp's
+ * does ({@link #checkBinary}), so a client cannot make the bridge start another program.
  */
 public final class LlamaServerBackend implements ModelBackend {
     public static final String TYPE = SupervisedServer.TYPE;
@@ -88,11 +88,11 @@ public final class LlamaServerBackend implements ModelBackend {
             }
         }
         if (!settings.header().chatTemplate()) {
-            warnings.add(
-                    settings.model().getFileName() + " has no chat template; "
-                            + (isGemma(settings)
-                                    ? "the llama-server is given Gemma's turn format (<start_of_turn>)."
-                                    : "the llama-server uses its default (ChatML), which may not be the format this model was trained on."));
+            warnings.add(settings.model().getFileName() + " has no chat template; "
+                    + (isGemma(settings)
+                            ? "the llama-server is given Gemma's turn format (<start_of_turn>)."
+                            : "the llama-server uses its default (ChatML), which may not be the "
+                                    + "format this model was trained on."));
         }
         server.startSoon();
         SupervisedServer shared = server;
@@ -111,7 +111,10 @@ public final class LlamaServerBackend implements ModelBackend {
                 warnings);
     }
 
-    /** {@code --model llama-server:PATH.gguf} ({@code OAM_MODEL}, the C library's settings): the system model on a supervised server. */
+    /**
+     * {@code --model llama-server:PATH.gguf} ({@code OAM_MODEL}, the C library's settings): the system model on a
+     * supervised server.
+     */
     @Override
     public boolean servesSystemModel(String location) {
         return location.strip().regionMatches(true, 0, SYSTEM_PREFIX, 0, SYSTEM_PREFIX.length());

@@ -12,14 +12,13 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.jspecify.annotations.Nullable;
 
 /**
- * OpenAI-compatible Chat Completions servers (Ollama, llama.cpp's llama-server, vLLM, LM Studio, a
- * Mac's {@code oam serve}): serves {@code {"type": "openai", …}} and {@code --model http(s)://…} system
- * models. Found through {@code META-INF/services/dev.oam.core.model.ModelBackend}.
+ * OpenAI-compatible Chat Completions servers (Ollama, llama.cpp's llama-server, vLLM, LM Studio, a Mac's {@code oam
+ * serve}): serves {@code {"type": "openai", …}} and {@code --model http(s)://…} system models. Found through
+ * {@code META-INF/services/dev.oam.core.model.ModelBackend}.
  *
- * <p>One HTTP client and one timer thread ({@code oam-openai-timer}, which aborts requests that run out
- * of time) serve every model the backend creates; both start on first use and stop in {@link #close()}.
- * What is learned about an endpoint (see {@link Endpoint}) is shared by every model on the same
- * {@code baseUrl} and model name.
+ * <p>One HTTP client and one timer thread ({@code oam-openai-timer}, which aborts requests that run out of time) serve
+ * every model the backend creates; both start on first use and stop in {@link #close()}. What is learned about an
+ * endpoint (see {@link Endpoint}) is shared by every model on the same {@code baseUrl} and model name.
  */
 public final class OpenAIBackend implements ModelBackend {
     public static final String TYPE = "openai";
@@ -61,7 +60,9 @@ public final class OpenAIBackend implements ModelBackend {
         return systemModel(location, name, environment);
     }
 
-    /** The key comes from {@code OAM_API_KEY} as {@code hostEnvironment} gives it (the C ABI's settings of one bridge). */
+    /**
+     * The key comes from {@code OAM_API_KEY} as {@code hostEnvironment} gives it (the C ABI's settings of one bridge).
+     */
     @Override
     public LanguageModel systemModel(String location, @Nullable String name, Environment hostEnvironment) {
         OpenAIModel model = model(Settings.system(location, name, hostEnvironment));

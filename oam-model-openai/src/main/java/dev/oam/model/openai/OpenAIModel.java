@@ -26,12 +26,12 @@ import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A model on an OpenAI-compatible Chat Completions server. Each step is one request whose tools,
- * {@code tool_choice} and {@code response_format} this class sets for that step (native), or whose
- * tool calls come as schema-constrained JSON (emulated); see {@link ToolCallMode}.
+ * A model on an OpenAI-compatible Chat Completions server. Each step is one request whose tools, {@code tool_choice}
+ * and {@code response_format} this class sets for that step (native), or whose tool calls come as schema-constrained
+ * JSON (emulated); see {@link ToolCallMode}.
  *
- * <p>Thread safety: steps of different sessions run at once on their own threads; the availability
- * cache is guarded by {@code lock}, learned endpoint facts live in {@link Endpoint}.
+ * <p>Thread safety: steps of different sessions run at once on their own threads; the availability cache is guarded by
+ * {@code lock}, learned endpoint facts live in {@link Endpoint}.
  */
 final class OpenAIModel implements LanguageModel {
     static final List<String> LANGUAGES = List.of("en");
@@ -184,8 +184,8 @@ final class OpenAIModel implements LanguageModel {
     }
 
     /**
-     * Whether the step's output (sent with the unverified {@code format}) stands: it validated against the schema
-     * sent (the format is then verified for the endpoint), or it was cut short, or every format has been tried.
+     * Whether the step's output (sent with the unverified {@code format}) stands: it validated against the schema sent
+     * (the format is then verified for the endpoint), or it was cut short, or every format has been tried.
      * {@code false}: the server ignored the format, and the step is sent again in the next one.
      */
     private boolean judgeSchemaFormat(SchemaFormat format, CompletionAnswer completion, @Nullable JsonNode schema) {
@@ -301,7 +301,9 @@ final class OpenAIModel implements LanguageModel {
         }
     }
 
-    /** llama.cpp's server reports {@code timings} with every answer; from then on its prompts ask to reuse its cache. */
+    /**
+     * llama.cpp's server reports {@code timings} with every answer; from then on its prompts ask to reuse its cache.
+     */
     private void learnServer(CompletionAnswer completion) {
         if (completion.timings) {
             endpoint.learnLlamaCpp("timings in its answers");
@@ -341,9 +343,8 @@ final class OpenAIModel implements LanguageModel {
     }
 
     /**
-     * Called on the dispatcher, so it never waits long: a fresh answer is returned as is, a stale one
-     * is returned while a new probe runs in the background, and only the very first call waits (at
-     * most {@link #PROBE_WAIT}) for a probe.
+     * Called on the dispatcher, so it never waits long: a fresh answer is returned as is, a stale one is returned while
+     * a new probe runs in the background, and only the very first call waits (at most {@link #PROBE_WAIT}) for a probe.
      */
     @Override
     public ModelAvailability availability() {

@@ -74,7 +74,10 @@ final class Outputs {
                 .withUsage(usage);
     }
 
-    /** Whether a step's text that came without calls was meant as a call or JSON: a tool step's text that opens an object. */
+    /**
+     * Whether a step's text that came without calls was meant as a call or JSON: a tool step's text that opens an
+     * object.
+     */
     static boolean looksStructured(String content) {
         String text = content.stripLeading();
         return text.startsWith("{") || text.startsWith("[") || text.startsWith("```");
@@ -115,7 +118,9 @@ final class Outputs {
         return calls;
     }
 
-    /** {@code calls}, or only the first when the step may not call several tools ({@code parallel_tool_calls: false}). */
+    /**
+     * {@code calls}, or only the first when the step may not call several tools ({@code parallel_tool_calls: false}).
+     */
     static List<ToolCall> allowed(List<ToolCall> calls, ModelRequest request) {
         if (calls.size() <= 1 || request.options().parallelToolCalls()) {
             return calls;
@@ -202,8 +207,8 @@ final class Outputs {
     }
 
     /**
-     * An emulated step's JSON as calls or an answer. Anything else is a retryable
-     * {@code generation_failed}: the agent generates the step again within {@code maxAttempts}.
+     * An emulated step's JSON as calls or an answer. Anything else is a retryable {@code generation_failed}: the agent
+     * generates the step again within {@code maxAttempts}.
      */
     static ModelResponse emulated(String content, ModelRequest request, Usage usage) throws AgentException {
         JsonNode value = lenientJson(content);
@@ -257,8 +262,8 @@ final class Outputs {
     }
 
     /**
-     * Forwards answer text to the listener: as it arrives for steps that may answer, once at the end
-     * otherwise; retracts it when the step turns out to call tools.
+     * Forwards answer text to the listener: as it arrives for steps that may answer, once at the end otherwise;
+     * retracts it when the step turns out to call tools.
      */
     static final class TextSink implements Consumer<String> {
         private final ModelListener listener;
@@ -299,8 +304,8 @@ final class Outputs {
     }
 
     /**
-     * Streams the answer inside an emulated step's {@code {"answer": …}}: text as deltas, structured
-     * values as partial values. Nothing is shown while the JSON is a tool call.
+     * Streams the answer inside an emulated step's {@code {"answer": …}}: text as deltas, structured values as partial
+     * values. Nothing is shown while the JSON is a tool call.
      */
     static final class AnswerSink implements Consumer<String> {
         private final ModelListener listener;

@@ -5,11 +5,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
 
 /**
- * The ways OpenAI-compatible servers take a JSON Schema that constrains the answer. Servers differ, and some
- * accept a way they do not honour: llama-server b4748 answers {@code response_format: json_schema} with 200 and
- * ignores it, while it honours its own {@code json_object} + {@code schema} and a top-level {@code json_schema}.
- * So an endpoint's way is never assumed: {@link Endpoint} tries them in {@link #CANDIDATES} order and keeps the
- * first whose output validated against the schema sent.
+ * The ways OpenAI-compatible servers take a JSON Schema that constrains the answer. Servers differ, and some accept a
+ * way they do not honour: llama-server b4748 answers {@code response_format: json_schema} with 200 and ignores it,
+ * while it honours its own {@code json_object} + {@code schema} and a top-level {@code json_schema}. So an endpoint's
+ * way is never assumed: {@link Endpoint} tries them in {@link #CANDIDATES} order and keeps the first whose output
+ * validated against the schema sent.
  */
 enum SchemaFormat {
     /** OpenAI's own: {@code "response_format": {"type": "json_schema", "json_schema": {"name", "schema"}}}. */

@@ -3,9 +3,9 @@ package dev.oam.model.openai;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An API key from the host's environment. Its {@link #toString()} never shows the value, so a key
- * cannot reach a log or an error message by accident; {@link #redact(String)} removes it from text
- * a server sent back (some servers echo the key they rejected).
+ * An API key from the host's environment. Its {@link #toString()} never shows the value, so a key cannot reach a log or
+ * an error message by accident; {@link #redact(String)} removes it from text a server sent back (some servers echo the
+ * key they rejected).
  */
 final class Secret {
     static final Secret NONE = new Secret(null);

@@ -16,8 +16,8 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A supervised llama-server: {@code {"type": "llama-server", "path": "model.gguf", "binary"?, "contextSize"?,
- * "slots"?, "gpuLayers"?, "threads"?, "toolCallMode"?, "timeoutSeconds"?, "startTimeoutSeconds"?}}.
+ * A supervised llama-server: {@code {"type": "llama-server", "path": "model.gguf", "binary"?, "contextSize"?, "slots"?,
+ * "gpuLayers"?, "threads"?, "toolCallMode"?, "timeoutSeconds"?, "startTimeoutSeconds"?}}.
  *
  * @param binary the {@code llama-server} executable: {@code binary}, else {@code OAM_LLAMA_SERVER}, else the first
  *     {@code llama-server} on {@code PATH}

@@ -19,12 +19,12 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One configured endpoint: {@code {"type": "openai", "baseUrl", "model", "apiKeyEnv"?, "headers"?,
- * "toolCallMode"?, "contextSize"?, "timeoutSeconds"?}} from a client, or the host's system model.
+ * One configured endpoint: {@code {"type": "openai", "baseUrl", "model", "apiKeyEnv"?, "headers"?, "toolCallMode"?,
+ * "contextSize"?, "timeoutSeconds"?}} from a client, or the host's system model.
  *
  * @param baseUrl the API root without a trailing slash, e.g. {@code http://127.0.0.1:11434/v1}
- * @param model the model name sent with every request; {@code null} for a system model configured
- *     without a name (then the server's only model is used)
+ * @param model the model name sent with every request; {@code null} for a system model configured without a name (then
+ *     the server's only model is used)
  * @param timeout the longest one request may take; {@link Duration#ZERO} waits forever
  */
 record Settings(
@@ -102,7 +102,8 @@ record Settings(
                 throw ModelParameterException.invalid(
                         path + ".apiKeyEnv",
                         "must name an environment variable that "
-                                + "starts with OAM_ or ends with _API_KEY (such as OAM_API_KEY or OPENAI_API_KEY); other variables of "
+                                + "starts with OAM_ or ends with _API_KEY (such as OAM_API_KEY or "
+                                + "OPENAI_API_KEY); other variables of "
                                 + "the host are not readable from the wire.");
             }
             key = Secret.of(environment.variable(keyEnv));
@@ -225,7 +226,8 @@ record Settings(
                         "cannot be set by a client"
                                 + (name.toLowerCase(Locale.ROOT).contains("auth")
                                                 || name.toLowerCase(Locale.ROOT).contains("key")
-                                        ? ": API keys come from the host's environment (apiKeyEnv, default OAM_API_KEY)."
+                                        ? ": API keys come from the host's environment (apiKeyEnv, default "
+                                                + "OAM_API_KEY)."
                                         : ": the bridge sets it."));
             }
             JsonNode value = header.getValue();

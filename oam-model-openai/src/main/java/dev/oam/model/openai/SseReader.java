@@ -7,9 +7,9 @@ import java.nio.charset.StandardCharsets;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads server-sent events from a byte stream. Lines end in LF, CRLF or CR (even when a CRLF is split
- * between two reads); lines are decoded as UTF-8 only once complete, so a character split between
- * two network packets arrives whole. Comments ({@code :}) and unknown fields are skipped.
+ * Reads server-sent events from a byte stream. Lines end in LF, CRLF or CR (even when a CRLF is split between two
+ * reads); lines are decoded as UTF-8 only once complete, so a character split between two network packets arrives
+ * whole. Comments ({@code :}) and unknown fields are skipped.
  */
 final class SseReader {
     /** One event: its {@code event} name ({@code "message"} by default) and its data lines joined with LF. */

@@ -13,8 +13,8 @@ import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A session's model on a {@link SupervisedServer}: each step waits for the server (starting it again if it died)
- * and runs through an {@link OpenAIModel} on its current address. A step whose server dies under it fails with
+ * A session's model on a {@link SupervisedServer}: each step waits for the server (starting it again if it died) and
+ * runs through an {@link OpenAIModel} on its current address. A step whose server dies under it fails with
  * {@code model_unavailable} saying so; the next step runs on the new server.
  *
  * <p>Thread safety: steps of several sessions run at once; the delegate for the current server is swapped under

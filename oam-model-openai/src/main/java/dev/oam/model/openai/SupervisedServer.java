@@ -31,19 +31,22 @@ import org.jspecify.annotations.Nullable;
 /**
  * One {@code llama-server} child process serving one GGUF file on a free loopback port, shared by every session whose
  * settings have the same {@link ServerSettings#key()}. It is started on first use, counted ready when {@code /health}
- * answers 200, started again when it has died (the turn that was running fails, the next one starts it), and
- * stopped by {@link #close()} (SIGTERM, then SIGKILL) or, when the JVM exits without closing it, by a shutdown hook.
+ * answers 200, started again when it has died (the turn that was running fails, the next one starts it), and stopped by
+ * {@link #close()} (SIGTERM, then SIGKILL) or, when the JVM exits without closing it, by a shutdown hook.
  *
- * <p>Threads: a start runs on its own virtual thread ({@code oam-llama-server-start}) and callers wait on its
- * future; each process has a platform daemon thread reading its output ({@code oam-llama-server-log}), which keeps
- * the last lines for error messages and logs them at debug level (never on stdout). State is guarded by {@code lock}.
+ * <p>Threads: a start runs on its own virtual thread ({@code oam-llama-server-start}) and callers wait on its future;
+ * each process has a platform daemon thread reading its output ({@code oam-llama-server-log}), which keeps the last
+ * lines for error messages and logs them at debug level (never on stdout). State is guarded by {@code lock}.
  */
 final class SupervisedServer {
     static final String TYPE = "llama-server";
     private static final int TAIL_LINES = 200;
     private static final Duration HEALTH_REQUEST = Duration.ofSeconds(5);
     private static final Duration STOP_WAIT = Duration.ofSeconds(10);
-    /** How long a failed request waits for the process to exit before it is counted alive (a dying server first drops its connections). */
+    /**
+     * How long a failed request waits for the process to exit before it is counted alive (a dying server first drops
+     * its connections).
+     */
     private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
 
     private static final Pattern UNKNOWN_ARCHITECTURE = Pattern.compile("unknown model architecture: '([^']*)'");

@@ -8,10 +8,10 @@ import java.util.Optional;
  *
  * <ul>
  *   <li>{@code native}: {@code tools} and {@code tool_choice} as OpenAI defines them; the server is trusted.
- *   <li>{@code emulated}: no {@code tools} at all; every step that may call a tool asks for
- *       {@code response_format: json_schema} of the allowed calls and turns the JSON into calls.
- *   <li>{@code auto} (default): native, falling back to emulation where the endpoint proves unreliable
- *       (a forced step without a call, tools rejected), remembered for the endpoint.
+ *   <li>{@code emulated}: no {@code tools} at all; every step that may call a tool asks for {@code response_format:
+ *       json_schema} of the allowed calls and turns the JSON into calls.
+ *   <li>{@code auto} (default): native, falling back to emulation where the endpoint proves unreliable (a forced step
+ *       without a call, tools rejected), remembered for the endpoint.
  * </ul>
  */
 enum ToolCallMode {

@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The game methods on an OpenAI-compatible server, through the wire: a streamed NPC conversation (grounding
- * tool, structured and text replies, content-filter fallbacks, local memory tools) and decisions.
+ * The game methods on an OpenAI-compatible server, through the wire: a streamed NPC conversation (grounding tool,
+ * structured and text replies, content-filter fallbacks, local memory tools) and decisions.
  */
 @Timeout(60)
 class GameWireTest extends WireSupport {

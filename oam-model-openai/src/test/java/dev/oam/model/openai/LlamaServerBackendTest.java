@@ -26,10 +26,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The supervised llama-server backend against fake llama-server binaries ({@link FakeLlamaServer}, a real child
- * process each): one that serves, one that exits at once, one that never becomes healthy, one that dies in the middle
- * of a turn, one that cannot run the file's architecture, and programs that are not llama-server at all. Every
- * start's pid is traced, so the tests check that no child outlives the bridge.
+ * The supervised llama-server backend against fake llama-server binaries ({@link FakeLlamaServer}, a real child process
+ * each): one that serves, one that exits at once, one that never becomes healthy, one that dies in the middle of a
+ * turn, one that cannot run the file's architecture, and programs that are not llama-server at all. Every start's pid
+ * is traced, so the tests check that no child outlives the bridge.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class LlamaServerBackendTest {
@@ -63,7 +63,10 @@ class LlamaServerBackendTest {
         Log.setLevel(level);
     }
 
-    /** A fake llama-server in its own folder: a script called llama-server running {@link FakeLlamaServer} in {@code mode}. */
+    /**
+     * A fake llama-server in its own folder: a script called llama-server running {@link FakeLlamaServer} in
+     * {@code mode}.
+     */
     private Path fake(String mode) throws Exception {
         Path folder = Files.createDirectories(dir.resolve(mode));
         Path script = folder.resolve("llama-server");

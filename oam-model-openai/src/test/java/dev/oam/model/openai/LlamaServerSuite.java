@@ -35,8 +35,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The OpenAI wire tests against a real llama.cpp {@code llama-server} (built by bin/lib/real-models.sh) serving a
- * real model on a free loopback port, one subclass per model: Gemma 3 270M with Gemma's turns given as a template
+ * The OpenAI wire tests against a real llama.cpp {@code llama-server} (built by bin/lib/real-models.sh) serving a real
+ * model on a free loopback port, one subclass per model: Gemma 3 270M with Gemma's turns given as a template
  * ({@link LlamaServerGemmaIT}), SmolLM2-135M-Instruct with its own template through {@code --jinja}
  * ({@link LlamaServerSmolLM2IT}). Tool calls forced, named and auto, parallel sessions, streaming, structured output
  * (and how the server takes a schema, found from outputs), decisions, an NPC conversation, cancel and server errors.
@@ -127,7 +127,9 @@ abstract class LlamaServerSuite extends WireSupport {
         return GenerationSchema.convertParameters(Json.parse(tool).path("parameters"), "tool");
     }
 
-    /** Answers every tool/call of {@code request} (checking its arguments) until the turn's response; the calls seen. */
+    /**
+     * Answers every tool/call of {@code request} (checking its arguments) until the turn's response; the calls seen.
+     */
     private List<JsonNode> answerCalls(Object request, Map<String, String> tools, Map<String, String> outputs)
             throws Exception {
         List<JsonNode> calls = new ArrayList<>();
@@ -242,8 +244,8 @@ abstract class LlamaServerSuite extends WireSupport {
     /**
      * Issue 25, defect 8: a forced call with no maxResponseTokens ran 4,992 tokens with no end. Now every request
      * carries max_tokens (256 for a forced call): native, the one request ends within it with a call or a clean
-     * retryable error; under auto, the text answer that ignored tool_choice is followed by one emulated request, so
-     * the step ends within two bounds.
+     * retryable error; under auto, the text answer that ignored tool_choice is followed by one emulated request, so the
+     * step ends within two bounds.
      */
     @Test
     void aForcedCallWithoutMaxResponseTokensEndsWithinTheDefaultBound() throws Exception {

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Against a real server, only when {@code OAM_TEST_OPENAI_URL} is set (e.g. {@code http://127.0.0.1:11434/v1});
- * {@code OAM_TEST_OPENAI_MODEL} names the model (else the server's only one), {@code OAM_TEST_OPENAI_MODE}
- * the tool-call mode (default auto) and {@code OAM_API_KEY} the key, if the server wants one.
+ * {@code OAM_TEST_OPENAI_MODEL} names the model (else the server's only one), {@code OAM_TEST_OPENAI_MODE} the
+ * tool-call mode (default auto) and {@code OAM_API_KEY} the key, if the server wants one.
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class RealServerTest extends WireSupport {

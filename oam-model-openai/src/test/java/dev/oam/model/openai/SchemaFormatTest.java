@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * How a server takes a JSON Schema is found per endpoint from outputs, never assumed: the first way whose output
- * validates is kept (llama-server b4748 answers the standard {@code response_format: json_schema} with 200 and
- * ignores it), and a server that honours none gets its answers checked, not trusted.
+ * validates is kept (llama-server b4748 answers the standard {@code response_format: json_schema} with 200 and ignores
+ * it), and a server that honours none gets its answers checked, not trusted.
  */
 @Timeout(60)
 class SchemaFormatTest extends WireSupport {

@@ -22,9 +22,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The supervised llama-server backend on the real llama-server bin/test builds (llama-cpp-python 0.3.36's
- * llama.cpp), on both real models: SmolLM2 with its own template, Gemma 3 270M (no template) with Gemma's turns.
- * A turn runs, a server killed between turns is started again for the next one, and closing the bridge stops it.
+ * The supervised llama-server backend on the real llama-server bin/test builds (llama-cpp-python 0.3.36's llama.cpp),
+ * on both real models: SmolLM2 with its own template, Gemma 3 270M (no template) with Gemma's turns. A turn runs, a
+ * server killed between turns is started again for the next one, and closing the bridge stops it.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class SupervisedLlamaServerIT {

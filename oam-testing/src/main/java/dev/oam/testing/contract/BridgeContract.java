@@ -16,8 +16,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The bridge-wide part of the protocol contract: {@code initialize}, {@code ping}, model
- * availability, a stress run of pipelined requests, shutdown, end of input and a clean stdout.
+ * The bridge-wide part of the protocol contract: {@code initialize}, {@code ping}, model availability, a stress run of
+ * pipelined requests, shutdown, end of input and a clean stdout.
  */
 public interface BridgeContract extends ContractFixture {
     // ---------------------------------------------------------------- core methods
@@ -121,8 +121,8 @@ public interface BridgeContract extends ContractFixture {
     // ---------------------------------------------------------------- stress
 
     /**
-     * Thousands of pipelined requests over dozens of sessions, with tool calls answered as they come
-     * and random cancels: every request id is answered exactly once, and nothing else is answered.
+     * Thousands of pipelined requests over dozens of sessions, with tool calls answered as they come and random
+     * cancels: every request id is answered exactly once, and nothing else is answered.
      */
     @Test
     default void stressEveryRequestIsAnsweredExactlyOnce() throws Exception {

@@ -14,8 +14,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The concurrency part of the protocol contract: cancellation, per-session order, sessions in
- * parallel and pipelined requests.
+ * The concurrency part of the protocol contract: cancellation, per-session order, sessions in parallel and pipelined
+ * requests.
  */
 public interface ConcurrencyContract extends ContractFixture {
     @Test

@@ -17,8 +17,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The state part of the NPC contract (PROTOCOL.md §6, GAME-LAYER.md §3): memory tools, saves and
- * restores, updates, resets, the list, compaction, state reads and world tools.
+ * The state part of the NPC contract (PROTOCOL.md §6, GAME-LAYER.md §3): memory tools, saves and restores, updates,
+ * resets, the list, compaction, state reads and world tools.
  */
 public interface NpcStateContract extends ContractFixture {
     @Test
@@ -32,7 +32,8 @@ public interface NpcStateContract extends ContractFixture {
                             + "\"options\":{\"memoryTools\":\"all\",\"maxRelationshipChange\":10,\"replyFormat\":\"text\"},\"model\":"
                             + scripted(
                                     "[{\"toolCalls\":[{\"name\":\"remember_fact\",\"arguments\":{\"fact\":\"aria likes AXES\"}},"
-                                            + "{\"name\":\"remember_fact\",\"arguments\":{\"fact\":\"Aria lost her ring.\"}},"
+                                            + "{\"name\":\"remember_fact\",\"arguments\":{\"fact\":\"Aria "
+                                            + "lost her ring.\"}},"
                                             + "{\"name\":\"change_relationship\",\"arguments\":{\"reason\":\"kind\",\"delta\":10}}]},{\"template\":\"[happy] {toolOutputs}\"},"
                                             + "{\"toolCalls\":[{\"name\":\"remember_fact\",\"arguments\":{\"fact\":\"Never stored.\"}},"
                                             + "{\"name\":\"change_relationship\",\"arguments\":{\"reason\":\"rude\",\"delta\":-30}}]},{\"error\":\"model_unavailable\"}]")
@@ -251,7 +252,8 @@ public interface NpcStateContract extends ContractFixture {
                     "k",
                     "{\"replyFormat\":\"text\",\"compactAfterTurns\":2,\"keepRecentTurns\":1}",
                     "[]",
-                    "[{\"text\":\"[happy] One.\"},{\"text\":\"[happy] Two.\"},{\"text\":\"Aria visited twice.\"},{\"text\":\"[happy] Three.\"}]");
+                    "[{\"text\":\"[happy] One.\"},{\"text\":\"[happy] Two.\"},{\"text\":\"Aria visited "
+                            + "twice.\"},{\"text\":\"[happy] Three.\"}]");
             c.call(2, "npc/talk", "{\"npc\":\"k\",\"line\":\"a\"}");
             c.call(3, "npc/talk", "{\"npc\":\"k\",\"line\":\"b\"}");
             JsonNode state = c.call(4, "npc/state", "{\"npc\":\"k\"}").path("state");
@@ -318,7 +320,8 @@ public interface NpcStateContract extends ContractFixture {
             c.request(
                     4,
                     "npc/talk",
-                    "{\"npc\":\"gorm\",\"line\":\"One sword, please.\",\"context\":\"The player holds out coins.\",\"stream\":true}");
+                    "{\"npc\":\"gorm\",\"line\":\"One sword, please.\",\"context\":\"The player holds out "
+                            + "coins.\",\"stream\":true}");
             JsonNode turn = c.result(4);
             JsonNode changed = c.await(m -> Conversation.isEvent(m, "world/changed"), "world/changed");
             assertThat(changed.path("params").path("subscription").asText())

@@ -15,9 +15,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The talking part of the NPC contract (PROTOCOL.md §6, GAME-LAYER.md §3): creation and its
- * limit, structured turns, lenient reading, usage, streaming, retries, fallbacks, cancellation,
- * tool choice and barks.
+ * The talking part of the NPC contract (PROTOCOL.md §6, GAME-LAYER.md §3): creation and its limit, structured turns,
+ * lenient reading, usage, streaming, retries, fallbacks, cancellation, tool choice and barks.
  */
 public interface NpcTalkContract extends ContractFixture {
     @Test
@@ -107,8 +106,10 @@ public interface NpcTalkContract extends ContractFixture {
                     "{\"groundingTool\":\"check_inventory\"}",
                     "[" + INVENTORY_TOOL + "]",
                     "[{\"toolCalls\":[{\"name\":\"check_inventory\",\"arguments\":{\"item\":\"iron sword\"}}]},"
-                            + "{\"json\":{\"emotion\":\"proud\",\"line\":\"Gorm: Aye, three iron swords, 45 gold each.\","
-                            + "\"player_options\":[\"1. Buy one\",\"- Too pricey\",\"buy one\"],\"ends_conversation\":true}}]");
+                            + "{\"json\":{\"emotion\":\"proud\",\"line\":\"Gorm: Aye, three iron swords, 45 "
+                            + "gold each.\","
+                            + "\"player_options\":[\"1. Buy one\",\"- Too pricey\",\"buy "
+                            + "one\"],\"ends_conversation\":true}}]");
             c.request(2, "npc/talk", "{\"npc\":\"gorm\",\"line\":\"Got any iron swords?\"}");
             JsonNode call = c.toolCall();
             assertThat(call.path("params").path("npc").asText()).isEqualTo("gorm");
@@ -165,8 +166,8 @@ public interface NpcTalkContract extends ContractFixture {
                     "many",
                     "{\"replyFormat\":\"structured\",\"playerOptionCount\":2}",
                     "[]",
-                    "[{\"json\":{\"emotion\":\"zzz\",\"line\":\"Welcome!\",\"player_options\":[\"1. A\",\"2) B\",\"3. C\"],"
-                            + "\"ends_conversation\":true}}]");
+                    "[{\"json\":{\"emotion\":\"zzz\",\"line\":\"Welcome!\",\"player_options\":[\"1. "
+                            + "A\",\"2) B\",\"3. C\"]," + "\"ends_conversation\":true}}]");
             JsonNode many = c.call(3, "npc/talk", "{\"npc\":\"many\",\"line\":\"Hello\"}");
             assertThat(many.path("playerOptions").toString()).isEqualTo("[\"A\",\"B\"]");
             assertThat(many.path("emotion").asText()).isEqualTo("neutral");
@@ -335,7 +336,8 @@ public interface NpcTalkContract extends ContractFixture {
                     "{\"replyFormat\":\"structured\",\"fallbackLines\":[\" One. \",\"\",\"Two.\"]}",
                     "[]",
                     "[{\"error\":\"guardrail_violation\"},{\"error\":\"refusal\"},{\"error\":\"guardrail_violation\"},"
-                            + "{\"json\":{\"emotion\":\"sad\",\"line\":\"  \",\"player_options\":[\"a\",\"b\",\"c\"],\"ends_conversation\":false}}]");
+                            + "{\"json\":{\"emotion\":\"sad\",\"line\":\"  "
+                            + "\",\"player_options\":[\"a\",\"b\",\"c\"],\"ends_conversation\":false}}]");
             List<String> fallbackLines = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 c.request(10 + i, "npc/talk", "{\"npc\":\"gorm\",\"line\":\"Hey\",\"stream\":true}");

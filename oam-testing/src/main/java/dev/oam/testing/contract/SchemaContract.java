@@ -14,8 +14,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The schema part of the structured-output contract (PROTOCOL.md §9): JSON Schema conversion,
- * its warnings and errors, and structured turns.
+ * The schema part of the structured-output contract (PROTOCOL.md §9): JSON Schema conversion, its warnings and errors,
+ * and structured turns.
  */
 public interface SchemaContract extends ContractFixture {
     // ---------------------------------------------------------------- schema conversion (§9)
@@ -62,8 +62,8 @@ public interface SchemaContract extends ContractFixture {
                     "{\"model\":\"scripted\",\"tools\":[{\"name\":\"open_gate\",\"description\":\"Open.\","
                             + "\"parameters\":{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"pattern\":\"^[A-Z]{3}$\"}}}}]}");
             assertThat(tool.path("warnings").toString())
-                    .contains(
-                            "open_gate: #/properties/code: pattern '^[A-Z]{3}$' is described to the model but not enforced");
+                    .contains("open_gate: #/properties/code: pattern '^[A-Z]{3}$' is described to the model "
+                            + "but not enforced");
         }
     }
 
@@ -305,7 +305,8 @@ public interface SchemaContract extends ContractFixture {
                     "[]",
                     "{}",
                     "[{\"json\":{\"reasoning\":\"x\",\"choice\":\"dance\"}},{\"json\":{\"choice\":\"flee\"}},"
-                            + "{\"text\":\"not json\"},{\"json\":{\"reasoning\":\"ok\",\"choice\":\"flee\",\"confidence\":101}}]");
+                            + "{\"text\":\"not "
+                            + "json\"},{\"json\":{\"reasoning\":\"ok\",\"choice\":\"flee\",\"confidence\":101}}]");
             JsonNode first = c.request(
                             2,
                             "session/respond",

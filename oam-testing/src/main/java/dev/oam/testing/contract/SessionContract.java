@@ -13,8 +13,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The session part of the protocol contract: {@code session/create} and its validation,
- * {@code session/delete}, {@code session/reset}, {@code session/list} and the setters.
+ * The session part of the protocol contract: {@code session/create} and its validation, {@code session/delete},
+ * {@code session/reset}, {@code session/list} and the setters.
  */
 public interface SessionContract extends ContractFixture {
     // ---------------------------------------------------------------- session/create

@@ -12,8 +12,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The client-tool part of the protocol contract: tool calls with and without streaming, every
- * reply form, tool choice, limits and timeouts.
+ * The client-tool part of the protocol contract: tool calls with and without streaming, every reply form, tool choice,
+ * limits and timeouts.
  */
 public interface ToolContract extends ContractFixture {
     @Test

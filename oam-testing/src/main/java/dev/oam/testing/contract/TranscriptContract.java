@@ -16,8 +16,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The transcript part of the structured-output contract (PROTOCOL.md §5; TRANSCRIPT.md):
- * transcripts, history restore, compaction and context trimming.
+ * The transcript part of the structured-output contract (PROTOCOL.md §5; TRANSCRIPT.md): transcripts, history restore,
+ * compaction and context trimming.
  */
 public interface TranscriptContract extends ContractFixture {
     // ---------------------------------------------------------------- transcripts
@@ -31,7 +31,8 @@ public interface TranscriptContract extends ContractFixture {
                     "{\"session\":\"g\",\"instructions\":\"You are a guard.\",\"tools\":[" + GATE_TOOL + "],\"model\":"
                             + scripted(
                                     "[{\"toolCalls\":[{\"name\":\"open_gate\",\"arguments\":{\"gate\":\"north\"},\"id\":\"call_1\"}]},"
-                                            + "{\"text\":\"It is jammed.\"},{\"json\":{\"reasoning\":\"r\",\"choice\":\"flee\"}}]")
+                                            + "{\"text\":\"It is "
+                                            + "jammed.\"},{\"json\":{\"reasoning\":\"r\",\"choice\":\"flee\"}}]")
                             + "}");
             c.request(2, "session/respond", "{\"session\":\"g\",\"prompt\":\"Open the north gate.\"}");
             c.reply(c.toolCall(), "{\"output\":{\"opened\":false}}");
@@ -275,7 +276,8 @@ public interface TranscriptContract extends ContractFixture {
                     "k",
                     "[]",
                     "{}",
-                    "[{\"text\":\"a1\"},{\"text\":\"a2\"},{\"text\":\"a3\"},{\"text\":\"The player asked twice.\"},{\"text\":\"next\"}]");
+                    "[{\"text\":\"a1\"},{\"text\":\"a2\"},{\"text\":\"a3\"},{\"text\":\"The player asked "
+                            + "twice.\"},{\"text\":\"next\"}]");
             for (int i = 1; i <= 3; i++) {
                 c.call(i, "session/respond", "{\"session\":\"k\",\"prompt\":\"p" + i + "\"}");
             }

@@ -14,8 +14,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The turn part of the protocol contract: plain and streamed turns, their validation, and every
- * step form, failure and retry of the scripted model (PROTOCOL.md §10).
+ * The turn part of the protocol contract: plain and streamed turns, their validation, and every step form, failure and
+ * retry of the scripted model (PROTOCOL.md §10).
  */
 public interface TurnContract extends ContractFixture {
     // ---------------------------------------------------------------- turns
@@ -249,7 +249,8 @@ public interface TurnContract extends ContractFixture {
                     "[" + BELL_TOOL + "]",
                     "{}",
                     "[{\"toolCalls\":[{\"name\":\"ring_bell\"}]},{\"toolCalls\":[{\"name\":\"ring_bell\"}]},"
-                            + "{\"template\":\"[{prompt}] [{toolOutput}] [{toolOutputs}]\"},{\"template\":\"[{toolOutput}]\"}]");
+                            + "{\"template\":\"[{prompt}] [{toolOutput}] "
+                            + "[{toolOutputs}]\"},{\"template\":\"[{toolOutput}]\"}]");
             c.request(2, "session/respond", "{\"session\":\"t\",\"prompt\":\"Ring twice\"}");
             c.reply(c.toolCall(), "{\"output\":\"one\"}");
             c.reply(c.toolCall(), "{\"output\":{\"n\":2}}");

@@ -15,20 +15,20 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Writes a llama-architecture GGUF v3 model with random weights and its own SentencePiece vocabulary, so
- * tests can load a real model through llama.cpp without downloading one (LLAMA-JAVA.md §2).
+ * Writes a llama-architecture GGUF v3 model with random weights and its own SentencePiece vocabulary, so tests can load
+ * a real model through llama.cpp without downloading one (LLAMA-JAVA.md §2).
  *
- * <p>The output is a pure function of the builder's settings: the weights come from a SplitMix64 generator
- * implemented here and use only IEEE arithmetic, so the bytes are identical on every JDK and machine.
+ * <p>The output is a pure function of the builder's settings: the weights come from a SplitMix64 generator implemented
+ * here and use only IEEE arithmetic, so the bytes are identical on every JDK and machine.
  *
- * <p>Layout: header ({@code GGUF}, version 3, tensor count, key count), the metadata, the tensor infos, zero
- * padding to 32 bytes, then the tensor data, each tensor starting on a 32-byte boundary. Matrices are F32 or
- * F16; norms are always F32.
+ * <p>Layout: header ({@code GGUF}, version 3, tensor count, key count), the metadata, the tensor infos, zero padding to
+ * 32 bytes, then the tensor data, each tensor starting on a 32-byte boundary. Matrices are F32 or F16; norms are always
+ * F32.
  *
- * <p>Vocabulary: {@code <unk>} 0, {@code <s>} 1, {@code </s>} 2, {@code <|im_start|>} 3, {@code <|im_end|>} 4,
- * the byte pieces {@code <0x00>}…{@code <0xFF>} 5–260, {@code ▁} 261, printable ASCII 262–355, {@code ▁a-z},
- * {@code ▁A-Z}, {@code ▁0-9} 356–417, then every prefix (length ≥ 2) of each of {@link #words()} with and
- * without {@code ▁}, JSON pieces, newlines and a few non-ASCII pieces.
+ * <p>Vocabulary: {@code <unk>} 0, {@code <s>} 1, {@code </s>} 2, {@code <|im_start|>} 3, {@code <|im_end|>} 4, the byte
+ * pieces {@code <0x00>}…{@code <0xFF>} 5–260, {@code ▁} 261, printable ASCII 262–355, {@code ▁a-z}, {@code ▁A-Z},
+ * {@code ▁0-9} 356–417, then every prefix (length ≥ 2) of each of {@link #words()} with and without {@code ▁}, JSON
+ * pieces, newlines and a few non-ASCII pieces.
  */
 public final class TinyGguf {
 
@@ -78,10 +78,10 @@ public final class TinyGguf {
 
     /**
      * Writes a model that makes llama.cpp abort the process when it loads it: the tiny model with the token
-     * {@code <0x01>} renamed {@code <0x00>}, so the vocabulary holds one text twice. The file is a well-formed
-     * GGUF that oam's own header check accepts (it does not look for duplicate tokens), and llama.cpp's
-     * vocabulary loader then fails {@code GGML_ASSERT(id_to_token.size() == token_to_id.size())}: SIGABRT, no
-     * Java exception. For the native-crash containment tests.
+     * {@code <0x01>} renamed {@code <0x00>}, so the vocabulary holds one text twice. The file is a well-formed GGUF
+     * that oam's own header check accepts (it does not look for duplicate tokens), and llama.cpp's vocabulary loader
+     * then fails {@code GGML_ASSERT(id_to_token.size() == token_to_id.size())}: SIGABRT, no Java exception. For the
+     * native-crash containment tests.
      */
     public static void writeAbortingModel(Path file) throws IOException {
         byte[] bytes = tiny().name("aborting-tiny").bytes();
@@ -146,8 +146,8 @@ public final class TinyGguf {
 
         /**
          * The {@code general.architecture}: {@code llama} (the default) or {@code qwen3}, a current architecture (2025)
-         * that llama.cpp b4916 (de.kherud:llama 4.2.0) does not know: the same tensors plus a per-head RMS norm of
-         * the queries and keys ({@code attn_q_norm}, {@code attn_k_norm}), with the metadata under {@code qwen3.}.
+         * that llama.cpp b4916 (de.kherud:llama 4.2.0) does not know: the same tensors plus a per-head RMS norm of the
+         * queries and keys ({@code attn_q_norm}, {@code attn_k_norm}), with the metadata under {@code qwen3.}.
          */
         public Builder architecture(String architecture) {
             if (!architecture.equals("llama") && !architecture.equals("qwen3")) {
@@ -212,9 +212,9 @@ public final class TinyGguf {
         }
 
         /**
-         * Writes the model to {@code file} (creating its parent folders), streaming the weights so even the
-         * big model needs little heap. The file appears atomically where the file system allows it, so
-         * concurrent writers of the same path never expose a partial file.
+         * Writes the model to {@code file} (creating its parent folders), streaming the weights so even the big model
+         * needs little heap. The file appears atomically where the file system allows it, so concurrent writers of the
+         * same path never expose a partial file.
          */
         public void write(Path file) throws IOException {
             TinyLayout layout = layout();

@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.SequencedSet;
 
 /**
- * The SentencePiece vocabulary of every generated model: the pieces, scores and token types, in id order
- * (the order {@link TinyGguf} documents). It does not depend on the model's settings.
+ * The SentencePiece vocabulary of every generated model: the pieces, scores and token types, in id order (the order
+ * {@link TinyGguf} documents). It does not depend on the model's settings.
  */
 record TinyVocabulary(List<String> pieces, float[] scores, int[] types) {
     static final String SPACE = "\u2581";

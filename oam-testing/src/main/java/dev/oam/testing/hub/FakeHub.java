@@ -28,15 +28,17 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A model hub on 127.0.0.1 that speaks what Hugging Face's hub speaks to a downloader, and PyPI's JSON API:
+ *
  * <ul>
  *   <li>{@code HEAD|GET /OWNER/REPO/resolve/REV/FILE}: a 302 to {@code /cdn/SHA256} with {@code X-Linked-Etag} and
  *       {@code X-Linked-Size}; 401 with {@code X-Error-Code: GatedRepo} for a gated repository without the token; 404
- *       with {@code X-Error-Code} for what does not exist;</li>
- *   <li>{@code GET /cdn/SHA256}: the bytes, with {@code Range} support (206 and {@code Content-Range});</li>
- *   <li>{@code GET /api/models/OWNER/REPO/revision/main}: {@code {"siblings": [{"rfilename"}…]}};</li>
+ *       with {@code X-Error-Code} for what does not exist;
+ *   <li>{@code GET /cdn/SHA256}: the bytes, with {@code Range} support (206 and {@code Content-Range});
+ *   <li>{@code GET /api/models/OWNER/REPO/revision/main}: {@code {"siblings": [{"rfilename"}…]}};
  *   <li>{@code GET /simple/PROJECT/} (PyPI's JSON Simple API, PEP 691): the wheels of {@link #addWheel}, served from
- *       {@code /cdn/SHA256} too.</li>
+ *       {@code /cdn/SHA256} too.
  * </ul>
+ *
  * and misbehaves on demand: a download cut after some bytes, a lying hash, HTML instead of a redirect, a redirect
  * elsewhere, no Range support, a download held at an offset until {@link #release()}. Every request is recorded.
  */
@@ -109,7 +111,9 @@ public final class FakeHub implements AutoCloseable {
         gated.put(ownerRepo, token);
     }
 
-    /** A wheel holding {@code members} (name → bytes) as {@code project} {@code version}; returns the wheel's SHA-256. */
+    /**
+     * A wheel holding {@code members} (name → bytes) as {@code project} {@code version}; returns the wheel's SHA-256.
+     */
     public String addWheel(String project, String version, Map<String, byte[]> members) throws IOException {
         java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
         try (java.util.zip.ZipOutputStream zip = new java.util.zip.ZipOutputStream(buffer)) {

@@ -26,12 +26,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * An OpenAI-compatible Chat Completions server on 127.0.0.1 that plays a script of model outputs and
- * behaves like the real servers it stands for, quirks included: Ollama (ignores {@code tool_choice},
- * models without tool support), llama-server (empty call ids, 500 on streaming with tools, rejects a
- * tool without a description; b4748 ignoring {@code response_format: json_schema}), 429 with {@code Retry-After}, SSE written in awkward byte pieces, a
- * connection dropped mid-stream, content filters, refusals, context-length errors and unknown models.
- * Every request is recorded for assertions.
+ * An OpenAI-compatible Chat Completions server on 127.0.0.1 that plays a script of model outputs and behaves like the
+ * real servers it stands for, quirks included: Ollama (ignores {@code tool_choice}, models without tool support),
+ * llama-server (empty call ids, 500 on streaming with tools, rejects a tool without a description; b4748 ignoring
+ * {@code response_format: json_schema}), 429 with {@code Retry-After}, SSE written in awkward byte pieces, a connection
+ * dropped mid-stream, content filters, refusals, context-length errors and unknown models. Every request is recorded
+ * for assertions.
  */
 public final class FakeOpenAIServer implements AutoCloseable {
     public enum Quirk {
@@ -53,7 +53,10 @@ public final class FakeOpenAIServer implements AutoCloseable {
          * {@code json_schema} are honoured (the script plays).
          */
         IGNORES_RESPONSE_FORMAT_SCHEMA,
-        /** A server that honours no schema at all, in whatever way it is sent: every constrained request gets {@link #UNCONSTRAINED}. */
+        /**
+         * A server that honours no schema at all, in whatever way it is sent: every constrained request gets
+         * {@link #UNCONSTRAINED}.
+         */
         IGNORES_SCHEMAS,
     }
 
@@ -83,9 +86,10 @@ public final class FakeOpenAIServer implements AutoCloseable {
     public record Truncated(String partial) implements Reply {}
 
     /**
-     * Streams {@code partial} (or, in a request with tools, {@code calls} whose arguments may be cut mid-way), then ends
-     * with {@code finish_reason: "length"}, as a server does when {@code max_tokens} runs out. In a request without
-     * tools but with a schema (emulation), the first call is written as {@code {"name", "arguments": partial}} JSON.
+     * Streams {@code partial} (or, in a request with tools, {@code calls} whose arguments may be cut mid-way), then
+     * ends with {@code finish_reason: "length"}, as a server does when {@code max_tokens} runs out. In a request
+     * without tools but with a schema (emulation), the first call is written as {@code {"name", "arguments": partial}}
+     * JSON.
      */
     public record Cut(String partial, List<Call> calls) implements Reply {}
 
@@ -176,8 +180,8 @@ public final class FakeOpenAIServer implements AutoCloseable {
     }
 
     /**
-     * What to answer once the script is used up, decided per request (for clients whose order of requests is not
-     * fixed, such as a whole test suite in another language); without it such a request is a script error.
+     * What to answer once the script is used up, decided per request (for clients whose order of requests is not fixed,
+     * such as a whole test suite in another language); without it such a request is a script error.
      */
     public FakeOpenAIServer otherwise(Function<Recorded, Reply> replies) {
         this.responder = replies;
@@ -488,7 +492,9 @@ public final class FakeOpenAIServer implements AutoCloseable {
         }
     }
 
-    /** The schema a request constrains its answer with, in whichever of the known ways it is sent ({@code null}: none). */
+    /**
+     * The schema a request constrains its answer with, in whichever of the known ways it is sent ({@code null}: none).
+     */
     public static JsonNode schemaOf(JsonNode body) {
         JsonNode format = body.path("response_format");
         if (format.path("type").asText().equals("json_schema")

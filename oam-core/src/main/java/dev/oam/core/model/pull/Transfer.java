@@ -28,7 +28,10 @@ import org.jspecify.annotations.Nullable;
  * place; a part that failed its check is deleted, a part that was cut is kept for the next try.
  */
 final class Transfer {
-    /** Tries of one transfer that each brought bytes before the connection broke; then the pull fails (and resumes later). */
+    /**
+     * Tries of one transfer that each brought bytes before the connection broke; then the pull fails (and resumes
+     * later).
+     */
     private static final int RESUMES = 3;
 
     private static final int MAX_REDIRECTS = 5;
@@ -83,8 +86,8 @@ final class Transfer {
     }
 
     /**
-     * Fetches {@code remote} into {@code part} (and {@code part}'s {@code .sha256} note, so a later pull resumes only the
-     * same file), reporting to {@code listener}. Returns when the part holds exactly the file, checked.
+     * Fetches {@code remote} into {@code part} (and {@code part}'s {@code .sha256} note, so a later pull resumes only
+     * the same file), reporting to {@code listener}. Returns when the part holds exactly the file, checked.
      *
      * @param magic the first bytes the file must start with, for {@link PullException.Reason#NOT_GGUF}
      */
@@ -319,7 +322,8 @@ final class Transfer {
             return new PullException(
                     PullException.Reason.DISK_FULL,
                     "the disk of " + part.getParent() + " is full (" + message(e)
-                            + "). Free some space (oam models rm NAME) or set OAM_MODEL_CACHE to a folder on a larger disk; the next pull"
+                            + "). Free some space (oam models rm NAME) or set OAM_MODEL_CACHE to a folder "
+                            + "on a larger disk; the next pull"
                             + " resumes.",
                     e);
         }

@@ -10,8 +10,7 @@ import java.util.function.Consumer;
 /**
  * A loaded GGUF model as {@code LlamaLanguageModel} sees it. {@code jni.JniEngine} and {@code ffm.FfmEngine} are the
  * real ones (one per model file per process, shared by every session naming that file); unit tests use a pure-Java
- * fake.
- * Every method is safe to call from several threads at once.
+ * fake. Every method is safe to call from several threads at once.
  */
 public interface Engine {
     /** The model's name: GGUF {@code general.name}, else the file name without {@code .gguf}. */
@@ -24,9 +23,9 @@ public interface Engine {
     int countTokens(String text);
 
     /**
-     * The prompt for {@code messages} in the model's chat template (ChatML when the file has none), ending
-     * with the opening of the assistant's reply. Message contents are placed verbatim: they never pass
-     * through the template engine, so callers escape control tokens themselves ({@link #controlTokens()}).
+     * The prompt for {@code messages} in the model's chat template (ChatML when the file has none), ending with the
+     * opening of the assistant's reply. Message contents are placed verbatim: they never pass through the template
+     * engine, so callers escape control tokens themselves ({@link #controlTokens()}).
      */
     String renderChat(List<ChatMessage> messages);
 
@@ -34,13 +33,13 @@ public interface Engine {
     Set<String> controlTokens();
 
     /**
-     * Runs one generation. Streams decoded text to {@code onDelta} (never an empty delta, never a split
-     * UTF-8 sequence) on the calling thread, and returns when the model stops, {@code maxTokens} are
-     * generated or the grammar is complete.
+     * Runs one generation. Streams decoded text to {@code onDelta} (never an empty delta, never a split UTF-8 sequence)
+     * on the calling thread, and returns when the model stops, {@code maxTokens} are generated or the grammar is
+     * complete.
      *
      * @param sessionKey identifies the conversation, so its prompt cache is reused on its next step
-     * @throws AgentException {@code cancelled} when {@code token} is cancelled (generation stops within about
-     *     one token; no slot stays busy), {@code context_size_exceeded} when the prompt does not fit
+     * @throws AgentException {@code cancelled} when {@code token} is cancelled (generation stops within about one
+     *     token; no slot stays busy), {@code context_size_exceeded} when the prompt does not fit
      */
     EngineResult generate(EngineRequest request, Object sessionKey, Consumer<String> onDelta, CancellationToken token)
             throws AgentException;
@@ -54,9 +53,8 @@ public interface Engine {
     }
 
     /**
-     * Whether a constrained generation is closed within its {@code maxTokens} (the engine steers the last tokens
-     * toward the grammar's end) rather than cut there. Then a step's strings need no cap sized in advance for the
-     * worst case.
+     * Whether a constrained generation is closed within its {@code maxTokens} (the engine steers the last tokens toward
+     * the grammar's end) rather than cut there. Then a step's strings need no cap sized in advance for the worst case.
      */
     default boolean closesGrammarsAtBudget() {
         return false;

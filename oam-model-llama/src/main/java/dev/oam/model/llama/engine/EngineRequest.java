@@ -7,8 +7,8 @@ import org.jspecify.annotations.Nullable;
  * One generation.
  *
  * @param prompt the whole prompt, already in the chat template
- * @param grammar the grammar the output must match, or {@code null} for free text (an engine that hands it to
- *     llama.cpp prints it, {@link Grammar#gbnf()})
+ * @param grammar the grammar the output must match, or {@code null} for free text (an engine that hands it to llama.cpp
+ *     prints it, {@link Grammar#gbnf()})
  * @param maxTokens the most tokens to generate (at least 1)
  * @param temperature 0 for greedy decoding
  * @param topK 0 for no top-k cut
@@ -18,8 +18,8 @@ import org.jspecify.annotations.Nullable;
 public record EngineRequest(
         String prompt, @Nullable Grammar grammar, int maxTokens, double temperature, int topK, double topP, long seed) {
     /**
-     * Refuses what no engine can run: fewer than one token, a temperature below 0 or not a number, a top-p not a number.
-     * The backend never asks for these; a direct caller (a benchmark) might.
+     * Refuses what no engine can run: fewer than one token, a temperature below 0 or not a number, a top-p not a
+     * number. The backend never asks for these; a direct caller (a benchmark) might.
      */
     public void checkRunnable() {
         if (maxTokens < 1) {

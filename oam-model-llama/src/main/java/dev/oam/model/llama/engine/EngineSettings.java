@@ -1,8 +1,8 @@
 package dev.oam.model.llama.engine;
 
 /**
- * How an engine runs one model. {@code 0} in {@code contextSize}, {@code threads} or {@code threadsBatch}
- * means "the default", resolved against the machine and the file by {@link #resolve(int, int)}.
+ * How an engine runs one model. {@code 0} in {@code contextSize}, {@code threads} or {@code threadsBatch} means "the
+ * default", resolved against the machine and the file by {@link #resolve(int, int)}.
  *
  * @param contextSize tokens per slot (prompt plus answer of one session); default min(8192, the file's context length)
  * @param slots parallel slots: sessions decoded at once, each with its own prompt cache; default 1
@@ -11,7 +11,10 @@ package dev.oam.model.llama.engine;
  * @param gpuLayers layers offloaded to a GPU; 0 (the default) runs on the CPU only, -1 offloads every layer
  */
 public record EngineSettings(int contextSize, int slots, int threads, int threadsBatch, int gpuLayers) {
-    /** What {@code gpuLayers = -1} is passed to llama.cpp as: more layers than any model has, which every build reads as all. */
+    /**
+     * What {@code gpuLayers = -1} is passed to llama.cpp as: more layers than any model has, which every build reads as
+     * all.
+     */
     public static final int ALL_LAYERS = 999;
     /** Larger than any GGUF context length in use; keeps {@code slots × contextSize} far from overflowing. */
     static final int MAX_CONTEXT = 1 << 20;
@@ -72,8 +75,8 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
 
     /**
      * The settings with every default filled in, for a file whose context length is {@code fileContextLength}
-     * ({@code 0} when unknown) on a machine with {@code cores} processors. The context per slot never exceeds
-     * what the model was trained for.
+     * ({@code 0} when unknown) on a machine with {@code cores} processors. The context per slot never exceeds what the
+     * model was trained for.
      */
     public EngineSettings resolve(int fileContextLength, int cores) {
         int trained = fileContextLength > 0 ? fileContextLength : DEFAULT_CONTEXT;
@@ -89,11 +92,11 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
     }
 
     /**
-     * The KV cache size. llama.cpp places each batch of prompt tokens in contiguous free cells and fails the
-     * request (and every other running one) when there is no such run; with several slots, tokens decoded in
-     * parallel interleave, so freed cells are scattered (measured: a 511-token prompt failed with 963 of 1024
-     * cells free). Several slots therefore get one slot's worth of spare cells; the context of a request stays
-     * {@code contextSize}, enforced here (llama.cpp's own per-slot limit is then a little larger).
+     * The KV cache size. llama.cpp places each batch of prompt tokens in contiguous free cells and fails the request
+     * (and every other running one) when there is no such run; with several slots, tokens decoded in parallel
+     * interleave, so freed cells are scattered (measured: a 511-token prompt failed with 963 of 1024 cells free).
+     * Several slots therefore get one slot's worth of spare cells; the context of a request stays {@code contextSize},
+     * enforced here (llama.cpp's own per-slot limit is then a little larger).
      */
     public int kvCells() {
         return (slots == 1 ? 1 : slots + 1) * contextSize;

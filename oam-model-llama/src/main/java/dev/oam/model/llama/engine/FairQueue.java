@@ -8,9 +8,9 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A first-come, first-served wait on one lock, which a waiter leaves at once when its token is cancelled (or its
- * thread interrupted). {@link SlotTable} (a free slot) and {@code jni.ComputeGate} (the right to compute) wait through
- * it; they guard their own state with {@link #lock} and call {@link #changed}'s {@code signalAll} when it changes.
+ * A first-come, first-served wait on one lock, which a waiter leaves at once when its token is cancelled (or its thread
+ * interrupted). {@link SlotTable} (a free slot) and {@code jni.ComputeGate} (the right to compute) wait through it;
+ * they guard their own state with {@link #lock} and call {@link #changed}'s {@code signalAll} when it changes.
  */
 public final class FairQueue {
     /** A check every waiter makes on every wake-up, before its cancellation (e.g. "the engine is closed"). */

@@ -9,11 +9,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * One request on an engine, as both engines share it: the computing thread posts its events and, last, {@link
- * #complete} once it holds nothing of the request's any more; the caller {@link #await}s them. A cancel (the caller's
- * token, an interrupt, a failing {@code onDelta}, or the engine closing) sets a flag the computing thread checks and
- * posts {@link Cancelled}, so the caller returns at once; it then waits up to the engine's bound for the computing
- * thread to let the request go.
+ * One request on an engine, as both engines share it: the computing thread posts its events and, last,
+ * {@link #complete} once it holds nothing of the request's any more; the caller {@link #await}s them. A cancel (the
+ * caller's token, an interrupt, a failing {@code onDelta}, or the engine closing) sets a flag the computing thread
+ * checks and posts {@link Cancelled}, so the caller returns at once; it then waits up to the engine's bound for the
+ * computing thread to let the request go.
  */
 public abstract class Generation {
     private final GenerationEvents events = new GenerationEvents();

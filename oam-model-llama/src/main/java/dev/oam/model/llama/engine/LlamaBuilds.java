@@ -16,19 +16,22 @@ import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The llama.cpp builds the project's script makes ({@code bin/build-llama}, {@code bin/lib/real-models.sh}) and
- * where to find them: {@code <cache>/llama-cpp/<version>-r<recipe>[-<backend>]/lib/libllama.so} (or {@code .dylib}),
- * with the build record {@value #RECORD} next to the library. The FFM engine drives the preferred one by default
- * (JDK 22+, Linux and macOS), so a host gets a current llama.cpp without setting anything once the script has run:
- * the CPU build first, or a GPU build first when {@code OAM_LLAMA_GPU_LAYERS} asks for GPU layers.
+ * The llama.cpp builds the project's script makes ({@code bin/build-llama}, {@code bin/lib/real-models.sh}) and where
+ * to find them: {@code <cache>/llama-cpp/<version>-r<recipe>[-<backend>]/lib/libllama.so} (or {@code .dylib}), with the
+ * build record {@value #RECORD} next to the library. The FFM engine drives the preferred one by default (JDK 22+, Linux
+ * and macOS), so a host gets a current llama.cpp without setting anything once the script has run: the CPU build first,
+ * or a GPU build first when {@code OAM_LLAMA_GPU_LAYERS} asks for GPU layers.
  *
- * <p>A build is accepted by the struct layouts it was verified against, not by one commit: {@link #VERIFIED} maps
- * each source package whose {@code llama.h} the FFM engine's {@code VENDORED} layouts were checked against to its
- * SHA-256, and a record must name one of them. The backend ({@code cpu}, {@code vulkan}, {@code cuda},
- * {@code metal}) changes no layout, only where layers may run.
+ * <p>A build is accepted by the struct layouts it was verified against, not by one commit: {@link #VERIFIED} maps each
+ * source package whose {@code llama.h} the FFM engine's {@code VENDORED} layouts were checked against to its SHA-256,
+ * and a record must name one of them. The backend ({@code cpu}, {@code vulkan}, {@code cuda}, {@code metal}) changes no
+ * layout, only where layers may run.
  */
 public final class LlamaBuilds {
-    /** The record the script writes next to the library: {@code source}, {@code sha256}, {@code recipe}, {@code backend}. */
+    /**
+     * The record the script writes next to the library: {@code source}, {@code sha256}, {@code recipe},
+     * {@code backend}.
+     */
     public static final String RECORD = "oam-build.properties";
 
     static final String CACHE_VARIABLE = "OAM_CACHE_DIR";
@@ -90,7 +93,10 @@ public final class LlamaBuilds {
         return new Build(library.toAbsolutePath(), source, backend.isEmpty() ? "cpu" : backend, recipe);
     }
 
-    /** The folder the script builds into: {@code $OAM_CACHE_DIR}, else {@code ${XDG_CACHE_HOME:-~/.cache}/oam}, then {@code llama-cpp}. */
+    /**
+     * The folder the script builds into: {@code $OAM_CACHE_DIR}, else {@code ${XDG_CACHE_HOME:-~/.cache}/oam}, then
+     * {@code llama-cpp}.
+     */
     static Path folder(UnaryOperator<@Nullable String> environment, String home) {
         String cache = environment.apply(CACHE_VARIABLE);
         if (cache == null || cache.isBlank()) {

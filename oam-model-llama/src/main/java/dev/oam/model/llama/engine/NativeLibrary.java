@@ -22,21 +22,23 @@ import org.jspecify.annotations.Nullable;
  * Loads the binding's native library ({@code libjllama}) lazily, once per JVM, the first time a model is opened.
  *
  * <p>Why not let {@code de.kherud.llama.LlamaLoader} do it: on class initialisation it deletes every entry named
- * {@code llama*}/{@code jllama*} in {@code java.io.tmpdir}, prints to {@code System.out} (which carries the protocol
- * in {@code oam stdio}) and extracts to one shared {@code /tmp/libjllama.so} that concurrent JVMs race on. So this
- * class extracts the library itself into a private cache folder ({@code $OAM_NATIVE_DIR}, else
- * {@code ~/.cache/oam/native/llama-4.2.0-<os>-<arch>/}), writing a temporary file in that folder and moving it
- * into place (reused when its size and SHA-256 match; nothing else in the folder is ever deleted), points
- * {@code de.kherud.llama.lib.path} at it and {@code de.kherud.llama.tmpdir} at an empty private folder inside it,
- * and initialises {@code LlamaModel} with {@code System.out} pointed at {@code System.err}.
+ * {@code llama*}/{@code jllama*} in {@code java.io.tmpdir}, prints to {@code System.out} (which carries the protocol in
+ * {@code oam stdio}) and extracts to one shared {@code /tmp/libjllama.so} that concurrent JVMs race on. So this class
+ * extracts the library itself into a private cache folder ({@code $OAM_NATIVE_DIR}, else
+ * {@code ~/.cache/oam/native/llama-4.2.0-<os>-<arch>/}), writing a temporary file in that folder and moving it into
+ * place (reused when its size and SHA-256 match; nothing else in the folder is ever deleted), points
+ * {@code de.kherud.llama.lib.path} at it and {@code de.kherud.llama.tmpdir} at an empty private folder inside it, and
+ * initialises {@code LlamaModel} with {@code System.out} pointed at {@code System.err}.
  *
- * <p>Nothing here runs on class loading of the backend or on ServiceLoader discovery: only {@link #load()} touches
- * the binding's classes, so hosts that never open a llama model never get llama's output or signal handlers.
+ * <p>Nothing here runs on class loading of the backend or on ServiceLoader discovery: only {@link #load()} touches the
+ * binding's classes, so hosts that never open a llama model never get llama's output or signal handlers.
  */
 public final class NativeLibrary {
     public static final String BINDING_VERSION = "4.2.0";
     static final String ENV_DIR = "OAM_NATIVE_DIR";
-    /** Names a {@code jllama} library of the user's to load instead of extracting the jar's ({@link #suppliedLibrary}). */
+    /**
+     * Names a {@code jllama} library of the user's to load instead of extracting the jar's ({@link #suppliedLibrary}).
+     */
     static final String SUPPLIED_VARIABLE = "OAM_JLLAMA_LIBRARY";
 
     private static final String LIB_PATH_PROPERTY = "de.kherud.llama.lib.path";
@@ -183,9 +185,10 @@ public final class NativeLibrary {
 
     /**
      * A {@code jllama} library of the user's ({@value #SUPPLIED_VARIABLE}): java-llama.cpp {@value #BINDING_VERSION}'s
-     * native code built by the user (with CUDA, Vulkan or Metal, say), loaded from where it is instead of the jar's copy;
-     * nothing is extracted or overwritten. It must carry the platform's file name ({@code libjllama.so},
-     * {@code libjllama.dylib}, {@code jllama.dll}), which the binding's loader looks for in its folder; null when unset.
+     * native code built by the user (with CUDA, Vulkan or Metal, say), loaded from where it is instead of the jar's
+     * copy; nothing is extracted or overwritten. It must carry the platform's file name ({@code libjllama.so},
+     * {@code libjllama.dylib}, {@code jllama.dll}), which the binding's loader looks for in its folder; null when
+     * unset.
      *
      * @throws IOException the variable names no such file
      */
@@ -216,9 +219,9 @@ public final class NativeLibrary {
     }
 
     /**
-     * Copies the platform's library from the class path into {@code folder} unless an identical copy is there.
-     * Atomic: the bytes go to a temporary file in {@code folder} that is then moved over the target, so a
-     * concurrent JVM sees either no file or a complete one.
+     * Copies the platform's library from the class path into {@code folder} unless an identical copy is there. Atomic:
+     * the bytes go to a temporary file in {@code folder} that is then moved over the target, so a concurrent JVM sees
+     * either no file or a complete one.
      */
     static Path extract(Platform platform, Path folder) throws IOException {
         byte[] bytes;
@@ -267,8 +270,8 @@ public final class NativeLibrary {
 
     /**
      * ggml forks gdb on an assert and prints its backtrace on the process's stdout unless GGML_NO_BACKTRACE is set.
-     * {@code oam stdio} and the C library set it at their start; this covers every other host (a game's own JVM)
-     * before ggml is loaded. A value already set is kept.
+     * {@code oam stdio} and the C library set it at their start; this covers every other host (a game's own JVM) before
+     * ggml is loaded. A value already set is kept.
      */
     public static void noBacktraces() {
         if (!Posix.isAvailable()) {
@@ -312,7 +315,9 @@ public final class NativeLibrary {
                 + (System.nanoTime() - start) / 1_000_000 + " ms");
     }
 
-    /** A System.out that sends what {@code loader} prints to stderr and what every other thread prints to {@code out}. */
+    /**
+     * A System.out that sends what {@code loader} prints to stderr and what every other thread prints to {@code out}.
+     */
     static PrintStream loaderToStderr(Thread loader, PrintStream out) {
         OutputStream split = new OutputStream() {
             private PrintStream target() {

@@ -5,12 +5,12 @@ import dev.oam.model.llama.prompt.CallFormat;
 import java.util.function.Consumer;
 
 /**
- * Stops a plain-text generation that has fallen into a loop. Small models decoding greedily repeat a phrase until
- * the token budget runs out ("that is a tool_call that is a tool_call …"; Mantella reports the same of NPC dialogue),
- * which costs the player seconds and shows them nonsense. The guard watches the text as it streams; once its end is
- * one unit of {@value #MIN_UNIT} to {@value #MAX_UNIT} characters written {@value #REPEATS} times in a row, it stops
- * the generation ({@link #stopToken}) and {@link #kept} is the text with the repeats cut, ending at the last
- * sentence end before them where there is one.
+ * Stops a plain-text generation that has fallen into a loop. Small models decoding greedily repeat a phrase until the
+ * token budget runs out ("that is a tool_call that is a tool_call …"; Mantella reports the same of NPC dialogue), which
+ * costs the player seconds and shows them nonsense. The guard watches the text as it streams; once its end is one unit
+ * of {@value #MIN_UNIT} to {@value #MAX_UNIT} characters written {@value #REPEATS} times in a row, it stops the
+ * generation ({@link #stopToken}) and {@link #kept} is the text with the repeats cut, ending at the last sentence end
+ * before them where there is one.
  *
  * <p>Not thread-safe: the engine calls {@link #accept} on one thread.
  */

@@ -5,7 +5,10 @@ public interface SlotEngine extends Engine {
     /** The settings in force, every default resolved. */
     EngineSettings settings();
 
-    /** The tokens evaluated for {@code prompt}: BOS (a stand-in id in the JNI engine) when the model adds one, then the prompt's. */
+    /**
+     * The tokens evaluated for {@code prompt}: BOS (a stand-in id in the JNI engine) when the model adds one, then the
+     * prompt's.
+     */
     int[] promptTokens(String prompt);
 
     /** The admission queue and slots. */

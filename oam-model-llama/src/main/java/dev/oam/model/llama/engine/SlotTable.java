@@ -10,19 +10,19 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Admission and slot choice for one engine: a fair (FIFO) queue in front of the model's parallel slots, which a
- * waiting request leaves at once when its token is cancelled, and a record of the tokens each slot's KV cache
- * holds, so a request goes to the slot that already holds the longest part of its prompt.
+ * Admission and slot choice for one engine: a fair (FIFO) queue in front of the model's parallel slots, which a waiting
+ * request leaves at once when its token is cancelled, and a record of the tokens each slot's KV cache holds, so a
+ * request goes to the slot that already holds the longest part of its prompt.
  *
- * <p>Slot choice among the free slots: the score is the common prefix with the prompt, minus the cached tokens
- * of another session it would destroy (so a new session takes an empty slot rather than evicting another
- * session's conversation, but still takes over a slot whose cache it shares mostly, e.g. a long common system
- * prompt). Ties go to the slot this session used last, then to the least recently used slot.
+ * <p>Slot choice among the free slots: the score is the common prefix with the prompt, minus the cached tokens of
+ * another session it would destroy (so a new session takes an empty slot rather than evicting another session's
+ * conversation, but still takes over a slot whose cache it shares mostly, e.g. a long common system prompt). Ties go to
+ * the slot this session used last, then to the least recently used slot.
  *
- * <p>The tokens recorded for a slot are an estimate from the Java side: the prompt tokens exactly, then the
- * generated text tokenized again (the model may have sampled a different split of the same text), without the
- * last generated token (llama.cpp never decodes the token that ends a generation). After a cancel or a failure
- * only the part of the prompt that was cached before is recorded, which llama.cpp certainly still holds.
+ * <p>The tokens recorded for a slot are an estimate from the Java side: the prompt tokens exactly, then the generated
+ * text tokenized again (the model may have sampled a different split of the same text), without the last generated
+ * token (llama.cpp never decodes the token that ends a generation). After a cancel or a failure only the part of the
+ * prompt that was cached before is recorded, which llama.cpp certainly still holds.
  */
 public final class SlotTable {
     static final class Slot {
@@ -64,8 +64,8 @@ public final class SlotTable {
     /**
      * Waits in FIFO order for a free slot and takes the best one for {@code prompt}.
      *
-     * @throws AgentException {@code cancelled} when the token is cancelled (or the thread interrupted) while
-     *     waiting; {@code model_unavailable} once the engine is closed
+     * @throws AgentException {@code cancelled} when the token is cancelled (or the thread interrupted) while waiting;
+     *     {@code model_unavailable} once the engine is closed
      */
     public Lease acquire(int[] prompt, Object session, CancellationToken token) throws AgentException {
         return queue.await(

@@ -6,8 +6,8 @@ import java.util.function.ToIntFunction;
 
 /**
  * An engine's cache of token counts: prompts are assembled from the same pieces step after step (instructions, tool
- * lists, earlier turns), each counted to fit the context. The {@value #ENTRIES} texts counted last, up to {@value
- * #MAX_CHARS} characters each. Thread-safe.
+ * lists, earlier turns), each counted to fit the context. The {@value #ENTRIES} texts counted last, up to
+ * {@value #MAX_CHARS} characters each. Thread-safe.
  */
 public final class TokenCounts {
     private static final int ENTRIES = 512;

@@ -8,10 +8,10 @@ import org.jspecify.annotations.Nullable;
  * Picks the next token from one row of logits, in Java, for engines that sample themselves (the FFM engine).
  * Deterministic: the same logits, parameters and random state give the same token, whatever else the batch held.
  *
- * <p>Greedy (temperature 0) is the arg-max. Otherwise: tokens whose probability at this temperature is below
- * e^-30 of the likeliest are dropped (they cannot be drawn in practice, and this keeps a 262k vocabulary cheap),
- * then top-k, then top-p over the tempered softmax, then one draw. A mask (bit {@code i} of {@code mask[i >>> 6]})
- * restricts every step to the allowed tokens.
+ * <p>Greedy (temperature 0) is the arg-max. Otherwise: tokens whose probability at this temperature is below e^-30 of
+ * the likeliest are dropped (they cannot be drawn in practice, and this keeps a 262k vocabulary cheap), then top-k,
+ * then top-p over the tempered softmax, then one draw. A mask (bit {@code i} of {@code mask[i >>> 6]}) restricts every
+ * step to the allowed tokens.
  */
 public final class TokenSampler {
     private static final double CUT = 30.0;

@@ -8,9 +8,9 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Joins token pieces (bytes) into text deltas that never split a UTF-8 sequence: the bytes of an unfinished
- * character wait for the next piece. Invalid bytes decode as U+FFFD once they cannot start or continue a
- * character. Not thread-safe.
+ * Joins token pieces (bytes) into text deltas that never split a UTF-8 sequence: the bytes of an unfinished character
+ * wait for the next piece. Invalid bytes decode as U+FFFD once they cannot start or continue a character. Not
+ * thread-safe.
  */
 public final class Utf8Pieces {
     private final ByteArrayOutputStream pending = new ByteArrayOutputStream();

@@ -4,8 +4,8 @@ package dev.oam.model.llama.ffm;
  * The cost of one decode, {@code fixedMillis + rows × millisPerRow} as moving averages, and the prompt rows a decode
  * may take so it stays within the time target. The fixed part (reading the weights once) comes from one- and two-row
  * decodes, the per-row part from decodes of {@value #MIN_PREFILL} rows or more less the fixed part: dividing a whole
- * decode's time by its rows would count the fixed part in every row and shrink the chunks to the floor on a model
- * whose weights dominate. Decode thread only.
+ * decode's time by its rows would count the fixed part in every row and shrink the chunks to the floor on a model whose
+ * weights dominate. Decode thread only.
  */
 final class CostModel {
     static final int PREFILL_BUDGET = 128;
@@ -27,11 +27,11 @@ final class CostModel {
     }
 
     /**
-     * The prompt tokens this decode may take besides its {@code generating} one-token rows: as many as fit in the target
-     * by the measured cost when other requests share the model ({@value #ALONE_FACTOR} times that for a prompt read
-     * alone), at least {@value #MIN_PREFILL} and at most {@value #PREFILL_BUDGET}, so the decode a cancelled or newly
-     * arrived request waits for stays short on a slow model; {@value #MIN_PREFILL} until a decode of that many rows was
-     * measured.
+     * The prompt tokens this decode may take besides its {@code generating} one-token rows: as many as fit in the
+     * target by the measured cost when other requests share the model ({@value #ALONE_FACTOR} times that for a prompt
+     * read alone), at least {@value #MIN_PREFILL} and at most {@value #PREFILL_BUDGET}, so the decode a cancelled or
+     * newly arrived request waits for stays short on a slow model; {@value #MIN_PREFILL} until a decode of that many
+     * rows was measured.
      */
     int prefillBudget(int generating, boolean shared) {
         if (targetMillis <= 0) {

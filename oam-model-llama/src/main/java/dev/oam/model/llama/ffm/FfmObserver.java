@@ -1,8 +1,8 @@
 package dev.oam.model.llama.ffm;
 
 /**
- * What an FFM engine reports of its decodes, for tests and measurements. Methods run on the process's decode thread
- * and must return quickly; the engine computes nothing extra for {@link #NONE}.
+ * What an FFM engine reports of its decodes, for tests and measurements. Methods run on the process's decode thread and
+ * must return quickly; the engine computes nothing extra for {@link #NONE}.
  */
 public interface FfmObserver {
     /** Reports nothing: the default. */

@@ -8,9 +8,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * How an FFM engine decodes: the grammar implementation it applies, and the switches that trade reproducibility or
- * speed (every one but {@code grammar} is for comparison only; the defaults are what the engine is tested and
- * measured with). Read from system properties and the environment in one place, {@link #read}, when an engine is
- * opened; a host or test may pass its own.
+ * speed (every one but {@code grammar} is for comparison only; the defaults are what the engine is tested and measured
+ * with). Read from system properties and the environment in one place, {@link #read}, when an engine is opened; a host
+ * or test may pass its own.
  *
  * @param forced whether text the grammar forces (JSON's punctuation and keys between two values) is fed to the model in
  *     one batch with the next decode instead of sampled a token at a time ({@code -Doam.llama.forced=false} turns it
@@ -23,9 +23,9 @@ import org.jspecify.annotations.Nullable;
  *     only the decode that ends a prompt is, so the answer does not depend on how the prompt was cut into chunks. The
  *     cost: a session alone on an engine with lanes steps about 2.3x slower than on a 1-lane engine on the bench's F16
  *     model with one generation thread; with one lane, one row once per request.
- * @param streams whether a library with the vendored API gives each lane its own KV stream ({@code
- *     -Doam.llama.streams=false} shares one). With streams a lane's cells and the attention over them are its own
- *     whatever the other lanes hold, so a greedy answer does not depend on them. llama.cpp then cuts a batch into
+ * @param streams whether a library with the vendored API gives each lane its own KV stream
+ *     ({@code -Doam.llama.streams=false} shares one). With streams a lane's cells and the attention over them are its
+ *     own whatever the other lanes hold, so a greedy answer does not depend on them. llama.cpp then cuts a batch into
  *     micro-batches of lanes with consecutive ids and as many rows each: the batch is ordered by lane and a lane
  *     between two lanes in the batch gets a gap row (removed after the decode), so the lanes' rows are computed in one
  *     product.
@@ -34,12 +34,12 @@ import org.jspecify.annotations.Nullable;
  *     than a row alone, so a lane's numbers would depend on how many lanes decode with it. For the same reason
  *     {@code LlamaNative} turns off that library's tiled K-quant product. Without both, a quantised product of several
  *     rows is each row's own dot products.
- * @param flashAttention flash attention on ({@code true}) or off ({@code false}), or null for the default, which is
- *     on with more than one lane ({@code -Doam.llama.flashAttn=true|false}): see {@link #flashAttention(EngineSettings)}
+ * @param flashAttention flash attention on ({@code true}) or off ({@code false}), or null for the default, which is on
+ *     with more than one lane ({@code -Doam.llama.flashAttn=true|false}): see {@link #flashAttention(EngineSettings)}
  * @param decodeTargetMillis what one decode should take at most, so a request arriving (or a lane freed by a cancel)
  *     waits little; {@code -Doam.llama.decodeTargetMs=0} turns the target off (fixed chunks, for comparison)
- * @param grammar which grammar implementation constrains a request ({@value #GRAMMAR_VARIABLE} or {@value
- *     #GRAMMAR_PROPERTY}: {@code java}, the default, or {@code native})
+ * @param grammar which grammar implementation constrains a request ({@value #GRAMMAR_VARIABLE} or
+ *     {@value #GRAMMAR_PROPERTY}: {@code java}, the default, or {@code native})
  */
 public record FfmTuning(
         boolean forced,
@@ -118,12 +118,12 @@ public record FfmTuning(
     }
 
     /**
-     * Whether a context for {@code settings} uses flash attention: as asked, else with more than one lane. llama.cpp's CPU
-     * kernel skips the cells a row may not see, so a lane attends over its own cells only (without it, over every cell
-     * any lane holds: lanes with long prompts slowed every lane about 1.4x), and it adds a lane's cells in their order
-     * whatever lies between them, so where a lane's cells sit in the shared cache does not change its numbers. With one
-     * lane there is nothing to skip, and on the project-built llama.cpp (0.3.36) the kernel made an NPC turn on
-     * SmolLM2-135M 2.5x slower on 2 cores (first words 4.8 s against 1.3 s with a grounding tool, {@code bench/run
+     * Whether a context for {@code settings} uses flash attention: as asked, else with more than one lane. llama.cpp's
+     * CPU kernel skips the cells a row may not see, so a lane attends over its own cells only (without it, over every
+     * cell any lane holds: lanes with long prompts slowed every lane about 1.4x), and it adds a lane's cells in their
+     * order whatever lies between them, so where a lane's cells sit in the shared cache does not change its numbers.
+     * With one lane there is nothing to skip, and on the project-built llama.cpp (0.3.36) the kernel made an NPC turn
+     * on SmolLM2-135M 2.5x slower on 2 cores (first words 4.8 s against 1.3 s with a grounding tool, {@code bench/run
      * npc}), so one lane goes without.
      */
     public boolean flashAttention(EngineSettings settings) {

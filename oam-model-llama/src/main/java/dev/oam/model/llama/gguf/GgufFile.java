@@ -14,12 +14,12 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The header and metadata of a GGUF model file, read in Java so a bad file is refused with a clear message
- * before llama.cpp sees it (native code aborts the whole process on some malformed inputs). The tensor data
- * is never read; the tensor infos are checked against the file's size.
+ * The header and metadata of a GGUF model file, read in Java so a bad file is refused with a clear message before
+ * llama.cpp sees it (native code aborts the whole process on some malformed inputs). The tensor data is never read; the
+ * tensor infos are checked against the file's size.
  *
- * <p>Every count and length in the file is checked against the bytes that remain before anything is
- * allocated, so a hostile file can neither exhaust the heap nor make the reader loop for long.
+ * <p>Every count and length in the file is checked against the bytes that remain before anything is allocated, so a
+ * hostile file can neither exhaust the heap nor make the reader loop for long.
  */
 public final class GgufFile {
 
@@ -81,9 +81,8 @@ public final class GgufFile {
     /**
      * Reads and checks the header of {@code path}.
      *
-     * @throws GgufException when the file is missing, unreadable, not GGUF (version 2 or 3), truncated or
-     *     corrupt, or lacks {@code general.architecture}, {@code <arch>.context_length} (positive) or
-     *     {@code tokenizer.ggml.tokens}
+     * @throws GgufException when the file is missing, unreadable, not GGUF (version 2 or 3), truncated or corrupt, or
+     *     lacks {@code general.architecture}, {@code <arch>.context_length} (positive) or {@code tokenizer.ggml.tokens}
      */
     public static GgufFile read(Path path) throws GgufException {
         if (Files.isDirectory(path)) {
@@ -142,8 +141,8 @@ public final class GgufFile {
     }
 
     /**
-     * The texts of the control and user-defined tokens ({@code tokenizer.ggml.token_type} 3 or 4), without
-     * empty ones. Without token types, the tokens that look like {@code <…>} or {@code <|…|>}.
+     * The texts of the control and user-defined tokens ({@code tokenizer.ggml.token_type} 3 or 4), without empty ones.
+     * Without token types, the tokens that look like {@code <…>} or {@code <|…|>}.
      */
     public Set<String> controlTokens() {
         return controlTokens;
@@ -165,8 +164,7 @@ public final class GgufFile {
 
     /**
      * Every key in file order. Integers are {@link Long} (a {@code u64} above 2^63−1 appears negative), floats
-     * {@link Double}, booleans {@link Boolean}, strings {@link String}, arrays an unmodifiable {@link List} of
-     * those.
+     * {@link Double}, booleans {@link Boolean}, strings {@link String}, arrays an unmodifiable {@link List} of those.
      */
     public Map<String, Object> metadata() {
         return metadata;

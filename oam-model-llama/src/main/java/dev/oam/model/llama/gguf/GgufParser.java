@@ -16,8 +16,8 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Parses one GGUF header: the magic and version, the metadata, the tensor infos (checked against the ggml
- * types and the file's size) and the keys a model needs. Every failure names the file.
+ * Parses one GGUF header: the magic and version, the metadata, the tensor infos (checked against the ggml types and the
+ * file's size) and the keys a model needs. Every failure names the file.
  */
 final class GgufParser {
     private static final int MAX_DIMS = 4;

@@ -47,8 +47,8 @@ final class GgufReader {
     }
 
     /**
-     * Checks that {@code count} (the u64 just read) items of at least {@code minBytes} each can fit in what
-     * remains, so nothing is allocated for a count a corrupt file made up.
+     * Checks that {@code count} (the u64 just read) items of at least {@code minBytes} each can fit in what remains, so
+     * nothing is allocated for a count a corrupt file made up.
      */
     long count(long count, int minBytes, String what) throws GgufException {
         long remaining = remaining();

@@ -3,9 +3,9 @@ package dev.oam.model.llama.grammar;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One entry of a matcher stack: the program position to match next and, below it, where to continue when
- * the current rule ends. Immutable and compared by value, so stacks built by different generations (or
- * threads) that mean the same thing are equal, which is what lets masks be cached per state.
+ * One entry of a matcher stack: the program position to match next and, below it, where to continue when the current
+ * rule ends. Immutable and compared by value, so stacks built by different generations (or threads) that mean the same
+ * thing are equal, which is what lets masks be cached per state.
  */
 public final class Frame {
     final int pc;

@@ -9,17 +9,19 @@ import java.util.Objects;
  * token masks from one pass over a flat trie of the vocabulary, and masks cached per grammar state.
  *
  * <p>What is shared, and bounded how:
+ *
  * <ul>
  *   <li>the trie: built once here (about a second for 262k tokens; about 3 nodes per token);
- *   <li>compiled grammars (equal when their texts are), the {@value #GRAMMARS} most recently started (each interns at most
- *       {@value GbnfGrammar#MAX_STATES} DFA states);
- *   <li>vocabulary slices (§4.3 of LLAMA-FFM.md), the {@value #SLICES} most recently used: for a state that
- *       accepts any run of some code points (a JSON string body, free text), the tokens made only of those are
- *       set at once and only the rest of the vocabulary is walked;
+ *   <li>compiled grammars (equal when their texts are), the {@value #GRAMMARS} most recently started (each interns at
+ *       most {@value GbnfGrammar#MAX_STATES} DFA states);
+ *   <li>vocabulary slices (§4.3 of LLAMA-FFM.md), the {@value #SLICES} most recently used: for a state that accepts any
+ *       run of some code points (a JSON string body, free text), the tokens made only of those are set at once and only
+ *       the rest of the vocabulary is walked;
  *   <li>masks by (grammar state, unfinished character), least recently used out past the byte budget
- *       ({@link #DEFAULT_MASK_BYTES} by default: 2,048 full masks of Gemma 3's vocabulary, more when masks are
- *       small, as they are kept as token ids when that is smaller).
+ *       ({@link #DEFAULT_MASK_BYTES} by default: 2,048 full masks of Gemma 3's vocabulary, more when masks are small,
+ *       as they are kept as token ids when that is smaller).
  * </ul>
+ *
  * Thread-safe; each {@link TokenConstraint} it starts belongs to one generation.
  */
 public final class GbnfCompiler implements GrammarCompiler {
@@ -105,8 +107,8 @@ public final class GbnfCompiler implements GrammarCompiler {
     }
 
     /**
-     * What the caches hold, for benchmarks and logs: masks (count, bytes, hits, misses), compiled grammars and
-     * their interned DFA states, and vocabulary slices.
+     * What the caches hold, for benchmarks and logs: masks (count, bytes, hits, misses), compiled grammars and their
+     * interned DFA states, and vocabulary slices.
      */
     public String cacheStats() {
         int count;

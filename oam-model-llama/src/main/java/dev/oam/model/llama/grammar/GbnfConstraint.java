@@ -4,18 +4,17 @@ import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One generation's position in a compiled grammar: a {@link GrammarState} plus the leading bytes of a
- * character a token ended in the middle of ({@code pending}). Byte steps go through the state's memoized
- * transitions, so {@link #allows} costs a few array reads per byte of the piece.
+ * One generation's position in a compiled grammar: a {@link GrammarState} plus the leading bytes of a character a token
+ * ended in the middle of ({@code pending}). Byte steps go through the state's memoized transitions, so {@link #allows}
+ * costs a few array reads per byte of the piece.
  *
- * <p>{@code pending} packs an unfinished UTF-8 sequence: 0 when none, else
- * {@code value << 4 | (length - 1) << 2 | remaining} (length 2 to 4 bytes, 1 to 3 remaining). While it is
- * set, the state's stacks are unchanged; the character is checked against them when it completes, and at
- * each byte before that some character with those leading bytes must still be admitted. When the lead byte
- * alone decides the character's interval (the usual case: a JSON string body admits all of U+0080 to
- * U+10FFFF alike), the state advances at once and {@code pending} is {@code SKIP | remaining}: the
- * continuation bytes are then only counted (after E0, F0 and F4 the first one is range-checked, as those leads
- * also start overlong or out-of-range forms).
+ * <p>{@code pending} packs an unfinished UTF-8 sequence: 0 when none, else {@code value << 4 | (length - 1) << 2 |
+ * remaining} (length 2 to 4 bytes, 1 to 3 remaining). While it is set, the state's stacks are unchanged; the character
+ * is checked against them when it completes, and at each byte before that some character with those leading bytes must
+ * still be admitted. When the lead byte alone decides the character's interval (the usual case: a JSON string body
+ * admits all of U+0080 to U+10FFFF alike), the state advances at once and {@code pending} is {@code SKIP | remaining}:
+ * the continuation bytes are then only counted (after E0, F0 and F4 the first one is range-checked, as those leads also
+ * start overlong or out-of-range forms).
  *
  * <p>Not thread-safe (one generation, one thread); the grammar, trie and cache it uses are shared.
  */
@@ -93,8 +92,8 @@ public final class GbnfConstraint implements TokenConstraint {
     }
 
     /**
-     * Sets in {@code mask} the tokens of {@code trie} that continue the grammar from the current position,
-     * walking it once and skipping every subtree whose first byte is rejected.
+     * Sets in {@code mask} the tokens of {@code trie} that continue the grammar from the current position, walking it
+     * once and skipping every subtree whose first byte is rejected.
      */
     void walk(TokenTrie trie, long[] mask) {
         byte[] label = trie.label;
@@ -277,8 +276,8 @@ public final class GbnfConstraint implements TokenConstraint {
     }
 
     /**
-     * One byte from ({@code s}, {@code p}): the next state with its pending bytes in {@code stepPending[0]},
-     * or null when the byte cannot come next.
+     * One byte from ({@code s}, {@code p}): the next state with its pending bytes in {@code stepPending[0]}, or null
+     * when the byte cannot come next.
      */
     private @Nullable GrammarState step(GrammarState s, int p, int b) {
         if (p == 0) {

@@ -19,19 +19,19 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A grammar ({@link Grammar}) compiled into a pushdown automaton over code points, with a lazily built, shared DFA of its
- * states.
+ * A grammar ({@link Grammar}) compiled into a pushdown automaton over code points, with a lazily built, shared DFA of
+ * its states.
  *
  * <p>The program is llama.cpp's shape: every rule is a list of alternatives, each a run of elements ending in
- * {@link #END}; an element is a character class or a rule reference. Groups and repetitions become rules of
- * their own ({@code x{2,4}} is {@code x x o2} with {@code o2 ::= x o1 |}, {@code o1 ::= x |}), so a matcher
- * needs only stacks of positions. A reference at the end of an alternative pushes no return position, so
- * {@code x*} and the nested optionals run in constant stack depth.
+ * {@link #END}; an element is a character class or a rule reference. Groups and repetitions become rules of their own
+ * ({@code x{2,4}} is {@code x x o2} with {@code o2 ::= x o1 |}, {@code o1 ::= x |}), so a matcher needs only stacks of
+ * positions. A reference at the end of an alternative pushes no return position, so {@code x*} and the nested optionals
+ * run in constant stack depth.
  *
- * <p>The code-point alphabet is cut into intervals at every class boundary: within an interval every class
- * answers the same, so transitions are memoized per (state, interval) and a multi-byte character costs one
- * binary search. States are interned (up to {@link #MAX_STATES}), so after warm-up a byte step is an array
- * read. Immutable apart from those thread-safe caches.
+ * <p>The code-point alphabet is cut into intervals at every class boundary: within an interval every class answers the
+ * same, so transitions are memoized per (state, interval) and a multi-byte character costs one binary search. States
+ * are interned (up to {@link #MAX_STATES}), so after warm-up a byte step is an array read. Immutable apart from those
+ * thread-safe caches.
  */
 public final class GbnfGrammar {
     /** The end of an alternative in {@link #code}. */
@@ -53,8 +53,8 @@ public final class GbnfGrammar {
     final int intervalCount;
     private final int[] asciiInterval = new int[128];
     /**
-     * Per UTF-8 lead byte, the one interval every character it starts falls in, or -1 (the character must be
-     * decoded whole: its interval depends on the continuation bytes, or some of them would be invalid).
+     * Per UTF-8 lead byte, the one interval every character it starts falls in, or -1 (the character must be decoded
+     * whole: its interval depends on the continuation bytes, or some of them would be invalid).
      */
     private final int[] leadInterval = new int[256];
 
@@ -153,8 +153,8 @@ public final class GbnfGrammar {
     }
 
     /**
-     * The range the first continuation byte after lead {@code b} must be in, as {@code lo << 8 | hi}: narrower
-     * than {@code 80..BF} only after E0, F0 and F4 (overlong forms and code points above U+10FFFF).
+     * The range the first continuation byte after lead {@code b} must be in, as {@code lo << 8 | hi}: narrower than
+     * {@code 80..BF} only after E0, F0 and F4 (overlong forms and code points above U+10FFFF).
      */
     static int firstContinuation(int b) {
         return b == 0xE0
@@ -173,12 +173,12 @@ public final class GbnfGrammar {
     }
 
     /**
-     * The key {@code state}'s mask is cached under: {@code state} with every count of a bounded repetition
-     * lowered to at most one more than the longest piece. A token of {@code n} bytes holds at most {@code n}
-     * characters, hence at most {@code n} iterations of a repeated item that always consumes one, and the
-     * repetition may stop after any of them; so no token tells "{@code k} more allowed" from
-     * "{@code longest + 1} more allowed" once {@code k} is larger, and their masks are equal. This is what makes
-     * the body of a long JSON string cost one mask instead of one per remaining character.
+     * The key {@code state}'s mask is cached under: {@code state} with every count of a bounded repetition lowered to
+     * at most one more than the longest piece. A token of {@code n} bytes holds at most {@code n} characters, hence at
+     * most {@code n} iterations of a repeated item that always consumes one, and the repetition may stop after any of
+     * them; so no token tells "{@code k} more allowed" from "{@code longest + 1} more allowed" once {@code k} is
+     * larger, and their masks are equal. This is what makes the body of a long JSON string cost one mask instead of one
+     * per remaining character.
      */
     GrammarState maskKey(GrammarState state) {
         if (clamp == null) {
@@ -213,15 +213,15 @@ public final class GbnfGrammar {
     static final int MIN_FREE_CODE_POINTS = 64;
 
     /**
-     * The code points (sorted inclusive ranges) that {@code state} accepts in any order for at least
-     * {@code longest} characters, or null when there are too few to be worth a slice.
+     * The code points (sorted inclusive ranges) that {@code state} accepts in any order for at least {@code longest}
+     * characters, or null when there are too few to be worth a slice.
      *
      * <p>Start from the intervals {@code state} admits. Explore the states reached by strings of those, up to
-     * {@code longest - 1} characters deep; where a reached state does not admit the whole set, drop the interval
-     * that led there, and start over. What remains is sound: every string of at most {@code longest} characters
-     * from the set passes through states that admit the next one, so every piece made only of them is allowed.
-     * For a JSON string body this drops the quote and backslash (their states admit other things) and keeps the
-     * plain characters while at least {@code longest} more are allowed.
+     * {@code longest - 1} characters deep; where a reached state does not admit the whole set, drop the interval that
+     * led there, and start over. What remains is sound: every string of at most {@code longest} characters from the set
+     * passes through states that admit the next one, so every piece made only of them is allowed. For a JSON string
+     * body this drops the quote and backslash (their states admit other things) and keeps the plain characters while at
+     * least {@code longest} more are allowed.
      */
     int @Nullable [] freeRanges(GrammarState state, int longest) {
         long[] free = state.admittedIntervals();
@@ -322,8 +322,8 @@ public final class GbnfGrammar {
     }
 
     /**
-     * Adds to {@code tops} the character positions reachable from position {@code pc} with return stack
-     * {@code parent} without consuming input; sets {@code end[0]} when the whole grammar can end there.
+     * Adds to {@code tops} the character positions reachable from position {@code pc} with return stack {@code parent}
+     * without consuming input; sets {@code end[0]} when the whole grammar can end there.
      */
     void expand(int pc, Frame parent, Set<Frame> tops, boolean[] end) {
         int op = code[pc];
@@ -410,8 +410,8 @@ public final class GbnfGrammar {
         }
 
         /**
-         * Maps the positions of {@code opt_k} (up to {@code k} more iterations) to those of {@code opt_limit} for
-         * every {@code k > limit = longestPiece + 1}, for repetitions whose item always consumes a character.
+         * Maps the positions of {@code opt_k} (up to {@code k} more iterations) to those of {@code opt_limit} for every
+         * {@code k > limit = longestPiece + 1}, for repetitions whose item always consumes a character.
          */
         private int @Nullable [] clampMap(int length, int[][] starts, boolean[] nullable) {
             long limit = (long) longestPiece + 1;
@@ -581,8 +581,8 @@ public final class GbnfGrammar {
         }
 
         /**
-         * Rejects a rule that can reach itself without consuming input, as llama.cpp does: a top-down matcher
-         * would loop on it.
+         * Rejects a rule that can reach itself without consuming input, as llama.cpp does: a top-down matcher would
+         * loop on it.
          */
         private boolean[] checkLeftRecursion() {
             int n = rules.size();

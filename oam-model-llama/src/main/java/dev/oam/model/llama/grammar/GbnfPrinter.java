@@ -10,10 +10,10 @@ import dev.oam.model.llama.grammar.Term.Sequence;
 
 /**
  * Writes terms as llama.cpp's GBNF: items separated by one space, options by {@code " | "}; in literals every
- * non-printable or non-ASCII code point escaped ({@code \xHH} below U+0100, then backslash-u with four and
- * backslash-U with eight hex digits); in classes the same, except that tab, carriage return and line feed are
- * {@code \t \r \n}, {@code \xHH} is for ASCII only, a quote stays bare, and {@code [} is escaped only in a class
- * that also holds {@code ]}.
+ * non-printable or non-ASCII code point escaped ({@code \xHH} below U+0100, then backslash-u with four and backslash-U
+ * with eight hex digits); in classes the same, except that tab, carriage return and line feed are {@code \t \r \n},
+ * {@code \xHH} is for ASCII only, a quote stays bare, and {@code [} is escaped only in a class that also holds
+ * {@code ]}.
  */
 final class GbnfPrinter {
     private GbnfPrinter() {}

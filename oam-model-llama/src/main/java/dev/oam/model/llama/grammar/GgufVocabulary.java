@@ -7,15 +7,15 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A {@link TokenVocabulary} from a GGUF file's vocabulary, SentencePiece ({@code tokenizer.ggml.model} =
- * {@code llama}, as Gemma and Llama 2 use) or byte-level BPE ({@code gpt2}, as SmolLM2, Llama 3 and Qwen use),
- * without loading the model: what llama.cpp's {@code llama_token_to_piece(special=false)} would give, computed
- * from {@code tokenizer.ggml.tokens} and {@code tokenizer.ggml.token_type}.
+ * A {@link TokenVocabulary} from a GGUF file's vocabulary, SentencePiece ({@code tokenizer.ggml.model} = {@code llama},
+ * as Gemma and Llama 2 use) or byte-level BPE ({@code gpt2}, as SmolLM2, Llama 3 and Qwen use), without loading the
+ * model: what llama.cpp's {@code llama_token_to_piece(special=false)} would give, computed from
+ * {@code tokenizer.ggml.tokens} and {@code tokenizer.ggml.token_type}.
  *
  * <ul>
- *   <li>normal and user-defined tokens: their text as UTF-8, with SentencePiece's {@code ▁} (U+2581) as a space;
- *       a byte-level BPE token's normal text maps each character back to the byte GPT-2's byte-to-character
- *       table gave it (user-defined ones are plain UTF-8 there);
+ *   <li>normal and user-defined tokens: their text as UTF-8, with SentencePiece's {@code ▁} (U+2581) as a space; a
+ *       byte-level BPE token's normal text maps each character back to the byte GPT-2's byte-to-character table gave it
+ *       (user-defined ones are plain UTF-8 there);
  *   <li>byte tokens ({@code <0xXX>}): that one byte;
  *   <li>control, unknown and unused tokens: control (never matched by a grammar);
  *   <li>end of generation: {@code tokenizer.ggml.eos_token_id}, {@code eot_token_id}, {@code eom_token_id} and the
@@ -45,8 +45,8 @@ public final class GgufVocabulary {
     /**
      * The vocabulary of {@code file}.
      *
-     * @throws IllegalArgumentException when the file's tokenizer is not SentencePiece ({@code llama}), or a byte
-     *     token is malformed
+     * @throws IllegalArgumentException when the file's tokenizer is not SentencePiece ({@code llama}), or a byte token
+     *     is malformed
      */
     public static TokenVocabulary of(GgufFile file) {
         Object model = file.metadata().get("tokenizer.ggml.model");

@@ -6,12 +6,12 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A state of a grammar's DFA between whole code points: the set of matcher stacks (each topped by a character
- * class) and whether the grammar may end here. Equal by value; {@link GbnfGrammar#intern} makes equal states
- * one object so transitions and masks are shared.
+ * A state of a grammar's DFA between whole code points: the set of matcher stacks (each topped by a character class)
+ * and whether the grammar may end here. Equal by value; {@link GbnfGrammar#intern} makes equal states one object so
+ * transitions and masks are shared.
  *
- * <p>Thread-safe: the fields are final and the transition table is filled lazily with benign races (two
- * threads computing the same entry get equal states; a reader seeing {@code null} recomputes).
+ * <p>Thread-safe: the fields are final and the transition table is filled lazily with benign races (two threads
+ * computing the same entry get equal states; a reader seeing {@code null} recomputes).
  */
 public final class GrammarState {
     private final GbnfGrammar grammar;
@@ -115,8 +115,8 @@ public final class GrammarState {
     }
 
     /**
-     * The one code point that must come next, or -1 when there is a choice: several intervals, an interval of more
-     * than one code point, or the grammar may end here.
+     * The one code point that must come next, or -1 when there is a choice: several intervals, an interval of more than
+     * one code point, or the grammar may end here.
      */
     int forcedCodePoint() {
         if (canEnd) {

@@ -7,12 +7,12 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Token masks by grammar state, least recently used first out once their total size passes a byte budget.
- * A mask with few tokens is kept as their ids (4 bytes each) rather than a full bitset (n_vocab / 8 bytes:
- * 32 KiB for Gemma 3), as structural positions allow a handful of tokens.
+ * Token masks by grammar state, least recently used first out once their total size passes a byte budget. A mask with
+ * few tokens is kept as their ids (4 bytes each) rather than a full bitset (n_vocab / 8 bytes: 32 KiB for Gemma 3), as
+ * structural positions allow a handful of tokens.
  *
- * <p>Thread-safe: one lock around the map. A hit costs a hash lookup plus the copy into the caller's array,
- * which is done outside the lock (entries are immutable).
+ * <p>Thread-safe: one lock around the map. A hit costs a hash lookup plus the copy into the caller's array, which is
+ * done outside the lock (entries are immutable).
  */
 public final class MaskCache {
     /** The key: a state of one compiled grammar plus the bytes of an unfinished character. */

@@ -6,11 +6,11 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A rule body of a {@link Grammar}: GBNF's expressions as a small immutable tree. The tree keeps GBNF's spelling
- * where GBNF has two for one meaning (a group in parentheses, {@code x?} or {@code x{0,1}}, {@code x{2}} or
- * {@code x{2,2}}, a one-character range {@code [5-5]}), so printing a tree ({@link #gbnf()}) gives one text for it
- * and reading that text back gives the same tree. Build with the factories, which flatten a sequence within a
- * sequence and alternatives within alternatives and leave a one-item sequence or one-option choice as the item.
+ * A rule body of a {@link Grammar}: GBNF's expressions as a small immutable tree. The tree keeps GBNF's spelling where
+ * GBNF has two for one meaning (a group in parentheses, {@code x?} or {@code x{0,1}}, {@code x{2}} or {@code x{2,2}}, a
+ * one-character range {@code [5-5]}), so printing a tree ({@link #gbnf()}) gives one text for it and reading that text
+ * back gives the same tree. Build with the factories, which flatten a sequence within a sequence and alternatives
+ * within alternatives and leave a one-item sequence or one-option choice as the item.
  */
 public sealed interface Term
         permits Term.Literal, Term.CharClass, Term.RuleRef, Term.Sequence, Term.Alternatives, Term.Repeat, Term.Group {
@@ -43,8 +43,8 @@ public sealed interface Term
         }
 
         /**
-         * The code points {@code first} to {@code last}, written as a range ({@code a-z}) when {@code range}, else
-         * as the one character {@code first} (then {@code last == first}).
+         * The code points {@code first} to {@code last}, written as a range ({@code a-z}) when {@code range}, else as
+         * the one character {@code first} (then {@code last == first}).
          */
         public record Span(int first, int last, boolean range) {
             public Span {

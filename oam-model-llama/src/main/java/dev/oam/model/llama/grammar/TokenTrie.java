@@ -4,10 +4,10 @@ import java.util.Arrays;
 import java.util.function.IntPredicate;
 
 /**
- * The vocabulary's pieces as a trie laid flat in depth-first order, so a mask is one forward pass: node
- * {@code i}'s children follow it, and {@code skip[i]} is the first node after its subtree, which is where the
- * walk jumps when the grammar rejects node {@code i}'s byte. Control tokens, end-of-generation tokens and
- * empty pieces are left out (a grammar never matches them; the constraint handles end-of-generation itself).
+ * The vocabulary's pieces as a trie laid flat in depth-first order, so a mask is one forward pass: node {@code i}'s
+ * children follow it, and {@code skip[i]} is the first node after its subtree, which is where the walk jumps when the
+ * grammar rejects node {@code i}'s byte. Control tokens, end-of-generation tokens and empty pieces are left out (a
+ * grammar never matches them; the constraint handles end-of-generation itself).
  *
  * <p>Built once per vocabulary; immutable.
  */

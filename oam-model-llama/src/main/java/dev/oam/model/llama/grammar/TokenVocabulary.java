@@ -6,9 +6,9 @@ import java.util.Objects;
 
 /**
  * A model's vocabulary as a grammar sees it: the bytes each token id decodes to (as llama.cpp's
- * {@code llama_token_to_piece(vocab, id, buf, n, 0, special=false)} gives them: SPM's {@code ▁} already a space,
- * byte tokens {@code <0xXX>} already raw bytes), which ids are control or special tokens (they never match a
- * grammar), and which ids end generation (allowed only where the grammar may end).
+ * {@code llama_token_to_piece(vocab, id, buf, n, 0, special=false)} gives them: SPM's {@code ▁} already a space, byte
+ * tokens {@code <0xXX>} already raw bytes), which ids are control or special tokens (they never match a grammar), and
+ * which ids end generation (allowed only where the grammar may end).
  *
  * <p>Immutable. Built once per model; the arrays are copied in and never handed out.
  */

@@ -44,10 +44,10 @@ import org.jspecify.annotations.Nullable;
  * <p>The parent speaks to the child over the child's stdin and stdout, one compact JSON object per line. Parent to
  * child: {@code start} (the host defaults), {@code model} (a model value or the system model; answered {@code ready}
  * with its context size and warnings, or {@code failed}), {@code respond} (a {@link ModelRequest}; answered by any
- * number of {@code text}/{@code reset}/{@code partial} deltas, then {@code response} or {@code error}),
- * {@code cancel}, {@code count} and {@code availability} (answered {@code answer}). Every message but {@code start}
- * carries an {@code id} its answers repeat. The child's stderr is copied to this process's stderr (its last lines are
- * kept for the error message).
+ * number of {@code text}/{@code reset}/{@code partial} deltas, then {@code response} or {@code error}), {@code cancel},
+ * {@code count} and {@code availability} (answered {@code answer}). Every message but {@code start} carries an
+ * {@code id} its answers repeat. The child's stderr is copied to this process's stderr (its last lines are kept for the
+ * error message).
  *
  * <p>When the child ends unexpectedly, every request in flight on it fails with {@code -32001 model_unavailable}
  * ({@code data.reason: "model_host_exited"}, {@code data.exitCode}), naming the exit code and the child's last stderr
@@ -73,7 +73,9 @@ public final class ModelHost implements AutoCloseable {
         this.languages = List.copyOf(languages);
     }
 
-    /** A client's model value (without {@code host}), registered in the child at once so that its errors surface here. */
+    /**
+     * A client's model value (without {@code host}), registered in the child at once so that its errors surface here.
+     */
     public LanguageModel model(ObjectNode spec, String where) throws ModelParameterException {
         ObjectNode registration = Json.object().put("op", "model").put("where", where);
         registration.set("spec", spec);
@@ -351,7 +353,8 @@ public final class ModelHost implements AutoCloseable {
             String message = "The model host process for " + file + " ended with exit code " + code + what
                     + (last.isBlank() ? "" : ": " + last.strip()) + ". The request was lost. "
                     + (forGood
-                            ? "It ended before the model answered once, so the model stays unavailable until the bridge restarts."
+                            ? "It ended before the model answered once, so the model stays unavailable "
+                                    + "until the bridge restarts."
                             : "The next request starts a new model host.");
             AgentException e = new AgentException(ErrorCode.MODEL_UNAVAILABLE, message, data);
             death = e;

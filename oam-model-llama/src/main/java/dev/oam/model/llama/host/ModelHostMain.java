@@ -28,11 +28,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The child side of the process model host ({@link ModelHost}): a JVM that runs llama.cpp for one model file and
- * serves {@link LanguageModel} calls over its stdin and stdout, one JSON object per line (see {@link ModelHost} for
- * the messages). Standard output is kept for the protocol as in {@code oam stdio}: fd 1 is pointed at stderr
- * before anything native loads, and a native abort is reported by {@link NativeAbort} (exit code 134). The child
- * ends when its stdin ends (the parent closed it, or died).
+ * The child side of the process model host ({@link ModelHost}): a JVM that runs llama.cpp for one model file and serves
+ * {@link LanguageModel} calls over its stdin and stdout, one JSON object per line (see {@link ModelHost} for the
+ * messages). Standard output is kept for the protocol as in {@code oam stdio}: fd 1 is pointed at stderr before
+ * anything native loads, and a native abort is reported by {@link NativeAbort} (exit code 134). The child ends when its
+ * stdin ends (the parent closed it, or died).
  */
 public final class ModelHostMain {
     private final OutputStream out;

@@ -7,11 +7,11 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Lets one model compute at a time in the process: two loaded llama.cpp models decoding at once were seen to
- * corrupt each other and abort in grammar steps. Any number of generations of the same engine may be inside
- * together (its slots decode in one batch); another engine waits until they have all left. Entry is FIFO:
- * once an engine is waiting, later arrivals of the running engine queue behind it, so no engine starves.
- * Waiting is cancellable through the request's token (or an interrupt).
+ * Lets one model compute at a time in the process: two loaded llama.cpp models decoding at once were seen to corrupt
+ * each other and abort in grammar steps. Any number of generations of the same engine may be inside together (its slots
+ * decode in one batch); another engine waits until they have all left. Entry is FIFO: once an engine is waiting, later
+ * arrivals of the running engine queue behind it, so no engine starves. Waiting is cancellable through the request's
+ * token (or an interrupt).
  */
 public final class ComputeGate {
     public static final ComputeGate PROCESS = new ComputeGate();

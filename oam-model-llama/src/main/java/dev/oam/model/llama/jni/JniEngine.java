@@ -46,23 +46,23 @@ import java.util.function.Consumer;
  * The real {@link Engine}: one GGUF model loaded in-process by llama.cpp through {@code de.kherud:llama}.
  *
  * <p>Lifetime: create one engine per model file per process and keep it. The binding cannot free a model
- * ({@code LlamaModel.close()} leaks the context and a thread), so {@link #close()} only cancels running work,
- * refuses new work and stops the engine's threads; the native memory stays until the process exits.
+ * ({@code LlamaModel.close()} leaks the context and a thread), so {@link #close()} only cancels running work, refuses
+ * new work and stops the engine's threads; the native memory stays until the process exits.
  *
- * <p>Threads. No call that waits in native code runs on the caller's thread (the bridge calls from virtual
- * threads, and a virtual thread blocked in JNI pins its carrier on a 2-core machine): each generation runs on one
- * of the engine's platform worker threads ({@code oam-llama-<n>}, daemon, one per slot), which owns the
- * binding's iterator; the caller waits on a queue of deltas and runs {@code onDelta} itself. Tokenising
- * ({@code encode}) and template probing are short native calls that never wait, and run on the caller.
+ * <p>Threads. No call that waits in native code runs on the caller's thread (the bridge calls from virtual threads, and
+ * a virtual thread blocked in JNI pins its carrier on a 2-core machine): each generation runs on one of the engine's
+ * platform worker threads ({@code oam-llama-<n>}, daemon, one per slot), which owns the binding's iterator; the caller
+ * waits on a queue of deltas and runs {@code onDelta} itself. Tokenising ({@code encode}) and template probing are
+ * short native calls that never wait, and run on the caller.
  *
- * <p>Cancelling is cooperative, because the binding's {@code cancel()} from another thread strands the consumer
- * for ever: the token's listener sets a flag and wakes the caller, which returns {@code cancelled}; the worker
- * sees the flag after its current token and calls {@code cancel()} itself (always, in {@code finally}). The
- * caller waits for that up to {@link #CANCEL_WAIT_MS} so the slot is normally free again when it returns; a
- * worker still processing a long prompt frees the slot when its first token arrives.
+ * <p>Cancelling is cooperative, because the binding's {@code cancel()} from another thread strands the consumer for
+ * ever: the token's listener sets a flag and wakes the caller, which returns {@code cancelled}; the worker sees the
+ * flag after its current token and calls {@code cancel()} itself (always, in {@code finally}). The caller waits for
+ * that up to {@link #CANCEL_WAIT_MS} so the slot is normally free again when it returns; a worker still processing a
+ * long prompt frees the slot when its first token arrives.
  *
- * <p>Requests queue fairly for the slots ({@link SlotTable}), then for the process-wide {@link ComputeGate}
- * (one model computes at a time), and each is pinned to its slot with llama.cpp's {@code id_slot}.
+ * <p>Requests queue fairly for the slots ({@link SlotTable}), then for the process-wide {@link ComputeGate} (one model
+ * computes at a time), and each is pinned to its slot with llama.cpp's {@code id_slot}.
  */
 public final class JniEngine implements SlotEngine, AutoCloseable {
     static final long CANCEL_WAIT_MS = 2_000;
@@ -98,11 +98,11 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
     }
 
     /**
-     * Loads {@code file} (and, the first time in this JVM, llama.cpp's native library). Keep the engine for the
-     * life of the process: see {@link #close()}.
+     * Loads {@code file} (and, the first time in this JVM, llama.cpp's native library). Keep the engine for the life of
+     * the process: see {@link #close()}.
      *
-     * @throws IOException the native library or the model cannot be loaded, or the file has no chat template and
-     *     no turn format the bridge knows ({@link TurnFormat#require}; the message says why)
+     * @throws IOException the native library or the model cannot be loaded, or the file has no chat template and no
+     *     turn format the bridge knows ({@link TurnFormat#require}; the message says why)
      */
     public static JniEngine open(GgufFile file, EngineSettings settings) throws IOException {
         try {
@@ -283,9 +283,9 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
     }
 
     /**
-     * Cancels running and queued generations, refuses new ones ({@code model_unavailable}) and stops the worker
-     * threads once they are done. The native model is not freed (the binding cannot); drop the engine and let the
-     * process exit reclaim it. Idempotent.
+     * Cancels running and queued generations, refuses new ones ({@code model_unavailable}) and stops the worker threads
+     * once they are done. The native model is not freed (the binding cannot); drop the engine and let the process exit
+     * reclaim it. Idempotent.
      */
     @Override
     public void close() {

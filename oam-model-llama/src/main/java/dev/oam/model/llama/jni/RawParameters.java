@@ -6,9 +6,9 @@ import java.lang.reflect.Field;
 import java.util.Map;
 
 /**
- * Sets llama.cpp server keys the binding has no setter for ({@code id_slot}), through the package-private map
- * the binding serialises. Values go in as raw JSON, and malformed JSON aborts the JVM in native code, so callers
- * pass only values they built themselves (integers here).
+ * Sets llama.cpp server keys the binding has no setter for ({@code id_slot}), through the package-private map the
+ * binding serialises. Values go in as raw JSON, and malformed JSON aborts the JVM in native code, so callers pass only
+ * values they built themselves (integers here).
  */
 public final class RawParameters {
     private static final Field PARAMETERS = parametersField();

@@ -10,18 +10,17 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * The one format of tool calls on the embedded engine, as the grammar makes the model write it, as the prompt
- * describes it and as the history shows earlier calls: plain JSON with a space after each colon and comma (the way
- * JSON is usually printed in the text small models learn from), one call per step unless the session allows
- * parallel calls:
+ * The one format of tool calls on the embedded engine, as the grammar makes the model write it, as the prompt describes
+ * it and as the history shows earlier calls: plain JSON with a space after each colon and comma (the way JSON is
+ * usually printed in the text small models learn from), one call per step unless the session allows parallel calls:
  *
  * <pre>
  * {"tool_call": {"name": "open_gate", "arguments": {"gate": "east"}}}
  * {"tool_calls": [{"name": "open_gate", "arguments": {"gate": "east"}}, {"name": "…", "arguments": {…}}]}
  * </pre>
  *
- * The same shape as llama.cpp's server uses for models without a native tool-call format; the Berkeley Function
- * Calling Leaderboard's format study found plain JSON calls far better than wrapper tags for small models.
+ * The same shape as llama.cpp's server uses for models without a native tool-call format; the Berkeley Function Calling
+ * Leaderboard's format study found plain JSON calls far better than wrapper tags for small models.
  */
 public final class CallFormat {
     public static final String SINGLE = "{\"tool_call\": ";
@@ -45,7 +44,8 @@ public final class CallFormat {
     /** How to call, for the prompt. */
     static String instruction(boolean parallel) {
         return parallel
-                ? "To call tools, reply with only {\"tool_calls\": [{\"name\": \"<tool>\", \"arguments\": {…}}]} (one or more calls)."
+                ? "To call tools, reply with only {\"tool_calls\": [{\"name\": \"<tool>\", \"arguments\": "
+                        + "{…}}]} (one or more calls)."
                 : "To call a tool, reply with only {\"tool_call\": {\"name\": \"<tool>\", \"arguments\": {…}}}.";
     }
 

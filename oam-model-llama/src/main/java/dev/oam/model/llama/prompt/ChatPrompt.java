@@ -13,37 +13,36 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The messages of one step, laid out so that each step's prompt begins with the whole prompt of the step before
- * (what an engine's prompt cache reuses), and a small model reads the tools before the request:
+ * The messages of one step, laid out so that each step's prompt begins with the whole prompt of the step before (what
+ * an engine's prompt cache reuses), and a small model reads the tools before the request:
  *
  * <ol>
  *   <li>{@code system}: instructions and context note, then the <em>session note</em> ({@link #sessionNote}): every
- *       tool the turn could call (name, description, arguments in words, {@link SchemaWords}), how to call one, and
- *       the answer's form (plain words, or JSON of a described form on structured turns). It is the same in every
- *       step of a turn, whether or not the step may call a tool, and in every turn with the same tools and form (an
- *       NPC's turns), so a turn reads again only what the conversation added. Measured on SmolLM2-135M with
- *       {@code bench/run eval}: with the listing after the request "Open the east gate" was drawn to the enum's first
- *       value, and of four tools the right one was chosen in 2 of 8 cases, 6 of 8 with the listing in the system
- *       message;
- *   <li>the visible entries: prompt → {@code user}; answer → {@code assistant} (text, or the JSON value);
- *       tool calls → {@code assistant} with exactly the text the grammar makes the model emit ({@link CallFormat});
- *       tool output → {@code tool}, as {@code Output of NAME: …};
- *   <li>the <em>directive</em> ({@link #directive}), a sentence only where a step needs one: on a step that may
- *       call or answer, after the request, that it may answer in plain words when no tool fits; on a forced step
- *       offering {@code respond_directly}, before the request, how to answer without a tool; after a tool round, at
- *       the end of the tool output, the reminder to answer from what the tools returned (without it SmolLM2 answered
- *       with the call again). A plain forced step gets none: its grammar allows only a call, and on SmolLM2-135M the
- *       right one of four tools was chosen in 6 of 8 cases without words, 5 of 8 with "Call a tool now." (and with
- *       "Otherwise reply in plain words." in the system message). The next step no longer shows the directive, so
- *       only that message and what follows are read again.
+ *       tool the turn could call (name, description, arguments in words, {@link SchemaWords}), how to call one, and the
+ *       answer's form (plain words, or JSON of a described form on structured turns). It is the same in every step of a
+ *       turn, whether or not the step may call a tool, and in every turn with the same tools and form (an NPC's turns),
+ *       so a turn reads again only what the conversation added. Measured on SmolLM2-135M with {@code bench/run eval}:
+ *       with the listing after the request "Open the east gate" was drawn to the enum's first value, and of four tools
+ *       the right one was chosen in 2 of 8 cases, 6 of 8 with the listing in the system message;
+ *   <li>the visible entries: prompt → {@code user}; answer → {@code assistant} (text, or the JSON value); tool calls →
+ *       {@code assistant} with exactly the text the grammar makes the model emit ({@link CallFormat}); tool output →
+ *       {@code tool}, as {@code Output of NAME: …};
+ *   <li>the <em>directive</em> ({@link #directive}), a sentence only where a step needs one: on a step that may call or
+ *       answer, after the request, that it may answer in plain words when no tool fits; on a forced step offering
+ *       {@code respond_directly}, before the request, how to answer without a tool; after a tool round, at the end of
+ *       the tool output, the reminder to answer from what the tools returned (without it SmolLM2 answered with the call
+ *       again). A plain forced step gets none: its grammar allows only a call, and on SmolLM2-135M the right one of
+ *       four tools was chosen in 6 of 8 cases without words, 5 of 8 with "Call a tool now." (and with "Otherwise reply
+ *       in plain words." in the system message). The next step no longer shows the directive, so only that message and
+ *       what follows are read again.
  * </ol>
  *
- * <p>The notes never are a message of their own, so templates that insist on alternating roles still work. No
- * JSON Schema is ever shown: small models copy its words ({@code maxItems}, a property's description, a maximum)
- * into their values.
+ * <p>The notes never are a message of their own, so templates that insist on alternating roles still work. No JSON
+ * Schema is ever shown: small models copy its words ({@code maxItems}, a property's description, a maximum) into their
+ * values.
  *
- * <p>Every content is escaped against the engine's special tokens ({@link #escape}), so no text from a user, a
- * tool, the instructions or the history can open or close a message.
+ * <p>Every content is escaped against the engine's special tokens ({@link #escape}), so no text from a user, a tool,
+ * the instructions or the history can open or close a message.
  */
 public final class ChatPrompt {
     private static final char ZERO_WIDTH_SPACE = '\u200B';
@@ -143,8 +142,8 @@ public final class ChatPrompt {
     }
 
     /**
-     * What the system message says after the instructions, the same in every step of a turn and in every turn that
-     * has the same tools and answer form: the turn's tools (every one it could call, {@link ModelRequest#listedTools},
+     * What the system message says after the instructions, the same in every step of a turn and in every turn that has
+     * the same tools and answer form: the turn's tools (every one it could call, {@link ModelRequest#listedTools},
      * whether or not this step may), how to call one, and the answer's form. {@code null} when there is nothing to say.
      */
     static @Nullable String sessionNote(ModelRequest request) {
@@ -181,8 +180,8 @@ public final class ChatPrompt {
 
     /**
      * What only this step is told, at the end of its last message: to call a tool now (a forced step, with
-     * {@code respond_directly} when offered), or after a tool round to answer from what the tools returned. Short,
-     * so that the next step, which no longer shows it, reads again only the few tokens after it.
+     * {@code respond_directly} when offered), or after a tool round to answer from what the tools returned. Short, so
+     * that the next step, which no longer shows it, reads again only the few tokens after it.
      */
     static @Nullable String directive(ModelRequest request) {
         boolean toolsRan = !request.turnToolOutputs().isEmpty();
@@ -247,15 +246,15 @@ public final class ChatPrompt {
     }
 
     /**
-     * {@code text} with every occurrence of a special token that could open or close a message broken by a
-     * zero-width space after its first character, repeated until none remains (a break can never create a new
-     * occurrence of a token that does not itself contain U+200B).
+     * {@code text} with every occurrence of a special token that could open or close a message broken by a zero-width
+     * space after its first character, repeated until none remains (a break can never create a new occurrence of a
+     * token that does not itself contain U+200B).
      *
-     * <p>Only tokens of at least two characters with something besides white space in them are broken. The
-     * others cannot frame a message, and vocabularies use them for ordinary text: Gemma's vocabulary holds
-     * {@code \n}, {@code \n\n}, runs of spaces and tabs as user-defined tokens, which the tokenizer matches
-     * wherever they occur, exactly as in training. Breaking them would change what the model reads (a newline
-     * is not a token that can be broken), so they pass unchanged.
+     * <p>Only tokens of at least two characters with something besides white space in them are broken. The others
+     * cannot frame a message, and vocabularies use them for ordinary text: Gemma's vocabulary holds {@code \n},
+     * {@code \n\n}, runs of spaces and tabs as user-defined tokens, which the tokenizer matches wherever they occur,
+     * exactly as in training. Breaking them would change what the model reads (a newline is not a token that can be
+     * broken), so they pass unchanged.
      */
     public static String escape(String text, Set<String> controlTokens) {
         String out = text;

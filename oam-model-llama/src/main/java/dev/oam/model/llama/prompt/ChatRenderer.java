@@ -11,21 +11,21 @@ import org.jspecify.annotations.Nullable;
  * Renders chat prompts, the same way for every engine.
  *
  * <p>A file with a chat template: the real messages go through the file's own Jinja template, rendered in Java
- * ({@link ChatTemplate}, HubSpot's Jinjava) as llama.cpp's server renders it with {@code --jinja}; message contents
- * are data the template never interprets. Before that the conversation is fitted to what the template accepts,
- * learnt once by rendering probe conversations whose contents are sentinels: a {@code tool} message becomes a
- * {@code user} turn unless the template renders the tool role, a system message after the first counts as a user
- * turn, consecutive turns of one role are joined with a blank line, and when the template has no system role (it
- * raises on one or drops its text) the system text opens the first user message, joined by a newline as llama.cpp
- * joins it. A template that cannot render a conversation (parse error, {@code raise_exception}, an unknown
- * function or method) never crashes anything: that prompt is written in ChatML and a warning names the reason, once
- * per reason ({@link #problem()} gives the reason for a plain conversation up front, for {@code session/create}).
+ * ({@link ChatTemplate}, HubSpot's Jinjava) as llama.cpp's server renders it with {@code --jinja}; message contents are
+ * data the template never interprets. Before that the conversation is fitted to what the template accepts, learnt once
+ * by rendering probe conversations whose contents are sentinels: a {@code tool} message becomes a {@code user} turn
+ * unless the template renders the tool role, a system message after the first counts as a user turn, consecutive turns
+ * of one role are joined with a blank line, and when the template has no system role (it raises on one or drops its
+ * text) the system text opens the first user message, joined by a newline as llama.cpp joins it. A template that cannot
+ * render a conversation (parse error, {@code raise_exception}, an unknown function or method) never crashes anything:
+ * that prompt is written in ChatML and a warning names the reason, once per reason ({@link #problem()} gives the reason
+ * for a plain conversation up front, for {@code session/create}).
  *
- * <p>A file without a template gets the frames of the {@link TurnFormat} its vocabulary fits ({@link #known}): the
- * text around each content, joined in Java, for {@code system? user (assistant user)*}. ChatML written here
- * ({@code <|im_start|>role\ncontent<|im_end|>\n} per message, then {@code <|im_start|>assistant\n}, every role
- * kept as it is, {@code tool} included) is used for {@link TurnFormat#CHATML}, when a conversation cannot be put in
- * that order for a turn format, and as the fallback of a template that fails.
+ * <p>A file without a template gets the frames of the {@link TurnFormat} its vocabulary fits ({@link #known}): the text
+ * around each content, joined in Java, for {@code system? user (assistant user)*}. ChatML written here
+ * ({@code <|im_start|>role\ncontent<|im_end|>\n} per message, then {@code <|im_start|>assistant\n}, every role kept as
+ * it is, {@code tool} included) is used for {@link TurnFormat#CHATML}, when a conversation cannot be put in that order
+ * for a turn format, and as the fallback of a template that fails.
  */
 public final class ChatRenderer {
     static final Set<String> ROLES = Set.of("system", "user", "assistant", "tool");
@@ -117,8 +117,8 @@ public final class ChatRenderer {
     }
 
     /**
-     * Why the file's template cannot render a plain conversation (system, user, assistant, user), or {@code null}
-     * when it can or the file has none.
+     * Why the file's template cannot render a plain conversation (system, user, assistant, user), or {@code null} when
+     * it can or the file has none.
      */
     @Nullable
     public String problem() {
@@ -228,8 +228,8 @@ public final class ChatRenderer {
     }
 
     /**
-     * The conversation in the order every template accepts, {@code system? user (assistant user)*}, with the
-     * same contents; null when it cannot be put in that order.
+     * The conversation in the order every template accepts, {@code system? user (assistant user)*}, with the same
+     * contents; null when it cannot be put in that order.
      */
     static @Nullable List<ChatMessage> normalise(List<ChatMessage> messages) {
         List<ChatMessage> out = merged(messages, false);

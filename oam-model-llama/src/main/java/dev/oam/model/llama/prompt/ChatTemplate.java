@@ -28,28 +28,28 @@ import jinjava.javax.el.ELResolver;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A GGUF file's own Jinja chat template ({@code tokenizer.chat_template}), rendered in Java by HubSpot's Jinjava,
- * the same for the JNI and the FFM engine.
+ * A GGUF file's own Jinja chat template ({@code tokenizer.chat_template}), rendered in Java by HubSpot's Jinjava, the
+ * same for the JNI and the FFM engine.
  *
- * <p>The template sees what llama.cpp's server gives it ({@code common/chat.cpp}, {@code --jinja}): {@code messages}
- * (a list of {@code {role, content}}), {@code add_generation_prompt: true}, {@code bos_token} and {@code eos_token}
- * (the vocabulary's BOS and EOS texts), {@code enable_thinking: true}, {@code date_string} ({@code "%d %b %Y"}) and
- * {@code datetime} ({@code "%b %d %Y"}) of today; {@code tools} is absent. Like llama.cpp, a rendering that starts
- * with the BOS text loses it when the tokenizer adds BOS itself, so the prompt never has two. Blocks are trimmed as
- * in Jinja's {@code trim_blocks} and {@code lstrip_blocks}, which llama.cpp and Hugging Face both set.
+ * <p>The template sees what llama.cpp's server gives it ({@code common/chat.cpp}, {@code --jinja}): {@code messages} (a
+ * list of {@code {role, content}}), {@code add_generation_prompt: true}, {@code bos_token} and {@code eos_token} (the
+ * vocabulary's BOS and EOS texts), {@code enable_thinking: true}, {@code date_string} ({@code "%d %b %Y"}) and
+ * {@code datetime} ({@code "%b %d %Y"}) of today; {@code tools} is absent. Like llama.cpp, a rendering that starts with
+ * the BOS text loses it when the tokenizer adds BOS itself, so the prompt never has two. Blocks are trimmed as in
+ * Jinja's {@code trim_blocks} and {@code lstrip_blocks}, which llama.cpp and Hugging Face both set.
  *
- * <p>The Python-isms chat templates use and Jinjava lacks are added here, without touching the template text:
- * the functions {@code raise_exception(msg)} (the rendering fails with that message) and {@code strftime_now(fmt)}
- * (local time, the common {@code %} codes); the string methods {@code strip lstrip rstrip startswith endswith split
- * upper lower replace title capitalize} and the dict methods {@code items keys values get} through an EL resolver in
- * front of Jinjava's own ({@link PythonMethods}); {@code |tojson} is replaced by one that writes as llama.cpp and
- * Python do ({@link ToJson}). Jinjava itself has {@code namespace(...)}, {@code loop.first/last},
- * {@code is defined}, {@code |tojson}, {@code |trim} and slices such as {@code messages[1:]}.
+ * <p>The Python-isms chat templates use and Jinjava lacks are added here, without touching the template text: the
+ * functions {@code raise_exception(msg)} (the rendering fails with that message) and {@code strftime_now(fmt)} (local
+ * time, the common {@code %} codes); the string methods {@code strip lstrip rstrip startswith endswith split upper
+ * lower replace title capitalize} and the dict methods {@code items keys values get} through an EL resolver in front of
+ * Jinjava's own ({@link PythonMethods}); {@code |tojson} is replaced by one that writes as llama.cpp and Python do
+ * ({@link ToJson}). Jinjava itself has {@code namespace(...)}, {@code loop.first/last}, {@code is defined},
+ * {@code |tojson}, {@code |trim} and slices such as {@code messages[1:]}.
  *
- * <p>Message contents are data: Jinjava's nested interpretation (rendering {@code {{ }}} found in a value) is off,
- * so a content holding {@code {{ x }}} or {@code {% if %}} comes out as it went in. A template Jinjava cannot parse
- * or that fails while rendering (an unknown function or method, {@code raise_exception}) throws
- * {@link TemplateException} naming the reason; it never crashes the JVM, unlike the native template engines.
+ * <p>Message contents are data: Jinjava's nested interpretation (rendering {@code {{ }}} found in a value) is off, so a
+ * content holding {@code {{ x }}} or {@code {% if %}} comes out as it went in. A template Jinjava cannot parse or that
+ * fails while rendering (an unknown function or method, {@code raise_exception}) throws {@link TemplateException}
+ * naming the reason; it never crashes the JVM, unlike the native template engines.
  */
 public final class ChatTemplate {
     /** The template cannot render a conversation; the message says why. */
@@ -360,8 +360,8 @@ public final class ChatTemplate {
     }
 
     /**
-     * Python's string and dict methods for templates, in front of Jinjava's own resolver: a call on a string or a
-     * map that names one of them is answered here, everything else goes to {@code delegate}.
+     * Python's string and dict methods for templates, in front of Jinjava's own resolver: a call on a string or a map
+     * that names one of them is answered here, everything else goes to {@code delegate}.
      */
     static final class PythonMethods extends ELResolver {
         private final ELResolver delegate;

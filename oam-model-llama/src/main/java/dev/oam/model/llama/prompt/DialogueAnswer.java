@@ -32,14 +32,14 @@ import org.jspecify.annotations.Nullable;
  * Ends the conversation: no
  * </pre>
  *
- * The first line opens with the speaker's name, the mood (the schema's {@value DialogueForm#EMOTION} enum) and the
- * line in quotes; the replies and the ending follow only where the schema has {@value DialogueForm#OPTIONS} and
+ * The first line opens with the speaker's name, the mood (the schema's {@value DialogueForm#EMOTION} enum) and the line
+ * in quotes; the replies and the ending follow only where the schema has {@value DialogueForm#OPTIONS} and
  * {@value DialogueForm#ENDS}. A text answer is the first line alone, without a mood ({@code Gorm: "…"}), and its text
  * is the line. The grammar holds the line to its sentences (each opens with neither a digit, a space nor punctuation,
- * so a line always has words, and ends in {@code .}, {@code !} or {@code ?}) and each reply to one sentence of at
- * least the schema's {@code minLength}; neither may hold a quote or a line break, so the text reads back without any
- * escaping. A structured answer is shown the same way in the history, so an engine's cache of the tokens it
- * generated still matches on the next turn.
+ * so a line always has words, and ends in {@code .}, {@code !} or {@code ?}) and each reply to one sentence of at least
+ * the schema's {@code minLength}; neither may hold a quote or a line break, so the text reads back without any
+ * escaping. A structured answer is shown the same way in the history, so an engine's cache of the tokens it generated
+ * still matches on the next turn.
  */
 public final class DialogueAnswer {
     /** Where the grammar's rules go: the step grammar's builder. */
@@ -56,8 +56,8 @@ public final class DialogueAnswer {
     static final int MAX_REPLIES = 8;
     /**
      * Characters no sentence holds: the quote that closes it, line breaks and control characters, the marks that end
-     * it, and what only markup uses (braces, brackets, backslashes, angle brackets): SmolLM2-135M wrote replies such
-     * as "{Mira 2} (nun)." and "\\nYou're going…" when they were allowed.
+     * it, and what only markup uses (braces, brackets, backslashes, angle brackets): SmolLM2-135M wrote replies such as
+     * "{Mira 2} (nun)." and "\\nYou're going…" when they were allowed.
      */
     private static final List<Span> NOT_INSIDE = List.of(
             Span.of('"'),

@@ -9,10 +9,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Describes a generation schema to a small model in words instead of as JSON Schema. Shown a schema, models of a
- * few hundred million parameters copy its vocabulary into their values ({@code "maxItems"} as a player option,
- * {@code 1000} for "a number up to 1000", a property's description as the value); the grammar enforces every
- * constraint anyway, so the prompt only says what each value is:
+ * Describes a generation schema to a small model in words instead of as JSON Schema. Shown a schema, models of a few
+ * hundred million parameters copy its vocabulary into their values ({@code "maxItems"} as a player option, {@code 1000}
+ * for "a number up to 1000", a property's description as the value); the grammar enforces every constraint anyway, so
+ * the prompt only says what each value is:
  *
  * <pre>
  * {"emotion": …, "line": …}
@@ -20,8 +20,8 @@ import java.util.Map;
  * - "line": text (what you say aloud)
  * </pre>
  *
- * No JSON Schema keyword, no bound and no type name of JSON Schema appears; descriptions appear in parentheses
- * after the kind of value, never as the only thing a value could be copied from.
+ * No JSON Schema keyword, no bound and no type name of JSON Schema appears; descriptions appear in parentheses after
+ * the kind of value, never as the only thing a value could be copied from.
  */
 public final class SchemaWords {
     private static final int MAX_DEPTH = 3;
@@ -32,7 +32,8 @@ public final class SchemaWords {
     private static final java.util.regex.Pattern CONSTRAINTS = java.util.regex.Pattern.compile(
             "\\s*\\((?:pattern|format|minLength|maxLength|multipleOf|exclusiveMinimum|exclusiveMaximum|uniqueItems"
                     + "|minProperties|maxProperties|patternProperties|propertyNames|contains|minContains|maxContains"
-                    + "|dependentRequired|dependentSchemas|dependencies|not|if|then|else|contentEncoding|contentMediaType"
+                    + "|dependentRequired|dependentSchemas|dependencies|not|if|then|else"
+                    + "|contentEncoding|contentMediaType"
                     + "|additionalProperties|items|prefixItems): [^()]*\\)\\s*$");
 
     private SchemaWords() {}
@@ -44,9 +45,9 @@ public final class SchemaWords {
 
     /**
      * The members; {@code valuesFromRequest} describes a top-level enum as text instead of listing its values. For a
-     * tool's arguments, whose values come from the request: a listed enum draws a small model to its first value
-     * ("Open the east gate" gave {@code "north"} on SmolLM2-135M in 2 of 4 phrasings with the values listed, 1 of 4
-     * without them), and the grammar allows only the enum's values anyway.
+     * tool's arguments, whose values come from the request: a listed enum draws a small model to its first value ("Open
+     * the east gate" gave {@code "north"} on SmolLM2-135M in 2 of 4 phrasings with the values listed, 1 of 4 without
+     * them), and the grammar allows only the enum's values anyway.
      */
     static String members(ObjectNode schema, boolean valuesFromRequest) {
         ObjectNode root = schema;

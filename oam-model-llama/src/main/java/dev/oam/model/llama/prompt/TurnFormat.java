@@ -7,11 +7,11 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The turn formats the bridge writes itself for a GGUF file that carries no {@code tokenizer.chat_template}
- * (base models, and some conversions lose the key). A format is only ever used when the file's vocabulary has
- * its turn markers as control tokens: markers that are not single tokens are plain text to the model, which then
- * never ends its turn (ChatML on a Gemma vocabulary was measured to run to the token budget every time, repeating
- * the prompt). Several fitting formats: the one made for the file's architecture first, else this order.
+ * The turn formats the bridge writes itself for a GGUF file that carries no {@code tokenizer.chat_template} (base
+ * models, and some conversions lose the key). A format is only ever used when the file's vocabulary has its turn
+ * markers as control tokens: markers that are not single tokens are plain text to the model, which then never ends its
+ * turn (ChatML on a Gemma vocabulary was measured to run to the token budget every time, repeating the prompt). Several
+ * fitting formats: the one made for the file's architecture first, else this order.
  *
  * <p>A file with neither a template nor any of these markers cannot be prompted as a chat at all, and is refused
  * ({@link #require}).
@@ -28,7 +28,9 @@ public enum TurnFormat {
                     "<end_of_turn>\n<start_of_turn>model\n",
                     "<end_of_turn>\n<start_of_turn>user\n",
                     "<end_of_turn>\n<start_of_turn>model\n")),
-    /** Llama 3.x: header tokens around each role, {@code <|eot_id|>} after each message (BOS comes from the tokenizer). */
+    /**
+     * Llama 3.x: header tokens around each role, {@code <|eot_id|>} after each message (BOS comes from the tokenizer).
+     */
     LLAMA3(
             "Llama 3",
             List.of("<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"),
@@ -44,7 +46,9 @@ public enum TurnFormat {
                     "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
                     "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n",
                     "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n")),
-    /** ChatML (Qwen, many fine-tunes): every role kept as it is, {@code tool} included ({@link ChatRenderer#chatMl}). */
+    /**
+     * ChatML (Qwen, many fine-tunes): every role kept as it is, {@code tool} included ({@link ChatRenderer#chatMl}).
+     */
     CHATML(
             "ChatML",
             List.of("<|im_start|>", "<|im_end|>"),
@@ -121,7 +125,8 @@ public enum TurnFormat {
                     "Model file " + file.path() + " has no chat template (no 'tokenizer.chat_template' entry), "
                             + "and its vocabulary has the turn markers of no chat format oam knows (" + known
                             + "), so it cannot "
-                            + "be prompted as a chat. Use the instruction-tuned (chat) GGUF of the model, which carries its template");
+                            + "be prompted as a chat. Use the instruction-tuned (chat) GGUF of the model, "
+                            + "which carries its template");
         }
         return format;
     }
@@ -130,6 +135,7 @@ public enum TurnFormat {
     public String warning(String modelName) {
         return "The model file of '" + modelName + "' has no chat template (tokenizer.chat_template); prompts use the "
                 + label + " turn format (" + String.join(" ", markers) + "), which its vocabulary has. Files without a "
-                + "template are often base models, which follow instructions poorly: prefer the instruction-tuned file.";
+                + "template are often base models, which follow instructions poorly: prefer the "
+                + "instruction-tuned file.";
     }
 }

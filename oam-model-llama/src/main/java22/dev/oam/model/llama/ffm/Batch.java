@@ -10,9 +10,9 @@ import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One engine's {@code llama_batch} and what each row of it holds: a request's tokens (its owner is recorded on the
- * row that ends its chunk, with the count fed, since sampling happens there) or a row added for the decode only
- * (padding, gaps: {@link PaddingRows}), which has none. Decode thread only.
+ * One engine's {@code llama_batch} and what each row of it holds: a request's tokens (its owner is recorded on the row
+ * that ends its chunk, with the count fed, since sampling happens there) or a row added for the decode only (padding,
+ * gaps: {@link PaddingRows}), which has none. Decode thread only.
  */
 final class Batch {
     static final int N_BATCH = 512;

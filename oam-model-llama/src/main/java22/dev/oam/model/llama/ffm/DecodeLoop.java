@@ -11,14 +11,14 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The process's one llama.cpp decode thread ({@code oam-llama-decode}, a daemon platform thread). It owns every
- * FFM engine's context and is the only thread that calls {@code llama_decode}, reads logits or touches the KV
- * cache: llama.cpp b4916 corrupts results when two decodes run at once anywhere in the process (a global in its
- * tinyBLAS kernel), so one thread is the lock, and it also makes continuous batching natural.
+ * The process's one llama.cpp decode thread ({@code oam-llama-decode}, a daemon platform thread). It owns every FFM
+ * engine's context and is the only thread that calls {@code llama_decode}, reads logits or touches the KV cache:
+ * llama.cpp b4916 corrupts results when two decodes run at once anywhere in the process (a global in its tinyBLAS
+ * kernel), so one thread is the lock, and it also makes continuous batching natural.
  *
- * <p>Each turn runs queued tasks (context creation), then one {@link Scheduler#step()} per engine that has work,
- * in rotating order: two models interleave batch by batch, so neither waits for the other's whole prompt. It
- * sleeps when no engine has work, and {@link #wake()} (a new request, a cancel) rouses it.
+ * <p>Each turn runs queued tasks (context creation), then one {@link Scheduler#step()} per engine that has work, in
+ * rotating order: two models interleave batch by batch, so neither waits for the other's whole prompt. It sleeps when
+ * no engine has work, and {@link #wake()} (a new request, a cancel) rouses it.
  */
 final class DecodeLoop {
     private static DecodeLoop instance; // guarded by DecodeLoop.class

@@ -33,15 +33,15 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link Engine} on llama.cpp's C API through FFM ({@link LlamaNative}): one model, one context with one KV
- * sequence ("lane") per slot, decoded by the process's {@link DecodeLoop} with continuous batching ({@link
- * Scheduler}). Sampling is in Java ({@link TokenPicker}); grammars are {@link TokenConstraint}s from {@link Grammars}.
- * {@code usage.outputTokens} counts the tokens sampled (not the end-of-generation token); {@code cachedInputTokens}
- * the prompt tokens the lane already held. How it decodes is its {@link FfmTuning}; what it reports, its {@link
- * FfmObserver}.
+ * sequence ("lane") per slot, decoded by the process's {@link DecodeLoop} with continuous batching ({@link Scheduler}).
+ * Sampling is in Java ({@link TokenPicker}); grammars are {@link TokenConstraint}s from {@link Grammars}.
+ * {@code usage.outputTokens} counts the tokens sampled (not the end-of-generation token); {@code cachedInputTokens} the
+ * prompt tokens the lane already held. How it decodes is its {@link FfmTuning}; what it reports, its
+ * {@link FfmObserver}.
  *
- * <p>Threads: callers tokenise (thread-safe in llama.cpp), compile their grammar, wait fairly for a lane ({@link
- * SlotTable}) and then for events from the decode thread, running {@code onDelta} themselves. Everything with the
- * context runs on the decode thread.
+ * <p>Threads: callers tokenise (thread-safe in llama.cpp), compile their grammar, wait fairly for a lane
+ * ({@link SlotTable}) and then for events from the decode thread, running {@code onDelta} themselves. Everything with
+ * the context runs on the decode thread.
  */
 final class FfmEngine implements SlotEngine, AutoCloseable {
     private final ModelFile file;
@@ -158,8 +158,8 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     }
 
     /**
-     * The device text from llama.cpp's load lines ("using device Vulkan0 (…) - 7934 MiB free", "offloaded 3/3 layers
-     * to GPU"): "Vulkan0 (…), 7934 MiB free, 3/3 layers", or "CPU" when no layer went to a GPU.
+     * The device text from llama.cpp's load lines ("using device Vulkan0 (…) - 7934 MiB free", "offloaded 3/3 layers to
+     * GPU"): "Vulkan0 (…), 7934 MiB free, 3/3 layers", or "CPU" when no layer went to a GPU.
      */
     static String placement(List<String> lines, int gpuLayers, LlamaNative api) {
         List<String> devices = new ArrayList<>();
@@ -223,7 +223,9 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         return tokenCounts.count(text, t -> t.isEmpty() ? 0 : vocab.tokenize(t, false, true).length);
     }
 
-    /** The tokens evaluated for {@code prompt}: BOS when the model adds one, then the prompt's, control tokens parsed. */
+    /**
+     * The tokens evaluated for {@code prompt}: BOS when the model adds one, then the prompt's, control tokens parsed.
+     */
     @Override
     public int[] promptTokens(String prompt) {
         return vocab.tokenize(prompt, true, true);

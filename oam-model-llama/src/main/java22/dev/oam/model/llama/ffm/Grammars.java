@@ -9,8 +9,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One model's grammar compilation: the implementation {@link FfmTuning#grammar()} names, made on first use (by the
- * first caller with a grammar; others wait), on the caller's thread, never on the decode thread other sessions wait
- * for (the Java compiler's first use builds the vocabulary and its trie, about a second on 262k tokens).
+ * first caller with a grammar; others wait), on the caller's thread, never on the decode thread other sessions wait for
+ * (the Java compiler's first use builds the vocabulary and its trie, about a second on 262k tokens).
  */
 final class Grammars {
     private final ModelVocab vocab;

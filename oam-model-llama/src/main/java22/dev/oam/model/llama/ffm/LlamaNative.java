@@ -28,28 +28,30 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * llama.cpp's C API called through FFM, on one of two libraries whose struct layouts are known:
+ *
  * <ul>
  *   <li>{@link Api#B4916}: build b4916 (commit c6af2161), the build inside de.kherud:llama 4.2.0, on the library
- *       {@link NativeLibrary} extracts from the binding's jar (the default). One KV cache for all lanes; AVX2
- *       kernels on x86-64.
- *   <li>{@link Api#VENDORED}: the llama.cpp tree vendored by llama-cpp-python {@value #VENDORED_SOURCE}, built by
- *       the project's own script ({@code bin/lib/real-models.sh}, {@code oam_llama_library}) as shared libraries for
- *       this machine's CPU, named by {@value #LIBRARY_VARIABLE} (or the system property {@value #LIBRARY_PROPERTY}).
- *       Its {@code llama.h} is newer: the memory API ({@code llama_memory_*}), a KV stream per sequence
- *       ({@code kv_unified = false}), different parameter structs.
+ *       {@link NativeLibrary} extracts from the binding's jar (the default). One KV cache for all lanes; AVX2 kernels
+ *       on x86-64.
+ *   <li>{@link Api#VENDORED}: the llama.cpp tree vendored by llama-cpp-python {@value #VENDORED_SOURCE}, built by the
+ *       project's own script ({@code bin/lib/real-models.sh}, {@code oam_llama_library}) as shared libraries for this
+ *       machine's CPU, named by {@value #LIBRARY_VARIABLE} (or the system property {@value #LIBRARY_PROPERTY}). Its
+ *       {@code llama.h} is newer: the memory API ({@code llama_memory_*}), a KV stream per sequence ({@code kv_unified
+ *       = false}), different parameter structs.
  * </ul>
- * Opened with {@code SymbolLookup.libraryLookup}, so the binding's {@code JNI_OnLoad} never runs and no binding
- * class is needed.
+ *
+ * Opened with {@code SymbolLookup.libraryLookup}, so the binding's {@code JNI_OnLoad} never runs and no binding class
+ * is needed.
  *
  * <p>The layouts below were measured for those builds (docs: {@code LLAMA-FFM.md} §1, and the vendored tree's
  * {@code include/llama.h}). {@link NativeLoader} refuses any other library: a build number, commit, missing symbol or
- * default-parameter value that differs means the layouts may be wrong, and a wrong layout is silent memory
- * corruption. For the jar's library the caller then uses the JNI engine; a library named by
- * {@value #LIBRARY_VARIABLE} that fails a check fails the model's load with the reason (it was asked for).
+ * default-parameter value that differs means the layouts may be wrong, and a wrong layout is silent memory corruption.
+ * For the jar's library the caller then uses the JNI engine; a library named by {@value #LIBRARY_VARIABLE} that fails a
+ * check fails the model's load with the reason (it was asked for).
  *
- * <p>Threads: {@code llama_decode}, logits, KV and state calls belong to the one decode thread
- * ({@link DecodeLoop}); tokenising and detokenising are safe from any thread. Methods wrap {@code Throwable} from
- * {@code invokeExact} into {@link IllegalStateException}.
+ * <p>Threads: {@code llama_decode}, logits, KV and state calls belong to the one decode thread ({@link DecodeLoop});
+ * tokenising and detokenising are safe from any thread. Methods wrap {@code Throwable} from {@code invokeExact} into
+ * {@link IllegalStateException}.
  */
 @SuppressWarnings(
         "restricted") // calling llama.cpp through FFM is this class's job; oam.jar and bin/oam enable native access

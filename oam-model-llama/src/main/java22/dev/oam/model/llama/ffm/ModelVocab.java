@@ -54,8 +54,8 @@ final class ModelVocab {
 
     /**
      * The vocabulary as a Java grammar sees it: each token's bytes from {@code llama_token_to_piece(special=false)}
-     * (SPM's space marker and byte tokens already resolved), control tokens and end-of-generation tokens flagged.
-     * Built on each call (a 262k vocabulary takes a moment): the grammar compiler keeps it.
+     * (SPM's space marker and byte tokens already resolved), control tokens and end-of-generation tokens flagged. Built
+     * on each call (a 262k vocabulary takes a moment): the grammar compiler keeps it.
      */
     TokenVocabulary forGrammars() {
         byte[][] pieces = new byte[size][];

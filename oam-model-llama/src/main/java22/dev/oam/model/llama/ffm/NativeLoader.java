@@ -33,14 +33,14 @@ final class NativeLoader {
     private NativeLoader() {}
 
     /**
-     * The process's bindings: opens the library the first time (the one {@value LlamaNative#LIBRARY_VARIABLE} names, else the
-     * binding jar's), checks it is a build whose layouts are known, runs {@code llama_backend_init} and installs the
-     * log forwarder.
+     * The process's bindings: opens the library the first time (the one {@value LlamaNative#LIBRARY_VARIABLE} names,
+     * else the binding jar's), checks it is a build whose layouts are known, runs {@code llama_backend_init} and
+     * installs the log forwarder.
      *
-     * @throws UnsupportedOperationException the jar's library is not the build these layouts are for (the reason
-     *     says which check failed); the caller uses the JNI engine
-     * @throws IOException the jar's library cannot be extracted, or the library {@value LlamaNative#LIBRARY_VARIABLE} names
-     *     cannot be opened or fails a check (the reason says which)
+     * @throws UnsupportedOperationException the jar's library is not the build these layouts are for (the reason says
+     *     which check failed); the caller uses the JNI engine
+     * @throws IOException the jar's library cannot be extracted, or the library {@value LlamaNative#LIBRARY_VARIABLE}
+     *     names cannot be opened or fails a check (the reason says which)
      */
     static LlamaNative library() throws IOException {
         synchronized (LOCK) {
@@ -98,7 +98,9 @@ final class NativeLoader {
     /** The setting's value that asks for the binding jar's library (b4916) even where a project build exists. */
     static final String BINDING = "binding";
 
-    /** Whether {@value LlamaNative#LIBRARY_PROPERTY} or {@value LlamaNative#LIBRARY_VARIABLE} says {@value #BINDING}. */
+    /**
+     * Whether {@value LlamaNative#LIBRARY_PROPERTY} or {@value LlamaNative#LIBRARY_VARIABLE} says {@value #BINDING}.
+     */
     static boolean bindingAsked(
             java.util.function.UnaryOperator<@Nullable String> environment,
             java.util.function.UnaryOperator<@Nullable String> properties) {
@@ -113,9 +115,9 @@ final class NativeLoader {
     static final String TILED_VARIABLE = "GGML_CPU_TILED_MM";
 
     /**
-     * Before the vendored library computes anything: {@value #TILED_VARIABLE}=0, unless the host set it. ggml takes
-     * its tiled K-quant product for 8 rows or more and its dot products below, which round differently, so a lane's
-     * numbers would depend on how many lanes decode with it and a prompt's on how it was cut.
+     * Before the vendored library computes anything: {@value #TILED_VARIABLE}=0, unless the host set it. ggml takes its
+     * tiled K-quant product for 8 rows or more and its dot products below, which round differently, so a lane's numbers
+     * would depend on how many lanes decode with it and a prompt's on how it was cut.
      */
     private static void sameKernelsForAnyRowCount() {
         if (!dev.oam.core.os.Posix.isAvailable()) {
@@ -129,7 +131,8 @@ final class NativeLoader {
     }
 
     /**
-     * The library {@value LlamaNative#LIBRARY_PROPERTY} or {@value LlamaNative#LIBRARY_VARIABLE} names (the property wins), or null.
+     * The library {@value LlamaNative#LIBRARY_PROPERTY} or {@value LlamaNative#LIBRARY_VARIABLE} names (the property
+     * wins), or null.
      *
      * @throws IOException the setting names no readable file
      */
@@ -185,9 +188,9 @@ final class NativeLoader {
 
     /**
      * For a llama.cpp built with its backends as loadable modules ({@code GGML_BACKEND_DL}, as node-llama-cpp's
-     * prebuilt libraries are: {@code libggml-cpu-<cpu>.so}, {@code libggml-vulkan.so} next to the library), loads
-     * them from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build
-     * with its backends linked in (the project's own) has them registered already and is left alone.
+     * prebuilt libraries are: {@code libggml-cpu-<cpu>.so}, {@code libggml-vulkan.so} next to the library), loads them
+     * from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build with its
+     * backends linked in (the project's own) has them registered already and is left alone.
      */
     private static void loadBackends(Path library) {
         Path folder = library.toAbsolutePath().getParent();
@@ -251,9 +254,9 @@ final class NativeLoader {
 
     /**
      * The vendored build is recognised by the record the project's build script writes next to it
-     * ({@value LlamaNative#BUILD_RECORD}: the source package and its SHA-256, which must be one of the family whose layouts were
-     * verified, {@link LlamaBuilds#VERIFIED}, whatever its GPU backend), since llama.cpp built from a source package has
-     * no commit of its own to report; the default-parameter fingerprint is checked after.
+     * ({@value LlamaNative#BUILD_RECORD}: the source package and its SHA-256, which must be one of the family whose
+     * layouts were verified, {@link LlamaBuilds#VERIFIED}, whatever its GPU backend), since llama.cpp built from a
+     * source package has no commit of its own to report; the default-parameter fingerprint is checked after.
      */
     private static LlamaBuilds.Build checkVendoredVersion(Path library) {
         try {

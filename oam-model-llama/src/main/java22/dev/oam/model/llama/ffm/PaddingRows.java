@@ -3,10 +3,10 @@ package dev.oam.model.llama.ffm;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The rows a decode holds only for itself, so llama.cpp computes its requests' rows the same whatever else decodes
- * with them: the padding row (a one-row decode, or one with a single output, gets a second row, {@link
- * FfmTuning#pad()}) and, with a KV stream per lane, gap rows for the lanes between two lanes in the batch. Their
- * logits are never read and their cells are removed after the decode ({@link #remove}). Decode thread only.
+ * The rows a decode holds only for itself, so llama.cpp computes its requests' rows the same whatever else decodes with
+ * them: the padding row (a one-row decode, or one with a single output, gets a second row, {@link FfmTuning#pad()})
+ * and, with a KV stream per lane, gap rows for the lanes between two lanes in the batch. Their logits are never read
+ * and their cells are removed after the decode ({@link #remove}). Decode thread only.
  */
 final class PaddingRows {
     private final LlamaNative api;
@@ -55,9 +55,9 @@ final class PaddingRows {
     /**
      * Adds the padding row at row {@code n}, with logits when {@code output}, so the batch has two rows and, when any,
      * two outputs. In one shared cache it is row 0's token at position 0 of the padding sequence (the last id, no
-     * lane's). With streams it goes into the lane of the output row (or of the last row), at the position after it,
-     * so llama.cpp computes the two in one micro-batch (a row of a sequence of its own could land in a micro-batch of
-     * its own); the lane's rows before it do not see it. Returns the new row count.
+     * lane's). With streams it goes into the lane of the output row (or of the last row), at the position after it, so
+     * llama.cpp computes the two in one micro-batch (a row of a sequence of its own could land in a micro-batch of its
+     * own); the lane's rows before it do not see it. Returns the new row count.
      */
     int pad(int n, boolean output) {
         int l = lanes;
@@ -75,7 +75,9 @@ final class PaddingRows {
         return add(n, l, p, output);
     }
 
-    /** Puts row 0's token at row {@code n}, at {@code p} of lane {@code l}, with no owner. Returns the next free row. */
+    /**
+     * Puts row 0's token at row {@code n}, at {@code p} of lane {@code l}, with no owner. Returns the next free row.
+     */
     private int add(int n, int l, int p, boolean output) {
         batch.put(n, batch.token(0), p, l, output);
         lane[count] = l;

@@ -35,8 +35,8 @@ final class Scheduler {
     static final int CHUNK = 64;
     /**
      * With streams, a lane's prompt chunk stays below the 64 query rows at which llama.cpp's CPU attention takes its
-     * tiled path, which sums otherwise than the path of fewer rows: a prompt's cells then hold the same numbers
-     * however it was cut.
+     * tiled path, which sums otherwise than the path of fewer rows: a prompt's cells then hold the same numbers however
+     * it was cut.
      */
     static final int STREAM_CHUNK = 63;
 
@@ -259,10 +259,10 @@ final class Scheduler {
 
     /**
      * Gives the decode {@code threads} when it holds one row of a request's, and {@code threadsBatch} otherwise, as
-     * llama.cpp itself does for a one-token decode. The rows added for the decode only (padding, gaps) would
-     * otherwise make a lone request's token a decode of several rows, which llama.cpp computes on the batch threads:
-     * a lone NPC would take every core where the host asked for {@code threads} (cores - 1 by default, a core left for
-     * the game). Which threads compute a product does not change its result.
+     * llama.cpp itself does for a one-token decode. The rows added for the decode only (padding, gaps) would otherwise
+     * make a lone request's token a decode of several rows, which llama.cpp computes on the batch threads: a lone NPC
+     * would take every core where the host asked for {@code threads} (cores - 1 by default, a core left for the game).
+     * Which threads compute a product does not change its result.
      */
     private void useThreads(int requestRows) {
         int wanted = requestRows == 1 ? settings.threads() : settings.threadsBatch();
@@ -273,9 +273,9 @@ final class Scheduler {
     }
 
     /**
-     * A failed decode (no room in the KV cache, or an error). On b4916 a failed decode may leave garbage in, or
-     * remove cells of, other lanes, so the whole cache is cleared: the requests in the batch fail, the others
-     * read their tokens again from the start, and idle lanes forget what they held.
+     * A failed decode (no room in the KV cache, or an error). On b4916 a failed decode may leave garbage in, or remove
+     * cells of, other lanes, so the whole cache is cleared: the requests in the batch fail, the others read their
+     * tokens again from the start, and idle lanes forget what they held.
      */
     private void recover(int rc, int n) {
         Log.warning("llama_decode returned " + rc + " for '" + name + "' (" + n + " tokens); clearing the KV cache");

@@ -13,11 +13,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * Picks each request's next token, sampling in Java on its logits row ({@link TokenSampler}), so greedy results do
- * not depend on what else was in the batch. A grammar ({@link TokenConstraint}) is checked per step: the
- * unconstrained winner first, the mask only when it is rejected; an end-of-generation token only where the grammar
- * may end; stop once it is complete. Near the end of the budget the way to the grammar's end is steered ({@link
- * #closing}), and text the grammar forces is fed without sampling ({@link #fastForward}). Decode thread only.
+ * Picks each request's next token, sampling in Java on its logits row ({@link TokenSampler}), so greedy results do not
+ * depend on what else was in the batch. A grammar ({@link TokenConstraint}) is checked per step: the unconstrained
+ * winner first, the mask only when it is rejected; an end-of-generation token only where the grammar may end; stop once
+ * it is complete. Near the end of the budget the way to the grammar's end is steered ({@link #closing}), and text the
+ * grammar forces is fed without sampling ({@link #fastForward}). Decode thread only.
  */
 final class TokenPicker {
     /** The most forced code points fed at once. */
@@ -162,10 +162,10 @@ final class TokenPicker {
     }
 
     /**
-     * {@code token}, or, when the step's token budget runs low, a token that brings the end of the grammar closer:
-     * a constrained output (a call, a JSON value) is closed within its budget instead of being cut mid-structure, so
-     * strings need no length cap sized in advance for the worst case. The model still chooses: among the allowed
-     * tokens that shorten the way to the end, the one it prefers most.
+     * {@code token}, or, when the step's token budget runs low, a token that brings the end of the grammar closer: a
+     * constrained output (a call, a JSON value) is closed within its budget instead of being cut mid-structure, so
+     * strings need no length cap sized in advance for the worst case. The model still chooses: among the allowed tokens
+     * that shorten the way to the end, the one it prefers most.
      */
     private int closing(FfmGeneration g, TokenConstraint constraint, int token) {
         int left = g.maxTokens - g.sampled; // this token included

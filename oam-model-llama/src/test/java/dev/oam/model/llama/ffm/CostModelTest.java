@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /**
- * The prompt rows one FFM decode takes ({@link CostModel#prefillBudget}): what fits in the time target by a cost
- * model of a fixed part per decode plus a part per row, clamped to [16, 128].
+ * The prompt rows one FFM decode takes ({@link CostModel#prefillBudget}): what fits in the time target by a cost model
+ * of a fixed part per decode plus a part per row, clamped to [16, 128].
  */
 class CostModelTest {
     private static int budget(double fixedMillis, double millisPerRow, double targetMillis, int generating) {

@@ -13,14 +13,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Reads GBNF text into a {@link Grammar}, the tests' reader of grammars written by hand, with llama.cpp's syntax: {@code name ::= alternatives}, rule names of
- * {@code [a-zA-Z0-9-]}, string literals and character classes (negated, ranges) with the escapes
- * {@code \x..}, backslash-u with four hex digits, backslash-U with eight, {@code \t \r \n \\ \" \[ \] \-}, {@code .} for any character, groups, {@code |},
- * the postfixes {@code ? * + {m} {m,} {m,n}} and {@code #} comments. A rule ends at a newline outside
- * parentheses; newlines are allowed after {@code |} and inside groups.
+ * Reads GBNF text into a {@link Grammar}, the tests' reader of grammars written by hand, with llama.cpp's syntax:
+ * {@code name ::= alternatives}, rule names of {@code [a-zA-Z0-9-]}, string literals and character classes (negated,
+ * ranges) with the escapes {@code \x..}, backslash-u with four hex digits, backslash-U with eight, {@code \t \r \n \\
+ * \" \[ \] \-}, {@code .} for any character, groups, {@code |}, the postfixes {@code ? * + {m} {m,} {m,n}} and
+ * {@code #} comments. A rule ends at a newline outside parentheses; newlines are allowed after {@code |} and inside
+ * groups.
  *
- * <p>Stricter than llama.cpp in two ways, both to catch writer bugs rather than generate without a grammar:
- * a rule defined twice and a rule referenced but never defined are errors.
+ * <p>Stricter than llama.cpp in two ways, both to catch writer bugs rather than generate without a grammar: a rule
+ * defined twice and a rule referenced but never defined are errors.
  */
 public final class GbnfParser {
 
@@ -43,8 +44,8 @@ public final class GbnfParser {
     }
 
     /**
-     * The grammar of {@code text}, rules in definition order; printing it ({@link Grammar#gbnf()}) gives
-     * {@code text} back when {@code text} is spelled as the printer spells.
+     * The grammar of {@code text}, rules in definition order; printing it ({@link Grammar#gbnf()}) gives {@code text}
+     * back when {@code text} is spelled as the printer spells.
      *
      * @throws IllegalArgumentException naming the cause and the line when {@code text} is not GBNF
      */

@@ -9,10 +9,10 @@ import java.util.Random;
 import java.util.Set;
 
 /**
- * A small vocabulary shaped like a real one: every single byte (as SPM's {@code <0xXX>} tokens give them),
- * JSON pieces, words with a leading space, pieces with quotes and backslashes, multi-byte characters whole
- * and cut mid-character, one piece twice under two ids, an empty piece, and control tokens of which two end
- * generation. Deterministic for a seed.
+ * A small vocabulary shaped like a real one: every single byte (as SPM's {@code <0xXX>} tokens give them), JSON pieces,
+ * words with a leading space, pieces with quotes and backslashes, multi-byte characters whole and cut mid-character,
+ * one piece twice under two ids, an empty piece, and control tokens of which two end generation. Deterministic for a
+ * seed.
  */
 public final class SyntheticVocabulary {
     /** {@code <eos>}: control, ends generation. */
@@ -29,8 +29,8 @@ public final class SyntheticVocabulary {
     private SyntheticVocabulary() {}
 
     /**
-     * Only short pieces: the control tokens, every byte, and {@code randomPieces} pieces of at most 4 bytes (some
-     * cut mid-character), so grammars with longer repetitions than any piece exercise the merged mask keys.
+     * Only short pieces: the control tokens, every byte, and {@code randomPieces} pieces of at most 4 bytes (some cut
+     * mid-character), so grammars with longer repetitions than any piece exercise the merged mask keys.
      */
     public static TokenVocabulary shortPieces(long seed, int randomPieces) {
         List<byte[]> pieces = new ArrayList<>();

@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The process model host ({@code "host": "process"}): llama sessions on the generated tiny model run in a child JVM
  * (streaming, usage, cancel, a grammar-constrained structured answer and a forced tool call), and a model that makes
- * llama.cpp abort costs that model only: its request fails with {@code -32001}, the bridge keeps answering, a session on
- * another model is unharmed; a killed child is started again by the next request.
+ * llama.cpp abort costs that model only: its request fails with {@code -32001}, the bridge keeps answering, a session
+ * on another model is unharmed; a killed child is started again by the next request.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class ProcessHostTest {

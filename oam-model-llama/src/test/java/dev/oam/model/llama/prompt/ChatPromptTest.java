@@ -281,9 +281,9 @@ class ChatPromptTest {
     }
 
     /**
-     * Gemma's vocabulary holds newlines, runs of newlines, runs of spaces and tabs as user-defined tokens. They
-     * cannot open or close a message, so they pass unchanged (replaced, they would give the model its instructions
-     * without a newline); one-character tokens pass too.
+     * Gemma's vocabulary holds newlines, runs of newlines, runs of spaces and tabs as user-defined tokens. They cannot
+     * open or close a message, so they pass unchanged (replaced, they would give the model its instructions without a
+     * newline); one-character tokens pass too.
      */
     @Test
     void whiteSpaceAndOneCharacterTokensPassUnchanged() {

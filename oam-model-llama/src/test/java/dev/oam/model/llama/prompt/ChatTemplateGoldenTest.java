@@ -31,21 +31,21 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Our Java rendering of chat templates ({@link ChatTemplate} through {@link ChatRenderer}) against the real peer,
- * byte for byte: llama.cpp's own {@code llama-server --jinja} renders the same conversations at
- * {@code POST /apply-template}. The server is the project's build of llama.cpp (bin/lib/real-models.sh, from
- * llama-cpp-python 0.3.36's vendored tree; {@code llama-server --version} printed {@code version: 0.5.0-dev (build 0,
- * commit oam-llama-cpp-python-0.3.36)} when these passed; the test prints the version it ran against), started once
- * per template on the SmolLM2-135M-Instruct file, whose vocabulary gives {@code bos_token} and {@code eos_token}.
- * Each conversation must render without falling back to ChatML, and a conversation the template refuses must be
- * refused by both.
+ * Our Java rendering of chat templates ({@link ChatTemplate} through {@link ChatRenderer}) against the real peer, byte
+ * for byte: llama.cpp's own {@code llama-server --jinja} renders the same conversations at {@code POST
+ * /apply-template}. The server is the project's build of llama.cpp (bin/lib/real-models.sh, from llama-cpp-python
+ * 0.3.36's vendored tree; {@code llama-server --version} printed {@code version: 0.5.0-dev (build 0, commit
+ * oam-llama-cpp-python-0.3.36)} when these passed; the test prints the version it ran against), started once per
+ * template on the SmolLM2-135M-Instruct file, whose vocabulary gives {@code bos_token} and {@code eos_token}. Each
+ * conversation must render without falling back to ChatML, and a conversation the template refuses must be refused by
+ * both.
  *
  * <p>Templates: the SmolLM2 file's own (ChatML), and, as test resources under {@code chat-templates/}, the real
  * templates of Qwen2.5-7B-Instruct (ChatML with its tools branch), Llama 3.1-8B-Instruct ({@code date_string},
- * {@code raise_exception} in its tools branch), Llama 3.2-3B-Instruct ({@code strftime_now}), Gemma 2 2B it (no
- * system role: {@code raise_exception} on it and on roles that do not alternate), Phi-3.5-mini-instruct and Mistral
- * Nemo Instruct 2407 ({@code namespace}, slices, {@code raise_exception}), copied unchanged from
- * {@code models/templates/} of that same llama.cpp tree (they are the Hugging Face repositories' templates).
+ * {@code raise_exception} in its tools branch), Llama 3.2-3B-Instruct ({@code strftime_now}), Gemma 2 2B it (no system
+ * role: {@code raise_exception} on it and on roles that do not alternate), Phi-3.5-mini-instruct and Mistral Nemo
+ * Instruct 2407 ({@code namespace}, slices, {@code raise_exception}), copied unchanged from {@code models/templates/}
+ * of that same llama.cpp tree (they are the Hugging Face repositories' templates).
  */
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
 class ChatTemplateGoldenTest {
