@@ -248,15 +248,19 @@ final class InfoCommands {
         }
     }
 
-    static JsonNode readJson(String file, String what) throws CliError {
-        String text;
+    /** The file's text, or standard input's for {@code -}; an {@code io_error} names the {@code what} and the file. */
+    static String readText(String file, String what) throws CliError {
         try {
-            text = file.equals("-")
+            return file.equals("-")
                     ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8)
                     : Files.readString(Path.of(file));
         } catch (IOException | java.nio.file.InvalidPathException e) {
             throw CliError.io("cannot read the " + what + " " + file + ": " + e.getMessage());
         }
+    }
+
+    static JsonNode readJson(String file, String what) throws CliError {
+        String text = readText(file, what);
         try {
             return Json.parse(text);
         } catch (IOException e) {

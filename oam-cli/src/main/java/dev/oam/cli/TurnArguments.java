@@ -12,7 +12,6 @@ import dev.oam.core.schema.SchemaException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -129,14 +128,7 @@ final class TurnArguments {
 
     /** Reads and checks a JSON Schema file; exit 2 names the file and the schema path. */
     static JsonNode readSchema(String file, @Nullable PrintStream warnings) throws CliError {
-        String text;
-        try {
-            text = file.equals("-")
-                    ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8)
-                    : Files.readString(Path.of(file));
-        } catch (IOException | java.nio.file.InvalidPathException e) {
-            throw CliError.io("cannot read the schema " + file + ": " + e.getMessage());
-        }
+        String text = InfoCommands.readText(file, "schema");
         JsonNode schema;
         try {
             schema = Json.parse(text);
