@@ -19,7 +19,7 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -100,33 +100,28 @@ public final class NativeBridge {
      * system model (such as {@code OAM_MODEL_HOST}, {@code OAM_LLAMA_SERVER}) come from it.
      */
     static Environment environment(String[] settings, Environment process) {
-        Map<String, String> variables = new HashMap<>();
+        return Environment.of(named(settings)).over(process.without(RESOLVED_BY_C));
+    }
+
+    /** {@code NAME=value} pairs by name, in their order; the value stripped, empty without {@code =}. */
+    private static Map<String, String> named(String[] settings) {
+        Map<String, String> named = new LinkedHashMap<>();
         for (String setting : settings) {
             int eq = setting.indexOf('=');
-            String name = eq < 0 ? setting : setting.substring(0, eq);
-            variables.put(name, eq < 0 ? "" : setting.substring(eq + 1).strip());
+            named.put(
+                    eq < 0 ? setting : setting.substring(0, eq),
+                    eq < 0 ? "" : setting.substring(eq + 1).strip());
         }
-        return Environment.of(variables).over(process.without(RESOLVED_BY_C));
+        return named;
     }
 
     static BridgeConfiguration configure(String[] settings, Environment process) {
         Log.toConsole(); // a native host: its stderr, as oam stdio writes it (OAM_BRIDGE_LOG sets the level)
         BridgeConfiguration.Builder builder = BridgeConfiguration.builder();
-        for (String setting : settings) {
-            int eq = setting.indexOf('=');
-            String name = eq < 0 ? setting : setting.substring(0, eq);
-            String value = eq < 0 ? "" : setting.substring(eq + 1).strip();
+        for (Map.Entry<String, String> setting : named(settings).entrySet()) {
+            String name = setting.getKey();
+            String value = setting.getValue();
             switch (name) {
-                // The system model and the model cache (docs/MODELS.md): read from the bridge's environment below.
-                case ModelSpec.MODEL_VARIABLE,
-                        ModelSpec.NAME_VARIABLE,
-                        "OAM_API_KEY",
-                        ModelCache.CACHE_VARIABLE,
-                        ModelCache.HUB_VARIABLE,
-                        ModelCache.TOKEN_VARIABLE,
-                        ModelCache.PYPI_VARIABLE,
-                        "OAM_CACHE_DIR",
-                        "XDG_CACHE_HOME" -> {}
                 case "OAM_BRIDGE_LOG" -> Log.setLevel(Log.parseLevel(value));
                 case "OAM_BRIDGE_MAX_SESSIONS" -> {
                     int max;
@@ -164,7 +159,13 @@ public final class NativeBridge {
                                             "OAM_BRIDGE_SCRIPTED_MODELS=" + value + " must be 1 or 0");
                             });
                 case "OAM_FFI_OWNS_JVM" -> keepStdoutPrivate();
-                default -> Log.debug("ignored the unknown setting " + name);
+                default -> {
+                    // The system model and the model cache (docs/MODELS.md) are read from the bridge's environment
+                    // below; any other name is one this side does not know.
+                    if (!RESOLVED_BY_C.contains(name)) {
+                        Log.debug("ignored the unknown setting " + name);
+                    }
+                }
             }
         }
         // The backends are the process's discovered ones (ModelBackends.discovered()), shared by every bridge.
