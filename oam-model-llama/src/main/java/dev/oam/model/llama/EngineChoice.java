@@ -50,11 +50,10 @@ public final class EngineChoice {
      *
      * @throws IllegalArgumentException the setting is neither {@code jni} nor {@code ffm}
      */
-    static @Nullable Kind forced(
-            UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties) {
-        String value = properties.apply(PROPERTY);
+    static @Nullable Kind forced(Environment environment) {
+        String value = environment.property(PROPERTY);
         if (value == null || value.isBlank()) {
-            value = environment.apply(VARIABLE);
+            value = environment.variable(VARIABLE);
         }
         if (value == null || value.isBlank() || value.strip().equalsIgnoreCase("auto")) {
             return null;
@@ -78,30 +77,14 @@ public final class EngineChoice {
         }
     }
 
-    public static Planned planned(
-            UnaryOperator<@Nullable String> environment,
-            UnaryOperator<@Nullable String> properties,
-            int javaFeature,
-            String osName,
-            String home) {
-        Environment both = new Environment() {
-            @Override
-            public @Nullable String variable(String name) {
-                return environment.apply(name);
-            }
-
-            @Override
-            public @Nullable String property(String name) {
-                return properties.apply(name);
-            }
-        };
+    public static Planned planned(Environment environment, int javaFeature, String osName, String home) {
         Kind forced;
         try {
-            forced = forced(environment, properties);
+            forced = forced(environment);
         } catch (IllegalArgumentException e) {
             forced = null;
         }
-        return planned(forced, LlamaSettings.library(both), environment, javaFeature, osName, home);
+        return planned(forced, LlamaSettings.library(environment), environment::variable, javaFeature, osName, home);
     }
 
     private static Planned planned(

@@ -132,7 +132,7 @@ public record LlamaSettings(
     /** The engine {@code environment} forces, or null; a bad value is logged and means "choose". */
     private static EngineChoice.@Nullable Kind engine(Environment environment) {
         try {
-            return EngineChoice.forced(environment::variable, environment::property);
+            return EngineChoice.forced(environment);
         } catch (IllegalArgumentException e) {
             Log.warning(e.getMessage() + "; choosing automatically");
             return null;

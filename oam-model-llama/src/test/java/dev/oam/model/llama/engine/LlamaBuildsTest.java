@@ -3,6 +3,7 @@ package dev.oam.model.llama.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.oam.core.Environment;
 import dev.oam.model.llama.Architectures;
 import dev.oam.model.llama.EngineChoice;
 import java.io.IOException;
@@ -115,39 +116,39 @@ class LlamaBuildsTest {
     @Test
     void theLlamaCppAModelWouldRunOnIsKnownBeforeLoading() throws IOException {
         build("0.3.36-r3", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=3\n");
-        UnaryOperator<String> none = name -> null;
-        UnaryOperator<String> withCache = env(Map.of("OAM_CACHE_DIR", cache.toString()));
-        UnaryOperator<String> emptyCache =
-                env(Map.of("OAM_CACHE_DIR", cache.resolve("none").toString()));
+        Environment withCache = Environment.of(Map.of("OAM_CACHE_DIR", cache.toString()));
+        Environment emptyCache =
+                Environment.of(Map.of("OAM_CACHE_DIR", cache.resolve("none").toString()));
         // JDK 22+ on Linux with a project build: the current llama.cpp
-        assertThat(EngineChoice.planned(withCache, none, 25, "Linux", "/h").current())
-                .isTrue();
+        assertThat(EngineChoice.planned(withCache, 25, "Linux", "/h").current()).isTrue();
         // none built: the binding's b4916, and so for JDK 21, Windows, a forced JNI engine or OAM_LLAMA_LIBRARY=binding
-        assertThat(EngineChoice.planned(emptyCache, none, 25, "Linux", "/h").current())
+        assertThat(EngineChoice.planned(emptyCache, 25, "Linux", "/h").current())
                 .isFalse();
-        assertThat(EngineChoice.planned(withCache, none, 21, "Linux", "/h").description())
+        assertThat(EngineChoice.planned(withCache, 21, "Linux", "/h").description())
                 .contains("b4916", "JNI", "JDK 21");
-        assertThat(EngineChoice.planned(withCache, none, 25, "Windows 11", "/h").current())
+        assertThat(EngineChoice.planned(withCache, 25, "Windows 11", "/h").current())
                 .isFalse();
         assertThat(EngineChoice.planned(
-                                env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_ENGINE", "jni")),
-                                none,
+                                Environment.of(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_ENGINE", "jni")),
                                 25,
                                 "Linux",
                                 "/h")
                         .current())
                 .isFalse();
         assertThat(EngineChoice.planned(
-                                env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_LIBRARY", "binding")),
-                                none,
+                                Environment.of(
+                                        Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_LIBRARY", "binding")),
                                 25,
                                 "Linux",
                                 "/h")
                         .current())
                 .isFalse();
         assertThat(EngineChoice.planned(
-                                emptyCache,
-                                name -> "oam.llama.library".equals(name) ? "/x/libllama.so" : null,
+                                Environment.of(
+                                        Map.of(
+                                                "OAM_CACHE_DIR",
+                                                cache.resolve("none").toString()),
+                                        Map.of("oam.llama.library", "/x/libllama.so")),
                                 25,
                                 "Linux",
                                 "/h")
