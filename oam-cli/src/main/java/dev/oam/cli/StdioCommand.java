@@ -108,12 +108,23 @@ final class StdioCommand implements Callable<Integer> {
 
     /** What {@code oam stdio} does with its standard input (tests hand in a scripted one). */
     int run(InputStream in) throws Exception {
+        return run(in, false);
+    }
+
+    /**
+     * {@link #run(InputStream)}, or with {@code discard} the same start-up with the protocol's answers thrown away: the
+     * AOT cache's training run ({@link AotTraining}) goes through every step a real start takes.
+     */
+    int run(InputStream in, boolean discard) throws Exception {
         // First of all, before any backend or native library is loaded (see StdoutGuard).
         StdoutGuard guard = StdoutGuard.install();
         noNativeBacktraces();
         // A native abort (llama.cpp) then says so on stderr and leaves the JVM's crash report (docs/RELIABILITY.md).
         String abort = NativeAbort.install("oam stdio");
-        return serve(in, guard.protocolOut(), guard.protocolFd(), guard.description() + "; " + abort);
+        String description = guard.description() + "; " + abort;
+        return discard
+                ? serve(in, OutputStream.nullOutputStream(), -1, description)
+                : serve(in, guard.protocolOut(), guard.protocolFd(), description);
     }
 
     /**

@@ -54,6 +54,44 @@ class LauncherIT {
         assertThat(run.err()).contains("no JDK 21 or newer was found").contains("JAVA_HOME");
     }
 
+    /**
+     * A release-like tree (bin/oam beside lib/oam.jar) whose AOT cache is newer than the jar but unusable: bin/oam
+     * passes it (on JDK 25+), the JVM cannot map it and starts without it, and says so neither on stdout, which stays
+     * the protocol's, nor on stderr.
+     */
+    @Test
+    void anAotCacheTheJvmCannotUseIsSkippedWithoutAWord(@TempDir Path tree) throws Exception {
+        Path root = Transports.launcher().getParent().getParent();
+        Files.createDirectories(tree.resolve("bin/lib"));
+        Files.createDirectories(tree.resolve("lib"));
+        Files.copy(root.resolve("bin/oam"), tree.resolve("bin/oam"));
+        Files.copy(root.resolve("bin/lib/jdk.sh"), tree.resolve("bin/lib/jdk.sh"));
+        Files.copy(root.resolve("oam-cli/target/oam.jar"), tree.resolve("lib/oam.jar"));
+        Path cache = Files.writeString(tree.resolve("lib/oam.aot"), "not an AOT cache");
+        Files.setLastModifiedTime(
+                cache,
+                java.nio.file.attribute.FileTime.fromMillis(
+                        Files.getLastModifiedTime(tree.resolve("lib/oam.jar")).toMillis() + 60_000));
+        Path input = Files.writeString(
+                tree.resolve("input.jsonl"),
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"
+                        + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"shutdown\"}\n");
+        ProcessBuilder builder = new ProcessBuilder(tree.resolve("bin/oam").toString(), "stdio", "--model", "none");
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        builder.redirectInput(input.toFile());
+        Process process = builder.start();
+        byte[] out = process.getInputStream().readAllBytes();
+        byte[] err = process.getErrorStream().readAllBytes();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+
+        String stderr = new String(err, StandardCharsets.UTF_8);
+        assertThat(process.exitValue()).as(stderr).isZero();
+        assertThat(new String(out, StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+        assertThat(stderr).doesNotContain("[aot]").doesNotContain("[cds]").doesNotContain("AOT");
+    }
+
     @Test
     void aSystemModelWithoutABackendIsRefusedClearly() throws Exception {
         Run run = run(Map.of(), "stdio", "--model", "/models/none.gguf");

@@ -102,7 +102,10 @@ class RespondCommandIT {
         assertThat(ask.err()).contains("--ask-tools needs a terminal");
     }
 
-    /** CLI.md §1a rows 2, 8 and 11: `--image` refused, `any` as `required`'s alias, `explicit`, `--no-stream`. */
+    /**
+     * docs/CLI.md, "Compared with the original CLI", rows 2, 8 and 11: `--image` refused, `any` as `required`'s alias,
+     * `explicit`, `--no-stream`.
+     */
     @Test
     void toolChoiceAliasesExplicitNoStreamAndImagesBehaveAsDocumented() throws Exception {
         CliRun.Result image = oam().script("[]")

@@ -20,7 +20,9 @@ public enum ErrorCode {
     INVALID_SCHEMA(-32007, "invalid_schema"),
     TOOL_FAILED(-32008, "tool_failed"),
     CANCELLED(-32009, "cancelled"),
-    BUSY(-32010, "busy"), // listed by the protocol (PROTOCOL.md, errors); turns are queued, so nothing produces it
+    BUSY(
+            -32010,
+            "busy"), // listed by the protocol (docs/PROTOCOL.md, "Errors"); turns are queued, so nothing produces it
     INVALID_REQUEST(-32011, "invalid_request"),
     GENERATION_FAILED(-32012, "generation_failed"),
     SESSION_NOT_FOUND(-32020, "session_not_found"),

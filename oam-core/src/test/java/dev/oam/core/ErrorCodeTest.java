@@ -28,10 +28,10 @@ class ErrorCodeTest {
         assertThat(Arrays.stream(ErrorCode.values()).map(ErrorCode::dataCode)).doesNotHaveDuplicates();
     }
 
-    /** docs/PROTOCOL.md's error table (the spec's codes as this edition uses them) lists exactly these codes. */
+    /** docs/PROTOCOL.md's error table (the protocol's codes as this edition uses them) lists exactly these codes. */
     @Test
     void theDocumentedErrorTableListsExactlyTheseCodes() throws IOException {
-        Path doc = Path.of("..", "docs", "PROTOCOL.md");
+        Path doc = Path.of("../docs/PROTOCOL.md");
         Pattern row = Pattern.compile("^\\| (-\\d+) \\| `([a-z_]+)` \\|", Pattern.MULTILINE);
         Map<Integer, String> documented = new LinkedHashMap<>();
         Matcher m = row.matcher(Files.readString(doc, StandardCharsets.UTF_8));

@@ -15,12 +15,12 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Builds a random value that the generation schema's grammar allows (PROTOCOL.md, the generation schema table): one
- * alternative of an {@code anyOf}, one member of an {@code enum}, a number within {@code minimum}/{@code maximum}, an
- * array within {@code minItems}/{@code maxItems}, an object with its required properties and some optional ones. The
- * value is written as JSON text and parsed back, as a model's answer is. Returns {@code null} when the grammar cannot
- * produce a value within the sampler's depth and size (a recursion that does not bottom out quickly, or an empty range)
- * — that is not what this sampler checks.
+ * Builds a random value that the generation schema's grammar allows (docs/PROTOCOL.md, "Structured output and the
+ * generation schema"): one alternative of an {@code anyOf}, one member of an {@code enum}, a number within
+ * {@code minimum}/{@code maximum}, an array within {@code minItems}/{@code maxItems}, an object with its required
+ * properties and some optional ones. The value is written as JSON text and parsed back, as a model's answer is. Returns
+ * {@code null} when the grammar cannot produce a value within the sampler's depth and size (a recursion that does not
+ * bottom out quickly, or an empty range) — that is not what this sampler checks.
  */
 final class SchemaSampler {
     private static final int MAX_DEPTH = 24;

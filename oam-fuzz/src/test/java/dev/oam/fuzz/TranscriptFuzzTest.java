@@ -10,10 +10,10 @@ import dev.oam.core.transcript.TranscriptCodec;
 import java.util.List;
 
 /**
- * The transcript codec (TRANSCRIPT.md), which reads saved conversations from disk via {@code session/create history}
- * and {@code npc/restore}. Properties: reading any JSON either succeeds or throws {@link IllegalArgumentException}
- * naming the field; on what it accepts, decode ∘ encode is the identity: encoding what was read and reading that again
- * gives the same instructions and entries, and the same encoding.
+ * The transcript codec (docs/PROTOCOL.md, "The transcript format"), which reads saved conversations from disk via
+ * {@code session/create history} and {@code npc/restore}. Properties: reading any JSON either succeeds or throws
+ * {@link IllegalArgumentException} naming the field; on what it accepts, decode ∘ encode is the identity: encoding what
+ * was read and reading that again gives the same instructions and entries, and the same encoding.
  */
 class TranscriptFuzzTest {
     @FuzzTest(maxDuration = "10m")

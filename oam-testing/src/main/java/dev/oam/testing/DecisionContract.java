@@ -14,9 +14,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The contract for {@code decision/decide}, {@code decision/decideMany} and {@code content/generate} (PROTOCOL.md §6;
- * COMPAT.md), played with scripted models; the {@code content/generate} tests are the default methods of
- * {@link ContentContract}.
+ * The contract for {@code decision/decide}, {@code decision/decideMany} and {@code content/generate} (docs/PROTOCOL.md,
+ * "Decisions and content"; docs/GAMES.md), played with scripted models; the {@code content/generate} tests are the
+ * default methods of {@link ContentContract}.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class DecisionContract extends ContractSupport implements ContentContract {

@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The contract for structured output, JSON Schema conversion, transcripts and history restore, compaction and context
- * trimming (PROTOCOL.md §5, §9; TRANSCRIPT.md). Its tests are the default methods of the parts it implements.
+ * trimming (docs/PROTOCOL.md). Its tests are the default methods of the parts it implements.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class StructuredOutputContract extends ContractSupport implements SchemaContract, TranscriptContract {

@@ -6,7 +6,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The contract for world state (PROTOCOL.md §6 World state, §7 {@code world/changed}; COMPAT.md): every {@code world/*}
+ * The contract for world state (docs/GAMES.md, "Worlds"; docs/ARCHITECTURE.md, "World state"): every {@code world/*}
  * method, path forms, versions, subscriptions and their notifications, limits, ids and errors. JSON text in, parsed
  * JSON out; no sleeps. Its tests are the default methods of the parts it implements.
  */

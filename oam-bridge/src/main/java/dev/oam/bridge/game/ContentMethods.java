@@ -22,8 +22,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code content/generate} (PROTOCOL.md §6): schema-shaped content from a one-off agent. Params and the schema are
- * checked on the dispatcher; the generation runs as deferred work.
+ * {@code content/generate} (docs/GAMES.md, "Content"): schema-shaped content from a one-off agent. Params and the
+ * schema are checked on the dispatcher; the generation runs as deferred work.
  */
 final class ContentMethods {
     static final String GENERATE = "content/generate";
@@ -74,7 +74,7 @@ final class ContentMethods {
             GeneratedContent generated = Content.generate(content, model, channel, token);
             ObjectNode result = Json.object();
             result.set("content", generated.content());
-            if (!warnings.isEmpty()) { // COMPAT.md: omitted when there are none
+            if (!warnings.isEmpty()) { // left out when there are none (docs/COMPATIBILITY.md, "Result shapes")
                 result.set("warnings", Json.strings(warnings));
             }
             return result;

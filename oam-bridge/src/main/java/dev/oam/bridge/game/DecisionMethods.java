@@ -39,7 +39,7 @@ import java.util.concurrent.Future;
 import org.jspecify.annotations.Nullable;
 
 /**
- * {@code decision/decide} and {@code decision/decideMany} (PROTOCOL.md §6 "Decisions"). Every parameter is checked on
+ * {@code decision/decide} and {@code decision/decideMany} (docs/GAMES.md, "Decisions"). Every parameter is checked on
  * the dispatcher, before any model runs; the decisions themselves run as deferred work.
  */
 final class DecisionMethods {
@@ -173,8 +173,8 @@ final class DecisionMethods {
     }
 
     /**
-     * The result in the key order of COMPAT.md: optionID, reasoning, confidence, toolCalls, usage, isFallback[,
-     * warnings].
+     * The result in its fixed key order (docs/COMPATIBILITY.md, "Result shapes"): optionID, reasoning, confidence,
+     * toolCalls, usage, isFallback[, warnings].
      */
     static ObjectNode encode(Decision decision, List<String> warnings) {
         ObjectNode result = Json.object();

@@ -9,7 +9,7 @@ import dev.oam.game.world.WorldState;
 import java.util.List;
 
 /**
- * The game methods (PROTOCOL.md §6): {@code npc/*}, {@code decision/*}, {@code world/*} and {@code content/generate}.
+ * The game methods (docs/GAMES.md): {@code npc/*}, {@code decision/*}, {@code world/*} and {@code content/generate}.
  * One instance per engine.
  */
 public final class GameExtension implements BridgeExtension {

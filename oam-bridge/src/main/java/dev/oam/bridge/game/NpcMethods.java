@@ -42,7 +42,7 @@ import java.util.List;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
-/** {@code npc/*} (PROTOCOL.md §6). */
+/** {@code npc/*} (docs/GAMES.md, "NPCs"). */
 final class NpcMethods {
     private NpcMethods() {}
 
@@ -288,7 +288,7 @@ final class NpcMethods {
         return Reply.pending();
     }
 
-    /** {@code npc/talk}'s result (PROTOCOL.md §6). */
+    /** {@code npc/talk}'s result (docs/COMPATIBILITY.md, "Result shapes", for its key order). */
     static ObjectNode talkResult(String id, NpcReply reply) {
         ObjectNode out = Json.object();
         out.put("npc", id);

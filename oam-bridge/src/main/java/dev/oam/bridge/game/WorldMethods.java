@@ -18,9 +18,9 @@ import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 
 /**
- * {@code world/*} (PROTOCOL.md §6, World state). Every method answers at once on the dispatcher; reads and writes of
- * one request run under the world's lock, so a result's {@code version} is the one right after its own change even
- * while NPC tools write to the same world. Notifications a change causes are sent by the world's listener (see
+ * {@code world/*} (docs/GAMES.md, "Worlds"). Every method answers at once on the dispatcher; reads and writes of one
+ * request run under the world's lock, so a result's {@code version} is the one right after its own change even while
+ * NPC tools write to the same world. Notifications a change causes are sent by the world's listener (see
  * {@link Worlds}) before the handler returns, so before the response.
  */
 final class WorldMethods {

@@ -4,9 +4,9 @@ import dev.oam.bridge.BridgeEngine;
 import java.util.List;
 
 /**
- * A set of methods plugged into the engine (PROTOCOL.md §11). An extension holds the state of one engine (the game
- * extension: its NPCs and worlds), so a configuration names extensions by {@link Factory}: every engine built from it
- * creates its own, and {@code shutdown} of one engine never touches another's.
+ * A set of methods plugged into the engine (docs/ARCHITECTURE.md, "Adding methods"). An extension holds the state of
+ * one engine (the game extension: its NPCs and worlds), so a configuration names extensions by {@link Factory}: every
+ * engine built from it creates its own, and {@code shutdown} of one engine never touches another's.
  */
 public interface BridgeExtension {
     /** Makes a fresh extension for one engine, for example {@code GameExtension::new}. */

@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
-/** Reads tool definitions (PROTOCOL.md §9), with the warnings they deserve. */
+/** Reads tool definitions (docs/PROTOCOL.md, "Options and tools"), with the warnings they deserve. */
 public final class ToolDefinitions {
     /** More tools than this per request are warned about. */
     public static final int RECOMMENDED_MAX_TOOLS = 5;

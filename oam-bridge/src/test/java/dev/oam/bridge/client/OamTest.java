@@ -28,7 +28,10 @@ import org.junit.jupiter.api.Timeout;
 /** The typed in-process API: sessions with Java tools, NPC talk with events, worlds, decisions and errors. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class OamTest {
-    /** An engine whose system model plays these steps (PROTOCOL.md §10), in order across everything it serves. */
+    /**
+     * An engine whose system model plays these steps (docs/PROTOCOL.md, "Scripted model"), in order across everything
+     * it serves.
+     */
     private static Oam oam(String stepsJson) throws Exception {
         ScriptedModel model =
                 ScriptedModel.fromJson(Json.parse("{\"type\":\"scripted\",\"steps\":" + stepsJson + "}"), "model");

@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The steering rules of a turn (GAME-LAYER.md §3.11): the turn's policy from the request and the agent's options, and
- * for each step which tools are offered and whether the model may, must or must not call one. Pure functions of their
- * arguments, so the turn loop asks again at every step.
+ * The steering rules of a turn (docs/ARCHITECTURE.md, "Steering each step"): the turn's policy from the request and the
+ * agent's options, and for each step which tools are offered and whether the model may, must or must not call one. Pure
+ * functions of their arguments, so the turn loop asks again at every step.
  */
 final class StepPlanner {
     private StepPlanner() {}

@@ -6,7 +6,7 @@ import dev.oam.core.ErrorCode;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
-/** One step of a scripted model (PROTOCOL.md §10). Every kind may wait {@code delayMs} first. */
+/** One step of a scripted model (docs/PROTOCOL.md, "Scripted model"). Every kind may wait {@code delayMs} first. */
 public sealed interface ScriptStep {
     long delayMs();
 

@@ -11,9 +11,9 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The FoundationModels-compatible transcript form (TRANSCRIPT.md): written by {@code session/transcript}, read by
- * {@code session/create} {@code history}. Reading is lenient about unknown fields and missing ids and strict about
- * everything it needs.
+ * The FoundationModels-compatible transcript form (docs/PROTOCOL.md, "The transcript format"): written by
+ * {@code session/transcript}, read by {@code session/create} {@code history}. Reading is lenient about unknown fields
+ * and missing ids and strict about everything it needs.
  */
 public final class TranscriptCodec {
     public static final String TYPE = "FoundationModels.Transcript";

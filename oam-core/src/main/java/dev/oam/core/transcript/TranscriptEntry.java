@@ -7,9 +7,9 @@ import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One entry of a conversation after its instructions. The shapes follow the FoundationModels transcript (TRANSCRIPT.md)
- * so that export and restore are a direct mapping; {@code contentId}s are kept so a round trip reproduces the same
- * entries.
+ * One entry of a conversation after its instructions. The shapes follow the FoundationModels transcript
+ * (docs/PROTOCOL.md, "The transcript format") so that export and restore are a direct mapping; {@code contentId}s are
+ * kept so a round trip reproduces the same entries.
  */
 public sealed interface TranscriptEntry {
     String id();

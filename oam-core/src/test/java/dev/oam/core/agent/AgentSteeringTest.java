@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** The per-step tool steering (GAME-LAYER.md §3.11, COMPAT.md), observed through whole turns. */
+/** The per-step tool steering (docs/ARCHITECTURE.md, "Steering each step"), observed through whole turns. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class AgentSteeringTest {
     private static final List<ToolDefinition> TOOLS =

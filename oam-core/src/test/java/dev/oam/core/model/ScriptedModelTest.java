@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The scripted model of PROTOCOL.md §10, played directly (no agent). */
+/** The scripted model (docs/PROTOCOL.md, "Scripted model"), played directly (no agent). */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class ScriptedModelTest {
     private final CancellationToken token = CancellationToken.create();

@@ -14,8 +14,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * JSON Schema → generation schema (PROTOCOL.md §9). Expected schemas are compared as compact JSON, so key order
- * matters.
+ * JSON Schema → generation schema (docs/PROTOCOL.md, "Structured output and the generation schema"). Expected schemas
+ * are compared as compact JSON, so key order matters.
  */
 class SchemaConverterTest {
     private static GenerationSchema convert(String schema) throws SchemaException {

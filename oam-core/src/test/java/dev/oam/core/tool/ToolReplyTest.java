@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.json.Json;
 import org.junit.jupiter.api.Test;
 
-/** What the model sees of a tool's answer (PROTOCOL.md §7, the tool/call reply table). */
+/** What the model sees of a tool's answer (docs/PROTOCOL.md, "Tool calls"). */
 class ToolReplyTest {
     @Test
     void textOutputIsSeenAsTheText() {

@@ -21,7 +21,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The FoundationModels transcript form (TRANSCRIPT.md): what is written, what is read back, what is refused. */
+/**
+ * The FoundationModels transcript form (docs/PROTOCOL.md, "The transcript format"): what is written, what is read back,
+ * what is refused.
+ */
 class TranscriptCodecTest {
     private static final JsonNode SCHEMA = json("""
             {"type": "object", "properties": {"reasoning": {"type": "string"}, "choice": {"type": "string"}}}""");

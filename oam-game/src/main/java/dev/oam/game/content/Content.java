@@ -19,7 +19,10 @@ import dev.oam.game.internal.PromptText;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
-/** Schema-shaped content: items, quests, rumors, loot (GAME-LAYER.md §3.9). One fresh agent per piece. */
+/**
+ * Schema-shaped content: items, quests, rumors, loot (docs/PROTOCOL.md, "Decisions and content"). One fresh agent per
+ * piece.
+ */
 public final class Content {
     public static final String DEFAULT_INSTRUCTIONS = "You write content for a video game. Follow the requested format "
             + "exactly. Keep every text short, vivid and consistent with the game's facts.";

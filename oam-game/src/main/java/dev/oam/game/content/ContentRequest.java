@@ -9,7 +9,7 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One piece of content to generate (PROTOCOL.md §6 {@code content/generate}).
+ * One piece of content to generate (docs/PROTOCOL.md, "Decisions and content").
  *
  * @param prompt what to write
  * @param schema the JSON Schema the content must match; keys come back in its order

@@ -12,9 +12,9 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The model's decision JSON {@code {"reasoning", "choice", "confidence"}}, read leniently (COMPAT.md): the choice is
- * matched exactly, then case-insensitively; a missing confidence is 50; confidence is rounded and clamped to 0–100; a
- * missing reasoning is empty.
+ * The model's decision JSON {@code {"reasoning", "choice", "confidence"}}, read leniently (docs/GAMES.md, "What a model
+ * may get wrong"): the choice is matched exactly, then case-insensitively; a missing confidence is 50; confidence is
+ * rounded and clamped to 0–100; a missing reasoning is empty.
  */
 record DecisionAnswer(String optionID, String reasoning, int confidence) {
     static final int DEFAULT_CONFIDENCE = 50;

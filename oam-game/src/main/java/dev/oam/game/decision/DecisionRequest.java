@@ -13,7 +13,7 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One decision (PROTOCOL.md §6 {@code decision/decide}).
+ * One decision (docs/PROTOCOL.md, "Decisions and content").
  *
  * @param situation what is happening, from the actor's point of view
  * @param options at least one option; ids unique

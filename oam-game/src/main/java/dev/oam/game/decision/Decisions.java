@@ -23,8 +23,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Enum-constrained decisions (GAME-LAYER.md §3.9): the model writes a one-sentence reason, then the id of one option,
- * then a confidence. Each decision is a fresh one-off agent with no history.
+ * Enum-constrained decisions (docs/PROTOCOL.md, "Decisions and content"): the model writes a one-sentence reason, then
+ * the id of one option, then a confidence. Each decision is a fresh one-off agent with no history.
  */
 public final class Decisions {
     public static final int DEFAULT_MAX_TOOL_ROUNDS = 2;
@@ -57,7 +57,8 @@ public final class Decisions {
             return Decision.only(ids.get(0));
         }
         token.check();
-        // COMPAT.md's lenient reading (choice case, confidence range, missing fields) happens before the schema check.
+        // The lenient reading (choice case, confidence range, missing fields) happens before the schema check: a game
+        // can act on such an answer, so it must not fail the decision (docs/GAMES.md, "What a model may get wrong").
         Agent agent = new Agent(
                 new LenientModel(
                         model,

@@ -6,7 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
-/** The small text rules every game prompt shares (GAME-LAYER.md §3.2, §3.9). */
+/**
+ * The small text rules every game prompt shares (docs/GAMES.md, "The persona instructions"; docs/PROTOCOL.md,
+ * "Decisions and content").
+ */
 public final class PromptText {
     private PromptText() {}
 

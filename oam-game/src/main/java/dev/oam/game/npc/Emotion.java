@@ -5,7 +5,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
-/** The sixteen NPC emotions, with the lenient matching of GAME-LAYER.md §3.6. */
+/** The sixteen NPC emotions, with their lenient matching (docs/GAMES.md, "Emotions and spoken lines"). */
 public enum Emotion {
     NEUTRAL,
     HAPPY,

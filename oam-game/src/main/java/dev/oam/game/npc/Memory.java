@@ -17,7 +17,7 @@ public record Memory(
         return new Memory(facts, relationship, newSummary);
     }
 
-    /** The attitude word for a relationship value (GAME-LAYER.md §3.2). */
+    /** The attitude word for a relationship value (docs/GAMES.md, "The memory note"). */
     public static String attitude(int relationship) {
         if (relationship < -60) {
             return "hostile";

@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * {@code remember_fact} and {@code change_relationship} (GAME-LAYER.md §3.8). Changes are staged during a turn and
- * committed only when the turn succeeds.
+ * {@code remember_fact} and {@code change_relationship} (docs/GAMES.md, "Memory tools"). Changes are staged during a
+ * turn and committed only when the turn succeeds.
  */
 public final class MemoryTools {
     public static final String REMEMBER_FACT = "remember_fact";

@@ -41,9 +41,10 @@ import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One NPC (GAME-LAYER.md §3): persona, options, memory, client tools, an optional world, and a conversation with its
- * model. {@link #talk} runs a dialogue turn (tool assembly, instructions, the guardrail retry, fallbacks, the memory
- * commit), {@link #compact} folds old turns into the memory summary and {@link #bark} makes an ambient line.
+ * One NPC (docs/GAMES.md, "Turn building"): persona, options, memory, client tools, an optional world, and a
+ * conversation with its model. {@link #talk} runs a dialogue turn (tool assembly, instructions, the guardrail retry,
+ * fallbacks, the memory commit), {@link #compact} folds old turns into the memory summary and {@link #bark} makes an
+ * ambient line.
  *
  * <p>Not thread-safe for changes: {@code talk}, {@code compact}, {@code update} and {@code reset} must run one at a
  * time (the bridge runs them on the NPC's own queue). The accessors and {@link #bark} may be called from any thread;
@@ -192,10 +193,10 @@ public final class Npc {
     // ------------------------------------------------------------------------------------ talk
 
     /**
-     * One dialogue turn (GAME-LAYER.md §3.7). World and memory tools run here; every other tool call goes to
-     * {@code clientTools}. A guardrail block or refusal retries once as plain text (reply format {@code auto}) and
-     * then, with {@code fallbackOnGuardrail}, answers a fallback line; memory changes are kept only when the turn
-     * succeeds.
+     * One dialogue turn (docs/GAMES.md, "Retry and fallback lines"). World and memory tools run here; every other tool
+     * call goes to {@code clientTools}. A guardrail block or refusal retries once as plain text (reply format
+     * {@code auto}) and then, with {@code fallbackOnGuardrail}, answers a fallback line; memory changes are kept only
+     * when the turn succeeds.
      *
      * @param commit called right before the turn changes the NPC; throws when the turn was cancelled
      * @throws AgentException the turn failed ({@code code()} is the wire error); the NPC is unchanged
@@ -415,15 +416,15 @@ public final class Npc {
 
     /**
      * Whether the last {@link #talk} answered by the model left the conversation long enough to {@link #compact}
-     * (GAME-LAYER.md §3.9); a turn that failed or fell back after a guardrail block never asks for it.
+     * (docs/GAMES.md, "Compaction"); a turn that failed or fell back after a guardrail block never asks for it.
      */
     public boolean compactionDue() {
         return compactionDue;
     }
 
     /**
-     * Folds the turns before the most recent {@code keepRecentTurns} into the memory summary (GAME-LAYER.md §3.9). Does
-     * nothing when there are no older turns.
+     * Folds the turns before the most recent {@code keepRecentTurns} into the memory summary (docs/GAMES.md,
+     * "Compaction"). Does nothing when there are no older turns.
      *
      * @param commit called once the summary is made, right before the NPC changes
      */

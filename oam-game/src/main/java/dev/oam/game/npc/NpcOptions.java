@@ -7,7 +7,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An NPC's options (PROTOCOL.md §6 options table), with their defaults in {@link #defaults(Duration)}.
+ * An NPC's options (docs/GAMES.md, "Persona and options"), with their defaults in {@link #defaults(Duration)}.
  *
  * @param secretsUnlockAtRelationship {@code null}: secrets always in the prompt with a rule to guard them
  */

@@ -10,7 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
-/** How each NPC turn is worded (GAME-LAYER.md §3.1–3.4), in this project's own words. */
+/** How each NPC turn is worded (docs/GAMES.md, "Turn building"). */
 public final class NpcPrompts {
     public enum SecretVisibility {
         HIDDEN,
@@ -141,7 +141,10 @@ public final class NpcPrompts {
         return Json.text(value);
     }
 
-    /** The structured reply schema of §3.4: emotion, line, [player_options], [ends_conversation]. */
+    /**
+     * The structured reply schema (docs/GAMES.md, "The structured reply"): emotion, line, [player_options],
+     * [ends_conversation].
+     */
     public static ObjectNode replySchema(Persona persona, NpcOptions options) {
         ObjectNode schema = Json.object();
         schema.put("type", "object");
@@ -166,9 +169,8 @@ public final class NpcPrompts {
             playerOptions.putObject("items").put("type", "string");
             playerOptions.put("minItems", count);
             playerOptions.put("maxItems", count);
-            // An example of the kind of line wanted: described only as "what the player might answer", SmolLM2-135M
-            // wrote
-            // mood words or identifiers ("happy_player_options_1") in 6 of 6 turns, with the examples in 1 of 6.
+            // Examples of the kind of line wanted: described only as "what the player might answer", a small model
+            // writes mood words or identifiers ("happy_player_options_1") instead of lines.
             playerOptions.put(
                     "description",
                     count + " short things the player could say back to you, such as \"Tell me more.\" or "
@@ -239,7 +241,7 @@ public final class NpcPrompts {
     }
 
     /**
-     * How an NPC's conversation is folded into its memory summary (GAME-LAYER.md §3.9), for the shared
+     * How an NPC's conversation is folded into its memory summary (docs/GAMES.md, "Compaction"), for the shared
      * {@link Compactor}: instructions in the NPC's name, and a prompt with the summary so far, then one line per entry
      * ({@code Player: …} from the turn's prompt, {@code Name: line} from its replies, tool calls and results in
      * brackets).

@@ -6,7 +6,7 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What the player says to an NPC (GAME-LAYER.md §3.7).
+ * What the player says to an NPC (docs/GAMES.md, "The prompt").
  *
  * @param line the player's line; may be empty (the NPC speaks first)
  * @param context the situation: a string, or an object whose members become "key: value" facts; {@code null} for none

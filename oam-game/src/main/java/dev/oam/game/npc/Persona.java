@@ -3,7 +3,7 @@ package dev.oam.game.npc;
 import java.util.List;
 import java.util.Objects;
 
-/** Who an NPC is (PROTOCOL.md §6 persona table). Only {@code name} is required. */
+/** Who an NPC is (docs/GAMES.md, "Persona and options"). Only {@code name} is required. */
 public record Persona(
         String name,
         String role,

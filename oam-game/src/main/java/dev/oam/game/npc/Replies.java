@@ -11,7 +11,10 @@ import java.util.Set;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
-/** Parsing of NPC replies: structured JSON and {@code [emotion] line} text (GAME-LAYER.md §3.4–3.6). */
+/**
+ * Parsing of NPC replies: structured JSON and {@code [emotion] line} text (docs/GAMES.md, "The structured reply", "Text
+ * replies").
+ */
 public final class Replies {
     /** A parsed reply. */
     public record Reply(Emotion emotion, String line, List<String> playerOptions, boolean endsConversation) {}
@@ -22,7 +25,7 @@ public final class Replies {
     /**
      * What a structured reply must be to be read: any JSON object. The model is held to the exact reply schema, but a
      * reply that misses it in a way {@link #structured} can read (an unknown emotion, fewer or more player options, a
-     * missing or extra key) must not cost the turn (GAME-LAYER.md §3.4).
+     * missing or extra key) must not cost the turn (docs/GAMES.md, "What a model may get wrong").
      */
     public static ObjectNode acceptedSchema() {
         return Json.object().put("type", "object");
@@ -98,7 +101,7 @@ public final class Replies {
         return new Reply(emotion, cleanLine(split.line(), persona.name()), List.of(), false);
     }
 
-    /** §3.5: splits {@code [tag] rest}. */
+    /** Splits {@code [tag] rest} (docs/GAMES.md, "Text replies"). */
     public static TextSplit splitTag(String text) {
         String t = text.stripLeading();
         if (!t.startsWith("[")) {

@@ -1,6 +1,6 @@
 package dev.oam.game.npc;
 
-/** How an NPC replies (PROTOCOL.md §6, the replyFormat trade-off). */
+/** How an NPC replies (docs/GAMES.md, "Persona and options"). */
 public enum ReplyFormat {
     AUTOMATIC("automatic"),
     STRUCTURED("structured"),

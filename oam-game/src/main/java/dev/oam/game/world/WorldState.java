@@ -17,7 +17,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A JSON blackboard shared by the game and its NPCs (PROTOCOL.md §6, World state). The root is always an object.
+ * A JSON blackboard shared by the game and its NPCs (docs/GAMES.md, "Worlds"). The root is always an object.
  * Thread-safe; every method is atomic, and {@link #atomically} makes several calls one.
  *
  * <p>Paths are dot paths with list indexes ({@code "party.0.name"}; {@code ""} is the root) plus the forms
@@ -258,11 +258,11 @@ public final class WorldState {
     }
 
     /**
-     * The "Game state:" lines of GAME-LAYER.md §3.3 for these paths: each path that parses and exists is flattened to
-     * {@code path: value} lines, non-empty objects down to their leaves (at most 4 levels below the path), strings
-     * unquoted, everything else (lists included) as compact JSON, values over 200 characters cut to 197 plus "...", the
-     * root's own line named {@code state}. After {@code maxLines} lines the rest becomes "(N more not shown)". Empty
-     * when nothing is found.
+     * The "Game state:" lines for these paths (docs/GAMES.md, "The prompt"): each path that parses and exists is
+     * flattened to {@code path: value} lines, non-empty objects down to their leaves (at most 4 levels below the path),
+     * strings unquoted, everything else (lists included) as compact JSON, values over 200 characters cut to 197 plus
+     * "...", the root's own line named {@code state}. After {@code maxLines} lines the rest becomes "(N more not
+     * shown)". Empty when nothing is found.
      */
     public String summary(List<String> paths, int maxLines) {
         List<String> lines = new ArrayList<>();

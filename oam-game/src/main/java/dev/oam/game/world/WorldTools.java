@@ -23,9 +23,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An NPC's local world tools ({@code read_world_state}, {@code update_world_state}; GAME-LAYER.md §3.8). Mistakes never
- * throw: they come back to the model as error outputs that name what it may use instead. Keys match case-insensitively,
- * and every path form of {@link WorldPath} is accepted.
+ * An NPC's local world tools ({@code read_world_state}, {@code update_world_state}; docs/GAMES.md, "World tools").
+ * Mistakes never throw: they come back to the model as error outputs that name what it may use instead. Keys match
+ * case-insensitively, and every path form of {@link WorldPath} is accepted.
  */
 public final class WorldTools {
     public static final String READ = "read_world_state";

@@ -22,7 +22,7 @@ public final class RecordingModel implements LanguageModel {
         this.script = script;
     }
 
-    /** A model playing these steps (PROTOCOL.md §10 step objects, as a JSON array). */
+    /** A model playing these steps (step objects of docs/PROTOCOL.md, "Scripted model", as a JSON array). */
     public static RecordingModel playing(String stepsJson) {
         try {
             JsonNode spec = Json.parse("{\"type\":\"scripted\",\"steps\":" + stepsJson + "}");

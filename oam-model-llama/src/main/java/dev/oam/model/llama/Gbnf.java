@@ -40,8 +40,8 @@ import org.jspecify.annotations.Nullable;
  * strings at {@code maxString} characters, arrays at {@code maxItems} (default {@value #DEFAULT_MAX_ITEMS}, never more
  * than {@value #MAX_ITEMS}), numbers at {@value #MAX_DIGITS} integer and {@value #FRACTION_DIGITS} fraction digits,
  * {@code $ref} chains at {@value #MAX_REF_DEPTH} and {@code {}} values at {@value #ANY_DEPTH} levels of nesting.
- * llama.cpp silently ignores a grammar it cannot parse (LLAMA-JAVA.md §6.5), so the shapes emitted here are
- * deliberately few; the tests check every one of them with their own GBNF matcher.
+ * llama.cpp silently ignores a grammar it cannot parse (the step then runs unconstrained), so the shapes emitted here
+ * are deliberately few; the tests check every one of them with their own GBNF matcher.
  *
  * <p>Not thread-safe: one instance builds one grammar.
  */

@@ -39,15 +39,15 @@ public final class LlamaBackend implements ModelBackend {
     public static final String TYPE = "llama";
 
     /**
-     * One model file: what was read of it, the settings it was loaded with, the engine (loading or loaded) and the
-     * format its prompts are written in when it has no chat template, or why its chat template cannot be used.
+     * One model file: what was read of it, the settings it was loaded with, the engine (loading or loaded) and what
+     * sessions on it are warned of (the turn format its prompts are written in when it has no chat template, or why its
+     * chat template cannot be used; known once the loading thread has looked).
      */
     private record Loaded(
             GgufFile file,
             EngineSettings settings,
             CompletableFuture<Engine> engine,
-            @Nullable TurnFormat turnFormat,
-            @Nullable String templateProblem) {}
+            CompletableFuture<List<String>> warnings) {}
 
     /** Layers of every model to offload to a GPU unless its value names {@code gpuLayers}; -1 for all. */
     public static final String GPU_LAYERS_VARIABLE = LlamaSettings.GPU_LAYERS_VARIABLE;
@@ -180,42 +180,53 @@ public final class LlamaBackend implements ModelBackend {
                 TurnFormat format = file.chatTemplate() == null ? TurnFormat.require(file) : null;
                 EngineSettings engineSettings = engineSettings(settings, file);
                 CompletableFuture<Engine> engine = new CompletableFuture<>();
-                String problem = format == null ? templateWarning(file) : null;
-                entry = new Loaded(file, engineSettings, engine, format, problem);
+                CompletableFuture<List<String>> warnings = new CompletableFuture<>();
+                entry = new Loaded(file, engineSettings, engine, warnings);
                 loaded.put(key, entry);
                 if (format != null) {
-                    Log.warning(format.warning(modelName(file)));
+                    String warning = format.warning(modelName(file));
+                    Log.warning(warning);
+                    warnings.complete(List.of(warning));
                 }
-                if (problem != null) {
-                    Log.warning(problem);
-                }
-                Thread.ofPlatform()
-                        .daemon()
-                        .name("oam-llama-load")
-                        .start(() -> load(file, engineSettings, defaults, engine));
+                // Whether the file's own chat template can render a conversation is asked on the loading thread: it
+                // parses the template and reads the vocabulary (most of a second on 2 cores), which the host's start,
+                // and with it the first answer of oam stdio, need not wait for. Sessions wait for it in warnings().
+                Thread.ofPlatform().daemon().name("oam-llama-load").start(() -> {
+                    if (!warnings.isDone()) {
+                        warnings.complete(templateWarnings(file));
+                    }
+                    load(file, engineSettings, defaults, engine);
+                });
             } else {
                 checkSame(entry, settings);
             }
         }
-        List<String> warnings = entry.turnFormat() != null
-                ? List.of(entry.turnFormat().warning(modelName(entry.file())))
-                : entry.templateProblem() != null ? List.of(entry.templateProblem()) : List.of();
         return new LlamaLanguageModel(
                 name != null ? name : modelName(entry.file()),
                 entry.settings().contextSize(),
                 entry.engine(),
                 settings.seed(),
                 languages,
-                warnings);
+                entry.warnings()::join);
     }
 
-    /** The warning for a file whose own chat template cannot render a plain conversation, else null. */
-    private static @Nullable String templateWarning(GgufFile file) throws GgufException {
-        String problem = ModelFile.of(file).chatRenderer().problem();
-        return problem == null
-                ? null
-                : "The chat template of '" + modelName(file) + "' cannot be used (" + problem
-                        + "); prompts are written in ChatML, which the model may not follow.";
+    /**
+     * The warning (logged too) for a file whose own chat template cannot render a plain conversation; none when it can,
+     * or when the file cannot be read again (loading it then fails with the reason).
+     */
+    private static List<String> templateWarnings(GgufFile file) {
+        try {
+            String problem = ModelFile.of(file).chatRenderer().problem();
+            if (problem == null) {
+                return List.of();
+            }
+            String warning = "The chat template of '" + modelName(file) + "' cannot be used (" + problem
+                    + "); prompts are written in ChatML, which the model may not follow.";
+            Log.warning(warning);
+            return List.of(warning);
+        } catch (Exception e) {
+            return List.of();
+        }
     }
 
     private EngineSettings engineSettings(LlamaModelValue settings, GgufFile file) throws SettingsConflict {

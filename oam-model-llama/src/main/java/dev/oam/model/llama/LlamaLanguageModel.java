@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -81,7 +82,7 @@ public final class LlamaLanguageModel implements LanguageModel {
     private final CompletableFuture<Engine> engine;
     private final @Nullable Long seed;
     private final List<String> languages;
-    private final List<String> warnings;
+    private final Supplier<List<String>> warnings;
     private volatile int framing = -1;
     private final Map<PlanKey, StepPlan> plans = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
@@ -113,6 +114,20 @@ public final class LlamaLanguageModel implements LanguageModel {
             @Nullable Long seed,
             List<String> languages,
             List<String> warnings) {
+        this(name, contextSize, engine, seed, languages, () -> warnings);
+    }
+
+    /**
+     * @param warnings what {@link #warnings()} reports, asked for on every call: the backend's finds out on the loading
+     *     thread whether the file's chat template can be used, so that a host's start does not wait for it
+     */
+    public LlamaLanguageModel(
+            String name,
+            int contextSize,
+            CompletableFuture<Engine> engine,
+            @Nullable Long seed,
+            List<String> languages,
+            Supplier<List<String>> warnings) {
         if (contextSize < 1) {
             throw new IllegalArgumentException("contextSize must be at least 1, not " + contextSize);
         }
@@ -121,12 +136,12 @@ public final class LlamaLanguageModel implements LanguageModel {
         this.engine = engine;
         this.seed = seed;
         this.languages = List.copyOf(languages);
-        this.warnings = List.copyOf(warnings);
+        this.warnings = warnings;
     }
 
     @Override
     public List<String> warnings() {
-        return warnings;
+        return List.copyOf(warnings.get());
     }
 
     @Override

@@ -129,6 +129,25 @@ class LlamaBackendTest {
     }
 
     @Test
+    void aChatTemplateThatCannotRenderAConversationIsStillReportedToSessions() throws Exception {
+        // The check runs on the loading thread (the host's start does not wait for it); warnings() waits for it.
+        Path broken = DIR.resolve("backend-broken-template.gguf");
+        TinyGguf.tiny()
+                .name("backend-broken")
+                .chatTemplate("{{ raise_exception('no system messages') }}")
+                .write(broken);
+
+        LanguageModel model = LOADING.create(spec("{\"type\":\"llama\",\"path\":\"" + broken + "\"}"), "model");
+
+        assertThat(model.warnings())
+                .singleElement()
+                .asString()
+                .contains("'backend-broken'")
+                .contains("cannot be used")
+                .contains("ChatML");
+    }
+
+    @Test
     void oneEngineServesEveryModelNamingTheFileAndItsSettingsAreFixedByTheFirstUse() throws Exception {
         LlamaBackend backend = LOADING;
         LanguageModel first =

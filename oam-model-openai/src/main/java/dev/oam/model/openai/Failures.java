@@ -19,7 +19,9 @@ import java.util.Set;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
-/** Server errors → protocol errors (issue 7's table), with the server's message shortened and keys redacted. */
+/**
+ * Server errors → protocol errors (docs/MODELS.md, "Errors"), with the server's message shortened and keys redacted.
+ */
 final class Failures {
     static final HttpHeaders NO_HEADERS = HttpHeaders.of(Map.of(), (a, b) -> true);
     /** Longest piece of a server's message quoted in an error. */

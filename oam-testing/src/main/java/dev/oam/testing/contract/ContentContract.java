@@ -11,8 +11,8 @@ import dev.oam.testing.Conversation;
 import org.junit.jupiter.api.Test;
 
 /**
- * The {@code content/generate} part of the decision contract (PROTOCOL.md §6): schema-shaped content, its warnings,
- * errors and client tools, played with scripted models.
+ * The {@code content/generate} part of the decision contract (docs/GAMES.md, "Content"): schema-shaped content, its
+ * warnings, errors and client tools, played with scripted models.
  */
 public interface ContentContract extends ContractFixture {
     /** A client tool the scripted models call. */

@@ -12,11 +12,11 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The framing part of the protocol contract (PROTOCOL.md §1, §8): parse errors, message shapes, ids, params, warnings
- * about unknown members, notifications and hostile input.
+ * The framing part of the protocol contract (docs/PROTOCOL.md, "Framing", "Errors"): parse errors, message shapes, ids,
+ * params, warnings about unknown members, notifications and hostile input.
  */
 public interface FramingContract extends ContractFixture {
-    // ---------------------------------------------------------------- framing (§1, §8)
+    // ---------------------------------------------------------------- framing
 
     @Test
     default void garbageIsAParseErrorWithNullIdAndTheNextRequestIsServed() throws Exception {

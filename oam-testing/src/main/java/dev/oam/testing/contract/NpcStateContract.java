@@ -17,8 +17,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The state part of the NPC contract (PROTOCOL.md §6, GAME-LAYER.md §3): memory tools, saves and restores, updates,
- * resets, the list, compaction, state reads and world tools.
+ * The state part of the NPC contract (docs/GAMES.md): memory tools, saves and restores, updates, resets, the list,
+ * compaction, state reads and world tools.
  */
 public interface NpcStateContract extends ContractFixture {
     @Test

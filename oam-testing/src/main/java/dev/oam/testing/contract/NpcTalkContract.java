@@ -15,8 +15,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The talking part of the NPC contract (PROTOCOL.md §6, GAME-LAYER.md §3): creation and its limit, structured turns,
- * lenient reading, usage, streaming, retries, fallbacks, cancellation, tool choice and barks.
+ * The talking part of the NPC contract (docs/GAMES.md): creation and its limit, structured turns, lenient reading,
+ * usage, streaming, retries, fallbacks, cancellation, tool choice and barks.
  */
 public interface NpcTalkContract extends ContractFixture {
     @Test

@@ -14,11 +14,11 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The schema part of the structured-output contract (PROTOCOL.md §9): JSON Schema conversion, its warnings and errors,
- * and structured turns.
+ * The schema part of the structured-output contract (docs/PROTOCOL.md, "Structured output and the generation schema"):
+ * JSON Schema conversion, its warnings and errors, and structured turns.
  */
 public interface SchemaContract extends ContractFixture {
-    // ---------------------------------------------------------------- schema conversion (§9)
+    // ---------------------------------------------------------------- schema conversion
 
     @Test
     default void unenforceableConstraintsAreDescribedAndWarnedPerKeyword() throws Exception {

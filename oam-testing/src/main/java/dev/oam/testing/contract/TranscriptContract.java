@@ -16,8 +16,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The transcript part of the structured-output contract (PROTOCOL.md §5; TRANSCRIPT.md): transcripts, history restore,
- * compaction and context trimming.
+ * The transcript part of the structured-output contract (docs/PROTOCOL.md, "Transcripts, history and compaction"):
+ * transcripts, history restore, compaction and context trimming.
  */
 public interface TranscriptContract extends ContractFixture {
     // ---------------------------------------------------------------- transcripts

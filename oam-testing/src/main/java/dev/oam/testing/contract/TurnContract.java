@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The turn part of the protocol contract: plain and streamed turns, their validation, and every step form, failure and
- * retry of the scripted model (PROTOCOL.md §10).
+ * retry of the scripted model (docs/PROTOCOL.md, "Scripted model").
  */
 public interface TurnContract extends ContractFixture {
     // ---------------------------------------------------------------- turns
@@ -113,7 +113,7 @@ public interface TurnContract extends ContractFixture {
         }
     }
 
-    // ---------------------------------------------------------------- scripted model (§10)
+    // ---------------------------------------------------------------- scripted model
 
     @Test
     default void everyAgentErrorCodeCanBeScripted() throws Exception {

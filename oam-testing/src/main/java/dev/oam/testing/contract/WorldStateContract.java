@@ -16,8 +16,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The state part of the world contract (PROTOCOL.md §6 World state; COMPAT.md): create, ids, every path form, set,
- * merge, remove, versions, the list, errors and limits.
+ * The state part of the world contract (docs/GAMES.md, "Worlds"): create, ids, every path form, set, merge, remove,
+ * versions, the list, errors and limits.
  */
 public interface WorldStateContract extends ContractFixture {
     // ---------------------------------------------------------------- create, ids

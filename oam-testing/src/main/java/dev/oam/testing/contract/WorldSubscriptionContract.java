@@ -16,8 +16,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The subscription part of the world contract (PROTOCOL.md §7 {@code world/changed}): who is notified of which change,
- * in which order and form, and when notifications end.
+ * The subscription part of the world contract (docs/GAMES.md, "Worlds"): who is notified of which change, in which
+ * order and form, and when notifications end.
  */
 public interface WorldSubscriptionContract extends ContractFixture {
     // ---------------------------------------------------------------- subscriptions

@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Writes a llama-architecture GGUF v3 model with random weights and its own SentencePiece vocabulary, so tests can load
- * a real model through llama.cpp without downloading one (LLAMA-JAVA.md §2).
+ * a real model through llama.cpp without downloading one.
  *
  * <p>The output is a pure function of the builder's settings: the weights come from a SplitMix64 generator implemented
  * here and use only IEEE arithmetic, so the bytes are identical on every JDK and machine.

@@ -31,7 +31,7 @@ final class TinyLayout {
         int matrix = b.f16 ? GGML_F16 : GGML_F32;
         List<Tensor> planned = new ArrayList<>();
         long[] offset = {0};
-        // std of U(-a, a) is a/√3: a = √3·std keeps the std of each tensor as LLAMA-JAVA.md §2 lists it
+        // std of U(-a, a) is a/√3: a = √3·std gives each tensor the std asked for here
         TensorAdder norm = (name, ne, unused) -> planned.add(place(offset, name, ne, GGML_F32, Init.ONES, 1.0));
         TensorAdder uniform =
                 (name, ne, std) -> planned.add(place(offset, name, ne, matrix, Init.UNIFORM, Math.sqrt(3.0) * std));

@@ -30,9 +30,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The extension pattern of PROTOCOL.md §11 end to end: a quest narrator with its own methods, a per-quest queue,
- * streamed {@code quest/event}s and client tools from the same turn driver as sessions, a commit point, and a custom
- * error code.
+ * The extension pattern (docs/ARCHITECTURE.md, "Adding methods") end to end: a quest narrator with its own methods, a
+ * per-quest queue, streamed {@code quest/event}s and client tools from the same turn driver as sessions, a commit
+ * point, and a custom error code.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class QuestExtensionTest {

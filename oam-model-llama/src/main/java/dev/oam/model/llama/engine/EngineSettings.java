@@ -94,9 +94,9 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
     /**
      * The KV cache size. llama.cpp places each batch of prompt tokens in contiguous free cells and fails the request
      * (and every other running one) when there is no such run; with several slots, tokens decoded in parallel
-     * interleave, so freed cells are scattered (measured: a 511-token prompt failed with 963 of 1024 cells free).
-     * Several slots therefore get one slot's worth of spare cells; the context of a request stays {@code contextSize},
-     * enforced here (llama.cpp's own per-slot limit is then a little larger).
+     * interleave, so freed cells are scattered (a prompt can fail with most of the cache free). Several slots therefore
+     * get one slot's worth of spare cells; the context of a request stays {@code contextSize}, enforced here
+     * (llama.cpp's own per-slot limit is then a little larger).
      */
     public int kvCells() {
         return (slots == 1 ? 1 : slots + 1) * contextSize;

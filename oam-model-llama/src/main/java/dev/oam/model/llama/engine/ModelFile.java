@@ -75,9 +75,8 @@ public record ModelFile(
      * Whether the model multiplies by a floating-point matrix (F32, F16, BF16; the token embeddings count when the
      * output layer reuses them): llama.cpp b4916 sums such products in another order for one row than for several, so
      * the FFM engine pads its one-row decodes for those models. Quantised matrices (Q4_K, Q5_0, Q8_0, …) come out the
-     * same for one row and several (measured on Gemma 3 270M's Q4_K/Q5_0/Q6_K/Q8_0 weights: the first logits of a
-     * prompt read whole and from the cache were equal without padding, {@code FfmGemmaTest}), and a lone session there
-     * would pay the padding for nothing.
+     * same for one row and several ({@code FfmGemmaTest} checks it on Gemma 3 270M: the first logits of a prompt read
+     * whole and from the cache are equal without padding), and a lone session there would pay the padding for nothing.
      */
     public static boolean floatMatrices(GgufFile file) {
         boolean outputLayer = file.tensors().stream().anyMatch(t -> t.name().equals("output.weight"));

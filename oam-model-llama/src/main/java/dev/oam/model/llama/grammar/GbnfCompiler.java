@@ -14,9 +14,9 @@ import java.util.Objects;
  *   <li>the trie: built once here (about a second for 262k tokens; about 3 nodes per token);
  *   <li>compiled grammars (equal when their texts are), the {@value #GRAMMARS} most recently started (each interns at
  *       most {@value GbnfGrammar#MAX_STATES} DFA states);
- *   <li>vocabulary slices (§4.3 of LLAMA-FFM.md), the {@value #SLICES} most recently used: for a state that accepts any
- *       run of some code points (a JSON string body, free text), the tokens made only of those are set at once and only
- *       the rest of the vocabulary is walked;
+ *   <li>vocabulary slices ({@link Slice}, after llguidance's slicer), the {@value #SLICES} most recently used: for a
+ *       state that accepts any run of some code points (a JSON string body, free text), the tokens made only of those
+ *       are set at once and only the rest of the vocabulary is walked;
  *   <li>masks by (grammar state, unfinished character), least recently used out past the byte budget
  *       ({@link #DEFAULT_MASK_BYTES} by default: 2,048 full masks of Gemma 3's vocabulary, more when masks are small,
  *       as they are kept as token ids when that is smaller).

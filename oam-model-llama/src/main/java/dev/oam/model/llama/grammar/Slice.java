@@ -3,10 +3,10 @@ package dev.oam.model.llama.grammar;
 import java.util.Arrays;
 
 /**
- * The vocabulary split for one set of "free" code points (llguidance's slicer, §4.3 of LLAMA-FFM.md): the tokens whose
- * piece is whole UTF-8 made only of those code points and at most {@link #MAX_PURE} bytes long ({@link #pure}), and a
- * trie of all the others ({@link #remainder}). Where a grammar state provably accepts every string of free code points
- * up to {@link #MAX_PURE} characters (a JSON string body far from its length bound, free text), its mask is
+ * The vocabulary split for one set of "free" code points (the idea of the llguidance library's slicer): the tokens
+ * whose piece is whole UTF-8 made only of those code points and at most {@link #MAX_PURE} bytes long ({@link #pure}),
+ * and a trie of all the others ({@link #remainder}). Where a grammar state provably accepts every string of free code
+ * points up to {@link #MAX_PURE} characters (a JSON string body far from its length bound, free text), its mask is
  * {@code pure} plus a walk of the much smaller remainder trie, instead of a walk of the whole vocabulary.
  *
  * <p>Immutable; built once per distinct set and shared by every grammar (keyed by code points, not by a grammar's

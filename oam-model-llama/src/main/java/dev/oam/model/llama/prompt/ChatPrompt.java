@@ -21,9 +21,9 @@ import org.jspecify.annotations.Nullable;
  *       tool the turn could call (name, description, arguments in words, {@link SchemaWords}), how to call one, and the
  *       answer's form (plain words, or JSON of a described form on structured turns). It is the same in every step of a
  *       turn, whether or not the step may call a tool, and in every turn with the same tools and form (an NPC's turns),
- *       so a turn reads again only what the conversation added. Measured on SmolLM2-135M with {@code bench/run eval}:
- *       with the listing after the request "Open the east gate" was drawn to the enum's first value, and of four tools
- *       the right one was chosen in 2 of 8 cases, 6 of 8 with the listing in the system message;
+ *       so a turn reads again only what the conversation added. It belongs there and not after the request: a small
+ *       model reads a listing that follows the request as part of it (an argument drawn to the first enum value shown,
+ *       the wrong one of several tools), which {@code bench/run eval} shows;
  *   <li>the visible entries: prompt → {@code user}; answer → {@code assistant} (text, or the JSON value); tool calls →
  *       {@code assistant} with exactly the text the grammar makes the model emit ({@link CallFormat}); tool output →
  *       {@code tool}, as {@code Output of NAME: …};
@@ -31,10 +31,9 @@ import org.jspecify.annotations.Nullable;
  *       answer, after the request, that it may answer in plain words when no tool fits; on a forced step offering
  *       {@code respond_directly}, before the request, how to answer without a tool; after a tool round, at the end of
  *       the tool output, the reminder to answer from what the tools returned (without it SmolLM2 answered with the call
- *       again). A plain forced step gets none: its grammar allows only a call, and on SmolLM2-135M the right one of
- *       four tools was chosen in 6 of 8 cases without words, 5 of 8 with "Call a tool now." (and with "Otherwise reply
- *       in plain words." in the system message). The next step no longer shows the directive, so only that message and
- *       what follows are read again.
+ *       again). A plain forced step gets none: its grammar allows only a call, and words asking for one ("Call a tool
+ *       now.") did not help a small model pick the right tool. The next step no longer shows the directive, so only
+ *       that message and what follows are read again.
  * </ol>
  *
  * <p>The notes never are a message of their own, so templates that insist on alternating roles still work. No JSON

@@ -167,9 +167,9 @@ public final class DialogueAnswer {
 
     /**
      * What the system message says of the answer's form: only the moods to choose from, or nothing. The grammar writes
-     * the form itself, and the history shows earlier replies in it; measured on SmolLM2-135M (llama-server, the same
-     * grammar), a described form ("Gorm (mood): \"what you say\"", example replies) made the line worse: its words or
-     * the player's question read back, "aye, aye, aye…", where the bare list of moods gave answers in character.
+     * the form itself, and the history shows earlier replies in it. Describing the form as well ("Gorm (mood): \"what
+     * you say\"", example replies) makes a small model's line worse: it reads the description or the player's question
+     * back, or repeats a word, where the bare list of moods gives answers in character.
      */
     public @Nullable String instructions() {
         return emotions.isEmpty() ? null : "Moods: " + String.join(", ", emotions) + ".";

@@ -123,8 +123,8 @@ public final class SchemaWords {
             case "string" -> "text" + described;
             case "integer" -> "a whole number" + described;
             case "number" -> "a number" + described;
-            // "false" first: a small model takes the first value it is shown, and a flag is usually off
-            // (SmolLM2-135M set an NPC's ends_conversation to true in 6 of 6 turns shown "true or false").
+            // "false" first: a small model takes the first value it is shown, and a flag is usually off (shown
+            // "true or false", an NPC's ends_conversation would end every conversation).
             case "boolean" -> "false or true" + described;
             case "null" -> "null";
             case "array" -> list(schema, root, depth) + described;

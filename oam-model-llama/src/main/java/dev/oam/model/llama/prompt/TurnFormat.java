@@ -10,8 +10,8 @@ import org.jspecify.annotations.Nullable;
  * The turn formats the bridge writes itself for a GGUF file that carries no {@code tokenizer.chat_template} (base
  * models, and some conversions lose the key). A format is only ever used when the file's vocabulary has its turn
  * markers as control tokens: markers that are not single tokens are plain text to the model, which then never ends its
- * turn (ChatML on a Gemma vocabulary was measured to run to the token budget every time, repeating the prompt). Several
- * fitting formats: the one made for the file's architecture first, else this order.
+ * turn (ChatML on a Gemma vocabulary runs to the token budget, repeating the prompt). Several fitting formats: the one
+ * made for the file's architecture first, else this order.
  *
  * <p>A file with neither a template nor any of these markers cannot be prompted as a chat at all, and is refused
  * ({@link #require}).

@@ -43,11 +43,11 @@ import org.jspecify.annotations.Nullable;
  * Opened with {@code SymbolLookup.libraryLookup}, so the binding's {@code JNI_OnLoad} never runs and no binding class
  * is needed.
  *
- * <p>The layouts below were measured for those builds (docs: {@code LLAMA-FFM.md} §1, and the vendored tree's
- * {@code include/llama.h}). {@link NativeLoader} refuses any other library: a build number, commit, missing symbol or
- * default-parameter value that differs means the layouts may be wrong, and a wrong layout is silent memory corruption.
- * For the jar's library the caller then uses the JNI engine; a library named by {@value #LIBRARY_VARIABLE} that fails a
- * check fails the model's load with the reason (it was asked for).
+ * <p>The layouts below are those of the vendored tree's {@code include/llama.h}, checked against those builds.
+ * {@link NativeLoader} refuses any other library: a build number, commit, missing symbol or default-parameter value
+ * that differs means the layouts may be wrong, and a wrong layout is silent memory corruption. For the jar's library
+ * the caller then uses the JNI engine; a library named by {@value #LIBRARY_VARIABLE} that fails a check fails the
+ * model's load with the reason (it was asked for).
  *
  * <p>Threads: {@code llama_decode}, logits, KV and state calls belong to the one decode thread ({@link DecodeLoop});
  * tokenising and detokenising are safe from any thread. Methods wrap {@code Throwable} from {@code invokeExact} into

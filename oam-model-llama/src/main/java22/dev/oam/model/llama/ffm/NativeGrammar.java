@@ -19,8 +19,8 @@ import java.util.BitSet;
  * oracle of {@code FfmGrammarOracleTest}; the default is the Java compiler of {@code dev.oam.model.llama.grammar}. It
  * matches control tokens by their text (llama.cpp's pieces with special=true), which the Java compiler never allows.
  * The cost is llama.cpp's: a single-token check is microseconds, a full mask is one {@code llama_sampler_apply} over
- * the whole vocabulary (0.1 ms at 1k tokens, 46-127 ms at 262k), paid only on steps where the model's own choice is
- * rejected.
+ * the whole vocabulary (tens of milliseconds on a vocabulary of 262k tokens), paid only on steps where the model's own
+ * choice is rejected.
  *
  * <p>Decode thread only (the sampler objects and the scratch arrays are not thread-safe).
  */
