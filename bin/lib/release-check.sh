@@ -157,7 +157,8 @@ block = "".join((line[8:] if len(line) >= 8 else line.strip()) + "\n" for line i
 assert block in readme
 PY
   local maven_args=(-B -q -f "$consumer/pom.xml" "-Dmaven.repo.local=$repo" "-Doam.repository=file://$DIST/maven"
-    "-Doam.version=$VERSION" package dependency:build-classpath "-Dmdep.outputFile=$consumer/classpath.txt" exec:java)
+    "-Doam.version=$VERSION" package org.apache.maven.plugins:maven-dependency-plugin:build-classpath "-Dmdep.outputFile=$consumer/classpath.txt"
+    org.codehaus.mojo:exec-maven-plugin:java)
   (JAVA_HOME="$OAM_JDK" "$OAM_MVN" -o "${maven_args[@]}" > "$_check_dir/consumer.out" 2>&1) ||
     (JAVA_HOME="$OAM_JDK" "$OAM_MVN" "${maven_args[@]}" > "$_check_dir/consumer.out" 2>&1) ||
     check_fail "the consumer project did not build or run: $(tail -20 "$_check_dir/consumer.out")"

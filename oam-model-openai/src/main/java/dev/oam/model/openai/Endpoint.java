@@ -25,6 +25,8 @@ final class Endpoint {
     private volatile int schemaCandidate;
     /** Every candidate was tried and none validated: the standard one is sent, unverified, from then on. */
     private volatile boolean noSchemaFormatHonoured;
+    /** A forced step came back without a call in native mode and was warned about. */
+    private volatile boolean warnedForcedWithoutCall;
 
     Endpoint(String name) {
         this.name = name;
@@ -59,6 +61,21 @@ final class Endpoint {
             ignoresToolChoice = true;
             Log.info(name + " answered a forced step without a tool call; forced steps are emulated from now on");
         }
+    }
+
+    /** A forced step came back without a call in native mode (the step fails retryably); warned once. */
+    void warnForcedWithoutCall(String what) {
+        if (!warnedForcedWithoutCall) {
+            warnedForcedWithoutCall = true;
+            Log.warning(name + " answered a forced step (tool_choice) with " + what
+                    + " instead of a tool call; such a step fails with a retryable generation_failed, which the agent"
+                    + " asks again within maxAttempts (toolCallMode auto would emulate forced steps instead)");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name;
     }
 
     void learnRejectsTools(String why) {

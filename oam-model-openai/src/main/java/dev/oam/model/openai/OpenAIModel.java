@@ -3,6 +3,7 @@ package dev.oam.model.openai;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
+import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.ToolCallingMode;
@@ -170,6 +171,18 @@ final class OpenAIModel implements LanguageModel {
                 spent = usage;
                 continue;
             }
+            if (completion.calls.isEmpty()
+                    && request.mode() == ToolCallingMode.REQUIRED
+                    && settings.toolCallMode() != ToolCallMode.AUTO) {
+                // native: the server was trusted with tool_choice and answered without a call
+                ModelResponse call = Outputs.callInText(content, request, usage);
+                if (call == null) {
+                    throw forcedWithoutCall(content, usage);
+                }
+                Log.debug(endpoint + " wrote a forced step's call as text; it is taken as the call");
+                sink.finish(call, content);
+                return call;
+            }
             ModelResponse response = completion.calls.isEmpty()
                     ? new ModelResponse.Answer(
                             content, request.schema() == null ? null : Outputs.lenientJson(content), usage)
@@ -181,6 +194,25 @@ final class OpenAIModel implements LanguageModel {
             }
             return response;
         }
+    }
+
+    /**
+     * A forced step ({@code tool_choice} required or named) that the server answered with text or an empty message in
+     * {@code native} mode: never an answer where a call was forced, but a retryable {@code generation_failed} (the
+     * agent asks again within {@code maxAttempts}), named in a warning once per endpoint.
+     */
+    private AgentException forcedWithoutCall(String content, Usage usage) {
+        String what = content.isBlank()
+                ? "an empty message"
+                : "text (\"" + Failures.shorten(settings.apiKey().redact(content.strip())) + "\")";
+        endpoint.warnForcedWithoutCall(what);
+        return new AgentException(
+                        ErrorCode.GENERATION_FAILED,
+                        "The model server at " + settings.displayUrl()
+                                + " answered a step that had to call a tool with "
+                                + what + " instead of a call. toolCallMode native trusts the server's tool_choice; "
+                                + "toolCallMode auto (the default) emulates forced calls on a server that ignores it.")
+                .withUsage(usage);
     }
 
     /**

@@ -242,6 +242,21 @@ final class Outputs {
         throw invalid(value == null ? "it is not JSON" : "it is neither a tool call nor an answer", content);
     }
 
+    /**
+     * The call a server left as text in a forced step (a JSON object naming an offered tool, as an emulated step writes
+     * it, possibly in a fence or among words), so that a call is never dropped; {@code null} when the text holds none.
+     */
+    static ModelResponse.@Nullable ToolCalls callInText(String content, ModelRequest request, Usage usage) {
+        if (request.mode() != ToolCallingMode.REQUIRED || content.indexOf('{') < 0) {
+            return null;
+        }
+        try {
+            return emulated(content, request, usage) instanceof ModelResponse.ToolCalls calls ? calls : null;
+        } catch (AgentException e) {
+            return null;
+        }
+    }
+
     private static ToolCall emulatedCall(ObjectNode object, ModelRequest request, String content)
             throws AgentException {
         String tool = object.get("name").textValue();

@@ -240,15 +240,4 @@ class QuirksTest extends WireSupport {
         assertThat(error.path("message").asText()).contains("not a valid tool call");
         assertThat(fake.chats()).hasSize(7);
     }
-
-    @Test
-    void nativeModeTrustsTheServer() throws Exception {
-        open(Quirk.IGNORES_TOOL_CHOICE);
-        createSession("guard", "[" + GATE_TOOL + "]", "{\"toolChoice\":\"required\"}", "\"toolCallMode\":\"native\"");
-        fake.then(text("I answer anyway."));
-        JsonNode result = c.call(1, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Open.\",\"stream\":true}");
-        assertThat(result.path("text").asText()).isEqualTo("I answer anyway.");
-        assertThat(fake.chats()).hasSize(1);
-        assertThat(streamedText(c.events(1))).isEqualTo("I answer anyway.");
-    }
 }
