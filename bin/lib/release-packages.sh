@@ -196,8 +196,8 @@ For the Unity editor and players on Linux x86_64 and Windows x86_64 (the systems
    \`oam-$VERSION-windows-x86_64.zip\`) and run Tools > oam > Install the engine from a release archive… once for
    each, choosing its \`oam-$VERSION\` folder: it copies \`lib/oam.jar\` and the archive's Java runtime into
    \`Assets/StreamingAssets/oam\` (\`oam.jar\`, \`runtime-linux-x86_64\`, \`runtime-windows-x86_64\`), which Unity puts into
-   every build unchanged. The engine is not in this package: the jar is about 28 MB and each system's runtime 50 to
-   65 MB, and a game needs only the runtimes of the systems it ships on.
+   every build unchanged. The engine is not in this package: the jar is about 28 MB and each system's runtime
+   65 MB (Linux) to 90 MB (Windows), and a game needs only the runtimes of the systems it ships on.
 3. \`OamBridgeRunner.Create()\` pumps a bridge every frame on the main thread and starts it on that engine;
    \`OamBridgeRunner.Create(name, settings)\` takes the library's settings too (\`classPath\`, \`javaHome\`, \`logLevel\`,
    \`model\`, …; those not given come from \`StreamingAssets/oam\`). Tools registered with \`RegisterTool\` run on
