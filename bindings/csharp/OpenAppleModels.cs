@@ -1384,21 +1384,44 @@ namespace OpenAppleModels
         public string Id { get; private set; }
         public List<string> Warnings { get; private set; }
 
-        /// <summary>One turn. A callback turns streaming on: onText gets each delta (the whole text when the model
-        /// rewrote it), onEvent every event. policy (maxToolRounds, maxToolCalls, enabledTools, …) is merged in.</summary>
+        /// <summary>One turn. A callback turns streaming on: onText gets each delta, never text it already got
+        /// (appending its deltas shows the answer once); when the model rewrites its text (a text event with isReset,
+        /// carrying the whole text again) into something that does not extend what onText got, onReset gets the whole
+        /// new text and later deltas extend that; onEvent every event. policy (maxToolRounds, maxToolCalls,
+        /// enabledTools, …) is merged in.</summary>
         public Task<Dictionary<string, object>> RespondAsync(string prompt, Action<string> onText = null,
             Action<Dictionary<string, object>> onEvent = null, object schema = null, object toolChoice = null,
-            IDictionary<string, object> policy = null)
+            IDictionary<string, object> policy = null, Action<string> onReset = null)
         {
             Action<Dictionary<string, object>> handler = null;
-            if (onText != null || onEvent != null)
+            if (onText != null || onEvent != null || onReset != null)
             {
+                string delivered = "";
                 handler = e =>
                 {
-                    if (onText != null && Json.Field(e, "type") as string == "text")
+                    if (Json.Field(e, "type") as string == "text")
                     {
                         bool reset = Json.Field(e, "isReset") is bool && (bool)Json.Field(e, "isReset");
-                        onText((reset ? Json.Field(e, "text") : Json.Field(e, "delta")) as string ?? "");
+                        if (reset)
+                        {
+                            string whole = Json.Field(e, "text") as string ?? "";
+                            string before = delivered;
+                            delivered = whole;
+                            if (whole.StartsWith(before, StringComparison.Ordinal))
+                            {
+                                if (whole.Length > before.Length && onText != null) onText(whole.Substring(before.Length));
+                            }
+                            else if (onReset != null)
+                            {
+                                onReset(whole);
+                            }
+                        }
+                        else
+                        {
+                            string delta = Json.Field(e, "delta") as string ?? "";
+                            delivered += delta;
+                            if (delta.Length > 0 && onText != null) onText(delta);
+                        }
                     }
                     if (onEvent != null) onEvent(e);
                 };

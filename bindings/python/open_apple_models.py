@@ -980,14 +980,34 @@ class Bridge:
         return (await self.request("world/list"))["worlds"]
 
 
-def _text_events(on_text: Optional[Callable[[str], Any]], on_event: Optional[Callable[[dict], Any]]
-                 ) -> Optional[Callable[[dict], None]]:
-    if on_text is None and on_event is None:
+def _text_events(on_text: Optional[Callable[[str], Any]], on_event: Optional[Callable[[dict], Any]],
+                 on_reset: Optional[Callable[[str], Any]] = None) -> Optional[Callable[[dict], None]]:
+    """``on_text`` gets only text that extends what it got before, so that appending its deltas always gives the
+    answer once. A ``text`` event with ``isReset`` carries the whole text again (the model's final text, or a
+    rewrite): when it extends what was delivered, ``on_text`` gets the rest; otherwise ``on_reset`` (if given)
+    gets the whole new text, and later deltas extend that."""
+    if on_text is None and on_event is None and on_reset is None:
         return None
+    delivered = [""]
 
     def handle(event: dict) -> None:
-        if on_text is not None and event.get("type") == "text":
-            on_text(event.get("text", "") if event.get("isReset") else event.get("delta", ""))
+        if event.get("type") == "text":
+            if event.get("isReset"):
+                whole = event.get("text", "")
+                if whole.startswith(delivered[0]):
+                    rest = whole[len(delivered[0]):]
+                    delivered[0] = whole
+                    if rest and on_text is not None:
+                        on_text(rest)
+                else:
+                    delivered[0] = whole
+                    if on_reset is not None:
+                        on_reset(whole)
+            else:
+                delta = event.get("delta", "")
+                delivered[0] += delta
+                if delta and on_text is not None:
+                    on_text(delta)
         if on_event is not None:
             on_event(event)
 
@@ -1006,11 +1026,13 @@ class Session:
         return "Session(%r)" % self.id
 
     async def respond(self, prompt: str, schema: Optional[dict] = None, on_text: Optional[Callable[[str], Any]] = None,
-                      on_event: Optional[Callable[[dict], Any]] = None, **policy: Any) -> dict:
-        """Runs one turn. A callback turns streaming on: ``on_text`` gets each delta (the whole text
-        when the model rewrote it), ``on_event`` every event. ``policy``: toolChoice, maxToolRounds,
-        maxToolCalls, enabledTools (passed as they are)."""
-        handler = _text_events(on_text, on_event)
+                      on_event: Optional[Callable[[dict], Any]] = None, on_reset: Optional[Callable[[str], Any]] = None,
+                      **policy: Any) -> dict:
+        """Runs one turn. A callback turns streaming on: ``on_text`` gets each delta, never text it already got
+        (printing the deltas shows the answer once); when the model rewrites its text into something that does not
+        extend what was shown, ``on_reset`` gets the whole new text; ``on_event`` every event as it came.
+        ``policy``: toolChoice, maxToolRounds, maxToolCalls, enabledTools (passed as they are)."""
+        handler = _text_events(on_text, on_event, on_reset)
         params = _without_none(session=self.id, prompt=prompt, schema=schema)
         params["stream"] = handler is not None
         params.update(policy)

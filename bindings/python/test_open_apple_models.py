@@ -794,6 +794,40 @@ class GameWrapperTest(unittest.TestCase):
         self.assertEqual(transport.sent[0]["params"], {"npc": "gorm", "line": "Swords?", "context": {"gold": 45},
                                                        "stream": True})
 
+    def test_on_text_gives_each_reply_once_when_the_model_rewrites_it(self):
+        def answer(message):
+            if message.get("method") != "session/respond":
+                return []
+            rid = message["id"]
+
+            def text(delta, whole, reset=False):
+                return {"jsonrpc": "2.0", "method": "session/event", "params": {
+                    "session": "guard", "requestId": rid,
+                    "event": {"type": "text", "delta": delta, "text": whole, "isReset": reset}}}
+
+            return [text("The gate", "The gate"), text(" is open. ", "The gate is open. "),
+                    # a rewrite extending what was shown: only the rest is new
+                    text("The gate is open. Go. ", "The gate is open. Go. ", True),
+                    # the final text, trimmed: the whole text again, which does not extend what was shown
+                    text("The gate is open. Go.", "The gate is open. Go.", True),
+                    # a new attempt: everything shown is dropped
+                    text("", "", True), text("Halt!", "Halt!"),
+                    result_for(message, {"session": "guard", "text": "Halt!", "toolCalls": []})]
+
+        bridge, transport = self.make(answer)
+        printed, resets, events = [], [], []
+        result = run(bridge.session("guard").respond("Open up.", on_text=printed.append, on_reset=resets.append,
+                                                     on_event=events.append))
+        self.assertEqual(printed, ["The gate", " is open. ", "Go. ", "Halt!"])
+        self.assertEqual(resets, ["The gate is open. Go.", ""])
+        self.assertEqual(len(events), 6)
+        self.assertTrue(transport.sent[0]["params"]["stream"])
+        # what the README's example prints (deltas appended, no on_reset): the reply once, never twice
+        printed.clear()
+        run(bridge.session("guard").respond("Open up.", on_text=printed.append))
+        self.assertEqual("".join(printed), "The gate is open. Go. Halt!")
+        self.assertEqual(result["text"], "Halt!")
+
     def test_world_changes_go_to_their_subscription_from_the_first_one(self):
         def changed(subscription, path, old, new):
             return {"jsonrpc": "2.0", "method": "world/changed", "params": {

@@ -49,6 +49,40 @@ namespace OpenAppleModels.Tests
         }
 
         [Test]
+        public static void OnTextGivesEachReplyOnceWhenTheModelRewritesIt()
+        {
+            Func<object, string, string, bool, Dictionary<string, object>> text = (id, delta, whole, reset) =>
+                J.O("jsonrpc", "2.0", "method", "session/event", "params", J.O("session", "guard", "requestId", id,
+                    "event", J.O("type", "text", "delta", delta, "text", whole, "isReset", reset)));
+            var transport = new FakeTransport(message =>
+            {
+                if (message["method"] as string != "session/respond") return null;
+                var id = message["id"];
+                return new object[]
+                {
+                    text(id, "The gate", "The gate", false),
+                    text(id, " is open. ", "The gate is open. ", false),
+                    text(id, "The gate is open. Go. ", "The gate is open. Go. ", true),  // extends: only the rest
+                    text(id, "The gate is open. Go.", "The gate is open. Go.", true),    // trimmed: a rewrite
+                    text(id, "", "", true),                                              // a new attempt
+                    text(id, "Halt!", "Halt!", false),
+                    FakeTransport.ResultFor(message, J.O("session", "guard", "text", "Halt!", "toolCalls", J.A())),
+                };
+            });
+            using (var bridge = new OamBridge(transport))
+            {
+                var printed = new List<string>();
+                var resets = new List<string>();
+                MainThread.Run(() => bridge.Session("guard").RespondAsync("Open up.", printed.Add, onReset: resets.Add), bridge);
+                Check.Equal(J.A("The gate", " is open. ", "Go. ", "Halt!"), printed);
+                Check.Equal(J.A("The gate is open. Go.", ""), resets);
+                printed.Clear();
+                MainThread.Run(() => bridge.Session("guard").RespondAsync("Open up.", printed.Add), bridge);
+                Check.Equal("The gate is open. Go. Halt!", string.Concat(printed));   // the reply once, never twice
+            }
+        }
+
+        [Test]
         public static void WorldChangesGoToTheirSubscriptionFromTheFirstOne()
         {
             Func<string, string, object, object, Dictionary<string, object>> changed = (subscription, path, old, now) =>

@@ -84,7 +84,7 @@ final class DemoCommand implements Runnable {
 
         private final PrintStream out = Out.stdout();
         private final boolean color = Tty.colorOnStderr() && Tty.isTerminal(1);
-        private final Map<String, int[]> menu = new LinkedHashMap<>(); // item -> {price, stock}
+        final Map<String, int[]> menu = new LinkedHashMap<>(); // item -> {price, stock}
         private Rpc rpc;
 
         @Override
@@ -98,9 +98,7 @@ final class DemoCommand implements Runnable {
             LanguageModel model;
             boolean scripted = false;
             try {
-                String script = models.variable(ModelSource.SCRIPT_VARIABLE);
-                if ((script == null || script.isBlank())
-                        && models.variable(dev.oam.core.model.ModelSpec.MODEL_VARIABLE) == null) {
+                if (ownScript(models.environment())) {
                     model = ScriptedModel.fromJson(
                             Json.parse(new String(
                                     DemoCommand.class
@@ -130,7 +128,7 @@ final class DemoCommand implements Runnable {
                     .build();
             rpc = new Rpc(configuration, this::toolCall);
             try {
-                return tour(scripted, started);
+                return tour(scripted ? null : models.modelName(), started);
             } catch (Rpc.RpcError e) {
                 System.err.println("Error: " + e.getMessage());
                 return CliError.FAILURE;
@@ -139,10 +137,24 @@ final class DemoCommand implements Runnable {
             }
         }
 
+        /**
+         * Whether the demo plays its own script: only when there is no system model as every command finds one
+         * ({@code OAM_SCRIPT}, {@code --model}, {@code OAM_MODEL}, or the default model when the model cache holds it).
+         */
+        static boolean ownScript(dev.oam.core.Environment environment) {
+            String script = environment.variable(ModelSource.SCRIPT_VARIABLE);
+            return (script == null || script.isBlank())
+                    && dev.oam.core.model.ModelSpec.fromEnvironment(environment) == null;
+        }
+
         @SuppressWarnings("try") // the spinner turns only while its scope runs
-        private int tour(boolean scripted, long started) throws Exception {
+        private int tour(@Nullable String modelName, long started) throws Exception {
             out.println(bold("The Sleeping Stag") + " — late evening, cold rain."
-                    + (scripted ? dim(" (scripted model)") : ""));
+                    + dim(
+                            modelName == null
+                                    ? " (the demo's own scripted model: no system model is configured or cached; `oam pull "
+                                            + dev.oam.core.model.pull.ModelCache.DEFAULT_MODEL + "` for a real one)"
+                                    : " (model: " + modelName + ")"));
             ObjectNode world = Json.object();
             world.put("world", "tavern");
             ObjectNode state = world.putObject("state");
@@ -154,7 +166,7 @@ final class DemoCommand implements Runnable {
             tavern.put("time_of_day", "late evening");
             tavern.put("weather", "cold rain");
             rpc.call("world/create", world);
-            rpc.call("npc/create", (ObjectNode) Json.parse(npcParams()));
+            rpc.call("npc/create", npcParams());
             try (Tty.Spinner spinner = Tty.Spinner.start("Mira looks up…")) {
                 ObjectNode bark = Json.object();
                 bark.put("npc", "mira");
@@ -352,9 +364,24 @@ final class DemoCommand implements Runnable {
             return node;
         }
 
-        private String npcParams() throws IOException {
-            return new String(
-                    DemoCommand.class.getResourceAsStream("tavern-npc.json").readAllBytes(), StandardCharsets.UTF_8);
+        /**
+         * Mira as tavern-npc.json describes her, with the menu's items as the enum of her tools' {@code item}: the
+         * grammar then lets a model name only what the inn serves (a small model left free writes identifiers such as
+         * {@code takes_order_to_take_order_to_buy_something}), and {@code check_menu} may also ask for the whole menu.
+         */
+        ObjectNode npcParams() throws IOException {
+            ObjectNode params = (ObjectNode) Json.parse(new String(
+                    DemoCommand.class.getResourceAsStream("tavern-npc.json").readAllBytes(), StandardCharsets.UTF_8));
+            for (JsonNode tool : params.path("tools")) {
+                ObjectNode item =
+                        (ObjectNode) tool.path("parameters").path("properties").path("item");
+                ArrayNode items = item.putArray("enum");
+                if (tool.path("name").asText().equals("check_menu")) {
+                    items.add("");
+                }
+                menu.keySet().forEach(items::add);
+            }
+            return params;
         }
 
         /** The engine side of Mira's tools: the menu lives here; gold lives in the world. */
