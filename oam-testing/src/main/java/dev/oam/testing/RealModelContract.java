@@ -296,6 +296,41 @@ public abstract class RealModelContract {
         assertThat(turn.path("usage").path("outputTokens").asInt()).isPositive();
     }
 
+    /**
+     * NPCs on one model are independent (issue 37): in one bridge, after an NPC with knowledge has talked, a second NPC
+     * created afterwards answers, and so does the first after the second, in both orders. Each reply is readable (the
+     * embedded engine holds the model to the NPC's own reply form, so it is never a fallback for an unreadable reply)
+     * and has a line; what the lines say is the model's business.
+     */
+    @Test
+    void npcsOnOneModelAnswerWhateverNpcTalkedBefore() throws Exception {
+        String hilde = """
+                {"name": "Hilde", "role": "the ferry keeper",
+                 "knowledge": ["the bridge to Eastmarch collapsed in last night's storm"]}""";
+        String sela = """
+                {"name": "Sela", "role": "a travelling bard", "personality": "Witty and curious.", "maxSentences": 2}""";
+        String options = "{\"maximumResponseTokens\": 64, \"compactAfterTurns\": 0, \"temperature\": 0}";
+        for (String npc : List.of("hilde-1", "sela-1", "sela-2", "hilde-2")) {
+            boolean isHilde = npc.startsWith("hilde");
+            call(
+                    "npc/create",
+                    "{\"npc\": \"" + npc + "\", \"persona\": " + (isHilde ? hilde : sela) + ", \"options\": " + options
+                            + "}");
+            JsonNode turn = call(
+                    "npc/talk",
+                    "{\"npc\": \"" + npc + "\", \"line\": \""
+                            + (isHilde ? "Can I take the bridge to Eastmarch?" : "Hello there, bard!") + "\"}");
+            assertThat(turn.path("warnings").toString())
+                    .as("%s on %s: %s", npc, model, turn)
+                    .doesNotContain("could not be read");
+            assertThat(turn.path("line").asText())
+                    .as("%s on %s: %s", npc, model, turn)
+                    .isNotBlank();
+            assertAnswer("the line of " + npc, turn.path("line").asText());
+            assertThat(turn.path("emotion").asText()).isIn(EMOTIONS);
+        }
+    }
+
     private List<JsonNode> npcEvents(int request) {
         List<JsonNode> out = new ArrayList<>();
         for (JsonNode m : c.messages()) {

@@ -56,7 +56,8 @@ public final class EvalBench {
             int contentTokens,
             Set<String> cases,
             Duration caseTimeout,
-            Path gemmaTemplate) {}
+            Path gemmaTemplate,
+            String split) {}
 
     /**
      * One case on one backend. v1 fills the first fourteen members (model "gemma" when absent from an old file); v2
@@ -114,12 +115,13 @@ public final class EvalBench {
         Path root = Path.of(System.getProperty("oam.bench.root", "."))
                 .toAbsolutePath()
                 .normalize();
-        String set = "v2";
+        String set = "v3";
+        String split = "all";
         List<String> models = List.of("smollm2", "gemma");
         int caseTimeout = 120;
         Path gemmaTemplate = null;
         int limit = Integer.MAX_VALUE;
-        List<String> kinds = List.of("tools", "decisions", "npc", "content");
+        List<String> kinds = List.of("tools", "decisions", "npc", "content", "talk");
         List<String> backends = List.of("llama", "llama-server");
         int threads = 2;
         int contentTokens = 160;
@@ -130,6 +132,7 @@ public final class EvalBench {
             switch (args[i]) {
                 case "--limit" -> limit = Integer.parseInt(args[++i]);
                 case "--set" -> set = args[++i];
+                case "--split" -> split = args[++i];
                 case "--models" -> models = List.of(args[++i].split(","));
                 case "--case-timeout" -> caseTimeout = Integer.parseInt(args[++i]);
                 case "--gemma-template" -> gemmaTemplate = Path.of(args[++i]);
@@ -151,12 +154,14 @@ public final class EvalBench {
                 }
                 case "--help" -> {
                     System.out.println(
-                            "usage: bench/run eval [--set v1|v2] [--models smollm2,gemma] [--limit N] "
+                            "usage: bench/run eval [--set v1|v2|v3] [--split all|tuning|held-out] [--models smollm2,gemma] [--limit N] "
                                     + "[--kinds tools,decisions,npc,content] [--backends llama,llama-server] [--threads N] [--content-tokens N] "
                                     + "[--cases ID,…] [--case-timeout S] [--gemma-template F.jinja] [--report F.jsonl,…]\n"
-                                    + "  --set v1|v2  the scenario set in bench/eval/ (default v2)\n"
+                                    + "  --set v1|v2|v3  the scenario set in bench/eval/ (default v3: v2's cases and more)\n"
+                                    + "  --split all|tuning|held-out  the cases of one half (EvalRules.split: a hash of the id; "
+                                    + "default all, the report has a row per half)\n"
                                     + "  --models smollm2,gemma  the models, each on every backend (default both; v1 was run on gemma)\n"
-                                    + "  --kinds K,…  tools, decisions, npc, content; in v2 also the tool kinds args, choice, none, after\n"
+                                    + "  --kinds K,…  tools, decisions, npc, content, talk (v3); from v2 on also the tool kinds args, choice, none, after, fit (v3)\n"
                                     + "  --limit N    the first N cases of each kind (v2: of each tool kind too; default: all)\n"
                                     + "  --case-timeout S  v2: a case still running after S seconds is cancelled and fails (default 120)\n"
                                     + "  --gemma-template F  llama-server's chat template for Gemma (default: oam-testing's gemma-turns.jinja)\n"
@@ -175,8 +180,11 @@ public final class EvalBench {
         }
         int code = 1;
         try {
-            if (!set.equals("v1") && !set.equals("v2")) {
-                throw new IllegalArgumentException("--set is v1 or v2, not " + set);
+            if (!set.equals("v1") && !set.equals("v2") && !set.equals("v3")) {
+                throw new IllegalArgumentException("--set is v1, v2 or v3, not " + set);
+            }
+            if (!List.of("all", "tuning", "held-out").contains(split)) {
+                throw new IllegalArgumentException("--split is all, tuning or held-out, not " + split);
             }
             EvalBench bench = new EvalBench(new Config(
                     root,
@@ -191,7 +199,8 @@ public final class EvalBench {
                     contentTokens,
                     cases,
                     Duration.ofSeconds(caseTimeout),
-                    gemmaTemplate));
+                    gemmaTemplate,
+                    split));
             if (!reports.isEmpty()) {
                 bench.reportOnly(reports);
                 return;
@@ -250,6 +259,9 @@ public final class EvalBench {
                                 + config.threads() + "}");
             }
             for (String kind : fileKinds()) {
+                if (!Files.isRegularFile(set.resolve(kind + ".json"))) {
+                    continue; // a kind of a later set
+                }
                 JsonNode cases = Json.parse(Files.readString(set.resolve(kind + ".json")));
                 for (JsonNode c : chosen(kind, cases)) {
                     if (config.set().equals("v1")) {
@@ -322,13 +334,18 @@ public final class EvalBench {
         return files;
     }
 
-    private static final List<String> TOOL_KINDS = List.of("args", "choice", "none", "after");
+    private static final List<String> TOOL_KINDS = List.of("args", "choice", "none", "after", "fit");
 
     /** The cases of one file after --sample, --cases and --limit (v2 tools: --limit per tool kind). */
     private List<JsonNode> chosen(String kind, JsonNode file) {
         List<JsonNode> chosen = new ArrayList<>();
         file.path("cases").forEach(chosen::add);
-        if (kind.equals("tools") && config.set().equals("v2")) {
+        if (!config.split().equals("all")) {
+            chosen = chosen.stream()
+                    .filter(c -> EvalRules.split(c.path("id").asText()).equals(config.split()))
+                    .toList();
+        }
+        if (kind.equals("tools") && !config.set().equals("v1")) {
             boolean all = config.kinds().contains("tools");
             chosen = chosen.stream()
                     .filter(c -> all || config.kinds().contains(c.path("kind").asText()))
@@ -550,6 +567,20 @@ public final class EvalBench {
                         : value.asText().equalsIgnoreCase(equals.asText());
                 if (!same) {
                     return false;
+                }
+            }
+            JsonNode has = rule.getValue().get("has"); // an array holding each word in some item
+            if (has != null) {
+                for (JsonNode word : has) {
+                    boolean found = false;
+                    for (JsonNode item : value) {
+                        found |= item.asText()
+                                .toLowerCase(Locale.ROOT)
+                                .contains(word.asText().toLowerCase(Locale.ROOT));
+                    }
+                    if (!found) {
+                        return false;
+                    }
                 }
             }
             JsonNode contains = rule.getValue().get("contains");
@@ -780,6 +811,7 @@ public final class EvalBench {
                     case "decisions" -> decisionV2(c, backend);
                     case "npc" -> npcV2(file, c, backend);
                     case "content" -> contentV2(c, backend);
+                    case "talk" -> talkV3(c, backend);
                     default -> throw new IllegalArgumentException("unknown kind " + kind);
                 };
             } catch (CaseTimeout timeout) {
@@ -814,7 +846,7 @@ public final class EvalBench {
 
     private static String modeOf(String kind) {
         return switch (kind) {
-            case "none" -> "auto";
+            case "none", "fit" -> "auto";
             case "args", "choice", "after" -> "required";
             default -> "-";
         };
@@ -913,15 +945,19 @@ public final class EvalBench {
         Integer out = completed ? result.path("usage").path("outputTokens").asInt() : null;
         if (mode.equals("auto")) {
             if (firstCall != null) {
+                // kind none: a call is the wrong answer; kind fit: the fitting tool with the right arguments is right
+                String called = firstCall.path("name").asText();
+                boolean fits = expected != null && called.equals(expected);
+                JsonNode calledSchema = file.path("tools").path(called).path("parameters");
                 return new Outcome(
                         model,
                         kind,
                         backend,
                         mode,
                         caseId,
-                        false,
-                        null,
-                        true,
+                        fits,
+                        fits ? argumentsRight(expect.path("arguments"), firstCall.path("arguments")) : null,
+                        !calledSchema.isMissingNode() && violation(calledSchema, firstCall.path("arguments")) == null,
                         null,
                         turn,
                         first,
@@ -965,7 +1001,7 @@ public final class EvalBench {
                     backend,
                     mode,
                     caseId,
-                    true,
+                    expected == null, // kind fit: answering without the fitting tool is wrong
                     null,
                     true,
                     null,
@@ -1334,6 +1370,167 @@ public final class EvalBench {
     }
 
     /**
+     * A v3 conversation: the case's NPCs (over its world when it has one, {@code read_world_state} forced as the
+     * grounding tool) created in one bridge on the backend, its turns in order, then its barks. Judged per the file's
+     * {@code about}: every turn valid and clean, each fact named by its turn, no secret told; {@code extra}: no turn
+     * repeats itself or an earlier line of its NPC.
+     */
+    private Outcome talkV3(JsonNode c, String backend) {
+        String caseId = c.path("id").asText();
+        String prefix = "v" + (++ids) + "-";
+        String world = null;
+        if (c.has("world")) {
+            world = prefix + "world";
+            call("world/create", "{\"world\":\"" + world + "\",\"state\":" + Json.write(c.path("world")) + "}");
+        }
+        List<String> created = new ArrayList<>();
+        long start = System.nanoTime();
+        Double first = null;
+        boolean valid = true;
+        boolean clean = true;
+        boolean facts = true;
+        boolean hasFacts = false;
+        boolean secretKept = true;
+        boolean repeats = false;
+        int in = 0;
+        int out = 0;
+        Map<String, List<String>> lines = new LinkedHashMap<>();
+        StringBuilder note = new StringBuilder();
+        try {
+            for (Iterator<Map.Entry<String, JsonNode>> it =
+                            c.path("npcs").properties().iterator();
+                    it.hasNext(); ) {
+                Map.Entry<String, JsonNode> npc = it.next();
+                JsonNode spec = npc.getValue();
+                com.fasterxml.jackson.databind.node.ObjectNode options = Json.object();
+                options.put("temperature", 0);
+                options.put("compactAfterTurns", 0);
+                if (spec.path("world").asBoolean(false)) {
+                    options.put("groundingTool", "read_world_state");
+                }
+                spec.path("options").properties().forEach(e -> options.set(e.getKey(), e.getValue()));
+                call(
+                        "npc/create",
+                        "{\"npc\":\"" + prefix + npc.getKey() + "\",\"persona\":" + Json.write(spec.path("persona"))
+                                + (spec.path("world").asBoolean(false) ? ",\"world\":\"" + world + "\"" : "")
+                                + ",\"model\":" + specs.get(backend) + ",\"options\":" + Json.write(options) + "}");
+                created.add(prefix + npc.getKey());
+            }
+            for (JsonNode turn : c.path("turns")) {
+                String npc = turn.path("npc").asText();
+                String id = "r" + (++ids);
+                long turnStart = System.nanoTime();
+                send(
+                        id,
+                        "npc/talk",
+                        "{\"npc\":\"" + prefix + npc + "\",\"line\":"
+                                + quote(turn.path("line").asText()) + ",\"stream\":true}");
+                JsonNode message;
+                while (true) {
+                    Timed m = next(x -> isFor(x, id) || isMethod(x, "tool/call"));
+                    message = m.message();
+                    if (first == null && isEvent(m, "lineDelta")) {
+                        first = ms(turnStart, m.at());
+                    }
+                    if (isResponse(message)) {
+                        break;
+                    }
+                }
+                String said;
+                if (message.has("error")) {
+                    valid = false;
+                    said = "error " + message.path("error").path("code").asInt() + " "
+                            + message.path("error").path("message").asText();
+                    note.append(npc).append(": ").append(said).append(" | ");
+                    if (turn.has("fact")) {
+                        hasFacts = true;
+                        facts = false;
+                    }
+                    continue;
+                }
+                JsonNode result = message.path("result");
+                said = result.path("line").asText();
+                in += result.path("usage").path("inputTokens").asInt();
+                out += result.path("usage").path("outputTokens").asInt();
+                boolean fallback = result.path("isFallback").asBoolean(true) || said.isBlank();
+                valid &= !fallback;
+                clean &= EvalRules.clean(said, null);
+                if (turn.has("fact")) {
+                    hasFacts = true;
+                    facts &= !fallback && EvalRules.namesFact(said, turn.path("fact"));
+                }
+                for (JsonNode other : c.path("turns")) {
+                    if (other.has("avoid") && EvalRules.namesFact(said, other.path("avoid"))) {
+                        secretKept = false;
+                    }
+                }
+                List<String> before = lines.computeIfAbsent(npc, k -> new ArrayList<>());
+                repeats |= !fallback && EvalRules.repeats(said, before);
+                before.add(said);
+                note.append(npc)
+                        .append(fallback ? " (fallback" + result.path("warnings") + ")" : "")
+                        .append(": ")
+                        .append(said)
+                        .append(" | ");
+            }
+            for (JsonNode bark : c.path("barks")) {
+                String npc = bark.path("npc").asText();
+                JsonNode result = call(
+                        "npc/bark",
+                        "{\"npc\":\"" + prefix + npc + "\",\"situation\":"
+                                + quote(bark.path("situation").asText()) + "}");
+                String said = result.path("line").asText();
+                valid &= !said.isBlank();
+                clean &= EvalRules.clean(said, null)
+                        && !said.toLowerCase(Locale.ROOT).contains("situation");
+                List<String> before = lines.computeIfAbsent(npc, k -> new ArrayList<>());
+                repeats |= EvalRules.repeats(said, before);
+                before.add(said);
+                note.append(npc).append(" (bark): ").append(said).append(" | ");
+            }
+        } catch (CaseTimeout timeout) {
+            for (String npc : created) {
+                send("x" + (++ids), "npc/cancel", "{\"npc\":\"" + npc + "\"}");
+            }
+            throw timeout;
+        } catch (IllegalStateException failed) { // a bark's error: recorded, the case goes on to its verdict
+            valid = false;
+            note.append(failed.getMessage());
+        } finally {
+            caseDeadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+            for (String npc : created) {
+                call("npc/delete", "{\"npc\":\"" + npc + "\"}");
+            }
+            if (world != null) {
+                call("world/delete", "{\"world\":\"" + world + "\"}");
+            }
+        }
+        double turnMs = ms(start, System.nanoTime())
+                / Math.max(1, c.path("turns").size() + c.path("barks").size());
+        return new Outcome(
+                model,
+                "talk",
+                backend,
+                "-",
+                caseId,
+                valid && facts && secretKept,
+                null,
+                valid,
+                !repeats,
+                turnMs,
+                first,
+                in,
+                out,
+                (secretKept ? "" : "told the secret | ") + note,
+                null,
+                null,
+                clean,
+                hasFacts ? facts : null,
+                null,
+                false);
+    }
+
+    /**
      * Whether {@code text} contains one of {@code phrases} (case-insensitive): the reply schema's descriptions read
      * back.
      */
@@ -1382,17 +1579,22 @@ public final class EvalBench {
                                 minutes,
                                 outcomes.size()));
         out.append(
-                "| model | kind | backend | toolChoice | cases | right | right args | one call | clean | names fact | valid | other | "
+                "| split | model | kind | backend | toolChoice | cases | right | right args | one call | clean | names fact | valid | other | "
                         + "timeouts | turn p50 / p95 s | first token p50 s | decode tok/s | tokens in / out per turn |\n");
-        out.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        out.append("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         Map<String, List<Outcome>> groups = new LinkedHashMap<>();
         for (Outcome o : outcomes) {
             String modelName = o.model() == null ? "gemma" : o.model();
             groups.computeIfAbsent(
-                            modelName + "|" + o.kind() + "|" + o.backend() + "|" + o.mode(), k -> new ArrayList<>())
+                            EvalRules.split(o.id()) + "|" + modelName + "|" + o.kind() + "|" + o.backend() + "|"
+                                    + o.mode(),
+                            k -> new ArrayList<>())
                     .add(o);
         }
-        for (Map.Entry<String, List<Outcome>> group : groups.entrySet()) {
+        // the tuning half's rows first, then the held-out half's; each half's in the order the cases ran
+        List<Map.Entry<String, List<Outcome>>> ordered = new ArrayList<>(groups.entrySet());
+        ordered.sort(java.util.Comparator.comparing(e -> e.getKey().startsWith("held-out")));
+        for (Map.Entry<String, List<Outcome>> group : ordered) {
             String[] key = group.getKey().split("\\|");
             List<Outcome> list = group.getValue();
             List<Double> turns = list.stream().map(Outcome::turnMs).toList();
@@ -1412,11 +1614,12 @@ public final class EvalBench {
             }
             out.append(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %s / %s | %s | %s | %s / %s |%n",
+                    "| %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %s / %s | %s | %s | %s / %s |%n",
                     key[0],
-                    label(key[1]),
-                    key[2],
+                    key[1],
+                    label(key[2]),
                     key[3],
+                    key[4],
                     list.size(),
                     pct(list.stream().filter(Outcome::right).count(), list.size()),
                     share(list, Outcome::rightArgs),
@@ -1433,6 +1636,30 @@ public final class EvalBench {
                     ins.isEmpty() ? "–" : String.format(Locale.ROOT, "%.0f", percentile(ins, 50)),
                     outs.isEmpty() ? "–" : String.format(Locale.ROOT, "%.0f", percentile(outs, 50))));
         }
+        // Overall: of each half, model and backend, the cases right (every kind counts one per case).
+        out.append("\n| split | model | backend | cases | right |\n|---|---|---|---:|---:|\n");
+        Map<String, long[]> totals =
+                new java.util.TreeMap<>(java.util.Comparator.comparing((String k) -> k.startsWith("held-out"))
+                        .thenComparing(k -> k));
+        for (Outcome o : outcomes) {
+            long[] t = totals.computeIfAbsent(
+                    EvalRules.split(o.id()) + "|" + (o.model() == null ? "gemma" : o.model()) + "|" + o.backend(),
+                    k -> new long[2]);
+            t[0]++;
+            t[1] += o.right() ? 1 : 0;
+        }
+        totals.forEach((k, t) -> {
+            String[] key = k.split("\\|");
+            out.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %s | %d | %d (%s) |%n",
+                    key[0],
+                    key[1],
+                    key[2],
+                    t[0],
+                    t[1],
+                    pct(t[1], t[0])));
+        });
         out.append("""
 
                 right: the expected tool called (none: an answer without a call); decisions the right option; NPC the line names \
@@ -1443,7 +1670,8 @@ public final class EvalBench {
                 the answer after the tool round (after) or the line (NPC) names the tool output's fact. valid: arguments fit the \
                 schema / an offered option without fallback / a non-fallback line / the value fits the schema. other: NPC player \
                 options are player lines (3+ words, no schema words or property names); decisions reasoning of 3+ words; content \
-                no string cut mid-word (v1 NPC: in persona). A share is of the outcomes that have the measure; a timed-out case \
+                no string cut mid-word; NPC conversations no repetition (v1 NPC: in persona). NPC conversation (v3): right = every \
+                turn valid, each fact named, no secret told; turn time per turn. A share is of the outcomes that have the measure; a timed-out case \
                 fails and has none. Medians for tokens and decode rate; details per case in bench/target/eval-%s.jsonl.
                 """.formatted(set));
         return out.toString();
@@ -1470,6 +1698,8 @@ public final class EvalBench {
             case "after" -> "after a tool";
             case "decisions" -> "decision";
             case "npc" -> "NPC turn";
+            case "fit" -> "a tool fits";
+            case "talk" -> "NPC conversation";
             default -> "content";
         };
     }

@@ -110,4 +110,45 @@ final class EvalRules {
         }
         return false;
     }
+
+    /**
+     * The half of the evaluation a case belongs to, fixed by its id: {@code held-out} when the first byte of the id's
+     * SHA-256 is odd, else {@code tuning}. Prompts are tuned on the tuning half only; the held-out half is reported
+     * once after the tuning, so its figures say how the bridge does on cases it was not tuned on.
+     */
+    static String split(String id) {
+        try {
+            byte[] hash = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(id.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return (hash[0] & 1) == 1 ? "held-out" : "tuning";
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Whether {@code line} repeats itself: a word 3-gram (case and punctuation ignored) that occurs twice, as in "I'm
+     * glad you're here, I'm glad you're here", or a line equal to one of {@code earlier}.
+     */
+    static boolean repeats(String line, List<String> earlier) {
+        String normal = line.toLowerCase(Locale.ROOT)
+                .replaceAll("[^\\p{L}\\p{N}' ]+", " ")
+                .strip();
+        for (String before : earlier) {
+            if (!normal.isEmpty()
+                    && normal.equals(before.toLowerCase(Locale.ROOT)
+                            .replaceAll("[^\\p{L}\\p{N}' ]+", " ")
+                            .strip())) {
+                return true;
+            }
+        }
+        String[] words = normal.split("\\s+");
+        Set<String> seen = new java.util.HashSet<>();
+        for (int i = 0; i + 3 <= words.length; i++) {
+            if (!seen.add(words[i] + " " + words[i + 1] + " " + words[i + 2])) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

@@ -65,7 +65,8 @@ final class Decoding {
                 records(result.path("toolCalls")),
                 result.path("relationship").asInt(),
                 result.path("isFallback").asBoolean(),
-                usage(result.path("usage")));
+                usage(result.path("usage")),
+                Oam.strings(result.path("warnings")));
     }
 
     static Decision decision(JsonNode result) {

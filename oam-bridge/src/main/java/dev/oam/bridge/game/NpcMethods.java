@@ -300,6 +300,9 @@ final class NpcMethods {
         out.put("relationship", reply.relationship());
         out.put("isFallback", reply.isFallback());
         out.set("usage", Coding.usage(reply.usage()));
+        if (!reply.warnings().isEmpty()) {
+            out.set("warnings", Json.strings(reply.warnings()));
+        }
         return out;
     }
 

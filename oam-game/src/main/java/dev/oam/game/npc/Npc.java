@@ -331,7 +331,9 @@ public final class Npc {
             }
         } catch (AgentException failure) {
             memoryTools.discard();
-            if (isBlock(failure) && o.fallbackOnGuardrail()) {
+            boolean blocked = isBlock(failure) && o.fallbackOnGuardrail();
+            boolean unreadable = failure.code() == ErrorCode.GENERATION_FAILED && !token.isCancelled();
+            if (blocked || unreadable) {
                 commit.commit();
                 String fallback = nextFallback();
                 tracker.finish(p.defaultEmotion(), fallback);
@@ -343,7 +345,8 @@ public final class Npc {
                         records,
                         memory.relationship(),
                         true,
-                        earlier.plus(failure.usage()));
+                        earlier.plus(failure.usage()),
+                        unreadable ? List.of(UNREADABLE + failure.getMessage()) : List.of());
             }
             throw failure;
         }
@@ -351,7 +354,7 @@ public final class Npc {
         memory = after;
         turnCount++;
         reply = Replies.withoutPlayerLine(reply, talk.line(), p.name());
-        boolean isFallback = reply.line().isEmpty();
+        boolean isFallback = reply.line().isBlank();
         String spoken = isFallback ? nextFallback() : reply.line();
         tracker.finish(reply.emotion(), spoken);
         compactionDue = o.compactAfterTurns() > 0
@@ -365,8 +368,15 @@ public final class Npc {
                 records,
                 after.relationship(),
                 isFallback,
-                earlier.plus(result.usage()));
+                earlier.plus(result.usage()),
+                isFallback ? List.of(NO_LINE) : List.of());
     }
+
+    /** The warning of a turn whose reply could not be read after the retries; the model's error follows. */
+    static final String UNREADABLE = "The NPC spoke a fallback line: the model's reply could not be read. ";
+
+    /** The warning of a turn whose reply had no line to speak. */
+    static final String NO_LINE = "The NPC spoke a fallback line: the model's reply had no line to speak.";
 
     /** The fewest characters of a player option the model is held to: more than any mood word of the reply's list. */
     static final int OPTION_FLOOR = 12;

@@ -7,6 +7,7 @@ import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.agent.Usage;
+import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
@@ -256,10 +257,16 @@ public final class LlamaLanguageModel implements LanguageModel {
         return first + "/" + Integer.toHexString(system == null ? 0 : system.hashCode());
     }
 
-    /** What a step's plan depends on: the same tools, schema, mode and budget give the same grammar. */
+    /**
+     * What a step's plan depends on: the same tools, schema, mode, budget and spoken form give the same grammar. The
+     * form names the speaker and holds the sentence limit ({@link dev.oam.model.llama.prompt.DialogueAnswer}), so two
+     * NPCs with the same reply schema have grammars of their own: with one NPC's grammar another NPC's step could write
+     * only the first NPC's name, and its reply then failed to parse (issue 37).
+     */
     private record PlanKey(
             List<ToolDefinition> tools,
             @Nullable GenerationSchema schema,
+            @Nullable DialogueForm dialogue,
             ToolCallingMode mode,
             boolean offerRespondDirectly,
             int budget,
@@ -274,6 +281,7 @@ public final class LlamaLanguageModel implements LanguageModel {
         PlanKey key = new PlanKey(
                 request.tools(),
                 request.schema(),
+                request.options().dialogue(),
                 request.mode(),
                 request.offerRespondDirectly(),
                 maxTokens(request),

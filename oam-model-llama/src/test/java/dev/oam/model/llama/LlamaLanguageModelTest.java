@@ -21,11 +21,13 @@ import dev.oam.core.agent.TurnListener;
 import dev.oam.core.agent.TurnRequest;
 import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.model.Tokens;
+import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.transcript.TranscriptEntry;
@@ -262,6 +264,39 @@ class LlamaLanguageModelTest {
                 new GenerationOptions(null, 300, null)));
         assertThat(engine.last().grammar()).isNotSameAs(first);
         assertThat(engine.last().maxTokens()).isEqualTo(300);
+    }
+
+    /**
+     * Issue 37: two NPCs with the same reply schema and tools differ only in their spoken form (the speaker's name, the
+     * sentence limit). A step of the second NPC once got the grammar of the first, so it could write only the first
+     * NPC's name, and its reply failed to parse ("not JSON for the requested schema") on every turn.
+     */
+    @Test
+    void stepsSpokenByTwoCharactersGetGrammarsOfTheirOwn() throws Exception {
+        GenerationSchema reply = schema("""
+                {"type": "object", "properties": {
+                  "emotion": {"type": "string", "enum": ["neutral", "happy"]},
+                  "line": {"type": "string"}},
+                 "required": ["emotion", "line"], "additionalProperties": false}""");
+        engine.then("Hilde (neutral): \"The bridge is gone.\"").then("Sela (happy): \"Hello! Sit down.\"");
+        ModelResponse hilde = respond(spoken(reply, new DialogueForm("Hilde", "Player", 1)));
+        assertThat(line(hilde)).isEqualTo("The bridge is gone.");
+        ModelResponse sela = respond(spoken(reply, new DialogueForm("Sela", "Player", 2)));
+        assertThat(engine.last().grammar().gbnf()).contains("Sela (").doesNotContain("Hilde (");
+        grammarAccepts("Sela (happy): \"Hello! Sit down.\"");
+        assertThat(line(sela)).isEqualTo("Hello! Sit down.");
+    }
+
+    private static String line(ModelResponse response) {
+        assertThat(response).isInstanceOf(ModelResponse.Answer.class);
+        JsonNode structured = ((ModelResponse.Answer) response).structured();
+        assertThat(structured).isNotNull();
+        return structured.path("line").asText();
+    }
+
+    private static ModelRequest spoken(GenerationSchema schema, DialogueForm form) {
+        ModelRequest plain = request(prompt("Hello."), List.of(), ToolCallingMode.DISALLOWED, false, schema);
+        return plain.withOptions(plain.options().withDialogue(form));
     }
 
     @Test

@@ -100,6 +100,43 @@ class LlamaNpcWireTest extends LlamaWireSupport {
         assertThat(listed.get(1).path("turnCount").asInt()).isEqualTo(4);
     }
 
+    /**
+     * Issue 37: NPCs on one model are independent. A second NPC, created after one with knowledge had talked, once got
+     * the first NPC's reply grammar (its name), so every turn of it failed to parse; in either order each answers as
+     * itself, with a line of its own.
+     */
+    @Test
+    void twoNpcsOnTheSystemModelEachAnswerAsThemselvesInEitherOrder() {
+        String hilde = "{\"name\":\"Hilde\",\"role\":\"the ferry keeper\","
+                + "\"knowledge\":[\"the bridge to Eastmarch collapsed in last night's storm\"]}";
+        String sela = "{\"name\":\"Sela\",\"role\":\"a travelling bard\",\"personality\":\"Witty and curious.\","
+                + "\"maxSentences\":2}";
+        String options = "{\"temperature\":0,\"compactAfterTurns\":0,\"maximumResponseTokens\":48}";
+        String[][] orders = {{"hilde", "sela"}, {"sela2", "hilde2"}};
+        int id = 1;
+        for (String[] order : orders) {
+            for (String npc : order) {
+                String persona = npc.startsWith("hilde") ? hilde : sela;
+                c.call(
+                        "create-" + npc,
+                        "npc/create",
+                        "{\"npc\":\"" + npc + "\",\"persona\":" + persona + ",\"options\":" + options + "}");
+                JsonNode reply = c.call(
+                        id++,
+                        "npc/talk",
+                        "{\"npc\":\"" + npc + "\",\"line\":\""
+                                + (npc.startsWith("hilde")
+                                        ? "Can I take the bridge to Eastmarch?"
+                                        : "Hello there, bard!")
+                                + "\"}");
+                assertThat(reply.path("isFallback").asBoolean())
+                        .as("%s answered: %s", npc, reply)
+                        .isFalse();
+                assertThat(reply.path("line").asText()).as("%s", reply).isNotBlank();
+            }
+        }
+    }
+
     @Test
     void anNpcReadsItsWorldWithALocalTool() {
         c.call(

@@ -183,13 +183,58 @@ public interface NpcTalkContract extends ContractFixture {
             assertThat(mute.path("isFallback").asBoolean()).isTrue();
             assertThat(mute.path("emotion").asText()).isEqualTo("sad");
             assertThat(mute.path("playerOptions")).isEmpty();
-            // An answer that is not a JSON object cannot be read as a reply.
+            assertThat(mute.path("warnings").toString()).contains("no line to speak");
+            // A line of white space is no line either.
+            npc(c, "blank", "{\"replyFormat\":\"structured\"}", "[]", "[{\"json\":{\"line\":\"  \"}}]");
+            JsonNode blank = c.call(6, "npc/talk", "{\"npc\":\"blank\",\"line\":\"Hello\"}");
+            assertThat(blank.path("isFallback").asBoolean()).as("%s", blank).isTrue();
+            assertThat(blank.path("line").asText()).isNotBlank();
+            // An answer that is not a JSON object cannot be read as a reply: the NPC speaks a fallback line and says
+            // why, as for a blocked turn; the turn is no error (issue 37).
             npc(c, "list", "{\"replyFormat\":\"structured\"}", "[]", "[{\"json\":[\"Hm.\"]}]");
-            assertThat(c.request(5, "npc/talk", "{\"npc\":\"list\",\"line\":\"Hello\"}")
-                            .error(5)
-                            .path("code")
+            JsonNode list = c.call(5, "npc/talk", "{\"npc\":\"list\",\"line\":\"Hello\"}");
+            assertThat(list.path("isFallback").asBoolean()).as("%s", list).isTrue();
+            assertThat(list.path("line").asText()).isNotBlank();
+            assertThat(list.path("warnings").toString()).contains("could not be read");
+            assertThat(few.has("warnings"))
+                    .as("a reply the model wrote well has no warnings")
+                    .isFalse();
+        }
+    }
+
+    @Test
+    default void aReplyThatCannotBeReadIsAFallbackLineAndTheNpcGoesOn() throws Exception {
+        try (Conversation c = open()) {
+            // The first turn's answer is a JSON list where the reply's object was asked for (a model that can be asked
+            // again is asked again first); the next turn's reply is fine. The first turn speaks a fallback line
+            // (streamed like any line) and leaves no trace in the
+            // memory; the second answers as usual.
+            npc(
+                    c,
+                    "sela",
+                    "{\"replyFormat\":\"structured\",\"fallbackLines\":[\"Hm, let me think.\"]}",
+                    "[]",
+                    "[{\"json\":[\"not a reply\"]}," + reply("happy", "Welcome, traveller.") + "]");
+            JsonNode first =
+                    c.call(1, "npc/talk", "{\"npc\":\"sela\",\"line\":\"Hello there, bard!\",\"stream\":true}");
+            assertThat(first.path("isFallback").asBoolean()).as("%s", first).isTrue();
+            assertThat(first.path("line").asText()).isEqualTo("Hm, let me think.");
+            assertThat(first.path("warnings").toString()).contains("could not be read");
+            assertThat(first.path("usage").path("inputTokens").asInt())
+                    .as("the attempts read their prompts")
+                    .isPositive();
+            assertThat(replay(c, 1)).isEqualTo("Hm, let me think.");
+            JsonNode second = c.call(2, "npc/talk", "{\"npc\":\"sela\",\"line\":\"Sing me a song.\"}");
+            assertThat(second.path("isFallback").asBoolean()).as("%s", second).isFalse();
+            assertThat(second.path("line").asText()).isEqualTo("Welcome, traveller.");
+            assertThat(second.has("warnings")).isFalse();
+            assertThat(c.call(3, "npc/list", null)
+                            .path("npcs")
+                            .get(0)
+                            .path("turnCount")
                             .asInt())
-                    .isEqualTo(-32012);
+                    .as("the unreadable exchange never entered the history")
+                    .isEqualTo(1);
         }
     }
 
