@@ -21,6 +21,7 @@ import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.RepetitionGuard;
+import dev.oam.model.llama.engine.SamplerExtras;
 import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.model.llama.prompt.ChatPrompt;
@@ -383,8 +384,19 @@ public final class LlamaLanguageModel implements LanguageModel {
         int topK = DEFAULT_TOP_K;
         double topP = DEFAULT_TOP_P;
         Long stepSeed = null;
+        SamplerExtras extras = SamplerExtras.NONE;
         switch (options.sampling()) {
             case null -> {}
+            case Sampling.Chain chain -> {
+                if (chain.topK() != null) {
+                    topK = chain.topK();
+                }
+                if (chain.topP() != null) {
+                    topP = chain.topP();
+                }
+                stepSeed = chain.seed();
+                extras = SamplerExtras.of(chain);
+            }
             case Sampling.Greedy greedy -> temperature = 0;
             case Sampling.TopK k -> {
                 topK = k.k();
@@ -402,7 +414,7 @@ public final class LlamaLanguageModel implements LanguageModel {
             sampler += 0x9E3779B97F4A7C15L * (attempt - 1);
             temperature = Math.max(temperature, RETRY_TEMPERATURE);
         }
-        return new EngineRequest(prompt, grammar, maxTokens, Math.max(0, temperature), topK, topP, sampler);
+        return new EngineRequest(prompt, grammar, maxTokens, Math.max(0, temperature), topK, topP, sampler, extras);
     }
 
     /** The engine once loaded; {@code null} while loading or after a failed load. */

@@ -345,6 +345,85 @@ final class ChatRequests {
                     body.put("seed", topP.seed());
                 }
             }
+            case Sampling.Chain chain -> chain(body, chain);
+        }
+    }
+
+    /**
+     * Members of a sampler chain that only llama.cpp's server is known to read (by these names): the OpenAI API itself
+     * takes {@code top_p}, {@code presence_penalty}, {@code frequency_penalty} and {@code seed} only.
+     */
+    static List<String> llamaOnly(@Nullable Sampling sampling) {
+        if (!(sampling instanceof Sampling.Chain c)) {
+            return sampling instanceof Sampling.TopK ? List.of("top_k") : List.of();
+        }
+        List<String> names = new ArrayList<>();
+        if (c.topK() != null) {
+            names.add("top_k");
+        }
+        if (c.minP() != null) {
+            names.add("min_p");
+        }
+        if (c.typicalP() != null) {
+            names.add("typical_p");
+        }
+        if (c.repeatPenalty() != null) {
+            names.add("repeat_penalty");
+        }
+        if (c.repeatLastN() != null) {
+            names.add("repeat_last_n");
+        }
+        if (c.dry() != null) {
+            names.add("dry_*");
+        }
+        if (c.xtc() != null) {
+            names.add("xtc_*");
+        }
+        return names;
+    }
+
+    /** Every member the chain sets, by llama-server's names ({@code /v1/chat/completions} takes them all). */
+    private static void chain(ObjectNode body, Sampling.Chain c) {
+        if (c.topK() != null) {
+            body.put("top_k", c.topK());
+        }
+        if (c.topP() != null) {
+            body.put("top_p", c.topP());
+        }
+        if (c.minP() != null) {
+            body.put("min_p", c.minP());
+        }
+        if (c.typicalP() != null) {
+            body.put("typical_p", c.typicalP());
+        }
+        if (c.repeatPenalty() != null) {
+            body.put("repeat_penalty", c.repeatPenalty());
+        }
+        if (c.repeatLastN() != null) {
+            body.put("repeat_last_n", c.repeatLastN());
+        }
+        if (c.presencePenalty() != null) {
+            body.put("presence_penalty", c.presencePenalty());
+        }
+        if (c.frequencyPenalty() != null) {
+            body.put("frequency_penalty", c.frequencyPenalty());
+        }
+        Sampling.Dry dry = c.dry();
+        if (dry != null) {
+            body.put("dry_multiplier", dry.multiplier());
+            body.put("dry_base", dry.base());
+            body.put("dry_allowed_length", dry.allowedLength());
+            body.put("dry_penalty_last_n", dry.penaltyLastN());
+            ArrayNode breakers = body.putArray("dry_sequence_breakers");
+            dry.breakers().forEach(breakers::add);
+        }
+        Sampling.Xtc xtc = c.xtc();
+        if (xtc != null) {
+            body.put("xtc_probability", xtc.probability());
+            body.put("xtc_threshold", xtc.threshold());
+        }
+        if (c.seed() != null) {
+            body.put("seed", c.seed());
         }
     }
 

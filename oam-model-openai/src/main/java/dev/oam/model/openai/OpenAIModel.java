@@ -3,6 +3,7 @@ package dev.oam.model.openai;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
+import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.ToolCallingMode;
@@ -46,6 +47,8 @@ final class OpenAIModel implements LanguageModel {
     private final Endpoint endpoint;
     private final Exchange exchange;
     private final Object lock = new Object();
+    private final java.util.concurrent.atomic.AtomicBoolean samplingWarned =
+            new java.util.concurrent.atomic.AtomicBoolean();
     private @Nullable ModelAvailability known; // guarded by lock
     private long knownAt; // guarded by lock
     private @Nullable CompletableFuture<ModelAvailability> probe; // guarded by lock
@@ -153,6 +156,7 @@ final class OpenAIModel implements LanguageModel {
                 completion = fallback(failure, request, model, stream, hasTools, format, token);
             }
             learnServer(completion);
+            warnIgnoredSampling(request);
             Usage usage = spent.plus(Outputs.usage(completion, request));
             Outputs.checkStopped(completion, usage);
             String content = completion.content.toString();
@@ -287,6 +291,7 @@ final class OpenAIModel implements LanguageModel {
                 throw Failures.map(failure, settings);
             }
             learnServer(completion);
+            warnIgnoredSampling(request);
             Usage usage = spent.plus(Outputs.usage(completion, request));
             Outputs.checkStopped(completion, usage);
             Outputs.checkLength(completion, request, true, usage);
@@ -307,6 +312,24 @@ final class OpenAIModel implements LanguageModel {
     private void learnServer(CompletionAnswer completion) {
         if (completion.timings) {
             endpoint.learnLlamaCpp("timings in its answers");
+        }
+    }
+
+    /**
+     * Says once, after the first answer, which sampler settings the server may have ignored: a server that has not
+     * shown itself to be llama.cpp's (its {@code timings}, or {@code owned_by: llamacpp}) may not read llama.cpp's
+     * names.
+     */
+    private void warnIgnoredSampling(ModelRequest request) {
+        if (endpoint.isLlamaCpp() || samplingWarned.get()) {
+            return;
+        }
+        List<String> names = ChatRequests.llamaOnly(request.options().sampling());
+        if (!names.isEmpty() && samplingWarned.compareAndSet(false, true)) {
+            Log.warning("The server of " + settings.baseUrl() + " has not shown itself to be llama-server; it may "
+                    + "ignore the sampler settings " + String.join(", ", names) + " (llama-server reads them all; "
+                    + "vLLM reads top_k and min_p; the OpenAI API and Ollama's OpenAI endpoint read only top_p, "
+                    + "presence_penalty, frequency_penalty and seed).");
         }
     }
 

@@ -246,6 +246,45 @@ class StepLoopTest extends WireSupport {
     }
 
     @Test
+    void everySamplerSettingIsForwardedByLlamaServersNames() throws Exception {
+        open();
+        createSession(
+                "npc",
+                "[]",
+                "{\"temperature\":0.7,\"sampler\":{\"topK\":30,\"topP\":0.9,\"minP\":0.05,\"typicalP\":0.97,"
+                        + "\"repeatPenalty\":1.1,\"repeatLastN\":128,\"presencePenalty\":0.2,\"frequencyPenalty\":0.3,"
+                        + "\"dry\":{\"multiplier\":0.8,\"base\":1.5,\"allowedLength\":3,\"penaltyLastN\":256,"
+                        + "\"sequenceBreakers\":[\"\\n\",\".\"]},\"xtc\":{\"probability\":0.5,\"threshold\":0.1},\"seed\":9}}",
+                "");
+        fake.then(text("a"), text("b"));
+        c.call(1, "session/respond", "{\"session\":\"npc\",\"prompt\":\"x\"}");
+        c.call(2, "session/respond", "{\"session\":\"npc\",\"prompt\":\"y\",\"sampler\":{\"minP\":0.2}}");
+        JsonNode body = fake.chat(0).body();
+        assertThat(body.path("temperature").asDouble()).isEqualTo(0.7);
+        assertThat(body.path("top_k").asInt()).isEqualTo(30);
+        assertThat(body.path("top_p").asDouble()).isEqualTo(0.9);
+        assertThat(body.path("min_p").asDouble()).isEqualTo(0.05);
+        assertThat(body.path("typical_p").asDouble()).isEqualTo(0.97);
+        assertThat(body.path("repeat_penalty").asDouble()).isEqualTo(1.1);
+        assertThat(body.path("repeat_last_n").asInt()).isEqualTo(128);
+        assertThat(body.path("presence_penalty").asDouble()).isEqualTo(0.2);
+        assertThat(body.path("frequency_penalty").asDouble()).isEqualTo(0.3);
+        assertThat(body.path("dry_multiplier").asDouble()).isEqualTo(0.8);
+        assertThat(body.path("dry_base").asDouble()).isEqualTo(1.5);
+        assertThat(body.path("dry_allowed_length").asInt()).isEqualTo(3);
+        assertThat(body.path("dry_penalty_last_n").asInt()).isEqualTo(256);
+        assertThat(body.path("dry_sequence_breakers")).isEqualTo(Json.parse("[\"\\n\",\".\"]"));
+        assertThat(body.path("xtc_probability").asDouble()).isEqualTo(0.5);
+        assertThat(body.path("xtc_threshold").asDouble()).isEqualTo(0.1);
+        assertThat(body.path("seed").asLong()).isEqualTo(9);
+        JsonNode second = fake.chat(1).body();
+        assertThat(second.path("min_p").asDouble())
+                .as("a turn's sampler is laid over the session's")
+                .isEqualTo(0.2);
+        assertThat(second.path("top_k").asInt()).isEqualTo(30);
+    }
+
+    @Test
     void historyOfEarlierTurnsIsSentAsMessages() throws Exception {
         open();
         createSession("guard", "[]", "{}", "");
