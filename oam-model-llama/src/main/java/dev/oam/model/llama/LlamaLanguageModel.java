@@ -51,6 +51,20 @@ public final class LlamaLanguageModel implements LanguageModel {
     public static final int DEFAULT_TOP_K = 40;
 
     public static final double DEFAULT_TOP_P = 0.95;
+    /**
+     * The sampler settings of a character's line ({@code GenerationOptions.dialogue()}) that the game leaves unset:
+     * min-p {@value #DIALOGUE_MIN_P} and DRY at {@value #DIALOGUE_DRY} (llama.cpp's base 1.75, allowed length 2, the
+     * whole context, its default breakers), over the default top-k and top-p. Chosen from {@code bench/run npc}'s
+     * repetition figures on both test models (docs/MODELS.md, "Sampling"): without them small models say an earlier
+     * line again word for word and loop within a line.
+     */
+    public static final double DIALOGUE_MIN_P = 0.05;
+
+    public static final double DIALOGUE_DRY = 0.8;
+
+    static final Sampling.Chain DIALOGUE_SAMPLING = new Sampling.Chain(
+            null, null, DIALOGUE_MIN_P, null, null, null, null, null, Sampling.Dry.of(DIALOGUE_DRY), null, null);
+
     /** The sampler seed when neither the step nor the model configures one, so runs are reproducible. */
     public static final long DEFAULT_SEED = 42;
     /** Tokens a free-text answer may take when {@code maxResponseTokens} is not set. */
@@ -385,7 +399,12 @@ public final class LlamaLanguageModel implements LanguageModel {
         double topP = DEFAULT_TOP_P;
         Long stepSeed = null;
         SamplerExtras extras = SamplerExtras.NONE;
-        switch (options.sampling()) {
+        Sampling sampling = options.sampling();
+        if (options.dialogue() != null && (sampling == null || sampling instanceof Sampling.Chain)) {
+            // A character's line: the dialogue defaults under whatever the game set of the chain.
+            sampling = DIALOGUE_SAMPLING.with(Sampling.Chain.of(sampling));
+        }
+        switch (sampling) {
             case null -> {}
             case Sampling.Chain chain -> {
                 if (chain.topK() != null) {

@@ -313,7 +313,7 @@ final class ChatRequests {
             body.put("model", model);
         }
         body.set("messages", messages(request, textHistory, extra));
-        options(body, request.options());
+        options(body, request.options(), llamaCpp);
         body.put("max_tokens", maxTokens(request));
         if (llamaCpp) {
             // llama.cpp's own member (other servers may refuse it): reuse the slot's cached prefix of the prompt
@@ -327,6 +327,14 @@ final class ChatRequests {
     }
 
     static void options(ObjectNode body, GenerationOptions options) {
+        options(body, options, true);
+    }
+
+    /**
+     * The step's sampling. A {@link Sampling.Chain}'s members that only llama.cpp's server reads ({@link #llamaOnly})
+     * go to it alone: some servers refuse members they do not know.
+     */
+    static void options(ObjectNode body, GenerationOptions options, boolean llamaCpp) {
         if (options.temperature() != null) {
             body.put("temperature", options.temperature());
         }
@@ -345,22 +353,20 @@ final class ChatRequests {
                     body.put("seed", topP.seed());
                 }
             }
-            case Sampling.Chain chain -> chain(body, chain);
+            case Sampling.Chain chain -> chain(body, chain, llamaCpp);
         }
     }
 
     /**
-     * Members of a sampler chain that only llama.cpp's server is known to read (by these names): the OpenAI API itself
-     * takes {@code top_p}, {@code presence_penalty}, {@code frequency_penalty} and {@code seed} only.
+     * Members of a sampler chain that only llama.cpp's server is known to read (by these names), sent to it alone: the
+     * OpenAI API takes {@code top_p}, {@code presence_penalty}, {@code frequency_penalty} and {@code seed}; vLLM also
+     * {@code top_k} and {@code min_p}.
      */
     static List<String> llamaOnly(@Nullable Sampling sampling) {
         if (!(sampling instanceof Sampling.Chain c)) {
-            return sampling instanceof Sampling.TopK ? List.of("top_k") : List.of();
+            return List.of();
         }
         List<String> names = new ArrayList<>();
-        if (c.topK() != null) {
-            names.add("top_k");
-        }
         if (c.minP() != null) {
             names.add("min_p");
         }
@@ -382,13 +388,29 @@ final class ChatRequests {
         return names;
     }
 
-    /** Every member the chain sets, by llama-server's names ({@code /v1/chat/completions} takes them all). */
-    private static void chain(ObjectNode body, Sampling.Chain c) {
+    /**
+     * The members the chain sets, by llama-server's names ({@code /v1/chat/completions} takes them all); to another
+     * server only {@code top_k} (sent for the original {@code sampling} too), {@code top_p}, the presence and frequency
+     * penalties and {@code seed}.
+     */
+    private static void chain(ObjectNode body, Sampling.Chain c, boolean llamaCpp) {
         if (c.topK() != null) {
             body.put("top_k", c.topK());
         }
         if (c.topP() != null) {
             body.put("top_p", c.topP());
+        }
+        if (c.presencePenalty() != null) {
+            body.put("presence_penalty", c.presencePenalty());
+        }
+        if (c.frequencyPenalty() != null) {
+            body.put("frequency_penalty", c.frequencyPenalty());
+        }
+        if (c.seed() != null) {
+            body.put("seed", c.seed());
+        }
+        if (!llamaCpp) {
+            return;
         }
         if (c.minP() != null) {
             body.put("min_p", c.minP());
@@ -401,12 +423,6 @@ final class ChatRequests {
         }
         if (c.repeatLastN() != null) {
             body.put("repeat_last_n", c.repeatLastN());
-        }
-        if (c.presencePenalty() != null) {
-            body.put("presence_penalty", c.presencePenalty());
-        }
-        if (c.frequencyPenalty() != null) {
-            body.put("frequency_penalty", c.frequencyPenalty());
         }
         Sampling.Dry dry = c.dry();
         if (dry != null) {
@@ -421,9 +437,6 @@ final class ChatRequests {
         if (xtc != null) {
             body.put("xtc_probability", xtc.probability());
             body.put("xtc_threshold", xtc.threshold());
-        }
-        if (c.seed() != null) {
-            body.put("seed", c.seed());
         }
     }
 

@@ -326,10 +326,11 @@ final class OpenAIModel implements LanguageModel {
         }
         List<String> names = ChatRequests.llamaOnly(request.options().sampling());
         if (!names.isEmpty() && samplingWarned.compareAndSet(false, true)) {
-            Log.warning("The server of " + settings.baseUrl() + " has not shown itself to be llama-server; it may "
-                    + "ignore the sampler settings " + String.join(", ", names) + " (llama-server reads them all; "
-                    + "vLLM reads top_k and min_p; the OpenAI API and Ollama's OpenAI endpoint read only top_p, "
-                    + "presence_penalty, frequency_penalty and seed).");
+            Log.warning("The server of " + settings.baseUrl() + " has not shown itself to be llama-server (owned_by "
+                    + "llamacpp in its model list, or timings in its answers), so these sampler settings were not "
+                    + "sent: " + String.join(", ", names) + ". llama-server reads them all; the OpenAI API and "
+                    + "Ollama's OpenAI endpoint read only top_p, presence_penalty, frequency_penalty and seed (and "
+                    + "vLLM top_k and min_p, by its own parameters).");
         }
     }
 

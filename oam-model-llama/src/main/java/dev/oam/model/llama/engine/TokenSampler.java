@@ -15,12 +15,12 @@ import org.jspecify.annotations.Nullable;
  * the arg-max of the penalised row. A mask (bit {@code i} of {@code mask[i >>> 6]}) restricts every step to the allowed
  * tokens, so no cut and no penalty can leave a grammar without a token: the best allowed token always survives.
  *
- * <p>Cost: a sampled step reads the row twice (the arg-max, then the candidates above a floor) and never sorts the
- * vocabulary. Tokens whose probability is below e^-30 of the likeliest (at the draw's temperature and at 1) are dropped
- * before anything else, and min-p raises that floor; with top-k, the candidates are first looked for within
- * {@value #NEAR} logits of the best, which on a 262,144-token vocabulary is a few hundred at most. Top-k is a
- * selection, not a sort; top-p sorts only the head of the candidates until it holds the mass wanted. Buffers are
- * reused: no allocation per token once they have grown. One instance per thread.
+ * <p>Cost: a sampled step reads an unmasked row once, as a greedy one does: one pass finds the best logit and keeps the
+ * tokens within a window of the best seen so far. Tokens whose probability is below e^-30 of the likeliest (at the
+ * draw's temperature and at 1) are never candidates, min-p narrows that window, and with top-k the candidates are first
+ * looked for within {@value #NEAR} logits of the best (on Gemma's 262,144-token vocabulary, a few dozen), the whole
+ * window only when fewer than k are there. Top-k is a selection, not a sort; top-p sorts only a growing head of the
+ * candidates. Buffers are reused: no allocation per token once they have grown. One instance per thread.
  */
 public final class TokenSampler {
     private static final double CUT = 30.0;
@@ -103,24 +103,31 @@ public final class TokenSampler {
             double topP,
             SamplerExtras x,
             SplittableRandom random) {
-        int best = argmax(logits, n, mask);
-        if (best < 0 || temperature <= 0 || topK == 1 || !Float.isFinite(logits[best])) {
+        double spread = Math.max(1, temperature);
+        double gap = CUT * spread;
+        if (x.minP() > 0) {
+            gap = Math.min(gap, -Math.log(x.minP()));
+        }
+        double window = topK > 0 ? Math.min(gap, NEAR * spread) : gap;
+        int best;
+        int count;
+        if (mask == null && temperature > 0 && topK != 1) {
+            // One pass: the arg-max and the tokens within the window of the best so far, then those of the best.
+            count = scan(logits, n, window);
+            best = count > 0 ? id(keys[0]) : -1;
+        } else {
+            best = argmax(logits, n, mask);
+            if (best < 0 || temperature <= 0 || topK == 1 || !Float.isFinite(logits[best])) {
+                return best;
+            }
+            count = gather(logits, n, mask, logits[best] - window);
+        }
+        if (best < 0 || !Float.isFinite(logits[best])) {
             return best;
         }
         double max = logits[best];
-        double spread = Math.max(1, temperature);
-        double floor = max - CUT * spread;
-        if (x.minP() > 0) {
-            floor = Math.max(floor, max + Math.log(x.minP()));
-        }
-        int count;
-        if (topK > 0) {
-            count = gather(logits, n, mask, Math.max(floor, max - NEAR * spread));
-            if (count < topK) {
-                count = gather(logits, n, mask, floor);
-            }
-        } else {
-            count = gather(logits, n, mask, floor);
+        if (count < topK && window < gap) {
+            count = gather(logits, n, mask, max - gap);
         }
         boolean sorted = false;
         if (topK > 0 && count > topK) {
@@ -238,6 +245,64 @@ public final class TokenSampler {
             logits[t] = (float) (logits[t] - x.dryMultiplier() * Math.pow(x.dryBase(), exponent));
             perToken[t] = 0;
         }
+    }
+
+    /**
+     * One pass over an unmasked row: fills {@link #keys} with the tokens within {@code window} of the largest logit,
+     * the arg-max (ties to the lowest id) first; returns how many. Tokens within the window of the largest logit seen
+     * so far are kept as the pass goes, and those the final maximum leaves out are dropped at the end.
+     */
+    private int scan(float[] logits, int n, double window) {
+        int count = 0;
+        int best = -1;
+        float max = Float.NEGATIVE_INFINITY;
+        // A first floor from a strided look at the row: the best logit is at least the best seen there, so nothing a
+        // candidate could be is below it, and the pass stores few tokens before it meets the best.
+        float seen = Float.NEGATIVE_INFINITY;
+        for (int i = 0; i < n; i += 97) {
+            seen = Math.max(seen, logits[i]);
+        }
+        double floor = Float.isNaN(seen) ? Double.NEGATIVE_INFINITY : seen - window;
+        for (int i = 0; i < n; i++) {
+            float l = logits[i];
+            if (l >= floor) {
+                if (l > max || best < 0) {
+                    best = i;
+                    max = l;
+                    floor = l - window;
+                }
+                if (count == keys.length) {
+                    count = compact(logits, count, floor);
+                    if (count == keys.length) {
+                        keys = Arrays.copyOf(keys, Math.min(n, count * 2));
+                    }
+                }
+                keys[count++] = key(l, i);
+            }
+        }
+        if (best < 0) {
+            return 0;
+        }
+        count = compact(logits, count, floor);
+        // the arg-max first: greedy callers and ties read keys[0]
+        for (int i = 0; i < count; i++) {
+            if (id(keys[i]) == best) {
+                swap(keys, 0, i);
+                break;
+            }
+        }
+        return count;
+    }
+
+    /** Drops the keys of tokens below {@code floor}; returns how many are left. */
+    private int compact(float[] logits, int count, double floor) {
+        int kept = 0;
+        for (int i = 0; i < count; i++) {
+            if (logits[id(keys[i])] >= floor) {
+                keys[kept++] = keys[i];
+            }
+        }
+        return kept;
     }
 
     /** Fills {@link #keys} with the allowed tokens at or above {@code floor}; returns how many. */
