@@ -86,7 +86,31 @@ public final class NpcBench {
             int threads,
             int turnTimeout,
             Path jar,
-            Path baselineJar) {}
+            Path baselineJar,
+            Map<String, String> variants,
+            List<String> modes) {
+        Config(
+                Path root,
+                List<String> models,
+                int turns,
+                int barks,
+                int threads,
+                int turnTimeout,
+                Path jar,
+                Path baselineJar) {
+            this(
+                    root,
+                    models,
+                    turns,
+                    barks,
+                    threads,
+                    turnTimeout,
+                    jar,
+                    baselineJar,
+                    Map.of(),
+                    List.of("no tool", "tool"));
+        }
+    }
 
     /** One timed request: a talk turn (kind "turn") or a bark (kind "bark"); times in ms, null when not seen. */
     record Turn(
@@ -142,6 +166,8 @@ public final class NpcBench {
         int turnTimeout = 120;
         Path baseline = null;
         Path reportOf = null;
+        Map<String, String> variants = new java.util.LinkedHashMap<>();
+        List<String> modes = List.of("no tool", "tool");
         for (int i = 0; i < args.length; i++) {
             try {
                 switch (args[i]) {
@@ -153,6 +179,17 @@ public final class NpcBench {
                     case "--baseline-jar" ->
                         baseline = Path.of(args[++i]).toAbsolutePath().normalize();
                     case "--report" -> reportOf = Path.of(args[++i]);
+                    case "--variant" -> {
+                        String v = args[++i];
+                        int eq = v.indexOf('=');
+                        if (eq < 1) {
+                            throw new NumberFormatException();
+                        }
+                        Json.parse(v.substring(eq + 1)); // checked here, not in the child
+                        variants.put(v.substring(0, eq), v.substring(eq + 1));
+                    }
+                    case "--modes" ->
+                        modes = List.of(args[++i].replace("notool", "no tool").split(","));
                     case "--help" -> {
                         System.out.println("""
                                 usage: bench/run npc [--models smollm2,gemma] [--turns N] [--barks N] [--turn-timeout S] \
@@ -166,6 +203,11 @@ public final class NpcBench {
                                   --baseline-jar F  the same conversations on that oam.jar too, the jars' order alternating per
                                                     model; the report sets both side by side with ratios
                                   --report F.jsonl  no run: the report of the turns in that file (bench/target/npc.jsonl of a run)
+                                  --variant N=JSON  a repetition study instead of the timing one: the conversation once per
+                                                    variant (repeatable), JSON being the NPC options it adds (for example
+                                                    {"temperature":0.7,"sampler":{"minP":0,"dry":{"multiplier":0}}}); the
+                                                    report is the repetition table (no barks, no baseline)
+                                  --modes M,…       notool and/or tool (default both)
                                 The child is `java -jar oam-cli/target/oam.jar stdio --model FILE`; its stderr goes to
                                 bench/target/logs/npc-*.log, one JSON line per turn and bark to bench/target/npc.jsonl.""");
                         return;
@@ -175,7 +217,7 @@ public final class NpcBench {
                         System.exit(2);
                     }
                 }
-            } catch (ArrayIndexOutOfBoundsException | NumberFormatException e) {
+            } catch (ArrayIndexOutOfBoundsException | NumberFormatException | IOException e) {
                 System.err.println("bench npc: " + args[i - 1] + " needs a value (--help)");
                 System.exit(2);
             }
@@ -201,7 +243,18 @@ public final class NpcBench {
                     throw new IllegalArgumentException(file + " is not a file");
                 }
             }
-            new NpcBench(new Config(root, models, turnCount, barks, threads, turnTimeout, jar, baseline)).run();
+            new NpcBench(new Config(
+                            root,
+                            models,
+                            turnCount,
+                            variants.isEmpty() ? barks : 0,
+                            threads,
+                            turnTimeout,
+                            jar,
+                            variants.isEmpty() ? baseline : null,
+                            variants,
+                            modes))
+                    .run();
             code = 0;
         } catch (TurnFailed e) {
             System.err.println("bench npc: FAILED: " + e.getMessage());
@@ -250,6 +303,17 @@ public final class NpcBench {
             for (int m = 0; m < config.models().size(); m++) {
                 String model = config.models().get(m);
                 Path file = model.equals("gemma") ? RealModels.gemma() : RealModels.smollm2();
+                if (!config.variants().isEmpty()) {
+                    // the variants' order alternates per model, one child per variant
+                    List<String> names = new ArrayList<>(config.variants().keySet());
+                    if (m % 2 == 1) {
+                        java.util.Collections.reverse(names);
+                    }
+                    for (String name : names) {
+                        runChild(name, model, file);
+                    }
+                    continue;
+                }
                 List<String> jars = new ArrayList<>(List.of("this"));
                 if (config.baselineJar() != null) {
                     jars.add(m % 2 == 0 ? 1 : 0, "baseline");
@@ -263,12 +327,16 @@ public final class NpcBench {
         }
         String loadAfter = loadavg();
         double minutes = (System.nanoTime() - started) / 60e9;
+        if (!config.variants().isEmpty()) {
+            System.out.print(repetitionReport(loadBefore, loadAfter, minutes));
+            return;
+        }
         System.out.print(report(loadBefore, loadAfter, minutes));
     }
 
     /** One child on one model: the conversation and the barks without a tool, then with the grounding tool. */
     private void runChild(String jar, String model, Path file) throws Exception {
-        Path jarFile = jar.equals("this") ? config.jar() : config.baselineJar();
+        Path jarFile = jar.equals("baseline") ? config.baselineJar() : config.jar();
         Path log = config.root().resolve("bench/target/logs/npc-" + model + "-" + jar + ".log");
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -294,13 +362,16 @@ public final class NpcBench {
         });
         try {
             call("initialize", "{\"protocolVersion\":\"1.0\"}");
-            for (String mode : List.of("no tool", "tool")) {
+            for (String mode : config.modes()) {
                 String npc = model + "-" + (mode.equals("tool") ? "tool" : "plain");
                 boolean tool = mode.equals("tool");
+                String variant = config.variants().get(jar);
+                String options =
+                        variant == null ? "\"temperature\":0" : variant.strip().replaceAll("^\\{|\\}$", "");
                 call(
                         "npc/create",
                         "{\"npc\":\"" + npc + "\",\"persona\":" + PERSONA + (tool ? ",\"tools\":[" + TOOL + "]" : "")
-                                + ",\"options\":{\"temperature\":0"
+                                + ",\"options\":{" + options
                                 + (tool ? ",\"groundingTool\":\"" + TOOL_NAME + "\"" : "") + "}}");
                 for (int t = 1; t <= config.turns(); t++) {
                     record(talk(jar, model, mode, npc, t, LINES.get((t - 1) % LINES.size())));
@@ -511,6 +582,124 @@ public final class NpcBench {
                     Boolean.TRUE.equals(turn.isFallback()) ? " FALLBACK" : "",
                     turn.line());
         }
+    }
+
+    // ---------------------------------------------------------------- repetition
+
+    /** Words of a line, lower case, without punctuation. */
+    static List<String> words(String line) {
+        List<String> words = new ArrayList<>();
+        for (String w : line.toLowerCase(Locale.ROOT).split("[^\\p{L}\\p{N}']+")) {
+            if (!w.isEmpty()) {
+                words.add(w);
+            }
+        }
+        return words;
+    }
+
+    /** The share of a line's word 3-grams that occurred earlier in the same line (0 for lines under 4 words). */
+    static double repeatedTrigrams(String line) {
+        List<String> w = words(line);
+        if (w.size() < 4) {
+            return 0;
+        }
+        java.util.Set<List<String>> seen = new java.util.HashSet<>();
+        int repeated = 0;
+        int total = 0;
+        for (int i = 0; i + 3 <= w.size(); i++) {
+            total++;
+            if (!seen.add(List.copyOf(w.subList(i, i + 3)))) {
+                repeated++;
+            }
+        }
+        return (double) repeated / total;
+    }
+
+    /** Repetition of one conversation's lines: 3-grams repeated within lines (all 3-grams pooled), lines said again. */
+    record Repetition(
+            int lines, double trigramShare, int repeatedLines, double meanOutputTokens, int maxOutputTokens) {}
+
+    static Repetition repetition(List<Turn> turns) {
+        List<String> earlier = new ArrayList<>();
+        int repeatedLines = 0;
+        double trigrams = 0;
+        double repeated = 0;
+        long tokens = 0;
+        int maxTokens = 0;
+        int lines = 0;
+        for (Turn t : turns) {
+            if (!t.kind().equals("turn") || t.line() == null || t.timeout()) {
+                continue;
+            }
+            lines++;
+            List<String> w = words(t.line());
+            int n = Math.max(0, w.size() - 2);
+            trigrams += w.size() < 4 ? 0 : n;
+            repeated += w.size() < 4 ? 0 : repeatedTrigrams(t.line()) * n;
+            String key = String.join(" ", w);
+            if (!key.isEmpty() && earlier.contains(key)) {
+                repeatedLines++;
+            }
+            earlier.add(key);
+            int out = t.outputTokens() == null ? 0 : t.outputTokens();
+            tokens += out;
+            maxTokens = Math.max(maxTokens, out);
+        }
+        return new Repetition(
+                lines,
+                trigrams == 0 ? 0 : repeated / trigrams,
+                repeatedLines,
+                lines == 0 ? 0 : (double) tokens / lines,
+                maxTokens);
+    }
+
+    private String repetitionReport(String loadBefore, String loadAfter, double minutes) {
+        StringBuilder out = new StringBuilder();
+        out.append(String.format(
+                Locale.ROOT,
+                "%noam npc repetition on %s, %d turns per conversation, OAM_LLAMA_THREADS=%d (load %s before, %s after, "
+                        + "%.1f min)%n%n",
+                String.join(" and ", config.models()),
+                config.turns(),
+                config.threads(),
+                loadBefore,
+                loadAfter,
+                minutes));
+        out.append(
+                "| model | mode | variant | lines | repeated 3-grams within a line | lines repeating an earlier line "
+                        + "| output tokens mean / max | whole turn p50 |\n");
+        out.append("|---|---|---|---:|---:|---:|---:|---:|\n");
+        Map<String, List<Turn>> groups = new java.util.LinkedHashMap<>();
+        for (Turn t : turns) {
+            groups.computeIfAbsent(t.model() + "|" + t.mode() + "|" + t.jar(), k -> new ArrayList<>())
+                    .add(t);
+        }
+        for (Map.Entry<String, List<Turn>> e : groups.entrySet()) {
+            String[] key = e.getKey().split("\\|");
+            Repetition r = repetition(e.getValue());
+            double[] times = e.getValue().stream()
+                    .filter(t -> t.turnMs() != null)
+                    .mapToDouble(Turn::turnMs)
+                    .sorted()
+                    .toArray();
+            out.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %s | %d | %.1f %% | %d | %.0f / %d | %s |%n",
+                    key[0],
+                    key[1],
+                    key[2],
+                    r.lines(),
+                    100 * r.trigramShare(),
+                    r.repeatedLines(),
+                    r.meanOutputTokens(),
+                    r.maxOutputTokens(),
+                    times.length == 0 ? "-" : secs(times[times.length / 2])));
+        }
+        for (Map.Entry<String, String> v : config.variants().entrySet()) {
+            out.append("\n").append(v.getKey()).append(": ").append(v.getValue());
+        }
+        out.append("\n");
+        return out.toString();
     }
 
     // ---------------------------------------------------------------- the report

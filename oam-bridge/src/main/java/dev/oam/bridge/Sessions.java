@@ -210,7 +210,8 @@ final class Sessions {
                 .withToolChoice(Options.toolChoice(params, "toolChoice"))
                 .withMaxToolRounds(params.optionalInt("maxToolRounds", 0))
                 .withMaxToolCalls(params.optionalInt("maxToolCalls", 0))
-                .withEnabledTools(params.optionalStringList("enabledTools"));
+                .withEnabledTools(params.optionalStringList("enabledTools"))
+                .withSampling(Options.sampling(params));
         List<String> warnings = new ArrayList<>(params.unknownWarnings());
         warnings.addAll(schemaWarnings);
         ObjectNode context = Json.object();

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.bridge.BridgeException;
 import dev.oam.bridge.spi.Options;
 import dev.oam.bridge.spi.Params;
+import dev.oam.core.agent.SamplerCodec;
 import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.json.Durations;
@@ -126,7 +127,7 @@ final class NpcOptionsParams {
         Double temperature = p.optionalNumber("temperature", 0);
         Integer maxTokens = p.optionalInt("maximumResponseTokens", 1);
         Integer barkTokens = p.optionalInt("barkMaximumTokens", 1);
-        Sampling sampling = Options.sampling(p, "sampling");
+        Sampling sampling = Options.sampling(p);
         return new NpcOptions(
                 format,
                 grounding,
@@ -225,6 +226,23 @@ final class NpcOptionsParams {
             node.putNull("maximumResponseTokens");
         }
         node.put("barkMaximumTokens", o.barkMaximumTokens());
+        switch (o.sampling()) {
+            case null -> {}
+            case Sampling.Greedy g -> node.put("sampling", "greedy");
+            case Sampling.TopK k -> {
+                ObjectNode s = node.putObject("sampling").put("topK", k.k());
+                if (k.seed() != null) {
+                    s.put("seed", k.seed());
+                }
+            }
+            case Sampling.TopP p -> {
+                ObjectNode s = node.putObject("sampling").put("topP", p.p());
+                if (p.seed() != null) {
+                    s.put("seed", p.seed());
+                }
+            }
+            case Sampling.Chain c -> node.set("sampler", SamplerCodec.write(c));
+        }
         return node;
     }
 

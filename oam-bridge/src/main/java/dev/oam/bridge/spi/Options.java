@@ -3,6 +3,7 @@ package dev.oam.bridge.spi;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.bridge.BridgeException;
 import dev.oam.core.agent.AgentOptions;
+import dev.oam.core.agent.SamplerCodec;
 import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.tool.ToolDefinition;
@@ -24,7 +25,7 @@ public final class Options {
         List<String> enabled = options.optionalStringList("enabledTools");
         Double temperature = options.optionalNumber("temperature", 0);
         Integer maxTokens = options.optionalInt("maxResponseTokens", 1);
-        Sampling sampling = sampling(options, "sampling");
+        Sampling sampling = sampling(options);
         Duration timeout = options.optionalSeconds("toolTimeoutSeconds");
         Boolean trim = options.optionalBool("trimHistory");
         Integer reserved = options.optionalInt("reservedResponseTokens", 0);
@@ -71,6 +72,32 @@ public final class Options {
         }
         throw BridgeException.invalidParams("Parameter '" + params.path(name)
                 + "' must be \"auto\", \"none\", \"required\", \"explicit\" or {\"tool\": \"<tool name>\"}.");
+    }
+
+    /**
+     * Reads {@code sampling} (the original's: {@code "greedy"}, {@code {topK, seed?}} or {@code {topP, seed?}}) and
+     * {@code sampler} (this edition's extension: the whole chain, {@link SamplerCodec}); a {@code sampler} is laid over
+     * the {@code sampling} when both are given.
+     */
+    public static @Nullable Sampling sampling(Params params) throws BridgeException {
+        Sampling sampling = sampling(params, "sampling");
+        JsonNode value = params.get("sampler");
+        if (value == null) {
+            return sampling;
+        }
+        Sampling.Chain chain;
+        try {
+            chain = SamplerCodec.read(value);
+        } catch (IllegalArgumentException e) {
+            String message = e.getMessage();
+            int space = message.indexOf(' ');
+            if (message.startsWith("must ") || space < 0) {
+                throw BridgeException.invalidParams("Parameter '" + params.path("sampler") + "' " + message);
+            }
+            throw BridgeException.invalidParams("Parameter '" + params.path("sampler") + "."
+                    + message.substring(0, space) + "'" + message.substring(space));
+        }
+        return sampling == null ? chain : Sampling.Chain.of(sampling).with(chain);
     }
 
     public static @Nullable Sampling sampling(Params params, String name) throws BridgeException {

@@ -142,12 +142,22 @@ public final class Agent {
         this.contextNote = null;
     }
 
+    /** The session's options with this turn's sampling, when it has one. */
+    private AgentOptions turnOptions(TurnRequest request) {
+        AgentOptions session = options;
+        return request.sampling() == null
+                ? session
+                : session.toBuilder()
+                        .sampling(request.samplingOver(session.sampling()))
+                        .build();
+    }
+
     /**
      * Runs one turn. On success the prompt, the tool rounds and the answer are appended to the history (after
      * {@code context.commit()}); on failure or cancellation nothing changes.
      */
     public TurnResult respond(TurnRequest request, TurnContext context) throws AgentException {
-        AgentOptions opts = options;
+        AgentOptions opts = turnOptions(request);
         List<ToolDefinition> toolSet = tools;
         TurnPolicy policy = StepPlanner.policy(request, opts, toolSet);
         GenerationSchema schema = null;
@@ -181,7 +191,7 @@ public final class Agent {
         if (turnSoFar.isEmpty() || !(turnSoFar.get(0) instanceof TranscriptEntry.Prompt)) {
             throw new IllegalArgumentException("a resumed turn starts with its prompt");
         }
-        AgentOptions opts = options;
+        AgentOptions opts = turnOptions(request);
         List<ToolDefinition> toolSet = tools;
         TurnPolicy policy = StepPlanner.policy(request, opts, toolSet);
         GenerationSchema schema = null;

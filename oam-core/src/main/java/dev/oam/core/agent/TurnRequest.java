@@ -12,6 +12,8 @@ import org.jspecify.annotations.Nullable;
  * @param schema the schema the model is held to (what constrained backends generate from)
  * @param acceptSchema a looser schema an answer only has to fit to be accepted, for callers that read the answer
  *     leniently themselves (an NPC reply); {@code null}: the answer must fit {@code schema}
+ * @param sampling this turn's sampling (a {@link Sampling.Chain} is laid over the session's chain member by member);
+ *     {@code null}: the session's
  */
 public record TurnRequest(
         String prompt,
@@ -20,13 +22,26 @@ public record TurnRequest(
         @Nullable Integer maxToolRounds,
         @Nullable Integer maxToolCalls,
         @Nullable List<String> enabledTools,
-        @Nullable JsonNode acceptSchema) {
+        @Nullable JsonNode acceptSchema,
+        @Nullable Sampling sampling) {
 
     public TurnRequest {
         enabledTools = enabledTools == null ? null : List.copyOf(enabledTools);
         if (acceptSchema != null && schema == null) {
             throw new IllegalArgumentException("acceptSchema needs a schema");
         }
+    }
+
+    /** A turn with the session's sampling. */
+    public TurnRequest(
+            String prompt,
+            @Nullable JsonNode schema,
+            @Nullable ToolChoice toolChoice,
+            @Nullable Integer maxToolRounds,
+            @Nullable Integer maxToolCalls,
+            @Nullable List<String> enabledTools,
+            @Nullable JsonNode acceptSchema) {
+        this(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, enabledTools, acceptSchema, null);
     }
 
     /** A turn whose answer must fit its schema. */
@@ -42,30 +57,48 @@ public record TurnRequest(
 
     /** A turn with the session's options. */
     public static TurnRequest of(String prompt) {
-        return new TurnRequest(prompt, null, null, null, null, null, null);
+        return new TurnRequest(prompt, null, null, null, null, null, null, null);
     }
 
     public TurnRequest withSchema(@Nullable JsonNode value) {
-        return new TurnRequest(prompt, value, toolChoice, maxToolRounds, maxToolCalls, enabledTools, acceptSchema);
+        return new TurnRequest(
+                prompt, value, toolChoice, maxToolRounds, maxToolCalls, enabledTools, acceptSchema, sampling);
     }
 
     public TurnRequest withAcceptSchema(@Nullable JsonNode value) {
-        return new TurnRequest(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, enabledTools, value);
+        return new TurnRequest(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, enabledTools, value, sampling);
     }
 
     public TurnRequest withToolChoice(@Nullable ToolChoice value) {
-        return new TurnRequest(prompt, schema, value, maxToolRounds, maxToolCalls, enabledTools, acceptSchema);
+        return new TurnRequest(
+                prompt, schema, value, maxToolRounds, maxToolCalls, enabledTools, acceptSchema, sampling);
     }
 
     public TurnRequest withMaxToolRounds(@Nullable Integer value) {
-        return new TurnRequest(prompt, schema, toolChoice, value, maxToolCalls, enabledTools, acceptSchema);
+        return new TurnRequest(prompt, schema, toolChoice, value, maxToolCalls, enabledTools, acceptSchema, sampling);
     }
 
     public TurnRequest withMaxToolCalls(@Nullable Integer value) {
-        return new TurnRequest(prompt, schema, toolChoice, maxToolRounds, value, enabledTools, acceptSchema);
+        return new TurnRequest(prompt, schema, toolChoice, maxToolRounds, value, enabledTools, acceptSchema, sampling);
     }
 
     public TurnRequest withEnabledTools(@Nullable List<String> value) {
-        return new TurnRequest(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, value, acceptSchema);
+        return new TurnRequest(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, value, acceptSchema, sampling);
+    }
+
+    public TurnRequest withSampling(@Nullable Sampling value) {
+        return new TurnRequest(
+                prompt, schema, toolChoice, maxToolRounds, maxToolCalls, enabledTools, acceptSchema, value);
+    }
+
+    /** The sampling of a turn under {@code session}'s: this turn's, a chain laid over the session's chain. */
+    public @Nullable Sampling samplingOver(@Nullable Sampling session) {
+        if (sampling == null) {
+            return session;
+        }
+        if (sampling instanceof Sampling.Chain chain && session != null) {
+            return Sampling.Chain.of(session).with(chain);
+        }
+        return sampling;
     }
 }

@@ -22,6 +22,7 @@ import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.RepetitionGuard;
+import dev.oam.model.llama.engine.SamplerExtras;
 import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.model.llama.prompt.ChatPrompt;
@@ -52,6 +53,20 @@ public final class LlamaLanguageModel implements LanguageModel {
     public static final int DEFAULT_TOP_K = 40;
 
     public static final double DEFAULT_TOP_P = 0.95;
+    /**
+     * The sampler settings of a character's line ({@code GenerationOptions.dialogue()}) that the game leaves unset:
+     * min-p {@value #DIALOGUE_MIN_P} and DRY at {@value #DIALOGUE_DRY} (llama.cpp's base 1.75, allowed length 2, the
+     * whole context, its default breakers), over the default top-k and top-p. Chosen from {@code bench/run npc}'s
+     * repetition figures on both test models (docs/MODELS.md, "Sampling"): without them small models say an earlier
+     * line again word for word and loop within a line.
+     */
+    public static final double DIALOGUE_MIN_P = 0.05;
+
+    public static final double DIALOGUE_DRY = 0.8;
+
+    static final Sampling.Chain DIALOGUE_SAMPLING = new Sampling.Chain(
+            null, null, DIALOGUE_MIN_P, null, null, null, null, null, Sampling.Dry.of(DIALOGUE_DRY), null, null);
+
     /** The sampler seed when neither the step nor the model configures one, so runs are reproducible. */
     public static final long DEFAULT_SEED = 42;
     /** Tokens a free-text answer may take when {@code maxResponseTokens} is not set. */
@@ -406,8 +421,24 @@ public final class LlamaLanguageModel implements LanguageModel {
         int topK = DEFAULT_TOP_K;
         double topP = DEFAULT_TOP_P;
         Long stepSeed = null;
-        switch (options.sampling()) {
+        SamplerExtras extras = SamplerExtras.NONE;
+        Sampling sampling = options.sampling();
+        if (options.dialogue() != null && (sampling == null || sampling instanceof Sampling.Chain)) {
+            // A character's line: the dialogue defaults under whatever the game set of the chain.
+            sampling = DIALOGUE_SAMPLING.with(Sampling.Chain.of(sampling));
+        }
+        switch (sampling) {
             case null -> {}
+            case Sampling.Chain chain -> {
+                if (chain.topK() != null) {
+                    topK = chain.topK();
+                }
+                if (chain.topP() != null) {
+                    topP = chain.topP();
+                }
+                stepSeed = chain.seed();
+                extras = SamplerExtras.of(chain);
+            }
             case Sampling.Greedy greedy -> temperature = 0;
             case Sampling.TopK k -> {
                 topK = k.k();
@@ -425,7 +456,7 @@ public final class LlamaLanguageModel implements LanguageModel {
             sampler += 0x9E3779B97F4A7C15L * (attempt - 1);
             temperature = Math.max(temperature, RETRY_TEMPERATURE);
         }
-        return new EngineRequest(prompt, grammar, maxTokens, Math.max(0, temperature), topK, topP, sampler);
+        return new EngineRequest(prompt, grammar, maxTokens, Math.max(0, temperature), topK, topP, sampler, extras);
     }
 
     /** The engine once loaded; {@code null} while loading or after a failed load. */

@@ -14,6 +14,7 @@ import dev.oam.core.agent.Agent;
 import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.agent.SamplerCodec;
 import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.agent.TurnContext;
@@ -33,6 +34,7 @@ import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineRequest;
+import dev.oam.model.llama.engine.SamplerExtras;
 import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.prompt.ChatMessage;
 import java.util.ArrayList;
@@ -332,6 +334,55 @@ class LlamaLanguageModelTest {
                 seeded.engineRequest("p", null, 10, new GenerationOptions(null, null, new Sampling.TopP(0.5, null)));
         assertThat(List.of((double) topP.topK(), topP.topP(), (double) topP.seed()))
                 .containsExactly(0.0, 0.5, 7.0);
+    }
+
+    @Test
+    void aSamplerChainMapsToTheEngineAndDialogueGetsItsDefaultsUnderIt() throws Exception {
+        Sampling.Chain chain = SamplerCodec.read(dev.oam.core.json.Json.parse(
+                "{\"topK\":20,\"minP\":0.1,\"repeatPenalty\":1.2,\"xtc\":{\"probability\":0.5,\"threshold\":0.2},"
+                        + "\"seed\":5}"));
+        EngineRequest r = model.engineRequest("p", null, 10, new GenerationOptions(0.8, null, chain));
+        assertThat(List.of(r.temperature(), (double) r.topK(), r.topP(), (double) r.seed()))
+                .containsExactly(0.8, 20.0, 0.95, 5.0);
+        assertThat(List.of(
+                        r.extras().minP(),
+                        r.extras().repeatPenalty(),
+                        r.extras().xtcProbability(),
+                        r.extras().xtcThreshold()))
+                .containsExactly(0.1, 1.2, 0.5, 0.2);
+        assertThat(r.extras().dry()).as("no DRY unless asked, outside dialogue").isFalse();
+        assertThat(model.engineRequest("p", null, 10, GenerationOptions.DEFAULT).extras())
+                .isSameAs(SamplerExtras.NONE);
+        DialogueForm form = new DialogueForm("Gorm", "Player", 2);
+        SamplerExtras line = model.engineRequest("p", null, 10, GenerationOptions.DEFAULT.withDialogue(form))
+                .extras();
+        assertThat(line.minP()).isEqualTo(LlamaLanguageModel.DIALOGUE_MIN_P);
+        assertThat(line.dryMultiplier()).isEqualTo(LlamaLanguageModel.DIALOGUE_DRY);
+        SamplerExtras overridden = model.engineRequest(
+                        "p", null, 10, new GenerationOptions(null, null, chain).withDialogue(form))
+                .extras();
+        assertThat(overridden.minP()).as("the game's own min-p wins").isEqualTo(0.1);
+        assertThat(overridden.dryMultiplier()).isEqualTo(LlamaLanguageModel.DIALOGUE_DRY);
+        SamplerExtras off = model.engineRequest(
+                        "p",
+                        null,
+                        10,
+                        new GenerationOptions(
+                                        null,
+                                        null,
+                                        SamplerCodec.read(dev.oam.core.json.Json.parse(
+                                                "{\"minP\":0,\"dry\":{\"multiplier\":0}}")))
+                                .withDialogue(form))
+                .extras();
+        assertThat(off).as("a game turns the dialogue defaults off").isSameAs(SamplerExtras.NONE);
+        assertThat(model.engineRequest(
+                                "p",
+                                null,
+                                10,
+                                new GenerationOptions(null, null, new Sampling.TopK(5, 1L)).withDialogue(form))
+                        .extras())
+                .as("an original sampling value replaces them")
+                .isSameAs(SamplerExtras.NONE);
     }
 
     @Test

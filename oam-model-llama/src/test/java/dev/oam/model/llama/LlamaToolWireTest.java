@@ -129,6 +129,34 @@ class LlamaToolWireTest extends LlamaWireSupport {
     }
 
     @Test
+    void callsStayValidUnderHarshSamplerSettings() {
+        // Penalties on every token of the context, DRY on any repeat, XTC always dropping the likely tokens, a high
+        // min-p and typical-p: none of them may leave the grammar without a token, so every call stays schema-valid.
+        for (int seed = 1; seed <= 6; seed++) {
+            String sampler = "{\"minP\":0.5,\"typicalP\":0.5,\"repeatPenalty\":3,\"repeatLastN\":-1,"
+                    + "\"presencePenalty\":2,\"frequencyPenalty\":2,\"dry\":{\"multiplier\":5,\"allowedLength\":1,"
+                    + "\"sequenceBreakers\":[]},\"xtc\":{\"probability\":1,\"threshold\":0.05},\"seed\":" + seed + "}";
+            String session = "harsh-" + seed;
+            c.call(
+                    "hc" + seed,
+                    "session/create",
+                    "{\"session\":\"" + session + "\",\"instructions\":\"You are a trapper in a game.\","
+                            + "\"tools\":" + TOOLS + ",\"options\":{\"toolChoice\":{\"tool\":\"buy_item\"},"
+                            + "\"maxToolRounds\":1,\"temperature\":1.0,\"maxResponseTokens\":16,\"sampler\":"
+                            + sampler + "}}");
+            c.request("hr" + seed, "session/respond", "{\"session\":\"" + session + "\",\"prompt\":\"Buy a trap.\"}");
+            List<Seen> seen = new ArrayList<>();
+            JsonNode result = driveResult("hr" + seed, LlamaToolWireTest::validatedReply, seen);
+            assertThat(seen).as("seed %d: the forced call, valid", seed).hasSize(1);
+            assertThat(seen.get(0).name()).isEqualTo("buy_item");
+            assertThat(result.path("text").isTextual())
+                    .as("seed %d: %s", seed, result)
+                    .isTrue();
+            c.call("hd" + seed, "session/delete", "{\"session\":\"" + session + "\"}");
+        }
+    }
+
+    @Test
     void everyRoundOfAMultiRoundTurnIsValidAndTheTurnEndsWithText() {
         int rounds = 0;
         for (int seed = 1; seed <= 6; seed++) {

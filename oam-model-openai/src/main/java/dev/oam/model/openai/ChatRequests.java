@@ -313,7 +313,7 @@ final class ChatRequests {
             body.put("model", model);
         }
         body.set("messages", messages(request, textHistory, extra));
-        options(body, request.options());
+        options(body, request.options(), llamaCpp);
         body.put("max_tokens", maxTokens(request));
         if (llamaCpp) {
             // llama.cpp's own member (other servers may refuse it): reuse the slot's cached prefix of the prompt
@@ -327,6 +327,14 @@ final class ChatRequests {
     }
 
     static void options(ObjectNode body, GenerationOptions options) {
+        options(body, options, true);
+    }
+
+    /**
+     * The step's sampling. A {@link Sampling.Chain}'s members that only llama.cpp's server reads ({@link #llamaOnly})
+     * go to it alone: some servers refuse members they do not know.
+     */
+    static void options(ObjectNode body, GenerationOptions options, boolean llamaCpp) {
         if (options.temperature() != null) {
             body.put("temperature", options.temperature());
         }
@@ -345,6 +353,90 @@ final class ChatRequests {
                     body.put("seed", topP.seed());
                 }
             }
+            case Sampling.Chain chain -> chain(body, chain, llamaCpp);
+        }
+    }
+
+    /**
+     * Members of a sampler chain that only llama.cpp's server is known to read (by these names), sent to it alone: the
+     * OpenAI API takes {@code top_p}, {@code presence_penalty}, {@code frequency_penalty} and {@code seed}; vLLM also
+     * {@code top_k} and {@code min_p}.
+     */
+    static List<String> llamaOnly(@Nullable Sampling sampling) {
+        if (!(sampling instanceof Sampling.Chain c)) {
+            return List.of();
+        }
+        List<String> names = new ArrayList<>();
+        if (c.minP() != null) {
+            names.add("min_p");
+        }
+        if (c.typicalP() != null) {
+            names.add("typical_p");
+        }
+        if (c.repeatPenalty() != null) {
+            names.add("repeat_penalty");
+        }
+        if (c.repeatLastN() != null) {
+            names.add("repeat_last_n");
+        }
+        if (c.dry() != null) {
+            names.add("dry_*");
+        }
+        if (c.xtc() != null) {
+            names.add("xtc_*");
+        }
+        return names;
+    }
+
+    /**
+     * The members the chain sets, by llama-server's names ({@code /v1/chat/completions} takes them all); to another
+     * server only {@code top_k} (sent for the original {@code sampling} too), {@code top_p}, the presence and frequency
+     * penalties and {@code seed}.
+     */
+    private static void chain(ObjectNode body, Sampling.Chain c, boolean llamaCpp) {
+        if (c.topK() != null) {
+            body.put("top_k", c.topK());
+        }
+        if (c.topP() != null) {
+            body.put("top_p", c.topP());
+        }
+        if (c.presencePenalty() != null) {
+            body.put("presence_penalty", c.presencePenalty());
+        }
+        if (c.frequencyPenalty() != null) {
+            body.put("frequency_penalty", c.frequencyPenalty());
+        }
+        if (c.seed() != null) {
+            body.put("seed", c.seed());
+        }
+        if (!llamaCpp) {
+            return;
+        }
+        if (c.minP() != null) {
+            body.put("min_p", c.minP());
+        }
+        if (c.typicalP() != null) {
+            body.put("typical_p", c.typicalP());
+        }
+        if (c.repeatPenalty() != null) {
+            body.put("repeat_penalty", c.repeatPenalty());
+        }
+        if (c.repeatLastN() != null) {
+            body.put("repeat_last_n", c.repeatLastN());
+        }
+        Sampling.Dry dry = c.dry();
+        if (dry != null) {
+            body.put("dry_multiplier", dry.multiplier());
+            body.put("dry_base", dry.base());
+            body.put("dry_allowed_length", dry.allowedLength());
+            body.put("dry_penalty_last_n", dry.penaltyLastN());
+            ArrayNode breakers = body.putArray("dry_sequence_breakers");
+            dry.breakers().forEach(breakers::add);
+        }
+        Sampling.Xtc xtc = c.xtc();
+        if (xtc != null) {
+            body.put("xtc_probability", xtc.probability());
+            body.put("xtc_threshold", xtc.threshold());
         }
     }
 

@@ -47,6 +47,8 @@ final class OpenAIModel implements LanguageModel {
     private final Endpoint endpoint;
     private final Exchange exchange;
     private final Object lock = new Object();
+    private final java.util.concurrent.atomic.AtomicBoolean samplingWarned =
+            new java.util.concurrent.atomic.AtomicBoolean();
     private @Nullable ModelAvailability known; // guarded by lock
     private long knownAt; // guarded by lock
     private @Nullable CompletableFuture<ModelAvailability> probe; // guarded by lock
@@ -154,6 +156,7 @@ final class OpenAIModel implements LanguageModel {
                 completion = fallback(failure, request, model, stream, hasTools, format, token);
             }
             learnServer(completion);
+            warnIgnoredSampling(request);
             Usage usage = spent.plus(Outputs.usage(completion, request));
             Outputs.checkStopped(completion, usage);
             String content = completion.content.toString();
@@ -319,6 +322,7 @@ final class OpenAIModel implements LanguageModel {
                 throw Failures.map(failure, settings);
             }
             learnServer(completion);
+            warnIgnoredSampling(request);
             Usage usage = spent.plus(Outputs.usage(completion, request));
             Outputs.checkStopped(completion, usage);
             Outputs.checkLength(completion, request, true, usage);
@@ -339,6 +343,25 @@ final class OpenAIModel implements LanguageModel {
     private void learnServer(CompletionAnswer completion) {
         if (completion.timings) {
             endpoint.learnLlamaCpp("timings in its answers");
+        }
+    }
+
+    /**
+     * Says once, after the first answer, which sampler settings the server may have ignored: a server that has not
+     * shown itself to be llama.cpp's (its {@code timings}, or {@code owned_by: llamacpp}) may not read llama.cpp's
+     * names.
+     */
+    private void warnIgnoredSampling(ModelRequest request) {
+        if (endpoint.isLlamaCpp() || samplingWarned.get()) {
+            return;
+        }
+        List<String> names = ChatRequests.llamaOnly(request.options().sampling());
+        if (!names.isEmpty() && samplingWarned.compareAndSet(false, true)) {
+            Log.warning("The server of " + settings.baseUrl() + " has not shown itself to be llama-server (owned_by "
+                    + "llamacpp in its model list, or timings in its answers), so these sampler settings were not "
+                    + "sent: " + String.join(", ", names) + ". llama-server reads them all; the OpenAI API and "
+                    + "Ollama's OpenAI endpoint read only top_p, presence_penalty, frequency_penalty and seed (and "
+                    + "vLLM top_k and min_p, by its own parameters).");
         }
     }
 

@@ -5,7 +5,10 @@ import static dev.oam.testing.openai.FakeOpenAIServer.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.agent.SamplerCodec;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.GenerationOptions;
 import dev.oam.testing.openai.FakeOpenAIServer;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -243,6 +246,60 @@ class StepLoopTest extends WireSupport {
         assertThat(fake.chat(1).body().path("temperature").asDouble()).isZero();
         assertThat(fake.chat(2).body().path("top_k").asInt()).isEqualTo(40);
         assertThat(fake.chat(2).body().has("temperature")).isFalse();
+    }
+
+    @Test
+    void samplerSettingsAreSentAndATurnsOwnAreLaidOverTheSessions() throws Exception {
+        open();
+        createSession(
+                "npc",
+                "[]",
+                "{\"temperature\":0.7,\"sampler\":{\"topK\":30,\"topP\":0.9,\"minP\":0.05,"
+                        + "\"presencePenalty\":0.2,\"frequencyPenalty\":0.3,\"dry\":{\"multiplier\":0.8},\"seed\":9}}",
+                "");
+        fake.then(text("a"), text("b"));
+        c.call(1, "session/respond", "{\"session\":\"npc\",\"prompt\":\"x\"}");
+        c.call(2, "session/respond", "{\"session\":\"npc\",\"prompt\":\"y\",\"sampler\":{\"topK\":5}}");
+        JsonNode body = fake.chat(0).body();
+        assertThat(body.path("temperature").asDouble()).isEqualTo(0.7);
+        assertThat(body.path("top_k").asInt()).isEqualTo(30);
+        assertThat(body.path("top_p").asDouble()).isEqualTo(0.9);
+        assertThat(body.path("presence_penalty").asDouble()).isEqualTo(0.2);
+        assertThat(body.path("frequency_penalty").asDouble()).isEqualTo(0.3);
+        assertThat(body.path("seed").asLong()).isEqualTo(9);
+        JsonNode second = fake.chat(1).body();
+        assertThat(second.path("top_k").asInt())
+                .as("a turn's sampler is laid over the session's")
+                .isEqualTo(5);
+        assertThat(second.path("top_p").asDouble()).isEqualTo(0.9);
+    }
+
+    @Test
+    void llamaServerGetsEverySamplerSettingByItsOwnNamesAndOtherServersOnlyTheOpenAiOnes() throws Exception {
+        GenerationOptions options = new GenerationOptions(
+                0.7,
+                null,
+                SamplerCodec.read(
+                        Json.parse(
+                                "{\"topK\":30,\"topP\":0.9,\"minP\":0.05,\"typicalP\":0.97,"
+                                        + "\"repeatPenalty\":1.1,\"repeatLastN\":128,\"presencePenalty\":0.2,\"frequencyPenalty\":0.3,"
+                                        + "\"dry\":{\"multiplier\":0.8,\"base\":1.5,\"allowedLength\":3,\"penaltyLastN\":256,"
+                                        + "\"sequenceBreakers\":[\"\\n\",\".\"]},\"xtc\":{\"probability\":0.5,\"threshold\":0.1},\"seed\":9}")));
+        ObjectNode llama = Json.object();
+        ChatRequests.options(llama, options, true);
+        assertThat(Json.parse(Json.write(llama)))
+                .isEqualTo(Json.parse("{\"temperature\":0.7,\"top_k\":30,\"top_p\":0.9,\"presence_penalty\":0.2,"
+                        + "\"frequency_penalty\":0.3,\"seed\":9,\"min_p\":0.05,\"typical_p\":0.97,\"repeat_penalty\":1.1,"
+                        + "\"repeat_last_n\":128,\"dry_multiplier\":0.8,\"dry_base\":1.5,\"dry_allowed_length\":3,"
+                        + "\"dry_penalty_last_n\":256,\"dry_sequence_breakers\":[\"\\n\",\".\"],\"xtc_probability\":0.5,"
+                        + "\"xtc_threshold\":0.1}"));
+        ObjectNode other = Json.object();
+        ChatRequests.options(other, options, false);
+        assertThat(Json.parse(Json.write(other)))
+                .isEqualTo(Json.parse("{\"temperature\":0.7,\"top_k\":30,\"top_p\":0.9,\"presence_penalty\":0.2,"
+                        + "\"frequency_penalty\":0.3,\"seed\":9}"));
+        assertThat(ChatRequests.llamaOnly(options.sampling()))
+                .containsExactly("min_p", "typical_p", "repeat_penalty", "repeat_last_n", "dry_*", "xtc_*");
     }
 
     @Test

@@ -71,6 +71,35 @@ public interface NpcStateContract extends ContractFixture {
     }
 
     @Test
+    default void theSamplerOptionIsValidatedPatchedAndSaved() throws Exception {
+        // this edition's extension: options.sampler, the whole sampler chain (docs/PROTOCOL.md)
+        try (Conversation c = open()) {
+            npc(
+                    c,
+                    "mira",
+                    "{\"sampler\":{\"minP\":0.1,\"dry\":{\"multiplier\":0.5}}}",
+                    "[]",
+                    "[{\"text\":\"[happy] Hello.\"}]");
+            c.call(2, "npc/update", "{\"npc\":\"mira\",\"options\":{\"sampler\":{\"topK\":20}}}");
+            JsonNode sampler = c.call(3, "npc/state", "{\"npc\":\"mira\"}")
+                    .path("state")
+                    .path("options")
+                    .path("sampler");
+            assertThat(sampler.path("minP").asDouble()).isEqualTo(0.1);
+            assertThat(sampler.path("topK").asInt()).isEqualTo(20);
+            assertThat(sampler.path("dry").path("multiplier").asDouble()).isEqualTo(0.5);
+            JsonNode error = c.request(
+                            4,
+                            "npc/update",
+                            "{\"npc\":\"mira\",\"options\":{\"sampler\":{\"xtc\":{\"probability\":2,"
+                                    + "\"threshold\":0.1}}}}")
+                    .error(4);
+            assertThat(error.path("code").asInt()).isEqualTo(-32602);
+            assertThat(error.path("message").asText()).contains("sampler.xtc.probability");
+        }
+    }
+
+    @Test
     default void saveDeleteRestoreAndTalkAgain() throws Exception {
         try (Conversation c = open()) {
             npc(

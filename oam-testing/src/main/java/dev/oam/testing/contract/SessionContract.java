@@ -131,6 +131,28 @@ public interface SessionContract extends ContractFixture {
                 {"trimHistory", "\"yes\""},
                 {"reservedResponseTokens", "-5"},
                 {"maxAttempts", "0"},
+                // this edition's extension: the whole sampler chain, its members named in the error
+                {"sampler", "\"minP\""},
+                {"sampler.minP", "{\"minP\":1.5}"},
+                {"sampler.topK", "{\"topK\":-1}"},
+                {"sampler.topK", "{\"topK\":2.5}"},
+                {"sampler.topP", "{\"topP\":0}"},
+                {"sampler.typicalP", "{\"typicalP\":\"high\"}"},
+                {"sampler.repeatPenalty", "{\"repeatPenalty\":0}"},
+                {"sampler.repeatLastN", "{\"repeatLastN\":-2}"},
+                {"sampler.presencePenalty", "{\"presencePenalty\":3}"},
+                {"sampler.frequencyPenalty", "{\"frequencyPenalty\":-2.5}"},
+                {"sampler.dry", "{\"dry\":0.8}"},
+                {"sampler.dry.multiplier", "{\"dry\":{\"base\":2}}"},
+                {"sampler.dry.base", "{\"dry\":{\"multiplier\":0.8,\"base\":0.5}}"},
+                {"sampler.dry.allowedLength", "{\"dry\":{\"multiplier\":0.8,\"allowedLength\":0}}"},
+                {"sampler.dry.penaltyLastN", "{\"dry\":{\"multiplier\":0.8,\"penaltyLastN\":-5}}"},
+                {"sampler.dry.sequenceBreakers", "{\"dry\":{\"multiplier\":0.8,\"sequenceBreakers\":[1]}}"},
+                {"sampler.dry.sequenceBreakers", "{\"dry\":{\"multiplier\":0.8,\"sequenceBreakers\":[\"\"]}}"},
+                {"sampler.xtc", "{\"xtc\":{\"probability\":0.5}}"},
+                {"sampler.xtc.probability", "{\"xtc\":{\"probability\":2,\"threshold\":0.1}}"},
+                {"sampler.seed", "{\"seed\":1.5}"},
+                {"sampler.minp", "{\"minp\":0.1}"},
             };
             int id = 0;
             for (String[] bad : cases) {
@@ -138,7 +160,8 @@ public interface SessionContract extends ContractFixture {
                 JsonNode error = c.request(
                                 id,
                                 "session/create",
-                                "{\"model\":\"scripted\",\"options\":{\"" + bad[0] + "\":" + bad[1] + "}}")
+                                "{\"model\":\"scripted\",\"options\":{\"" + bad[0].replaceFirst("\\..*", "") + "\":"
+                                        + bad[1] + "}}")
                         .error(id);
                 assertThat(error.path("code").asInt()).as(bad[0] + "=" + bad[1]).isEqualTo(-32602);
                 assertThat(error.path("message").asText())
@@ -163,6 +186,30 @@ public interface SessionContract extends ContractFixture {
                     "session/create",
                     "{\"model\":\"scripted\",\"options\":{\"sampling\":\"greedy\",\"toolTimeoutSeconds\":0}}");
             c.call(102, "session/create", "{\"model\":\"scripted\",\"options\":{\"sampling\":{\"topK\":40}}}");
+            JsonNode chain = c.call(
+                    103,
+                    "session/create",
+                    "{\"model\":\"scripted\",\"options\":{\"temperature\":0.7,\"sampler\":{\"topK\":40,\"topP\":0.95,"
+                            + "\"minP\":0.05,\"typicalP\":1,\"repeatPenalty\":1.1,\"repeatLastN\":64,"
+                            + "\"presencePenalty\":0.1,\"frequencyPenalty\":0.1,\"dry\":{\"multiplier\":0.8,"
+                            + "\"base\":1.75,\"allowedLength\":2,\"penaltyLastN\":-1,\"sequenceBreakers\":[\"\\n\",\":\"]},"
+                            + "\"xtc\":{\"probability\":0.5,\"threshold\":0.1},\"seed\":7}}}");
+            assertThat(chain.path("warnings")).isEmpty();
+            JsonNode turn = c.call(
+                    104,
+                    "session/respond",
+                    "{\"session\":" + chain.path("session") + ",\"prompt\":\"Hi\",\"sampler\":{\"minP\":0.1}}");
+            assertThat(turn.path("warnings").isMissingNode()
+                            || turn.path("warnings").isEmpty())
+                    .as("a turn's own sampler is read, not reported as unknown")
+                    .isTrue();
+            JsonNode badTurn = c.request(
+                            105,
+                            "session/respond",
+                            "{\"session\":" + chain.path("session") + ",\"prompt\":\"Hi\",\"sampler\":{\"minP\":-1}}")
+                    .error(105);
+            assertThat(badTurn.path("code").asInt()).isEqualTo(-32602);
+            assertThat(badTurn.path("message").asText()).contains("'sampler.minP'");
         }
     }
 

@@ -14,9 +14,29 @@ import org.jspecify.annotations.Nullable;
  * @param topK 0 for no top-k cut
  * @param topP 1 for no nucleus cut
  * @param seed the sampler's seed (greedy ignores it)
+ * @param extras min-p, typical-p, the repetition penalties, DRY and XTC
  */
 public record EngineRequest(
-        String prompt, @Nullable Grammar grammar, int maxTokens, double temperature, int topK, double topP, long seed) {
+        String prompt,
+        @Nullable Grammar grammar,
+        int maxTokens,
+        double temperature,
+        int topK,
+        double topP,
+        long seed,
+        SamplerExtras extras) {
+    /** A request with no sampler setting beyond temperature, top-k and top-p. */
+    public EngineRequest(
+            String prompt,
+            @Nullable Grammar grammar,
+            int maxTokens,
+            double temperature,
+            int topK,
+            double topP,
+            long seed) {
+        this(prompt, grammar, maxTokens, temperature, topK, topP, seed, SamplerExtras.NONE);
+    }
+
     /**
      * Refuses what no engine can run: fewer than one token, a temperature below 0 or not a number, a top-p not a
      * number. The backend never asks for these; a direct caller (a benchmark) might.

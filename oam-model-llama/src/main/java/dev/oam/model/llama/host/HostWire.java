@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.AgentException;
+import dev.oam.core.agent.SamplerCodec;
 import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.agent.Usage;
@@ -76,6 +77,8 @@ public final class HostWire {
             opts.putObject("sampling").put("kind", "topK").put("k", k.k()).put("seed", k.seed());
         } else if (sampling instanceof Sampling.TopP p) {
             opts.putObject("sampling").put("kind", "topP").put("p", p.p()).put("seed", p.seed());
+        } else if (sampling instanceof Sampling.Chain chain) {
+            opts.putObject("sampling").put("kind", "chain").set("chain", SamplerCodec.write(chain));
         }
         opts.put("parallelToolCalls", options.parallelToolCalls());
         DialogueForm dialogue = options.dialogue();
@@ -112,6 +115,7 @@ public final class HostWire {
             sampling = switch (s.path("kind").asText()) {
                 case "topK" -> new Sampling.TopK(s.get("k").intValue(), seed);
                 case "topP" -> new Sampling.TopP(s.get("p").doubleValue(), seed);
+                case "chain" -> SamplerCodec.read(s.get("chain"));
                 default -> Sampling.GREEDY;
             };
         }

@@ -21,6 +21,7 @@ import dev.oam.model.llama.engine.GenerationEvents.Event;
 import dev.oam.model.llama.engine.GenerationEvents.Failed;
 import dev.oam.model.llama.engine.ModelFile;
 import dev.oam.model.llama.engine.NativeLibrary;
+import dev.oam.model.llama.engine.SamplerExtras;
 import dev.oam.model.llama.engine.SlotEngine;
 import dev.oam.model.llama.engine.SlotTable;
 import dev.oam.model.llama.engine.TokenCounts;
@@ -372,6 +373,7 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
             if (request.grammar() != null) {
                 p.setGrammar(request.grammar().gbnf());
             }
+            extras(p, request.extras());
             // Only ids in [0, slots) are ever sent: llama.cpp waits for ever on a slot that does not exist.
             if (lease.id() >= settings.slots()) {
                 throw new IllegalStateException("slot " + lease.id() + " out of range");
@@ -399,6 +401,28 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
     private static AgentException failure(Throwable e) {
         Log.error("llama generation failed", e);
         return new AgentException(ErrorCode.GENERATION_FAILED, "The local model failed: " + e.getMessage());
+    }
+
+    /**
+     * The sampler settings beyond temperature, top-k and top-p, by the names of llama.cpp's server (b4916 reads all).
+     */
+    static void extras(InferenceParameters p, SamplerExtras x) {
+        if (x == SamplerExtras.NONE) {
+            return;
+        }
+        RawParameters.putNumber(p, "min_p", x.minP());
+        RawParameters.putNumber(p, "typical_p", x.typicalP());
+        RawParameters.putNumber(p, "repeat_penalty", x.repeatPenalty());
+        RawParameters.putNumber(p, "repeat_last_n", x.repeatLastN());
+        RawParameters.putNumber(p, "presence_penalty", x.presencePenalty());
+        RawParameters.putNumber(p, "frequency_penalty", x.frequencyPenalty());
+        RawParameters.putNumber(p, "dry_multiplier", x.dryMultiplier());
+        RawParameters.putNumber(p, "dry_base", x.dryBase());
+        RawParameters.putNumber(p, "dry_allowed_length", x.dryAllowedLength());
+        RawParameters.putNumber(p, "dry_penalty_last_n", x.dryPenaltyLastN());
+        RawParameters.putStrings(p, "dry_sequence_breakers", x.dryBreakers());
+        RawParameters.putNumber(p, "xtc_probability", x.xtcProbability());
+        RawParameters.putNumber(p, "xtc_threshold", x.xtcThreshold());
     }
 
     /** llama.cpp takes a 32-bit seed, and 0xFFFFFFFF means "random": fold the long into 31 bits. */

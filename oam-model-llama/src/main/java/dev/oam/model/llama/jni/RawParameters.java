@@ -28,6 +28,34 @@ public final class RawParameters {
         }
     }
 
+    /** Puts {@code key: value}, a finite number. */
+    static void putNumber(InferenceParameters parameters, String key, double value) {
+        if (!Double.isFinite(value)) {
+            throw new IllegalArgumentException(key + " must be finite, was " + value);
+        }
+        put(
+                parameters,
+                key,
+                value == Math.rint(value) && Math.abs(value) < 1e15
+                        ? Long.toString((long) value)
+                        : Double.toString(value));
+    }
+
+    /** Puts {@code key: [strings]}, written by Jackson (so always well-formed JSON). */
+    static void putStrings(InferenceParameters parameters, String key, java.util.List<String> values) {
+        put(parameters, key, dev.oam.core.json.Json.write(dev.oam.core.json.Json.strings(values)));
+    }
+
+    private static void put(InferenceParameters parameters, String key, String json) {
+        try {
+            @SuppressWarnings("unchecked")
+            Map<String, String> map = (Map<String, String>) PARAMETERS.get(parameters);
+            map.put(key, json);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Puts {@code key: value}; {@code value} must be a non-negative integer. */
     static void putInt(InferenceParameters parameters, String key, int value) {
         if (value < 0) {

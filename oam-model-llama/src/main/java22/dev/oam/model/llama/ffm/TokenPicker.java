@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.RepetitionGuard;
+import dev.oam.model.llama.engine.SamplerExtras;
 import dev.oam.model.llama.engine.TokenSampler;
 import dev.oam.model.llama.grammar.TokenConstraint;
 import java.io.ByteArrayOutputStream;
@@ -11,6 +12,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
+import java.util.function.IntPredicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Picks each request's next token, sampling in Java on its logits row ({@link TokenSampler}), so greedy results do not
@@ -43,6 +47,8 @@ final class TokenPicker {
     private final long[] mask;
     private final TokenSampler sampler = new TokenSampler();
     private final MemorySegment pieceBuffer = Arena.ofAuto().allocate(256);
+    private List<String> breakerStrings = List.of();
+    private @Nullable IntPredicate breakerTest;
 
     TokenPicker(ModelVocab vocab, int contextSize, FfmTuning tuning, FfmObserver observer) {
         this.api = vocab.api;
@@ -77,11 +83,15 @@ final class TokenPicker {
             throw new Failure(e);
         }
         EngineRequest r = g.request;
-        int token = sampler.sample(logits, nVocab, null, r.temperature(), r.topK(), r.topP(), g.random);
+        SamplerExtras x = r.extras();
+        if (x != SamplerExtras.NONE) {
+            sampler.penalize(logits, nVocab, g.tokens, g.size, x, breakers(x.dryBreakers()));
+        }
+        int token = sampler.sample(logits, nVocab, null, r.temperature(), r.topK(), r.topP(), x, g.random);
         TokenConstraint constraint = g.constraint;
         if (constraint != null && !constraint.allows(token)) {
             constraint.fillMask(mask);
-            token = sampler.sample(logits, nVocab, mask, r.temperature(), r.topK(), r.topP(), g.random);
+            token = sampler.sample(logits, nVocab, mask, r.temperature(), r.topK(), r.topP(), x, g.random);
             if (token < 0) {
                 throw new Failure(new IllegalStateException("the grammar allows no token here"));
             }
@@ -111,6 +121,36 @@ final class TokenPicker {
             fastForward(g, constraint);
         }
         return constraint != null && constraint.isComplete() || g.sampled >= g.maxTokens || g.size >= contextSize;
+    }
+
+    /**
+     * Whether a token ends a DRY match: its text holds one of {@code strings}. Worked out once per token and kept for
+     * the last list of breakers asked for (requests almost always share one).
+     */
+    private IntPredicate breakers(List<String> strings) {
+        if (breakerTest != null && strings.equals(breakerStrings)) {
+            return breakerTest;
+        }
+        breakerStrings = List.copyOf(strings);
+        byte[] state = new byte[vocab.size];
+        List<String> wanted = breakerStrings;
+        breakerTest = token -> {
+            if (token < 0 || token >= state.length) {
+                return true;
+            }
+            byte known = state[token];
+            if (known == 0) {
+                String text = new String(vocab.piece(token, pieceBuffer), StandardCharsets.UTF_8);
+                boolean breaks = vocab.isControl(token) || vocab.endsGeneration(token);
+                for (int i = 0; i < wanted.size() && !breaks; i++) {
+                    breaks = text.contains(wanted.get(i));
+                }
+                known = breaks ? (byte) 2 : (byte) 1;
+                state[token] = known;
+            }
+            return known == 2;
+        };
+        return breakerTest;
     }
 
     /**

@@ -84,6 +84,31 @@ class HostWireTest {
                         null,
                         GenerationOptions.DEFAULT,
                         5,
+                        1),
+                new ModelRequest(
+                        null,
+                        null,
+                        entries.subList(0, 1),
+                        List.of(),
+                        ToolCallingMode.ALLOWED,
+                        false,
+                        null,
+                        new GenerationOptions(
+                                0.7,
+                                null,
+                                new Sampling.Chain(
+                                        40,
+                                        0.95,
+                                        0.05,
+                                        0.9,
+                                        1.1,
+                                        -1,
+                                        0.1,
+                                        0.2,
+                                        new Sampling.Dry(0.8, 1.75, 2, 256, List.of("\n", "!")),
+                                        new Sampling.Xtc(0.5, 0.1),
+                                        9L)),
+                        5,
                         1));
         for (ModelRequest request : requests) {
             assertThat(HostWire.request(throughText(HostWire.request(request)))).isEqualTo(request);
