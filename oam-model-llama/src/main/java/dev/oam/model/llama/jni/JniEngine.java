@@ -128,7 +128,7 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
                 .setThreadsBatch(settings.threadsBatch())
                 .disableContextShift()
                 .enableJinja();
-        if (settings.gpuLayers() != 0) {
+        if (settings.gpuLayers() != 0 && settings.gpuLayers() != EngineSettings.AUTO_LAYERS) {
             // Only when asked: without a GPU build the option prints a warning to stdout (fd 1). -1: every layer.
             parameters.setGpuLayers(settings.gpuLayers() < 0 ? EngineSettings.ALL_LAYERS : settings.gpuLayers());
         }
