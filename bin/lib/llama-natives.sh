@@ -57,7 +57,10 @@ oam_llama_natives() {
    done) || { rm -rf "$unpack"; return 1; }
   cp "$unpack/package/LICENSE" "$dest/LICENSE.node-llama-cpp"
   rm -rf "$unpack"
-  library=$(cd "$dest" && ls libllama.*.so libllama.*.dylib llama.*.dll 2>/dev/null | head -n 1)
+  library=""
+  for file in "$dest"/libllama.*.so "$dest"/libllama.*.dylib "$dest"/llama.*.dll; do
+    [ -f "$file" ] && library="${file##*/}"
+  done
   [ -n "$library" ] || { echo "oam: $package has no libllama" >&2; return 1; }
   printf 'source=%s\nsha256=%s\nrecipe=1\nbackend=%s\nlibrary=%s\npackage=%s\n' "$(basename "$tgz")" "$sum" "$backend" \
     "$library" "$package" > "$dest/oam-build.properties"

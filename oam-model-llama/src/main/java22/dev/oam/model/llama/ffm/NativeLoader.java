@@ -229,6 +229,19 @@ final class NativeLoader {
             return;
         }
         Path folder = library.toAbsolutePath().getParent();
+        // The DLLs import the Visual C++ runtime: the Java runtime's copy, when the program (a game that embeds the
+        // C library, say) is not in the runtime's folder and Windows has no copy of its own
+        String javaHome = System.getProperty("java.home", "");
+        for (String runtime : List.of("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll")) {
+            Path file = Path.of(javaHome, "bin", runtime);
+            if (java.nio.file.Files.isRegularFile(file)) {
+                try {
+                    SymbolLookup.libraryLookup(file, Arena.global());
+                } catch (IllegalArgumentException e) {
+                    Log.debug("cannot preload " + file + ": " + e.getMessage());
+                }
+            }
+        }
         Path base = folder.resolve("ggml-base.dll");
         if (java.nio.file.Files.isRegularFile(base)) {
             SymbolLookup.libraryLookup(base, Arena.global());
