@@ -244,8 +244,19 @@ public final class LlamaBuilds {
             folder = Path.of(named.strip()).toAbsolutePath();
         } else {
             folder = besideJar();
-            if (folder == null) {
-                return null;
+            if (folder == null || !Files.isRegularFile(folder.resolve(RECORD))) {
+                // a JVM host with oam from Maven: the platform natives artifact on the class path, extracted once
+                String home = dev.oam.core.Environment.system().property("user.home");
+                try {
+                    folder = ClassPathNatives.extracted(
+                            environment, home != null ? home : ".", LlamaBuilds.class.getClassLoader());
+                } catch (IOException e) {
+                    warnOnce("the llama.cpp natives on the class path are not used: " + e.getMessage());
+                    return null;
+                }
+                if (folder == null) {
+                    return null;
+                }
             }
         }
         if (!Files.isRegularFile(folder.resolve(RECORD))) {

@@ -116,8 +116,11 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
         if (!Files.isRegularFile(file.path()) || !Files.isReadable(file.path())) {
             throw new IOException("model file " + file.path() + " does not exist or is not readable");
         }
-        EngineSettings settings =
+        EngineSettings resolved =
                 requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
+        // the JNI engine keeps its default of old: the CPU unless a count is named
+        EngineSettings settings =
+                resolved.gpuLayers() == EngineSettings.AUTO_LAYERS ? resolved.withGpuLayers(0) : resolved;
         NativeLibrary.load();
         ModelParameters parameters = new ModelParameters()
                 .setModel(file.path().toAbsolutePath().toString())
@@ -128,7 +131,7 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
                 .setThreadsBatch(settings.threadsBatch())
                 .disableContextShift()
                 .enableJinja();
-        if (settings.gpuLayers() != 0 && settings.gpuLayers() != EngineSettings.AUTO_LAYERS) {
+        if (settings.gpuLayers() != 0) {
             // Only when asked: without a GPU build the option prints a warning to stdout (fd 1). -1: every layer.
             parameters.setGpuLayers(settings.gpuLayers() < 0 ? EngineSettings.ALL_LAYERS : settings.gpuLayers());
         }
