@@ -65,3 +65,44 @@ oam_llama_natives() {
   printf 'source=%s\nsha256=%s\nrecipe=1\nbackend=%s\nlibrary=%s\npackage=%s\n' "$(basename "$tgz")" "$sum" "$backend" \
     "$library" "$package" > "$dest/oam-build.properties"
 }
+
+# dist/maven/dev/oam/oam-llama-natives/VERSION/: one jar per platform (classifier linux-x86_64, windows-x86_64,
+# macos-arm64, macos-x86_64) holding dev/oam/llama/natives/<platform>/ (the same files as the archive's lib/llama,
+# plus files.sha256), and a pom; the BOM names each. The FFM engine finds the folder on the class path and extracts
+# it once into the project's cache (ClassPathNatives). $1 = dist/maven, $2 = version, $3 = a scratch folder.
+oam_llama_natives_maven() {
+  local repo="$1" version="$2" scratch="$3" line platform folder jar target
+  target="$repo/dev/oam/oam-llama-natives/$version"
+  mkdir -p "$target" || return 1
+  while IFS= read -r line; do
+    platform="${line%%:*}"
+    folder="$scratch/$platform/dev/oam/llama/natives/$platform"
+    oam_llama_natives "$platform" "$folder" || return 1
+    (cd "$folder" && sha256sum -- * > files.sha256) || return 1
+    jar="$target/oam-llama-natives-$version-$platform.jar"
+    rm -f "$jar"
+    (cd "$scratch/$platform" && python3 -c '
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\nAutomatic-Module-Name: dev.oam.llama.natives\r\n\r\n")
+    for base, dirs, files in os.walk("dev"):
+        dirs.sort()
+        for name in sorted(files):
+            z.write(os.path.join(base, name))
+' "$jar") || return 1
+  done <<< "$OAM_NLC_PACKAGES"
+  cat > "$target/oam-llama-natives-$version.pom" <<POM
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+         xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>dev.oam</groupId>
+  <artifactId>oam-llama-natives</artifactId>
+  <version>$version</version>
+  <name>oam llama.cpp natives</name>
+  <description>llama.cpp for oam's FFM engine, one jar per platform (classifiers linux-x86_64, windows-x86_64, macos-arm64, macos-x86_64): node-llama-cpp's prebuilt libraries (MIT).</description>
+  <licenses><license><name>MIT</name></license></licenses>
+</project>
+POM
+  (cd "$target" && for file in *.jar *.pom; do sha1sum "$file" | cut -d' ' -f1 > "$file.sha1"; md5sum "$file" | cut -d' ' -f1 > "$file.md5"; done)
+}

@@ -9,6 +9,7 @@
 #   2. Linux: the same archive, with no gpuLayers set, offloads every layer of the Qwen3 model to Mesa's lavapipe
 #      through its Vulkan module, and with the Vulkan loader hidden (an empty file mounted over libvulkan.so.1)
 #      falls back to the CPU, saying why.
+#   2b. A JVM host: oam.jar with dev.oam:oam-llama-natives's Linux jar on the class path answers on it.
 #   3. Windows: lib/llama's DLLs export every llama_* function the FFM engine binds and import only each other,
 #      Windows' own DLLs and the C++ runtime, which the archive's Java runtime carries.
 #   4. macOS: every library in lib/llama of both archives is a Mach-O of the archive's architecture whose
@@ -97,6 +98,24 @@ PY
   else
     check "natives: the no-Vulkan fallback was not checked (no libvulkan.so.1 to hide, or unshare is not allowed here)"
   fi
+
+  # 2b. A JVM host with oam from Maven: oam.jar away from any lib/llama, and dev.oam:oam-llama-natives's Linux jar
+  #     on the class path (the BOM names it): the engine extracts it into the cache and answers on it.
+  local natives="$DIST/maven/dev/oam/oam-llama-natives/$VERSION/oam-llama-natives-$VERSION-linux-x86_64.jar"
+  [ -f "$natives" ] || check_fail "dist/maven has no $(basename "$natives")"
+  grep -q '<artifactId>oam-llama-natives</artifactId>' "$DIST/maven/dev/oam/oam-bom/$VERSION/oam-bom-$VERSION.pom" ||
+    check_fail "the BOM does not name dev.oam:oam-llama-natives"
+  mkdir -p "$out/jvm-host" "$out/jvm-bin"
+  cp "$home/lib/oam.jar" "$out/jvm-host/"
+  printf '#!/bin/sh\nexec "%s/bin/java" --enable-native-access=ALL-UNNAMED -cp "%s:%s" dev.oam.cli.Main "$@"\n' \
+    "$OAM_JDK" "$out/jvm-host/oam.jar" "$natives" > "$out/jvm-bin/oam"
+  chmod +x "$out/jvm-bin/oam"
+  PATH="$out/jvm-bin:$PATH" OAM_CACHE_DIR="$out/jvm-cache" OAM_LLAMA_THREADS=1 OAM_LLAMA_BACKEND=cpu \
+    python3 "$out/turn.py" "$model" >"$out/jvm.out" 2>"$out/jvm.err" ||
+    check_fail "a JVM host with the natives jar did not answer: $(tail -15 "$out/jvm.err")"
+  grep -q "llama.cpp through FFM: .*jvm-cache/native/llama-linux-x86_64-" "$out/jvm.err" ||
+    check_fail "the JVM host did not run on the natives jar: $(grep -i 'llama.cpp' "$out/jvm.err" | head -5)"
+  check "natives: a JVM host (JDK $(oam_java_major "$OAM_JDK" 2>/dev/null || echo 25)) with oam.jar and dev.oam:oam-llama-natives:$VERSION:linux-x86_64 on the class path extracted it into the cache and answered ($(cat "$out/jvm.out"))"
 
   # 3. Windows: exports and imports of lib/llama's DLLs (llvm-objdump reads PE files).
   command -v llvm-objdump >/dev/null 2>&1 || check_fail "llvm-objdump is needed to inspect the Windows and macOS libraries (apt-get install llvm)"
