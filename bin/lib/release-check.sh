@@ -439,6 +439,10 @@ PY
     check_fail "the DLL did not say it started the archive's runtime: $(grep -v affinity "$_check_dir/wine.err" | tail -5)"
   check "windows (under Wine $("$OAM_WINE" --version 2>/dev/null)): oam.cmd --version and oam.cmd stdio on the archive's runtime; the DLL started it through oam_bridge_create_with_settings"
 
+  # 13. The release's llama.cpp in each archive's lib/llama (bin/lib/release-check-natives.sh)
+  . "$ROOT/bin/lib/release-check-natives.sh"
+  release_check_natives "$unpacked/$NAME"
+
   rm -rf "$_check_dir"
   check "every artifact in dist/ worked"
 }

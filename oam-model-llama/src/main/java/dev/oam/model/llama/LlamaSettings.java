@@ -3,6 +3,7 @@ package dev.oam.model.llama;
 import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.core.model.LanguageModel;
+import dev.oam.model.llama.engine.EngineSettings;
 import dev.oam.model.llama.ffm.FfmTuning;
 import org.jspecify.annotations.Nullable;
 
@@ -56,7 +57,7 @@ public record LlamaSettings(
         if (threads < 0 || threadsBatch < 0 || contextSize < 0) {
             throw new IllegalArgumentException("threads and context size must not be negative");
         }
-        if (gpuLayers < -1 || gpuLayers > LlamaModelValue.MAX_GPU_LAYERS) {
+        if (gpuLayers != EngineSettings.AUTO_LAYERS && (gpuLayers < -1 || gpuLayers > LlamaModelValue.MAX_GPU_LAYERS)) {
             throw new IllegalArgumentException("gpuLayers must be from -1 (all) to " + LlamaModelValue.MAX_GPU_LAYERS);
         }
         library = library == null || library.isBlank() ? null : library.strip();
@@ -79,7 +80,12 @@ public record LlamaSettings(
                 integer(environment, THREADS_VARIABLE, 1, 256, 0),
                 integer(environment, THREADS_BATCH_VARIABLE, 1, 256, 0),
                 integer(environment, CONTEXT_VARIABLE, LlamaModelValue.MIN_CONTEXT, LlamaModelValue.MAX_CONTEXT, 0),
-                integer(environment, GPU_LAYERS_VARIABLE, -1, LlamaModelValue.MAX_GPU_LAYERS, 0),
+                integer(
+                        environment,
+                        GPU_LAYERS_VARIABLE,
+                        -1,
+                        LlamaModelValue.MAX_GPU_LAYERS,
+                        EngineSettings.AUTO_LAYERS),
                 processHost(environment.variable(HOST_VARIABLE), false),
                 engine(environment),
                 library(environment),

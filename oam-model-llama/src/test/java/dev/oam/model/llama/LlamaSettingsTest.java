@@ -11,9 +11,19 @@ import org.junit.jupiter.api.Test;
 /** The llama host's settings, read once from an environment a test gives (no process variable is touched). */
 class LlamaSettingsTest {
     @Test
-    void nothingSetIsOneSlotTheMachinesThreadsTheCpuInProcessAndAnAutomaticEngine() {
+    void nothingSetIsOneSlotTheMachinesThreadsAutomaticGpuLayersInProcessAndAnAutomaticEngine() {
         LlamaSettings settings = LlamaSettings.read(Environment.of(Map.of()));
-        assertThat(settings).isEqualTo(new LlamaSettings(1, 0, 0, 0, 0, false, null, null, FfmTuning.DEFAULTS));
+        assertThat(settings)
+                .isEqualTo(new LlamaSettings(
+                        1,
+                        0,
+                        0,
+                        0,
+                        dev.oam.model.llama.engine.EngineSettings.AUTO_LAYERS,
+                        false,
+                        null,
+                        null,
+                        FfmTuning.DEFAULTS));
     }
 
     @Test

@@ -8,7 +8,9 @@ package dev.oam.model.llama.engine;
  * @param slots parallel slots: sessions decoded at once, each with its own prompt cache; default 1
  * @param threads generation threads; default max(1, cores − 1)
  * @param threadsBatch prompt-processing threads; default cores
- * @param gpuLayers layers offloaded to a GPU; 0 (the default) runs on the CPU only, -1 offloads every layer
+ * @param gpuLayers layers offloaded to a GPU; 0 runs on the CPU only, -1 offloads every layer, {@link #AUTO_LAYERS}
+ *     (what the host's default is when nothing names a count) offloads every layer where the loaded llama.cpp has a GPU
+ *     device and none elsewhere
  */
 public record EngineSettings(int contextSize, int slots, int threads, int threadsBatch, int gpuLayers) {
     /**
@@ -16,6 +18,12 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
      * all.
      */
     public static final int ALL_LAYERS = 999;
+    /**
+     * {@code gpuLayers} when neither the model value nor the host names a count: every layer on the GPU where the
+     * llama.cpp that loads the model registered a GPU device (falling back to the CPU when they do not fit), else none.
+     * The JNI engine (b4916, no GPU backend in the binding's library) reads it as 0.
+     */
+    public static final int AUTO_LAYERS = -100;
     /** Larger than any GGUF context length in use; keeps {@code slots × contextSize} far from overflowing. */
     static final int MAX_CONTEXT = 1 << 20;
 
@@ -40,7 +48,7 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
             throw new IllegalArgumentException(
                     "threadsBatch must be 0 (default) or in [1, " + MAX_THREADS + "], was " + threadsBatch);
         }
-        if (gpuLayers < -1 || gpuLayers > 100_000) {
+        if (gpuLayers != AUTO_LAYERS && (gpuLayers < -1 || gpuLayers > 100_000)) {
             throw new IllegalArgumentException("gpuLayers must be -1 (all) or in [0, 100000], was " + gpuLayers);
         }
         if ((long) Math.max(contextSize, DEFAULT_CONTEXT) * slots > Integer.MAX_VALUE / 2) {

@@ -43,7 +43,26 @@ public final class LlamaBuilds {
             // are a subset of 0.3.36's, and both libraries' llama_model_default_params (80 bytes) and
             // llama_context_default_params (160 bytes), called through 0.3.36's llama.h, return identical bytes
             "node-llama-cpp-linux-x64-vulkan-3.22.1.tgz",
-                    "e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7");
+                    "e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7",
+            // The release archives' llama.cpp (bin/lib/llama-natives.sh): node-llama-cpp 3.22.1 (llama.cpp v0.5.0) for
+            // Linux, 3.21.1 (v0.4.0, whose llama.h differs from v0.5.0's by additions only) for Windows and macOS,
+            // and 3.21.1's Linux x64 CPU build, which runs the FFM tests for that release on Linux
+            "node-llama-cpp-linux-x64-3.22.1.tgz", "0d953e1503d5ab4608d8ed5b739132308c81ac05ffeb760d2a7f30e08a9f90e0",
+            "node-llama-cpp-linux-x64-3.21.1.tgz", "4b5b65a8b2611d8af94349b02d815c0f424a30a0a19aef2be5db25ecfef6730f",
+            "node-llama-cpp-win-x64-vulkan-3.21.1.tgz",
+                    "105e8207d2114f5f248b217fee7f9b702d0e7509cf0d3c7565dfb9e707f9303e",
+            "node-llama-cpp-mac-arm64-metal-3.21.1.tgz",
+                    "cd11a52fab1935fde5abd221b5ecf8167686b45e386b6a02df49cb9b2814e9d6",
+            "node-llama-cpp-mac-x64-3.21.1.tgz", "3bcc6b2d6d3618098a36c9c01ae3afff1599f336a826cd54b1a55a73ed2159a7");
+
+    /** Names the folder of a bundled llama.cpp (its {@value #RECORD} names the library) instead of the release's. */
+    public static final String BUNDLE_VARIABLE = "OAM_LLAMA_BUNDLE";
+    /** Forces a backend: {@code auto} (the default), {@code cpu}, {@code vulkan}, {@code cuda} or {@code metal}. */
+    public static final String BACKEND_VARIABLE = "OAM_LLAMA_BACKEND";
+    /** The system property for {@value #BACKEND_VARIABLE}; it wins over the variable. */
+    public static final String BACKEND_PROPERTY = "oam.llama.backend";
+
+    private static final java.util.Set<String> BACKENDS = java.util.Set.of("auto", "cpu", "vulkan", "cuda", "metal");
 
     private static final List<String> GPU_FIRST = List.of("cuda", "vulkan", "metal", "cpu");
     private static final List<String> CPU_FIRST = List.of("cpu", "cuda", "vulkan", "metal");
@@ -68,15 +87,43 @@ public final class LlamaBuilds {
      */
     public static Build read(Path library) throws IOException {
         Path record = library.toAbsolutePath().getParent().resolve(RECORD);
+        return read(record, library, properties(record));
+    }
+
+    private static Properties properties(Path record) throws IOException {
         Properties build = new Properties();
         try (Reader in = Files.newBufferedReader(record)) {
             build.load(in);
         } catch (IOException e) {
             throw new IOException(
                     "no " + record + " (" + e.getClass().getSimpleName() + "): this is not a library"
-                            + " bin/build-llama built, whose struct layouts are known",
+                            + " bin/build-llama built or a release carries, whose struct layouts are known",
                     e);
         }
+        return build;
+    }
+
+    /**
+     * The llama.cpp a release carries in {@code folder} ({@code lib/llama} of the archive): its {@value #RECORD} names
+     * the library file ({@code library=}), the npm package and its SHA-256, checked like a built one's.
+     *
+     * @throws IOException no record, a record naming no existing library, or a source whose layouts were not verified
+     */
+    public static Build readBundle(Path folder) throws IOException {
+        Path record = folder.resolve(RECORD);
+        Properties build = properties(record);
+        String name = build.getProperty("library", "").strip();
+        if (name.isEmpty() || name.contains("/") || name.contains("\\")) {
+            throw new IOException(record + " names no library file (library=)");
+        }
+        Path library = folder.resolve(name);
+        if (!Files.isRegularFile(library)) {
+            throw new IOException(record + " names " + name + ", which is not in " + folder);
+        }
+        return read(record, library, build);
+    }
+
+    private static Build read(Path record, Path library, Properties build) throws IOException {
         String source = build.getProperty("source", "");
         String sha256 = build.getProperty("sha256", "");
         if (!sha256.equals(VERIFIED.get(source))) {
@@ -142,11 +189,109 @@ public final class LlamaBuilds {
      * when {@code OAM_LLAMA_GPU_LAYERS} is set to other than 0, else the CPU build first.
      */
     public static @Nullable Build preferred(UnaryOperator<@Nullable String> environment, String home) {
+        String backend = backend(environment);
+        Build bundle = bundled(environment);
         String layers = environment.apply(LlamaBackend.GPU_LAYERS_VARIABLE);
-        boolean gpuFirst =
-                layers != null && !layers.isBlank() && !layers.strip().equals("0");
+        boolean gpuFirst = !backend.equals("cpu")
+                && (!backend.equals("auto")
+                        || layers != null
+                                && !layers.isBlank()
+                                && !layers.strip().equals("0"));
         List<Build> builds = found(folder(environment, home), gpuFirst);
+        if (!backend.equals("auto")) {
+            // A forced backend: a build of it (the bundle first); a build with GPU modules serves the CPU as well
+            for (Build build : bundle != null ? prepend(bundle, builds) : builds) {
+                if (build.backend().equals(backend)) {
+                    return build;
+                }
+            }
+        }
+        if (bundle != null) {
+            return bundle;
+        }
         return builds.isEmpty() ? null : builds.get(0);
+    }
+
+    private static List<Build> prepend(Build first, List<Build> rest) {
+        List<Build> all = new ArrayList<>(rest.size() + 1);
+        all.add(first);
+        all.addAll(rest);
+        return all;
+    }
+
+    /**
+     * The backend {@value #BACKEND_VARIABLE} forces ({@code auto} when unset or not one of auto, cpu, vulkan, cuda,
+     * metal).
+     */
+    public static String backend(UnaryOperator<@Nullable String> environment) {
+        String value = environment.apply(BACKEND_VARIABLE);
+        if (value == null || value.isBlank()) {
+            return "auto";
+        }
+        value = value.strip().toLowerCase(Locale.ROOT);
+        return BACKENDS.contains(value) ? value : "auto";
+    }
+
+    /**
+     * The release's llama.cpp: the folder {@value #BUNDLE_VARIABLE} names, else {@code llama} next to the jar this
+     * class was loaded from ({@code lib/oam.jar} of a release archive, so {@code lib/llama}); null when there is none
+     * or it is not a verified build (then the reason is logged once).
+     */
+    public static @Nullable Build bundled(UnaryOperator<@Nullable String> environment) {
+        String named = environment.apply(BUNDLE_VARIABLE);
+        Path folder;
+        if (named != null && !named.isBlank()) {
+            folder = Path.of(named.strip()).toAbsolutePath();
+        } else {
+            folder = besideJar();
+            if (folder == null || !Files.isRegularFile(folder.resolve(RECORD))) {
+                // a JVM host with oam from Maven: the platform natives artifact on the class path, extracted once
+                String home = dev.oam.core.Environment.system().property("user.home");
+                try {
+                    folder = ClassPathNatives.extracted(
+                            environment, home != null ? home : ".", LlamaBuilds.class.getClassLoader());
+                } catch (IOException e) {
+                    warnOnce("the llama.cpp natives on the class path are not used: " + e.getMessage());
+                    return null;
+                }
+                if (folder == null) {
+                    return null;
+                }
+            }
+        }
+        if (!Files.isRegularFile(folder.resolve(RECORD))) {
+            return null;
+        }
+        try {
+            return readBundle(folder);
+        } catch (IOException e) {
+            warnOnce("the llama.cpp in " + folder + " is not used: " + e.getMessage());
+            return null;
+        }
+    }
+
+    private static final java.util.Set<String> WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    private static void warnOnce(String message) {
+        if (WARNED.add(message)) {
+            dev.oam.core.Log.warning(message);
+        }
+    }
+
+    /** {@code llama} in the folder of the jar (or classes folder) this class came from, or null. */
+    static @Nullable Path besideJar() {
+        try {
+            java.security.CodeSource source =
+                    LlamaBuilds.class.getProtectionDomain().getCodeSource();
+            if (source == null || source.getLocation() == null) {
+                return null;
+            }
+            Path location = Path.of(source.getLocation().toURI());
+            Path parent = location.toAbsolutePath().getParent();
+            return parent == null ? null : parent.resolve("llama");
+        } catch (java.net.URISyntaxException | RuntimeException e) {
+            return null;
+        }
     }
 
     private static int rank(List<String> order, String backend) {

@@ -117,8 +117,11 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
         if (!Files.isRegularFile(file.path()) || !Files.isReadable(file.path())) {
             throw new IOException("model file " + file.path() + " does not exist or is not readable");
         }
-        EngineSettings settings =
+        EngineSettings resolved =
                 requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
+        // the JNI engine keeps its default of old: the CPU unless a count is named
+        EngineSettings settings =
+                resolved.gpuLayers() == EngineSettings.AUTO_LAYERS ? resolved.withGpuLayers(0) : resolved;
         NativeLibrary.load();
         ModelParameters parameters = new ModelParameters()
                 .setModel(file.path().toAbsolutePath().toString())

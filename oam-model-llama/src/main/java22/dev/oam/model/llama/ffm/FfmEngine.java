@@ -107,25 +107,42 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
         if (!Files.isRegularFile(file.path()) || !Files.isReadable(file.path())) {
             throw new IOException("model file " + file.path() + " does not exist or is not readable");
         }
-        EngineSettings settings =
+        EngineSettings resolved =
                 requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
         LlamaNative api = NativeLoader.library();
+        boolean auto = resolved.gpuLayers() == EngineSettings.AUTO_LAYERS;
+        // Nothing named a count: every layer on the GPU where llama.cpp registered one, none elsewhere
+        EngineSettings settings = auto ? resolved.withGpuLayers(NativeLoader.hasGpuDevice() ? -1 : 0) : resolved;
         long start = System.nanoTime();
-        MemorySegment model;
-        try (Arena local = Arena.ofConfined()) {
-            MemorySegment params =
-                    api.modelParams(local, settings.gpuLayers(), !streams(api, tuning) || tuning.repack());
-            model = (MemorySegment) api.modelLoadFromFile.invokeExact(
-                    local.allocateFrom(file.path().toAbsolutePath().toString()), params);
-        } catch (Throwable e) {
-            throw new IOException("llama.cpp cannot load " + file.path() + ": " + e, e);
+        MemorySegment model = load(api, file, settings, tuning);
+        if (model.equals(MemorySegment.NULL) && auto && settings.gpuLayers() != 0) {
+            // Did not fit (or the GPU backend failed to allocate): the CPU, said in a warning, never a failed load
+            Log.warning("llama model '" + file.name() + "': loading every layer on the GPU (" + NativeLoader.devices()
+                    + ") failed (see llama.cpp's lines above); loading it on the CPU instead. Set gpuLayers (or "
+                    + "OAM_LLAMA_GPU_LAYERS) to a count that fits.");
+            NativeLog.takePlacement();
+            settings = resolved.withGpuLayers(0);
+            model = load(api, file, settings, tuning);
         }
         if (model.equals(MemorySegment.NULL)) {
             throw new IOException("llama.cpp cannot load " + file.path() + " (see the log for llama.cpp's reason)");
         }
+        return open(api, file, settings, model, tuning, observer, auto, start);
+    }
+
+    private static FfmEngine open(
+            LlamaNative api,
+            ModelFile file,
+            EngineSettings settings,
+            MemorySegment model,
+            FfmTuning tuning,
+            FfmObserver observer,
+            boolean auto,
+            long start)
+            throws IOException {
         FfmEngine engine = new FfmEngine(api, file, settings, model, tuning, observer);
         engine.device = placement(NativeLog.takePlacement(), settings.gpuLayers(), api);
-        if (settings.gpuLayers() != 0 && engine.device.startsWith("CPU")) {
+        if (!auto && settings.gpuLayers() != 0 && engine.device.startsWith("CPU")) {
             Log.warning("llama model '" + file.name() + "': gpuLayers " + settings.gpuLayers() + " was asked, but "
                     + api.describe()
                     + " used no GPU (no GPU backend in this build, or no device it can use): it runs on"
@@ -150,6 +167,18 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
                         : file.turnFormat().label() + " turns, the file has no chat template")
                 + "; on " + engine.device + ")");
         return engine;
+    }
+
+    private static MemorySegment load(LlamaNative api, ModelFile file, EngineSettings settings, FfmTuning tuning)
+            throws IOException {
+        try (Arena local = Arena.ofConfined()) {
+            MemorySegment params =
+                    api.modelParams(local, settings.gpuLayers(), !streams(api, tuning) || tuning.repack());
+            return (MemorySegment) api.modelLoadFromFile.invokeExact(
+                    local.allocateFrom(file.path().toAbsolutePath().toString()), params);
+        } catch (Throwable e) {
+            throw new IOException("llama.cpp cannot load " + file.path() + ": " + e, e);
+        }
     }
 
     @Override

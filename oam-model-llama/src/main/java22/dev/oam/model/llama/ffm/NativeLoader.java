@@ -16,6 +16,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -156,6 +157,9 @@ final class NativeLoader {
     }
 
     static LlamaNative open(Path library, LlamaNative.Api api) {
+        if (api == LlamaNative.Api.VENDORED) {
+            preloadWindowsDependencies(library);
+        }
         // The library lives for the process: model and context pointers outlive any narrower arena.
         SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
         boolean memoryApi = lookup.find("llama_get_memory").isPresent();
@@ -181,27 +185,94 @@ final class NativeLoader {
         } catch (Throwable e) {
             throw new IllegalStateException("llama_backend_init failed: " + e, e);
         }
-        loadBackends(library);
+        Environment system = Environment.system();
+        String backend = system.property(LlamaBuilds.BACKEND_PROPERTY) != null
+                ? LlamaBuilds.backend(name -> system.property(LlamaBuilds.BACKEND_PROPERTY))
+                : LlamaBuilds.backend(system::variable);
+        loadBackends(library, backend, build != null ? build.backend() : null);
         Log.info("llama.cpp through FFM: " + bindings.describe());
         return bindings;
+    }
+
+    /** The devices llama.cpp registered once its backends were loaded, e.g. "CPU; Vulkan0 (…)"; null before. */
+    private static volatile @Nullable String devices;
+    /** Whether a GPU (or integrated GPU) device is registered. */
+    private static volatile boolean gpuDevice;
+
+    /** The devices llama.cpp registered ("CPU (…); Vulkan0 (…)"), or null when unknown. */
+    static @Nullable String devices() {
+        return devices;
+    }
+
+    /** Whether llama.cpp registered a GPU device (any backend) in this process. */
+    static boolean hasGpuDevice() {
+        return gpuDevice;
+    }
+
+    /**
+     * The registry library of a modular build: {@code libggml.so}, {@code libggml.<tag>.so}, {@code ggml.<tag>.dll}.
+     */
+    static boolean isRegistry(String name) {
+        boolean library = name.endsWith(".so") || name.endsWith(".dylib") || name.endsWith(".dll");
+        return library && (name.startsWith("libggml.") || name.startsWith("ggml."));
+    }
+
+    /**
+     * Windows resolves a DLL's imports from the program's folder and the system's, not the DLL's own: the llama.cpp
+     * folder's {@code ggml-base.dll} and {@code ggml.*.dll} are loaded first, by path, so that {@code llama.*.dll} (and
+     * the backend modules later) bind to them by name.
+     */
+    private static void preloadWindowsDependencies(Path library) {
+        if (!System.getProperty("os.name", "")
+                .toLowerCase(java.util.Locale.ROOT)
+                .startsWith("windows")) {
+            return;
+        }
+        Path folder = library.toAbsolutePath().getParent();
+        // The DLLs import the Visual C++ runtime: the Java runtime's copy, when the program (a game that embeds the
+        // C library, say) is not in the runtime's folder and Windows has no copy of its own
+        String javaHome = System.getProperty("java.home", "");
+        for (String runtime : List.of("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll")) {
+            Path file = Path.of(javaHome, "bin", runtime);
+            if (java.nio.file.Files.isRegularFile(file)) {
+                try {
+                    SymbolLookup.libraryLookup(file, Arena.global());
+                } catch (IllegalArgumentException e) {
+                    Log.debug("cannot preload " + file + ": " + e.getMessage());
+                }
+            }
+        }
+        Path base = folder.resolve("ggml-base.dll");
+        if (java.nio.file.Files.isRegularFile(base)) {
+            SymbolLookup.libraryLookup(base, Arena.global());
+        }
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(folder)) {
+            for (Path registry : files.filter(f -> {
+                        String name = f.getFileName().toString();
+                        return name.startsWith("ggml.") && name.endsWith(".dll");
+                    })
+                    .sorted()
+                    .toList()) {
+                SymbolLookup.libraryLookup(registry, Arena.global());
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot list " + folder + ": " + e, e);
+        }
     }
 
     /**
      * For a llama.cpp built with its backends as loadable modules ({@code GGML_BACKEND_DL}, as node-llama-cpp's
      * prebuilt libraries are: {@code libggml-cpu-<cpu>.so}, {@code libggml-vulkan.so} next to the library), loads them
      * from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build with its
-     * backends linked in (the project's own) has them registered already and is left alone.
+     * backends linked in (the project's own) has them registered already and is left alone. With
+     * {@value LlamaBuilds#BACKEND_VARIABLE}=cpu only the best CPU module is loaded (no GPU module, so no GPU driver is
+     * touched). Then the registered devices are logged, and a GPU build that found no GPU device says why.
      */
-    private static void loadBackends(Path library) {
+    private static void loadBackends(Path library, String backend, @Nullable String buildBackend) {
         Path folder = library.toAbsolutePath().getParent();
         Path registry = null;
         try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(folder)) {
-            registry = files.filter(f -> {
-                        String name = f.getFileName().toString();
-                        return name.equals("libggml.so")
-                                || name.equals("libggml.dylib")
-                                || (name.startsWith("libggml.") && (name.endsWith(".so") || name.endsWith(".dylib")));
-                    })
+            registry = files.filter(f -> isRegistry(f.getFileName().toString()))
                     .sorted()
                     .findFirst()
                     .orElse(null);
@@ -215,25 +286,160 @@ final class NativeLoader {
         SymbolLookup ggml = SymbolLookup.libraryLookup(registry, Arena.global());
         MemorySegment count = ggml.find("ggml_backend_reg_count").orElse(null);
         MemorySegment loadAll = ggml.find("ggml_backend_load_all_from_path").orElse(null);
+        MemorySegment loadOne = ggml.find("ggml_backend_load").orElse(null);
         if (count == null || loadAll == null) {
             return;
         }
         try {
             long registered = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG))
                     .invokeExact();
-            if (registered > 0) {
-                return;
+            if (registered == 0) {
+                try (Arena local = Arena.ofConfined()) {
+                    Path cpu = backend.equals("cpu") && loadOne != null ? bestCpuModule(folder) : null;
+                    if (cpu != null) {
+                        MethodHandle load = linker.downcallHandle(loadOne, FunctionDescriptor.of(ADDRESS, ADDRESS));
+                        MemorySegment reg = (MemorySegment) load.invokeExact(local.allocateFrom(cpu.toString()));
+                        if (reg.equals(MemorySegment.NULL)) {
+                            throw new IllegalStateException("ggml_backend_load(" + cpu + ") failed");
+                        }
+                    } else {
+                        MethodHandle load = linker.downcallHandle(loadAll, FunctionDescriptor.ofVoid(ADDRESS));
+                        load.invokeExact(local.allocateFrom(folder.toString()));
+                    }
+                }
+                long now = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG))
+                        .invokeExact();
+                Log.info("llama.cpp: loaded " + now + " backend module(s) from " + folder
+                        + (backend.equals("cpu") ? " (" + LlamaBuilds.BACKEND_VARIABLE + "=cpu: the CPU's only)" : ""));
             }
-            try (Arena local = Arena.ofConfined()) {
-                MethodHandle load = linker.downcallHandle(loadAll, FunctionDescriptor.ofVoid(ADDRESS));
-                load.invokeExact(local.allocateFrom(folder.toString()));
-            }
-            long now = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG))
-                    .invokeExact();
-            Log.info("llama.cpp: loaded " + now + " backend module(s) from " + folder);
         } catch (Throwable e) {
             throw new IllegalStateException("loading llama.cpp's backend modules from " + folder + " failed: " + e, e);
         }
+        reportDevices(linker, ggml, folder, backend, buildBackend);
+    }
+
+    /**
+     * The CPU module ({@code libggml-cpu-<level>}) with the highest {@code ggml_backend_score} on this CPU (0: it
+     * cannot run here), as ggml's own loader picks it; null when the folder has none.
+     */
+    private static @Nullable Path bestCpuModule(Path folder) throws IOException {
+        List<Path> modules;
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(folder)) {
+            modules = files.filter(f -> {
+                        String name = f.getFileName().toString();
+                        return (name.startsWith("libggml-cpu") || name.startsWith("ggml-cpu"))
+                                && (name.endsWith(".so") || name.endsWith(".dylib") || name.endsWith(".dll"));
+                    })
+                    .sorted()
+                    .toList();
+        }
+        Path best = null;
+        int bestScore = 0;
+        for (Path module : modules) {
+            try (Arena scoring = Arena.ofConfined()) {
+                SymbolLookup lookup = SymbolLookup.libraryLookup(module, scoring);
+                MemorySegment score = lookup.find("ggml_backend_score").orElse(null);
+                if (score == null) {
+                    continue;
+                }
+                int value = (int) Linker.nativeLinker()
+                        .downcallHandle(score, FunctionDescriptor.of(JAVA_INT))
+                        .invokeExact();
+                if (value > bestScore) {
+                    best = module;
+                    bestScore = value;
+                }
+            } catch (Throwable e) {
+                Log.debug("llama.cpp: the CPU module " + module + " does not load here: " + e);
+            }
+        }
+        return best;
+    }
+
+    /** Logs the registered devices and remembers whether one is a GPU; a GPU build without a GPU device says why. */
+    private static void reportDevices(
+            Linker linker, SymbolLookup ggml, Path folder, String backend, @Nullable String buildBackend) {
+        MemorySegment devCount = ggml.find("ggml_backend_dev_count").orElse(null);
+        MemorySegment devGet = ggml.find("ggml_backend_dev_get").orElse(null);
+        Path baseFile = null;
+        for (String name : List.of("libggml-base.so", "libggml-base.dylib", "ggml-base.dll")) {
+            if (java.nio.file.Files.isRegularFile(folder.resolve(name))) {
+                baseFile = folder.resolve(name);
+            }
+        }
+        if (devCount == null || devGet == null || baseFile == null) {
+            return;
+        }
+        SymbolLookup base = SymbolLookup.libraryLookup(baseFile, Arena.global());
+        MemorySegment devName = base.find("ggml_backend_dev_name").orElse(null);
+        MemorySegment devDescription = base.find("ggml_backend_dev_description").orElse(null);
+        MemorySegment devType = base.find("ggml_backend_dev_type").orElse(null);
+        if (devName == null || devDescription == null || devType == null) {
+            return;
+        }
+        List<String> found = new java.util.ArrayList<>();
+        boolean gpu = false;
+        try {
+            long n = (long) linker.downcallHandle(devCount, FunctionDescriptor.of(JAVA_LONG))
+                    .invokeExact();
+            MethodHandle get = linker.downcallHandle(devGet, FunctionDescriptor.of(ADDRESS, JAVA_LONG));
+            MethodHandle name = linker.downcallHandle(devName, FunctionDescriptor.of(ADDRESS, ADDRESS));
+            MethodHandle description = linker.downcallHandle(devDescription, FunctionDescriptor.of(ADDRESS, ADDRESS));
+            MethodHandle type = linker.downcallHandle(devType, FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            for (long i = 0; i < n; i++) {
+                MemorySegment device = (MemorySegment) get.invokeExact(i);
+                int kind = (int) type.invokeExact(device);
+                MemorySegment nameText = (MemorySegment) name.invokeExact(device);
+                MemorySegment descriptionText = (MemorySegment) description.invokeExact(device);
+                // 1: a GPU with its own memory, 2: an integrated GPU (ggml_backend_dev_type)
+                gpu |= kind == 1 || kind == 2;
+                found.add(text(nameText) + " (" + text(descriptionText) + ")");
+            }
+        } catch (Throwable e) {
+            Log.warning("llama.cpp: cannot list its devices: " + e);
+            return;
+        }
+        devices = String.join("; ", found);
+        gpuDevice = gpu;
+        Log.info("llama.cpp devices: " + devices);
+        boolean gpuBuild = buildBackend != null && !buildBackend.equals("cpu");
+        if (gpuBuild && !gpu && !backend.equals("cpu")) {
+            String why = missingDriver(buildBackend);
+            String message = "llama.cpp's " + buildBackend + " backend found no GPU device"
+                    + (why != null ? " (" + why + ")" : " (no GPU, or its driver offers only a CPU device)")
+                    + ": models run on the CPU";
+            if (backend.equals(buildBackend)) {
+                Log.warning(message + " although " + LlamaBuilds.BACKEND_VARIABLE + "=" + backend + " asked for it");
+            } else {
+                Log.info(message);
+            }
+        }
+    }
+
+    /** Why a GPU backend cannot have a device here when its loader library is missing, or null. */
+    private static @Nullable String missingDriver(String backend) {
+        String os = System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT);
+        String loader = switch (backend) {
+            case "vulkan" -> os.startsWith("windows") ? "vulkan-1.dll" : os.startsWith("mac") ? null : "libvulkan.so.1";
+            case "cuda" -> os.startsWith("windows") ? "nvcuda.dll" : "libcuda.so.1";
+            default -> null;
+        };
+        if (loader == null) {
+            return null;
+        }
+        try (Arena probe = Arena.ofConfined()) {
+            SymbolLookup.libraryLookup(loader, probe);
+            return null;
+        } catch (IllegalArgumentException e) {
+            return "no " + loader + ": install the GPU's driver"
+                    + (backend.equals("vulkan") ? " and the Vulkan loader (Debian: libvulkan1)" : "");
+        }
+    }
+
+    private static String text(MemorySegment pointer) {
+        return pointer.equals(MemorySegment.NULL)
+                ? ""
+                : pointer.reinterpret(1024).getString(0);
     }
 
     private static void checkVersion(SymbolLookup lookup) {

@@ -36,6 +36,23 @@ class EngineSettingsTest {
     }
 
     @Test
+    void whenNothingNamesAGpuLayerCountTheHostDefaultIsAutomatic() {
+        // the host's default with OAM_LLAMA_GPU_LAYERS unset: every layer where llama.cpp has a GPU device
+        assertThat(dev.oam.model.llama.LlamaSettings.read(dev.oam.core.Environment.of(java.util.Map.of()))
+                        .gpuLayers())
+                .isEqualTo(EngineSettings.AUTO_LAYERS);
+        assertThat(dev.oam.model.llama.LlamaSettings.read(
+                                dev.oam.core.Environment.of(java.util.Map.of("OAM_LLAMA_GPU_LAYERS", "0")))
+                        .gpuLayers())
+                .as("0 named: the CPU")
+                .isZero();
+        assertThat(EngineSettings.defaults()
+                        .withGpuLayers(EngineSettings.AUTO_LAYERS)
+                        .gpuLayers())
+                .isEqualTo(EngineSettings.AUTO_LAYERS);
+    }
+
+    @Test
     void seedsFoldIntoThirtyOneBits() {
         assertThat(JniEngine.seed32(7)).isEqualTo(7);
         assertThat(JniEngine.seed32(-1L)).isBetween(0, Integer.MAX_VALUE);

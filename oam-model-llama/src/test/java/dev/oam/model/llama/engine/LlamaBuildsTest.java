@@ -95,7 +95,90 @@ class LlamaBuildsTest {
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining(
                         "names llama_cpp_python-0.3.35.tar.gz (00), not one of the sources whose struct layouts"
-                                + " are verified (" + SOURCE + ", node-llama-cpp-linux-x64-vulkan-3.22.1.tgz)");
+                                + " are verified (" + SOURCE + ", node-llama-cpp-")
+                .hasMessageContaining("node-llama-cpp-win-x64-vulkan-3.21.1.tgz");
+    }
+
+    private static final String LINUX_BUNDLE = "source=node-llama-cpp-linux-x64-vulkan-3.22.1.tgz\nsha256="
+            + "e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7\nrecipe=1\nbackend=vulkan\n";
+
+    /** A release's lib/llama: the libraries and a record naming the one to load. */
+    private Path bundle(String record, String library) throws IOException {
+        Path folder =
+                Files.createDirectories(cache.resolve("release").resolve("lib").resolve("llama"));
+        Files.writeString(folder.resolve(library), "not loaded by these tests");
+        Files.writeString(folder.resolve(LlamaBuilds.RECORD), record);
+        return folder;
+    }
+
+    @Test
+    void aReleasesLlamaCppWinsOverTheCacheUnlessABackendItLacksIsForcedAndABuildOfItExists() throws IOException {
+        Path folder = bundle(LINUX_BUNDLE + "library=libllama.vulkan.v0.5.0.so\n", "libllama.vulkan.v0.5.0.so");
+        Path cpu = build("0.3.36-r3", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=3\n");
+        Map<String, String> base = Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_BUNDLE", folder.toString());
+        LlamaBuilds.Build chosen = LlamaBuilds.preferred(env(base), "/h");
+        assertThat(chosen.library()).isEqualTo(folder.resolve("libllama.vulkan.v0.5.0.so"));
+        assertThat(chosen.backend()).isEqualTo("vulkan");
+        assertThat(chosen.describe()).startsWith("node-llama-cpp-linux-x64-vulkan-3.22.1's llama.cpp, vulkan build");
+        // a forced backend takes a build of that backend where one exists (the CPU build of the cache) ...
+        Map<String, String> cpuForced = new java.util.HashMap<>(base);
+        cpuForced.put("OAM_LLAMA_BACKEND", "CPU");
+        assertThat(LlamaBuilds.preferred(env(cpuForced), "/h").library()).isEqualTo(cpu);
+        // ... else the bundle (whose Vulkan build loads only its CPU module when cpu is forced)
+        Map<String, String> cudaForced = new java.util.HashMap<>(base);
+        cudaForced.put("OAM_LLAMA_BACKEND", "cuda");
+        assertThat(LlamaBuilds.preferred(env(cudaForced), "/h").library())
+                .isEqualTo(folder.resolve("libllama.vulkan.v0.5.0.so"));
+        assertThat(LlamaBuilds.backend(env(Map.of("OAM_LLAMA_BACKEND", "opencl"))))
+                .isEqualTo("auto");
+        assertThat(LlamaBuilds.backend(env(Map.of()))).isEqualTo("auto");
+        assertThat(LlamaBuilds.backend(env(Map.of("OAM_LLAMA_BACKEND", " Vulkan "))))
+                .isEqualTo("vulkan");
+    }
+
+    @Test
+    void aBundleIsUsedOnlyWhenItsRecordIsVerifiedAndNamesAFileThatIsThere() throws IOException {
+        Path missing = bundle(LINUX_BUNDLE + "library=libllama.other.so\n", "libllama.vulkan.v0.5.0.so");
+        assertThatThrownBy(() -> LlamaBuilds.readBundle(missing))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("names libllama.other.so, which is not in");
+        assertThat(LlamaBuilds.bundled(env(Map.of("OAM_LLAMA_BUNDLE", missing.toString()))))
+                .isNull();
+        Path outside = bundle(LINUX_BUNDLE + "library=../libllama.so\n", "libllama.vulkan.v0.5.0.so");
+        assertThatThrownBy(() -> LlamaBuilds.readBundle(outside)).hasMessageContaining("names no library file");
+        Path unverified = bundle(
+                "source=node-llama-cpp-linux-x64-vulkan-3.22.1.tgz\nsha256=00\nlibrary=libllama.vulkan.v0.5.0.so\n",
+                "libllama.vulkan.v0.5.0.so");
+        assertThatThrownBy(() -> LlamaBuilds.readBundle(unverified))
+                .hasMessageContaining("not one of the sources whose struct layouts are verified");
+        assertThat(LlamaBuilds.bundled(
+                        env(Map.of("OAM_LLAMA_BUNDLE", cache.resolve("nothing").toString()))))
+                .isNull();
+    }
+
+    @Test
+    void windowsRunsTheCurrentLlamaCppWhereAReleaseCarriesItAndJdk21IsToldWhatItLoses() throws IOException {
+        Path folder = bundle(
+                "source=node-llama-cpp-win-x64-vulkan-3.21.1.tgz\nsha256="
+                        + "105e8207d2114f5f248b217fee7f9b702d0e7509cf0d3c7565dfb9e707f9303e\nbackend=vulkan\n"
+                        + "library=llama.vulkan.v0.4.0.dll\n",
+                "llama.vulkan.v0.4.0.dll");
+        Environment withBundle = Environment.of(
+                Map.of("OAM_CACHE_DIR", cache.resolve("none").toString(), "OAM_LLAMA_BUNDLE", folder.toString()));
+        Environment without =
+                Environment.of(Map.of("OAM_CACHE_DIR", cache.resolve("none").toString()));
+        assertThat(EngineChoice.planned(withBundle, 25, "Windows 11", "/h").current())
+                .isTrue();
+        assertThat(EngineChoice.planned(withBundle, 25, "Windows 11", "/h").description())
+                .contains("node-llama-cpp-win-x64-vulkan-3.21.1");
+        assertThat(EngineChoice.planned(without, 25, "Windows 11", "/h").current())
+                .isFalse();
+        assertThat(EngineChoice.planned(withBundle, 21, "Windows 11", "/h").current())
+                .isFalse();
+        assertThat(EngineChoice.oldJdkLoses(21, LlamaBuilds.readBundle(folder)))
+                .contains("Java 21", "Java 22 or newer", "b4916", "Qwen3", "vulkan backend", "Java 25");
+        assertThat(EngineChoice.oldJdkLoses(25, LlamaBuilds.readBundle(folder))).isNull();
+        assertThat(EngineChoice.oldJdkLoses(21, null)).isNull();
     }
 
     @Test
