@@ -262,6 +262,7 @@ public final class SamplingBench {
 
     // ---------------------------------------------------------------- theirs
 
+    @SuppressWarnings("try") // LlamaServer.close() waits for the server to exit
     private void theirs(String model) throws Exception {
         Path binary = RealModels.llamaServer();
         RealModel real = model.equals("gemma") ? RealModel.GEMMA : RealModel.SMOLLM2;
