@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -98,6 +99,7 @@ class LlamaBuildsTest {
                                 + " are verified (" + SOURCE + ", node-llama-cpp-linux-x64-vulkan-3.22.1.tgz)");
     }
 
+    @Tag("real-model")
     @Test
     void theRealProjectBuildIsAcceptedWhereBinTestBuiltIt() throws IOException {
         String built = System.getenv("OAM_TEST_LLAMA_LIBRARY");
