@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code oam chat}: piped input, and a real pseudo-terminal through tmux (bin/lib/tmux.sh installs it when missing) for
  * line editing, history, Ctrl-C and Ctrl-D. Every step waits for the screen to show what it expects.
  */
+@Tag("system-package")
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class ChatCommandIT {
     private static final String ECHO = "{\"steps\":[],\"fallback\":{\"template\":\"You said: {prompt}\"}}";

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -230,6 +231,7 @@ class PullCommandIT {
         assertThat(oam().run("models", "--json").json().path("models")).hasSize(1);
     }
 
+    @Tag("system-package")
     @Test
     void onATerminalTheBarShowsBytesAndRateThenTheFinalLine() throws Exception {
         Path tmux = tmux();

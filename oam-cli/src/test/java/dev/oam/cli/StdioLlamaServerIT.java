@@ -10,6 +10,7 @@ import dev.oam.testing.StdioClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Timeout;
  * real llama-server bin/test builds and SmolLM2 answers a turn, the server is a child of the bridge, and it is gone
  * once the bridge has shut down and exited.
  */
+@Tag("real-model")
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class StdioLlamaServerIT {
     @Test

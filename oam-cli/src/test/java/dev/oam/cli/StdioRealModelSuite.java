@@ -9,6 +9,7 @@ import dev.oam.testing.StdioClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  * file it cannot use. Stdio is the transport that runs the whole suite on every real model ({@link StdioGemmaIT},
  * {@link StdioSmolLM2IT}); the C ABI runs it on one (NativeRealModelIT), to keep bin/test's time on 2 cores.
  */
+@Tag("real-model")
 abstract class StdioRealModelSuite extends RealModelContract {
     private StdioClient stdio;
 

@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,6 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * RealModelTests run a llama session on each real model ({@link RealModel}): Gemma 3 270M and SmolLM2-135M-Instruct,
  * the C ABI's only run on SmolLM2 (NativeRealModelIT runs the whole suite on Gemma).
  */
+@Tag("real-model")
+@Tag("system-package")
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
 class CSharpBindingIT {
     private static Path bindings() {

@@ -5,6 +5,7 @@ import dev.oam.testing.RealModel;
 import dev.oam.testing.RealModelContract;
 import java.nio.file.Path;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The real-model suite through the C ABI: libOpenAppleModelsFFI in a C host process, Gemma 3 270M as the library's
@@ -12,6 +13,7 @@ import java.util.Map;
  * every real model over stdio (oam-cli's StdioGemmaIT, StdioSmolLM2IT), and the C ABI drives SmolLM2 in the C#
  * binding's RealModelTests (CSharpBindingIT).
  */
+@Tag("real-model")
 class NativeRealModelIT extends RealModelContract {
     private NativeClient host;
 

@@ -45,6 +45,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
@@ -59,6 +60,7 @@ import org.junit.jupiter.api.Timeout;
  * json_schema content against the schema, text without U+FFFD or tool-call JSON), never the words. Greedy decoding and
  * small token limits keep them short.
  */
+@Tag("real-model")
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class RealModelServerSuite {

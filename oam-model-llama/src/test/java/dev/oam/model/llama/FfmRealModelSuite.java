@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
@@ -41,6 +42,7 @@ import org.junit.jupiter.api.Timeout;
  * during a 2,000-token prompt. Speed figures are printed (to the test's output file), never asserted: the machine is
  * shared. Like every Ffm*Test, it runs on both libraries (the binding's and the project-built one).
  */
+@Tag("real-model")
 @Timeout(900)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class FfmRealModelSuite {

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Timeout;
  * SmolLM2-135M-Instruct's byte-level vocabulary is not read from its file (a test here says so); the same walks run on
  * it, and on Gemma's, as the FFM engine decodes them (FfmSmolLM2Test, FfmGemmaTest).
  */
+@Tag("real-model")
 @Timeout(300)
 class GemmaGrammarVocabularyTest {
     private static TokenVocabulary vocabulary;

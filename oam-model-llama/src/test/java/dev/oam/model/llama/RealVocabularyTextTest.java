@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -24,6 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * the prompt side: escaping ({@link ChatPrompt#escape}) with the file's own special tokens leaves text made of
  * newlines, spaces and tabs exactly as it was.
  */
+@Tag("real-model")
 @Timeout(300)
 class RealVocabularyTextTest {
     @ParameterizedTest(name = "{0}")

@@ -12,6 +12,7 @@ import dev.oam.testing.RealModels;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Timeout;
  * teacher-forced text agrees with the same library's CPU run at 90 % of the positions or more: GPU kernels round
  * differently, so exact greedy equality is not expected. lavapipe proves the path, not the speed.
  */
+@Tag("real-model")
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class VulkanOffloadSuite {
     private static final String TEXT =

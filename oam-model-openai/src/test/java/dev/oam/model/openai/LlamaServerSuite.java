@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
@@ -44,6 +45,7 @@ import org.junit.jupiter.api.Timeout;
  * endpoint anew. Validity and protocol are asserted, never wording: small models say odd things, but what the
  * constraints and the bridge guarantee holds on any model, and text a game shows has no U+FFFD and no tool-call JSON.
  */
+@Tag("real-model")
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class LlamaServerSuite extends WireSupport {

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Timeout;
  * on both real models: SmolLM2 with its own template, Gemma 3 270M (no template) with Gemma's turns. A turn runs, a
  * server killed between turns is started again for the next one, and closing the bridge stops it.
  */
+@Tag("real-model")
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class SupervisedLlamaServerIT {
     private LlamaServerBackend backend;

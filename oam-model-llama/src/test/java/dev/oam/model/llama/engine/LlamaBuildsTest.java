@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -181,6 +182,7 @@ class LlamaBuildsTest {
         assertThat(EngineChoice.oldJdkLoses(21, null)).isNull();
     }
 
+    @Tag("real-model")
     @Test
     void theRealProjectBuildIsAcceptedWhereBinTestBuiltIt() throws IOException {
         String built = System.getenv("OAM_TEST_LLAMA_LIBRARY");

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,6 +48,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Instruct 2407 ({@code namespace}, slices, {@code raise_exception}), copied unchanged from {@code models/templates/}
  * of that same llama.cpp tree (they are the Hugging Face repositories' templates).
  */
+@Tag("real-model")
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
 class ChatTemplateGoldenTest {
     private static final HttpClient HTTP =
