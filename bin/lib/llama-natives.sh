@@ -10,7 +10,7 @@
 #
 # Windows and macOS come from 3.21.1 because node-llama-cpp 3.22.1 names but never published those packages. The
 # two releases' llama.h differ by additions only (a vocabulary type, one function), no struct or signature the
-# engine uses (docs/MODELS.md, "The release's llama.cpp"); the Linux x64 CPU package of 3.21.1 runs the FFM tests.
+# engine uses (docs/MODELS.md, "Which path runs where"); the Linux x64 CPU package of 3.21.1 runs the FFM tests.
 # CUDA is not bundled (node-llama-cpp's CUDA packages are several hundred MB and need NVIDIA's runtime).
 #
 # Each folder holds the package's libraries (not its Node addon or llama-common, which libllama does not need), its
