@@ -24,6 +24,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -47,8 +48,7 @@ final class OpenAIModel implements LanguageModel {
     private final Endpoint endpoint;
     private final Exchange exchange;
     private final Object lock = new Object();
-    private final java.util.concurrent.atomic.AtomicBoolean samplingWarned =
-            new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean samplingWarned = new AtomicBoolean();
     private @Nullable ModelAvailability known; // guarded by lock
     private long knownAt; // guarded by lock
     private @Nullable CompletableFuture<ModelAvailability> probe; // guarded by lock
@@ -135,6 +135,9 @@ final class OpenAIModel implements LanguageModel {
             throws AgentException, ToolsRejected {
         boolean hasTools = request.mode() != ToolCallingMode.DISALLOWED;
         boolean constrained = request.schema() != null && request.mode() != ToolCallingMode.REQUIRED;
+        // A forced step whose tool_choice the server is trusted with (not auto, which emulates when it is ignored).
+        boolean forcedNative =
+                request.mode() == ToolCallingMode.REQUIRED && settings.toolCallMode() != ToolCallMode.AUTO;
         Usage spent = Usage.ZERO;
         while (true) {
             boolean stream = !(hasTools && endpoint.refusesStreamingWithTools());
@@ -164,7 +167,7 @@ final class OpenAIModel implements LanguageModel {
             // tool_choice, and the step is emulated below (its length says nothing about the call it never began).
             boolean structured = !completion.calls.isEmpty()
                     || constrained
-                    || (request.mode() == ToolCallingMode.REQUIRED && settings.toolCallMode() != ToolCallMode.AUTO)
+                    || forcedNative
                     || (hasTools && Outputs.looksStructured(content));
             Outputs.checkLength(completion, request, structured, usage);
             if (detecting
@@ -174,9 +177,7 @@ final class OpenAIModel implements LanguageModel {
                 spent = usage;
                 continue;
             }
-            if (completion.calls.isEmpty()
-                    && request.mode() == ToolCallingMode.REQUIRED
-                    && settings.toolCallMode() != ToolCallMode.AUTO) {
+            if (completion.calls.isEmpty() && forcedNative) {
                 // native: the server was trusted with tool_choice and answered without a call
                 ModelResponse call = Outputs.callInText(content, request, usage);
                 if (call == null) {
