@@ -32,29 +32,6 @@ public record TurnRequest(
         }
     }
 
-    /** A turn with the session's sampling. */
-    public TurnRequest(
-            String prompt,
-            @Nullable JsonNode schema,
-            @Nullable ToolChoice toolChoice,
-            @Nullable Integer maxToolRounds,
-            @Nullable Integer maxToolCalls,
-            @Nullable List<String> enabledTools,
-            @Nullable JsonNode acceptSchema) {
-        this(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, enabledTools, acceptSchema, null);
-    }
-
-    /** A turn whose answer must fit its schema. */
-    public TurnRequest(
-            String prompt,
-            @Nullable JsonNode schema,
-            @Nullable ToolChoice toolChoice,
-            @Nullable Integer maxToolRounds,
-            @Nullable Integer maxToolCalls,
-            @Nullable List<String> enabledTools) {
-        this(prompt, schema, toolChoice, maxToolRounds, maxToolCalls, enabledTools, null);
-    }
-
     /** A turn with the session's options. */
     public static TurnRequest of(String prompt) {
         return new TurnRequest(prompt, null, null, null, null, null, null, null);

@@ -281,16 +281,14 @@ public final class Npc {
         try {
             try {
                 // The model is held to the exact reply schema; any JSON object is accepted and read leniently.
-                result = agent.respond(
-                        new TurnRequest(
-                                prompt,
-                                textMode ? null : NpcPrompts.replySchema(p, o),
-                                choice,
-                                o.maxToolRounds(),
-                                o.maxToolCalls(),
-                                null,
-                                textMode ? null : Replies.acceptedSchema()),
-                        turnContext);
+                TurnRequest turn = TurnRequest.of(prompt)
+                        .withToolChoice(choice)
+                        .withMaxToolRounds(o.maxToolRounds())
+                        .withMaxToolCalls(o.maxToolCalls());
+                if (!textMode) {
+                    turn = turn.withSchema(NpcPrompts.replySchema(p, o)).withAcceptSchema(Replies.acceptedSchema());
+                }
+                result = agent.respond(turn, turnContext);
                 if (Log.enabled(Log.Level.DEBUG)) {
                     Log.debug("npc " + p.name() + " reply as the model wrote it: "
                             + (textMode ? result.text() : Json.write(result.structured())));
@@ -319,13 +317,10 @@ public final class Npc {
                         memoryTools.handles(MemoryTools.CHANGE_RELATIONSHIP),
                         true));
                 result = agent.respond(
-                        new TurnRequest(
-                                NpcPrompts.retryPrompt(prompt, facts),
-                                null,
-                                ToolChoice.NONE,
-                                o.maxToolRounds(),
-                                o.maxToolCalls(),
-                                null),
+                        TurnRequest.of(NpcPrompts.retryPrompt(prompt, facts))
+                                .withToolChoice(ToolChoice.NONE)
+                                .withMaxToolRounds(o.maxToolRounds())
+                                .withMaxToolCalls(o.maxToolCalls()),
                         turnContext);
                 reply = Replies.text(result.text(), p);
             }
@@ -472,7 +467,10 @@ public final class Npc {
                 agentOptions(o, o.barkMaximumTokens()),
                 List.of());
         TurnResult result = oneOff.respond(
-                new TurnRequest(prompt, null, ToolChoice.NONE, 0, 0, null),
+                TurnRequest.of(prompt)
+                        .withToolChoice(ToolChoice.NONE)
+                        .withMaxToolRounds(0)
+                        .withMaxToolCalls(0),
                 new TurnContext(token, TurnListener.NONE, ToolChannel.NONE, TurnContext.CommitPoint.NONE));
         String line = Replies.bark(result.text(), p.name());
         if (line.isEmpty()) {

@@ -233,7 +233,7 @@ class LlamaLanguageModelTest {
         AgentException e = catchThrowableOfType(
                 AgentException.class,
                 () -> agent.respond(
-                        new TurnRequest("Decide.", Fixtures.json(Fixtures.DECISION), null, null, null, null),
+                        TurnRequest.of("Decide.").withSchema(Fixtures.json(Fixtures.DECISION)),
                         new TurnContext(
                                 CancellationToken.create(),
                                 TurnListener.NONE,
