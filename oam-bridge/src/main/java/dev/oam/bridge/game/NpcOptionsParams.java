@@ -115,8 +115,8 @@ final class NpcOptionsParams {
             emotions = parsed;
         }
         Integer optionCount = p.optionalInt("playerOptionCount", 0);
-        if (optionCount != null && optionCount > 4) {
-            throw p.mistyped("playerOptionCount", "an integer from 0 to 4");
+        if (optionCount != null && optionCount > NpcOptions.MAX_PLAYER_OPTIONS) {
+            throw p.mistyped("playerOptionCount", "an integer from 0 to " + NpcOptions.MAX_PLAYER_OPTIONS);
         }
         Boolean canEnd = p.optionalBool("canEndConversation");
         String extra = p.optionalString("extraInstructions");

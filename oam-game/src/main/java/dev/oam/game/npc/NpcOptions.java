@@ -39,8 +39,39 @@ public record NpcOptions(
         int barkMaximumTokens,
         @Nullable Sampling sampling) {
 
+    /** The fallback lines spoken when {@code fallbackLines} gives none. */
     public static final List<String> DEFAULT_FALLBACK_LINES =
             List.of("Let's talk about something else.", "I'd rather not speak of that.", "Hmm. Ask me something else.");
+
+    /** The default tool budget of a turn: rounds of tool calls, then calls in all. */
+    public static final int DEFAULT_MAX_TOOL_ROUNDS = 2;
+
+    public static final int DEFAULT_MAX_TOOL_CALLS = 6;
+
+    /** The default of {@code worldReadable}: the root path, so {@code read_world_state} may read the whole world. */
+    public static final List<String> WHOLE_WORLD = List.of("");
+
+    /** The default count of facts memory keeps (the oldest go first). */
+    public static final int DEFAULT_MAX_FACTS = 12;
+
+    /** The default of the most one {@code change_relationship} call may move the relationship. */
+    public static final int DEFAULT_MAX_RELATIONSHIP_CHANGE = 10;
+
+    /** The default relationship from which secrets enter the instructions. */
+    public static final int DEFAULT_SECRETS_UNLOCK_AT_RELATIONSHIP = 50;
+
+    /** The default count of suggested player replies, and the most a reply may have. */
+    public static final int DEFAULT_PLAYER_OPTION_COUNT = 3;
+
+    public static final int MAX_PLAYER_OPTIONS = 4;
+
+    /** By default the conversation is compacted once it holds this many turns, keeping the most recent ones. */
+    public static final int DEFAULT_COMPACT_AFTER_TURNS = 8;
+
+    public static final int DEFAULT_KEEP_RECENT_TURNS = 2;
+
+    /** The default token limit of a bark (one sentence). */
+    public static final int DEFAULT_BARK_MAXIMUM_TOKENS = 48;
 
     public NpcOptions {
         worldReadable = List.copyOf(worldReadable);
@@ -50,39 +81,17 @@ public record NpcOptions(
         fallbackLines = List.copyOf(fallbackLines);
     }
 
+    /**
+     * Every option at its default (docs/GAMES.md, "Persona and options"), with the host's tool timeout. The builder's
+     * defaults constructor names each option with its value.
+     */
     public static NpcOptions defaults(Duration toolTimeout) {
-        return new NpcOptions(
-                ReplyFormat.AUTOMATIC,
-                null,
-                ToolChoice.EXPLICIT,
-                2,
-                6,
-                toolTimeout,
-                List.of(""),
-                List.of(),
-                List.of(),
-                false,
-                false,
-                12,
-                10,
-                50,
-                List.of(Emotion.values()),
-                3,
-                true,
-                null,
-                8,
-                2,
-                true,
-                List.of(),
-                null,
-                null,
-                48,
-                null);
+        return new Builder(toolTimeout).build();
     }
 
     /** A builder starting from {@link #defaults(Duration)}. */
     public static Builder builder(Duration toolTimeout) {
-        return defaults(toolTimeout).toBuilder();
+        return new Builder(toolTimeout);
     }
 
     /** The fallback pool: the configured lines (trimmed, empties dropped) or the defaults. */
@@ -94,9 +103,9 @@ public record NpcOptions(
         return pool.isEmpty() ? DEFAULT_FALLBACK_LINES : pool;
     }
 
-    /** {@code playerOptionCount} clamped to 0–4. */
+    /** {@code playerOptionCount} clamped to 0–{@link #MAX_PLAYER_OPTIONS}. */
     public int optionCount() {
-        return Math.max(0, Math.min(4, playerOptionCount));
+        return Math.max(0, Math.min(MAX_PLAYER_OPTIONS, playerOptionCount));
     }
 
     /** A builder starting from these values. */
@@ -135,6 +144,36 @@ public record NpcOptions(
         private @Nullable Integer maximumResponseTokens;
         private int barkMaximumTokens;
         private @Nullable Sampling sampling;
+
+        /** The defaults: each option by name with its default value. */
+        private Builder(Duration toolTimeout) {
+            this.replyFormat = ReplyFormat.AUTOMATIC;
+            this.groundingTool = null;
+            this.toolChoice = ToolChoice.EXPLICIT;
+            this.maxToolRounds = DEFAULT_MAX_TOOL_ROUNDS;
+            this.maxToolCalls = DEFAULT_MAX_TOOL_CALLS;
+            this.toolTimeout = toolTimeout;
+            this.worldReadable = WHOLE_WORLD;
+            this.worldWritable = List.of();
+            this.worldContextPaths = List.of();
+            this.rememberFact = false; // no memory tools unless asked for
+            this.changeRelationship = false;
+            this.maxFacts = DEFAULT_MAX_FACTS;
+            this.maxRelationshipChange = DEFAULT_MAX_RELATIONSHIP_CHANGE;
+            this.secretsUnlockAtRelationship = DEFAULT_SECRETS_UNLOCK_AT_RELATIONSHIP;
+            this.emotions = List.of(Emotion.values());
+            this.playerOptionCount = DEFAULT_PLAYER_OPTION_COUNT;
+            this.canEndConversation = true;
+            this.extraInstructions = null;
+            this.compactAfterTurns = DEFAULT_COMPACT_AFTER_TURNS;
+            this.keepRecentTurns = DEFAULT_KEEP_RECENT_TURNS;
+            this.fallbackOnGuardrail = true;
+            this.fallbackLines = List.of(); // the pool is then DEFAULT_FALLBACK_LINES
+            this.temperature = null; // null: the model's
+            this.maximumResponseTokens = null;
+            this.barkMaximumTokens = DEFAULT_BARK_MAXIMUM_TOKENS;
+            this.sampling = null;
+        }
 
         private Builder(NpcOptions from) {
             this.replyFormat = from.replyFormat();
