@@ -160,9 +160,6 @@ final class NpcMethods {
         String modelDescription = modelDescription(params.get("model"));
         List<String> toolNames = validateTools(tools, world != null, options);
         ToolDefinitions.countWarning(toolNames.size()).ifPresent(warnings::add);
-        if (!restore) {
-            personaParams.unknownWarnings().forEach(warnings::add);
-        }
         warnings.addAll(0, params.unknownWarnings());
         if (id == null) {
             game.npcs.checkFree(null);

@@ -99,7 +99,7 @@ class NpcCreateRestoreTest {
                         {"npc":"a","tools":[],"warnings":[]}
                         {"npc":"npc1","tools":[],"warnings":[]}
                         {"npc":"npc2","tools":[],"warnings":[]}
-                        {"npc":"d","tools":[],"warnings":["Unknown parameter 'extra' was ignored.","Unknown parameter 'state' was ignored.","Unknown parameter 'persona.mood' was ignored.","Unknown parameter 'options.colour' was ignored.","Unknown parameter 'persona.mood' was ignored."]}
+                        {"npc":"d","tools":[],"warnings":["Unknown parameter 'extra' was ignored.","Unknown parameter 'state' was ignored.","Unknown parameter 'persona.mood' was ignored.","Unknown parameter 'options.colour' was ignored."]}
                         error {"code":-32051,"message":"An NPC 'a' already exists.","data":{"code":"npc_exists","npc":"a"}}
                         error {"code":-32602,"message":"Missing required parameter 'persona'.","data":{"code":"invalid_params"}}
                         error {"code":-32602,"message":"Parameter 'persona' must be an object.","data":{"code":"invalid_params"}}
