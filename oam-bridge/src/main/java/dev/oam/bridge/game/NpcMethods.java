@@ -47,8 +47,8 @@ final class NpcMethods {
     private NpcMethods() {}
 
     static void register(MethodRegistry.Builder registry, GameExtension game) {
-        registry.register("npc/create", request -> create(request, game, false));
-        registry.register("npc/restore", request -> create(request, game, true));
+        registry.register("npc/create", request -> create(request, game));
+        registry.register("npc/restore", request -> restore(request, game));
         registry.register("npc/talk", request -> talk(request, game));
         registry.register("npc/bark", request -> bark(request, game));
         registry.register("npc/state", request -> state(request, game));
@@ -59,8 +59,12 @@ final class NpcMethods {
         registry.register("npc/list", request -> list(game));
     }
 
-    /** What create and restore read, validated together before anything changes. */
+    /**
+     * What create and restore read, before anything changes: the NPC's id ({@code null}: a generated one), what it is
+     * made of, the world it sees (with the id it was asked for) and the warnings so far.
+     */
     private record Spec(
+            @Nullable String id,
             Persona persona,
             NpcOptions options,
             Memory memory,
@@ -70,23 +74,42 @@ final class NpcMethods {
             List<TranscriptEntry> history,
             List<String> warnings) {}
 
-    private static Reply create(BridgeRequest request, GameExtension game, boolean restore) throws BridgeException {
+    /** {@code npc/create}: a new NPC from its params. */
+    private static Reply create(BridgeRequest request, GameExtension game) throws BridgeException {
         Params params = request.params();
         List<String> warnings = new ArrayList<>();
-        JsonNode saved = null;
-        if (restore) {
-            saved = params.require("state");
-            if (saved.isObject() && saved.has("state") && saved.get("state").isObject() && !saved.has("persona")) {
-                saved = saved.get("state");
-            }
-            if (!saved.isObject() || !saved.path("persona").isObject()) {
-                throw BridgeException.invalidParams("Parameter 'state' must be an NPC save state from npc/state.");
-            }
+        String id = params.has("npc") ? Params.checkId(params.string("npc"), "npc") : null;
+        Params personaParams = params.object("persona");
+        params.require("persona");
+        Persona persona = PersonaParams.read(personaParams);
+        NpcOptions options = NpcOptionsParams.read(
+                params.object("options"), request.engine().configuration().defaultToolTimeout());
+        Memory memory = memory(params.get("memory"), "memory");
+        List<ToolDefinition> tools = tools(params.get("tools"), "tools", warnings);
+        String worldId = params.optionalString("world");
+        WorldState world = worldId == null ? null : requireWorld(game, worldId);
+        return add(request, game, new Spec(id, persona, options, memory, tools, worldId, world, List.of(), warnings));
+    }
+
+    /**
+     * {@code npc/restore}: an NPC from a save of {@code npc/state} ({@code state}, or the whole {@code npc/state}
+     * result). {@code npc}, {@code options}, {@code tools} and {@code world} win over the saved ones when present, even
+     * as {@code null}; a saved world that no longer exists is left out with a warning.
+     */
+    private static Reply restore(BridgeRequest request, GameExtension game) throws BridgeException {
+        Params params = request.params();
+        List<String> warnings = new ArrayList<>();
+        JsonNode saved = params.require("state");
+        if (saved.isObject() && saved.has("state") && saved.get("state").isObject() && !saved.has("persona")) {
+            saved = saved.get("state");
+        }
+        if (!saved.isObject() || !saved.path("persona").isObject()) {
+            throw BridgeException.invalidParams("Parameter 'state' must be an NPC save state from npc/state.");
         }
         String id;
-        if (params.containsKey("npc") && params.get("npc") != null) {
+        if (params.has("npc")) {
             id = params.string("npc");
-        } else if (saved != null && saved.path("npc").isTextual() && !params.containsKey("npc")) {
+        } else if (!params.containsKey("npc") && saved.path("npc").isTextual()) {
             id = saved.get("npc").textValue();
         } else {
             id = null;
@@ -94,60 +117,33 @@ final class NpcMethods {
         if (id != null) {
             Params.checkId(id, "npc");
         }
-        Params personaParams =
-                restore ? Params.of((ObjectNode) saved.get("persona"), "state.persona") : params.object("persona");
-        if (!restore) {
-            params.require("persona");
-        }
-        Persona persona = PersonaParams.read(personaParams);
-        Params optionsParams;
-        if (restore && !params.containsKey("options")) {
-            optionsParams = Params.of(
-                    saved.path("options").isObject() ? (ObjectNode) saved.get("options") : Json.object(),
-                    "state.options");
-        } else {
-            optionsParams = params.object("options");
-        }
+        Persona persona = PersonaParams.read(Params.of((ObjectNode) saved.get("persona"), "state.persona"));
+        Params optionsParams = params.containsKey("options")
+                ? params.object("options")
+                : Params.of(
+                        saved.path("options").isObject() ? (ObjectNode) saved.get("options") : Json.object(),
+                        "state.options");
         NpcOptions options = NpcOptionsParams.read(
                 optionsParams, request.engine().configuration().defaultToolTimeout());
-        Memory memory = Memory.EMPTY;
-        JsonNode memoryNode = restore ? saved.get("memory") : params.get("memory");
-        if (memoryNode != null && !memoryNode.isNull()) {
-            memory = readMemory(memoryNode, restore ? "state.memory" : "memory");
-        }
-        List<ToolDefinition> tools = List.of();
-        JsonNode toolsNode = restore && !params.containsKey("tools") ? saved.get("tools") : params.get("tools");
-        if (toolsNode != null && !toolsNode.isNull()) {
-            ToolDefinitions.Parsed parsed =
-                    ToolDefinitions.parse(toolsNode, restore && !params.containsKey("tools") ? "state.tools" : "tools");
-            tools = parsed.tools();
-            warnings.addAll(parsed.warnings());
-        }
+        Memory memory = memory(saved.get("memory"), "state.memory");
+        List<ToolDefinition> tools = params.containsKey("tools")
+                ? tools(params.get("tools"), "tools", warnings)
+                : tools(saved.get("tools"), "state.tools", warnings);
         String worldId;
-        if (restore && !params.containsKey("world")) {
-            worldId = saved.path("world").isTextual() ? saved.get("world").textValue() : null;
-        } else {
+        WorldState world;
+        if (params.containsKey("world")) {
             worldId = params.optionalString("world");
-        }
-        WorldState world = null;
-        if (worldId != null) {
-            world = game.worlds.find(worldId);
-            if (world == null) {
-                if (restore && !params.containsKey("world")) {
-                    warnings.add(
-                            "The saved world '" + worldId + "' no longer exists; the NPC was restored without it.");
-                    worldId = null;
-                } else {
-                    throw BridgeException.of(
-                            ErrorCode.WORLD_NOT_FOUND,
-                            "No world '" + worldId + "'.",
-                            "world",
-                            TextNode.valueOf(worldId));
-                }
+            world = worldId == null ? null : requireWorld(game, worldId);
+        } else {
+            worldId = saved.path("world").isTextual() ? saved.get("world").textValue() : null;
+            world = worldId == null ? null : game.worlds.find(worldId);
+            if (worldId != null && world == null) {
+                warnings.add("The saved world '" + worldId + "' no longer exists; the NPC was restored without it.");
+                worldId = null;
             }
         }
         List<TranscriptEntry> history = List.of();
-        if (restore && saved.has("transcript") && !saved.get("transcript").isNull()) {
+        if (saved.has("transcript") && !saved.get("transcript").isNull()) {
             try {
                 history = TranscriptCodec.read(saved.get("transcript"), "state.transcript")
                         .entries();
@@ -155,18 +151,28 @@ final class NpcMethods {
                 throw BridgeException.invalidParams(e.getMessage());
             }
         }
+        return add(request, game, new Spec(id, persona, options, memory, tools, worldId, world, history, warnings));
+    }
+
+    /** Makes the NPC of {@code spec} with the request's {@code model} and answers {@code {npc, tools, warnings}}. */
+    private static Reply add(BridgeRequest request, GameExtension game, Spec spec) throws BridgeException {
+        Params params = request.params();
+        List<String> warnings = new ArrayList<>(spec.warnings());
         LanguageModel model = request.engine().makeModel(params.get("model"), "model");
         warnings.addAll(model.warnings());
         String modelDescription = modelDescription(params.get("model"));
-        List<String> toolNames = validateTools(tools, world != null, options);
+        List<String> toolNames = validateTools(spec.tools(), spec.world() != null, spec.options());
         ToolDefinitions.countWarning(toolNames.size()).ifPresent(warnings::add);
         warnings.addAll(0, params.unknownWarnings());
+        String id = spec.id();
         if (id == null) {
             game.npcs.checkFree(null);
             id = game.npcs.newId();
         }
-        Npc npc = new Npc(id, new NpcState(persona, options, memory, tools, history, null), world, model);
-        game.npcs.add(new NpcEntry(npc, modelDescription, worldId));
+        NpcState state =
+                new NpcState(spec.persona(), spec.options(), spec.memory(), spec.tools(), spec.history(), null);
+        Npc npc = new Npc(id, state, spec.world(), model);
+        game.npcs.add(new NpcEntry(npc, modelDescription, spec.worldId()));
         ObjectNode result = Json.object();
         result.put("npc", id);
         result.set(
@@ -174,6 +180,31 @@ final class NpcMethods {
                 Json.strings(npc.tools().stream().map(ToolDefinition::name).toList()));
         result.set("warnings", Json.strings(warnings));
         return Reply.result(result);
+    }
+
+    /** The memory at {@code path}: absent or {@code null} is none. */
+    private static Memory memory(@Nullable JsonNode node, String path) throws BridgeException {
+        return node == null || node.isNull() ? Memory.EMPTY : readMemory(node, path);
+    }
+
+    /** The client tools at {@code path}, their warnings added to {@code warnings}: absent or {@code null} is none. */
+    private static List<ToolDefinition> tools(@Nullable JsonNode node, String path, List<String> warnings)
+            throws BridgeException {
+        if (node == null || node.isNull()) {
+            return List.of();
+        }
+        ToolDefinitions.Parsed parsed = ToolDefinitions.parse(node, path);
+        warnings.addAll(parsed.warnings());
+        return parsed.tools();
+    }
+
+    private static WorldState requireWorld(GameExtension game, String worldId) throws BridgeException {
+        WorldState world = game.worlds.find(worldId);
+        if (world == null) {
+            throw BridgeException.of(
+                    ErrorCode.WORLD_NOT_FOUND, "No world '" + worldId + "'.", "world", TextNode.valueOf(worldId));
+        }
+        return world;
     }
 
     private static String modelDescription(@Nullable JsonNode model) {
