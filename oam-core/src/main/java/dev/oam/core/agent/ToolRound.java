@@ -9,10 +9,13 @@ import dev.oam.core.tool.ToolReply;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs the client tool calls of one step. Calls over the turn's {@code maxToolCalls}, calls of tools the step did not
@@ -31,6 +34,25 @@ import java.util.concurrent.locks.ReentrantLock;
 final class ToolRound {
     private ToolRound() {}
 
+    /**
+     * One call of the round. {@code refusal}: the error it was answered with at once, so it is never sent; otherwise it
+     * is sent with {@code timeout} (zero: none). {@code pending} is set by the turn's thread when it is sent and only
+     * read there; {@code finished} (recorded, timed out or abandoned) is guarded by the round's lock.
+     */
+    private static final class Slot {
+        final ToolCall call;
+        final @Nullable ToolReply refusal;
+        final Duration timeout;
+        ToolChannel.@Nullable PendingCall pending;
+        boolean finished;
+
+        Slot(ToolCall call, @Nullable ToolReply refusal, Duration timeout) {
+            this.call = call;
+            this.refusal = refusal;
+            this.timeout = timeout;
+        }
+    }
+
     /** {@code callsBefore}: the calls the turn made in earlier rounds (they count against {@code maxToolCalls}). */
     static List<ToolRecord> run(
             List<ToolCall> calls,
@@ -41,70 +63,48 @@ final class ToolRound {
             TurnContext context)
             throws AgentException {
         int n = calls.size();
-        ToolChannel.PendingCall[] pending = new ToolChannel.PendingCall[n];
-        ToolReply[] immediate = new ToolReply[n];
-        Duration[] timeouts = new Duration[n];
-        for (int i = 0; i < n; i++) {
-            ToolCall call = calls.get(i);
-            ToolDefinition definition = enabled.stream()
-                    .filter(t -> t.name().equals(call.name()))
-                    .findFirst()
-                    .orElse(null);
-            if (callsBefore + i >= maxToolCalls) {
-                immediate[i] = ToolReply.error("Tool call limit reached (maxToolCalls is " + maxToolCalls + "); '"
-                        + call.name() + "' was not run. Answer with what you have.");
-            } else if (definition == null) {
-                immediate[i] = ToolReply.error("Tool '" + call.name() + "' is not available. Available tools: "
-                        + String.join(
-                                ", ", enabled.stream().map(ToolDefinition::name).toList()) + ".");
-            } else if (definition.schema().firstViolation(call.arguments()).isPresent()) {
-                immediate[i] = ToolReply.error("Invalid arguments for '" + call.name() + "': "
-                        + definition.schema().firstViolation(call.arguments()).get()
-                        + ". Call it again with arguments that match its parameters.");
-            } else {
-                timeouts[i] = definition.effectiveTimeout(opts.toolTimeout());
-            }
+        List<Slot> slots = new ArrayList<>(n);
+        for (ToolCall call : calls) {
+            slots.add(check(call, enabled, callsBefore + slots.size(), maxToolCalls, opts));
         }
         for (ToolCall call : calls) {
             context.listener()
                     .onEvent(new TurnEvent.ToolCallStarted(call, context.tools().execution(call.name())));
         }
-        long[] started = new long[n];
         BlockingQueue<Integer> done = new LinkedBlockingQueue<>();
         // Orders the records and their toolCallCompleted events. Held by the turn's thread while it records, and by
         // a thread completing a reply when the turn's listener accepts that thread (acceptsReplyThread).
         ReentrantLock lock = new ReentrantLock();
         List<ToolRecord> records = new ArrayList<>(); // guarded by lock
-        boolean[] finished = new boolean[n]; // guarded by lock
         boolean[] open = {false}; // guarded by lock: the calls answered at once are recorded, replies may be announced
         TurnListener listener = context.listener();
         boolean announce = listener.acceptsReplyThread();
         Thread turnThread = Thread.currentThread();
+        long started; // when the calls were sent, all at once
         lock.lock();
         try {
             // Calls that were never sent completed at once, so they come first in completion order. Recorded before
             // any call is sent, so a reply that comes back at once can be announced by the thread completing it.
-            for (int i = 0; i < n; i++) {
-                if (immediate[i] != null) {
-                    finished[i] = true;
-                    record(records, calls.get(i), immediate[i], 0, context);
+            for (Slot slot : slots) {
+                if (slot.refusal != null) {
+                    slot.finished = true;
+                    record(records, slot.call, slot.refusal, 0, context);
                 }
             }
-            for (int i = 0; i < n; i++) {
-                started[i] = System.nanoTime();
-            }
+            started = System.nanoTime();
             open[0] = true;
         } finally {
             lock.unlock();
         }
         for (int i = 0; i < n; i++) {
-            if (immediate[i] == null) {
+            Slot slot = slots.get(i);
+            if (slot.refusal == null) {
                 int index = i;
                 // Attached before the call can reach the engine, so a reply that comes back while this thread is still
                 // descheduled after sending is announced by the thread completing it, not later on this one.
-                pending[i] = context.tools()
+                slot.pending = context.tools()
                         .send(
-                                calls.get(i),
+                                slot.call,
                                 call -> call.reply().whenComplete((reply, error) -> {
                                     // On the completing thread: record the reply and announce it at once, one thread
                                     // wake-up before the turn's thread would. Only when the lock is free: that thread
@@ -116,14 +116,9 @@ final class ToolRound {
                                     }
                                     if (error == null && lock.tryLock()) {
                                         try {
-                                            if (open[0] && !finished[index]) {
-                                                finished[index] = true;
-                                                record(
-                                                        records,
-                                                        calls.get(index),
-                                                        reply,
-                                                        System.nanoTime() - started[index],
-                                                        context);
+                                            if (open[0] && !slot.finished) {
+                                                slot.finished = true;
+                                                record(records, slot.call, reply, System.nanoTime() - started, context);
                                                 // The turn's thread runs this itself when the reply came before the
                                                 // callback was attached, or at once.
                                                 listener.replyRecorded(
@@ -153,20 +148,20 @@ final class ToolRound {
         try {
             while (records.size() < n) {
                 if (token.isCancelled()) {
-                    abandonAll(pending, finished, "The request was cancelled.");
+                    abandonAll(slots, "The request was cancelled.");
                     throw AgentException.cancelled();
                 }
                 long now = System.nanoTime();
                 long wait = Long.MAX_VALUE;
-                for (int i = 0; i < n; i++) {
-                    if (!finished[i] && immediate[i] == null && !timeouts[i].isZero()) {
-                        long deadline = started[i] + nanos(timeouts[i]);
+                for (Slot slot : slots) {
+                    if (!slot.finished && slot.refusal == null && !slot.timeout.isZero()) {
+                        long deadline = started + nanos(slot.timeout);
                         if (deadline - now <= 0) {
-                            finished[i] = true;
-                            String message = "Tool '" + calls.get(i).name() + "' timed out after "
-                                    + Durations.seconds(timeouts[i]) + "s.";
-                            pending[i].abandon("Error: " + message);
-                            record(records, calls.get(i), ToolReply.error(message), now - started[i], context);
+                            slot.finished = true;
+                            String message = "Tool '" + slot.call.name() + "' timed out after "
+                                    + Durations.seconds(slot.timeout) + "s.";
+                            sent(slot).abandon("Error: " + message);
+                            record(records, slot.call, ToolReply.error(message), now - started, context);
                         } else {
                             wait = Math.min(wait, deadline - now);
                         }
@@ -182,25 +177,70 @@ final class ToolRound {
                 } finally {
                     lock.lock();
                 }
-                if (index == null || index < 0 || finished[index]) {
+                if (index == null || index < 0 || slots.get(index).finished) {
                     continue;
                 }
-                finished[index] = true;
-                ToolReply reply = pending[index].reply().join();
-                record(records, calls.get(index), reply, System.nanoTime() - started[index], context);
+                Slot slot = slots.get(index);
+                slot.finished = true;
+                ToolReply reply = sent(slot).reply().join();
+                record(records, slot.call, reply, System.nanoTime() - started, context);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            abandonAll(pending, finished, "The request was cancelled.");
+            abandonAll(slots, "The request was cancelled.");
             throw AgentException.cancelled();
         } catch (RuntimeException | Error e) {
-            abandonAll(pending, finished, "The request failed.");
+            abandonAll(slots, "The request failed.");
             throw e;
         } finally {
             lock.unlock();
             token.removeListener(wake);
         }
         return List.copyOf(records);
+    }
+
+    /**
+     * Call number {@code number} of the turn (counting earlier rounds): refused at once when over the budget, of a tool
+     * the step did not enable, or with arguments that do not fit the tool's parameters; else sent with its tool's
+     * timeout.
+     */
+    private static Slot check(
+            ToolCall call, List<ToolDefinition> enabled, int number, int maxToolCalls, AgentOptions opts) {
+        ToolDefinition definition = enabled.stream()
+                .filter(t -> t.name().equals(call.name()))
+                .findFirst()
+                .orElse(null);
+        if (number >= maxToolCalls) {
+            return refused(
+                    call,
+                    "Tool call limit reached (maxToolCalls is " + maxToolCalls + "); '" + call.name()
+                            + "' was not run. Answer with what you have.");
+        }
+        if (definition == null) {
+            return refused(
+                    call,
+                    "Tool '" + call.name() + "' is not available. Available tools: "
+                            + String.join(
+                                    ", ",
+                                    enabled.stream().map(ToolDefinition::name).toList()) + ".");
+        }
+        Optional<String> violation = definition.schema().firstViolation(call.arguments());
+        if (violation.isPresent()) {
+            return refused(
+                    call,
+                    "Invalid arguments for '" + call.name() + "': " + violation.get()
+                            + ". Call it again with arguments that match its parameters.");
+        }
+        return new Slot(call, null, definition.effectiveTimeout(opts.toolTimeout()));
+    }
+
+    private static Slot refused(ToolCall call, String message) {
+        return new Slot(call, ToolReply.error(message), Duration.ZERO);
+    }
+
+    /** The pending call of a slot that was sent. */
+    private static ToolChannel.PendingCall sent(Slot slot) {
+        return Objects.requireNonNull(slot.pending, "a sent call");
     }
 
     private static void record(
@@ -210,11 +250,11 @@ final class ToolRound {
         context.listener().onEvent(new TurnEvent.ToolCallCompleted(record));
     }
 
-    private static void abandonAll(ToolChannel.PendingCall[] pending, boolean[] finished, String reason) {
-        for (int i = 0; i < pending.length; i++) {
-            if (pending[i] != null && !finished[i]) {
-                finished[i] = true;
-                pending[i].abandon(reason);
+    private static void abandonAll(List<Slot> slots, String reason) {
+        for (Slot slot : slots) {
+            if (slot.pending != null && !slot.finished) {
+                slot.finished = true;
+                slot.pending.abandon(reason);
             }
         }
     }
