@@ -194,24 +194,26 @@ final class Sessions {
         String prompt = params.string("prompt");
         JsonNode schema = params.get("schema");
         List<String> schemaWarnings = List.of();
+        GenerationSchema converted = null; // once, here: a bad schema fails before the turn is queued, which uses it
         if (schema != null) {
             if (!schema.isObject()) {
                 throw params.mistyped("schema", "a JSON Schema object");
             }
             try {
-                schemaWarnings = GenerationSchema.convert(schema, "Response").warnings();
+                converted = GenerationSchema.convert(schema, "Response");
+                schemaWarnings = converted.warnings();
             } catch (SchemaException e) {
                 throw ToolDefinitions.invalidSchema(e, "schema");
             }
         }
         boolean stream = params.bool("stream", false);
-        TurnRequest turn = TurnRequest.of(prompt)
-                .withSchema(schema)
+        TurnRequest plain = TurnRequest.of(prompt)
                 .withToolChoice(Options.toolChoice(params, "toolChoice"))
                 .withMaxToolRounds(params.optionalInt("maxToolRounds", 0))
                 .withMaxToolCalls(params.optionalInt("maxToolCalls", 0))
                 .withEnabledTools(params.optionalStringList("enabledTools"))
                 .withSampling(Options.sampling(params));
+        TurnRequest turn = converted == null ? plain : plain.withSchema(schema, converted);
         List<String> warnings = new ArrayList<>(params.unknownWarnings());
         warnings.addAll(schemaWarnings);
         ObjectNode context = Json.object();

@@ -160,19 +160,8 @@ public final class Agent {
         AgentOptions opts = turnOptions(request);
         List<ToolDefinition> toolSet = tools;
         TurnPolicy policy = StepPlanner.policy(request, opts, toolSet);
-        GenerationSchema schema = null;
-        GenerationSchema accept = null;
-        if (request.schema() != null) {
-            try {
-                schema = GenerationSchema.convert(request.schema(), "Response");
-                accept = request.acceptSchema() == null
-                        ? schema
-                        : GenerationSchema.convert(request.acceptSchema(), "Response");
-            } catch (SchemaException e) {
-                throw new AgentException(
-                        ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
-            }
-        }
+        GenerationSchema schema = generationSchema(request);
+        GenerationSchema accept = request.acceptSchema() == null ? schema : convert(request.acceptSchema());
         List<TranscriptEntry> turn = new ArrayList<>();
         turn.add(TranscriptEntry.Prompt.of(request.prompt(), request.schema()));
         return start(new TurnSetup(request, schema, accept, context, opts, toolSet, policy, 0, 0), turn);
@@ -194,18 +183,29 @@ public final class Agent {
         AgentOptions opts = turnOptions(request);
         List<ToolDefinition> toolSet = tools;
         TurnPolicy policy = StepPlanner.policy(request, opts, toolSet);
-        GenerationSchema schema = null;
-        if (request.schema() != null) {
-            try {
-                schema = GenerationSchema.convert(request.schema(), "Response");
-            } catch (SchemaException e) {
-                throw new AgentException(
-                        ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
-            }
-        }
+        GenerationSchema schema = generationSchema(request);
         return start(
                 new TurnSetup(request, schema, schema, context, opts, toolSet, policy, roundsUsed, callsUsed),
                 new ArrayList<>(turnSoFar));
+    }
+
+    /** The turn's schema as the model is held to it: the caller's conversion when it made one, else converted here. */
+    private static @Nullable GenerationSchema generationSchema(TurnRequest request) throws AgentException {
+        JsonNode schema = request.schema();
+        if (schema == null) {
+            return null;
+        }
+        GenerationSchema converted = request.generationSchema();
+        return converted != null ? converted : convert(schema);
+    }
+
+    private static GenerationSchema convert(JsonNode schema) throws AgentException {
+        try {
+            return GenerationSchema.convert(schema, "Response");
+        } catch (SchemaException e) {
+            throw new AgentException(
+                    ErrorCode.INVALID_SCHEMA, "Invalid schema at " + e.schemaPath() + ": " + e.getMessage());
+        }
     }
 
     /**

@@ -10,6 +10,7 @@ import static dev.oam.core.testing.TinyContextModel.answer;
 import static dev.oam.core.testing.TinyContextModel.calls;
 import static dev.oam.core.testing.TinyContextModel.streamed;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -19,6 +20,7 @@ import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.model.ScriptedModel;
+import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.testing.RecordingListener;
 import dev.oam.core.testing.RecordingToolChannel;
 import dev.oam.core.testing.TinyContextModel;
@@ -152,6 +154,23 @@ class AgentSchemaTurnTest {
                         "{\"reasoning\":\"No\",\"choice\":\"refuse\"}",
                         "{\"choice\":\"open\"}",
                         "{\"reasoning\":\"Friend.\",\"choice\":\"open\"}");
+    }
+
+    @Test
+    void aSchemaTheCallerConvertedAlreadyIsTheOneEveryStepIsHeldTo() throws Exception {
+        TinyContextModel model = TinyContextModel.withContext(8192)
+                .then(calls(new ToolCall("c1", "open_gate", object("{\"gate\": \"north\"}"))), answer(VALID));
+        GenerationSchema converted = GenerationSchema.convert(SCHEMA, "Response");
+
+        TurnResult result = agent(model, 2)
+                .respond(TurnRequest.of("Open?").withSchema(SCHEMA, converted), context(listener, channel));
+
+        assertThat(result.structured()).isEqualTo(json(VALID));
+        assertThat(model.requests())
+                .hasSize(2)
+                .allSatisfy(request -> assertThat(request.schema()).isSameAs(converted));
+        assertThatThrownBy(() -> new TurnRequest("Open?", null, null, null, null, null, null, null, converted))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -53,7 +53,7 @@ public final class Content {
                 options(request),
                 List.of());
         TurnRequest turn = TurnRequest.of(prompt(request.prompt(), PromptText.facts(request.context())))
-                .withSchema(request.schema());
+                .withSchema(request.schema(), schema);
         TurnResult result =
                 agent.respond(turn, new TurnContext(token, TurnListener.NONE, tools, TurnContext.CommitPoint.NONE));
         if (result.structured() == null) {
