@@ -256,14 +256,14 @@ public final class Agent {
                 if (caps != null) {
                     caps.check(this, historySize + TranscriptCodec.size(turn));
                 }
-                StepPlanner.StepPlan plan = StepPlanner.plan(
+                StepPlanner.StepOffer offer = StepPlanner.offer(
                         policy, toolSet, index, rounds - roundsUsed, rounds, callCount, respondedDirectly);
-                ContextWindow.Fitted fitted = window.fit(instructions, contextNote, base, turn, plan, schema, opts);
+                ContextWindow.Fitted fitted = window.fit(instructions, contextNote, base, turn, offer, schema, opts);
                 Step step = new Step(
                         index,
                         rounds,
-                        plan.mode(),
-                        plan.tools().stream().map(ToolDefinition::name).toList(),
+                        offer.mode(),
+                        offer.tools().stream().map(ToolDefinition::name).toList(),
                         fitted.trimmedEntries());
                 steps.add(step);
                 context.listener().onEvent(new TurnEvent.ModelStep(step));
@@ -298,14 +298,15 @@ public final class Agent {
                         return new TurnResult(text, structured, records, usage, steps);
                     }
                     case ModelResponse.ToolCalls calls -> {
-                        if (plan.mode() == ToolCallingMode.DISALLOWED) {
+                        if (offer.mode() == ToolCallingMode.DISALLOWED) {
                             throw new AgentException(
                                     ErrorCode.GENERATION_FAILED,
                                     "The model called a tool in a step where tools are disabled (step " + index + ").");
                         }
                         List<ToolCall> real = new ArrayList<>();
                         for (ToolCall call : calls.calls()) {
-                            if (!(plan.offerRespondDirectly() && call.name().equals(ToolDefinition.RESPOND_DIRECTLY))) {
+                            if (!(offer.offerRespondDirectly()
+                                    && call.name().equals(ToolDefinition.RESPOND_DIRECTLY))) {
                                 real.add(call);
                             }
                         }
@@ -314,7 +315,7 @@ public final class Agent {
                             continue;
                         }
                         List<ToolRecord> round =
-                                ToolRound.run(real, plan.tools(), callCount, policy.maxToolCalls(), opts, context);
+                                ToolRound.run(real, offer.tools(), callCount, policy.maxToolCalls(), opts, context);
                         turn.add(TranscriptEntry.ToolCalls.of(real));
                         for (ToolRecord record : round) {
                             turn.add(TranscriptEntry.ToolOutput.of(

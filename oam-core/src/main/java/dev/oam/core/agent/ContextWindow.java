@@ -62,13 +62,13 @@ final class ContextWindow {
             @Nullable String contextNote,
             List<TranscriptEntry> base,
             List<TranscriptEntry> turn,
-            StepPlanner.StepPlan plan,
+            StepPlanner.StepOffer offer,
             @Nullable GenerationSchema schema,
             AgentOptions opts)
             throws AgentException {
         HistoryIndex index = index(base);
         int fixed = tokens.text(instructions) + tokens.text(contextNote);
-        for (ToolDefinition tool : plan.tools()) {
+        for (ToolDefinition tool : offer.tools()) {
             fixed += tokens.tool(tool);
         }
         if (schema != null) {
@@ -105,14 +105,14 @@ final class ContextWindow {
                 instructions,
                 contextNote,
                 visible,
-                plan.tools(),
-                plan.mode(),
-                plan.offerRespondDirectly(),
+                offer.tools(),
+                offer.mode(),
+                offer.offerRespondDirectly(),
                 schema,
                 GenerationOptions.of(opts),
                 total,
                 1,
-                plan.listed());
+                offer.listed());
         return new Fitted(request, firstVisible);
     }
 

@@ -19,17 +19,17 @@ final class StepPlanner {
      * {@code respond_directly} tool is offered too, and the turn's tools whatever the step may call
      * ({@link dev.oam.core.model.ModelRequest#listedTools}).
      */
-    record StepPlan(
+    record StepOffer(
             ToolCallingMode mode,
             List<ToolDefinition> tools,
             boolean offerRespondDirectly,
             List<ToolDefinition> listed) {
-        StepPlan {
+        StepOffer {
             tools = List.copyOf(tools);
             listed = List.copyOf(listed);
         }
 
-        StepPlan(ToolCallingMode mode, List<ToolDefinition> tools, boolean offerRespondDirectly) {
+        StepOffer(ToolCallingMode mode, List<ToolDefinition> tools, boolean offerRespondDirectly) {
             this(mode, tools, offerRespondDirectly, tools);
         }
     }
@@ -53,12 +53,12 @@ final class StepPlanner {
     }
 
     /**
-     * The plan of step {@code index}. {@code roundsThisCall}: the tool rounds run since this call began (a forced
+     * The offer of step {@code index}. {@code roundsThisCall}: the tool rounds run since this call began (a forced
      * choice applies while it is 0, so a resumed turn is forced again); {@code rounds} and {@code calls}: the turn's
      * totals, held against the policy's budgets; {@code respondedDirectly}: the model called {@code respond_directly},
      * so tools are off for the rest of the turn.
      */
-    static StepPlan plan(
+    static StepOffer offer(
             TurnPolicy policy,
             List<ToolDefinition> toolSet,
             int index,
@@ -96,9 +96,9 @@ final class StepPlanner {
             mode = ToolCallingMode.DISALLOWED;
         }
         if (mode == ToolCallingMode.DISALLOWED) {
-            return new StepPlan(mode, List.of(), false, listed);
+            return new StepOffer(mode, List.of(), false, listed);
         }
-        boolean offer = choice instanceof ToolChoice.Explicit && index == 0;
-        return new StepPlan(mode, enabled, offer, listed);
+        boolean respondDirectly = choice instanceof ToolChoice.Explicit && index == 0;
+        return new StepOffer(mode, enabled, respondDirectly, listed);
     }
 }

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.ContextWindow.Fitted;
-import dev.oam.core.agent.StepPlanner.StepPlan;
+import dev.oam.core.agent.StepPlanner.StepOffer;
 import dev.oam.core.testing.TinyContextModel;
 import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.core.transcript.TranscriptEntry.Prompt;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * counts one token per character, so every total here is the characters of the texts involved.
  */
 class ContextWindowTest {
-    private static final StepPlan NO_TOOLS = new StepPlan(ToolCallingMode.DISALLOWED, List.of(), false);
+    private static final StepOffer NO_TOOLS = new StepOffer(ToolCallingMode.DISALLOWED, List.of(), false);
 
     private final TinyContextModel model = TinyContextModel.withContext(100);
     private final ContextWindow window = new ContextWindow(model);

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.StepPlanner.StepPlan;
+import dev.oam.core.agent.StepPlanner.StepOffer;
 import dev.oam.core.tool.ToolDefinition;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -23,38 +23,38 @@ class StepPlannerTest {
         return new TurnPolicy(choice, 4, 12, null);
     }
 
-    private static List<String> names(StepPlan plan) {
-        return plan.tools().stream().map(ToolDefinition::name).toList();
+    private static List<String> names(StepOffer offer) {
+        return offer.tools().stream().map(ToolDefinition::name).toList();
     }
 
     @Test
     void autoAllowsEveryToolOnEveryStep() {
         for (int index = 0; index < 3; index++) {
-            StepPlan plan = StepPlanner.plan(policy(ToolChoice.AUTO), TOOLS, index, index, index, index, false);
-            assertThat(plan.mode()).isEqualTo(ToolCallingMode.ALLOWED);
-            assertThat(names(plan)).containsExactly("look", "open_gate", "trade");
-            assertThat(plan.offerRespondDirectly()).isFalse();
+            StepOffer offer = StepPlanner.offer(policy(ToolChoice.AUTO), TOOLS, index, index, index, index, false);
+            assertThat(offer.mode()).isEqualTo(ToolCallingMode.ALLOWED);
+            assertThat(names(offer)).containsExactly("look", "open_gate", "trade");
+            assertThat(offer.offerRespondDirectly()).isFalse();
         }
     }
 
     @Test
     void requiredForcesOnlyUntilTheFirstRoundOfThisCall() {
-        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 0, 0, 0, 0, false)
+        assertThat(StepPlanner.offer(policy(ToolChoice.REQUIRED), TOOLS, 0, 0, 0, 0, false)
                         .mode())
                 .isEqualTo(ToolCallingMode.REQUIRED);
-        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 1, 1, 1, 1, false)
+        assertThat(StepPlanner.offer(policy(ToolChoice.REQUIRED), TOOLS, 1, 1, 1, 1, false)
                         .mode())
                 .isEqualTo(ToolCallingMode.ALLOWED);
         // a resumed turn (rounds spent before this call, none since) is forced again
-        assertThat(StepPlanner.plan(policy(ToolChoice.REQUIRED), TOOLS, 0, 0, 2, 2, false)
+        assertThat(StepPlanner.offer(policy(ToolChoice.REQUIRED), TOOLS, 0, 0, 2, 2, false)
                         .mode())
                 .isEqualTo(ToolCallingMode.REQUIRED);
     }
 
     @Test
     void namedChoiceOffersOnlyThatToolWhileForcing() {
-        StepPlan first = StepPlanner.plan(policy(new ToolChoice.Named("trade")), TOOLS, 0, 0, 0, 0, false);
-        StepPlan later = StepPlanner.plan(policy(new ToolChoice.Named("trade")), TOOLS, 1, 1, 1, 1, false);
+        StepOffer first = StepPlanner.offer(policy(new ToolChoice.Named("trade")), TOOLS, 0, 0, 0, 0, false);
+        StepOffer later = StepPlanner.offer(policy(new ToolChoice.Named("trade")), TOOLS, 1, 1, 1, 1, false);
 
         assertThat(first.mode()).isEqualTo(ToolCallingMode.REQUIRED);
         assertThat(names(first)).containsExactly("trade");
@@ -64,8 +64,8 @@ class StepPlannerTest {
 
     @Test
     void explicitOffersRespondDirectlyOnTheFirstStepOnly() {
-        StepPlan first = StepPlanner.plan(policy(ToolChoice.EXPLICIT), TOOLS, 0, 0, 0, 0, false);
-        StepPlan second = StepPlanner.plan(policy(ToolChoice.EXPLICIT), TOOLS, 1, 1, 1, 1, false);
+        StepOffer first = StepPlanner.offer(policy(ToolChoice.EXPLICIT), TOOLS, 0, 0, 0, 0, false);
+        StepOffer second = StepPlanner.offer(policy(ToolChoice.EXPLICIT), TOOLS, 1, 1, 1, 1, false);
 
         assertThat(first.mode()).isEqualTo(ToolCallingMode.REQUIRED);
         assertThat(first.offerRespondDirectly()).isTrue();
@@ -78,16 +78,16 @@ class StepPlannerTest {
         TurnPolicy policy = policy(ToolChoice.REQUIRED, 2, 3, null);
 
         // The turn's tools stay listed when a step may call none, so the prompt keeps its prefix step to step.
-        assertThat(StepPlanner.plan(policy, TOOLS, 2, 2, 2, 2, false)).isEqualTo(disallowed(TOOLS));
-        assertThat(StepPlanner.plan(policy, TOOLS, 1, 1, 1, 3, false)).isEqualTo(disallowed(TOOLS));
-        assertThat(StepPlanner.plan(policy, TOOLS, 1, 0, 0, 0, true)).isEqualTo(disallowed(TOOLS));
-        assertThat(StepPlanner.plan(policy(ToolChoice.NONE), TOOLS, 0, 0, 0, 0, false))
+        assertThat(StepPlanner.offer(policy, TOOLS, 2, 2, 2, 2, false)).isEqualTo(disallowed(TOOLS));
+        assertThat(StepPlanner.offer(policy, TOOLS, 1, 1, 1, 3, false)).isEqualTo(disallowed(TOOLS));
+        assertThat(StepPlanner.offer(policy, TOOLS, 1, 0, 0, 0, true)).isEqualTo(disallowed(TOOLS));
+        assertThat(StepPlanner.offer(policy(ToolChoice.NONE), TOOLS, 0, 0, 0, 0, false))
                 .isEqualTo(disallowed(TOOLS));
     }
 
     @Test
     void aNamedToolIsTheOnlyOneToCallButEveryToolIsListed() {
-        StepPlan named = StepPlanner.plan(policy(new ToolChoice.Named("trade")), TOOLS, 0, 0, 0, 0, false);
+        StepOffer named = StepPlanner.offer(policy(new ToolChoice.Named("trade")), TOOLS, 0, 0, 0, 0, false);
 
         assertThat(names(named)).containsExactly("trade");
         assertThat(named.listed()).isEqualTo(TOOLS);
@@ -95,9 +95,9 @@ class StepPlannerTest {
 
     @Test
     void enabledToolsFilterInToolSetOrderAndNoneLeftDisallows() {
-        StepPlan some =
-                StepPlanner.plan(policy(ToolChoice.AUTO, 4, 12, List.of("trade", "look")), TOOLS, 0, 0, 0, 0, false);
-        StepPlan none = StepPlanner.plan(policy(ToolChoice.REQUIRED, 4, 12, List.of()), TOOLS, 0, 0, 0, 0, false);
+        StepOffer some =
+                StepPlanner.offer(policy(ToolChoice.AUTO, 4, 12, List.of("trade", "look")), TOOLS, 0, 0, 0, 0, false);
+        StepOffer none = StepPlanner.offer(policy(ToolChoice.REQUIRED, 4, 12, List.of()), TOOLS, 0, 0, 0, 0, false);
 
         assertThat(names(some)).containsExactly("look", "trade");
         assertThat(none).isEqualTo(disallowed(List.of()));
@@ -140,7 +140,7 @@ class StepPlannerTest {
         assertThat(error.getMessage()).contains("'toolChoice'", "'fly'");
     }
 
-    private static StepPlan disallowed(List<ToolDefinition> listed) {
-        return new StepPlan(ToolCallingMode.DISALLOWED, List.of(), false, listed);
+    private static StepOffer disallowed(List<ToolDefinition> listed) {
+        return new StepOffer(ToolCallingMode.DISALLOWED, List.of(), false, listed);
     }
 }
