@@ -14,7 +14,8 @@
 # CUDA is not bundled (node-llama-cpp's CUDA packages are several hundred MB and need NVIDIA's runtime).
 #
 # Each folder holds the package's libraries (not its Node addon or llama-common, which libllama does not need), its
-# LICENSE, and oam-build.properties: source, sha256, backend, library (the file to load), what the engine checks.
+# LICENSE, oam-build.properties (source, sha256, backend, library: the file to load, what the engine checks) and
+# files.sha256 (the SHA-256 of every file, checked by the engine before it loads any).
 
 OAM_NLC_PACKAGES="linux-x86_64:@node-llama-cpp/linux-x64-vulkan@3.22.1:e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7:vulkan
 windows-x86_64:@node-llama-cpp/win-x64-vulkan@3.21.1:105e8207d2114f5f248b217fee7f9b702d0e7509cf0d3c7565dfb9e707f9303e:vulkan
@@ -64,11 +65,13 @@ oam_llama_natives() {
   [ -n "$library" ] || { echo "oam: $package has no libllama" >&2; return 1; }
   printf 'source=%s\nsha256=%s\nrecipe=1\nbackend=%s\nlibrary=%s\npackage=%s\n' "$(basename "$tgz")" "$sum" "$backend" \
     "$library" "$package" > "$dest/oam-build.properties"
+  # the SHA-256 of every file: the engine checks each one before it loads any (NativeFiles)
+  (cd "$dest" && sha256sum -- * > files.sha256.tmp && mv files.sha256.tmp files.sha256)
 }
 
 # dist/maven/dev/oam/oam-llama-natives/VERSION/: one jar per platform (classifier linux-x86_64, windows-x86_64,
 # macos-arm64, macos-x86_64) holding dev/oam/llama/natives/<platform>/ (the same files as the archive's lib/llama,
-# plus files.sha256), and a pom; the BOM names each. The FFM engine finds the folder on the class path and extracts
+# with their files.sha256), and a pom; the BOM names each. The FFM engine finds the folder on the class path and extracts
 # it once into the project's cache (ClassPathNatives). $1 = dist/maven, $2 = version, $3 = a scratch folder.
 oam_llama_natives_maven() {
   local repo="$1" version="$2" scratch="$3" line platform folder jar target
@@ -78,7 +81,6 @@ oam_llama_natives_maven() {
     platform="${line%%:*}"
     folder="$scratch/$platform/dev/oam/llama/natives/$platform"
     oam_llama_natives "$platform" "$folder" || return 1
-    (cd "$folder" && sha256sum -- * > files.sha256) || return 1
     jar="$target/oam-llama-natives-$version-$platform.jar"
     rm -f "$jar"
     (cd "$scratch/$platform" && python3 -c '

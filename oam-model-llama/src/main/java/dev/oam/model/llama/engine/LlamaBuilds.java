@@ -105,9 +105,11 @@ public final class LlamaBuilds {
 
     /**
      * The llama.cpp a release carries in {@code folder} ({@code lib/llama} of the archive): its {@value #RECORD} names
-     * the library file ({@code library=}), the npm package and its SHA-256, checked like a built one's.
+     * the library file ({@code library=}), the npm package and its SHA-256, checked like a built one's; then every file
+     * is checked against the folder's {@value NativeFiles#FILES} ({@link NativeFiles#check}) before anything loads it.
      *
-     * @throws IOException no record, a record naming no existing library, or a source whose layouts were not verified
+     * @throws IOException no record, a record naming no existing library, a source whose layouts were not verified, or
+     *     a file missing, damaged or replaced (the message names it)
      */
     public static Build readBundle(Path folder) throws IOException {
         Path record = folder.resolve(RECORD);
@@ -120,7 +122,13 @@ public final class LlamaBuilds {
         if (!Files.isRegularFile(library)) {
             throw new IOException(record + " names " + name + ", which is not in " + folder);
         }
-        return read(record, library, build);
+        Build read = read(record, library, build);
+        try {
+            NativeFiles.check(folder);
+        } catch (IOException e) {
+            throw new IOException("its files do not check: " + e.getMessage(), e);
+        }
+        return read;
     }
 
     private static Build read(Path record, Path library, Properties build) throws IOException {
@@ -219,6 +227,13 @@ public final class LlamaBuilds {
         return all;
     }
 
+    /** The backend this process forces: {@value #BACKEND_PROPERTY}, else {@value #BACKEND_VARIABLE}, else auto. */
+    public static String processBackend() {
+        dev.oam.core.Environment system = dev.oam.core.Environment.system();
+        String property = system.property(BACKEND_PROPERTY);
+        return property != null && !property.isBlank() ? backend(name -> property) : backend(system::variable);
+    }
+
     /**
      * The backend {@value #BACKEND_VARIABLE} forces ({@code auto} when unset or not one of auto, cpu, vulkan, cuda,
      * metal).
@@ -265,7 +280,9 @@ public final class LlamaBuilds {
         try {
             return readBundle(folder);
         } catch (IOException e) {
-            warnOnce("the llama.cpp in " + folder + " is not used: " + e.getMessage());
+            warnOnce("the llama.cpp in " + folder + " is not used: " + e.getMessage() + ". Models run on a"
+                    + " project-built llama.cpp if there is one, else on the binding's llama.cpp b4916 (CPU only);"
+                    + " reinstall the release to get it back.");
             return null;
         }
     }
