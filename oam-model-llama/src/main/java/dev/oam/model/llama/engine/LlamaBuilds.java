@@ -49,6 +49,8 @@ public final class LlamaBuilds {
             // and 3.21.1's Linux x64 CPU build, which runs the FFM tests for that release on Linux
             "node-llama-cpp-linux-x64-3.22.1.tgz", "0d953e1503d5ab4608d8ed5b739132308c81ac05ffeb760d2a7f30e08a9f90e0",
             "node-llama-cpp-linux-x64-3.21.1.tgz", "4b5b65a8b2611d8af94349b02d815c0f424a30a0a19aef2be5db25ecfef6730f",
+            // the Linux arm64 archive's: the same llama.cpp v0.5.0 built for aarch64
+            "node-llama-cpp-linux-arm64-3.22.1.tgz", "39c76b998e35ed2f236c01472fc79eda0fc558b1c8b535023c2d7ded8c327cc4",
             "node-llama-cpp-win-x64-vulkan-3.21.1.tgz",
                     "105e8207d2114f5f248b217fee7f9b702d0e7509cf0d3c7565dfb9e707f9303e",
             "node-llama-cpp-mac-arm64-metal-3.21.1.tgz",
