@@ -7,7 +7,6 @@ import dev.oam.core.model.pull.NpmRuntime;
 import dev.oam.core.model.pull.PullException;
 import dev.oam.core.model.pull.PullException.Reason;
 import dev.oam.core.model.pull.PullListener;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,7 +16,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -49,46 +47,6 @@ class RuntimePullTest {
         registry.close();
     }
 
-    /** A gzip'd ustar archive of {@code members}, as npm packs a package. */
-    static byte[] tarball(Map<String, byte[]> members) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (GZIPOutputStream gzip = new GZIPOutputStream(bytes)) {
-            for (Map.Entry<String, byte[]> member : members.entrySet()) {
-                byte[] header = new byte[512];
-                byte[] name = member.getKey().getBytes(StandardCharsets.US_ASCII);
-                System.arraycopy(name, 0, header, 0, name.length);
-                put(header, 100, "0000644");
-                put(header, 108, "0000000");
-                put(header, 116, "0000000");
-                put(header, 124, String.format("%011o", member.getValue().length));
-                put(header, 136, "00000000000");
-                header[156] = '0';
-                put(header, 257, "ustar");
-                header[262] = 0;
-                put(header, 263, "00");
-                for (int i = 148; i < 156; i++) {
-                    header[i] = ' ';
-                }
-                int sum = 0;
-                for (byte b : header) {
-                    sum += b & 0xff;
-                }
-                put(header, 148, String.format("%06o", sum));
-                header[154] = 0;
-                gzip.write(header);
-                gzip.write(member.getValue());
-                gzip.write(new byte[(512 - member.getValue().length % 512) % 512]);
-            }
-            gzip.write(new byte[1024]);
-        }
-        return bytes.toByteArray();
-    }
-
-    private static void put(byte[] header, int offset, String text) {
-        byte[] ascii = text.getBytes(StandardCharsets.US_ASCII);
-        System.arraycopy(ascii, 0, header, offset, ascii.length);
-    }
-
     private static byte[] module() {
         byte[] module = new byte[300_000];
         for (int i = 0; i < module.length; i++) {
@@ -102,7 +60,7 @@ class RuntimePullTest {
         members.put("package/package.json", "{}".getBytes(StandardCharsets.UTF_8));
         members.put("package/LICENSE", "MIT".getBytes(StandardCharsets.UTF_8));
         members.put(MODULE, module);
-        return tarball(members);
+        return dev.oam.testing.inprocess.RuntimeTarballs.tarball(members);
     }
 
     private static NpmRuntime pin(String sha256, long size) {
@@ -203,7 +161,8 @@ class RuntimePullTest {
 
     @Test
     void aPinnedTarballWithoutTheModuleIsRefusedAndNothingIsPlaced() throws Exception {
-        byte[] tgz = tarball(Map.of("package/LICENSE", "MIT".getBytes(StandardCharsets.UTF_8)));
+        byte[] tgz = dev.oam.testing.inprocess.RuntimeTarballs.tarball(
+                Map.of("package/LICENSE", "MIT".getBytes(StandardCharsets.UTF_8)));
         String sha = registry.addNpmTarball(PACKAGE, "3.22.1", tgz);
         ModelCache cache = cache(pin(sha, tgz.length));
 
