@@ -232,7 +232,8 @@ PY
   _without_jdk env "OAM_CACHE_DIR=$out/cache" OAM_LLAMA_THREADS=1 python3 "$out/turn.py" "$model" >"$out/cuda.out" 2>"$out/cuda.err" ||
     check_fail "with the CUDA runtime pulled the model failed: $(tail -15 "$out/cuda.err")"
   local said
-  said=$(grep -o "the CUDA runtime in [^ ]* cannot load here: this system has no [^(]*\|the CUDA runtime [^ ]* loaded but found no CUDA device\|and the CUDA runtime [^ ]*" "$out/cuda.err" | head -n 1)
+  said=$(grep -o "the CUDA runtime .* cannot load here: this system has no [^(]*\|the CUDA runtime [^ ]* loaded but found no CUDA device\|and the CUDA runtime [^ ]*" "$out/cuda.err" |
+    sed "s|$out/cache|\$OAM_CACHE_DIR|" | head -n 1)
   [ -n "$said" ] || check_fail "the engine did not say what became of the CUDA runtime: $(grep -i 'cuda' "$out/cuda.err" | head -5)"
   check "natives: oam pull runtime:cuda fetched $(du -h "$tgz" | cut -f1) from a loopback npm registry into $(du -sh "$(cat "$out/cuda-pull.out")" | cut -f1) of model cache; the archive then said: $said; and answered ($(cat "$out/cuda.out"))"
 }
