@@ -104,6 +104,16 @@ class RuntimePullTest {
                 .extracting(FakeHub.Request::path)
                 .containsExactly("/" + PACKAGE + "/-/linux-x64-cuda-3.22.1.tgz");
         assertThat(cache.runtime("cuda")).isEqualTo(folder);
+        assertThat(cache.list()).extracting(ModelCache.Entry::name).containsExactly("runtime:cuda");
+        PullException notAModel = null;
+        try {
+            cache.require("runtime:cuda");
+        } catch (PullException e) {
+            notAModel = e;
+        }
+        assertThat(notAModel).isNotNull();
+        assertThat(notAModel.reason()).isEqualTo(Reason.INVALID_NAME);
+        assertThat(notAModel.getMessage()).contains("not a model");
 
         registry.close();
         ModelCache.Pulled again = cache.pull("runtime:CUDA", PullListener.NONE);

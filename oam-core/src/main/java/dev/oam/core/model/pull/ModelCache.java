@@ -241,6 +241,12 @@ public final class ModelCache {
      */
     public Path require(String text) throws PullException {
         ModelName name = parse(text);
+        if (name instanceof ModelName.Runtime) {
+            throw new PullException(
+                    PullException.Reason.INVALID_NAME,
+                    "'" + name.text() + "' names a llama.cpp backend to pull (`oam pull " + name.text()
+                            + "`), not a model; the engine uses it by itself once it is in the cache");
+        }
         Path path = find(name);
         if (path == null) {
             throw new PullException(
@@ -326,6 +332,12 @@ public final class ModelCache {
             Path path = find(model.name());
             if (path != null) {
                 entries.add(new Entry(model.name().text(), path, Transfer.size(path)));
+            }
+        }
+        for (NpmRuntime runtime : runtimes.known()) {
+            Path folder = Objects.equals(runtime.platform(), runtimes.platform()) ? runtimeFolder(runtime) : null;
+            if (folder != null) {
+                entries.add(new Entry(runtime.name().text(), folder, folderSize(folder)));
             }
         }
         return entries;
