@@ -199,6 +199,14 @@ final class NativeLoader {
     /** Whether a GPU (or integrated GPU) device is registered. */
     private static volatile boolean gpuDevice;
 
+    /** Whether the pulled CUDA runtime joined the library's backends in this process. */
+    private static volatile boolean cudaLoaded;
+
+    /** {@code " + CUDA runtime"} when the pulled CUDA runtime joined the backends, else empty: for the placement. */
+    static String cudaSuffix() {
+        return cudaLoaded ? " + CUDA runtime" : "";
+    }
+
     /** The devices llama.cpp registered ("CPU (…); Vulkan0 (…)"), or null when unknown. */
     static @Nullable String devices() {
         return devices;
@@ -302,6 +310,7 @@ final class NativeLoader {
                     cuda = build != null && loadOne != null ? loadCuda(linker, loadOne, folder, backend, build) : null;
                     if (cuda != null) {
                         buildBackend = "cuda";
+                        cudaLoaded = true;
                     }
                     Path cpu =
                             (backend.equals("cpu") || cuda != null) && loadOne != null ? bestCpuModule(folder) : null;
