@@ -31,7 +31,8 @@ public final class CudaRuntime {
     }
 
     /**
-     * Checks the runtime in {@code folder} against the pins and its files, for the llama.cpp {@code build}.
+     * Checks the runtime in {@code folder} against the pins, for the llama.cpp {@code build} (not yet its files:
+     * {@link #checkWithFiles}).
      *
      * @param platform this JVM's platform ({@link NpmRuntime#platform})
      * @throws IOException why it cannot be used (for the warning)
@@ -65,7 +66,17 @@ public final class CudaRuntime {
         if (!Files.isRegularFile(module)) {
             throw new IOException(pin.library() + " is missing");
         }
-        NativeFiles.check(folder);
         return new Checked(folder, module, pin.npmPackage() + "@" + pin.version(), pin.needs());
+    }
+
+    /**
+     * {@link #check}, then every file against its SHA-256 ({@link NativeFiles#check}: about half a second for the Linux
+     * module's 159 MB, once per process), which the engine does after probing the libraries the module needs.
+     */
+    public static Checked checkWithFiles(Path folder, LlamaBuilds.Build build, @Nullable String platform)
+            throws IOException {
+        Checked checked = check(folder, build, platform);
+        NativeFiles.check(folder);
+        return checked;
     }
 }

@@ -274,7 +274,9 @@ final class NativeLoader {
      * from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build with its
      * backends linked in (the project's own) has them registered already and is left alone. With
      * {@value LlamaBuilds#BACKEND_VARIABLE}=cpu only the best CPU module is loaded (no GPU module, so no GPU driver is
-     * touched). Then the registered devices are logged, and a GPU build that found no GPU device says why.
+     * touched). Before them, the CUDA runtime {@code oam pull runtime:cuda} placed is tried ({@link #loadCuda}); when
+     * it registers a device only the best CPU module joins it. Then the registered devices are logged, and a GPU build
+     * that found no GPU device says why.
      */
     private static void loadBackends(Path library, String backend, LlamaBuilds.@Nullable Build build) {
         String buildBackend = build != null ? build.backend() : null;
@@ -307,7 +309,14 @@ final class NativeLoader {
                 try (Arena local = Arena.ofConfined()) {
                     // CUDA first when its runtime was pulled and finds a device; then no Vulkan module, which would
                     // offer the same GPU a second time
-                    cuda = build != null && loadOne != null ? loadCuda(linker, loadOne, folder, backend, build) : null;
+                    try {
+                        cuda = build != null && loadOne != null
+                                ? loadCuda(linker, loadOne, folder, backend, build)
+                                : null;
+                    } catch (Throwable e) { // the CUDA runtime must never cost the other backends
+                        Log.warning(
+                                "the CUDA runtime could not be loaded (" + e + "); models run on the other backends");
+                    }
                     if (cuda != null) {
                         buildBackend = "cuda";
                         cudaLoaded = true;
@@ -391,6 +400,13 @@ final class NativeLoader {
             Log.warning("the CUDA runtime in " + runtime.folder() + " cannot load here: this system has no "
                     + String.join(", ", missing) + " (NVIDIA's driver provides libcuda/nvcuda, the CUDA 13 runtime"
                     + " cudart and cuBLAS; install them, or put the CUDA 13 libraries next to the module)" + instead);
+            return null;
+        }
+        try {
+            dev.oam.model.llama.engine.NativeFiles.check(runtime.folder());
+        } catch (IOException e) {
+            Log.warning("the CUDA runtime in " + runtime.folder() + " is not used: " + e.getMessage()
+                    + " (oam models rm runtime:cuda, then oam pull runtime:cuda)" + instead);
             return null;
         }
         MemorySegment reg;

@@ -42,7 +42,7 @@ class CudaRuntimeTest {
     @Test
     void thePinnedRuntimeOfTheBundlesReleaseIsUsed() throws IOException {
         Path folder = runtime(LINUX.sha256());
-        CudaRuntime.Checked checked = CudaRuntime.check(folder, BUNDLE, "linux-x86_64");
+        CudaRuntime.Checked checked = CudaRuntime.checkWithFiles(folder, BUNDLE, "linux-x86_64");
         assertThat(checked.module()).isEqualTo(folder.resolve("libggml-cuda.so"));
         assertThat(checked.npmPackage()).isEqualTo("@node-llama-cpp/linux-x64-cuda@3.22.1");
         assertThat(checked.needs()).contains("libcuda.so.1", "libcudart.so.13", "libcublas.so.13");
@@ -65,7 +65,7 @@ class CudaRuntimeTest {
         assertThatThrownBy(() -> CudaRuntime.check(pinned, built, "linux-x86_64"))
                 .hasMessageContaining("loads only into that release's llama.cpp");
         Files.writeString(pinned.resolve("libggml-cuda.so"), "the CUDA mod");
-        assertThatThrownBy(() -> CudaRuntime.check(pinned, BUNDLE, "linux-x86_64"))
+        assertThatThrownBy(() -> CudaRuntime.checkWithFiles(pinned, BUNDLE, "linux-x86_64"))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("libggml-cuda.so has SHA-256");
     }
