@@ -18,8 +18,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * the natives extracted from the class path, a runtime {@code oam pull runtime:cuda} placed. Its {@value #FILES} lists
  * the SHA-256 and name of every file ({@code sha256sum}'s format); each must be there with that SHA-256. A tampered,
  * truncated or missing file is named in the {@link IOException}, so the caller falls back with a warning instead of
- * handing the dynamic loader a broken library (which can crash the JVM). A folder checked once in a process is not
- * hashed again while its files keep their sizes and times.
+ * handing the dynamic loader a broken library (which can crash the JVM). A folder checked once is not hashed again
+ * while its list and its files keep their sizes and modification times: in this process (a map), and in later ones (a
+ * note in {@code <cache>/native/checked/}). That guards against damage (a cut download, a truncated copy, a replaced
+ * file), not against someone who rewrites a library keeping its size and time.
  */
 public final class NativeFiles {
     /** The list of files: {@code <sha256> <name>} per line. */
@@ -45,8 +47,13 @@ public final class NativeFiles {
             throw new IOException(list + " lists no file");
         }
         Path key = folder.toAbsolutePath().normalize();
-        String stamp = stamp(folder, files);
+        String stamp = sha256(list) + ";" + stamp(folder, files);
         if (stamp.equals(CHECKED.get(key))) {
+            return;
+        }
+        Path note = note(key);
+        if (note != null && stamp.equals(readNote(note))) {
+            CHECKED.put(key, stamp); // checked by an earlier process, and no file changed size or time since
             return;
         }
         for (Map.Entry<String, String> file : files.entrySet()) {
@@ -61,6 +68,52 @@ public final class NativeFiles {
             }
         }
         CHECKED.put(key, stamp);
+        if (note != null) {
+            try {
+                Files.createDirectories(note.getParent());
+                Path temp = Files.createTempFile(note.getParent(), "oam-note-", ".tmp");
+                Files.writeString(temp, stamp);
+                Files.move(temp, note, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            } catch (IOException | RuntimeException e) {
+                // no note: the next process hashes again
+            }
+        }
+    }
+
+    /**
+     * The note of a folder that passed the check, in {@code <cache>/native/checked/}: the list's SHA-256 and every
+     * file's size and modification time then. A later process that finds the same skips the hashing (about a second for
+     * the Linux folder on a cold JVM); a file that was cut or rewritten since has another size or time and is hashed
+     * again. Null when the cache folder is unknown.
+     */
+    private static @org.jspecify.annotations.Nullable Path note(Path folder) {
+        try {
+            dev.oam.core.Environment system = dev.oam.core.Environment.system();
+            String home = system.property("user.home");
+            Path cache = LlamaBuilds.folder(system::variable, home != null ? home : ".")
+                    .resolveSibling("native")
+                    .resolve("checked");
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            String name = HexFormat.of()
+                    .formatHex(digest.digest(folder.toString().getBytes(StandardCharsets.UTF_8)))
+                    .substring(0, 32);
+            return cache.resolve(name);
+        } catch (NoSuchAlgorithmException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static @org.jspecify.annotations.Nullable String readNote(Path note) {
+        try {
+            return Files.isRegularFile(note) ? Files.readString(note) : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** Forgets what this process checked, as a new process would (tests). */
+    static void forgetChecked() {
+        CHECKED.clear();
     }
 
     /** The names and SHA-256s {@code list} holds; a name with a path in it is refused. */

@@ -190,6 +190,23 @@ class LlamaBuildsTest {
     }
 
     @Test
+    void aLaterProcessTrustsTheNoteOfACheckedFolderOnlyWhileNoFileChangedSizeOrTime() throws IOException {
+        Path folder = bundle(LINUX_BUNDLE + "library=libllama.vulkan.v0.5.0.so\n", "libllama.vulkan.v0.5.0.so");
+        Path library = folder.resolve("libllama.vulkan.v0.5.0.so");
+        NativeFiles.check(folder);
+        java.nio.file.attribute.FileTime time = Files.getLastModifiedTime(library);
+        // the same size and time: a later process takes the note's word (the documented limit of the note)
+        Files.writeString(library, "NOT loaded by these tests");
+        Files.setLastModifiedTime(library, time);
+        NativeFiles.forgetChecked();
+        NativeFiles.check(folder);
+        // another size: hashed again, and refused
+        Files.writeString(library, "not loaded by these tests, cut");
+        NativeFiles.forgetChecked();
+        assertThatThrownBy(() -> NativeFiles.check(folder)).hasMessageContaining("has SHA-256");
+    }
+
+    @Test
     void windowsRunsTheCurrentLlamaCppWhereAReleaseCarriesItAndJdk21IsToldWhatItLoses() throws IOException {
         Path folder = bundle(
                 "source=node-llama-cpp-win-x64-vulkan-3.21.1.tgz\nsha256="
