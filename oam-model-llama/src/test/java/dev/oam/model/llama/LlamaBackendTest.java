@@ -1,6 +1,7 @@
 package dev.oam.model.llama;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
@@ -71,6 +72,33 @@ class LlamaBackendTest {
                         .member())
                 .isEqualTo("model.path");
         assertThat(refused(backend, "{\"type\":\"llama\"}").isMissing()).isTrue();
+    }
+
+    @Test
+    void aSessionsBackendOtherThanTheProcesssIsRefusedBecauseTheBackendIsProcessWide() throws Exception {
+        LlamaBackend backend = new LlamaBackend(LlamaSettings.fromSystem().sized(1, 0, 0, 0), List.of("en"));
+        ModelParameterException unknown =
+                refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"backend\":\"opencl\"}");
+        assertThat(unknown.member()).isEqualTo("model.backend");
+        assertThat(unknown.getMessage()).contains("must be one of auto, cpu, vulkan, cuda, metal");
+        String process = dev.oam.model.llama.engine.LlamaBuilds.processBackend();
+        String other = process.equals("vulkan") ? "cuda" : "vulkan";
+        ModelParameterException conflict = refused(
+                backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"backend\":\"" + other.toUpperCase() + "\"}");
+        assertThat(conflict.member()).isEqualTo("model.backend");
+        assertThat(conflict.getMessage())
+                .contains("chosen once per process", "OAM_LLAMA_BACKEND=" + process, "OAM_LLAMA_BACKEND=" + other);
+        // the process's own backend, and auto, are accepted: the value is then refused for its file, which is absent
+        for (String same : List.of(process, "auto")) {
+            assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"backend\":\"" + same + "\"}")
+                            .member())
+                    .isEqualTo("model.path");
+        }
+        assertThatCode(() -> LlamaBackend.checkBackend("cuda", "cuda", "model")).doesNotThrowAnyException();
+        assertThat(catchThrowableOfType(
+                                ModelParameterException.class, () -> LlamaBackend.checkBackend("cpu", "auto", "model"))
+                        .getMessage())
+                .contains("CUDA, then Vulkan, Metal, the CPU", "gpuLayers 0");
     }
 
     @Test

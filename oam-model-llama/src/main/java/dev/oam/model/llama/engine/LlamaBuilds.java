@@ -49,6 +49,8 @@ public final class LlamaBuilds {
             // and 3.21.1's Linux x64 CPU build, which runs the FFM tests for that release on Linux
             "node-llama-cpp-linux-x64-3.22.1.tgz", "0d953e1503d5ab4608d8ed5b739132308c81ac05ffeb760d2a7f30e08a9f90e0",
             "node-llama-cpp-linux-x64-3.21.1.tgz", "4b5b65a8b2611d8af94349b02d815c0f424a30a0a19aef2be5db25ecfef6730f",
+            // the Linux arm64 archive's: the same llama.cpp v0.5.0 built for aarch64
+            "node-llama-cpp-linux-arm64-3.22.1.tgz", "39c76b998e35ed2f236c01472fc79eda0fc558b1c8b535023c2d7ded8c327cc4",
             "node-llama-cpp-win-x64-vulkan-3.21.1.tgz",
                     "105e8207d2114f5f248b217fee7f9b702d0e7509cf0d3c7565dfb9e707f9303e",
             "node-llama-cpp-mac-arm64-metal-3.21.1.tgz",
@@ -105,9 +107,11 @@ public final class LlamaBuilds {
 
     /**
      * The llama.cpp a release carries in {@code folder} ({@code lib/llama} of the archive): its {@value #RECORD} names
-     * the library file ({@code library=}), the npm package and its SHA-256, checked like a built one's.
+     * the library file ({@code library=}), the npm package and its SHA-256, checked like a built one's; then every file
+     * is checked against the folder's {@value NativeFiles#FILES} ({@link NativeFiles#check}) before anything loads it.
      *
-     * @throws IOException no record, a record naming no existing library, or a source whose layouts were not verified
+     * @throws IOException no record, a record naming no existing library, a source whose layouts were not verified, or
+     *     a file missing, damaged or replaced (the message names it)
      */
     public static Build readBundle(Path folder) throws IOException {
         Path record = folder.resolve(RECORD);
@@ -120,7 +124,13 @@ public final class LlamaBuilds {
         if (!Files.isRegularFile(library)) {
             throw new IOException(record + " names " + name + ", which is not in " + folder);
         }
-        return read(record, library, build);
+        Build read = read(record, library, build);
+        try {
+            NativeFiles.check(folder);
+        } catch (IOException e) {
+            throw new IOException("its files do not check: " + e.getMessage(), e);
+        }
+        return read;
     }
 
     private static Build read(Path record, Path library, Properties build) throws IOException {
@@ -219,6 +229,13 @@ public final class LlamaBuilds {
         return all;
     }
 
+    /** The backend this process forces: {@value #BACKEND_PROPERTY}, else {@value #BACKEND_VARIABLE}, else auto. */
+    public static String processBackend() {
+        dev.oam.core.Environment system = dev.oam.core.Environment.system();
+        String property = system.property(BACKEND_PROPERTY);
+        return property != null && !property.isBlank() ? backend(name -> property) : backend(system::variable);
+    }
+
     /**
      * The backend {@value #BACKEND_VARIABLE} forces ({@code auto} when unset or not one of auto, cpu, vulkan, cuda,
      * metal).
@@ -265,7 +282,9 @@ public final class LlamaBuilds {
         try {
             return readBundle(folder);
         } catch (IOException e) {
-            warnOnce("the llama.cpp in " + folder + " is not used: " + e.getMessage());
+            warnOnce("the llama.cpp in " + folder + " is not used: " + e.getMessage() + ". Models run on a"
+                    + " project-built llama.cpp if there is one, else on the binding's llama.cpp b4916 (CPU only);"
+                    + " reinstall the release to get it back.");
             return null;
         }
     }

@@ -206,7 +206,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
                 layers = offloaded.group(1) + "/" + offloaded.group(2) + " layers";
             }
         }
-        String backend = api.build != null ? api.build.backend() + " build" : "b4916";
+        String backend = api.build != null ? api.build.backend() + " build" + NativeLoader.cudaSuffix() : "b4916";
         if (devices.isEmpty() || layers != null && layers.startsWith("0/")) {
             return "CPU (" + backend
                     + (gpuLayers != 0 ? "; gpuLayers " + gpuLayers + " asked, but no GPU device was used" : "") + ")";

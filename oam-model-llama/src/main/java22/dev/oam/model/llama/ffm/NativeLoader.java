@@ -189,7 +189,7 @@ final class NativeLoader {
         String backend = system.property(LlamaBuilds.BACKEND_PROPERTY) != null
                 ? LlamaBuilds.backend(name -> system.property(LlamaBuilds.BACKEND_PROPERTY))
                 : LlamaBuilds.backend(system::variable);
-        loadBackends(library, backend, build != null ? build.backend() : null);
+        loadBackends(library, backend, build);
         Log.info("llama.cpp through FFM: " + bindings.describe());
         return bindings;
     }
@@ -198,6 +198,14 @@ final class NativeLoader {
     private static volatile @Nullable String devices;
     /** Whether a GPU (or integrated GPU) device is registered. */
     private static volatile boolean gpuDevice;
+
+    /** Whether the pulled CUDA runtime joined the library's backends in this process. */
+    private static volatile boolean cudaLoaded;
+
+    /** {@code " + CUDA runtime"} when the pulled CUDA runtime joined the backends, else empty: for the placement. */
+    static String cudaSuffix() {
+        return cudaLoaded ? " + CUDA runtime" : "";
+    }
 
     /** The devices llama.cpp registered ("CPU (…); Vulkan0 (…)"), or null when unknown. */
     static @Nullable String devices() {
@@ -266,9 +274,12 @@ final class NativeLoader {
      * from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build with its
      * backends linked in (the project's own) has them registered already and is left alone. With
      * {@value LlamaBuilds#BACKEND_VARIABLE}=cpu only the best CPU module is loaded (no GPU module, so no GPU driver is
-     * touched). Then the registered devices are logged, and a GPU build that found no GPU device says why.
+     * touched). Before them, the CUDA runtime {@code oam pull runtime:cuda} placed is tried ({@link #loadCuda}); when
+     * it registers a device only the best CPU module joins it. Then the registered devices are logged, and a GPU build
+     * that found no GPU device says why.
      */
-    private static void loadBackends(Path library, String backend, @Nullable String buildBackend) {
+    private static void loadBackends(Path library, String backend, LlamaBuilds.@Nullable Build build) {
+        String buildBackend = build != null ? build.backend() : null;
         Path folder = library.toAbsolutePath().getParent();
         Path registry = null;
         try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(folder)) {
@@ -293,9 +304,25 @@ final class NativeLoader {
         try {
             long registered = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG))
                     .invokeExact();
+            String cuda = null;
             if (registered == 0) {
                 try (Arena local = Arena.ofConfined()) {
-                    Path cpu = backend.equals("cpu") && loadOne != null ? bestCpuModule(folder) : null;
+                    // CUDA first when its runtime was pulled and finds a device; then no Vulkan module, which would
+                    // offer the same GPU a second time
+                    try {
+                        cuda = build != null && loadOne != null
+                                ? loadCuda(linker, loadOne, folder, backend, build)
+                                : null;
+                    } catch (Throwable e) { // the CUDA runtime must never cost the other backends
+                        Log.warning(
+                                "the CUDA runtime could not be loaded (" + e + "); models run on the other backends");
+                    }
+                    if (cuda != null) {
+                        buildBackend = "cuda";
+                        cudaLoaded = true;
+                    }
+                    Path cpu =
+                            (backend.equals("cpu") || cuda != null) && loadOne != null ? bestCpuModule(folder) : null;
                     if (cpu != null) {
                         MethodHandle load = linker.downcallHandle(loadOne, FunctionDescriptor.of(ADDRESS, ADDRESS));
                         MemorySegment reg = (MemorySegment) load.invokeExact(local.allocateFrom(cpu.toString()));
@@ -310,12 +337,111 @@ final class NativeLoader {
                 long now = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG))
                         .invokeExact();
                 Log.info("llama.cpp: loaded " + now + " backend module(s) from " + folder
-                        + (backend.equals("cpu") ? " (" + LlamaBuilds.BACKEND_VARIABLE + "=cpu: the CPU's only)" : ""));
+                        + (backend.equals("cpu") ? " (" + LlamaBuilds.BACKEND_VARIABLE + "=cpu: the CPU's only)" : "")
+                        + (cuda != null
+                                ? " and the CUDA runtime " + cuda + " (no Vulkan module: CUDA drives the GPU)"
+                                : ""));
             }
         } catch (Throwable e) {
             throw new IllegalStateException("loading llama.cpp's backend modules from " + folder + " failed: " + e, e);
         }
         reportDevices(linker, ggml, folder, backend, buildBackend);
+    }
+
+    /**
+     * Loads the CUDA runtime {@code oam pull runtime:cuda} placed into the registry, when {@code backend} allows it
+     * ({@code auto} or {@code cuda}); returns its description when it registered at least one device, else null after a
+     * warning naming why (no runtime pulled while cuda was forced, a runtime that fails its checks, a library it needs
+     * that the system lacks, a module llama.cpp cannot load, no CUDA device), so the other backends run instead.
+     */
+    private static @Nullable String loadCuda(
+            Linker linker, MemorySegment loadOne, Path folder, String backend, LlamaBuilds.Build build)
+            throws Throwable {
+        if (!backend.equals("auto") && !backend.equals("cuda")) {
+            return null;
+        }
+        String instead = "; models run on the " + (backend.equals("cuda") ? "other backends" : "Vulkan or CPU backend")
+                + " instead";
+        Path pulled = dev.oam.model.llama.engine.CudaRuntime.pulled();
+        if (pulled == null) {
+            if (backend.equals("cuda")) {
+                Log.warning(LlamaBuilds.BACKEND_VARIABLE + "=cuda, but no CUDA runtime is in the model cache: fetch it"
+                        + " once with `oam pull runtime:cuda` (or the protocol's model/pull)" + instead);
+            }
+            return null;
+        }
+        dev.oam.model.llama.engine.CudaRuntime.Checked runtime;
+        try {
+            Environment system = Environment.system();
+            runtime = dev.oam.model.llama.engine.CudaRuntime.check(
+                    pulled,
+                    build,
+                    dev.oam.core.model.pull.NpmRuntime.platform(
+                            java.util.Objects.requireNonNullElse(system.property("os.name"), ""),
+                            java.util.Objects.requireNonNullElse(system.property("os.arch"), "")));
+        } catch (IOException | RuntimeException e) {
+            Log.warning("the CUDA runtime in " + pulled + " is not used: " + e.getMessage() + instead);
+            return null;
+        }
+        List<String> missing = new java.util.ArrayList<>();
+        for (String needed : runtime.needs()) {
+            Path beside = runtime.folder().resolve(needed);
+            try (Arena probe = Arena.ofConfined()) {
+                if (java.nio.file.Files.isRegularFile(beside)) {
+                    SymbolLookup.libraryLookup(beside, probe);
+                } else {
+                    SymbolLookup.libraryLookup(needed, probe);
+                }
+            } catch (IllegalArgumentException e) {
+                missing.add(needed);
+            }
+        }
+        if (!missing.isEmpty()) {
+            Log.warning("the CUDA runtime in " + runtime.folder() + " cannot load here: this system has no "
+                    + String.join(", ", missing) + " (NVIDIA's driver provides libcuda/nvcuda, the CUDA 13 runtime"
+                    + " cudart and cuBLAS; install them, or put the CUDA 13 libraries next to the module)" + instead);
+            return null;
+        }
+        try {
+            dev.oam.model.llama.engine.NativeFiles.check(runtime.folder());
+        } catch (IOException e) {
+            Log.warning("the CUDA runtime in " + runtime.folder() + " is not used: " + e.getMessage()
+                    + " (oam models rm runtime:cuda, then oam pull runtime:cuda)" + instead);
+            return null;
+        }
+        MemorySegment reg;
+        try (Arena local = Arena.ofConfined()) {
+            MethodHandle load = linker.downcallHandle(loadOne, FunctionDescriptor.of(ADDRESS, ADDRESS));
+            reg = (MemorySegment)
+                    load.invokeExact(local.allocateFrom(runtime.module().toString()));
+        }
+        if (reg.equals(MemorySegment.NULL)) {
+            Log.warning("llama.cpp could not load the CUDA module " + runtime.module() + " (see llama.cpp's line above;"
+                    + " a driver older than CUDA 13 needs, say)" + instead);
+            return null;
+        }
+        long count = 0;
+        Path baseFile = null;
+        for (String name : List.of("libggml-base.so", "ggml-base.dll")) {
+            if (java.nio.file.Files.isRegularFile(folder.resolve(name))) {
+                baseFile = folder.resolve(name);
+            }
+        }
+        MemorySegment devCount = baseFile == null
+                ? null
+                : SymbolLookup.libraryLookup(baseFile, Arena.global())
+                        .find("ggml_backend_reg_dev_count")
+                        .orElse(null);
+        if (devCount != null) {
+            count = (long) linker.downcallHandle(devCount, FunctionDescriptor.of(JAVA_LONG, ADDRESS))
+                    .invokeExact(reg);
+        }
+        if (count == 0) {
+            Log.warning("the CUDA runtime " + runtime.npmPackage() + " loaded but found no CUDA device (no NVIDIA GPU,"
+                    + " or a driver too old for CUDA 13)" + instead);
+            return null;
+        }
+        return runtime.npmPackage() + " from " + runtime.folder() + ", " + count + " device(s)";
     }
 
     /**

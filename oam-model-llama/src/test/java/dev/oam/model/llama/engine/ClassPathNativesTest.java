@@ -65,6 +65,11 @@ class ClassPathNativesTest {
             assertThat(left).containsExactly(extracted);
         }
         assertThat(ClassPathNatives.extract(loader, "windows-x86_64", cache)).isNull();
+        // a file damaged after the extraction is found at the next load, not handed to the dynamic loader
+        Files.writeString(extracted.resolve("libggml-base.so"), "its ggml, cut");
+        assertThatThrownBy(() -> LlamaBuilds.readBundle(extracted))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("libggml-base.so has SHA-256");
     }
 
     @Test

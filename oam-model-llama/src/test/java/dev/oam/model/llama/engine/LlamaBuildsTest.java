@@ -109,6 +109,10 @@ class LlamaBuildsTest {
                 Files.createDirectories(cache.resolve("release").resolve("lib").resolve("llama"));
         Files.writeString(folder.resolve(library), "not loaded by these tests");
         Files.writeString(folder.resolve(LlamaBuilds.RECORD), record);
+        Files.writeString(
+                folder.resolve(NativeFiles.FILES),
+                NativeFiles.sha256(folder.resolve(library)) + "  " + library + "\n"
+                        + NativeFiles.sha256(folder.resolve(LlamaBuilds.RECORD)) + "  " + LlamaBuilds.RECORD + "\n");
         return folder;
     }
 
@@ -155,6 +159,51 @@ class LlamaBuildsTest {
         assertThat(LlamaBuilds.bundled(
                         env(Map.of("OAM_LLAMA_BUNDLE", cache.resolve("nothing").toString()))))
                 .isNull();
+    }
+
+    @Test
+    void aBundleWithATamperedTruncatedOrMissingFileIsNotUsedAndTheFileIsNamed() throws IOException {
+        Path folder = bundle(LINUX_BUNDLE + "library=libllama.vulkan.v0.5.0.so\n", "libllama.vulkan.v0.5.0.so");
+        Files.writeString(folder.resolve("libggml-vulkan.so"), "the Vulkan module");
+        Files.writeString(
+                folder.resolve(NativeFiles.FILES),
+                NativeFiles.sha256(folder.resolve("libggml-vulkan.so")) + "  libggml-vulkan.so\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        assertThat(LlamaBuilds.readBundle(folder).backend()).isEqualTo("vulkan");
+
+        Files.writeString(folder.resolve("libggml-vulkan.so"), "the Vulkan module, replaced");
+        assertThatThrownBy(() -> LlamaBuilds.readBundle(folder))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("libggml-vulkan.so has SHA-256")
+                .hasMessageContaining("damaged or was replaced");
+        assertThat(LlamaBuilds.bundled(env(Map.of("OAM_LLAMA_BUNDLE", folder.toString()))))
+                .isNull();
+
+        Files.writeString(folder.resolve("libggml-vulkan.so"), "the Vulkan");
+        assertThatThrownBy(() -> LlamaBuilds.readBundle(folder)).hasMessageContaining("libggml-vulkan.so has SHA-256");
+
+        Files.delete(folder.resolve("libggml-vulkan.so"));
+        assertThatThrownBy(() -> LlamaBuilds.readBundle(folder)).hasMessageContaining("libggml-vulkan.so is missing");
+
+        Files.delete(folder.resolve(NativeFiles.FILES));
+        assertThatThrownBy(() -> LlamaBuilds.readBundle(folder)).hasMessageContaining("has no files.sha256");
+    }
+
+    @Test
+    void aLaterProcessTrustsTheNoteOfACheckedFolderOnlyWhileNoFileChangedSizeOrTime() throws IOException {
+        Path folder = bundle(LINUX_BUNDLE + "library=libllama.vulkan.v0.5.0.so\n", "libllama.vulkan.v0.5.0.so");
+        Path library = folder.resolve("libllama.vulkan.v0.5.0.so");
+        NativeFiles.check(folder);
+        java.nio.file.attribute.FileTime time = Files.getLastModifiedTime(library);
+        // the same size and time: a later process takes the note's word (the documented limit of the note)
+        Files.writeString(library, "NOT loaded by these tests");
+        Files.setLastModifiedTime(library, time);
+        NativeFiles.forgetChecked();
+        NativeFiles.check(folder);
+        // another size: hashed again, and refused
+        Files.writeString(library, "not loaded by these tests, cut");
+        NativeFiles.forgetChecked();
+        assertThatThrownBy(() -> NativeFiles.check(folder)).hasMessageContaining("has SHA-256");
     }
 
     @Test
