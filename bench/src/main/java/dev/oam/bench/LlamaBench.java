@@ -227,7 +227,11 @@ public final class LlamaBench {
         Rss afterRaw = Rss.read();
         progress("loading the model with JniEngine");
         start = System.nanoTime();
-        JniEngine engine = JniEngine.open(GgufFile.read(file), settings);
+        JniEngine engine = JniEngine.open(
+                GgufFile.read(file),
+                settings,
+                dev.oam.model.llama.LlamaSettings.read(dev.oam.core.Environment.system())
+                        .natives());
         long engineNanos = System.nanoTime() - start;
         Rss afterEngine = Rss.read();
         timed = new TimedEngine(engine);

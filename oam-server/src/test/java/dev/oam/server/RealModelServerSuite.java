@@ -66,7 +66,8 @@ import org.junit.jupiter.api.Timeout;
 abstract class RealModelServerSuite {
     private static final String KEY = "real-model-key";
     /** What {@code OAM_LLAMA_THREADS=2 OAM_LLAMA_THREADS_BATCH=2 OAM_LLAMA_CONTEXT=2048} give {@code oam serve}. */
-    private static final LlamaSettings LLAMA = LlamaSettings.fromSystem().sized(1, 2, 2, 2048);
+    private static final LlamaSettings LLAMA =
+            LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 2, 2, 2048);
 
     private static final List<String> GATES = List.of("north", "south");
     private static final ChatCompletionFunctionTool OPEN_GATE = ChatCompletionFunctionTool.builder()

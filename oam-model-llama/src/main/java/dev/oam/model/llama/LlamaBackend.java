@@ -61,9 +61,12 @@ public final class LlamaBackend implements ModelBackend {
     private final Map<Path, ModelHost> hosts = new HashMap<>(); // guarded by lock
     private boolean closed; // guarded by lock
 
-    /** The process's settings ({@link LlamaSettings#fromSystem()}), languages {@code ["en"]}. */
+    /**
+     * The ServiceLoader's entry point: the process's settings ({@link LlamaSettings#read} of
+     * {@link Environment#system()}, read here once), languages {@code ["en"]}.
+     */
     public LlamaBackend() {
-        this(LlamaSettings.fromSystem(), List.of("en"));
+        this(LlamaSettings.read(Environment.system()), List.of("en"));
     }
 
     /** Models run in a child process ({@link ModelHost}) when {@code settings} say so or their value does. */
