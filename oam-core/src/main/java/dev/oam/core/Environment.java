@@ -32,6 +32,16 @@ public interface Environment {
         return SystemEnvironment.INSTANCE;
     }
 
+    /**
+     * A fact of this JVM ({@code os.name}, {@code os.arch}), or "" when unknown: the same for every host in the
+     * process, so not a setting. For the little code that runs below every entry point and keeps no settings record
+     * (the POSIX calls' set-up); a setting is read through the {@code Environment} an entry point was given.
+     */
+    static String jvmFact(String name) {
+        String value = SystemEnvironment.INSTANCE.property(name);
+        return value != null ? value : "";
+    }
+
     /** Exactly {@code variables} (copied), no properties. */
     static Environment of(Map<String, String> variables) {
         Map<String, String> copy = Map.copyOf(variables);

@@ -98,7 +98,10 @@ abstract class RealModelServerSuite {
     void serve() throws IOException {
         Path file = model.path();
         backends = List.of(new LlamaBackend(LLAMA, List.of("en")));
-        LanguageModel served = ModelBackends.systemModel(backends, new ModelSpec.Location(file.toString(), null));
+        LanguageModel served = ModelBackends.systemModel(
+                backends,
+                new ModelSpec.Location(file.toString(), null, dev.oam.core.Environment.system()),
+                dev.oam.core.Environment.system());
         // A long request timeout: on a loaded machine the model only gets slower, and these check the protocol, not
         // speed.
         server = TestServers.start(

@@ -30,6 +30,8 @@ public sealed interface ModelSpec {
     String MODEL_VARIABLE = "OAM_MODEL";
     /** The variable with the model's name on an OpenAI-compatible server. */
     String NAME_VARIABLE = "OAM_MODEL_NAME";
+    /** The variable with the API key of an OpenAI-compatible server (unless a value names another variable). */
+    String API_KEY_VARIABLE = "OAM_API_KEY";
 
     /** The value of {@value #MODEL_VARIABLE} that asks for no system model, not even the default one. */
     String NONE = "none";
@@ -277,11 +279,6 @@ public sealed interface ModelSpec {
             if (location.isBlank()) {
                 throw new IllegalArgumentException("location must not be blank");
             }
-        }
-
-        /** Another host variable is read from the process environment. */
-        public Location(String location, @Nullable String name) {
-            this(location, name, Environment.system());
         }
 
         @Override

@@ -301,7 +301,9 @@ class LlamaServerBackendTest {
         try {
             // before: this threw "OAM_LLAMA_GPU_LAYERS must be an integer", where the llama backend warned
             system = dev.oam.core.model.ModelBackends.systemModel(
-                    List.of(backend), dev.oam.core.model.ModelSpec.fromEnvironment(host::get));
+                    List.of(backend),
+                    dev.oam.core.model.ModelSpec.fromEnvironment(host::get),
+                    dev.oam.core.Environment.system());
         } finally {
             dev.oam.core.Log.toSystemLogger();
             dev.oam.core.Log.setLevel(level);
@@ -335,7 +337,9 @@ class LlamaServerBackendTest {
                 .as("a plain .gguf stays the llama backend's")
                 .isFalse();
         dev.oam.core.model.LanguageModel system = dev.oam.core.model.ModelBackends.systemModel(
-                List.of(backend), dev.oam.core.model.ModelSpec.fromEnvironment(host::get));
+                List.of(backend),
+                dev.oam.core.model.ModelSpec.fromEnvironment(host::get),
+                dev.oam.core.Environment.system());
         c = new Conversation(InMemoryClient.connect(
                 BridgeConfiguration.builder().backends(List.of(backend)).systemModel(system)));
         c.call(1, "session/create", "{\"session\":\"s\"}");
