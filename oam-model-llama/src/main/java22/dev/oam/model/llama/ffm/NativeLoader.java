@@ -235,8 +235,8 @@ final class NativeLoader {
      * prebuilt libraries are: {@code libggml-cpu-<cpu>.so}, {@code libggml-vulkan.so} next to the library), loads them
      * from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build with its
      * backends linked in (the project's own) has them registered already and is left alone. With
-     * {@value LlamaBuilds#BACKEND_VARIABLE}=cpu only the best CPU module is loaded (no GPU module, so no GPU driver is
-     * touched). Then the registered devices are logged, and a GPU build that found no GPU device says why.
+     * {@value NativeSettings#BACKEND_VARIABLE}=cpu only the best CPU module is loaded (no GPU module, so no GPU driver
+     * is touched). Then the registered devices are logged, and a GPU build that found no GPU device says why.
      */
     private static void loadBackends(Path library, NativeSettings natives, @Nullable String buildBackend) {
         String backend = natives.backend();
