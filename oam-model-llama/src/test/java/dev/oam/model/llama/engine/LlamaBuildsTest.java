@@ -64,6 +64,11 @@ class LlamaBuildsTest {
                 LlamaBuilds.preferred(env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "-1")));
         assertThat(preferred.library()).isEqualTo(vulkan);
         assertThat(preferred.backend()).isEqualTo("vulkan");
+        // a value that is not a layer count is the default (no count named), as on both backends: the CPU build first
+        // (before, any value but 0 put the GPU builds first here, while the engines warned and took the default)
+        assertThat(LlamaBuilds.preferred(env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "lots")))
+                        .library())
+                .isEqualTo(cpu3);
         assertThat(preferred.describe()).contains("llama-cpp-python 0.3.36's llama.cpp, vulkan build");
     }
 
