@@ -23,6 +23,9 @@ import java.util.TreeSet;
  * that load from other programs on the machine hits both alike; ratios are taken per pair of rounds.
  */
 public final class Bench {
+    /** JVM options for the children the bench starts (e.g. for profiling); default none. */
+    static final String CHILD_OPTS_VARIABLE = "OAM_BENCH_CHILD_OPTS";
+
     /** How much work each measurement does; see {@link #usage()}. */
     record Config(
             int pings,
@@ -286,7 +289,7 @@ public final class Bench {
         }
         Path logs = root.resolve("bench/target/logs");
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String extra = System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "").trim();
+        String extra = System.getenv().getOrDefault(CHILD_OPTS_VARIABLE, "").trim();
         List<String> childOptions = extra.isEmpty() ? List.of() : Arrays.asList(extra.split("\\s+"));
         List<String> bridge = new ArrayList<>(List.of(javaBin));
         bridge.addAll(childOptions);

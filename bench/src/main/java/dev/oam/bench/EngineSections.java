@@ -104,7 +104,11 @@ final class EngineSections {
         System.setProperty("oam.llama.engine", "ffm");
         System.setProperty("oam.llama.grammar", grammar);
         try {
-            return LlamaEngines.open(GgufFile.read(file), settings);
+            // read after the properties are set: the bench's own entry point
+            return LlamaEngines.open(
+                    GgufFile.read(file),
+                    settings,
+                    dev.oam.model.llama.LlamaSettings.read(dev.oam.core.Environment.system()));
         } finally {
             System.clearProperty("oam.llama.grammar");
             if (engineBefore == null) {

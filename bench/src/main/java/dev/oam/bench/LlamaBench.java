@@ -84,8 +84,9 @@ public final class LlamaBench {
     private GenerationSchema decision;
     private List<ToolDefinition> tools;
 
-    private static Path gemma =
-            System.getenv("OAM_TEST_GEMMA_MODEL") == null ? null : Path.of(System.getenv("OAM_TEST_GEMMA_MODEL"));
+    private static Path gemma = System.getenv(dev.oam.testing.RealModels.GEMMA_VARIABLE) == null
+            ? null
+            : Path.of(System.getenv(dev.oam.testing.RealModels.GEMMA_VARIABLE));
     private static boolean withFfm = true;
 
     private LlamaBench(Config config) {
@@ -227,7 +228,11 @@ public final class LlamaBench {
         Rss afterRaw = Rss.read();
         progress("loading the model with JniEngine");
         start = System.nanoTime();
-        JniEngine engine = JniEngine.open(GgufFile.read(file), settings);
+        JniEngine engine = JniEngine.open(
+                GgufFile.read(file),
+                settings,
+                dev.oam.model.llama.LlamaSettings.read(dev.oam.core.Environment.system())
+                        .natives());
         long engineNanos = System.nanoTime() - start;
         Rss afterEngine = Rss.read();
         timed = new TimedEngine(engine);
@@ -291,7 +296,7 @@ public final class LlamaBench {
         // short run on a busy machine.
         int rounds = Integer.getInteger("oam.bench.ffmRounds", 3);
         String models = System.getProperty("oam.bench.ffmModels", "big,gemma");
-        String library = System.getenv("OAM_LLAMA_LIBRARY");
+        String library = System.getenv(dev.oam.model.llama.LlamaSettings.LIBRARY_VARIABLE);
         System.out.println("\nFFM engine's library: "
                 + (library == null || library.isBlank()
                         ? "OAM_LLAMA_LIBRARY unset: the project build bin/build-llama left in the cache, else the binding's"

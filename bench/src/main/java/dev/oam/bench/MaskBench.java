@@ -52,7 +52,7 @@ public final class MaskBench {
     private MaskBench() {}
 
     public static void main(String[] args) throws Exception {
-        String model = System.getenv("OAM_TEST_GEMMA_MODEL");
+        String model = System.getenv(dev.oam.testing.RealModels.GEMMA_VARIABLE);
         boolean print = false;
         int walks = 4;
         long seed = 1;

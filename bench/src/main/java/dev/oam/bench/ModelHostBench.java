@@ -56,7 +56,8 @@ public final class ModelHostBench {
                 .write(file);
         System.err.println("bench: model " + file);
 
-        LlamaSettings defaults = LlamaSettings.fromSystem().sized(1, 1, 2, 2048);
+        LlamaSettings defaults =
+                LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 1, 2, 2048);
         LlamaBackend backend = new LlamaBackend(defaults, List.of("en"));
         ObjectNode spec = Json.object().put("type", "llama").put("path", file.toString());
         LanguageModel inProcess = backend.create(spec.deepCopy(), "model");

@@ -340,7 +340,8 @@ public final class NpcBench {
         Path log = config.root().resolve("bench/target/logs/npc-" + model + "-" + jar + ".log");
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        String extra = System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "").trim();
+        String extra =
+                System.getenv().getOrDefault(Bench.CHILD_OPTS_VARIABLE, "").trim();
         if (!extra.isEmpty()) {
             command.addAll(List.of(extra.split("\\s+")));
         }
@@ -352,7 +353,7 @@ public final class NpcBench {
                 "npc-" + model + "-" + jar,
                 command,
                 log,
-                Map.of("OAM_LLAMA_THREADS", String.valueOf(config.threads())));
+                Map.of(dev.oam.model.llama.LlamaSettings.THREADS_VARIABLE, String.valueOf(config.threads())));
         child.handler((line, nanos) -> {
             try {
                 inbox.add(new Message(Json.parse(line), nanos));
@@ -809,7 +810,7 @@ public final class NpcBench {
         }
         String childOpts = Double.isNaN(minutes)
                 ? ""
-                : System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "").trim();
+                : System.getenv().getOrDefault(Bench.CHILD_OPTS_VARIABLE, "").trim();
         if (!childOpts.isEmpty()) {
             out.append("child JVM options (OAM_BENCH_CHILD_OPTS): ")
                     .append(childOpts)
@@ -954,7 +955,8 @@ public final class NpcBench {
     private String engineEnvironment() {
         List<String> set = new ArrayList<>();
         System.getenv().forEach((name, value) -> {
-            if ((name.startsWith("OAM_LLAMA_") || name.startsWith("OAM_MODEL")) && !name.equals("OAM_LLAMA_THREADS")) {
+            if ((name.startsWith("OAM_LLAMA_") || name.startsWith(dev.oam.core.model.ModelSpec.MODEL_VARIABLE))
+                    && !name.equals(dev.oam.model.llama.LlamaSettings.THREADS_VARIABLE)) {
                 set.add(name + "=" + value);
             }
         });

@@ -33,9 +33,12 @@ final class RawLlama {
      */
     static void loadNativeLibrary() throws Exception {
         Class<?> nativeLibrary = Class.forName("dev.oam.model.llama.engine.NativeLibrary");
-        Method load = nativeLibrary.getDeclaredMethod("load");
+        Method load = nativeLibrary.getDeclaredMethod("load", dev.oam.model.llama.engine.NativeSettings.class);
         load.setAccessible(true);
-        load.invoke(null);
+        load.invoke(
+                null,
+                dev.oam.model.llama.LlamaSettings.read(dev.oam.core.Environment.system())
+                        .natives());
     }
 
     /** {@code settings} must be resolved (no zero defaults). Mirrors {@code JniEngine.open} with one slot. */

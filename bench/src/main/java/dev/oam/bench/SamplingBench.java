@@ -152,9 +152,9 @@ public final class SamplingBench {
                 command,
                 log,
                 Map.of(
-                        "OAM_LLAMA_THREADS", String.valueOf(config.threads()),
-                        "OAM_LLAMA_THREADS_BATCH", String.valueOf(config.threadsBatch()),
-                        "OAM_LLAMA_SLOTS", String.valueOf(config.sessions())));
+                        dev.oam.model.llama.LlamaSettings.THREADS_VARIABLE, String.valueOf(config.threads()),
+                        dev.oam.model.llama.LlamaSettings.THREADS_BATCH_VARIABLE, String.valueOf(config.threadsBatch()),
+                        dev.oam.model.llama.LlamaSettings.SLOTS_VARIABLE, String.valueOf(config.sessions())));
         child.handler((line, nanos) -> {
             try {
                 inbox.add(Json.parse(line));

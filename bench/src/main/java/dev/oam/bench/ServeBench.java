@@ -71,7 +71,7 @@ public final class ServeBench {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String classPath = System.getProperty("java.class.path");
         List<String> childOpts =
-                List.of((System.getenv().getOrDefault("OAM_BENCH_CHILD_OPTS", "")).split("\\s+")).stream()
+                List.of((System.getenv().getOrDefault(Bench.CHILD_OPTS_VARIABLE, "")).split("\\s+")).stream()
                         .filter(s -> !s.isBlank())
                         .toList();
         try {
@@ -131,7 +131,7 @@ public final class ServeBench {
             throws Exception {
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.to(log.toFile()));
         if (script != null) {
-            builder.environment().put("OAM_SCRIPT", script);
+            builder.environment().put(dev.oam.core.model.ScriptedModel.SCRIPT_VARIABLE, script);
         }
         Process process = builder.start();
         Children.register(process);

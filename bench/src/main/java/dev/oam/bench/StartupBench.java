@@ -94,9 +94,9 @@ public final class StartupBench {
         }
         boolean withAot = Files.isRegularFile(aot) && Runtime.version().feature() >= 25;
         boolean defaultModel = defaultModelCached();
-        Map<String, @Nullable String> noModel = Map.of("OAM_MODEL", "none");
+        Map<String, @Nullable String> noModel = Map.of(dev.oam.core.model.ModelSpec.MODEL_VARIABLE, "none");
         Map<String, @Nullable String> asUsers = new HashMap<>();
-        asUsers.put("OAM_MODEL", null);
+        asUsers.put(dev.oam.core.model.ModelSpec.MODEL_VARIABLE, null);
         Map<String, @Nullable String> jdk = Map.of("JAVA_HOME", javaHome.toString());
 
         List<Case> cases = new ArrayList<>();
@@ -218,7 +218,7 @@ public final class StartupBench {
 
     /** Whether the model cache holds the default model: only then does a plain start load it. */
     private static boolean defaultModelCached() {
-        String cache = System.getenv("OAM_MODEL_CACHE");
+        String cache = System.getenv(dev.oam.core.model.pull.ModelCache.CACHE_VARIABLE);
         Path root = cache != null && !cache.isBlank()
                 ? Path.of(cache)
                 : Path.of(System.getProperty("user.home"), ".cache", "oam", "models");

@@ -202,7 +202,8 @@ public record BridgeConfiguration(
          */
         public BridgeConfiguration build() {
             List<ModelBackend> serving = backends != null ? backends : ModelBackends.discovered();
-            ModelCache cache = modelCache != null ? modelCache : ModelCache.fromEnvironment(Environment.system());
+            Environment process = Environment.system(); // the in-process host's entry point: read once, here
+            ModelCache cache = modelCache != null ? modelCache : ModelCache.fromEnvironment(process);
             Map<String, ModelProvider> providers = new LinkedHashMap<>();
             for (ModelBackend backend : serving) {
                 providers.putIfAbsent(backend.type(), ModelBackends.provider(backend, cache));
@@ -212,7 +213,7 @@ public record BridgeConfiguration(
                     ? systemModel
                     : modelCache != null
                             ? ModelBackends.systemModel(serving, systemModelSpec, modelCache)
-                            : ModelBackends.systemModel(serving, systemModelSpec);
+                            : ModelBackends.systemModel(serving, systemModelSpec, process);
             return new BridgeConfiguration(
                     maxSessions,
                     defaultToolTimeout,

@@ -84,7 +84,8 @@ class ModelBackendsTest {
                 Map.of("OAM_MODEL", " http://127.0.0.1:11434/v1 ", "OAM_MODEL_NAME", "qwen", "OAM_API_KEY", "sk-1");
         ModelSpec.Location spec = ModelSpec.fromEnvironment(variables::get);
         assertThat(spec.location()).isEqualTo("http://127.0.0.1:11434/v1");
-        LanguageModel model = ModelBackends.systemModel(List.of(llama, openai), spec);
+        LanguageModel model =
+                ModelBackends.systemModel(List.of(llama, openai), spec, dev.oam.core.Environment.system());
         assertThat(model.availability().message()).isEqualTo("openai:http://127.0.0.1:11434/v1");
         assertThat(openai.calls).containsExactly("system http://127.0.0.1:11434/v1 name=qwen key=sk-1");
         assertThat(llama.calls).isEmpty();
@@ -124,7 +125,8 @@ class ModelBackendsTest {
                         .withContextSize(4096)
                         .withThreads(2)
                         .withGpuLayers(3)
-                        .withSeed(7));
+                        .withSeed(7),
+                dev.oam.core.Environment.system());
         assertThat(llama.calls)
                 .containsExactly("create {\"type\":\"llama\",\"path\":\"/models/a.gguf\",\"contextSize\":4096,"
                         + "\"threads\":2,\"gpuLayers\":3,\"seed\":7} at systemModel");
@@ -135,7 +137,8 @@ class ModelBackendsTest {
                         .withHeaders(Map.of("X-Title", "Game"))
                         .withToolCallMode(ModelSpec.OpenAI.ToolCallMode.EMULATED)
                         .withContextSize(2048)
-                        .withTimeout(Duration.ofMillis(2500)));
+                        .withTimeout(Duration.ofMillis(2500)),
+                dev.oam.core.Environment.system());
         assertThat(openai.calls)
                 .containsExactly("create {\"type\":\"openai\",\"baseUrl\":\"http://h:1/v1\",\"model\":\"m\","
                         + "\"apiKeyEnv\":\"OPENAI_API_KEY\",\"headers\":{\"X-Title\":\"Game\"},\"toolCallMode\":\"emulated\","
@@ -147,24 +150,33 @@ class ModelBackendsTest {
     @Test
     void whatCannotBeServedIsASetupErrorNamingTheCause() {
         assertThatThrownBy(() -> ModelBackends.systemModel(
-                        List.of(llama, openai), new ModelSpec.Location("/x/broken.gguf", null)))
+                        List.of(llama, openai),
+                        new ModelSpec.Location("/x/broken.gguf", null, dev.oam.core.Environment.system()),
+                        dev.oam.core.Environment.system()))
                 .isInstanceOf(ModelBackends.ModelSetupException.class)
                 .hasMessage("cannot use the model '/x/broken.gguf': the file is broken");
-        assertThatThrownBy(() ->
-                        ModelBackends.systemModel(List.of(llama, openai), new ModelSpec.Location("ftp://m", null)))
+        assertThatThrownBy(() -> ModelBackends.systemModel(
+                        List.of(llama, openai),
+                        new ModelSpec.Location("ftp://m", null, dev.oam.core.Environment.system()),
+                        dev.oam.core.Environment.system()))
                 .isInstanceOf(ModelBackends.ModelSetupException.class)
                 .hasMessageStartingWith("no model backend in this build serves 'ftp://m' (backends: llama, openai)");
-        assertThatThrownBy(
-                        () -> ModelBackends.systemModel(List.of(llama), new ModelSpec.Llama(Path.of("/missing.gguf"))))
+        assertThatThrownBy(() -> ModelBackends.systemModel(
+                        List.of(llama),
+                        new ModelSpec.Llama(Path.of("/missing.gguf")),
+                        dev.oam.core.Environment.system()))
                 .isInstanceOf(ModelBackends.ModelSetupException.class)
                 .hasMessage(
                         "cannot use the llama model '/missing.gguf': 'systemModel.path': the model file is missing.");
-        assertThatThrownBy(() ->
-                        ModelBackends.systemModel(List.of(), new ModelSpec.OpenAI(URI.create("http://h/v1"), "m")))
+        assertThatThrownBy(() -> ModelBackends.systemModel(
+                        List.of(),
+                        new ModelSpec.OpenAI(URI.create("http://h/v1"), "m"),
+                        dev.oam.core.Environment.system()))
                 .hasMessageStartingWith("no model backend of type 'openai' in this build (backends: none)");
         assertThatThrownBy(() -> new ModelSpec.Llama(Path.of("/a.gguf")).withThreads(-1))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new ModelSpec.Location(" ", null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ModelSpec.Location(" ", null, dev.oam.core.Environment.system()))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

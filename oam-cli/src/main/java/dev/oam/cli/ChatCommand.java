@@ -1,6 +1,5 @@
 package dev.oam.cli;
 
-import dev.oam.core.Environment;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.Agent;
@@ -169,7 +168,7 @@ final class ChatCommand implements Callable<Integer> {
                         .appName("oam")
                         .build();
                 out = terminal.writer();
-                color = !Tty.noColor(Environment.system());
+                color = !Tty.noColor(models.system);
                 input = prompt -> {
                     try {
                         return reader.readLine(prompt);

@@ -278,7 +278,7 @@ record CliTools(List<Tool> tools, List<String> warnings, ArrayNode raw) {
             }
             return path.toString();
         }
-        if (onPath(program, Environment.system())) {
+        if (onPath(program, Main.process())) {
             return program; // as written: the child's PATH finds it the same way
         }
         throw CliError.invalidInput(at + ".command: the program '" + program + "' was not found on PATH");

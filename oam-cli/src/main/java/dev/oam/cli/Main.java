@@ -1,6 +1,7 @@
 package dev.oam.cli;
 
 import dev.oam.bridge.BridgeEngine;
+import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import java.util.Arrays;
 import picocli.CommandLine;
@@ -29,6 +30,15 @@ import picocli.CommandLine.Command;
 public final class Main implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    /**
+     * The process's environment. The CLI's entry point: every command and helper of the CLI reads the host's variables
+     * and JVM switches through this one call (a command's {@link ModelSource} keeps it in a field tests replace), and
+     * hands typed values or this environment to the bridge and the backends below.
+     */
+    static Environment process() {
+        return Environment.system();
+    }
 
     public static void main(String[] args) {
         Log.toConsole(); // this process is ours: logs are lines on stderr, not the JDK's System.Logger

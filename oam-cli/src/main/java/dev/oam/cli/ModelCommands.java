@@ -2,7 +2,6 @@ package dev.oam.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.Environment;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.pull.Bytes;
 import dev.oam.core.model.pull.ModelCache;
@@ -86,7 +85,7 @@ final class ModelCommands {
         public Integer call() {
             PrintStream out = Out.stdout();
             PrintStream err = Out.stderr();
-            ModelCache cache = ModelCache.fromEnvironment(Environment.system());
+            ModelCache cache = ModelCache.fromEnvironment(Main.process());
             ProgressBar bar = new ProgressBar(err, Tty.isTerminal(2), name.strip());
             AtomicBoolean finished = new AtomicBoolean();
             Thread hook = new Thread(() -> {
@@ -148,7 +147,7 @@ final class ModelCommands {
         public Integer call() {
             PrintStream out = Out.stdout();
             PrintStream err = Out.stderr();
-            ModelCache cache = ModelCache.fromEnvironment(Environment.system());
+            ModelCache cache = ModelCache.fromEnvironment(Main.process());
             List<ModelCache.Entry> entries = cache.list();
             if (json) {
                 ObjectNode root = Json.object();
@@ -193,7 +192,7 @@ final class ModelCommands {
         @Override
         public Integer call() {
             PrintStream err = Out.stderr();
-            ModelCache cache = ModelCache.fromEnvironment(Environment.system());
+            ModelCache cache = ModelCache.fromEnvironment(Main.process());
             try {
                 if (cache.remove(name)) {
                     err.println("Removed " + name.strip());

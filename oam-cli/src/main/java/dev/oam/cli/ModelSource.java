@@ -24,7 +24,7 @@ import picocli.CommandLine.Option;
  * {@code model_not_ready}. A picocli mixin for the two model flags; {@link #scripted} is the one OAM_SCRIPT parser.
  */
 final class ModelSource {
-    static final String SCRIPT_VARIABLE = "OAM_SCRIPT";
+    static final String SCRIPT_VARIABLE = ScriptedModel.SCRIPT_VARIABLE;
 
     @Option(
             names = "--model",
@@ -43,8 +43,8 @@ final class ModelSource {
     @Nullable
     String modelName;
 
-    /** The process environment; tests put their own. */
-    Environment system = Environment.system();
+    /** The process environment ({@link Main#process()}); tests put their own. */
+    Environment system = Main.process();
 
     /**
      * The host's environment, {@code --model} and {@code --model-name} standing for {@code OAM_MODEL} and
@@ -80,7 +80,7 @@ final class ModelSource {
         }
         ModelSpec spec = ModelSpec.fromEnvironment(environment);
         if (spec != null) {
-            return ModelBackends.systemModel(backends, spec);
+            return ModelBackends.systemModel(backends, spec, environment);
         }
         return new UnavailableModel(ModelAvailability.unavailable(
                 "model_not_ready",
@@ -126,6 +126,6 @@ final class ModelSource {
         if (!node.isObject()) {
             throw new IllegalArgumentException("OAM_SCRIPT must be an array of steps or an object with 'steps'.");
         }
-        return ScriptedModel.fromJson(node, "OAM_SCRIPT");
+        return ScriptedModel.fromJson(node, SCRIPT_VARIABLE);
     }
 }

@@ -1,6 +1,5 @@
 package dev.oam.cli;
 
-import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelBackend;
@@ -138,7 +137,8 @@ final class ServeCommand implements Callable<Integer> {
                     .withSecurity(
                             apiKey != null
                                     ? blankToNull(apiKey)
-                                    : blankToNull(Environment.system().variable("OAM_API_KEY")),
+                                    : blankToNull(
+                                            models.system.variable(dev.oam.core.model.ModelSpec.API_KEY_VARIABLE)),
                             allowedOrigins)
                     .withLimits(
                             maxConcurrent,

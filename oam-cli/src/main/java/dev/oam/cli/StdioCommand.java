@@ -146,7 +146,7 @@ final class StdioCommand implements Callable<Integer> {
      * A host variable: {@code --model} and {@code --model-name} stand for {@code OAM_MODEL} and {@code OAM_MODEL_NAME}.
      */
     private Environment environment() {
-        return ModelSource.flags(model, modelName).over(Environment.system());
+        return ModelSource.flags(model, modelName).over(Main.process());
     }
 
     /** A size such as {@code 4096}, {@code 512K}, {@code 16M} or {@code 1G} (binary multiples), at least 16. */
@@ -229,7 +229,7 @@ final class StdioCommand implements Callable<Integer> {
             return 2;
         }
         CountDownLatch inputEnded = new CountDownLatch(1);
-        StdioTransport.Sink sink = StdioTransport.sink(out, outFd, DebugCounters.fromProperty());
+        StdioTransport.Sink sink = StdioTransport.sink(out, outFd, DebugCounters.fromProperty(Main.process()));
         BridgeEngine engine = BridgeEngine.withSink(configuration, sink);
         StdioTransport.Activity input = new StdioTransport.Activity(in);
         Thread reader = Thread.ofPlatform().daemon().name("oam-stdin").start(() -> {

@@ -43,7 +43,7 @@ final class Tty {
 
     /** Colour on stderr: a terminal and no {@code NO_COLOR} (any non-empty value turns colour off). */
     static boolean colorOnStderr() {
-        return colorAllowed(Environment.system()) && isTerminal(2);
+        return colorAllowed(Main.process()) && isTerminal(2);
     }
 
     /** Whether {@code environment} allows colour: no {@code NO_COLOR} and a terminal that is not {@code dumb}. */

@@ -45,6 +45,7 @@ class DebugCountersTest {
     @Test
     void offUnlessThePropertyIsSet() {
         assertThat(Boolean.getBoolean("oam.debug.counters")).isFalse();
-        assertThat(DebugCounters.fromProperty()).isSameAs(dev.oam.bridge.transport.DeliveryListener.NONE);
+        assertThat(DebugCounters.fromProperty(dev.oam.core.Environment.of(java.util.Map.of())))
+                .isSameAs(dev.oam.bridge.transport.DeliveryListener.NONE);
     }
 }

@@ -56,4 +56,39 @@ class EnvironmentTest {
         assertThat(Environment.system().variable("PATH")).isEqualTo(System.getenv("PATH"));
         assertThat(Environment.system()).isSameAs(Environment.system());
     }
+
+    @Test
+    void anIntegerSettingIsParsedOnceWithItsBoundsAndABadValueIsAWarningAndNull() {
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        Log.Level level = Log.level();
+        Log.setStream(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        Log.setLevel(Log.Level.WARNING);
+        try {
+            Environment environment = Environment.of(Map.of("N", " 7 ", "LOW", "-2", "WORD", "many", "BLANK", " "));
+            assertThat(environment.integer("N", -1, 10)).isEqualTo(7);
+            assertThat(environment.integer("UNSET", -1, 10)).isNull();
+            assertThat(environment.integer("BLANK", -1, 10)).isNull();
+            assertThat(environment.integer("LOW", -1, 10)).isNull();
+            assertThat(environment.integer("WORD", -1, 10)).isNull();
+        } finally {
+            Log.toSystemLogger();
+            Log.setLevel(level);
+        }
+        assertThat(captured.toString(java.nio.charset.StandardCharsets.UTF_8))
+                .contains("LOW='-2' is not an integer from -1 to 10; using the default")
+                .contains("WORD='many' is not an integer from -1 to 10; using the default")
+                .doesNotContain("BLANK")
+                .doesNotContain("UNSET");
+    }
+
+    @Test
+    void theCacheFolderIsOamCacheDirElseTheUsersCacheFolder() {
+        assertThat(Environment.of(Map.of("OAM_CACHE_DIR", "/c", "XDG_CACHE_HOME", "/x"))
+                        .cacheFolder())
+                .isEqualTo(java.nio.file.Path.of("/c"));
+        assertThat(Environment.of(Map.of("XDG_CACHE_HOME", "/x")).cacheFolder())
+                .isEqualTo(java.nio.file.Path.of("/x/oam"));
+        assertThat(Environment.of(Map.of(), Map.of("user.home", "/home/u")).cacheFolder())
+                .isEqualTo(java.nio.file.Path.of("/home/u/.cache/oam"));
+    }
 }

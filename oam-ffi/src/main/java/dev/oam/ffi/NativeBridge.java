@@ -68,13 +68,13 @@ public final class NativeBridge {
             "OAM_BRIDGE_SCRIPTED_MODELS",
             ModelSpec.MODEL_VARIABLE,
             ModelSpec.NAME_VARIABLE,
-            "OAM_API_KEY",
+            ModelSpec.API_KEY_VARIABLE,
             ModelCache.CACHE_VARIABLE,
             ModelCache.HUB_VARIABLE,
             ModelCache.TOKEN_VARIABLE,
             ModelCache.PYPI_VARIABLE,
-            "OAM_CACHE_DIR",
-            "XDG_CACHE_HOME");
+            Environment.CACHE_DIR_VARIABLE,
+            Environment.XDG_CACHE_VARIABLE);
 
     /**
      * Called by {@code oam_bridge_create}. {@code settings} are {@code NAME=value} pairs the C side read from its

@@ -66,7 +66,8 @@ import org.junit.jupiter.api.Timeout;
 abstract class RealModelServerSuite {
     private static final String KEY = "real-model-key";
     /** What {@code OAM_LLAMA_THREADS=2 OAM_LLAMA_THREADS_BATCH=2 OAM_LLAMA_CONTEXT=2048} give {@code oam serve}. */
-    private static final LlamaSettings LLAMA = LlamaSettings.fromSystem().sized(1, 2, 2, 2048);
+    private static final LlamaSettings LLAMA =
+            LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 2, 2, 2048);
 
     private static final List<String> GATES = List.of("north", "south");
     private static final ChatCompletionFunctionTool OPEN_GATE = ChatCompletionFunctionTool.builder()
@@ -97,7 +98,10 @@ abstract class RealModelServerSuite {
     void serve() throws IOException {
         Path file = model.path();
         backends = List.of(new LlamaBackend(LLAMA, List.of("en")));
-        LanguageModel served = ModelBackends.systemModel(backends, new ModelSpec.Location(file.toString(), null));
+        LanguageModel served = ModelBackends.systemModel(
+                backends,
+                new ModelSpec.Location(file.toString(), null, dev.oam.core.Environment.system()),
+                dev.oam.core.Environment.system());
         // A long request timeout: on a loaded machine the model only gets slower, and these check the protocol, not
         // speed.
         server = TestServers.start(

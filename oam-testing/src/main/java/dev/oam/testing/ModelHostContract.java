@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.ModelSpec;
+import dev.oam.core.model.pull.ModelCache;
 import dev.oam.testing.gguf.TinyGguf;
 import dev.oam.testing.openai.FakeOpenAIServer;
 import java.io.IOException;
@@ -141,8 +143,8 @@ public abstract class ModelHostContract {
     @Test
     void oamModelNamingAGgufFileIsTheSystemModel() throws Exception {
         Path model = tinyModel("system-tiny");
-        try (Conversation c =
-                new Conversation(connect(Map.of("OAM_MODEL", model.toString(), "OAM_MODEL_NAME", "warden")))) {
+        try (Conversation c = new Conversation(
+                connect(Map.of(ModelSpec.MODEL_VARIABLE, model.toString(), ModelSpec.NAME_VARIABLE, "warden")))) {
             c.call(2, "session/create", gateSession("guard", null));
             gateTurn(c, 3, "guard"); // waits for the model to load
             JsonNode availability = c.call(1, "model/availability", null);
@@ -161,8 +163,13 @@ public abstract class ModelHostContract {
     @Test
     void oamModelNamingAServerIsTheSystemModelWithItsKey() throws Exception {
         FakeOpenAIServer server = fake().requireKey("sk-host-key").then(FakeOpenAIServer.text("Halt! Who goes there?"));
-        Map<String, String> variables =
-                Map.of("OAM_MODEL", server.baseUrl(), "OAM_MODEL_NAME", "fake-model", "OAM_API_KEY", "sk-host-key");
+        Map<String, String> variables = Map.of(
+                ModelSpec.MODEL_VARIABLE,
+                server.baseUrl(),
+                ModelSpec.NAME_VARIABLE,
+                "fake-model",
+                ModelSpec.API_KEY_VARIABLE,
+                "sk-host-key");
         try (Conversation c = new Conversation(connect(variables))) {
             c.call(1, "session/create", "{\"session\":\"guard\",\"instructions\":\"You are a guard.\"}");
             JsonNode result = c.call(2, "session/respond", "{\"session\":\"guard\",\"prompt\":\"Hello.\"}");
@@ -178,14 +185,14 @@ public abstract class ModelHostContract {
     @Test
     void aSystemModelTheHostCannotServeIsRefusedNamingTheCause() throws Exception {
         Path missing = dir.resolve("missing.gguf");
-        assertThat(refusedSetup(Map.of("OAM_MODEL", missing.toString())))
+        assertThat(refusedSetup(Map.of(ModelSpec.MODEL_VARIABLE, missing.toString())))
                 .contains(missing.toString())
                 .contains("does not exist");
         Path truncated = truncated("cut");
-        assertThat(refusedSetup(Map.of("OAM_MODEL", truncated.toString())))
+        assertThat(refusedSetup(Map.of(ModelSpec.MODEL_VARIABLE, truncated.toString())))
                 .contains(truncated.toString())
                 .contains("truncated or corrupt");
-        assertThat(refusedSetup(Map.of("OAM_MODEL", "ftp://example.test/model")))
+        assertThat(refusedSetup(Map.of(ModelSpec.MODEL_VARIABLE, "ftp://example.test/model")))
                 .contains("ftp://example.test/model")
                 .contains(".gguf")
                 .contains("http");
@@ -197,8 +204,8 @@ public abstract class ModelHostContract {
         Path placed = cache.resolve("hf/owner/repo/main/named-tiny.gguf");
         Files.createDirectories(placed.getParent());
         Files.move(tinyModel("named-tiny"), placed);
-        try (Conversation c = new Conversation(
-                connect(Map.of("OAM_MODEL", "owner/repo:named-tiny", "OAM_MODEL_CACHE", cache.toString())))) {
+        try (Conversation c = new Conversation(connect(Map.of(
+                ModelSpec.MODEL_VARIABLE, "owner/repo:named-tiny", ModelCache.CACHE_VARIABLE, cache.toString())))) {
             c.call(1, "session/create", gateSession("guard", null));
             gateTurn(c, 2, "guard");
             JsonNode availability = c.call(3, "model/availability", null);
@@ -207,8 +214,8 @@ public abstract class ModelHostContract {
                     .isTrue();
             assertThat(availability.path("variant").asText()).isEqualTo("named-tiny");
         }
-        String refused =
-                refusedSetup(Map.of("OAM_MODEL", "hf:owner/repo/absent.gguf", "OAM_MODEL_CACHE", cache.toString()));
+        String refused = refusedSetup(Map.of(
+                ModelSpec.MODEL_VARIABLE, "hf:owner/repo/absent.gguf", ModelCache.CACHE_VARIABLE, cache.toString()));
         assertThat(refused)
                 .contains("hf:owner/repo/absent.gguf")
                 .contains("not in the model cache")

@@ -56,7 +56,7 @@ public abstract class ModelPullContract {
         return new Conversation(connect(Map.of(
                 "HF_ENDPOINT",
                 hub.uri().toString(),
-                "OAM_MODEL_CACHE",
+                dev.oam.core.model.pull.ModelCache.CACHE_VARIABLE,
                 dir.resolve("cache").toString(),
                 "HF_TOKEN",
                 "")));

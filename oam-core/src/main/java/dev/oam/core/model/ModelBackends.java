@@ -41,14 +41,13 @@ public final class ModelBackends {
     /**
      * The model {@code spec} describes, made by the backend that serves it. A model name ({@code hf:…},
      * {@code OWNER/REPO:QUANT}, {@code pypi:…}) in a location or a llama path is read from the model cache its
-     * environment names ({@link ModelCache#fromEnvironment}: a {@link ModelSpec.Location}'s own lookup, else the
-     * process environment).
+     * environment names ({@link ModelCache#fromEnvironment}: a {@link ModelSpec.Location}'s own lookup, else
+     * {@code host}, the environment the host's entry point read).
      *
      * @throws ModelSetupException with a message for the person who configured the host, naming the cause
      */
-    public static LanguageModel systemModel(List<ModelBackend> backends, ModelSpec spec) {
-        Environment environment =
-                spec instanceof ModelSpec.Location location ? location.environment() : Environment.system();
+    public static LanguageModel systemModel(List<ModelBackend> backends, ModelSpec spec, Environment host) {
+        Environment environment = spec instanceof ModelSpec.Location location ? location.environment() : host;
         return systemModel(backends, spec, () -> ModelCache.fromEnvironment(environment));
     }
 

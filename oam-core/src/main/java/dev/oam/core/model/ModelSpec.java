@@ -30,6 +30,8 @@ public sealed interface ModelSpec {
     String MODEL_VARIABLE = "OAM_MODEL";
     /** The variable with the model's name on an OpenAI-compatible server. */
     String NAME_VARIABLE = "OAM_MODEL_NAME";
+    /** The variable with the API key of an OpenAI-compatible server (unless a value names another variable). */
+    String API_KEY_VARIABLE = "OAM_API_KEY";
 
     /** The value of {@value #MODEL_VARIABLE} that asks for no system model, not even the default one. */
     String NONE = "none";
@@ -71,12 +73,46 @@ public sealed interface ModelSpec {
             int threads,
             int gpuLayers,
             @Nullable Long seed) implements ModelSpec {
+        /**
+         * The fewest tokens per session a model value may name ({@code contextSize}; 0 is the host's default). The one
+         * set of bounds of a llama model value: the llama backend's parser, the host's settings and the supervised
+         * llama-server's value check against these.
+         */
+        public static final int MIN_CONTEXT = 256;
+        /** The most tokens per session a model value may name. */
+        public static final int MAX_CONTEXT = 1 << 20;
+        /** The most generation threads a model value may name ({@code threads}; 0 is the host's default). */
+        public static final int MAX_THREADS = 256;
+        /** The most layers a model value may offload to a GPU ({@code gpuLayers}; -1 is every layer). */
+        public static final int MAX_GPU_LAYERS = 4096;
+        /**
+         * The host's count of layers to offload to a GPU for every llama model whose value names none, on both the
+         * in-process backend and the supervised llama-server ({@link #hostGpuLayers}).
+         */
+        public static final String GPU_LAYERS_VARIABLE = "OAM_LLAMA_GPU_LAYERS";
+
         public Llama {
             Objects.requireNonNull(path, "path");
-            if (contextSize < 0 || threads < 0 || gpuLayers < -1 || seed != null && seed < 0) {
+            if (contextSize != 0 && (contextSize < MIN_CONTEXT || contextSize > MAX_CONTEXT)) {
                 throw new IllegalArgumentException(
-                        "contextSize, threads and seed must not be negative, gpuLayers not below -1");
+                        "contextSize must be 0 (the host's default) or from " + MIN_CONTEXT + " to " + MAX_CONTEXT);
             }
+            if (threads < 0 || threads > MAX_THREADS || seed != null && seed < 0) {
+                throw new IllegalArgumentException(
+                        "threads must be from 0 to " + MAX_THREADS + " and seed must not be negative");
+            }
+            if (gpuLayers < -1 || gpuLayers > MAX_GPU_LAYERS) {
+                throw new IllegalArgumentException("gpuLayers must be from -1 (all) to " + MAX_GPU_LAYERS);
+            }
+        }
+
+        /**
+         * {@value #GPU_LAYERS_VARIABLE} of {@code environment}, the one parser of it: null when unset, and when it is
+         * not an integer from -1 to {@value #MAX_GPU_LAYERS} (then a warning names it and the backend's default
+         * applies).
+         */
+        public static @Nullable Integer hostGpuLayers(Environment environment) {
+            return environment.integer(GPU_LAYERS_VARIABLE, -1, MAX_GPU_LAYERS);
         }
 
         public Llama(Path path) {
@@ -243,11 +279,6 @@ public sealed interface ModelSpec {
             if (location.isBlank()) {
                 throw new IllegalArgumentException("location must not be blank");
             }
-        }
-
-        /** Another host variable is read from the process environment. */
-        public Location(String location, @Nullable String name) {
-            this(location, name, Environment.system());
         }
 
         @Override

@@ -18,6 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * cursor, shared by every turn that uses the same {@code model} value.
  */
 public final class ScriptedModel implements LanguageModel {
+    /** The variable a host reads a script from ({@code oam stdio}, {@code oam serve}): it replaces the model. */
+    public static final String SCRIPT_VARIABLE = "OAM_SCRIPT";
+
     public static final ScriptStep DEFAULT_FALLBACK = new ScriptStep.Text("(script exhausted)", 1, 0);
     private static final long MAX_DELAY_MS = 86_400_000L;
 

@@ -324,7 +324,6 @@ public final class Posix {
 
     /** A fact of the JVM ({@code os.name}, {@code os.arch}), or "" when unknown. */
     private static String jvmFact(String name) {
-        String value = Environment.system().property(name);
-        return value != null ? value : "";
+        return Environment.jvmFact(name);
     }
 }

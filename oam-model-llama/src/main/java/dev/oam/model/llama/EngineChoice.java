@@ -6,6 +6,7 @@ import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineSettings;
 import dev.oam.model.llama.engine.LlamaBuilds;
 import dev.oam.model.llama.engine.NativeLibrary;
+import dev.oam.model.llama.engine.NativeSettings;
 import dev.oam.model.llama.ffm.FfmObserver;
 import dev.oam.model.llama.ffm.FfmTuning;
 import dev.oam.model.llama.gguf.GgufException;
@@ -15,8 +16,6 @@ import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Locale;
-import java.util.Objects;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -77,27 +76,21 @@ public final class EngineChoice {
         }
     }
 
+    /** {@link #planned} for the settings {@code environment} names, on a JVM of {@code javaFeature} (for tests). */
     public static Planned planned(Environment environment, int javaFeature, String osName, String home) {
-        Kind forced;
-        try {
-            forced = forced(environment);
-        } catch (IllegalArgumentException e) {
-            forced = null;
-        }
-        return planned(forced, LlamaSettings.library(environment), environment::variable, javaFeature, osName, home);
+        Environment facts = Environment.of(java.util.Map.of(), java.util.Map.of("os.name", osName, "user.home", home))
+                .over(environment);
+        LlamaSettings settings = LlamaSettings.read(facts);
+        return planned(settings.engine(), settings.natives(), javaFeature);
     }
 
-    private static Planned planned(
-            @Nullable Kind forced,
-            @Nullable String named,
-            UnaryOperator<@Nullable String> environment,
-            int javaFeature,
-            String osName,
-            String home) {
+    private static Planned planned(@Nullable Kind forced, NativeSettings natives, int javaFeature) {
+        String osName = natives.osName();
+        @Nullable String named = natives.library();
         if (forced == Kind.JNI
                 || forced == null
                         && !ffmPossible(javaFeature, osName)
-                        && !(windowsWithBundle(javaFeature, osName) && LlamaBuilds.bundled(environment) != null)) {
+                        && !(windowsWithBundle(javaFeature, osName) && LlamaBuilds.bundled(natives) != null)) {
             return new Planned(
                     false,
                     "llama.cpp b4916, which the JNI engine runs (de.kherud:llama " + NativeLibrary.BINDING_VERSION
@@ -109,33 +102,16 @@ public final class EngineChoice {
                     ? new Planned(false, "llama.cpp b4916, the binding's library (OAM_LLAMA_LIBRARY=binding)")
                     : new Planned(true, "the llama.cpp OAM_LLAMA_LIBRARY names (" + named.strip() + ")");
         }
-        LlamaBuilds.Build built = LlamaBuilds.preferred(environment, home);
+        LlamaBuilds.Build built = LlamaBuilds.preferred(natives);
         return built != null
                 ? new Planned(true, built.describe())
                 : new Planned(
                         false, "llama.cpp b4916, the binding's library (no project-built llama.cpp was found here)");
     }
 
-    /** {@link #planned} for this process. */
-    public static Planned planned() {
-        return planned(LlamaSettings.fromSystem());
-    }
-
-    /** {@link #planned} for this process with {@code settings}' engine and library. */
+    /** {@link #planned} for this JVM with {@code settings}' engine and natives. */
     public static Planned planned(LlamaSettings settings) {
-        Environment system = Environment.system();
-        return planned(
-                settings.engine(),
-                settings.library(),
-                system::variable,
-                Runtime.version().feature(),
-                osName(),
-                Objects.requireNonNullElse(system.property("user.home"), "."));
-    }
-
-    /** The JVM's {@code os.name}. */
-    private static String osName() {
-        return Objects.requireNonNullElse(Environment.system().property("os.name"), "");
+        return planned(settings.engine(), settings.natives(), Runtime.version().feature());
     }
 
     /**
@@ -176,17 +152,15 @@ public final class EngineChoice {
     }
 
     /** Whether FFM can run here for this process: {@link #ffmPossible}, or Windows with a llama.cpp DLL to drive. */
-    private static boolean ffmPossibleHere(@Nullable String library) {
+    private static boolean ffmPossibleHere(NativeSettings natives) {
         int feature = Runtime.version().feature();
-        if (ffmPossible(feature, osName())) {
+        if (ffmPossible(feature, natives.osName())) {
             return true;
         }
-        if (!windowsWithBundle(feature, osName())) {
+        if (!windowsWithBundle(feature, natives.osName())) {
             return false;
         }
-        boolean named =
-                library != null && !library.isBlank() && !library.strip().equalsIgnoreCase("binding");
-        return named || LlamaBuilds.bundled(Environment.system()::variable) != null;
+        return natives.namedLibrary() != null || LlamaBuilds.bundled(natives) != null;
     }
 
     private static final java.util.concurrent.atomic.AtomicBoolean OLD_JDK_WARNED =
@@ -207,42 +181,33 @@ public final class EngineChoice {
                 + " (the release's runtime is Java 25) to get them.";
     }
 
-    /** {@code file} on the engine {@code host} forces (else chosen), with its FFM tuning. */
+    /** {@code file} on the engine {@code host} forces (else chosen), with its natives and FFM tuning. */
     static Engine open(GgufFile file, EngineSettings settings, LlamaSettings host) throws IOException {
-        return open(file, settings, host.engine(), host.library(), host.tuning(), FfmObserver.NONE);
+        return open(file, settings, host.engine(), host.natives(), host.tuning(), FfmObserver.NONE);
     }
 
-    static Engine open(GgufFile file, EngineSettings settings, @Nullable Kind forced) throws IOException {
-        return open(file, settings, forced, null, FfmObserver.NONE);
+    /** {@code file} on the engine {@code forced} names (null: chosen), with {@code host}'s natives and tuning. */
+    static Engine open(GgufFile file, EngineSettings settings, @Nullable Kind forced, LlamaSettings host)
+            throws IOException {
+        return open(file, settings, forced, host.natives(), host.tuning(), FfmObserver.NONE);
     }
 
     /**
-     * {@code file} on the engine {@code forced} names (null: FFM where it can run, else JNI); an FFM engine with
-     * {@code tuning} (null: {@link FfmTuning#fromSystem()}) and {@code observer}.
+     * {@code file} on the engine {@code forced} names (null: FFM where it can run, else JNI), on the llama.cpp
+     * {@code natives} name; an FFM engine with {@code tuning} and {@code observer}.
      */
     static Engine open(
             GgufFile file,
             EngineSettings settings,
             @Nullable Kind forced,
-            @Nullable FfmTuning tuning,
+            NativeSettings natives,
+            FfmTuning tuning,
             FfmObserver observer)
             throws IOException {
-        return open(file, settings, forced, LlamaSettings.fromSystem().library(), tuning, observer);
-    }
-
-    /** {@link #open(GgufFile, EngineSettings, Kind, FfmTuning, FfmObserver)} with the library the host names. */
-    private static Engine open(
-            GgufFile file,
-            EngineSettings settings,
-            @Nullable Kind forced,
-            @Nullable String library,
-            @Nullable FfmTuning tuning,
-            FfmObserver observer)
-            throws IOException {
-        boolean possible = ffmPossibleHere(library);
+        @Nullable String library = natives.library();
+        boolean possible = ffmPossibleHere(natives);
         if (forced == null && !possible) {
-            String loses =
-                    oldJdkLoses(Runtime.version().feature(), LlamaBuilds.bundled(Environment.system()::variable));
+            String loses = oldJdkLoses(Runtime.version().feature(), LlamaBuilds.bundled(natives));
             if (loses != null && OLD_JDK_WARNED.compareAndSet(false, true)) {
                 Log.warning(loses);
             }
@@ -253,25 +218,25 @@ public final class EngineChoice {
                     null,
                     forced == Kind.JNI
                             ? VARIABLE + "=jni"
-                            : "JDK " + Runtime.version().feature() + " on " + osName());
+                            : "JDK " + Runtime.version().feature() + " on " + natives.osName());
             if (ignored != null) {
                 Log.warning(ignored);
             }
-            return JniEngine.open(file, settings);
+            return JniEngine.open(file, settings, natives);
         }
         if (!possible) {
             throw new IOException("the FFM llama engine needs JDK 22 or newer on Linux or macOS, or on Windows a"
                     + " llama.cpp DLL (a release's lib/llama, or OAM_LLAMA_LIBRARY) (this is JDK "
-                    + Runtime.version().feature() + " on " + osName() + "); unset " + VARIABLE);
+                    + Runtime.version().feature() + " on " + natives.osName() + "); unset " + VARIABLE);
         }
         try {
-            return openFfm(file, settings, tuning != null ? tuning : FfmTuning.fromSystem(), observer);
+            return openFfm(file, settings, natives, tuning, observer);
         } catch (UnsupportedOperationException e) {
             if (forced == Kind.FFM) {
                 throw new IOException(e.getMessage(), e);
             }
             Log.info(e.getMessage() + "; using the JNI engine");
-            return JniEngine.open(file, settings);
+            return JniEngine.open(file, settings, natives);
         }
     }
 
@@ -289,20 +254,26 @@ public final class EngineChoice {
                 + " binding's own llama.cpp; the FFM engine, which drives that library, needs JDK 22 or newer on Linux";
     }
 
-    /** {@code FfmEngine.open(file, settings, tuning, observer)}, by name. */
-    private static Engine openFfm(GgufFile file, EngineSettings settings, FfmTuning tuning, FfmObserver observer)
+    /** {@code FfmEngine.open(file, settings, natives, tuning, observer)}, by name. */
+    private static Engine openFfm(
+            GgufFile file, EngineSettings settings, NativeSettings natives, FfmTuning tuning, FfmObserver observer)
             throws IOException {
         Method open;
         try {
             Class<?> type = Class.forName(FFM_CLASS, true, EngineChoice.class.getClassLoader());
             open = type.getDeclaredMethod(
-                    "open", GgufFile.class, EngineSettings.class, FfmTuning.class, FfmObserver.class);
+                    "open",
+                    GgufFile.class,
+                    EngineSettings.class,
+                    NativeSettings.class,
+                    FfmTuning.class,
+                    FfmObserver.class);
             open.setAccessible(true);
         } catch (ReflectiveOperationException | LinkageError e) {
             throw new UnsupportedOperationException("the FFM llama engine is not in this build (" + e + ")", e);
         }
         try {
-            return (Engine) open.invoke(null, file, settings, tuning, observer);
+            return (Engine) open.invoke(null, file, settings, natives, tuning, observer);
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
             if (cause instanceof IOException io) {

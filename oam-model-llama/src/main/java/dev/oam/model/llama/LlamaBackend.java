@@ -9,8 +9,8 @@ import dev.oam.core.model.ModelBackend;
 import dev.oam.core.model.ModelParameterException;
 import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineSettings;
-import dev.oam.model.llama.engine.LlamaBuilds;
 import dev.oam.model.llama.engine.ModelFile;
+import dev.oam.model.llama.engine.NativeSettings;
 import dev.oam.model.llama.gguf.GgufException;
 import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.host.ModelHost;
@@ -62,9 +62,12 @@ public final class LlamaBackend implements ModelBackend {
     private final Map<Path, ModelHost> hosts = new HashMap<>(); // guarded by lock
     private boolean closed; // guarded by lock
 
-    /** The process's settings ({@link LlamaSettings#fromSystem()}), languages {@code ["en"]}. */
+    /**
+     * The ServiceLoader's entry point: the process's settings ({@link LlamaSettings#read} of
+     * {@link Environment#system()}, read here once), languages {@code ["en"]}.
+     */
     public LlamaBackend() {
-        this(LlamaSettings.fromSystem(), List.of("en"));
+        this(LlamaSettings.read(Environment.system()), List.of("en"));
     }
 
     /** Models run in a child process ({@link ModelHost}) when {@code settings} say so or their value does. */
@@ -116,7 +119,7 @@ public final class LlamaBackend implements ModelBackend {
     @Override
     public LanguageModel create(ObjectNode spec, String path) throws ModelParameterException {
         LlamaModelValue settings = LlamaModelValue.parse(spec, path);
-        checkBackend(LlamaModelValue.backend(spec, path), LlamaBuilds.processBackend(), path);
+        checkBackend(LlamaModelValue.backend(spec, path), defaults.natives().backend(), path);
         if (processHost(spec, path)) {
             ObjectNode inChild = spec.deepCopy();
             inChild.remove("host");
@@ -150,11 +153,11 @@ public final class LlamaBackend implements ModelBackend {
         throw ModelParameterException.invalid(
                 path + ".backend",
                 ": the llama backend is chosen once per process, not per session (here "
-                        + LlamaBuilds.BACKEND_VARIABLE + "=" + process
+                        + NativeSettings.BACKEND_VARIABLE + "=" + process
                         + (process.equals("auto")
                                 ? ": CUDA, then Vulkan, Metal, the CPU, the first that loads and has" + " a device"
                                 : "")
-                        + "). Start the process with " + LlamaBuilds.BACKEND_VARIABLE + "=" + asked
+                        + "). Start the process with " + NativeSettings.BACKEND_VARIABLE + "=" + asked
                         + " to force " + asked + ", or omit backend"
                         + (asked.equals("cpu") ? " (gpuLayers 0 keeps a model on the CPU)" : "") + ".");
     }

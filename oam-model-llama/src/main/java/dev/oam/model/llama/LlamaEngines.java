@@ -13,9 +13,12 @@ import java.io.IOException;
 public final class LlamaEngines {
     private LlamaEngines() {}
 
-    /** A model loaded on the chosen engine; it is never shared with the backend's own models. */
-    public static Engine open(GgufFile file, EngineSettings settings) throws IOException {
-        return EngineChoice.open(file, settings, LlamaSettings.fromSystem());
+    /**
+     * A model loaded on the engine {@code host} chooses, with its natives and tuning; it is never shared with the
+     * backend's own models.
+     */
+    public static Engine open(GgufFile file, EngineSettings settings, LlamaSettings host) throws IOException {
+        return EngineChoice.open(file, settings, host);
     }
 
     /** Whether {@code engine} is the FFM engine. */

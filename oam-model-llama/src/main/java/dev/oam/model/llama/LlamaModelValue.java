@@ -3,6 +3,7 @@ package dev.oam.model.llama;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.model.ModelParameterException;
+import dev.oam.core.model.ModelSpec;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Iterator;
@@ -25,10 +26,10 @@ record LlamaModelValue(
         int threads,
         int gpuLayers,
         @Nullable Long seed) {
-    static final int MIN_CONTEXT = 256;
-    static final int MAX_CONTEXT = 1 << 20;
-    static final int MAX_THREADS = 256;
-    static final int MAX_GPU_LAYERS = 4096;
+    static final int MIN_CONTEXT = ModelSpec.Llama.MIN_CONTEXT;
+    static final int MAX_CONTEXT = ModelSpec.Llama.MAX_CONTEXT;
+    static final int MAX_THREADS = ModelSpec.Llama.MAX_THREADS;
+    static final int MAX_GPU_LAYERS = ModelSpec.Llama.MAX_GPU_LAYERS;
     /** {@code gpuLayers} not given: the host's default ({@code OAM_LLAMA_GPU_LAYERS}, else 0) applies. */
     static final int GPU_UNSET = Integer.MIN_VALUE;
 

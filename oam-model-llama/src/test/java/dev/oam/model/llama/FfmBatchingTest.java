@@ -106,7 +106,8 @@ class FfmBatchingTest {
                         .withSlots(4)
                         .withThreads(1)
                         .withThreadsBatch(1),
-                EngineChoice.Kind.FFM);
+                EngineChoice.Kind.FFM,
+                SystemSettings.host());
         try {
             List<EngineRequest> requests = new ArrayList<>();
             List<String> alone = new ArrayList<>();
@@ -158,7 +159,8 @@ class FfmBatchingTest {
                         .withThreads(1)
                         .withThreadsBatch(2),
                 EngineChoice.Kind.FFM,
-                null,
+                SystemSettings.natives(),
+                SystemSettings.tuning(),
                 observer);
         try {
             fresh.generate(greedy(text("dragon", 40), 12), "lone", d -> {}, CancellationToken.create());

@@ -3,6 +3,7 @@ package dev.oam.model.llama;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.oam.core.Environment;
 import dev.oam.core.agent.CancellationToken;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
@@ -18,7 +19,7 @@ import dev.oam.testing.gguf.TinyGguf;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.function.UnaryOperator;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -43,7 +44,7 @@ class FfmGrammarOracleTest {
         }
         // The same file and lanes on both (so the same attention kernels), and no forced text fed in batches: the
         // native grammar samples every token, and a forced text's own tokens may differ from the ones it samples.
-        FfmTuning tuning = FfmTuning.fromSystem().withForced(false);
+        FfmTuning tuning = SystemSettings.tuning().withForced(false);
         EngineSettings settings = EngineSettings.defaults()
                 .withContextSize(512)
                 .withSlots(2)
@@ -53,12 +54,14 @@ class FfmGrammarOracleTest {
                 GgufFile.read(file),
                 settings,
                 EngineChoice.Kind.FFM,
+                SystemSettings.natives(),
                 tuning.withGrammar(FfmTuning.Grammar.JAVA),
                 FfmObserver.NONE);
         nativeGrammar = (SlotEngine) EngineChoice.open(
                 GgufFile.read(file),
                 settings,
                 EngineChoice.Kind.FFM,
+                SystemSettings.natives(),
                 tuning.withGrammar(FfmTuning.Grammar.NATIVE),
                 FfmObserver.NONE);
     }
@@ -128,11 +131,14 @@ class FfmGrammarOracleTest {
 
     @Test
     void theGrammarSettingChoosesJavaUnlessNativeIsAsked() {
-        UnaryOperator<String> none = k -> null;
-        assertThat(FfmTuning.read(none, none).grammar()).isEqualTo(FfmTuning.Grammar.JAVA);
-        assertThat(FfmTuning.read(k -> "native", none).grammar()).isEqualTo(FfmTuning.Grammar.NATIVE);
-        UnaryOperator<String> javaProperty = k -> FfmTuning.GRAMMAR_PROPERTY.equals(k) ? "java" : null;
-        assertThat(FfmTuning.read(k -> "native", javaProperty).grammar()).isEqualTo(FfmTuning.Grammar.JAVA);
-        assertThat(FfmTuning.read(k -> "fast", none).grammar()).isEqualTo(FfmTuning.Grammar.JAVA);
+        String variable = FfmTuning.GRAMMAR_VARIABLE;
+        assertThat(FfmTuning.read(Environment.of(Map.of())).grammar()).isEqualTo(FfmTuning.Grammar.JAVA);
+        assertThat(FfmTuning.read(Environment.of(Map.of(variable, "native"))).grammar())
+                .isEqualTo(FfmTuning.Grammar.NATIVE);
+        Environment javaProperty =
+                Environment.of(Map.of(variable, "native"), Map.of(FfmTuning.GRAMMAR_PROPERTY, "java"));
+        assertThat(FfmTuning.read(javaProperty).grammar()).isEqualTo(FfmTuning.Grammar.JAVA);
+        assertThat(FfmTuning.read(Environment.of(Map.of(variable, "fast"))).grammar())
+                .isEqualTo(FfmTuning.Grammar.JAVA);
     }
 }

@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.oam.core.Environment;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.NativeLibrary;
+import dev.oam.model.llama.engine.NativeSettings;
 import dev.oam.model.llama.engine.SlotEngine;
 import java.io.IOException;
 import java.lang.reflect.Field;
@@ -14,7 +16,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.function.UnaryOperator;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,10 +38,15 @@ class FfmLibraryTest {
         }
     }
 
+    /** The natives an entry point reads from these variables and switches. */
+    private static NativeSettings natives(Map<String, String> variables, Map<String, String> properties) {
+        return LlamaSettings.read(Environment.of(variables, properties)).natives();
+    }
+
     @Test
     void theEngineRunsOnTheLibraryThisRunAskedFor() throws Throwable {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        Object bindings = call("library", new Class<?>[0]);
+        Object bindings = call("library", new Class<?>[] {NativeSettings.class}, SystemSettings.natives());
         Field api = bindings.getClass().getDeclaredField("api");
         api.setAccessible(true);
         String expected = "vendored".equals(System.getProperty("oam.test.llamaLibrary")) ? "VENDORED" : "B4916";
@@ -57,11 +64,9 @@ class FfmLibraryTest {
     @Test
     void aNamedLibraryThatIsNotAFileIsReportedWithTheSettingsName(@TempDir Path dir) {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        UnaryOperator<String> none = name -> null;
-        UnaryOperator<String> missing = name ->
-                "OAM_LLAMA_LIBRARY".equals(name) ? dir.resolve("libllama.so").toString() : null;
-        assertThatThrownBy(() -> call(
-                        "configuredLibrary", new Class<?>[] {UnaryOperator.class, UnaryOperator.class}, missing, none))
+        NativeSettings missing =
+                natives(Map.of("OAM_LLAMA_LIBRARY", dir.resolve("libllama.so").toString()), Map.of());
+        assertThatThrownBy(() -> call("configuredLibrary", new Class<?>[] {NativeSettings.class}, missing))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("OAM_LLAMA_LIBRARY=" + dir.resolve("libllama.so"))
                 .hasMessageContaining("not a readable file");
@@ -71,29 +76,31 @@ class FfmLibraryTest {
     void thePropertyWinsOverTheVariableAndBlankMeansUnset(@TempDir Path dir) throws Throwable {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
         Path file = Files.writeString(dir.resolve("libllama.so"), "not a library");
-        UnaryOperator<String> variable = name -> "OAM_LLAMA_LIBRARY".equals(name) ? "/nowhere/libllama.so" : null;
-        UnaryOperator<String> property = name -> "oam.llama.library".equals(name) ? file.toString() : null;
-        assertThat(call(
-                        "configuredLibrary",
-                        new Class<?>[] {UnaryOperator.class, UnaryOperator.class},
-                        variable,
-                        property))
+        NativeSettings both = natives(
+                Map.of("OAM_LLAMA_LIBRARY", "/nowhere/libllama.so"), Map.of("oam.llama.library", file.toString()));
+        assertThat(call("configuredLibrary", new Class<?>[] {NativeSettings.class}, both))
                 .isEqualTo(file.toAbsolutePath());
-        UnaryOperator<String> blank = name -> " ";
-        assertThat(call("configuredLibrary", new Class<?>[] {UnaryOperator.class, UnaryOperator.class}, blank, blank))
+        NativeSettings blank = natives(Map.of("OAM_LLAMA_LIBRARY", " "), Map.of("oam.llama.library", " "));
+        assertThat(call("configuredLibrary", new Class<?>[] {NativeSettings.class}, blank))
                 .isNull();
     }
 
     @Test
     void theJarsLibraryIsRefusedAsTheVendoredApi() throws Throwable {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        Path jars =
-                (Path) NativeLibrary.class.getDeclaredMethod("extractedLibrary").invoke(null);
+        Path jars = (Path) NativeLibrary.class
+                .getDeclaredMethod("extractedLibrary", NativeSettings.class)
+                .invoke(null, SystemSettings.natives());
         Class<?> apiType = Class.forName("dev.oam.model.llama.ffm.LlamaNative$Api");
         Object vendored = apiType.getEnumConstants()[1];
         assertThat(vendored).hasToString("VENDORED");
         // no build record next to it, so the layouts of the newer API are never used on it
-        assertThatThrownBy(() -> call("open", new Class<?>[] {Path.class, apiType}, jars, vendored))
+        assertThatThrownBy(() -> call(
+                        "open",
+                        new Class<?>[] {Path.class, apiType, NativeSettings.class},
+                        jars,
+                        vendored,
+                        SystemSettings.natives()))
                 .isInstanceOf(UnsupportedOperationException.class)
                 .hasMessageContaining("oam-build.properties");
     }
@@ -101,13 +108,18 @@ class FfmLibraryTest {
     @Test
     void aBuildRecordNamingAnotherSourceIsRefused(@TempDir Path dir) throws Throwable {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
-        Path jars =
-                (Path) NativeLibrary.class.getDeclaredMethod("extractedLibrary").invoke(null);
+        Path jars = (Path) NativeLibrary.class
+                .getDeclaredMethod("extractedLibrary", NativeSettings.class)
+                .invoke(null, SystemSettings.natives());
         Path library = Files.createSymbolicLink(dir.resolve("libllama.so"), jars);
         Files.writeString(dir.resolve("oam-build.properties"), "source=llama_cpp_python-0.3.35.tar.gz\nsha256=00\n");
         Class<?> apiType = Class.forName("dev.oam.model.llama.ffm.LlamaNative$Api");
-        assertThatThrownBy(() ->
-                        call("open", new Class<?>[] {Path.class, apiType}, library, apiType.getEnumConstants()[1]))
+        assertThatThrownBy(() -> call(
+                        "open",
+                        new Class<?>[] {Path.class, apiType, NativeSettings.class},
+                        library,
+                        apiType.getEnumConstants()[1],
+                        SystemSettings.natives()))
                 .isInstanceOf(UnsupportedOperationException.class)
                 .hasMessageContaining(
                         "names llama_cpp_python-0.3.35.tar.gz (00), not one of the sources whose struct layouts are verified");
@@ -119,7 +131,12 @@ class FfmLibraryTest {
         assumeTrue(TinyEngines.ffmPossible() && built != null && !built.isBlank(), "needs the project-built library");
         Class<?> apiType = Class.forName("dev.oam.model.llama.ffm.LlamaNative$Api");
         Object b4916 = apiType.getEnumConstants()[0];
-        assertThatThrownBy(() -> call("open", new Class<?>[] {Path.class, apiType}, Path.of(built), b4916))
+        assertThatThrownBy(() -> call(
+                        "open",
+                        new Class<?>[] {Path.class, apiType, NativeSettings.class},
+                        Path.of(built),
+                        b4916,
+                        SystemSettings.natives()))
                 .isInstanceOf(UnsupportedOperationException.class)
                 .hasMessageContaining("LLAMA_BUILD_NUMBER");
     }

@@ -26,11 +26,14 @@ class FfmQwen3Test {
     void aQwen3ModelLoadsOnTheCurrentLlamaCppAndIsRefusedByName() throws Exception {
         Path file = TinyEngines.MODELS.resolve("qwen3").resolve("tiny-qwen3.gguf");
         TinyGguf.tiny().architecture("qwen3").name("tiny-random-qwen3").write(file);
-        boolean current = EngineChoice.planned().current();
+        boolean current = EngineChoice.planned(SystemSettings.host()).current();
         assertThat(current)
-                .as("the run's llama.cpp: %s", EngineChoice.planned().description())
+                .as(
+                        "the run's llama.cpp: %s",
+                        EngineChoice.planned(SystemSettings.host()).description())
                 .isEqualTo("vendored".equals(System.getProperty("oam.test.llamaLibrary")) && TinyEngines.ffmPossible());
-        LlamaBackend backend = new LlamaBackend(LlamaSettings.fromSystem().sized(1, 1, 1, 2048), List.of("en"));
+        LlamaBackend backend = new LlamaBackend(
+                LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 1, 1, 2048), List.of("en"));
         try (Conversation c = new Conversation(
                 InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend))),
                 java.time.Duration.ofMinutes(2))) {

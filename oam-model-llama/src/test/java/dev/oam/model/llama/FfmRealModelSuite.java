@@ -12,7 +12,6 @@ import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.EngineSettings;
 import dev.oam.model.llama.engine.ModelFile;
 import dev.oam.model.llama.engine.SlotEngine;
-import dev.oam.model.llama.ffm.FfmTuning;
 import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.grammar.GbnfParser;
 import dev.oam.model.llama.grammar.TokenVocabulary;
@@ -74,7 +73,8 @@ abstract class FfmRealModelSuite {
                         .withSlots(8)
                         .withThreads(2)
                         .withThreadsBatch(2),
-                EngineChoice.Kind.FFM);
+                EngineChoice.Kind.FFM,
+                SystemSettings.host());
     }
 
     @AfterAll
@@ -144,7 +144,8 @@ abstract class FfmRealModelSuite {
                         .withSlots(8)
                         .withThreads(1)
                         .withThreadsBatch(2),
-                EngineChoice.Kind.FFM);
+                EngineChoice.Kind.FFM,
+                SystemSettings.host());
         try {
             eightTogetherAndAlone(oneTwo, "1/2 threads");
         } finally {
@@ -278,7 +279,8 @@ abstract class FfmRealModelSuite {
                             .withThreads(threads)
                             .withThreadsBatch(2),
                     EngineChoice.Kind.FFM,
-                    FfmTuning.fromSystem().withFlashAttention(true),
+                    SystemSettings.natives(),
+                    SystemSettings.tuning().withFlashAttention(true),
                     observer);
             try {
                 // Several prompts: on llama-cpp-python 0.3.36's llama.cpp with ggml's repacked weight layouts, "Decode.

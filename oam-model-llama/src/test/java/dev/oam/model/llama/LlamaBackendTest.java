@@ -31,8 +31,8 @@ class LlamaBackendTest {
     private static final Path DIR = TinyEngines.MODELS.resolve("backend");
     private static Path tiny;
     /** One backend for the tests that load the tiny file: each backend loads its files once, and loads leak. */
-    private static final LlamaBackend LOADING =
-            new LlamaBackend(LlamaSettings.fromSystem().sized(1, 1, 1, 512), List.of("en", "de"));
+    private static final LlamaBackend LOADING = new LlamaBackend(
+            LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 1, 1, 512), List.of("en", "de"));
 
     @BeforeAll
     static void writeModel() throws IOException {
@@ -51,7 +51,8 @@ class LlamaBackendTest {
 
     @Test
     void badModelValuesAreInvalidParamsNamingTheMember() throws Exception {
-        LlamaBackend backend = new LlamaBackend(LlamaSettings.fromSystem().sized(1, 0, 0, 0), List.of("en"));
+        LlamaBackend backend = new LlamaBackend(
+                LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 0, 0, 0), List.of("en"));
         assertThat(refused(backend, "{\"type\":\"llama\"}").getMessage()).contains("'model.path'");
         assertThat(refused(backend, "{\"type\":\"llama\",\"path\":5}").getMessage())
                 .contains("'model.path' must be");
@@ -76,12 +77,14 @@ class LlamaBackendTest {
 
     @Test
     void aSessionsBackendOtherThanTheProcesssIsRefusedBecauseTheBackendIsProcessWide() throws Exception {
-        LlamaBackend backend = new LlamaBackend(LlamaSettings.fromSystem().sized(1, 0, 0, 0), List.of("en"));
+        LlamaSettings settings =
+                LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 0, 0, 0);
+        LlamaBackend backend = new LlamaBackend(settings, List.of("en"));
         ModelParameterException unknown =
                 refused(backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"backend\":\"opencl\"}");
         assertThat(unknown.member()).isEqualTo("model.backend");
         assertThat(unknown.getMessage()).contains("must be one of auto, cpu, vulkan, cuda, metal");
-        String process = dev.oam.model.llama.engine.LlamaBuilds.processBackend();
+        String process = settings.natives().backend();
         String other = process.equals("vulkan") ? "cuda" : "vulkan";
         ModelParameterException conflict = refused(
                 backend, "{\"type\":\"llama\",\"path\":\"a.gguf\",\"backend\":\"" + other.toUpperCase() + "\"}");
@@ -103,7 +106,8 @@ class LlamaBackendTest {
 
     @Test
     void filesAreCheckedBeforeNativeCodeSeesThem() throws Exception {
-        LlamaBackend backend = new LlamaBackend(LlamaSettings.fromSystem().sized(1, 0, 0, 0), List.of("en"));
+        LlamaBackend backend = new LlamaBackend(
+                LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 0, 0, 0), List.of("en"));
         Path missing = DIR.resolve("missing.gguf");
         assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + missing + "\"}")
                         .getMessage())
@@ -126,7 +130,8 @@ class LlamaBackendTest {
 
     @Test
     void aFileWithoutChatTemplateGetsItsVocabularysTurnFormatWithAWarningOrIsRefusedWhenItHasNone() throws Exception {
-        LlamaBackend backend = new LlamaBackend(LlamaSettings.fromSystem().sized(1, 0, 0, 0), List.of("en"));
+        LlamaBackend backend = new LlamaBackend(
+                LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 0, 0, 0), List.of("en"));
         byte[] bytes = TinyGguf.tiny().name("no-markers").chatTemplate(null).bytes();
         String plain = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)
                 .replace("<|im_start|>", "<|zz_start|>")
@@ -209,7 +214,8 @@ class LlamaBackendTest {
     void aContextLargerThanTheModelWasTrainedForIsRefused() throws Exception {
         Path small = DIR.resolve("small-context.gguf");
         TinyGguf.tiny().contextLength(1024).write(small);
-        LlamaBackend backend = new LlamaBackend(LlamaSettings.fromSystem().sized(1, 0, 0, 0), List.of("en"));
+        LlamaBackend backend = new LlamaBackend(
+                LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 0, 0, 0), List.of("en"));
         assertThat(refused(backend, "{\"type\":\"llama\",\"path\":\"" + small + "\",\"contextSize\":2048}")
                         .getMessage())
                 .contains("'model.contextSize'")
@@ -243,7 +249,8 @@ class LlamaBackendTest {
 
     @Test
     void aClosedBackendCancelsNothingItDoesNotOwnAndRefusesNewModels() throws Exception {
-        LlamaBackend backend = new LlamaBackend(LlamaSettings.fromSystem().sized(1, 0, 0, 0), List.of("en"));
+        LlamaBackend backend = new LlamaBackend(
+                LlamaSettings.read(dev.oam.core.Environment.system()).sized(1, 0, 0, 0), List.of("en"));
         backend.close();
         ObjectNode value = spec("{\"type\":\"llama\",\"path\":\"" + tiny + "\"}");
         assertThatThrownBy(() -> backend.create(value, "model")).isInstanceOf(IllegalStateException.class);

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.oam.core.Environment;
+import dev.oam.core.Log;
+import dev.oam.core.model.ModelSpec;
+import dev.oam.model.llama.engine.NativeSettings;
 import dev.oam.model.llama.ffm.FfmTuning;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -12,7 +15,8 @@ import org.junit.jupiter.api.Test;
 class LlamaSettingsTest {
     @Test
     void nothingSetIsOneSlotTheMachinesThreadsAutomaticGpuLayersInProcessAndAnAutomaticEngine() {
-        LlamaSettings settings = LlamaSettings.read(Environment.of(Map.of()));
+        Environment none = Environment.of(Map.of());
+        LlamaSettings settings = LlamaSettings.read(none);
         assertThat(settings)
                 .isEqualTo(new LlamaSettings(
                         1,
@@ -22,8 +26,12 @@ class LlamaSettingsTest {
                         dev.oam.model.llama.engine.EngineSettings.AUTO_LAYERS,
                         false,
                         null,
-                        null,
-                        FfmTuning.DEFAULTS));
+                        NativeSettings.read(none, false),
+                        FfmTuning.DEFAULTS,
+                        LlamaSettings.ChildJvm.read(none)));
+        assertThat(settings.natives().backend()).isEqualTo("auto");
+        assertThat(settings.natives().gpuFirst()).isFalse();
+        assertThat(settings.library()).isNull();
     }
 
     @Test
@@ -83,9 +91,74 @@ class LlamaSettingsTest {
         LlamaSettings read = LlamaSettings.read(Environment.of(
                 Map.of("OAM_MODEL_HOST", "process", "OAM_LLAMA_GPU_LAYERS", "8", "OAM_LLAMA_LIBRARY", "binding")));
         LlamaSettings sized = read.sized(2, 1, 1, 512);
-        assertThat(sized).isEqualTo(new LlamaSettings(2, 1, 1, 512, 0, false, null, "binding", read.tuning()));
+        assertThat(sized)
+                .isEqualTo(
+                        new LlamaSettings(2, 1, 1, 512, 0, false, null, read.natives(), read.tuning(), read.child()));
+        assertThat(sized.library()).isEqualTo("binding");
         assertThat(sized.withProcessHost(true).processHost()).isTrue();
         assertThat(sized.withGpuLayers(-1).gpuLayers()).isEqualTo(-1);
+    }
+
+    @Test
+    void whereTheNativesAreIsReadOnceWithTheRestAndTheSwitchesWinOverTheVariables() {
+        LlamaSettings settings = LlamaSettings.read(Environment.of(
+                Map.of(
+                        "OAM_CACHE_DIR", "/c",
+                        "OAM_NATIVE_DIR", " /n ",
+                        "OAM_JLLAMA_LIBRARY", "/j/libjllama.so",
+                        "OAM_LLAMA_BUNDLE", "/b",
+                        "OAM_LLAMA_BACKEND", "vulkan",
+                        "OAM_LLAMA_GPU_LAYERS", "12",
+                        "XDG_CACHE_HOME", "/x"),
+                Map.of(
+                        "oam.llama.backend", "CPU",
+                        "os.name", "Linux",
+                        "os.arch", "amd64",
+                        "user.home", "/home/u",
+                        "java.home", "/jdk",
+                        "java.class.path", "a.jar",
+                        "oam.crashDir", "/crash")));
+        NativeSettings natives = settings.natives();
+        assertThat(natives.cacheFolder()).isEqualTo(java.nio.file.Path.of("/c"));
+        assertThat(natives.nativeDir()).isEqualTo("/n");
+        assertThat(natives.jllamaLibrary()).isEqualTo("/j/libjllama.so");
+        assertThat(natives.bundle()).isEqualTo("/b");
+        assertThat(natives.backend()).as("the system property wins").isEqualTo("cpu");
+        assertThat(natives.gpuFirst()).isTrue();
+        assertThat(natives.osName()).isEqualTo("Linux");
+        assertThat(natives.home()).isEqualTo("/home/u");
+        assertThat(natives.javaHome()).isEqualTo("/jdk");
+        assertThat(settings.child().javaHome()).isEqualTo("/jdk");
+        assertThat(settings.child().classPath()).isEqualTo("a.jar");
+        assertThat(settings.child().crashDir()).isEqualTo("/crash");
+        assertThat(settings.child().cacheHome()).isEqualTo(java.nio.file.Path.of("/x/oam"));
+    }
+
+    @Test
+    void aBadGpuLayerCountIsTheOneParsersWarningAndPrefersNoGpuBuild() {
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        Log.Level level = Log.level();
+        Log.setStream(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        Log.setLevel(Log.Level.WARNING);
+        LlamaSettings settings;
+        Integer parsed;
+        try {
+            settings = LlamaSettings.read(Environment.of(Map.of("OAM_LLAMA_GPU_LAYERS", "lots")));
+            parsed = ModelSpec.Llama.hostGpuLayers(Environment.of(Map.of("OAM_LLAMA_GPU_LAYERS", "lots")));
+        } finally {
+            Log.toSystemLogger();
+            Log.setLevel(level);
+        }
+        assertThat(parsed).isNull();
+        assertThat(settings.gpuLayers()).isEqualTo(dev.oam.model.llama.engine.EngineSettings.AUTO_LAYERS);
+        // before: LlamaBuilds read the raw variable, and any value but 0 (even "lots") put GPU builds first
+        assertThat(settings.natives().gpuFirst()).isFalse();
+        String warning = "OAM_LLAMA_GPU_LAYERS='lots' is not an integer from -1 to 4096; using the default";
+        assertThat(captured.toString(java.nio.charset.StandardCharsets.UTF_8)
+                        .lines()
+                        .filter(line -> line.contains(warning)))
+                .as("the llama backend and the llama-server backend's parser say the same")
+                .hasSize(2);
     }
 
     @Test

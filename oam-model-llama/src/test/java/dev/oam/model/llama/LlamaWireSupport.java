@@ -36,14 +36,17 @@ public abstract class LlamaWireSupport {
     static final int CONTEXT = 4096;
 
     static final String NAME = "wire-tiny";
-    static final LlamaBackend BACKEND =
-            new LlamaBackend(LlamaSettings.fromSystem().sized(2, 1, 1, CONTEXT), List.of("en"));
+    static final LlamaBackend BACKEND = new LlamaBackend(
+            LlamaSettings.read(dev.oam.core.Environment.system()).sized(2, 1, 1, CONTEXT), List.of("en"));
     /**
      * The same host settings with every model in a child process ({@link ModelHost}): the
      * {@code ProcessHost*WireTest}s.
      */
-    static final LlamaBackend PROCESS_BACKEND =
-            new LlamaBackend(LlamaSettings.fromSystem().sized(2, 1, 1, CONTEXT).withProcessHost(true), List.of("en"));
+    static final LlamaBackend PROCESS_BACKEND = new LlamaBackend(
+            LlamaSettings.read(dev.oam.core.Environment.system())
+                    .sized(2, 1, 1, CONTEXT)
+                    .withProcessHost(true),
+            List.of("en"));
 
     private static Path model;
     private static LanguageModel processSystemModel;

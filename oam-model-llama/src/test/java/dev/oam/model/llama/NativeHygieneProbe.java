@@ -22,7 +22,7 @@ public final class NativeHygieneProbe {
             System.exit(3);
         }
         String before = Posix.getenv("GGML_NO_BACKTRACE").orElse("<unset>");
-        JniEngine engine = JniEngine.open(GgufFile.read(Path.of(args[0])), settings);
+        JniEngine engine = JniEngine.open(GgufFile.read(Path.of(args[0])), settings, SystemSettings.natives());
         System.err.println("GGML_NO_BACKTRACE before: " + before + ", after: "
                 + Posix.getenv("GGML_NO_BACKTRACE").orElse("<unset>"));
         EngineResult result = engine.generate(

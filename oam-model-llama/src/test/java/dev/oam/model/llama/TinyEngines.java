@@ -75,7 +75,12 @@ public final class TinyEngines {
                 builder.write(file);
             }
             return (SlotEngine) EngineChoice.open(
-                    GgufFile.read(file), settings.withThreads(1).withThreadsBatch(1), kind, null, PROBES);
+                    GgufFile.read(file),
+                    settings.withThreads(1).withThreadsBatch(1),
+                    kind,
+                    SystemSettings.natives(),
+                    SystemSettings.tuning(),
+                    PROBES);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (GgufException e) {

@@ -35,8 +35,10 @@ class VulkanOffloadSuite {
     @Test
     void aGpuLayersModelOffloadsEveryLayerToVulkanAndAgreesWithTheCpu() throws Exception {
         GgufFile file = GgufFile.read(RealModels.smollm2());
-        Engine gpu = EngineChoice.open(file, new EngineSettings(1024, 1, 2, 2, -1), EngineChoice.Kind.FFM);
-        Engine cpu = EngineChoice.open(file, new EngineSettings(1024, 1, 2, 2, 0), EngineChoice.Kind.FFM);
+        Engine gpu = EngineChoice.open(
+                file, new EngineSettings(1024, 1, 2, 2, -1), EngineChoice.Kind.FFM, SystemSettings.host());
+        Engine cpu = EngineChoice.open(
+                file, new EngineSettings(1024, 1, 2, 2, 0), EngineChoice.Kind.FFM, SystemSettings.host());
         assertThat(gpu.device())
                 .as("where the gpuLayers model runs")
                 .contains("Vulkan0", "llvmpipe", "(vulkan build)")

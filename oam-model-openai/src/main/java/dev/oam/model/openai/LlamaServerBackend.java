@@ -135,14 +135,10 @@ public final class LlamaServerBackend implements ModelBackend {
         com.fasterxml.jackson.databind.node.ObjectNode spec = dev.oam.core.json.Json.object();
         spec.put("type", TYPE);
         spec.put("path", location.strip().substring(SYSTEM_PREFIX.length()));
-        String layers = hostEnvironment.variable("OAM_LLAMA_GPU_LAYERS");
-        if (layers != null && !layers.isBlank()) {
-            try {
-                spec.put("gpuLayers", Integer.parseInt(layers.strip()));
-            } catch (NumberFormatException e) {
-                throw ModelParameterException.invalid(
-                        "OAM_LLAMA_GPU_LAYERS", "must be an integer (-1 for every layer).");
-            }
+        // the one parser of the host's GPU layers: a bad value is the same warning, and the default, as in-process
+        Integer layers = dev.oam.core.model.ModelSpec.Llama.hostGpuLayers(hostEnvironment);
+        if (layers != null) {
+            spec.put("gpuLayers", layers.intValue());
         }
         return create(spec, "--model", hostEnvironment);
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.Environment;
 import dev.oam.core.model.ModelParameterException;
+import dev.oam.core.model.ModelSpec;
 import java.io.File;
 import java.math.BigDecimal;
 import java.nio.file.Files;
@@ -84,8 +85,8 @@ record ServerSettings(
                 spec,
                 path,
                 "contextSize",
-                Settings.MIN_CONTEXT,
-                Settings.MAX_CONTEXT,
+                ModelSpec.Llama.MIN_CONTEXT,
+                ModelSpec.Llama.MAX_CONTEXT,
                 Math.min(DEFAULT_CONTEXT, trained),
                 "tokens per session");
         if (contextSize > trained) {
@@ -95,8 +96,9 @@ record ServerSettings(
         }
         int slots = integer(spec, path, "slots", 1, 64, 1, "sessions the server answers at once");
         JsonNode gpuNode = present(spec, "gpuLayers");
-        Integer gpuLayers =
-                gpuNode == null ? null : integer(spec, path, "gpuLayers", -1, 100_000, -1, "layers (-1 for all)");
+        Integer gpuLayers = gpuNode == null
+                ? null
+                : integer(spec, path, "gpuLayers", -1, ModelSpec.Llama.MAX_GPU_LAYERS, -1, "layers (-1 for all)");
         int threads = integer(spec, path, "threads", 0, 1024, 0, "threads (0 for the server's default)");
         ToolCallMode mode = ToolCallMode.AUTO;
         JsonNode modeNode = present(spec, "toolCallMode");

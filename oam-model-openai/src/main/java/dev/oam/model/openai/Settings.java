@@ -36,7 +36,7 @@ record Settings(
         ToolCallMode toolCallMode,
         int contextSize,
         Duration timeout) {
-    static final String DEFAULT_KEY_ENV = "OAM_API_KEY";
+    static final String DEFAULT_KEY_ENV = dev.oam.core.model.ModelSpec.API_KEY_VARIABLE;
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(300);
     static final int MIN_CONTEXT = 256;
     static final int MAX_CONTEXT = 16 * 1024 * 1024;

@@ -283,6 +283,44 @@ class LlamaServerBackendTest {
     }
 
     @Test
+    void aBadHostGpuLayerCountIsTheLlamaBackendsWarningAndTheServersDefaultNotAnError() throws Exception {
+        Path binary = fake("serve");
+        Map<String, String> host = Map.of(
+                "OAM_MODEL",
+                "llama-server:" + model,
+                "OAM_LLAMA_SERVER",
+                binary.toString(),
+                "OAM_LLAMA_GPU_LAYERS",
+                "lots");
+        backend = new LlamaServerBackend(Map.<String, String>of()::get);
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        dev.oam.core.Log.Level level = dev.oam.core.Log.level();
+        dev.oam.core.Log.setStream(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        dev.oam.core.Log.setLevel(dev.oam.core.Log.Level.WARNING);
+        dev.oam.core.model.LanguageModel system;
+        try {
+            // before: this threw "OAM_LLAMA_GPU_LAYERS must be an integer", where the llama backend warned
+            system = dev.oam.core.model.ModelBackends.systemModel(
+                    List.of(backend),
+                    dev.oam.core.model.ModelSpec.fromEnvironment(host::get),
+                    dev.oam.core.Environment.system());
+        } finally {
+            dev.oam.core.Log.toSystemLogger();
+            dev.oam.core.Log.setLevel(level);
+        }
+        assertThat(captured.toString(java.nio.charset.StandardCharsets.UTF_8))
+                .contains("OAM_LLAMA_GPU_LAYERS='lots' is not an integer from -1 to 4096; using the default");
+        c = new Conversation(InMemoryClient.connect(
+                BridgeConfiguration.builder().backends(List.of(backend)).systemModel(system)));
+        c.call(1, "session/create", "{\"session\":\"s\"}");
+        assertThat(c.call(2, "session/respond", "{\"session\":\"s\",\"prompt\":\"Hi\"}")
+                        .path("text")
+                        .asText())
+                .isEqualTo("Hello from start 1.");
+        assertThat(starts(binary).get(0)).contains("-m " + model).doesNotContain("-ngl");
+    }
+
+    @Test
     void theSystemModelNamesTheFileAfterTheLlamaServerPrefix() throws Exception {
         Path binary = fake("serve");
         // the host's variables (oam stdio's environment, the C library's settings) name the server and the layers
@@ -299,7 +337,9 @@ class LlamaServerBackendTest {
                 .as("a plain .gguf stays the llama backend's")
                 .isFalse();
         dev.oam.core.model.LanguageModel system = dev.oam.core.model.ModelBackends.systemModel(
-                List.of(backend), dev.oam.core.model.ModelSpec.fromEnvironment(host::get));
+                List.of(backend),
+                dev.oam.core.model.ModelSpec.fromEnvironment(host::get),
+                dev.oam.core.Environment.system());
         c = new Conversation(InMemoryClient.connect(
                 BridgeConfiguration.builder().backends(List.of(backend)).systemModel(system)));
         c.call(1, "session/create", "{\"session\":\"s\"}");

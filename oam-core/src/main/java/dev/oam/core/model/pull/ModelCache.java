@@ -70,9 +70,7 @@ public final class ModelCache {
         static final Runtimes DEFAULT = new Runtimes(
                 DEFAULT_NPM,
                 NpmRuntime.KNOWN,
-                NpmRuntime.platform(
-                        Objects.requireNonNullElse(Environment.system().property("os.name"), ""),
-                        Objects.requireNonNullElse(Environment.system().property("os.arch"), "")));
+                NpmRuntime.platform(Environment.jvmFact("os.name"), Environment.jvmFact("os.arch")));
     }
 
     private ModelCache(
@@ -111,12 +109,7 @@ public final class ModelCache {
         if (folder != null) {
             root = Path.of(folder);
         } else {
-            String oamCache = blankToNull(environment.variable("OAM_CACHE_DIR"));
-            String xdg = blankToNull(environment.variable("XDG_CACHE_HOME"));
-            Path base = oamCache != null
-                    ? Path.of(oamCache)
-                    : (xdg != null ? Path.of(xdg) : Path.of(userHome(), ".cache")).resolve("oam");
-            root = base.resolve("models");
+            root = environment.cacheFolder().resolve("models");
         }
         String problem = null;
         URI hub = DEFAULT_HUB;
@@ -710,12 +703,6 @@ public final class ModelCache {
             // below
         }
         throw new IllegalArgumentException(variable + "='" + text + "' is not an http(s) address");
-    }
-
-    /** The user's home folder, a fact of the JVM. */
-    private static String userHome() {
-        String home = Environment.system().property("user.home");
-        return home != null ? home : ".";
     }
 
     private static @Nullable String blankToNull(@Nullable String value) {

@@ -1,6 +1,5 @@
 package dev.oam.model.llama.engine;
 
-import dev.oam.core.Environment;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,7 +18,6 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
-import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -66,16 +64,12 @@ public final class ClassPathNatives {
      *
      * @throws IOException they are there but cannot be extracted, or a file does not match its SHA-256
      */
-    static @Nullable Path extracted(UnaryOperator<@Nullable String> environment, String home, ClassLoader loader)
-            throws IOException {
-        Environment system = Environment.system();
-        String platform = platform(
-                java.util.Objects.requireNonNullElse(system.property("os.name"), ""),
-                java.util.Objects.requireNonNullElse(system.property("os.arch"), ""));
+    static @Nullable Path extracted(NativeSettings natives, ClassLoader loader) throws IOException {
+        String platform = platform(natives.osName(), natives.osArch());
         if (platform == null) {
             return null;
         }
-        return extract(loader, platform, LlamaBuilds.folder(environment, home).resolveSibling("native"));
+        return extract(loader, platform, LlamaBuilds.folder(natives).resolveSibling("native"));
     }
 
     /** Extracts {@code platform}'s natives from {@code loader} under {@code root} (once); null when it has none. */

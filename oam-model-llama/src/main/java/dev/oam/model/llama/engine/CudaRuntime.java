@@ -1,6 +1,5 @@
 package dev.oam.model.llama.engine;
 
-import dev.oam.core.Environment;
 import dev.oam.core.model.pull.ModelCache;
 import dev.oam.core.model.pull.NpmRuntime;
 import java.io.IOException;
@@ -25,9 +24,9 @@ public final class CudaRuntime {
     /** A checked runtime: the module to load and the system libraries it needs (named when absent). */
     public record Checked(Path folder, Path module, String npmPackage, List<String> needs) {}
 
-    /** The folder of this platform's CUDA runtime in the process's model cache, or null when none was pulled. */
-    public static @Nullable Path pulled() {
-        return ModelCache.fromEnvironment(Environment.system()).runtime("cuda");
+    /** The folder of this platform's CUDA runtime in the host's model cache, or null when none was pulled. */
+    public static @Nullable Path pulled(NativeSettings natives) {
+        return ModelCache.at(natives.modelCache()).runtime("cuda");
     }
 
     /**

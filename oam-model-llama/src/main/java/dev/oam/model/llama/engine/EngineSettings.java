@@ -1,5 +1,7 @@
 package dev.oam.model.llama.engine;
 
+import dev.oam.core.model.ModelSpec;
+
 /**
  * How an engine runs one model. {@code 0} in {@code contextSize}, {@code threads} or {@code threadsBatch} means "the
  * default", resolved against the machine and the file by {@link #resolve(int, int)}.
@@ -24,12 +26,20 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
      * The JNI engine (b4916, no GPU backend in the binding's library) reads it as 0.
      */
     public static final int AUTO_LAYERS = -100;
-    /** Larger than any GGUF context length in use; keeps {@code slots × contextSize} far from overflowing. */
-    static final int MAX_CONTEXT = 1 << 20;
+    /**
+     * Larger than any GGUF context length in use; keeps {@code slots × contextSize} far from overflowing. The bounds a
+     * model value may name are {@link ModelSpec.Llama}'s, the one place they live.
+     */
+    static final int MAX_CONTEXT = ModelSpec.Llama.MAX_CONTEXT;
 
     static final int MAX_SLOTS = 16;
-    static final int MAX_THREADS = 512;
+    static final int MAX_THREADS = ModelSpec.Llama.MAX_THREADS;
+    /**
+     * The engine's floor, below a model value's {@link ModelSpec.Llama#MIN_CONTEXT}: a file trained on fewer tokens
+     * than a value's size gets its own length, down to this.
+     */
     static final int MIN_CONTEXT = 16;
+
     static final int DEFAULT_CONTEXT = 8192;
 
     public EngineSettings {
@@ -48,8 +58,9 @@ public record EngineSettings(int contextSize, int slots, int threads, int thread
             throw new IllegalArgumentException(
                     "threadsBatch must be 0 (default) or in [1, " + MAX_THREADS + "], was " + threadsBatch);
         }
-        if (gpuLayers != AUTO_LAYERS && (gpuLayers < -1 || gpuLayers > 100_000)) {
-            throw new IllegalArgumentException("gpuLayers must be -1 (all) or in [0, 100000], was " + gpuLayers);
+        if (gpuLayers != AUTO_LAYERS && (gpuLayers < -1 || gpuLayers > ModelSpec.Llama.MAX_GPU_LAYERS)) {
+            throw new IllegalArgumentException(
+                    "gpuLayers must be -1 (all) or in [0, " + ModelSpec.Llama.MAX_GPU_LAYERS + "], was " + gpuLayers);
         }
         if ((long) Math.max(contextSize, DEFAULT_CONTEXT) * slots > Integer.MAX_VALUE / 2) {
             throw new IllegalArgumentException("slots × contextSize is too large");

@@ -1,6 +1,5 @@
 package dev.oam.model.llama.engine;
 
-import dev.oam.model.llama.LlamaBackend;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.DirectoryStream;
@@ -12,7 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -20,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * to find them: {@code <cache>/llama-cpp/<version>-r<recipe>[-<backend>]/lib/libllama.so} (or {@code .dylib}), with the
  * build record {@value #RECORD} next to the library. The FFM engine drives the preferred one by default (JDK 22+, Linux
  * and macOS), so a host gets a current llama.cpp without setting anything once the script has run: the CPU build first,
- * or a GPU build first when {@code OAM_LLAMA_GPU_LAYERS} asks for GPU layers.
+ * or a GPU build first when the host asks for GPU layers ({@link NativeSettings#gpuFirst}).
  *
  * <p>A build is accepted by the struct layouts it was verified against, not by one commit: {@link #VERIFIED} maps each
  * source package whose {@code llama.h} the FFM engine's {@code VENDORED} layouts were checked against to its SHA-256,
@@ -34,7 +32,6 @@ public final class LlamaBuilds {
      */
     public static final String RECORD = "oam-build.properties";
 
-    static final String CACHE_VARIABLE = "OAM_CACHE_DIR";
     /** Source packages (file name to SHA-256) whose llama.h the vendored layouts were verified against. */
     static final Map<String, String> VERIFIED = Map.of(
             "llama_cpp_python-0.3.36.tar.gz", "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
@@ -56,15 +53,6 @@ public final class LlamaBuilds {
             "node-llama-cpp-mac-arm64-metal-3.21.1.tgz",
                     "cd11a52fab1935fde5abd221b5ecf8167686b45e386b6a02df49cb9b2814e9d6",
             "node-llama-cpp-mac-x64-3.21.1.tgz", "3bcc6b2d6d3618098a36c9c01ae3afff1599f336a826cd54b1a55a73ed2159a7");
-
-    /** Names the folder of a bundled llama.cpp (its {@value #RECORD} names the library) instead of the release's. */
-    public static final String BUNDLE_VARIABLE = "OAM_LLAMA_BUNDLE";
-    /** Forces a backend: {@code auto} (the default), {@code cpu}, {@code vulkan}, {@code cuda} or {@code metal}. */
-    public static final String BACKEND_VARIABLE = "OAM_LLAMA_BACKEND";
-    /** The system property for {@value #BACKEND_VARIABLE}; it wins over the variable. */
-    public static final String BACKEND_PROPERTY = "oam.llama.backend";
-
-    private static final java.util.Set<String> BACKENDS = java.util.Set.of("auto", "cpu", "vulkan", "cuda", "metal");
 
     private static final List<String> GPU_FIRST = List.of("cuda", "vulkan", "metal", "cpu");
     private static final List<String> CPU_FIRST = List.of("cpu", "cuda", "vulkan", "metal");
@@ -114,6 +102,11 @@ public final class LlamaBuilds {
      *     a file missing, damaged or replaced (the message names it)
      */
     public static Build readBundle(Path folder) throws IOException {
+        return readBundle(folder, null);
+    }
+
+    /** {@link #readBundle(Path)}, keeping the note of a folder that checked in {@code notes} ({@link NativeFiles}). */
+    public static Build readBundle(Path folder, @Nullable Path notes) throws IOException {
         Path record = folder.resolve(RECORD);
         Properties build = properties(record);
         String name = build.getProperty("library", "").strip();
@@ -126,7 +119,7 @@ public final class LlamaBuilds {
         }
         Build read = read(record, library, build);
         try {
-            NativeFiles.check(folder);
+            NativeFiles.check(folder, notes);
         } catch (IOException e) {
             throw new IOException("its files do not check: " + e.getMessage(), e);
         }
@@ -150,19 +143,9 @@ public final class LlamaBuilds {
         return new Build(library.toAbsolutePath(), source, backend.isEmpty() ? "cpu" : backend, recipe);
     }
 
-    /**
-     * The folder the script builds into: {@code $OAM_CACHE_DIR}, else {@code ${XDG_CACHE_HOME:-~/.cache}/oam}, then
-     * {@code llama-cpp}.
-     */
-    static Path folder(UnaryOperator<@Nullable String> environment, String home) {
-        String cache = environment.apply(CACHE_VARIABLE);
-        if (cache == null || cache.isBlank()) {
-            String xdg = environment.apply("XDG_CACHE_HOME");
-            cache = (xdg == null || xdg.isBlank() ? Path.of(home, ".cache") : Path.of(xdg.strip()))
-                    .resolve("oam")
-                    .toString();
-        }
-        return Path.of(cache.strip()).resolve("llama-cpp");
+    /** The folder the script builds into: {@code llama-cpp} in the project's cache folder. */
+    static Path folder(NativeSettings natives) {
+        return natives.cacheFolder().resolve("llama-cpp");
     }
 
     /** Every verified build under {@code folder}, the preferred first (by backend, then the newest recipe). */
@@ -196,18 +179,14 @@ public final class LlamaBuilds {
 
     /**
      * The build the FFM engine uses when no library is named, or null when the script never ran here: a GPU build first
-     * when {@code OAM_LLAMA_GPU_LAYERS} is set to other than 0, else the CPU build first.
+     * when the host asks for GPU layers ({@link NativeSettings#gpuFirst}) or forces a GPU backend, else the CPU build
+     * first.
      */
-    public static @Nullable Build preferred(UnaryOperator<@Nullable String> environment, String home) {
-        String backend = backend(environment);
-        Build bundle = bundled(environment);
-        String layers = environment.apply(LlamaBackend.GPU_LAYERS_VARIABLE);
-        boolean gpuFirst = !backend.equals("cpu")
-                && (!backend.equals("auto")
-                        || layers != null
-                                && !layers.isBlank()
-                                && !layers.strip().equals("0"));
-        List<Build> builds = found(folder(environment, home), gpuFirst);
+    public static @Nullable Build preferred(NativeSettings natives) {
+        String backend = natives.backend();
+        Build bundle = bundled(natives);
+        boolean gpuFirst = !backend.equals("cpu") && (!backend.equals("auto") || natives.gpuFirst());
+        List<Build> builds = found(folder(natives), gpuFirst);
         if (!backend.equals("auto")) {
             // A forced backend: a build of it (the bundle first); a build with GPU modules serves the CPU as well
             for (Build build : bundle != null ? prepend(bundle, builds) : builds) {
@@ -229,44 +208,22 @@ public final class LlamaBuilds {
         return all;
     }
 
-    /** The backend this process forces: {@value #BACKEND_PROPERTY}, else {@value #BACKEND_VARIABLE}, else auto. */
-    public static String processBackend() {
-        dev.oam.core.Environment system = dev.oam.core.Environment.system();
-        String property = system.property(BACKEND_PROPERTY);
-        return property != null && !property.isBlank() ? backend(name -> property) : backend(system::variable);
-    }
-
     /**
-     * The backend {@value #BACKEND_VARIABLE} forces ({@code auto} when unset or not one of auto, cpu, vulkan, cuda,
-     * metal).
+     * The release's llama.cpp: the folder {@value NativeSettings#BUNDLE_VARIABLE} names, else {@code llama} next to the
+     * jar this class was loaded from ({@code lib/oam.jar} of a release archive, so {@code lib/llama}); null when there
+     * is none or it is not a verified build (then the reason is logged once).
      */
-    public static String backend(UnaryOperator<@Nullable String> environment) {
-        String value = environment.apply(BACKEND_VARIABLE);
-        if (value == null || value.isBlank()) {
-            return "auto";
-        }
-        value = value.strip().toLowerCase(Locale.ROOT);
-        return BACKENDS.contains(value) ? value : "auto";
-    }
-
-    /**
-     * The release's llama.cpp: the folder {@value #BUNDLE_VARIABLE} names, else {@code llama} next to the jar this
-     * class was loaded from ({@code lib/oam.jar} of a release archive, so {@code lib/llama}); null when there is none
-     * or it is not a verified build (then the reason is logged once).
-     */
-    public static @Nullable Build bundled(UnaryOperator<@Nullable String> environment) {
-        String named = environment.apply(BUNDLE_VARIABLE);
+    public static @Nullable Build bundled(NativeSettings natives) {
+        String named = natives.bundle();
         Path folder;
-        if (named != null && !named.isBlank()) {
-            folder = Path.of(named.strip()).toAbsolutePath();
+        if (named != null) {
+            folder = Path.of(named).toAbsolutePath();
         } else {
             folder = besideJar();
             if (folder == null || !Files.isRegularFile(folder.resolve(RECORD))) {
                 // a JVM host with oam from Maven: the platform natives artifact on the class path, extracted once
-                String home = dev.oam.core.Environment.system().property("user.home");
                 try {
-                    folder = ClassPathNatives.extracted(
-                            environment, home != null ? home : ".", LlamaBuilds.class.getClassLoader());
+                    folder = ClassPathNatives.extracted(natives, LlamaBuilds.class.getClassLoader());
                 } catch (IOException e) {
                     warnOnce("the llama.cpp natives on the class path are not used: " + e.getMessage());
                     return null;
@@ -280,7 +237,7 @@ public final class LlamaBuilds {
             return null;
         }
         try {
-            return readBundle(folder);
+            return readBundle(folder, NativeFiles.notes(natives));
         } catch (IOException e) {
             warnOnce("the llama.cpp in " + folder + " is not used: " + e.getMessage() + ". Models run on a"
                     + " project-built llama.cpp if there is one, else on the binding's llama.cpp b4916 (CPU only);"

@@ -38,6 +38,14 @@ public final class NativeFiles {
      *     names it)
      */
     public static void check(Path folder) throws IOException {
+        check(folder, null);
+    }
+
+    /**
+     * {@link #check(Path)}, keeping a note of a folder that passed in {@code notes} ({@link #notes}; null: none), so a
+     * later process skips the hashing while no file changed.
+     */
+    public static void check(Path folder, @org.jspecify.annotations.Nullable Path notes) throws IOException {
         Path list = folder.resolve(FILES);
         if (!Files.isRegularFile(list)) {
             throw new IOException("it has no " + FILES + " (the SHA-256 of each file), so its files cannot be checked");
@@ -51,7 +59,7 @@ public final class NativeFiles {
         if (stamp.equals(CHECKED.get(key))) {
             return;
         }
-        Path note = note(key);
+        Path note = notes == null ? null : note(notes, key);
         if (note != null && stamp.equals(readNote(note))) {
             CHECKED.put(key, stamp); // checked by an earlier process, and no file changed size or time since
             return;
@@ -84,15 +92,10 @@ public final class NativeFiles {
      * The note of a folder that passed the check, in {@code <cache>/native/checked/}: the list's SHA-256 and every
      * file's size and modification time then. A later process that finds the same skips the hashing (about a second for
      * the Linux folder on a cold JVM); a file that was cut or rewritten since has another size or time and is hashed
-     * again. Null when the cache folder is unknown.
+     * again.
      */
-    private static @org.jspecify.annotations.Nullable Path note(Path folder) {
+    private static @org.jspecify.annotations.Nullable Path note(Path cache, Path folder) {
         try {
-            dev.oam.core.Environment system = dev.oam.core.Environment.system();
-            String home = system.property("user.home");
-            Path cache = LlamaBuilds.folder(system::variable, home != null ? home : ".")
-                    .resolveSibling("native")
-                    .resolve("checked");
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
             String name = HexFormat.of()
                     .formatHex(digest.digest(folder.toString().getBytes(StandardCharsets.UTF_8)))
@@ -109,6 +112,11 @@ public final class NativeFiles {
         } catch (IOException e) {
             return null;
         }
+    }
+
+    /** Where the notes of checked folders live: {@code native/checked} in the project's cache folder. */
+    public static Path notes(NativeSettings natives) {
+        return natives.cacheFolder().resolve("native").resolve("checked");
     }
 
     /** Forgets what this process checked, as a new process would (tests). */

@@ -1,6 +1,5 @@
 package dev.oam.model.llama.engine;
 
-import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.core.os.Posix;
 import java.io.IOException;
@@ -35,11 +34,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class NativeLibrary {
     public static final String BINDING_VERSION = "4.2.0";
-    static final String ENV_DIR = "OAM_NATIVE_DIR";
+    static final String ENV_DIR = NativeSettings.NATIVE_DIR_VARIABLE;
     /**
      * Names a {@code jllama} library of the user's to load instead of extracting the jar's ({@link #suppliedLibrary}).
      */
-    static final String SUPPLIED_VARIABLE = "OAM_JLLAMA_LIBRARY";
+    static final String SUPPLIED_VARIABLE = NativeSettings.JLLAMA_VARIABLE;
 
     private static final String LIB_PATH_PROPERTY = "de.kherud.llama.lib.path";
     private static final String TMPDIR_PROPERTY = "de.kherud.llama.tmpdir";
@@ -67,7 +66,7 @@ public final class NativeLibrary {
      * @throws IOException the library could not be extracted, or this OS/architecture has none
      * @throws IllegalStateException the library is there but cannot be linked (e.g. {@code libgomp.so.1} missing)
      */
-    public static Path load() throws IOException {
+    public static Path load(NativeSettings natives) throws IOException {
         synchronized (LOCK) {
             if (loadedFrom != null) {
                 return loadedFrom;
@@ -76,7 +75,7 @@ public final class NativeLibrary {
                 throw rethrow(failure);
             }
             try {
-                Path library = extractOnce();
+                Path library = extractOnce(natives);
                 initialiseBinding(library.getParent());
                 loadedFrom = library.getParent();
                 return loadedFrom;
@@ -94,27 +93,26 @@ public final class NativeLibrary {
      *
      * @throws IOException the library could not be extracted, or this OS/architecture has none
      */
-    public static Path extractedLibrary() throws IOException {
+    public static Path extractedLibrary(NativeSettings natives) throws IOException {
         synchronized (LOCK) {
-            return extractOnce();
+            return extractOnce(natives);
         }
     }
 
     // guarded by LOCK
-    private static Path extractOnce() throws IOException {
+    private static Path extractOnce(NativeSettings natives) throws IOException {
         if (extracted != null) {
             return extracted;
         }
-        Environment system = Environment.system();
-        Platform platform = platform(property(system, "os.name", ""), property(system, "os.arch", ""));
-        Path supplied = suppliedLibrary(system, platform);
+        Platform platform = platform(natives.osName(), natives.osArch());
+        Path supplied = suppliedLibrary(natives.jllamaLibrary(), platform);
         if (supplied != null) {
             Log.info("llama.cpp JNI library: " + supplied + " (" + SUPPLIED_VARIABLE + "), used as it is");
             noBacktraces();
             extracted = supplied;
             return supplied;
         }
-        Path folder = cacheFolder(system, property(system, "user.home", "."), platform);
+        Path folder = cacheFolder(natives.nativeDir(), natives.home(), platform);
         Path library;
         try {
             library = extract(platform, folder);
@@ -127,12 +125,6 @@ public final class NativeLibrary {
         noBacktraces();
         extracted = library;
         return library;
-    }
-
-    /** A fact of the JVM ({@code os.name}, {@code user.home}), or {@code fallback}. */
-    private static String property(Environment environment, String name, String fallback) {
-        String value = environment.property(name);
-        return value != null ? value : fallback;
     }
 
     private static IOException rethrow(Exception e) throws IOException {
@@ -192,8 +184,7 @@ public final class NativeLibrary {
      *
      * @throws IOException the variable names no such file
      */
-    static @Nullable Path suppliedLibrary(Environment env, Platform platform) throws IOException {
-        String value = env.variable(SUPPLIED_VARIABLE);
+    static @Nullable Path suppliedLibrary(@Nullable String value, Platform platform) throws IOException {
         if (value == null || value.isBlank()) {
             return null;
         }
@@ -209,8 +200,7 @@ public final class NativeLibrary {
     }
 
     /** {@code $OAM_NATIVE_DIR}, else {@code <home>/.cache/oam/native/llama-4.2.0-<os>-<arch>}. */
-    static Path cacheFolder(Environment env, String userHome, Platform platform) {
-        String configured = env.variable(ENV_DIR);
+    static Path cacheFolder(@Nullable String configured, String userHome, Platform platform) {
         if (configured != null && !configured.isBlank()) {
             return Path.of(configured).toAbsolutePath();
         }

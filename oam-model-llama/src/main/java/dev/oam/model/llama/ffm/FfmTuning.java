@@ -3,7 +3,6 @@ package dev.oam.model.llama.ffm;
 import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.model.llama.engine.EngineSettings;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -65,35 +64,39 @@ public record FfmTuning(
         NATIVE
     }
 
-    /** The tuning the process's system properties and environment ask for. */
-    public static FfmTuning fromSystem() {
-        Environment system = Environment.system();
-        return read(system::variable, system::property);
-    }
-
-    /** The tuning {@code properties} and {@code environment} ask for; unset switches keep their defaults. */
-    public static FfmTuning read(
-            UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties) {
-        String flash = properties.apply("oam.llama.flashAttn");
-        String target = properties.apply("oam.llama.decodeTargetMs");
+    /**
+     * The tuning {@code environment}'s system properties and variables ask for; unset switches keep their defaults, and
+     * a {@code decodeTargetMs} that is not a number is logged and the default used.
+     */
+    public static FfmTuning read(Environment environment) {
+        String flash = environment.property("oam.llama.flashAttn");
+        String target = environment.property("oam.llama.decodeTargetMs");
+        double decodeTarget = DECODE_TARGET_MS;
+        if (target != null) {
+            try {
+                decodeTarget = Double.parseDouble(target);
+            } catch (NumberFormatException e) {
+                Log.warning("oam.llama.decodeTargetMs is not a number (" + e.getMessage() + "); using the default");
+            }
+        }
         return new FfmTuning(
-                !"false".equals(properties.apply("oam.llama.forced")),
-                !"false".equals(properties.apply("oam.llama.pad")),
-                !"false".equals(properties.apply("oam.llama.streams")),
-                "true".equals(properties.apply("oam.llama.repack")),
+                !"false".equals(environment.property("oam.llama.forced")),
+                !"false".equals(environment.property("oam.llama.pad")),
+                !"false".equals(environment.property("oam.llama.streams")),
+                "true".equals(environment.property("oam.llama.repack")),
                 flash == null ? null : !"false".equals(flash),
-                target == null ? DECODE_TARGET_MS : Double.parseDouble(target),
-                grammar(environment, properties));
+                decodeTarget,
+                grammar(environment));
     }
 
     /**
      * The grammar {@value #GRAMMAR_PROPERTY} (else {@value #GRAMMAR_VARIABLE}) asks for: {@code java} (the default) or
      * {@code native}. Anything else is logged and the default used.
      */
-    static Grammar grammar(UnaryOperator<@Nullable String> environment, UnaryOperator<@Nullable String> properties) {
-        String value = properties.apply(GRAMMAR_PROPERTY);
+    static Grammar grammar(Environment environment) {
+        String value = environment.property(GRAMMAR_PROPERTY);
         if (value == null || value.isBlank()) {
-            value = environment.apply(GRAMMAR_VARIABLE);
+            value = environment.variable(GRAMMAR_VARIABLE);
         }
         if (value == null || value.isBlank() || value.strip().equalsIgnoreCase("java")) {
             return Grammar.JAVA;

@@ -2,7 +2,6 @@ package dev.oam.model.llama.host;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.Environment;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.agent.AgentException;
@@ -18,7 +17,6 @@ import dev.oam.core.model.Tokens;
 import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.model.llama.LlamaSettings;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -125,17 +123,14 @@ public final class ModelHost implements AutoCloseable {
 
     private Child start() throws AgentException {
         List<String> command = new ArrayList<>();
-        Environment system = Environment.system();
-        boolean windows = jvmFact(system, "os.name", "")
-                .toLowerCase(java.util.Locale.ROOT)
-                .startsWith("windows");
-        command.add(Path.of(jvmFact(system, "java.home", ""), "bin", windows ? "java.exe" : "java")
+        LlamaSettings.ChildJvm jvm = defaults.child();
+        command.add(Path.of(jvm.javaHome(), "bin", jvm.windows() ? "java.exe" : "java")
                 .toString());
         command.add("--enable-native-access=ALL-UNNAMED");
-        command.add("-XX:ErrorFile=" + crashFolder(system).resolve("hs_err_pid%p.log"));
+        command.add("-XX:ErrorFile=" + crashFolder(jvm).resolve("hs_err_pid%p.log"));
         command.add("-Doam.host.log=" + Log.level().name().toLowerCase(java.util.Locale.ROOT));
         command.add("-cp");
-        command.add(classPath());
+        command.add(jvm.classPath());
         command.add(ModelHostMain.class.getName());
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putIfAbsent("GGML_NO_BACKTRACE", "1");
@@ -168,32 +163,15 @@ public final class ModelHost implements AutoCloseable {
      * it into {@code target/}, so a test's deliberate crash never lands in the user's cache), else the private folder
      * bin/oam uses ({@code ${XDG_CACHE_HOME:-~/.cache}/oam}).
      */
-    static Path crashFolder(Environment environment) {
-        String cache = environment.variable("XDG_CACHE_HOME");
-        String configured = environment.property("oam.crashDir");
-        Path folder = configured != null && !configured.isBlank()
-                ? Path.of(configured)
-                : cache != null && !cache.isBlank()
-                        ? Path.of(cache, "oam")
-                        : Path.of(jvmFact(Environment.system(), "user.home", "."), ".cache", "oam");
+    static Path crashFolder(LlamaSettings.ChildJvm jvm) {
+        String configured = jvm.crashDir();
+        Path folder = configured != null ? Path.of(configured) : jvm.cacheHome();
         try {
             Files.createDirectories(folder);
         } catch (IOException e) {
-            return Path.of(jvmFact(Environment.system(), "java.io.tmpdir", "."));
+            return jvm.tmpDir();
         }
         return folder.toAbsolutePath();
-    }
-
-    /** This JVM's class path and module path, all on the child's class path (the child needs no module graph). */
-    private static String classPath() {
-        List<String> parts = new ArrayList<>();
-        for (String property : List.of("java.class.path", "jdk.module.path")) {
-            String value = Environment.system().property(property);
-            if (value != null && !value.isBlank()) {
-                parts.add(value);
-            }
-        }
-        return String.join(File.pathSeparator, parts);
     }
 
     /** The pid of the running child, or -1 (for tests). */
@@ -341,7 +319,7 @@ public final class ModelHost implements AutoCloseable {
             String what = code == 134
                     ? " (native code aborted)"
                     : code == 137 ? " (killed)" : code == 139 ? " (crashed)" : "";
-            Path report = crashFolder(Environment.system()).resolve("hs_err_pid" + process.pid() + ".log");
+            Path report = crashFolder(defaults.child()).resolve("hs_err_pid" + process.pid() + ".log");
             if (Files.exists(report)) {
                 last = last.strip() + (last.isBlank() ? "" : "; ") + "crash report " + report;
             }
@@ -559,11 +537,5 @@ public final class ModelHost implements AutoCloseable {
         public List<String> warnings() {
             return warnings;
         }
-    }
-
-    /** A fact of the JVM ({@code os.name}, {@code java.home}, …), or {@code fallback}. */
-    private static String jvmFact(Environment system, String name, String fallback) {
-        String value = system.property(name);
-        return value != null ? value : fallback;
     }
 }

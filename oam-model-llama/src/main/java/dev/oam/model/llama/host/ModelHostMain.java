@@ -41,18 +41,22 @@ public final class ModelHostMain {
     private final Map<Long, CancellationToken> running = new ConcurrentHashMap<>();
     private LlamaBackend backend;
 
-    private ModelHostMain(OutputStream out) {
+    private final LlamaSettings settings; // this process's, read once in main
+
+    private ModelHostMain(OutputStream out, LlamaSettings settings) {
         this.out = out;
+        this.settings = settings;
     }
 
     public static void main(String[] args) throws Exception {
         OutputStream protocol = protocolOut();
         System.setOut(System.err);
         String abort = NativeAbort.install("the oam model host");
-        String level = Environment.system().property("oam.host.log");
+        Environment system = Environment.system(); // the entry point: read once, typed below
+        String level = system.property("oam.host.log");
         Log.setLevel(Log.parseLevel(level != null ? level : "warning"));
         Log.debug("model host: " + abort);
-        new ModelHostMain(protocol).serve();
+        new ModelHostMain(protocol, LlamaSettings.read(system)).serve();
         System.exit(0);
     }
 
@@ -125,8 +129,7 @@ public final class ModelHostMain {
         message.path("languages").forEach(l -> languages.add(l.asText()));
         // the sizes are the parent's; the engine, library and tuning this process's own (the library is per process)
         backend = new LlamaBackend(
-                LlamaSettings.fromSystem()
-                        .sized(
+                settings.sized(
                                 d.path(0).intValue(),
                                 d.path(1).intValue(),
                                 d.path(2).intValue(),

@@ -21,6 +21,7 @@ import dev.oam.model.llama.engine.GenerationEvents.Event;
 import dev.oam.model.llama.engine.GenerationEvents.Failed;
 import dev.oam.model.llama.engine.ModelFile;
 import dev.oam.model.llama.engine.NativeLibrary;
+import dev.oam.model.llama.engine.NativeSettings;
 import dev.oam.model.llama.engine.SamplerExtras;
 import dev.oam.model.llama.engine.SlotEngine;
 import dev.oam.model.llama.engine.SlotTable;
@@ -105,15 +106,15 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
      * @throws IOException the native library or the model cannot be loaded, or the file has no chat template and no
      *     turn format the bridge knows ({@link TurnFormat#require}; the message says why)
      */
-    public static JniEngine open(GgufFile file, EngineSettings settings) throws IOException {
+    public static JniEngine open(GgufFile file, EngineSettings settings, NativeSettings natives) throws IOException {
         try {
-            return open(ModelFile.of(file), settings);
+            return open(ModelFile.of(file), settings, natives);
         } catch (GgufException e) {
             throw new IOException(e.getMessage(), e);
         }
     }
 
-    static JniEngine open(ModelFile file, EngineSettings requested) throws IOException {
+    static JniEngine open(ModelFile file, EngineSettings requested, NativeSettings natives) throws IOException {
         if (!Files.isRegularFile(file.path()) || !Files.isReadable(file.path())) {
             throw new IOException("model file " + file.path() + " does not exist or is not readable");
         }
@@ -122,7 +123,7 @@ public final class JniEngine implements SlotEngine, AutoCloseable {
         // the JNI engine keeps its default of old: the CPU unless a count is named
         EngineSettings settings =
                 resolved.gpuLayers() == EngineSettings.AUTO_LAYERS ? resolved.withGpuLayers(0) : resolved;
-        NativeLibrary.load();
+        NativeLibrary.load(natives);
         ModelParameters parameters = new ModelParameters()
                 .setModel(file.path().toAbsolutePath().toString())
                 .setCtxSize(settings.kvCells())

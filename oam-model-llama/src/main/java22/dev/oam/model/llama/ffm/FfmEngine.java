@@ -9,6 +9,7 @@ import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.EngineSettings;
 import dev.oam.model.llama.engine.ModelFile;
+import dev.oam.model.llama.engine.NativeSettings;
 import dev.oam.model.llama.engine.SlotEngine;
 import dev.oam.model.llama.engine.SlotTable;
 import dev.oam.model.llama.engine.TokenCounts;
@@ -93,23 +94,25 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
      * @throws UnsupportedOperationException FFM cannot run this library (wrong build, missing symbols)
      * @throws IOException the model cannot be loaded
      */
-    static FfmEngine open(GgufFile gguf, EngineSettings requested, FfmTuning tuning, FfmObserver observer)
+    static FfmEngine open(
+            GgufFile gguf, EngineSettings requested, NativeSettings natives, FfmTuning tuning, FfmObserver observer)
             throws IOException {
         try {
-            return open(ModelFile.of(gguf), requested, tuning, observer);
+            return open(ModelFile.of(gguf), requested, natives, tuning, observer);
         } catch (GgufException e) {
             throw new IOException(e.getMessage(), e);
         }
     }
 
-    static FfmEngine open(ModelFile file, EngineSettings requested, FfmTuning tuning, FfmObserver observer)
+    static FfmEngine open(
+            ModelFile file, EngineSettings requested, NativeSettings natives, FfmTuning tuning, FfmObserver observer)
             throws IOException {
         if (!Files.isRegularFile(file.path()) || !Files.isReadable(file.path())) {
             throw new IOException("model file " + file.path() + " does not exist or is not readable");
         }
         EngineSettings resolved =
                 requested.resolve(file.contextLength(), Runtime.getRuntime().availableProcessors());
-        LlamaNative api = NativeLoader.library();
+        LlamaNative api = NativeLoader.library(natives);
         boolean auto = resolved.gpuLayers() == EngineSettings.AUTO_LAYERS;
         // Nothing named a count: every layer on the GPU where llama.cpp registered one, none elsewhere
         EngineSettings settings = auto ? resolved.withGpuLayers(NativeLoader.hasGpuDevice() ? -1 : 0) : resolved;

@@ -59,9 +59,9 @@ final class LlamaNative {
     static final int BUILD_NUMBER = 4916;
     static final String COMMIT = "c6af2161";
     /** The environment variable naming a project-built {@code libllama} ({@link Api#VENDORED}). */
-    static final String LIBRARY_VARIABLE = "OAM_LLAMA_LIBRARY";
+    static final String LIBRARY_VARIABLE = dev.oam.model.llama.engine.NativeSettings.LIBRARY_VARIABLE;
 
-    static final String LIBRARY_PROPERTY = "oam.llama.library";
+    static final String LIBRARY_PROPERTY = dev.oam.model.llama.engine.NativeSettings.LIBRARY_PROPERTY;
     /** The source package whose llama.cpp tree {@link Api#VENDORED} is. */
     static final String VENDORED_SOURCE = "0.3.36";
     /** The build record the script writes next to the library ({@link LlamaBuilds}). */

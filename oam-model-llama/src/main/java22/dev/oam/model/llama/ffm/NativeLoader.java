@@ -4,10 +4,10 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import dev.oam.core.Environment;
 import dev.oam.core.Log;
 import dev.oam.model.llama.engine.LlamaBuilds;
 import dev.oam.model.llama.engine.NativeLibrary;
+import dev.oam.model.llama.engine.NativeSettings;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -20,7 +20,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Which llama.cpp library the process drives through FFM, opened once: the one {@value LlamaNative#LIBRARY_VARIABLE}
+ * Which llama.cpp library the process drives through FFM, opened once: the one {@value NativeSettings#LIBRARY_VARIABLE}
  * names, else the project-built one when the build script left one here, else the binding jar's b4916. A library is
  * used only when it is a build whose struct layouts are known ({@link LlamaNative}).
  */
@@ -34,16 +34,16 @@ final class NativeLoader {
     private NativeLoader() {}
 
     /**
-     * The process's bindings: opens the library the first time (the one {@value LlamaNative#LIBRARY_VARIABLE} names,
+     * The process's bindings: opens the library the first time (the one {@value NativeSettings#LIBRARY_VARIABLE} names,
      * else the binding jar's), checks it is a build whose layouts are known, runs {@code llama_backend_init} and
      * installs the log forwarder.
      *
      * @throws UnsupportedOperationException the jar's library is not the build these layouts are for (the reason says
      *     which check failed); the caller uses the JNI engine
-     * @throws IOException the jar's library cannot be extracted, or the library {@value LlamaNative#LIBRARY_VARIABLE}
-     *     names cannot be opened or fails a check (the reason says which)
+     * @throws IOException the jar's library cannot be extracted, or the library
+     *     {@value NativeSettings#LIBRARY_VARIABLE} names cannot be opened or fails a check (the reason says which)
      */
-    static LlamaNative library() throws IOException {
+    static LlamaNative library(NativeSettings natives) throws IOException {
         synchronized (LOCK) {
             if (instance != null) {
                 return instance;
@@ -51,42 +51,39 @@ final class NativeLoader {
             if (failure != null) {
                 throw new UnsupportedOperationException(failure);
             }
-            // The library is loaded once per process: the process's environment names it.
-            Environment system = Environment.system();
-            @Nullable Path configured = configuredLibrary(system::variable, system::property);
+            // The library is loaded once per process: the first load's settings name it.
+            @Nullable Path configured = configuredLibrary(natives);
             if (configured != null) {
                 try {
                     NativeLibrary.noBacktraces();
                     sameKernelsForAnyRowCount();
-                    instance = open(configured, LlamaNative.Api.VENDORED);
+                    instance = open(configured, LlamaNative.Api.VENDORED, natives);
                     return instance;
                 } catch (RuntimeException | LinkageError e) {
                     // Not remembered: the setting was asked for, and a later load reports the same reason.
                     throw new IOException(
-                            LlamaNative.LIBRARY_VARIABLE + "=" + configured + " cannot be used: " + e.getMessage(), e);
+                            NativeSettings.LIBRARY_VARIABLE + "=" + configured + " cannot be used: " + e.getMessage(),
+                            e);
                 }
             }
             // Nothing named: the project-built llama.cpp when the script has built one here (a current llama.cpp,
             // with a GPU backend if one was built), unless the setting asks for the binding's library.
-            String home = system.property("user.home");
-            LlamaBuilds.Build built = bindingAsked(system::variable, system::property)
-                    ? null
-                    : LlamaBuilds.preferred(system::variable, home != null ? home : ".");
+            LlamaBuilds.Build built = natives.bindingAsked() ? null : LlamaBuilds.preferred(natives);
             if (built != null) {
                 try {
                     NativeLibrary.noBacktraces();
                     sameKernelsForAnyRowCount();
-                    instance = open(built.library(), LlamaNative.Api.VENDORED);
+                    instance = open(built.library(), LlamaNative.Api.VENDORED, natives);
                     return instance;
                 } catch (RuntimeException | LinkageError e) {
                     Log.warning("the project-built llama.cpp at " + built.library() + " cannot be used ("
                             + e.getMessage() + "); using the binding's llama.cpp b4916 (set "
-                            + LlamaNative.LIBRARY_VARIABLE + " to choose a library)");
+                            + NativeSettings.LIBRARY_VARIABLE + " to choose a library)");
                 }
             }
-            Path library = NativeLibrary.extractedLibrary();
+            Path library = NativeLibrary.extractedLibrary(natives);
             try {
-                LlamaNative opened = open(library, LlamaNative.Api.B4916);
+                LlamaNative opened = open(library, LlamaNative.Api.B4916, natives);
                 instance = opened;
                 return opened;
             } catch (RuntimeException | LinkageError e) {
@@ -94,22 +91,6 @@ final class NativeLoader {
                 throw new UnsupportedOperationException(failure, e);
             }
         }
-    }
-
-    /** The setting's value that asks for the binding jar's library (b4916) even where a project build exists. */
-    static final String BINDING = "binding";
-
-    /**
-     * Whether {@value LlamaNative#LIBRARY_PROPERTY} or {@value LlamaNative#LIBRARY_VARIABLE} says {@value #BINDING}.
-     */
-    static boolean bindingAsked(
-            java.util.function.UnaryOperator<@Nullable String> environment,
-            java.util.function.UnaryOperator<@Nullable String> properties) {
-        String value = properties.apply(LlamaNative.LIBRARY_PROPERTY);
-        if (value == null || value.isBlank()) {
-            value = environment.apply(LlamaNative.LIBRARY_VARIABLE);
-        }
-        return value != null && value.strip().equalsIgnoreCase(BINDING);
     }
 
     /** ggml's switch for its tiled K-quant product; read once, at the first product. */
@@ -132,33 +113,28 @@ final class NativeLoader {
     }
 
     /**
-     * The library {@value LlamaNative#LIBRARY_PROPERTY} or {@value LlamaNative#LIBRARY_VARIABLE} names (the property
-     * wins), or null.
+     * The library {@value NativeSettings#LIBRARY_PROPERTY} or {@value NativeSettings#LIBRARY_VARIABLE} names (the
+     * property wins), or null when they name none or {@value NativeSettings#BINDING}.
      *
      * @throws IOException the setting names no readable file
      */
-    static @Nullable Path configuredLibrary(
-            java.util.function.UnaryOperator<@Nullable String> environment,
-            java.util.function.UnaryOperator<@Nullable String> properties)
-            throws IOException {
-        String value = properties.apply(LlamaNative.LIBRARY_PROPERTY);
-        if (value == null || value.isBlank()) {
-            value = environment.apply(LlamaNative.LIBRARY_VARIABLE);
-        }
-        if (value == null || value.isBlank() || value.strip().equalsIgnoreCase(BINDING)) {
+    static @Nullable Path configuredLibrary(NativeSettings natives) throws IOException {
+        String value = natives.namedLibrary();
+        if (value == null) {
             return null;
         }
-        Path path = Path.of(value.strip());
+        Path path = Path.of(value);
         if (!java.nio.file.Files.isRegularFile(path) || !java.nio.file.Files.isReadable(path)) {
-            throw new IOException(LlamaNative.LIBRARY_VARIABLE + "=" + value + " is not a readable file (build it with"
-                    + " bin/build-llama, or unset it to use the binding's library)");
+            throw new IOException(
+                    NativeSettings.LIBRARY_VARIABLE + "=" + value + " is not a readable file (build it with"
+                            + " bin/build-llama, or unset it to use the binding's library)");
         }
         return path.toAbsolutePath();
     }
 
-    static LlamaNative open(Path library, LlamaNative.Api api) {
+    static LlamaNative open(Path library, LlamaNative.Api api, NativeSettings natives) {
         if (api == LlamaNative.Api.VENDORED) {
-            preloadWindowsDependencies(library);
+            preloadWindowsDependencies(library, natives);
         }
         // The library lives for the process: model and context pointers outlive any narrower arena.
         SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
@@ -185,11 +161,7 @@ final class NativeLoader {
         } catch (Throwable e) {
             throw new IllegalStateException("llama_backend_init failed: " + e, e);
         }
-        Environment system = Environment.system();
-        String backend = system.property(LlamaBuilds.BACKEND_PROPERTY) != null
-                ? LlamaBuilds.backend(name -> system.property(LlamaBuilds.BACKEND_PROPERTY))
-                : LlamaBuilds.backend(system::variable);
-        loadBackends(library, backend, build);
+        loadBackends(library, natives, build);
         Log.info("llama.cpp through FFM: " + bindings.describe());
         return bindings;
     }
@@ -230,16 +202,14 @@ final class NativeLoader {
      * folder's {@code ggml-base.dll} and {@code ggml.*.dll} are loaded first, by path, so that {@code llama.*.dll} (and
      * the backend modules later) bind to them by name.
      */
-    private static void preloadWindowsDependencies(Path library) {
-        if (!System.getProperty("os.name", "")
-                .toLowerCase(java.util.Locale.ROOT)
-                .startsWith("windows")) {
+    private static void preloadWindowsDependencies(Path library, NativeSettings natives) {
+        if (!natives.osName().toLowerCase(java.util.Locale.ROOT).startsWith("windows")) {
             return;
         }
         Path folder = library.toAbsolutePath().getParent();
         // The DLLs import the Visual C++ runtime: the Java runtime's copy, when the program (a game that embeds the
         // C library, say) is not in the runtime's folder and Windows has no copy of its own
-        String javaHome = System.getProperty("java.home", "");
+        String javaHome = natives.javaHome();
         for (String runtime : List.of("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll")) {
             Path file = Path.of(javaHome, "bin", runtime);
             if (java.nio.file.Files.isRegularFile(file)) {
@@ -273,12 +243,13 @@ final class NativeLoader {
      * prebuilt libraries are: {@code libggml-cpu-<cpu>.so}, {@code libggml-vulkan.so} next to the library), loads them
      * from the library's folder when none is registered yet, as llama.cpp's own programs do at start; a build with its
      * backends linked in (the project's own) has them registered already and is left alone. With
-     * {@value LlamaBuilds#BACKEND_VARIABLE}=cpu only the best CPU module is loaded (no GPU module, so no GPU driver is
-     * touched). Before them, the CUDA runtime {@code oam pull runtime:cuda} placed is tried ({@link #loadCuda}); when
-     * it registers a device only the best CPU module joins it. Then the registered devices are logged, and a GPU build
-     * that found no GPU device says why.
+     * {@value NativeSettings#BACKEND_VARIABLE}=cpu only the best CPU module is loaded (no GPU module, so no GPU driver
+     * is touched). Before them, the CUDA runtime {@code oam pull runtime:cuda} placed is tried ({@link #loadCuda});
+     * when it registers a device only the best CPU module joins it. Then the registered devices are logged, and a GPU
+     * build that found no GPU device says why.
      */
-    private static void loadBackends(Path library, String backend, LlamaBuilds.@Nullable Build build) {
+    private static void loadBackends(Path library, NativeSettings natives, LlamaBuilds.@Nullable Build build) {
+        String backend = natives.backend();
         String buildBackend = build != null ? build.backend() : null;
         Path folder = library.toAbsolutePath().getParent();
         Path registry = null;
@@ -311,7 +282,7 @@ final class NativeLoader {
                     // offer the same GPU a second time
                     try {
                         cuda = build != null && loadOne != null
-                                ? loadCuda(linker, loadOne, folder, backend, build)
+                                ? loadCuda(linker, loadOne, folder, natives, build)
                                 : null;
                     } catch (Throwable e) { // the CUDA runtime must never cost the other backends
                         Log.warning(
@@ -337,7 +308,9 @@ final class NativeLoader {
                 long now = (long) linker.downcallHandle(count, FunctionDescriptor.of(JAVA_LONG))
                         .invokeExact();
                 Log.info("llama.cpp: loaded " + now + " backend module(s) from " + folder
-                        + (backend.equals("cpu") ? " (" + LlamaBuilds.BACKEND_VARIABLE + "=cpu: the CPU's only)" : "")
+                        + (backend.equals("cpu")
+                                ? " (" + NativeSettings.BACKEND_VARIABLE + "=cpu: the CPU's only)"
+                                : "")
                         + (cuda != null
                                 ? " and the CUDA runtime " + cuda + " (no Vulkan module: CUDA drives the GPU)"
                                 : ""));
@@ -345,7 +318,7 @@ final class NativeLoader {
         } catch (Throwable e) {
             throw new IllegalStateException("loading llama.cpp's backend modules from " + folder + " failed: " + e, e);
         }
-        reportDevices(linker, ggml, folder, backend, buildBackend);
+        reportDevices(linker, ggml, folder, backend, buildBackend, natives.osName());
     }
 
     /**
@@ -355,30 +328,27 @@ final class NativeLoader {
      * that the system lacks, a module llama.cpp cannot load, no CUDA device), so the other backends run instead.
      */
     private static @Nullable String loadCuda(
-            Linker linker, MemorySegment loadOne, Path folder, String backend, LlamaBuilds.Build build)
+            Linker linker, MemorySegment loadOne, Path folder, NativeSettings natives, LlamaBuilds.Build build)
             throws Throwable {
+        String backend = natives.backend();
         if (!backend.equals("auto") && !backend.equals("cuda")) {
             return null;
         }
         String instead = "; models run on the " + (backend.equals("cuda") ? "other backends" : "Vulkan or CPU backend")
                 + " instead";
-        Path pulled = dev.oam.model.llama.engine.CudaRuntime.pulled();
+        Path pulled = dev.oam.model.llama.engine.CudaRuntime.pulled(natives);
         if (pulled == null) {
             if (backend.equals("cuda")) {
-                Log.warning(LlamaBuilds.BACKEND_VARIABLE + "=cuda, but no CUDA runtime is in the model cache: fetch it"
-                        + " once with `oam pull runtime:cuda` (or the protocol's model/pull)" + instead);
+                Log.warning(
+                        NativeSettings.BACKEND_VARIABLE + "=cuda, but no CUDA runtime is in the model cache: fetch it"
+                                + " once with `oam pull runtime:cuda` (or the protocol's model/pull)" + instead);
             }
             return null;
         }
         dev.oam.model.llama.engine.CudaRuntime.Checked runtime;
         try {
-            Environment system = Environment.system();
             runtime = dev.oam.model.llama.engine.CudaRuntime.check(
-                    pulled,
-                    build,
-                    dev.oam.core.model.pull.NpmRuntime.platform(
-                            java.util.Objects.requireNonNullElse(system.property("os.name"), ""),
-                            java.util.Objects.requireNonNullElse(system.property("os.arch"), "")));
+                    pulled, build, dev.oam.core.model.pull.NpmRuntime.platform(natives.osName(), natives.osArch()));
         } catch (IOException | RuntimeException e) {
             Log.warning("the CUDA runtime in " + pulled + " is not used: " + e.getMessage() + instead);
             return null;
@@ -403,7 +373,8 @@ final class NativeLoader {
             return null;
         }
         try {
-            dev.oam.model.llama.engine.NativeFiles.check(runtime.folder());
+            dev.oam.model.llama.engine.NativeFiles.check(
+                    runtime.folder(), dev.oam.model.llama.engine.NativeFiles.notes(natives));
         } catch (IOException e) {
             Log.warning("the CUDA runtime in " + runtime.folder() + " is not used: " + e.getMessage()
                     + " (oam models rm runtime:cuda, then oam pull runtime:cuda)" + instead);
@@ -484,7 +455,12 @@ final class NativeLoader {
 
     /** Logs the registered devices and remembers whether one is a GPU; a GPU build without a GPU device says why. */
     private static void reportDevices(
-            Linker linker, SymbolLookup ggml, Path folder, String backend, @Nullable String buildBackend) {
+            Linker linker,
+            SymbolLookup ggml,
+            Path folder,
+            String backend,
+            @Nullable String buildBackend,
+            String osName) {
         MemorySegment devCount = ggml.find("ggml_backend_dev_count").orElse(null);
         MemorySegment devGet = ggml.find("ggml_backend_dev_get").orElse(null);
         Path baseFile = null;
@@ -530,12 +506,12 @@ final class NativeLoader {
         Log.info("llama.cpp devices: " + devices);
         boolean gpuBuild = buildBackend != null && !buildBackend.equals("cpu");
         if (gpuBuild && !gpu && !backend.equals("cpu")) {
-            String why = missingDriver(buildBackend);
+            String why = missingDriver(buildBackend, osName);
             String message = "llama.cpp's " + buildBackend + " backend found no GPU device"
                     + (why != null ? " (" + why + ")" : " (no GPU, or its driver offers only a CPU device)")
                     + ": models run on the CPU";
             if (backend.equals(buildBackend)) {
-                Log.warning(message + " although " + LlamaBuilds.BACKEND_VARIABLE + "=" + backend + " asked for it");
+                Log.warning(message + " although " + NativeSettings.BACKEND_VARIABLE + "=" + backend + " asked for it");
             } else {
                 Log.info(message);
             }
@@ -543,8 +519,8 @@ final class NativeLoader {
     }
 
     /** Why a GPU backend cannot have a device here when its loader library is missing, or null. */
-    private static @Nullable String missingDriver(String backend) {
-        String os = System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT);
+    private static @Nullable String missingDriver(String backend, String osName) {
+        String os = osName.toLowerCase(java.util.Locale.ROOT);
         String loader = switch (backend) {
             case "vulkan" -> os.startsWith("windows") ? "vulkan-1.dll" : os.startsWith("mac") ? null : "libvulkan.so.1";
             case "cuda" -> os.startsWith("windows") ? "nvcuda.dll" : "libcuda.so.1";

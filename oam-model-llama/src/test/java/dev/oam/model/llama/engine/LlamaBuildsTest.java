@@ -6,11 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.oam.core.Environment;
 import dev.oam.model.llama.Architectures;
 import dev.oam.model.llama.EngineChoice;
+import dev.oam.model.llama.LlamaSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,8 +37,10 @@ class LlamaBuildsTest {
         return lib.resolve("libllama.so");
     }
 
-    private UnaryOperator<String> env(Map<String, String> values) {
-        return values::get;
+    /** The natives an entry point reads from {@code values}, on a JVM whose home is {@code /home/u}. */
+    private static NativeSettings env(Map<String, String> values) {
+        return LlamaSettings.read(Environment.of(values, Map.of("user.home", "/home/u")))
+                .natives();
     }
 
     @Test
@@ -47,22 +49,26 @@ class LlamaBuildsTest {
         Path cpu3 = build("0.3.36-r3", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=3\n");
         build("0.3.35-r3", "source=llama_cpp_python-0.3.35.tar.gz\nsha256=00\nrecipe=3\n");
         build("0.3.36-r9", null);
-        UnaryOperator<String> env = env(Map.of("OAM_CACHE_DIR", cache.toString()));
-        assertThat(LlamaBuilds.preferred(env, "/nowhere").library()).isEqualTo(cpu3);
-        assertThat(LlamaBuilds.found(LlamaBuilds.folder(env, "/nowhere"), false))
+        NativeSettings env = env(Map.of("OAM_CACHE_DIR", cache.toString()));
+        assertThat(LlamaBuilds.preferred(env).library()).isEqualTo(cpu3);
+        assertThat(LlamaBuilds.found(LlamaBuilds.folder(env), false))
                 .extracting(LlamaBuilds.Build::library)
                 .containsExactly(cpu3, cpu2);
         Path vulkan =
                 build("0.3.36-r4-vulkan", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=4\nbackend=vulkan\n");
-        assertThat(LlamaBuilds.preferred(env, "/nowhere").library()).isEqualTo(cpu3);
-        assertThat(LlamaBuilds.preferred(
-                                env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "0")), "/nowhere")
+        assertThat(LlamaBuilds.preferred(env).library()).isEqualTo(cpu3);
+        assertThat(LlamaBuilds.preferred(env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "0")))
                         .library())
                 .isEqualTo(cpu3);
-        LlamaBuilds.Build preferred = LlamaBuilds.preferred(
-                env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "-1")), "/nowhere");
+        LlamaBuilds.Build preferred =
+                LlamaBuilds.preferred(env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "-1")));
         assertThat(preferred.library()).isEqualTo(vulkan);
         assertThat(preferred.backend()).isEqualTo("vulkan");
+        // a value that is not a layer count is the default (no count named), as on both backends: the CPU build first
+        // (before, any value but 0 put the GPU builds first here, while the engines warned and took the default)
+        assertThat(LlamaBuilds.preferred(env(Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_GPU_LAYERS", "lots")))
+                        .library())
+                .isEqualTo(cpu3);
         assertThat(preferred.describe()).contains("llama-cpp-python 0.3.36's llama.cpp, vulkan build");
     }
 
@@ -79,13 +85,11 @@ class LlamaBuildsTest {
 
     @Test
     void theCacheFolderFollowsTheScriptsVariables() {
-        assertThat(LlamaBuilds.folder(env(Map.of("OAM_CACHE_DIR", "/c")), "/home/u"))
-                .isEqualTo(Path.of("/c/llama-cpp"));
-        assertThat(LlamaBuilds.folder(env(Map.of("XDG_CACHE_HOME", "/x")), "/home/u"))
-                .isEqualTo(Path.of("/x/oam/llama-cpp"));
-        assertThat(LlamaBuilds.folder(env(Map.of()), "/home/u")).isEqualTo(Path.of("/home/u/.cache/oam/llama-cpp"));
+        assertThat(LlamaBuilds.folder(env(Map.of("OAM_CACHE_DIR", "/c")))).isEqualTo(Path.of("/c/llama-cpp"));
+        assertThat(LlamaBuilds.folder(env(Map.of("XDG_CACHE_HOME", "/x")))).isEqualTo(Path.of("/x/oam/llama-cpp"));
+        assertThat(LlamaBuilds.folder(env(Map.of()))).isEqualTo(Path.of("/home/u/.cache/oam/llama-cpp"));
         assertThat(LlamaBuilds.preferred(
-                        env(Map.of("OAM_CACHE_DIR", cache.resolve("empty").toString())), "/h"))
+                        env(Map.of("OAM_CACHE_DIR", cache.resolve("empty").toString()))))
                 .isNull();
     }
 
@@ -121,24 +125,22 @@ class LlamaBuildsTest {
         Path folder = bundle(LINUX_BUNDLE + "library=libllama.vulkan.v0.5.0.so\n", "libllama.vulkan.v0.5.0.so");
         Path cpu = build("0.3.36-r3", "source=" + SOURCE + "\nsha256=" + SHA + "\nrecipe=3\n");
         Map<String, String> base = Map.of("OAM_CACHE_DIR", cache.toString(), "OAM_LLAMA_BUNDLE", folder.toString());
-        LlamaBuilds.Build chosen = LlamaBuilds.preferred(env(base), "/h");
+        LlamaBuilds.Build chosen = LlamaBuilds.preferred(env(base));
         assertThat(chosen.library()).isEqualTo(folder.resolve("libllama.vulkan.v0.5.0.so"));
         assertThat(chosen.backend()).isEqualTo("vulkan");
         assertThat(chosen.describe()).startsWith("node-llama-cpp-linux-x64-vulkan-3.22.1's llama.cpp, vulkan build");
         // a forced backend takes a build of that backend where one exists (the CPU build of the cache) ...
         Map<String, String> cpuForced = new java.util.HashMap<>(base);
         cpuForced.put("OAM_LLAMA_BACKEND", "CPU");
-        assertThat(LlamaBuilds.preferred(env(cpuForced), "/h").library()).isEqualTo(cpu);
+        assertThat(LlamaBuilds.preferred(env(cpuForced)).library()).isEqualTo(cpu);
         // ... else the bundle (whose Vulkan build loads only its CPU module when cpu is forced)
         Map<String, String> cudaForced = new java.util.HashMap<>(base);
         cudaForced.put("OAM_LLAMA_BACKEND", "cuda");
-        assertThat(LlamaBuilds.preferred(env(cudaForced), "/h").library())
+        assertThat(LlamaBuilds.preferred(env(cudaForced)).library())
                 .isEqualTo(folder.resolve("libllama.vulkan.v0.5.0.so"));
-        assertThat(LlamaBuilds.backend(env(Map.of("OAM_LLAMA_BACKEND", "opencl"))))
-                .isEqualTo("auto");
-        assertThat(LlamaBuilds.backend(env(Map.of()))).isEqualTo("auto");
-        assertThat(LlamaBuilds.backend(env(Map.of("OAM_LLAMA_BACKEND", " Vulkan "))))
-                .isEqualTo("vulkan");
+        assertThat(env(Map.of("OAM_LLAMA_BACKEND", "opencl")).backend()).isEqualTo("auto");
+        assertThat(env(Map.of()).backend()).isEqualTo("auto");
+        assertThat(env(Map.of("OAM_LLAMA_BACKEND", " Vulkan ")).backend()).isEqualTo("vulkan");
     }
 
     @Test
@@ -193,17 +195,18 @@ class LlamaBuildsTest {
     void aLaterProcessTrustsTheNoteOfACheckedFolderOnlyWhileNoFileChangedSizeOrTime() throws IOException {
         Path folder = bundle(LINUX_BUNDLE + "library=libllama.vulkan.v0.5.0.so\n", "libllama.vulkan.v0.5.0.so");
         Path library = folder.resolve("libllama.vulkan.v0.5.0.so");
-        NativeFiles.check(folder);
+        Path notes = folder.resolveSibling("notes");
+        NativeFiles.check(folder, notes);
         java.nio.file.attribute.FileTime time = Files.getLastModifiedTime(library);
         // the same size and time: a later process takes the note's word (the documented limit of the note)
         Files.writeString(library, "NOT loaded by these tests");
         Files.setLastModifiedTime(library, time);
         NativeFiles.forgetChecked();
-        NativeFiles.check(folder);
+        NativeFiles.check(folder, notes);
         // another size: hashed again, and refused
         Files.writeString(library, "not loaded by these tests, cut");
         NativeFiles.forgetChecked();
-        assertThatThrownBy(() -> NativeFiles.check(folder)).hasMessageContaining("has SHA-256");
+        assertThatThrownBy(() -> NativeFiles.check(folder, notes)).hasMessageContaining("has SHA-256");
     }
 
     @Test

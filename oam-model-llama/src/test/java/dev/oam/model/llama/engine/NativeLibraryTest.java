@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,11 +39,9 @@ class NativeLibraryTest {
     @Test
     void cacheFolderIsTheEnvironmentsOrUnderTheHomeCache() throws IOException {
         NativeLibrary.Platform linux = NativeLibrary.platform("Linux", "amd64");
-        assertThat(NativeLibrary.cacheFolder(dev.oam.core.Environment.of(Map.of()), "/home/u", linux))
+        assertThat(NativeLibrary.cacheFolder(null, "/home/u", linux))
                 .isEqualTo(Path.of("/home/u/.cache/oam/native/llama-4.2.0-linux-x86_64"));
-        assertThat(NativeLibrary.cacheFolder(
-                        dev.oam.core.Environment.of(Map.of("OAM_NATIVE_DIR", "/opt/oam")), "/home/u", linux))
-                .isEqualTo(Path.of("/opt/oam"));
+        assertThat(NativeLibrary.cacheFolder("/opt/oam", "/home/u", linux)).isEqualTo(Path.of("/opt/oam"));
     }
 
     @Test
@@ -80,23 +77,16 @@ class NativeLibraryTest {
     void aUsersOwnJllamaIsUsedWhereItIsAndNeverOverwritten(@TempDir Path folder) throws IOException {
         NativeLibrary.Platform platform = NativeLibrary.platform("Linux", "amd64");
         Path own = Files.writeString(folder.resolve("libjllama.so"), "a CUDA build of java-llama.cpp 4.2.0, say");
-        assertThat(NativeLibrary.suppliedLibrary(
-                        dev.oam.core.Environment.of(java.util.Map.of("OAM_JLLAMA_LIBRARY", own.toString())), platform))
-                .isEqualTo(own);
+        assertThat(NativeLibrary.suppliedLibrary(own.toString(), platform)).isEqualTo(own);
         assertThat(Files.readString(own)).isEqualTo("a CUDA build of java-llama.cpp 4.2.0, say");
-        assertThat(NativeLibrary.suppliedLibrary(dev.oam.core.Environment.of(java.util.Map.of()), platform))
-                .isNull();
+        assertThat(NativeLibrary.suppliedLibrary(null, platform)).isNull();
         Path renamed = Files.writeString(folder.resolve("jllama-cuda.so"), "x");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> NativeLibrary.suppliedLibrary(
-                        dev.oam.core.Environment.of(java.util.Map.of("OAM_JLLAMA_LIBRARY", renamed.toString())),
-                        platform))
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> NativeLibrary.suppliedLibrary(renamed.toString(), platform))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("must be called libjllama.so");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> NativeLibrary.suppliedLibrary(
-                        dev.oam.core.Environment.of(java.util.Map.of(
-                                "OAM_JLLAMA_LIBRARY",
-                                folder.resolve("none/libjllama.so").toString())),
-                        platform))
+                        folder.resolve("none/libjllama.so").toString(), platform))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("is not a file");
     }

@@ -36,7 +36,8 @@ class ProcessHostTest {
 
     @BeforeEach
     void connect() {
-        backend = new LlamaBackend(LlamaSettings.fromSystem().sized(2, 1, 1, 2048), List.of("en"));
+        backend = new LlamaBackend(
+                LlamaSettings.read(dev.oam.core.Environment.system()).sized(2, 1, 1, 2048), List.of("en"));
         c = new Conversation(
                 InMemoryClient.connect(BridgeConfiguration.builder().backends(List.of(backend))));
     }
