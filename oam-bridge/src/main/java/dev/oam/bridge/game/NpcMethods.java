@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeRequest;
 import dev.oam.bridge.spi.Coding;
 import dev.oam.bridge.spi.MethodRegistry;
@@ -108,8 +108,8 @@ final class NpcMethods {
         } else {
             optionsParams = params.object("options");
         }
-        NpcOptions options = NpcOptionsParams.read(
-                optionsParams, request.engine().configuration().defaultToolTimeout());
+        NpcOptions options =
+                NpcOptionsParams.read(optionsParams, request.context().defaultToolTimeout());
         Memory memory = Memory.EMPTY;
         JsonNode memoryNode = restore ? saved.get("memory") : params.get("memory");
         if (memoryNode != null && !memoryNode.isNull()) {
@@ -155,7 +155,7 @@ final class NpcMethods {
                 throw BridgeException.invalidParams(e.getMessage());
             }
         }
-        LanguageModel model = request.engine().makeModel(params.get("model"), "model");
+        LanguageModel model = request.context().makeModel(params.get("model"), "model");
         warnings.addAll(model.warnings());
         String modelDescription = modelDescription(params.get("model"));
         List<String> toolNames = validateTools(tools, world != null, options);
@@ -454,7 +454,7 @@ final class NpcMethods {
                 JsonNode merged = NpcOptionsParams.mergePatch(NpcOptionsParams.write(options), optionsPatch);
                 options = NpcOptionsParams.read(
                         Params.of((ObjectNode) merged, "options"),
-                        request.engine().configuration().defaultToolTimeout());
+                        request.context().defaultToolTimeout());
             }
             Memory memory = npc.memory();
             if (memoryPatch != null) {
