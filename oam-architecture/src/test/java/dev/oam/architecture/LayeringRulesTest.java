@@ -23,6 +23,7 @@ class LayeringRulesTest {
 
     @Test
     void noPackageCycle() {
+        assertThat(PackageCycles.find(product, "dev.oam.")).as("package cycles").isEmpty();
         LayeringRules.NO_PACKAGE_CYCLE.check(product);
     }
 
@@ -56,6 +57,11 @@ class LayeringRulesTest {
     @Test
     void theRulesFindWhatTheyLookFor() { // fixtures: a cycle between two packages, a class reading a variable
         JavaClasses fixtures = new ClassFileImporter().importPackages("dev.oam.architecture.fixture");
+        assertThat(PackageCycles.find(fixtures, "dev.oam."))
+                .singleElement()
+                .asString()
+                .startsWith("cycle among [dev.oam.architecture.fixture.cycle.a, dev.oam.architecture.fixture.cycle.b]")
+                .contains("fixture.cycle.a -> dev.oam.architecture.fixture.cycle.b: ");
         assertThatThrownBy(() -> LayeringRules.NO_PACKAGE_CYCLE.check(fixtures))
                 .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("fixture.cycle.a")
