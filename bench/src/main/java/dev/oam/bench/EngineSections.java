@@ -1,12 +1,12 @@
 package dev.oam.bench;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.model.llama.LlamaEngines;

@@ -1,15 +1,15 @@
 package dev.oam.bench;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
-import dev.oam.core.agent.Sampling;
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.Sampling;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptEntry;

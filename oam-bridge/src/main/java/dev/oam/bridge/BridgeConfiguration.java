@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.ServiceLoader;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -63,9 +64,21 @@ public record BridgeConfiguration(
         Objects.requireNonNull(modelCache, "modelCache");
     }
 
-    /** The extensions every transport ships with: the game extension (NPCs, decisions, worlds, content). */
+    /**
+     * The extensions every transport ships with: the services of {@link BridgeExtension} that the class path or module
+     * layer of this library provides (oam-bridge's own: the game extension, with NPCs, decisions, worlds and content),
+     * found once per process. Each factory makes a fresh extension through the provider's constructor.
+     */
     public static List<BridgeExtension.Factory> standardExtensions() {
-        return List.of(dev.oam.bridge.game.GameExtension::new);
+        return StandardExtensions.FACTORIES;
+    }
+
+    /** Holds the service providers, looked up on first use. */
+    private static final class StandardExtensions {
+        static final List<BridgeExtension.Factory> FACTORIES =
+                ServiceLoader.load(BridgeExtension.class, BridgeConfiguration.class.getClassLoader()).stream()
+                        .map(provider -> (BridgeExtension.Factory) provider::get)
+                        .toList();
     }
 
     public static BridgeConfiguration defaults() {

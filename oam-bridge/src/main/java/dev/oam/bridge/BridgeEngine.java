@@ -4,8 +4,10 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeExtension;
 import dev.oam.bridge.spi.BridgeRequest;
+import dev.oam.bridge.spi.ExtensionContext;
 import dev.oam.bridge.spi.Handler;
 import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.bridge.spi.Methods;
@@ -19,6 +21,7 @@ import dev.oam.core.agent.HistoryLimits;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
+import dev.oam.game.world.WorldBudget;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,6 +61,8 @@ public final class BridgeEngine implements AutoCloseable {
     private final AtomicLong localIds = new AtomicLong();
     private final Shutdown shutdown;
     private final AtomicBoolean backendsReleased = new AtomicBoolean();
+    private final ExtensionContext context = new Context();
+    private @Nullable RealRequest handling; // guarded by dispatchLock: the request whose handler runs now
 
     /** An engine whose outgoing lines go to {@code sink} (called on the writer thread, one line at a time). */
     public BridgeEngine(BridgeConfiguration configuration, Consumer<String> sink) {
@@ -89,7 +94,7 @@ public final class BridgeEngine implements AutoCloseable {
                 BridgeExtension extension =
                         Objects.requireNonNull(factory.create(), "an extension factory returned null");
                 made.add(extension);
-                extension.register(builder, this);
+                extension.register(builder, context);
                 for (String method : extension.notificationMethods()) {
                     if (!notifications.contains(method)) {
                         notifications.add(method);
@@ -126,7 +131,7 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     /** The history caps every session and NPC of this engine is held to (docs/RELIABILITY.md, Limits). */
-    public HistoryLimits historyLimits() {
+    HistoryLimits historyLimits() {
         return historyLimits;
     }
 
@@ -242,20 +247,16 @@ public final class BridgeEngine implements AutoCloseable {
     }
 
     /**
-     * Creates the model for a {@code model} parameter value, with this engine's backends and defaults. Extension SPI:
-     * for handlers of methods that take a {@code model} (the game methods, a host's own extension); errors name the
-     * parameter at {@code path}.
-     */
-    public LanguageModel makeModel(@Nullable JsonNode spec, String path) throws BridgeException {
-        return Models.create(configuration, spec, path).model();
-    }
-
-    /**
-     * Sends a notification through the single writer. Extension SPI: for notifications an extension emits on its own
-     * ({@code world/changed}); a handler's events about its own request go with that request instead.
+     * Sends a notification through the single writer, after what is queued: the engine's own ({@code tool/cancel},
+     * {@code model/progress}), an extension's through its context, or a host's.
      */
     public void sendNotification(String method, ObjectNode params) {
         outbound.queue(Envelope.notification(method, params));
+    }
+
+    /** What this engine's extensions and their requests may use of it. */
+    ExtensionContext context() {
+        return context;
     }
 
     ModelAvailability systemAvailability() {
@@ -348,6 +349,7 @@ public final class BridgeEngine implements AutoCloseable {
         // In flight before its handler runs: a worker may answer it while the handler is still running, and shutdown
         // must count it until that answer is queued, or the shutdown response could overtake it.
         inflight.add(request);
+        handling = request;
         try {
             Reply reply = handler.handle(request);
             switch (reply) {
@@ -359,6 +361,8 @@ public final class BridgeEngine implements AutoCloseable {
             }
         } catch (Exception e) {
             request.fail(BridgeException.wrap(e));
+        } finally {
+            handling = null;
         }
     }
 
@@ -377,8 +381,43 @@ public final class BridgeEngine implements AutoCloseable {
         }
     }
 
-    /** The order-sensitive part of {@code shutdown}: from here on every request fails with -32023. */
+    /**
+     * The order-sensitive part of {@code shutdown}: from here on every request fails with -32023. Called by the
+     * {@code shutdown} handler, on the dispatcher, with the request it handles.
+     */
     void beginShutdown(BridgeRequest request) {
-        shutdown.begin((RealRequest) request); // every request is the engine's
+        RealRequest current = handling;
+        if (current == null || current != request) {
+            throw new IllegalStateException("shutdown begins only in the handler of the request being dispatched");
+        }
+        shutdown.begin(current);
+    }
+
+    /** The engine as its extensions see it ({@link ExtensionContext}). */
+    private final class Context implements ExtensionContext {
+        @Override
+        public LanguageModel makeModel(@Nullable JsonNode spec, String path) throws BridgeException {
+            return Models.create(configuration, spec, path).model();
+        }
+
+        @Override
+        public void sendNotification(String method, ObjectNode params) {
+            BridgeEngine.this.sendNotification(method, params);
+        }
+
+        @Override
+        public Duration defaultToolTimeout() {
+            return configuration.defaultToolTimeout();
+        }
+
+        @Override
+        public HistoryLimits historyLimits() {
+            return historyLimits;
+        }
+
+        @Override
+        public WorldBudget worldBudget() {
+            return configuration.memoryLimits().worlds();
+        }
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.bridge.spi.Coding;
 import dev.oam.bridge.spi.Methods;
+import dev.oam.bridge.transport.DeliveryListener;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;
 import dev.oam.core.tool.ToolCall;
@@ -15,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Outstanding bridge-to-client requests ({@code tool/call}). Replies are applied the moment they arrive, bypassing
@@ -24,6 +26,10 @@ final class ClientCalls {
     private final BridgeEngine engine;
     private final AtomicLong counter = new AtomicLong();
     private final Map<String, Pending> pending = new ConcurrentHashMap<>();
+    // Measuring only (a delivery listener other than NONE): the thread applying a reply now, and whether the reply's
+    // toolCallCompleted was announced on it (set by that thread itself, inside complete).
+    private volatile @Nullable Thread completing;
+    private boolean announcedByCompleting;
 
     ClientCalls(BridgeEngine engine) {
         this.engine = engine;
@@ -60,11 +66,37 @@ final class ClientCalls {
     /** Applies the client's response to a {@code tool/call}. */
     void complete(JsonNode id, JsonNode message) {
         Pending call = id.isTextual() ? pending.remove(id.textValue()) : null;
+        DeliveryListener delivery = engine.deliveryListener();
         if (call == null) {
             Log.info("ignored a response to " + Json.write(id) + ", which no tool call is waiting for");
+            delivery.toolReply(DeliveryListener.ReplyPath.NO_CALL_WAITING);
             return;
         }
-        call.future.complete(reply(message));
+        if (delivery == DeliveryListener.NONE) {
+            call.future.complete(reply(message));
+            return;
+        }
+        announcedByCompleting = false;
+        completing = Thread.currentThread();
+        try {
+            call.future.complete(reply(message)); // a turn recording it on this thread announces it in here
+        } finally {
+            completing = null;
+        }
+        delivery.toolReply(
+                announcedByCompleting
+                        ? DeliveryListener.ReplyPath.REPLY_THREAD
+                        : DeliveryListener.ReplyPath.TURN_THREAD);
+    }
+
+    /**
+     * Told by a turn's event sender as it announces a completed tool call: when that happens on the thread applying a
+     * client's reply, inside {@link #complete}, the reply's own thread announced it.
+     */
+    void announced() {
+        if (completing == Thread.currentThread()) {
+            announcedByCompleting = true;
+        }
     }
 
     static ToolReply reply(JsonNode message) {

@@ -3,6 +3,7 @@ package dev.oam.bridge;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.Coding;
 import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.bridge.spi.Methods;

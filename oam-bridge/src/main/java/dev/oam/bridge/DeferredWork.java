@@ -1,11 +1,12 @@
 package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeRequest;
 import dev.oam.bridge.spi.Reply;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.CancellationToken;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 

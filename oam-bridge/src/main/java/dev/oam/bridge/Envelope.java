@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.json.Json;

@@ -2,6 +2,7 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelParameterException;

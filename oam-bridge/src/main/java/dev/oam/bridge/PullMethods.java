@@ -2,14 +2,15 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeRequest;
 import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.bridge.spi.Methods;
 import dev.oam.bridge.spi.Params;
 import dev.oam.bridge.spi.Reply;
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.pull.ModelCache;
 import dev.oam.core.model.pull.ModelName;
 import dev.oam.core.model.pull.PullException;

@@ -2,7 +2,9 @@ package dev.oam.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeRequest;
+import dev.oam.bridge.spi.ExtensionContext;
 import dev.oam.bridge.spi.Params;
 import dev.oam.core.ErrorCode;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -39,8 +41,8 @@ final class RealRequest implements BridgeRequest {
     }
 
     @Override
-    public BridgeEngine engine() {
-        return engine;
+    public ExtensionContext context() {
+        return engine.context();
     }
 
     long sequence() {
@@ -136,7 +138,7 @@ final class RealRequest implements BridgeRequest {
 
     @Override
     public dev.oam.core.agent.TurnListener events(ObjectNode context, String method) {
-        return Sessions.eventSender(this, context, method, engine.deliveryListener());
+        return Sessions.eventSender(this, context, method, engine.clientCalls());
     }
 
     @Override

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeRequest;
 import dev.oam.bridge.spi.Coding;
 import dev.oam.bridge.spi.MethodRegistry;
@@ -14,10 +15,8 @@ import dev.oam.bridge.spi.Options;
 import dev.oam.bridge.spi.Params;
 import dev.oam.bridge.spi.Reply;
 import dev.oam.bridge.spi.ToolDefinitions;
-import dev.oam.bridge.transport.DeliveryListener;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.Agent;
-import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.agent.TurnContext;
 import dev.oam.core.agent.TurnEvent;
@@ -25,6 +24,7 @@ import dev.oam.core.agent.TurnListener;
 import dev.oam.core.agent.TurnRequest;
 import dev.oam.core.agent.TurnResult;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.SchemaException;
@@ -237,11 +237,11 @@ final class Sessions {
     /**
      * Sends {@code method} notifications ({@code session/event} or another namespace's) for a streaming request. It
      * accepts the thread completing a tool reply: the client's replies complete on the input thread, whose sends never
-     * wait for the client, and this listener only serializes and sends. It tells {@code delivery} how each reply was
-     * recorded.
+     * wait for the client, and this listener only serializes and sends. It tells {@code calls} of each completed call
+     * it announces, so that the engine's delivery listener learns which thread announced each client reply
+     * ({@link ClientCalls#announced}).
      */
-    static TurnListener eventSender(
-            BridgeRequest request, ObjectNode context, String method, DeliveryListener delivery) {
+    static TurnListener eventSender(BridgeRequest request, ObjectNode context, String method, ClientCalls calls) {
         return new TurnListener() {
             @Override
             public void onEvent(TurnEvent event) {
@@ -249,16 +249,14 @@ final class Sessions {
                 params.set("requestId", request.requestId());
                 params.set("event", Coding.event(event));
                 request.notify(method, params);
+                if (event instanceof TurnEvent.ToolCallCompleted) {
+                    calls.announced();
+                }
             }
 
             @Override
             public boolean acceptsReplyThread() {
                 return true;
-            }
-
-            @Override
-            public void replyRecorded(ReplyPath path) {
-                delivery.toolReply(path);
             }
         };
     }

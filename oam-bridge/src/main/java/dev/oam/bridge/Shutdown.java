@@ -1,5 +1,6 @@
 package dev.oam.bridge;
 
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeExtension;
 import dev.oam.bridge.spi.Methods;
 import dev.oam.core.ErrorCode;

@@ -2,6 +2,7 @@ package dev.oam.bridge;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.oam.bridge.spi.BridgeException;
 import org.junit.jupiter.api.Test;
 
 /** A member's error keeps the wire's wording and offers the member and a short form for hosts. */

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeExtension;
+import dev.oam.bridge.spi.ExtensionContext;
 import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.bridge.spi.Reply;
 import dev.oam.core.json.Json;
@@ -126,7 +128,7 @@ class EngineApiTest {
         CountDownLatch onShutdown = new CountDownLatch(1);
         BridgeExtension stubborn = new BridgeExtension() {
             @Override
-            public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
+            public void register(MethodRegistry.Builder registry, ExtensionContext context) {
                 registry.register(
                         "test/stubborn",
                         request -> Reply.deferred(token -> {
@@ -175,7 +177,7 @@ class EngineApiTest {
         BridgeEngine[] self = new BridgeEngine[1];
         BridgeExtension probe = new BridgeExtension() {
             @Override
-            public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
+            public void register(MethodRegistry.Builder registry, ExtensionContext context) {
                 registry.register("test/idle", request -> {
                     try {
                         return Reply.result(Json.object().put("idle", self[0].awaitIdle(Duration.ZERO)));
@@ -205,7 +207,7 @@ class EngineApiTest {
     void aRequestAnsweredByAWorkerBeforeItsHandlerReturnsIsNotLeftInFlight() throws Exception {
         BridgeExtension probe = new BridgeExtension() {
             @Override
-            public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
+            public void register(MethodRegistry.Builder registry, ExtensionContext context) {
                 registry.register("test/early", request -> {
                     Thread worker = Thread.ofVirtual()
                             .start(() -> request.respond(Json.object().put("early", true)));
@@ -233,7 +235,7 @@ class EngineApiTest {
     void extensionsAddMethodsAndNotificationsAfterTheCoreOnes() throws Exception {
         BridgeExtension quests = new BridgeExtension() {
             @Override
-            public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
+            public void register(MethodRegistry.Builder registry, ExtensionContext context) {
                 registry.register(
                         "quest/narrate",
                         request -> Reply.result(

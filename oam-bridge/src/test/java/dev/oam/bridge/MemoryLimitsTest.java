@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.core.json.Json;
 import java.util.List;
 import java.util.concurrent.ExecutionException;

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class OutboundTest {
     /** Records each line with the thread that delivered it, and whether two threads were ever inside at once. */
-    static final class RecordingSink implements StreamSink {
+    static final class RecordingSink implements MessageSink, StreamSink {
         final List<String> lines = new ArrayList<>(); // guarded by this
         final List<String> threads = new ArrayList<>(); // guarded by this
         final List<String> flushes =

@@ -2,8 +2,8 @@ package dev.oam.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
 
 /**
  * A command failed: a stable code (the model-side codes of the protocol, or the command line's own {@code usage},

@@ -3,7 +3,7 @@ package dev.oam.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.ToolDefinitions;
 import dev.oam.core.Environment;
 import dev.oam.core.json.Json;

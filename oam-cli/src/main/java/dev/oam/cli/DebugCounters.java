@@ -2,7 +2,6 @@ package dev.oam.cli;
 
 import dev.oam.bridge.transport.DeliveryListener;
 import dev.oam.core.Environment;
-import dev.oam.core.agent.TurnListener;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -110,14 +109,12 @@ final class DebugCounters implements DeliveryListener {
     }
 
     @Override
-    public void toolReply(TurnListener.ReplyPath path) {
+    public void toolReply(DeliveryListener.ReplyPath path) {
         count(
                 switch (path) {
                     case REPLY_THREAD -> "toolReply.replyThread.announced";
-                    case TURN_THREAD_AT_ONCE -> "toolReply.turnThread.beforeAttached";
-                    case LOCK_BUSY -> "toolReply.turnThread.lockBusy";
-                    case FINISHED_ALREADY -> "toolReply.turnThread.finishedAlready";
-                    case FAILED -> "toolReply.turnThread.failed";
+                    case TURN_THREAD -> "toolReply.turnThread.announced";
+                    case NO_CALL_WAITING -> "toolReply.noCallWaiting";
                 });
     }
 }

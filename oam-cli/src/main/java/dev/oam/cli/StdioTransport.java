@@ -1,6 +1,7 @@
 package dev.oam.cli;
 
 import dev.oam.bridge.BridgeEngine;
+import dev.oam.bridge.MessageSink;
 import dev.oam.bridge.transport.DeliveryListener;
 import dev.oam.bridge.transport.LineInput;
 import dev.oam.bridge.transport.StreamSink;
@@ -68,7 +69,7 @@ public final class StdioTransport {
      * The stdio sink; {@link #input()} is where {@link #pump} reports its input to the engine writing here. Called by
      * one thread at a time (the engine's delivering thread), so its fields need no lock.
      */
-    public static final class Sink implements StreamSink {
+    public static final class Sink implements MessageSink, StreamSink {
         private final OutputStream out;
         private final DeliveryListener listener;
         private final byte[] buffer = new byte[SINK_BUFFER];

@@ -41,7 +41,7 @@ final class ToolOutputs {
                     line = null;
                 }
                 if (line == null) {
-                    throw dev.oam.core.agent.AgentException.cancelled();
+                    throw dev.oam.core.model.AgentException.cancelled();
                 }
                 answers.put(call.id(), typed(line));
             }

@@ -2,11 +2,11 @@ package dev.oam.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.agent.AgentOptions;
-import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelBackend;
+import dev.oam.core.model.Sampling;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.SchemaException;
 import java.io.IOException;

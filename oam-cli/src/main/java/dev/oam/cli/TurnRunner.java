@@ -1,15 +1,15 @@
 package dev.oam.cli;
 
 import dev.oam.core.agent.Agent;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.Step;
 import dev.oam.core.agent.TurnContext;
 import dev.oam.core.agent.TurnEvent;
 import dev.oam.core.agent.TurnListener;
 import dev.oam.core.agent.TurnRequest;
 import dev.oam.core.agent.TurnResult;
-import dev.oam.core.agent.Usage;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
+import dev.oam.core.model.Usage;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolRecord;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.oam.bridge.transport.DeliveryListener.Producer;
 import dev.oam.bridge.transport.DeliveryListener.Queued;
 import dev.oam.bridge.transport.DeliveryListener.Refused;
-import dev.oam.core.agent.TurnListener.ReplyPath;
+import dev.oam.bridge.transport.DeliveryListener.ReplyPath;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -16,8 +16,8 @@ class DebugCountersTest {
         DebugCounters counters = new DebugCounters();
         counters.toolReply(ReplyPath.REPLY_THREAD);
         counters.toolReply(ReplyPath.REPLY_THREAD);
-        counters.toolReply(ReplyPath.TURN_THREAD_AT_ONCE);
-        counters.toolReply(ReplyPath.LOCK_BUSY);
+        counters.toolReply(ReplyPath.NO_CALL_WAITING);
+        counters.toolReply(ReplyPath.TURN_THREAD);
         counters.queued(Producer.READER, Queued.OTHER_DELIVERING, 50_000);
         counters.wroteOwn(Producer.WORKER);
         counters.buffered();
@@ -28,8 +28,8 @@ class DebugCountersTest {
         assertThat(counters.snapshot())
                 .containsExactlyInAnyOrderEntriesOf(Map.of(
                         "toolReply.replyThread.announced", 2L,
-                        "toolReply.turnThread.beforeAttached", 1L,
-                        "toolReply.turnThread.lockBusy", 1L,
+                        "toolReply.noCallWaiting", 1L,
+                        "toolReply.turnThread.announced", 1L,
                         "outbound.reader.queued.otherDelivering", 1L,
                         "outbound.reader.queued.otherDelivering.for<100us", 1L,
                         "outbound.worker.direct", 1L,
@@ -39,7 +39,7 @@ class DebugCountersTest {
                         "stdout.refused.unread", 1L));
         assertThat(counters.line())
                 .startsWith("oam debug counters: outbound.reader.buffered=1 outbound.reader.queued.otherDelivering=1 ")
-                .endsWith(" toolReply.turnThread.lockBusy=1");
+                .endsWith(" toolReply.turnThread.announced=1");
     }
 
     @Test

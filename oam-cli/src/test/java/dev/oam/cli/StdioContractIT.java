@@ -1,7 +1,7 @@
 package dev.oam.cli;
 
 import dev.oam.testing.ProtocolClient;
-import dev.oam.testing.ProtocolContract;
+import dev.oam.testing.contract.ProtocolContract;
 
 /**
  * The protocol contract against a real {@code bin/oam stdio} child process (run by failsafe after the jar is packaged,

@@ -1,7 +1,7 @@
 package dev.oam.cli;
 
-import dev.oam.testing.DecisionContract;
 import dev.oam.testing.ProtocolClient;
+import dev.oam.testing.contract.DecisionContract;
 
 /** The decision and content contract against {@code bin/oam stdio}. */
 class StdioDecisionIT extends DecisionContract {

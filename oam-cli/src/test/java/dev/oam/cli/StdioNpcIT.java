@@ -1,7 +1,7 @@
 package dev.oam.cli;
 
-import dev.oam.testing.NpcContract;
 import dev.oam.testing.ProtocolClient;
+import dev.oam.testing.contract.NpcContract;
 
 /** The NPC contract against {@code bin/oam stdio}. */
 class StdioNpcIT extends NpcContract {

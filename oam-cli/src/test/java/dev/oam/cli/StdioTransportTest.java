@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
+import dev.oam.bridge.MessageSink;
 import dev.oam.bridge.transport.LineInput;
 import dev.oam.bridge.transport.StreamSink;
 import java.io.ByteArrayInputStream;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class StdioTransportTest {
     /** A sink that takes every line without blocking, as an empty pipe would, and records who delivered each. */
-    private static final class RecordingPipe implements StreamSink {
+    private static final class RecordingPipe implements MessageSink, StreamSink {
         private final List<String> lines = new ArrayList<>(); // guarded by this
         private final List<String> threads = new ArrayList<>(); // guarded by this
 

@@ -1,7 +1,7 @@
 package dev.oam.cli;
 
 import dev.oam.testing.ProtocolClient;
-import dev.oam.testing.WorldContract;
+import dev.oam.testing.contract.WorldContract;
 
 /** The world-state contract against {@code bin/oam stdio}. */
 class StdioWorldIT extends WorldContract {

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.core.Environment;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;

@@ -1,7 +1,7 @@
 package dev.oam.ffi;
 
 import dev.oam.testing.ProtocolClient;
-import dev.oam.testing.ProtocolContract;
+import dev.oam.testing.contract.ProtocolContract;
 import org.junit.jupiter.api.extension.ConditionEvaluationResult;
 import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtendWith;

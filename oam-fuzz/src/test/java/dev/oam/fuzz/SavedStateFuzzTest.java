@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.bridge.BridgeEngine;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.core.json.Json;
 import java.util.List;
 import java.util.concurrent.ExecutionException;

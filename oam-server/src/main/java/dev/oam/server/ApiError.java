@@ -2,8 +2,8 @@ package dev.oam.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 

@@ -7,8 +7,8 @@ import static dev.oam.server.ChatFields.requiredString;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolChoice;
+import dev.oam.core.model.Sampling;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.SchemaException;
 import dev.oam.core.tool.ToolDefinition;

@@ -2,8 +2,8 @@ package dev.oam.server;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.Usage;
 import dev.oam.core.tool.ToolCall;
 import org.jspecify.annotations.Nullable;
 

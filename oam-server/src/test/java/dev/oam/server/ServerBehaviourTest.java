@@ -3,11 +3,11 @@ package dev.oam.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.core.agent.Sampling;
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.Sampling;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.model.UnavailableModel;
 import dev.oam.core.tool.ToolDefinition;
 import java.io.OutputStream;
@@ -243,10 +243,10 @@ class ServerBehaviourTest {
             public dev.oam.core.model.ModelResponse respond(
                     ModelRequest request,
                     dev.oam.core.model.ModelListener listener,
-                    dev.oam.core.agent.CancellationToken token)
-                    throws dev.oam.core.agent.AgentException {
+                    dev.oam.core.model.CancellationToken token)
+                    throws dev.oam.core.model.AgentException {
                 listener.onText("Half an ans");
-                throw new dev.oam.core.agent.AgentException(
+                throw new dev.oam.core.model.AgentException(
                         dev.oam.core.ErrorCode.GENERATION_FAILED, "The model crashed.");
             }
 

@@ -1,6 +1,6 @@
 package dev.oam.bridge.client;
 
-import dev.oam.core.agent.Usage;
+import dev.oam.core.model.Usage;
 import dev.oam.core.tool.ToolRecord;
 import java.util.List;
 import java.util.Objects;

@@ -2,7 +2,7 @@ package dev.oam.bridge.game;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeRequest;
 import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.bridge.spi.Params;
@@ -57,7 +57,7 @@ final class ContentMethods {
         List<String> toolWarnings = new ArrayList<>(parsedTools.warnings());
         Duration timeout = params.optionalSeconds("toolTimeoutSeconds");
         Double temperature = params.optionalNumber("temperature", 0);
-        LanguageModel model = request.engine().makeModel(params.get("model"), params.path("model"));
+        LanguageModel model = request.context().makeModel(params.get("model"), params.path("model"));
         List<String> warnings = new ArrayList<>(params.unknownWarnings());
         warnings.addAll(toolWarnings);
         warnings.addAll(schemaWarnings);
@@ -68,7 +68,7 @@ final class ContentMethods {
                 context,
                 tools,
                 temperature,
-                timeout != null ? timeout : request.engine().configuration().defaultToolTimeout());
+                timeout != null ? timeout : request.context().defaultToolTimeout());
         ToolChannel channel = request.toolChannel(Json.object());
         return Reply.deferred(token -> {
             GeneratedContent generated = Content.generate(content, model, channel, token);

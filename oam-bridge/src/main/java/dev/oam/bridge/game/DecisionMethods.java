@@ -4,10 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.oam.bridge.BridgeEngine;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeRequest;
 import dev.oam.bridge.spi.Coding;
+import dev.oam.bridge.spi.ExtensionContext;
 import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.bridge.spi.Options;
 import dev.oam.bridge.spi.Params;
@@ -15,10 +15,10 @@ import dev.oam.bridge.spi.Reply;
 import dev.oam.bridge.spi.ToolDefinitions;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
@@ -55,7 +55,7 @@ final class DecisionMethods {
     }
 
     private static Reply decide(BridgeRequest request, GameExtension game) throws Exception {
-        Parsed parsed = read(request.params(), null, game, request.engine());
+        Parsed parsed = read(request.params(), null, game, request.context());
         if (parsed.decision().options().size() == 1) {
             // Nothing to ask the model: answered at once, in arrival order.
             return Reply.result(encode(
@@ -76,7 +76,7 @@ final class DecisionMethods {
         Integer concurrency = params.optionalInt("maxConcurrency", 1);
         int maxConcurrency = concurrency == null ? DEFAULT_MAX_CONCURRENCY : concurrency;
         // One model for the whole request, so a script's steps are consumed in order across its decisions.
-        Settings shared = Settings.read(params, null, request.engine());
+        Settings shared = Settings.read(params, null, request.context());
         List<Item> items = new ArrayList<>();
         for (int i = 0; i < requests.size(); i++) {
             JsonNode node = requests.get(i);
@@ -87,7 +87,7 @@ final class DecisionMethods {
                 continue;
             }
             try {
-                items.add(Item.valid(read(Params.of((ObjectNode) node, path), shared, game, request.engine())));
+                items.add(Item.valid(read(Params.of((ObjectNode) node, path), shared, game, request.context())));
             } catch (BridgeException e) {
                 items.add(Item.failed(e));
             }
@@ -215,20 +215,21 @@ final class DecisionMethods {
             Duration toolTimeout,
             LanguageModel model) {
 
-        static Settings read(Params params, @Nullable Settings shared, BridgeEngine engine) throws BridgeException {
+        static Settings read(Params params, @Nullable Settings shared, ExtensionContext context)
+                throws BridgeException {
             String instructions = params.optionalString("instructions");
             Double temperature = params.optionalNumber("temperature", 0);
             Integer rounds = params.optionalInt("maxToolRounds", 0);
             Duration timeout = params.optionalSeconds("toolTimeoutSeconds");
             JsonNode spec = params.get("model");
             LanguageModel model =
-                    spec != null || shared == null ? engine.makeModel(spec, params.path("model")) : shared.model();
+                    spec != null || shared == null ? context.makeModel(spec, params.path("model")) : shared.model();
             if (shared == null) {
                 return new Settings(
                         instructions,
                         temperature,
                         rounds != null ? rounds : Decisions.DEFAULT_MAX_TOOL_ROUNDS,
-                        timeout != null ? timeout : engine.configuration().defaultToolTimeout(),
+                        timeout != null ? timeout : context.defaultToolTimeout(),
                         model);
             }
             return new Settings(
@@ -241,7 +242,7 @@ final class DecisionMethods {
     }
 
     /** Reads and checks one decision's params; every error names its parameter. */
-    private static Parsed read(Params params, @Nullable Settings shared, GameExtension game, BridgeEngine engine)
+    private static Parsed read(Params params, @Nullable Settings shared, GameExtension game, ExtensionContext bridge)
             throws BridgeException {
         JsonNode situationNode = params.require("situation");
         String situation = situationNode.isTextual() ? situationNode.textValue() : Json.write(situationNode);
@@ -267,7 +268,7 @@ final class DecisionMethods {
             throw BridgeException.invalidParams("Parameter '" + params.path("toolChoice") + "' names the tool '"
                     + named.tool() + "', which is not one of the decision's tools.");
         }
-        Settings settings = Settings.read(params, shared, engine);
+        Settings settings = Settings.read(params, shared, bridge);
         List<String> warnings = new ArrayList<>(params.unknownWarnings());
         warnings.addAll(optionWarnings);
         warnings.addAll(toolWarnings);

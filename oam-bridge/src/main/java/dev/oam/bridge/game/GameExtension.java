@@ -1,8 +1,8 @@
 package dev.oam.bridge.game;
 
-import dev.oam.bridge.BridgeEngine;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeExtension;
+import dev.oam.bridge.spi.ExtensionContext;
 import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.core.agent.HistoryLimits;
 import dev.oam.game.world.WorldState;
@@ -10,7 +10,8 @@ import java.util.List;
 
 /**
  * The game methods (docs/GAMES.md): {@code npc/*}, {@code decision/*}, {@code world/*} and {@code content/generate}.
- * One instance per engine.
+ * One instance per engine; a service of {@link BridgeExtension}, so every transport serves it
+ * ({@code BridgeConfiguration.standardExtensions()}).
  */
 public final class GameExtension implements BridgeExtension {
     public static final String NPC_EVENT = "npc/event";
@@ -25,9 +26,9 @@ public final class GameExtension implements BridgeExtension {
     public GameExtension() {}
 
     @Override
-    public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
-        histories = engine.historyLimits();
-        worlds.useBudget(engine.configuration().memoryLimits().worlds());
+    public void register(MethodRegistry.Builder registry, ExtensionContext context) {
+        histories = context.historyLimits();
+        worlds.useBudget(context.worldBudget());
         WorldMethods.register(registry, this);
         NpcMethods.register(registry, this);
         DecisionMethods.register(registry, this);

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeRequest;
 import dev.oam.bridge.spi.Coding;
 import dev.oam.bridge.spi.MethodRegistry;
@@ -83,7 +83,7 @@ final class NpcMethods {
         params.require("persona");
         Persona persona = PersonaParams.read(personaParams);
         NpcOptions options = NpcOptionsParams.read(
-                params.object("options"), request.engine().configuration().defaultToolTimeout());
+                params.object("options"), request.context().defaultToolTimeout());
         Memory memory = memory(params.get("memory"), "memory");
         List<ToolDefinition> tools = tools(params.get("tools"), "tools", warnings);
         String worldId = params.optionalString("world");
@@ -123,8 +123,8 @@ final class NpcMethods {
                 : Params.of(
                         saved.path("options").isObject() ? (ObjectNode) saved.get("options") : Json.object(),
                         "state.options");
-        NpcOptions options = NpcOptionsParams.read(
-                optionsParams, request.engine().configuration().defaultToolTimeout());
+        NpcOptions options =
+                NpcOptionsParams.read(optionsParams, request.context().defaultToolTimeout());
         Memory memory = memory(saved.get("memory"), "state.memory");
         List<ToolDefinition> tools = params.containsKey("tools")
                 ? tools(params.get("tools"), "tools", warnings)
@@ -158,7 +158,7 @@ final class NpcMethods {
     private static Reply add(BridgeRequest request, GameExtension game, Spec spec) throws BridgeException {
         Params params = request.params();
         List<String> warnings = new ArrayList<>(spec.warnings());
-        LanguageModel model = request.engine().makeModel(params.get("model"), "model");
+        LanguageModel model = request.context().makeModel(params.get("model"), "model");
         warnings.addAll(model.warnings());
         String modelDescription = modelDescription(params.get("model"));
         List<String> toolNames = validateTools(spec.tools(), spec.world() != null, spec.options());
@@ -482,7 +482,7 @@ final class NpcMethods {
                 JsonNode merged = NpcOptionsParams.mergePatch(NpcOptionsParams.write(options), optionsPatch);
                 options = NpcOptionsParams.read(
                         Params.of((ObjectNode) merged, "options"),
-                        request.engine().configuration().defaultToolTimeout());
+                        request.context().defaultToolTimeout());
             }
             Memory memory = npc.memory();
             if (memoryPatch != null) {

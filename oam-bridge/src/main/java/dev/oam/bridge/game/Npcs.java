@@ -2,7 +2,7 @@ package dev.oam.bridge.game;
 
 import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.core.ErrorCode;
 import dev.oam.game.npc.Persona;
 import java.util.LinkedHashMap;
@@ -71,7 +71,7 @@ final class Npcs {
         checkFree(entry.id);
         try {
             entry.npc.attachTo(game.histories);
-        } catch (dev.oam.core.agent.AgentException e) {
+        } catch (dev.oam.core.model.AgentException e) {
             throw BridgeException.from(e);
         }
         npcs.put(entry.id, entry);

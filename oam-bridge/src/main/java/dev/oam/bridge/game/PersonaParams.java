@@ -2,7 +2,7 @@ package dev.oam.bridge.game;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.Params;
 import dev.oam.core.json.Json;
 import dev.oam.game.npc.Emotion;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeRequest;
 import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.bridge.spi.Params;
@@ -188,7 +188,7 @@ final class WorldMethods {
         Params params = request.params();
         String world = params.string("world");
         String path = pathOrRoot(params);
-        return Reply.result(worlds.subscribe(world, path, request.engine()).toJson());
+        return Reply.result(worlds.subscribe(world, path, request.context()).toJson());
     }
 
     private static Reply unsubscribe(BridgeRequest request, Worlds worlds) throws BridgeException {

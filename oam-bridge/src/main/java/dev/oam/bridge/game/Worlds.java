@@ -3,8 +3,8 @@ package dev.oam.bridge.game;
 import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.oam.bridge.BridgeEngine;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
+import dev.oam.bridge.spi.ExtensionContext;
 import dev.oam.bridge.spi.Params;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
@@ -66,7 +66,7 @@ final class Worlds {
             WorldPath path = changedPath(change);
             for (Subscription subscription : subscriptions) {
                 if (path == null || path.overlaps(subscription.parsed)) {
-                    subscription.engine.sendNotification(
+                    subscription.context.sendNotification(
                             GameExtension.WORLD_CHANGED, notification(subscription, change));
                 }
             }
@@ -96,7 +96,7 @@ final class Worlds {
     }
 
     /** A {@code world/subscribe} registration; {@code path} is as the client sent it. */
-    record Subscription(String id, Entry entry, String path, WorldPath parsed, BridgeEngine engine) {
+    record Subscription(String id, Entry entry, String path, WorldPath parsed, ExtensionContext context) {
         ObjectNode toJson() {
             ObjectNode json = Json.object();
             json.put("subscription", id);
@@ -217,7 +217,7 @@ final class Worlds {
         return List.copyOf(worlds.values());
     }
 
-    synchronized Subscription subscribe(String worldId, String path, BridgeEngine engine) throws BridgeException {
+    synchronized Subscription subscribe(String worldId, String path, ExtensionContext context) throws BridgeException {
         Entry entry = require(worldId);
         WorldPath parsed;
         try {
@@ -228,7 +228,7 @@ final class Worlds {
         if (subscriptions.size() >= MAX_SUBSCRIPTIONS) {
             throw limit("world subscriptions", MAX_SUBSCRIPTIONS);
         }
-        Subscription subscription = new Subscription("sub" + ++generatedSubscriptions, entry, path, parsed, engine);
+        Subscription subscription = new Subscription("sub" + ++generatedSubscriptions, entry, path, parsed, context);
         subscriptions.put(subscription.id(), subscription);
         entry.subscriptions.add(subscription);
         return subscription;

@@ -1,12 +1,15 @@
 package dev.oam.bridge.spi;
 
-import dev.oam.bridge.BridgeEngine;
 import java.util.List;
 
 /**
  * A set of methods plugged into the engine (docs/ARCHITECTURE.md, "Adding methods"). An extension holds the state of
  * one engine (the game extension: its NPCs and worlds), so a configuration names extensions by {@link Factory}: every
  * engine built from it creates its own, and {@code shutdown} of one engine never touches another's.
+ *
+ * <p>The extensions every transport serves ({@code BridgeConfiguration.standardExtensions()}) are the ones the class
+ * path or module layer provides as services of this interface ({@code META-INF/services} or {@code provides}): each
+ * provider's public no-argument constructor makes a fresh one per engine.
  */
 public interface BridgeExtension {
     /** Makes a fresh extension for one engine, for example {@code GameExtension::new}. */
@@ -15,8 +18,11 @@ public interface BridgeExtension {
         BridgeExtension create();
     }
 
-    /** Registers the extension's methods; called once while the engine is built. */
-    void register(MethodRegistry.Builder registry, BridgeEngine engine);
+    /**
+     * Registers the extension's methods; called once while the engine is built. {@code context} is what the extension
+     * may use of the engine (every request brings it too: {@link BridgeRequest#context()}).
+     */
+    void register(MethodRegistry.Builder registry, ExtensionContext context);
 
     /** Notification methods the extension sends, listed in {@code capabilities.notifications}. */
     default List<String> notificationMethods() {

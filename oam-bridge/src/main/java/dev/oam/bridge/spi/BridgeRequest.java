@@ -2,8 +2,6 @@ package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.BridgeEngine;
-import dev.oam.bridge.BridgeException;
 import dev.oam.core.agent.TurnListener;
 import dev.oam.core.tool.ToolChannel;
 import org.jspecify.annotations.Nullable;
@@ -13,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  * later ones are ignored. Implemented by the engine only.
  */
 public interface BridgeRequest {
-    BridgeEngine engine();
+    /** What the handler may use of the engine: the same context its extension was registered with. */
+    ExtensionContext context();
 
     /** The id as echoed in the response; {@code null} for a notification. */
     @Nullable
@@ -40,8 +39,8 @@ public interface BridgeRequest {
     boolean failCancelled();
 
     /**
-     * Sets how {@link BridgeEngine#cancel(JsonNode)} and shutdown cancel this request's work while it is in flight (a
-     * queue's or a deferred thread's token).
+     * Sets how the engine's {@code cancel} and shutdown cancel this request's work while it is in flight (a queue's or
+     * a deferred thread's token).
      */
     void setCanceller(Runnable canceller);
 

@@ -1,7 +1,7 @@
 package dev.oam.bridge.spi;
 
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**

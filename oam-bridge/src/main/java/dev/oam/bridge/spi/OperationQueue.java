@@ -1,7 +1,6 @@
 package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.bridge.BridgeException;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import java.util.ArrayDeque;

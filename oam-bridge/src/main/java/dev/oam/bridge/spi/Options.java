@@ -1,11 +1,10 @@
 package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.bridge.BridgeException;
 import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.agent.SamplerCodec;
-import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolChoice;
+import dev.oam.core.model.Sampling;
 import dev.oam.core.tool.ToolDefinition;
 import java.math.BigDecimal;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.CancellationToken;
 
 /** What a handler returns: a result now, deferred work, or nothing because it arranged its own response. */
 public sealed interface Reply {

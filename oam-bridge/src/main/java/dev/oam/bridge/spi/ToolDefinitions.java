@@ -2,7 +2,6 @@ package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.bridge.BridgeException;
 import dev.oam.core.json.Json;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.SchemaException;

@@ -1,12 +1,9 @@
 package dev.oam.bridge.transport;
 
-import dev.oam.core.agent.TurnListener;
-
 /**
  * Which path each outgoing line and tool reply took, for measuring; given by a {@link StreamSink} to the engine writing
  * to it ({@link StreamSink#deliveryListener}). Called on the deciding thread (any, several at once), sometimes holding
- * the engine's outbound lock or a tool round's: an implementation must return at once and never call back into the
- * engine.
+ * the engine's outbound lock: an implementation must return at once and never call back into the engine.
  */
 public interface DeliveryListener {
     /** Listens to nothing. */
@@ -65,9 +62,16 @@ public interface DeliveryListener {
     /** The sink refused a direct write ({@link StreamSink#takesWithoutBlocking}). */
     default void sinkRefused(Refused why) {}
 
-    /**
-     * How a tool reply of a turn sending events reached the turn's records ({@link TurnListener#replyRecorded}): on the
-     * thread completing it, which is the input thread's for the client's replies.
-     */
-    default void toolReply(TurnListener.ReplyPath path) {}
+    /** Who announced a client's reply to a {@code tool/call} ({@code toolCallCompleted}), as the engine saw it. */
+    enum ReplyPath {
+        /** The thread that read the reply: it recorded and announced it before it read on (a turn sending events). */
+        REPLY_THREAD,
+        /** The turn's thread, once woken: its round's lock was busy, or the turn announces on its own thread only. */
+        TURN_THREAD,
+        /** Nobody: no call waits for that id (it timed out, was abandoned, or never was). */
+        NO_CALL_WAITING
+    }
+
+    /** How a client's reply to a {@code tool/call} reached its turn; told on the thread that read the reply. */
+    default void toolReply(ReplyPath path) {}
 }

@@ -1,23 +1,23 @@
 package dev.oam.bridge.transport;
 
-import dev.oam.bridge.MessageSink;
-
 /**
- * A sink over a byte stream that any thread may write (stdio's pipe). Given one, the engine lets the thread that
+ * What a message sink over a byte stream that any thread may write (stdio's pipe) offers beyond
+ * {@code dev.oam.bridge.MessageSink}: a transport's sink implements both. Given one, the engine lets the thread that
  * produced a line write it when that cannot block, instead of handing it to its writer thread: a worker answering its
  * own request when nothing is queued, and the input thread while it handles the last line there is (see
- * docs/CONCURRENCY.md, Outbound queue). Called by one thread at a time.
+ * docs/CONCURRENCY.md, Outbound queue). Called by one thread at a time. (Not an extension of {@code MessageSink}: this
+ * package sits below the engine's, which uses it.)
  */
-public interface StreamSink extends MessageSink {
+public interface StreamSink {
     /**
-     * Whether {@link #send} would only buffer {@code line}: return without writing anything to the peer, so without
+     * Whether {@code send} would only buffer {@code line}: return without writing anything to the peer, so without
      * blocking however slowly the peer reads. Asked by the input thread in an input burst, which then sends the line
      * holding the engine's outbound lock, so the answer must be exact.
      */
     boolean buffers(String line);
 
     /**
-     * Whether {@code line} can be sent now, and it and every line sent since the last {@link #flush} flushed, without
+     * Whether {@code line} can be sent now, and it and every line sent since the last {@code flush} flushed, without
      * blocking however slowly the peer reads. Asked by the input thread before it writes a line itself.
      */
     boolean takesWithoutBlocking(String line);

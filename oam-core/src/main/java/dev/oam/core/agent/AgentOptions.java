@@ -1,5 +1,7 @@
 package dev.oam.core.agent;
 
+import dev.oam.core.model.GenerationOptions;
+import dev.oam.core.model.Sampling;
 import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -72,6 +74,11 @@ public record AgentOptions(
 
     public static AgentOptions defaults() {
         return defaults(DEFAULT_TOOL_TIMEOUT);
+    }
+
+    /** What a model step takes of these options: temperature, response tokens, sampling, parallel tool calls. */
+    public GenerationOptions generationOptions() {
+        return new GenerationOptions(temperature, maxResponseTokens, sampling, parallelToolCalls);
     }
 
     /** A builder starting from {@link #defaults()}. */

@@ -2,10 +2,12 @@ package dev.oam.core.agent;
 
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
-import dev.oam.core.model.GenerationOptions;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.transcript.TranscriptEntry;
 import java.util.ArrayList;
 import java.util.List;
@@ -179,7 +181,7 @@ public final class Compactor {
                 ToolCallingMode.DISALLOWED,
                 false,
                 null,
-                GenerationOptions.of(options));
+                options.generationOptions());
         ModelResponse response = new RetryPolicy(model)
                 .generate(request, token, TurnListener.NONE, options.maxAttempts(), false, null, null);
         if (!(response instanceof ModelResponse.Answer answer)) {

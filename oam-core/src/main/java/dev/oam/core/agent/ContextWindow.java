@@ -2,7 +2,7 @@ package dev.oam.core.agent;
 
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
-import dev.oam.core.model.GenerationOptions;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.schema.GenerationSchema;
@@ -109,7 +109,7 @@ final class ContextWindow {
                 offer.mode(),
                 offer.offerRespondDirectly(),
                 schema,
-                GenerationOptions.of(opts),
+                opts.generationOptions(),
                 total,
                 1,
                 offer.listed());

@@ -3,6 +3,7 @@ package dev.oam.core.agent;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 

@@ -2,9 +2,12 @@ package dev.oam.core.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.Usage;
 import dev.oam.core.schema.GenerationSchema;
 import org.jspecify.annotations.Nullable;
 

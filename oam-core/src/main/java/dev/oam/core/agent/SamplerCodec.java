@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.Sampling;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Iterator;

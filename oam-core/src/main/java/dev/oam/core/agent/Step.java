@@ -1,5 +1,6 @@
 package dev.oam.core.agent;
 
+import dev.oam.core.model.ToolCallingMode;
 import java.util.List;
 
 /** One model inference step of a turn ({@code steps[]} and the {@code modelStep} event). */

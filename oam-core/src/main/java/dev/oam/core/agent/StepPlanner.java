@@ -1,6 +1,8 @@
 package dev.oam.core.agent;
 
 import dev.oam.core.ErrorCode;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.tool.ToolDefinition;
 import java.util.LinkedHashSet;
 import java.util.List;

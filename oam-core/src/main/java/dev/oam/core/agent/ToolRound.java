@@ -1,6 +1,8 @@
 package dev.oam.core.agent;
 
 import dev.oam.core.json.Durations;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
@@ -77,9 +79,7 @@ final class ToolRound {
         ReentrantLock lock = new ReentrantLock();
         List<ToolRecord> records = new ArrayList<>(); // guarded by lock
         boolean[] open = {false}; // guarded by lock: the calls answered at once are recorded, replies may be announced
-        TurnListener listener = context.listener();
-        boolean announce = listener.acceptsReplyThread();
-        Thread turnThread = Thread.currentThread();
+        boolean announce = context.listener().acceptsReplyThread();
         long started; // when the calls were sent, all at once
         lock.lock();
         try {
@@ -119,23 +119,10 @@ final class ToolRound {
                                             if (open[0] && !slot.finished) {
                                                 slot.finished = true;
                                                 record(records, slot.call, reply, System.nanoTime() - started, context);
-                                                // The turn's thread runs this itself when the reply came before the
-                                                // callback was attached, or at once.
-                                                listener.replyRecorded(
-                                                        Thread.currentThread() == turnThread
-                                                                ? TurnListener.ReplyPath.TURN_THREAD_AT_ONCE
-                                                                : TurnListener.ReplyPath.REPLY_THREAD);
-                                            } else {
-                                                listener.replyRecorded(TurnListener.ReplyPath.FINISHED_ALREADY);
                                             }
                                         } finally {
                                             lock.unlock();
                                         }
-                                    } else {
-                                        listener.replyRecorded(
-                                                error != null
-                                                        ? TurnListener.ReplyPath.FAILED
-                                                        : TurnListener.ReplyPath.LOCK_BUSY);
                                     }
                                     done.offer(index);
                                 }));

@@ -1,5 +1,7 @@
 package dev.oam.core.agent;
 
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.tool.ToolChannel;
 
 /**

@@ -20,26 +20,4 @@ public interface TurnListener {
     default boolean acceptsReplyThread() {
         return false;
     }
-
-    /**
-     * How a tool reply of the turn reached its records, for measuring; told only to a listener that
-     * {@linkplain #acceptsReplyThread() accepts the reply's thread}, on that thread, sometimes holding the tool round's
-     * lock and sometimes while the turn's thread is in {@link #onEvent}, so it must return at once and be safe to call
-     * alongside it. Default: nothing.
-     */
-    default void replyRecorded(ReplyPath path) {}
-
-    /** Which thread recorded a tool reply (see {@link #replyRecorded}). */
-    enum ReplyPath {
-        /** The thread completing the reply recorded and announced it. */
-        REPLY_THREAD,
-        /** The reply completed on the turn's thread while it sent the call: recorded and announced there at once. */
-        TURN_THREAD_AT_ONCE,
-        /** The round's lock was busy: the turn's thread records the reply once it wakes. */
-        LOCK_BUSY,
-        /** The call was already finished (timed out or abandoned): the reply is not recorded. */
-        FINISHED_ALREADY,
-        /** The reply completed exceptionally: the turn's thread handles it once it wakes. */
-        FAILED
-    }
 }

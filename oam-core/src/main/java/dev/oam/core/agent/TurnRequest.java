@@ -1,6 +1,7 @@
 package dev.oam.core.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.model.Sampling;
 import dev.oam.core.schema.GenerationSchema;
 import java.util.List;
 import org.jspecify.annotations.Nullable;

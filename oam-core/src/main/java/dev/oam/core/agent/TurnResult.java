@@ -1,6 +1,7 @@
 package dev.oam.core.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.model.Usage;
 import dev.oam.core.tool.ToolRecord;
 import java.util.List;
 import org.jspecify.annotations.Nullable;

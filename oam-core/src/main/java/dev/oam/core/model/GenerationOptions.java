@@ -1,7 +1,5 @@
 package dev.oam.core.model;
 
-import dev.oam.core.agent.AgentOptions;
-import dev.oam.core.agent.Sampling;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,11 +29,6 @@ public record GenerationOptions(
             @Nullable Sampling sampling,
             boolean parallelToolCalls) {
         this(temperature, maxResponseTokens, sampling, parallelToolCalls, null);
-    }
-
-    public static GenerationOptions of(AgentOptions options) {
-        return new GenerationOptions(
-                options.temperature(), options.maxResponseTokens(), options.sampling(), options.parallelToolCalls());
     }
 
     /** The same settings for an answer spoken as {@code form}. */

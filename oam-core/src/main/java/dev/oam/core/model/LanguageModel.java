@@ -1,7 +1,5 @@
 package dev.oam.core.model;
 
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.transcript.TranscriptEntry;
 import java.util.List;
 

@@ -1,6 +1,5 @@
 package dev.oam.core.model;
 
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptEntry;

@@ -1,7 +1,6 @@
 package dev.oam.core.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.core.agent.Usage;
 import dev.oam.core.tool.ToolCall;
 import java.util.List;
 import org.jspecify.annotations.Nullable;

@@ -1,8 +1,6 @@
 package dev.oam.core.model;
 
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
 
 /** Stands in for a model that cannot run: every step fails with {@code -32001 model_unavailable}. */
 public record UnavailableModel(ModelAvailability availability) implements LanguageModel {

@@ -9,8 +9,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.oam.core.ErrorCode;
-import dev.oam.core.model.GenerationOptions;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.testing.RecordingToolChannel;
 import dev.oam.core.testing.TinyContextModel;
 import dev.oam.core.tool.ToolCall;
@@ -78,7 +80,7 @@ class AgentCompactionTest {
         assertThat(request.mode()).isEqualTo(ToolCallingMode.DISALLOWED);
         assertThat(request.offerRespondDirectly()).isFalse();
         assertThat(request.schema()).isNull();
-        assertThat(request.options()).isEqualTo(GenerationOptions.of(options().build()));
+        assertThat(request.options()).isEqualTo(options().build().generationOptions());
         assertThat(request.entries()).singleElement().isInstanceOfSatisfying(Prompt.class, prompt -> {
             assertThat(prompt.schema()).isNull();
             assertThat(prompt.text()).isEqualTo("""

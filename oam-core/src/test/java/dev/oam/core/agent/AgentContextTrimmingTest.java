@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.testing.RecordingListener;

@@ -12,6 +12,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.testing.RecordingToolChannel;
 import dev.oam.core.testing.TinyContextModel;

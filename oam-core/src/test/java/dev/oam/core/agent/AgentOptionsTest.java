@@ -3,6 +3,7 @@ package dev.oam.core.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.oam.core.model.Usage;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.testing.RecordingListener;
 import dev.oam.core.testing.RecordingModel;
 import dev.oam.core.testing.RecordingToolChannel;

@@ -9,12 +9,15 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.ErrorCode;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.model.ScriptedModel;
+import dev.oam.core.model.Usage;
 import dev.oam.core.testing.RecordingListener;
 import dev.oam.core.testing.RecordingToolChannel;
 import dev.oam.core.tool.ToolReply;

@@ -9,8 +9,10 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.ErrorCode;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ScriptedModel;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.testing.RecordingListener;
 import dev.oam.core.testing.RecordingModel;
 import dev.oam.core.testing.RecordingToolChannel;

@@ -8,6 +8,7 @@ import static dev.oam.core.testing.TestOptions.options;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.testing.RecordingListener;
 import dev.oam.core.testing.RecordingToolChannel;
 import dev.oam.core.testing.TestOptions;

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.oam.core.ErrorCode;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

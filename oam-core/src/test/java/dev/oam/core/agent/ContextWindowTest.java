@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.ContextWindow.Fitted;
 import dev.oam.core.agent.StepPlanner.StepOffer;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.testing.TinyContextModel;
 import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.core.transcript.TranscriptEntry.Prompt;

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.oam.core.ErrorCode;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.testing.RecordingListener;
 import dev.oam.core.testing.RecordingToolChannel;
 import dev.oam.core.tool.ToolReply;

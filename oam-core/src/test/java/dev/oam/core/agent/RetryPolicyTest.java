@@ -7,9 +7,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.oam.core.ErrorCode;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.ToolCallingMode;
+import dev.oam.core.model.Usage;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.testing.RecordingListener;
 import dev.oam.core.testing.TinyContextModel;

@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.StepPlanner.StepOffer;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.tool.ToolDefinition;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -8,6 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.ErrorCode;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.testing.RecordingListener;
 import dev.oam.core.testing.RecordingToolChannel;
 import dev.oam.core.tool.ToolCall;
@@ -144,7 +146,7 @@ class ToolRoundTest {
     }
     /**
      * The thread each completion was announced on, when the turn's listener accepts the thread completing a reply or
-     * not, and then how each reply was recorded as the listener was told.
+     * not.
      */
     private static List<String> completionThreads(boolean accepts) throws Exception {
         RecordingToolChannel channel = RecordingToolChannel.manual();
@@ -164,13 +166,6 @@ class ToolRoundTest {
             @Override
             public boolean acceptsReplyThread() {
                 return accepts;
-            }
-
-            @Override
-            public void replyRecorded(ReplyPath path) {
-                synchronized (seen) {
-                    seen.add("path " + path + " on " + Thread.currentThread().getName());
-                }
             }
         };
         CompletableFuture<List<ToolRecord>> round = new CompletableFuture<>();
@@ -210,7 +205,7 @@ class ToolRoundTest {
                 .containsExactly("c2", "c1");
         synchronized (seen) {
             return seen.stream()
-                    .filter(event -> event.startsWith("ToolCallCompleted") || event.startsWith("path "))
+                    .filter(event -> event.startsWith("ToolCallCompleted"))
                     .toList();
         }
     }
@@ -227,20 +222,7 @@ class ToolRoundTest {
     }
 
     @Test
-    void aListenerThatAcceptsItIsToldOnTheReplysThreadHowEachReplyWasRecorded() throws Exception {
-        List<String> seen = completionThreads(true);
-        assertThat(seen)
-                .startsWith("ToolCallCompleted c2 on replier", "path REPLY_THREAD on replier")
-                .hasSize(4);
-        // c1's reply was recorded by its own thread, or found the round's lock busy and left it to the turn's.
-        assertThat(seen.subList(2, 4))
-                .isIn(
-                        List.of("ToolCallCompleted c1 on replier", "path REPLY_THREAD on replier"),
-                        List.of("path LOCK_BUSY on replier", "ToolCallCompleted c1 on turn"));
-    }
-
-    @Test
-    void otherwiseEveryReplyIsAnnouncedOnTheTurnsThreadAndNoPathIsTold() throws Exception {
+    void otherwiseEveryReplyIsAnnouncedOnTheTurnsThread() throws Exception {
         assertThat(completionThreads(false))
                 .containsExactly("ToolCallCompleted c2 on turn", "ToolCallCompleted c1 on turn");
     }

@@ -2,7 +2,6 @@ package dev.oam.core.model;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.transcript.TranscriptEntry;

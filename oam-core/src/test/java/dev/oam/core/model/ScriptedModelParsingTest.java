@@ -7,9 +7,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.transcript.TranscriptEntry;
 import java.util.Arrays;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.oam.core.testing;
 
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelListener;

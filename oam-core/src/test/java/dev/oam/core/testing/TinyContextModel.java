@@ -1,15 +1,15 @@
 package dev.oam.core.testing;
 
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
-import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.Usage;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.transcript.TranscriptEntry;
 import java.util.ArrayDeque;

@@ -3,8 +3,8 @@ package dev.oam.model.openai;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import dev.oam.core.agent.AgentException;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.fuzz.Inputs;
 import java.io.IOException;

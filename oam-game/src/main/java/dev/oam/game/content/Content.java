@@ -2,14 +2,14 @@ package dev.oam.game.content;
 
 import dev.oam.core.ErrorCode;
 import dev.oam.core.agent.Agent;
-import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.AgentOptions;
-import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.agent.TurnContext;
 import dev.oam.core.agent.TurnListener;
 import dev.oam.core.agent.TurnRequest;
 import dev.oam.core.agent.TurnResult;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.schema.SchemaException;

@@ -1,7 +1,7 @@
 package dev.oam.game.content;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.core.agent.Usage;
+import dev.oam.core.model.Usage;
 import dev.oam.core.tool.ToolRecord;
 import java.util.List;
 import java.util.Objects;

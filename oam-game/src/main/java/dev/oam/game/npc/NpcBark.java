@@ -1,6 +1,6 @@
 package dev.oam.game.npc;
 
-import dev.oam.core.agent.Usage;
+import dev.oam.core.model.Usage;
 import java.util.Objects;
 
 /** A one-off ambient line ({@code npc/bark}): no history, memory or tools. */

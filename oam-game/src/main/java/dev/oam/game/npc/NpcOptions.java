@@ -1,7 +1,7 @@
 package dev.oam.game.npc;
 
-import dev.oam.core.agent.Sampling;
 import dev.oam.core.agent.ToolChoice;
+import dev.oam.core.model.Sampling;
 import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;

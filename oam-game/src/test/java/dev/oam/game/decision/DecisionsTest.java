@@ -5,14 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.AgentOptions;
-import dev.oam.core.agent.CancellationToken;
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.agent.ToolChoice;
-import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ToolCallingMode;
+import dev.oam.core.model.Usage;
 import dev.oam.core.tool.ToolChannel;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.game.npc.Emotion;

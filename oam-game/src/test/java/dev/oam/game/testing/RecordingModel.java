@@ -1,9 +1,9 @@
 package dev.oam.game.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelListener;

@@ -13,7 +13,6 @@ import dev.oam.model.llama.engine.ModelFile;
 import dev.oam.model.llama.engine.NativeSettings;
 import dev.oam.model.llama.gguf.GgufException;
 import dev.oam.model.llama.gguf.GgufFile;
-import dev.oam.model.llama.host.ModelHost;
 import dev.oam.model.llama.prompt.TurnFormat;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -9,9 +9,9 @@ import static dev.oam.model.llama.grammar.Term.sequence;
 import static dev.oam.model.llama.grammar.Term.star;
 
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.model.llama.grammar.Grammar;

@@ -1,11 +1,11 @@
 package dev.oam.model.llama;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.schema.PartialJson;
 import dev.oam.model.llama.prompt.CallFormat;
 import dev.oam.model.llama.prompt.DialogueAnswer;

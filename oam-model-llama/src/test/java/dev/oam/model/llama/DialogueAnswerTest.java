@@ -6,13 +6,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.agent.ToolCallingMode;
-import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.ToolCallingMode;
+import dev.oam.core.model.Usage;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.model.llama.prompt.ChatMessage;

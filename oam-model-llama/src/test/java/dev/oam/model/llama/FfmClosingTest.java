@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.SlotEngine;

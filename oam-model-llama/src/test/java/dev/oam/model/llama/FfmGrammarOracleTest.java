@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.oam.core.Environment;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
 import dev.oam.model.llama.engine.EngineSettings;

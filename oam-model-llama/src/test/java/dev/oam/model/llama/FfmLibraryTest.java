@@ -57,7 +57,7 @@ class FfmLibraryTest {
                 new EngineRequest("the goblin guards the door", null, 8, 0, 0, 1, 1),
                 "library-check",
                 d -> {},
-                dev.oam.core.agent.CancellationToken.create());
+                dev.oam.core.model.CancellationToken.create());
         assertThat(result.outputTokens()).isPositive();
     }
 

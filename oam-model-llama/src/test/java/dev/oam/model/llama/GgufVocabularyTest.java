@@ -5,7 +5,7 @@ import static dev.oam.model.llama.Fixtures.prompt;
 import static dev.oam.model.llama.Fixtures.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.model.llama.gguf.GgufFile;
 import dev.oam.model.llama.grammar.GbnfCompiler;
 import dev.oam.model.llama.grammar.GgufVocabulary;

@@ -7,9 +7,9 @@ import static dev.oam.model.llama.Fixtures.schema;
 import static dev.oam.model.llama.Fixtures.tool;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.model.llama.grammar.GbnfParser;
 import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.grammar.Term;

@@ -7,11 +7,11 @@ import static dev.oam.model.llama.Fixtures.request;
 import static dev.oam.model.llama.Fixtures.tool;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.model.llama.grammar.Grammar;

@@ -7,7 +7,7 @@ import static dev.oam.model.llama.Fixtures.request;
 import static dev.oam.model.llama.Fixtures.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.oam.core.agent.ToolCallingMode;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.model.llama.grammar.GbnfCompiler;
 import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.grammar.TokenConstraint;

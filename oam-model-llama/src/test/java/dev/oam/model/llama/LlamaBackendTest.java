@@ -6,9 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.agent.CancellationToken;
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
@@ -17,6 +16,7 @@ import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelParameterException;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.testing.gguf.TinyGguf;
 import java.io.IOException;
@@ -265,6 +265,6 @@ class LlamaBackendTest {
                 ToolCallingMode.DISALLOWED,
                 false,
                 null,
-                new GenerationOptions(0.0, 4, dev.oam.core.agent.Sampling.GREEDY));
+                new GenerationOptions(0.0, 4, dev.oam.core.model.Sampling.GREEDY));
     }
 }

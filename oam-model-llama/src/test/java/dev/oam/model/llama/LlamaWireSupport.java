@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
-import dev.oam.model.llama.host.ModelHost;
 import dev.oam.testing.Conversation;
 import dev.oam.testing.Events;
 import dev.oam.testing.InMemoryClient;

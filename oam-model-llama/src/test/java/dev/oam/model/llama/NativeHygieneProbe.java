@@ -1,6 +1,6 @@
 package dev.oam.model.llama;
 
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.os.Posix;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;

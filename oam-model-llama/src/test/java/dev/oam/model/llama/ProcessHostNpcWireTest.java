@@ -1,7 +1,5 @@
 package dev.oam.model.llama;
 
-import dev.oam.model.llama.host.ModelHost;
-
 /** {@link LlamaNpcWireTest} with the models in a child process ({@code "host": "process"}, {@link ModelHost}). */
 class ProcessHostNpcWireTest extends LlamaNpcWireTest {
     @Override

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.ToolCallingMode;
-import dev.oam.core.agent.Usage;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.ToolCallingMode;
+import dev.oam.core.model.Usage;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -2,7 +2,7 @@ package dev.oam.model.llama;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;

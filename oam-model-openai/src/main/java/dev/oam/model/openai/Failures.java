@@ -2,8 +2,8 @@ package dev.oam.model.openai;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.net.http.HttpHeaders;

@@ -1,8 +1,8 @@
 package dev.oam.model.openai;
 
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelListener;

@@ -2,8 +2,8 @@ package dev.oam.model.openai;
 
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

@@ -212,7 +212,7 @@ class BackendTest extends WireSupport {
                 null,
                 List.of(),
                 List.of(tool, other),
-                dev.oam.core.agent.ToolCallingMode.ALLOWED,
+                dev.oam.core.model.ToolCallingMode.ALLOWED,
                 false,
                 null,
                 dev.oam.core.model.GenerationOptions.DEFAULT);

@@ -1,7 +1,7 @@
 package dev.oam.testing.contract;
 
-import static dev.oam.testing.ContractSupport.code;
-import static dev.oam.testing.ContractSupport.scripted;
+import static dev.oam.testing.contract.ContractSupport.code;
+import static dev.oam.testing.contract.ContractSupport.scripted;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,6 +1,6 @@
 package dev.oam.testing.contract;
 
-import static dev.oam.testing.ContractSupport.scripted;
+import static dev.oam.testing.contract.ContractSupport.scripted;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.json.Json;

@@ -1,6 +1,6 @@
 package dev.oam.testing.contract;
 
-import static dev.oam.testing.ContractSupport.scripted;
+import static dev.oam.testing.contract.ContractSupport.scripted;
 import static dev.oam.testing.contract.JsonKeys.keys;
 import static dev.oam.testing.contract.NpcScripts.GORM;
 import static dev.oam.testing.contract.NpcScripts.INVENTORY_TOOL;

@@ -1,9 +1,9 @@
 package dev.oam.testing.contract;
 
-import static dev.oam.testing.ContractSupport.BELL_TOOL;
-import static dev.oam.testing.ContractSupport.GATE_TOOL;
-import static dev.oam.testing.ContractSupport.code;
-import static dev.oam.testing.ContractSupport.create;
+import static dev.oam.testing.contract.ContractSupport.BELL_TOOL;
+import static dev.oam.testing.contract.ContractSupport.GATE_TOOL;
+import static dev.oam.testing.contract.ContractSupport.code;
+import static dev.oam.testing.contract.ContractSupport.create;
 import static dev.oam.testing.contract.JsonKeys.keys;
 import static dev.oam.testing.contract.Schemas.DECISION_SCHEMA;
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,8 +1,8 @@
 package dev.oam.testing.contract;
 
-import static dev.oam.testing.ContractSupport.BELL_TOOL;
-import static dev.oam.testing.ContractSupport.GATE_TOOL;
-import static dev.oam.testing.ContractSupport.create;
+import static dev.oam.testing.contract.ContractSupport.BELL_TOOL;
+import static dev.oam.testing.contract.ContractSupport.GATE_TOOL;
+import static dev.oam.testing.contract.ContractSupport.create;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,9 +1,9 @@
 package dev.oam.testing.contract;
 
-import static dev.oam.testing.ContractSupport.BELL_TOOL;
-import static dev.oam.testing.ContractSupport.code;
-import static dev.oam.testing.ContractSupport.create;
-import static dev.oam.testing.ContractSupport.scripted;
+import static dev.oam.testing.contract.ContractSupport.BELL_TOOL;
+import static dev.oam.testing.contract.ContractSupport.code;
+import static dev.oam.testing.contract.ContractSupport.create;
+import static dev.oam.testing.contract.ContractSupport.scripted;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

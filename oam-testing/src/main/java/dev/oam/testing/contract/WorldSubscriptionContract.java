@@ -1,6 +1,6 @@
 package dev.oam.testing.contract;
 
-import static dev.oam.testing.ContractSupport.code;
+import static dev.oam.testing.contract.ContractSupport.code;
 import static dev.oam.testing.contract.JsonKeys.keys;
 import static dev.oam.testing.contract.WorldScripts.changes;
 import static dev.oam.testing.contract.WorldScripts.changesBefore;

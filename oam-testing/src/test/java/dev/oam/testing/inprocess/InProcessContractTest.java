@@ -2,7 +2,7 @@ package dev.oam.testing.inprocess;
 
 import dev.oam.testing.InMemoryClient;
 import dev.oam.testing.ProtocolClient;
-import dev.oam.testing.ProtocolContract;
+import dev.oam.testing.contract.ProtocolContract;
 
 /** The protocol contract against the in-process engine. */
 class InProcessContractTest extends ProtocolContract {

@@ -1,8 +1,8 @@
 package dev.oam.testing.inprocess;
 
-import dev.oam.testing.DecisionContract;
 import dev.oam.testing.InMemoryClient;
 import dev.oam.testing.ProtocolClient;
+import dev.oam.testing.contract.DecisionContract;
 
 /** The decision and content contract against the in-process engine. */
 class InProcessDecisionTest extends DecisionContract {

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.bridge.BridgeConfiguration;
-import dev.oam.bridge.BridgeEngine;
-import dev.oam.bridge.BridgeException;
+import dev.oam.bridge.spi.BridgeException;
 import dev.oam.bridge.spi.BridgeExtension;
 import dev.oam.bridge.spi.Coding;
+import dev.oam.bridge.spi.ExtensionContext;
 import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.bridge.spi.OperationQueue;
 import dev.oam.bridge.spi.Reply;
@@ -43,14 +43,14 @@ class QuestExtensionTest {
         private final Map<String, Quest> quests = new ConcurrentHashMap<>();
 
         @Override
-        public void register(MethodRegistry.Builder registry, BridgeEngine engine) {
+        public void register(MethodRegistry.Builder registry, ExtensionContext bridge) {
             registry.register("quest/create", request -> {
                 String id = request.params().string("quest");
                 JsonNode toolsNode = request.params().get("tools");
                 var tools = toolsNode == null
                         ? List.<dev.oam.core.tool.ToolDefinition>of()
                         : ToolDefinitions.parse(toolsNode, "tools").tools();
-                var model = request.engine().makeModel(request.params().get("model"), "model");
+                var model = request.context().makeModel(request.params().get("model"), "model");
                 quests.put(
                         id,
                         new Quest(

@@ -1,7 +1,7 @@
 package dev.oam.model.llama.engine;
 
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.model.llama.prompt.ChatMessage;
 import java.util.List;
 import java.util.Set;

@@ -1,6 +1,6 @@
 package dev.oam.model.llama.engine;
 
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.model.llama.prompt.CallFormat;
 import java.util.function.Consumer;
 

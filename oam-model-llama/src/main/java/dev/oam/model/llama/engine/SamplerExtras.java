@@ -1,6 +1,6 @@
 package dev.oam.model.llama.engine;
 
-import dev.oam.core.agent.Sampling;
+import dev.oam.core.model.Sampling;
 import java.util.List;
 
 /**

@@ -1,8 +1,8 @@
 package dev.oam.model.llama.engine;
 
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.locks.Condition;

@@ -1,7 +1,7 @@
 package dev.oam.model.llama.jni;
 
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.model.llama.engine.FairQueue;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;

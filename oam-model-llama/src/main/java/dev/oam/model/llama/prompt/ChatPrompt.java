@@ -1,8 +1,8 @@
 package dev.oam.model.llama.prompt;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolDefinition;

@@ -2,8 +2,8 @@ package dev.oam.model.llama.ffm;
 
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;

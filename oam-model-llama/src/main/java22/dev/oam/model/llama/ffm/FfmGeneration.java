@@ -1,7 +1,7 @@
 package dev.oam.model.llama.ffm;
 
 import dev.oam.core.Log;
-import dev.oam.core.agent.AgentException;
+import dev.oam.core.model.AgentException;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.Generation;
 import dev.oam.model.llama.engine.GenerationEvents.Delta;

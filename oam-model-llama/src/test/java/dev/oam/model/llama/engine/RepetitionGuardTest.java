@@ -2,7 +2,7 @@ package dev.oam.model.llama.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.CancellationToken;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -3,8 +3,8 @@ package dev.oam.model.llama.jni;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;

@@ -5,9 +5,9 @@ import static dev.oam.model.llama.Fixtures.OPEN_GATE;
 import static dev.oam.model.llama.Fixtures.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.oam.core.agent.ToolCallingMode;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolDefinition;

@@ -1,4 +1,4 @@
-package dev.oam.core.agent;
+package dev.oam.core.model;
 
 /** Token counts of a turn or step. */
 public record Usage(int inputTokens, int cachedInputTokens, int outputTokens) {

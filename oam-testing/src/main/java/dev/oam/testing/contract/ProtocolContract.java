@@ -1,11 +1,5 @@
-package dev.oam.testing;
+package dev.oam.testing.contract;
 
-import dev.oam.testing.contract.BridgeContract;
-import dev.oam.testing.contract.ConcurrencyContract;
-import dev.oam.testing.contract.FramingContract;
-import dev.oam.testing.contract.SessionContract;
-import dev.oam.testing.contract.ToolContract;
-import dev.oam.testing.contract.TurnContract;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 

@@ -1,4 +1,4 @@
-package dev.oam.core.agent;
+package dev.oam.core.model;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;

@@ -1,7 +1,5 @@
-package dev.oam.testing;
+package dev.oam.testing.contract;
 
-import dev.oam.testing.contract.NpcStateContract;
-import dev.oam.testing.contract.NpcTalkContract;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 

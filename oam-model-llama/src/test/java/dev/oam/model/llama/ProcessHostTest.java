@@ -1,4 +1,4 @@
-package dev.oam.model.llama.host;
+package dev.oam.model.llama;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,10 +7,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.bridge.BridgeConfiguration;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.ModelAvailability;
-import dev.oam.model.llama.LlamaBackend;
-import dev.oam.model.llama.LlamaSettings;
-import dev.oam.model.llama.LlamaWireSupport;
-import dev.oam.model.llama.TinyEngines;
 import dev.oam.testing.Conversation;
 import dev.oam.testing.InMemoryClient;
 import dev.oam.testing.gguf.TinyGguf;

@@ -1,7 +1,8 @@
-package dev.oam.testing;
+package dev.oam.testing.contract;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.testing.contract.ContractFixture;
+import dev.oam.testing.Conversation;
+import dev.oam.testing.ProtocolClient;
 
 /**
  * What every contract suite shares: how to connect, and helpers for scripted sessions (public, so the parts in

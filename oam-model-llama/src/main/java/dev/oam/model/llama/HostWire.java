@@ -1,4 +1,4 @@
-package dev.oam.model.llama.host;
+package dev.oam.model.llama;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
@@ -7,17 +7,17 @@ import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
-import dev.oam.core.agent.AgentException;
 import dev.oam.core.agent.SamplerCodec;
-import dev.oam.core.agent.Sampling;
-import dev.oam.core.agent.ToolCallingMode;
-import dev.oam.core.agent.Usage;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
 import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.GenerationOptions;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.Sampling;
+import dev.oam.core.model.ToolCallingMode;
+import dev.oam.core.model.Usage;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.tool.ToolCall;
 import dev.oam.core.tool.ToolDefinition;

@@ -1,11 +1,11 @@
-package dev.oam.bridge;
+package dev.oam.bridge.spi;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
-import dev.oam.core.agent.AgentException;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
@@ -112,7 +112,7 @@ public final class BridgeException extends Exception {
     }
 
     /** The exception an error response's {@code error} object stands for (for in-process callers). */
-    static BridgeException fromJson(JsonNode error) {
+    public static BridgeException fromJson(JsonNode error) {
         ObjectNode data = error.path("data").isObject() ? (ObjectNode) error.get("data") : Json.object();
         return new BridgeException(
                 error.path("code").asInt(),

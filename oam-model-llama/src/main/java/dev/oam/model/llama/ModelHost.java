@@ -1,12 +1,12 @@
-package dev.oam.model.llama.host;
+package dev.oam.model.llama;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelListener;
@@ -15,7 +15,6 @@ import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
 import dev.oam.core.model.Tokens;
 import dev.oam.core.transcript.TranscriptEntry;
-import dev.oam.model.llama.LlamaSettings;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -1,4 +1,4 @@
-package dev.oam.core.agent;
+package dev.oam.core.model;
 
 /** The per-step mode, as reported in {@code steps[].toolCallingMode}. */
 public enum ToolCallingMode {

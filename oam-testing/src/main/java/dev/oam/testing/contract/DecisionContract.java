@@ -1,11 +1,11 @@
-package dev.oam.testing;
+package dev.oam.testing.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.oam.core.json.Json;
-import dev.oam.testing.contract.ContentContract;
+import dev.oam.testing.Conversation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.oam.core.agent;
+package dev.oam.core.model;
 
 import java.util.List;
 import org.jspecify.annotations.Nullable;

@@ -1,7 +1,5 @@
-package dev.oam.testing;
+package dev.oam.testing.contract;
 
-import dev.oam.testing.contract.SchemaContract;
-import dev.oam.testing.contract.TranscriptContract;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 

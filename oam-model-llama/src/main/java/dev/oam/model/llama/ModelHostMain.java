@@ -1,20 +1,18 @@
-package dev.oam.model.llama.host;
+package dev.oam.model.llama;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.oam.core.Environment;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
-import dev.oam.core.agent.AgentException;
-import dev.oam.core.agent.CancellationToken;
 import dev.oam.core.json.Json;
+import dev.oam.core.model.AgentException;
+import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelParameterException;
 import dev.oam.core.os.NativeAbort;
 import dev.oam.core.os.Posix;
-import dev.oam.model.llama.LlamaBackend;
-import dev.oam.model.llama.LlamaSettings;
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;

@@ -1,0 +1,37 @@
+package dev.oam.bridge.spi;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.oam.core.agent.HistoryLimits;
+import dev.oam.core.model.LanguageModel;
+import dev.oam.game.world.WorldBudget;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What an extension may use of the engine that runs it: given to {@link BridgeExtension#register} and reachable from
+ * every request ({@link BridgeRequest#context()}). Implemented by the engine only.
+ */
+public interface ExtensionContext {
+    /**
+     * Creates the model for a {@code model} parameter value, with the engine's backends and defaults; errors name the
+     * parameter at {@code path}.
+     */
+    LanguageModel makeModel(@Nullable JsonNode spec, String path) throws BridgeException;
+
+    /**
+     * Sends a notification through the engine's single writer: for notifications an extension emits on its own
+     * ({@code world/changed}); a handler's events about its own request go with that request
+     * ({@link BridgeRequest#notify}).
+     */
+    void sendNotification(String method, ObjectNode params);
+
+    /** The tool timeout a method uses when its request names none (the configuration's). */
+    Duration defaultToolTimeout();
+
+    /** The history caps every conversation of the engine is held to (docs/RELIABILITY.md, Limits). */
+    HistoryLimits historyLimits();
+
+    /** A fresh budget for the worlds of the engine, under its configured world caps. */
+    WorldBudget worldBudget();
+}
