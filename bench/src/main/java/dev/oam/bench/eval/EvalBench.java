@@ -531,7 +531,7 @@ public final class EvalBench {
                             first,
                             null,
                             null,
-                            "error " + message.path("error").path("code").asInt());
+                            errorNote(message.path("error")));
                 }
                 JsonNode usage = result.path("usage");
                 return outcome(
@@ -623,7 +623,7 @@ public final class EvalBench {
                     null,
                     null,
                     null,
-                    "error " + m.message().path("error").path("code").asInt());
+                    errorNote(m.message().path("error")));
         }
         List<String> options = new ArrayList<>();
         c.path("options").forEach(o -> options.add(o.path("id").asText()));
@@ -696,7 +696,7 @@ public final class EvalBench {
                             first,
                             null,
                             null,
-                            "error " + message.path("error").path("code").asInt());
+                            errorNote(message.path("error")));
                 }
                 JsonNode result = message.path("result");
                 String line = result.path("line").asText();
@@ -765,7 +765,7 @@ public final class EvalBench {
                             first,
                             null,
                             null,
-                            "error " + m.message().path("error").path("code").asInt());
+                            errorNote(m.message().path("error")));
                 }
                 JsonNode result = m.message().path("result");
                 JsonNode value = result.path("structured");
@@ -986,7 +986,7 @@ public final class EvalBench {
                         first,
                         null,
                         null,
-                        "error " + response.path("error").path("code").asInt(),
+                        errorNote(response.path("error")),
                         0,
                         null,
                         null,
@@ -1120,7 +1120,7 @@ public final class EvalBench {
                     null,
                     null,
                     null,
-                    "error " + m.message().path("error").path("code").asInt(),
+                    errorNote(m.message().path("error")),
                     null,
                     null,
                     null,
@@ -1844,5 +1844,11 @@ public final class EvalBench {
         } catch (IOException e) {
             throw new IllegalArgumentException(e);
         }
+    }
+
+    /** An error answer as a case's note: its code and message ("error -32012: The model's output is …"). */
+    static String errorNote(JsonNode error) {
+        String message = error.path("message").asText("");
+        return "error " + error.path("code").asInt() + (message.isEmpty() ? "" : ": " + message);
     }
 }
