@@ -1,7 +1,7 @@
 package dev.oam.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.oam.bench.eval.EvalBench;
+import dev.oam.bench.eval.EvalReport;
 import dev.oam.core.json.Json;
 import dev.oam.testing.RealModels;
 import java.io.IOException;
@@ -755,7 +755,7 @@ public final class NpcBench {
             Double ms = time.apply(t);
             values.add(ms == null ? Double.POSITIVE_INFINITY : ms / 1000);
         }
-        return EvalBench.percentile(values, 50);
+        return EvalReport.percentile(values, 50);
     }
 
     private String report(String loadBefore, String loadAfter, double minutes) {

@@ -1,12 +1,18 @@
 package dev.oam.bench.eval;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.oam.core.schema.GenerationSchema;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
-/** The program rules of the v2 evaluation that look at text: protocol text, words, strings cut mid-word. */
+/**
+ * The program rules of the evaluation: protocol text, words, strings cut mid-word, facts named, argument values and
+ * schema violations.
+ */
 final class EvalRules {
     /** Text no answer, line or string value should carry: the wire format, chat markers, tool results read back. */
     static final List<String> PROTOCOL = List.of(
@@ -150,5 +156,71 @@ final class EvalRules {
             }
         }
         return false;
+    }
+
+    /** Enum values and numbers equal, names contained (case-insensitive); every expected argument present. */
+    static boolean argumentsRight(JsonNode expected, JsonNode actual) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = expected.properties().iterator(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> rule = it.next();
+            JsonNode value = actual.get(rule.getKey());
+            if (value == null) {
+                return false;
+            }
+            JsonNode equals = rule.getValue().get("equals");
+            if (equals != null) {
+                boolean same = equals.isNumber()
+                        ? value.isNumber() && value.decimalValue().compareTo(equals.decimalValue()) == 0
+                        : value.asText().equalsIgnoreCase(equals.asText());
+                if (!same) {
+                    return false;
+                }
+            }
+            JsonNode has = rule.getValue().get("has"); // an array holding each word in some item
+            if (has != null) {
+                for (JsonNode word : has) {
+                    boolean found = false;
+                    for (JsonNode item : value) {
+                        found |= item.asText()
+                                .toLowerCase(Locale.ROOT)
+                                .contains(word.asText().toLowerCase(Locale.ROOT));
+                    }
+                    if (!found) {
+                        return false;
+                    }
+                }
+            }
+            JsonNode contains = rule.getValue().get("contains");
+            if (contains != null
+                    && !value.asText()
+                            .toLowerCase(Locale.ROOT)
+                            .contains(contains.asText().toLowerCase(Locale.ROOT))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether {@code text} contains one of {@code phrases} (case-insensitive): the reply schema's descriptions read
+     * back.
+     */
+    static boolean containsAny(String text, JsonNode phrases) {
+        return EvalRules.namesFact(text, phrases);
+    }
+
+    static String violation(JsonNode schema, JsonNode value) {
+        try {
+            return GenerationSchema.convert(schema, "eval")
+                    .firstViolation(value)
+                    .orElse(null);
+        } catch (Exception e) {
+            return "schema: " + e.getMessage();
+        }
+    }
+
+    /** An error answer as a case's note: its code and message ("error -32012: The model's output is …"). */
+    static String errorNote(JsonNode error) {
+        String message = error.path("message").asText("");
+        return "error " + error.path("code").asInt() + (message.isEmpty() ? "" : ": " + message);
     }
 }

@@ -28,12 +28,13 @@ import org.jspecify.annotations.Nullable;
  *       {@code assistant} with exactly the text the grammar makes the model emit ({@link CallFormat}); tool output →
  *       {@code tool}, as {@code Output of NAME: …};
  *   <li>the <em>directive</em> ({@link #directive}), a sentence only where a step needs one: on a step that may call or
- *       answer, after the request, that it may answer in plain words when no tool fits; on a forced step offering
- *       {@code respond_directly}, before the request, how to answer without a tool; after a tool round, at the end of
- *       the tool output, the reminder to answer from what the tools returned (without it SmolLM2 answered with the call
- *       again). A plain forced step gets none: its grammar allows only a call, and words asking for one ("Call a tool
- *       now.") did not help a small model pick the right tool. The next step no longer shows the directive, so only
- *       that message and what follows are read again.
+ *       answer, that it may answer in plain words when no tool fits; on a forced step offering
+ *       {@code respond_directly}, how to answer without a tool (both before the request, so that the request is the
+ *       last thing read: after it, SmolLM2 read the sentence back instead of calling a fitting tool); after a tool
+ *       round, at the end of the tool output, the reminder to answer from what the tools returned (without it SmolLM2
+ *       answered with the call again). A plain forced step gets none: its grammar allows only a call, and words asking
+ *       for one ("Call a tool now.") did not help a small model pick the right tool. The next step no longer shows the
+ *       directive, so only that message and what follows are read again.
  * </ol>
  *
  * <p>The notes never are a message of their own, so templates that insist on alternating roles still work. No JSON
@@ -64,11 +65,10 @@ public final class ChatPrompt {
             ChatMessage last = messages.isEmpty() ? null : messages.get(messages.size() - 1);
             boolean promptLast = !request.entries().isEmpty()
                     && request.entries().get(request.entries().size() - 1) instanceof TranscriptEntry.Prompt;
-            if (promptLast
-                    && last != null
-                    && last.role().equals("user")
-                    && request.mode() == ToolCallingMode.REQUIRED) {
-                // Before the request, so the request is the last thing read.
+            if (promptLast && last != null && last.role().equals("user")) {
+                // Before the request, so the request is the last thing read. After it, SmolLM2-135M read the
+                // sentence back as its answer instead of calling the tool that fits (issue 37: -32012 "only read its
+                // prompt back" on every retry, bench/eval/v3 cases f01 and f04).
                 messages.set(
                         messages.size() - 1,
                         new ChatMessage(

@@ -51,8 +51,9 @@ class ChatPromptTest {
                 .doesNotContain("enum")
                 .doesNotContain("required");
         assertThat(messages.get(1).content())
-                .as("a step that may answer in words is told so after the request")
-                .isEqualTo("Open the north gate.\n\nIf no tool fits the request, reply in plain words.");
+                .as("a step that may answer in words is told so before the request, so the request is read last "
+                        + "(after it, SmolLM2 read the sentence back as its answer instead of calling a fitting tool)")
+                .isEqualTo("If no tool fits the request, reply in plain words.\n\nOpen the north gate.");
     }
 
     @Test
