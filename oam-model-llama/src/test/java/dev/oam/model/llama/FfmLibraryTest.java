@@ -62,6 +62,17 @@ class FfmLibraryTest {
     }
 
     @Test
+    void openMpThreadsSleepAtABarrierUnlessTheHostChoseTheWait() throws Throwable {
+        assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
+        assumeTrue(
+                System.getenv("OMP_WAIT_POLICY") == null && System.getenv("GOMP_SPINCOUNT") == null,
+                "the environment of this run chose OpenMP's wait itself");
+        call("library", new Class<?>[0]);
+        // set before the library (and with it the OpenMP runtime, which reads it once) loaded
+        assertThat(dev.oam.core.os.Posix.getenv("OMP_WAIT_POLICY")).contains("passive");
+    }
+
+    @Test
     void aNamedLibraryThatIsNotAFileIsReportedWithTheSettingsName(@TempDir Path dir) {
         assumeTrue(TinyEngines.ffmPossible(), "FFM needs JDK 22+ on Linux or macOS");
         NativeSettings missing =

@@ -51,6 +51,7 @@ final class NativeLoader {
             if (failure != null) {
                 throw new UnsupportedOperationException(failure);
             }
+            threadsSleepWhenWaiting();
             // The library is loaded once per process: the first load's settings name it.
             @Nullable Path configured = configuredLibrary(natives);
             if (configured != null) {
@@ -109,6 +110,32 @@ final class NativeLoader {
             dev.oam.core.os.Posix.setenv(TILED_VARIABLE, "0", false);
         } catch (IOException e) {
             Log.warning("cannot set " + TILED_VARIABLE + ": " + e.getMessage());
+        }
+    }
+
+    /** OpenMP's wait policy, read once, when llama.cpp's CPU backend loads its OpenMP runtime. */
+    static final String WAIT_POLICY_VARIABLE = "OMP_WAIT_POLICY";
+    /** GNU OpenMP's spin count before a waiting thread sleeps; a host that sets it chooses the wait itself. */
+    static final String SPIN_COUNT_VARIABLE = "GOMP_SPINCOUNT";
+
+    /**
+     * Before any llama.cpp library loads: {@value #WAIT_POLICY_VARIABLE}=passive, unless the host set it or
+     * {@value #SPIN_COUNT_VARIABLE}. ggml computes a decode of several rows (a prompt, lanes decoding together) on
+     * OpenMP threads that meet at a barrier after every operation, and by default a thread at a barrier spins for a
+     * while before it sleeps. Beside a game, or anything else that keeps the cores busy, the thread it waits for is
+     * often not running, and the spinning one burns its time slice: {@code bench/run sampling}'s SmolLM2 case with 8
+     * sessions (batch threads 2) under a load average of about 20 on 2 cores generated 2.8 tokens/s spinning and 70
+     * passive, 99.7 and 11.1 ms of CPU per token. A decode of one row runs on one thread and never waits.
+     */
+    static void threadsSleepWhenWaiting() {
+        if (!dev.oam.core.os.Posix.isAvailable()
+                || dev.oam.core.os.Posix.getenv(SPIN_COUNT_VARIABLE).isPresent()) {
+            return;
+        }
+        try {
+            dev.oam.core.os.Posix.setenv(WAIT_POLICY_VARIABLE, "passive", false);
+        } catch (IOException e) {
+            Log.warning("cannot set " + WAIT_POLICY_VARIABLE + ": " + e.getMessage());
         }
     }
 
