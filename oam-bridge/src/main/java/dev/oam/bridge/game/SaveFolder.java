@@ -54,10 +54,12 @@ final class SaveFolder {
             // a link inside the folder must not lead out of it either
             Path realRoot = Files.exists(root) ? root.toRealPath() : root;
             Path existing = target;
-            while (existing != null && !Files.exists(existing)) {
+            while (existing != null && existing.startsWith(root) && !Files.exists(existing)) {
                 existing = existing.getParent();
             }
-            if (existing != null && !existing.toRealPath().startsWith(realRoot)) {
+            if (existing != null
+                    && existing.startsWith(root)
+                    && !existing.toRealPath().startsWith(realRoot)) {
                 return new Refused("the file name '" + name + "' leads out of the save folder (through a link)");
             }
             return new File(target);

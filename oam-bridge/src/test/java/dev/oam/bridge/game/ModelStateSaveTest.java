@@ -79,6 +79,13 @@ class ModelStateSaveTest {
                         .containsAnyOf("leads out of the save folder", "is absolute");
                 assertThat(saved.path("state").has("modelState")).isFalse();
             }
+            Files.createSymbolicLink(saves.resolve("link"), Files.createTempDirectory("oam-outside"));
+            JsonNode linked = call(engine, "npc/state", "{\"npc\":\"gorm\",\"modelState\":\"link/gorm.state\"}");
+            assertThat(linked.path("warnings").toString()).contains("through a link");
+            JsonNode inside = call(engine, "npc/state", "{\"npc\":\"gorm\",\"modelState\":\"new/gorm.state\"}");
+            assertThat(inside.has("warnings"))
+                    .as("a scripted model ignores it: %s", inside)
+                    .isFalse();
             assertThatThrownBy(() -> call(engine, "npc/state", "{\"npc\":\"gorm\",\"modelState\":5}"))
                     .hasMessageContaining("modelState");
         }
