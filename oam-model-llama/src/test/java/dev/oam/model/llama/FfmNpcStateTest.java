@@ -58,7 +58,7 @@ class FfmNpcStateTest {
                 InMemoryClient.connect(BridgeConfiguration.builder()
                         .sharedBackends(List.of(backend))
                         .extensions(() -> new GameExtension().saveFolder(folder))),
-                java.time.Duration.ofMinutes(5))) {
+                java.time.Duration.ofMinutes(10))) {
             c.call(
                     "create",
                     "npc/create",
