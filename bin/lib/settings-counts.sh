@@ -20,7 +20,7 @@ ENTRY_POINTS=(
   oam-ffi/src/main/java/dev/oam/ffi/NativeBridge.java
   oam-bridge/src/main/java/dev/oam/bridge/BridgeConfiguration.java
   oam-model-llama/src/main/java/dev/oam/model/llama/LlamaBackend.java
-  oam-model-llama/src/main/java/dev/oam/model/llama/host/ModelHostMain.java
+  oam-model-llama/src/main/java/dev/oam/model/llama/ModelHostMain.java
   oam-model-openai/src/main/java/dev/oam/model/openai/OpenAIBackend.java
   oam-model-openai/src/main/java/dev/oam/model/openai/LlamaServerBackend.java
 )

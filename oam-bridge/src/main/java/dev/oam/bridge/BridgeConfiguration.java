@@ -1,6 +1,7 @@
 package dev.oam.bridge;
 
 import dev.oam.bridge.spi.BridgeExtension;
+import dev.oam.bridge.spi.ExtensionContext;
 import dev.oam.core.Environment;
 import dev.oam.core.agent.AgentOptions;
 import dev.oam.core.model.LanguageModel;
@@ -40,7 +41,8 @@ public record BridgeConfiguration(
         Runnable onShutdown,
         MemoryLimits memoryLimits,
         OwnedBackends ownedBackends,
-        ModelCache modelCache) {
+        ModelCache modelCache,
+        java.nio.file.@Nullable Path saveFolder) {
 
     /** The reason given by {@code model/availability} when no system model is configured. */
     public static final ModelAvailability NO_SYSTEM_MODEL = ModelAvailability.unavailable(
@@ -102,6 +104,8 @@ public record BridgeConfiguration(
         private Runnable onShutdown = () -> {};
         private MemoryLimits memoryLimits = MemoryLimits.DEFAULTS;
         private @Nullable ModelCache modelCache; // null: ModelCache.fromEnvironment(Environment.system())
+        private java.nio.file.@Nullable Path saveFolder; // null: ExtensionContext.SAVE_FOLDER_VARIABLE, if set
+        private boolean saveFolderSet;
 
         private Builder() {}
 
@@ -210,6 +214,16 @@ public record BridgeConfiguration(
         }
 
         /**
+         * The folder where saves keep model-state files ({@code npc/state}'s {@code modelState}; docs/GAMES.md); null:
+         * none. Replaces {@value ExtensionContext#SAVE_FOLDER_VARIABLE}, which is read when this is not called.
+         */
+        public Builder saveFolder(java.nio.file.@Nullable Path folder) {
+            this.saveFolder = folder;
+            this.saveFolderSet = true;
+            return this;
+        }
+
+        /**
          * @throws ModelBackends.ModelSetupException the {@link #systemModel(ModelSpec)} cannot be served (a missing or
          *     unreadable file, a bad URL, no backend for it); the message names the cause
          */
@@ -237,7 +251,12 @@ public record BridgeConfiguration(
                     onShutdown,
                     memoryLimits,
                     backends != null ? new OwnedBackends(backends, ownsBackends) : OwnedBackends.NONE,
-                    cache);
+                    cache,
+                    saveFolderSet ? saveFolder : folder(process.variable(ExtensionContext.SAVE_FOLDER_VARIABLE)));
+        }
+
+        private static java.nio.file.@Nullable Path folder(@Nullable String value) {
+            return value == null || value.isBlank() ? null : java.nio.file.Path.of(value);
         }
     }
 }

@@ -419,5 +419,10 @@ public final class BridgeEngine implements AutoCloseable {
         public WorldBudget worldBudget() {
             return configuration.memoryLimits().worlds();
         }
+
+        @Override
+        public java.nio.file.@Nullable Path saveFolder() {
+            return configuration.saveFolder();
+        }
     }
 }

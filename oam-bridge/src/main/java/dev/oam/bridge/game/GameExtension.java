@@ -6,7 +6,9 @@ import dev.oam.bridge.spi.ExtensionContext;
 import dev.oam.bridge.spi.MethodRegistry;
 import dev.oam.core.agent.HistoryLimits;
 import dev.oam.game.world.WorldState;
+import java.nio.file.Path;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The game methods (docs/GAMES.md): {@code npc/*}, {@code decision/*}, {@code world/*} and {@code content/generate}.
@@ -22,12 +24,33 @@ public final class GameExtension implements BridgeExtension {
     /** The engine's history caps, which NPC conversations count against (set when registered). */
     volatile HistoryLimits histories = HistoryLimits.defaults();
 
+    /**
+     * Where model-state files of saves are written and read ({@link SaveFolder}); null: none, and a save with
+     * {@code modelState} says so in a warning.
+     */
+    volatile @Nullable Path saveFolder;
+
+    private volatile boolean saveFolderSet; // by the host here: the engine's configured folder does not replace it
+
     /** The extension with no world yet. */
     public GameExtension() {}
+
+    /**
+     * Sets the folder of model-state files ({@code npc/state}'s {@code modelState}); replaces the engine's configured
+     * one ({@code BridgeConfiguration.Builder.saveFolder}, else {@code OAM_SAVE_DIR}).
+     */
+    public GameExtension saveFolder(@Nullable Path folder) {
+        saveFolder = folder;
+        saveFolderSet = true;
+        return this;
+    }
 
     @Override
     public void register(MethodRegistry.Builder registry, ExtensionContext context) {
         histories = context.historyLimits();
+        if (!saveFolderSet) {
+            saveFolder = context.saveFolder();
+        }
         worlds.useBudget(context.worldBudget());
         WorldMethods.register(registry, this);
         NpcMethods.register(registry, this);

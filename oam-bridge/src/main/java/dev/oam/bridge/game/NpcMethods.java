@@ -18,6 +18,7 @@ import dev.oam.core.agent.ToolChoice;
 import dev.oam.core.agent.TurnEvent;
 import dev.oam.core.json.Json;
 import dev.oam.core.model.LanguageModel;
+import dev.oam.core.model.ModelState;
 import dev.oam.core.tool.ToolDefinition;
 import dev.oam.core.transcript.TranscriptCodec;
 import dev.oam.core.transcript.TranscriptEntry;
@@ -61,7 +62,8 @@ final class NpcMethods {
 
     /**
      * What create and restore read, before anything changes: the NPC's id ({@code null}: a generated one), what it is
-     * made of, the world it sees (with the id it was asked for) and the warnings so far.
+     * made of, the world it sees (with the id it was asked for), the warnings so far, and the model's state a save
+     * names ({@code state.modelState}, restore only).
      */
     private record Spec(
             @Nullable String id,
@@ -72,7 +74,8 @@ final class NpcMethods {
             @Nullable String worldId,
             @Nullable WorldState world,
             List<TranscriptEntry> history,
-            List<String> warnings) {}
+            List<String> warnings,
+            @Nullable JsonNode modelState) {}
 
     /** {@code npc/create}: a new NPC from its params. */
     private static Reply create(BridgeRequest request, GameExtension game) throws BridgeException {
@@ -88,7 +91,10 @@ final class NpcMethods {
         List<ToolDefinition> tools = tools(params.get("tools"), "tools", warnings);
         String worldId = params.optionalString("world");
         WorldState world = worldId == null ? null : requireWorld(game, worldId);
-        return add(request, game, new Spec(id, persona, options, memory, tools, worldId, world, List.of(), warnings));
+        return add(
+                request,
+                game,
+                new Spec(id, persona, options, memory, tools, worldId, world, List.of(), warnings, null));
     }
 
     /**
@@ -151,7 +157,20 @@ final class NpcMethods {
                 throw BridgeException.invalidParams(e.getMessage());
             }
         }
-        return add(request, game, new Spec(id, persona, options, memory, tools, worldId, world, history, warnings));
+        return add(
+                request,
+                game,
+                new Spec(
+                        id,
+                        persona,
+                        options,
+                        memory,
+                        tools,
+                        worldId,
+                        world,
+                        history,
+                        warnings,
+                        saved.get("modelState")));
     }
 
     /** Makes the NPC of {@code spec} with the request's {@code model} and answers {@code {npc, tools, warnings}}. */
@@ -172,14 +191,44 @@ final class NpcMethods {
         NpcState state =
                 new NpcState(spec.persona(), spec.options(), spec.memory(), spec.tools(), spec.history(), null);
         Npc npc = new Npc(id, state, spec.world(), model);
-        game.npcs.add(new NpcEntry(npc, modelDescription, spec.worldId()));
+        NpcEntry entry = new NpcEntry(npc, modelDescription, spec.worldId());
+        game.npcs.add(entry);
         ObjectNode result = Json.object();
         result.put("npc", id);
         result.set(
                 "tools",
                 Json.strings(npc.tools().stream().map(ToolDefinition::name).toList()));
         result.set("warnings", Json.strings(warnings));
-        return Reply.result(result);
+        JsonNode modelState = spec.modelState();
+        if (modelState == null || modelState.isNull()) {
+            return Reply.result(result);
+        }
+        // The model's state goes first on the NPC's queue: a talk sent right after the restore finds it loaded
+        entry.queue.submit(request, operation -> {
+            operation.commit();
+            warnings.addAll(restoreModelState(npc, modelState, game.saveFolder));
+            result.set("warnings", Json.strings(warnings));
+            return result;
+        });
+        return Reply.pending();
+    }
+
+    /**
+     * Loads the model's state a save names ({@code state.modelState}, docs/GAMES.md "Saving the model's state"): the
+     * warnings of a state that was refused (the next turn then reads the whole conversation).
+     */
+    private static List<String> restoreModelState(Npc npc, JsonNode reference, java.nio.file.@Nullable Path folder) {
+        if (!reference.isObject() || !reference.path("file").isTextual()) {
+            return List.of("The model's state was not restored: 'state.modelState' must be the object npc/state wrote"
+                    + " (with its 'file'); the conversation is read again.");
+        }
+        SaveFolder.Resolved file =
+                SaveFolder.resolve(folder, reference.get("file").textValue());
+        if (file instanceof SaveFolder.Refused refused) {
+            return List.of(
+                    "The model's state was not restored: " + refused.why() + "; the conversation is read again.");
+        }
+        return npc.restoreModelState(reference, ((SaveFolder.File) file).path()).warnings();
     }
 
     /** The memory at {@code path}: absent or {@code null} is none. */
@@ -431,14 +480,59 @@ final class NpcMethods {
         Params params = request.params();
         NpcEntry npc = game.npcs.require(params.string("npc"));
         boolean settle = params.bool("settle", true);
-        if (!settle) {
+        String stateFile = modelStateFile(params, npc.id);
+        if (!settle && stateFile == null) {
             return Reply.result(stateResult(npc));
         }
+        java.nio.file.Path folder = game.saveFolder;
         npc.queue.submit(request, operation -> {
             operation.commit();
-            return stateResult(npc);
+            ObjectNode result = stateResult(npc);
+            if (stateFile != null) {
+                saveModelState(npc, stateFile, folder, result);
+            }
+            return result;
         });
         return Reply.pending();
+    }
+
+    /**
+     * The file {@code modelState} names: {@code true} is {@code NPC.state}, a string a file in the save folder;
+     * {@code null} when absent or {@code false}.
+     */
+    private static @Nullable String modelStateFile(Params params, String npc) throws BridgeException {
+        JsonNode value = params.get("modelState");
+        if (value == null || value.isNull() || value.isBoolean() && !value.booleanValue()) {
+            return null;
+        }
+        if (value.isBoolean()) {
+            return npc + ".state";
+        }
+        if (value.isTextual() && !value.textValue().isBlank()) {
+            return value.textValue();
+        }
+        throw params.mistyped("modelState", "true, false or a file name in the save folder");
+    }
+
+    /** Writes the model's state beside the save: {@code state.modelState}, or a warning saying why not. */
+    private static void saveModelState(
+            NpcEntry npc, String name, java.nio.file.@Nullable Path folder, ObjectNode result) {
+        List<String> warnings = new ArrayList<>();
+        SaveFolder.Resolved file = SaveFolder.resolve(folder, name);
+        if (file instanceof SaveFolder.Refused refused) {
+            warnings.add("The model's state was not saved: " + refused.why() + ".");
+        } else {
+            ModelState.Saved saved = npc.npc.saveModelState(((SaveFolder.File) file).path());
+            if (saved.reference() != null) {
+                ObjectNode reference = Json.object().put("file", name);
+                reference.setAll(saved.reference());
+                ((ObjectNode) result.get("state")).set("modelState", reference);
+            }
+            warnings.addAll(saved.warnings());
+        }
+        if (!warnings.isEmpty()) {
+            result.set("warnings", Json.strings(warnings));
+        }
     }
 
     private static ObjectNode stateResult(NpcEntry npc) {

@@ -13,6 +13,9 @@ import org.jspecify.annotations.Nullable;
  * every request ({@link BridgeRequest#context()}). Implemented by the engine only.
  */
 public interface ExtensionContext {
+    /** Names the folder of model-state files of saves when the host configured none ({@code saveFolder}). */
+    String SAVE_FOLDER_VARIABLE = "OAM_SAVE_DIR";
+
     /**
      * Creates the model for a {@code model} parameter value, with the engine's backends and defaults; errors name the
      * parameter at {@code path}.
@@ -34,4 +37,10 @@ public interface ExtensionContext {
 
     /** A fresh budget for the worlds of the engine, under its configured world caps. */
     WorldBudget worldBudget();
+
+    /**
+     * The folder where saves keep model-state files (docs/GAMES.md, "Saving the model's state"), or null when the host
+     * configured none.
+     */
+    java.nio.file.@Nullable Path saveFolder();
 }

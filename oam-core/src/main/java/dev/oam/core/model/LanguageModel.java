@@ -1,6 +1,8 @@
 package dev.oam.core.model;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.transcript.TranscriptEntry;
+import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -44,5 +46,24 @@ public interface LanguageModel {
      */
     default List<String> warnings() {
         return List.of();
+    }
+
+    /**
+     * Writes the model's state of the conversation whose last step was {@code lastStep} to {@code file} (an extension
+     * of this edition, docs/GAMES.md "Saving the model's state"). The caller has checked that {@code file} lies in its
+     * save folder. The default: nothing written, a warning that this model keeps no such state.
+     */
+    default ModelState.Saved saveState(ModelRequest lastStep, Path file) {
+        return ModelState.notSaved(ModelState.NOT_AVAILABLE);
+    }
+
+    /**
+     * Loads a state {@link #saveState} wrote to {@code file}, described by {@code reference}, so that the tokens it
+     * covers are not read again. Everything is checked first (the file's size and hash, the model file, the library and
+     * the context settings); any mismatch leaves the model as it was and answers with a warning naming why. Never
+     * throws for a bad file or reference.
+     */
+    default ModelState.Restored restoreState(JsonNode reference, Path file) {
+        return ModelState.notRestored(ModelState.NOT_AVAILABLE);
     }
 }

@@ -160,6 +160,20 @@ public final class ScriptedModel implements LanguageModel {
         return ModelAvailability.ready(8192, "scripted", List.of());
     }
 
+    /** A script has no state to save, and says nothing about it: a save is its JSON alone. */
+    @Override
+    public ModelState.Saved saveState(
+            @org.jspecify.annotations.Nullable ModelRequest lastStep, java.nio.file.Path file) {
+        return new ModelState.Saved(null, List.of());
+    }
+
+    /** Nothing to restore, and nothing to warn about: the script goes on from its JSON. */
+    @Override
+    public ModelState.Restored restoreState(
+            com.fasterxml.jackson.databind.JsonNode reference, java.nio.file.Path file) {
+        return new ModelState.Restored(0, List.of());
+    }
+
     @Override
     public ModelResponse respond(ModelRequest request, ModelListener listener, CancellationToken token)
             throws AgentException {

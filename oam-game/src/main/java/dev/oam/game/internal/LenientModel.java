@@ -10,8 +10,10 @@ import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.ModelState;
 import dev.oam.core.schema.GenerationSchema;
 import dev.oam.core.transcript.TranscriptEntry;
+import java.nio.file.Path;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
@@ -26,6 +28,8 @@ public final class LenientModel implements LanguageModel {
     private final UnaryOperator<@Nullable JsonNode> normalize;
     private final UnaryOperator<ObjectNode> floors;
     private final UnaryOperator<ModelRequest> steps;
+    /** The last step as the model was asked it, for {@link #saveState}. */
+    private volatile @Nullable ModelRequest lastAsked;
 
     /** @param normalize the answer in the schema's form, or {@code null} to leave it to the schema check */
     public LenientModel(LanguageModel model, UnaryOperator<@Nullable JsonNode> normalize) {
@@ -91,6 +95,7 @@ public final class LenientModel implements LanguageModel {
             request = request.withSchema(
                     new GenerationSchema(floors.apply(schema.json().deepCopy()), schema.warnings()));
         }
+        lastAsked = request;
         ModelResponse response = model.respond(request, listener, token);
         if (request.schema() == null || !(response instanceof ModelResponse.Answer answer)) {
             return response;
@@ -135,5 +140,20 @@ public final class LenientModel implements LanguageModel {
     @Override
     public boolean retriesInvalidOutput() {
         return model.retriesInvalidOutput();
+    }
+
+    /** The last step as the wrapped model was asked it (rules and floors applied), or {@code null} before the first. */
+    public @Nullable ModelRequest lastAsked() {
+        return lastAsked;
+    }
+
+    @Override
+    public ModelState.Saved saveState(@Nullable ModelRequest lastStep, Path file) {
+        return model.saveState(lastStep, file);
+    }
+
+    @Override
+    public ModelState.Restored restoreState(JsonNode reference, Path file) {
+        return model.restoreState(reference, file);
     }
 }

@@ -20,6 +20,7 @@ import dev.oam.core.model.CancellationToken;
 import dev.oam.core.model.DialogueForm;
 import dev.oam.core.model.LanguageModel;
 import dev.oam.core.model.ModelRequest;
+import dev.oam.core.model.ModelState;
 import dev.oam.core.model.ToolCallingMode;
 import dev.oam.core.model.Usage;
 import dev.oam.core.tool.ToolCall;
@@ -31,6 +32,7 @@ import dev.oam.core.transcript.TranscriptEntry;
 import dev.oam.game.internal.LenientModel;
 import dev.oam.game.world.WorldState;
 import dev.oam.game.world.WorldTools;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -54,6 +56,9 @@ public final class Npc {
     private final String id;
     private final LanguageModel model;
     private final Agent agent;
+    /** The model as the talk agent asks it: it remembers the last step, whose lane a model-state save writes. */
+    private final LenientModel talkModel;
+
     private final @Nullable WorldState world;
     private final AtomicInteger fallbacks = new AtomicInteger();
     private volatile Persona persona;
@@ -77,8 +82,9 @@ public final class Npc {
         this.options = state.options();
         this.memory = state.memory();
         this.clientTools = state.tools();
+        this.talkModel = LenientModel.withRules(model, Npc::floors, this::talkStep);
         this.agent = new Agent(
-                LenientModel.withRules(model, Npc::floors, this::talkStep),
+                talkModel,
                 null,
                 List.of(),
                 AgentOptions.defaults(state.options().toolTimeout()),
@@ -124,6 +130,19 @@ public final class Npc {
     /** The NPC as a value, for saving: {@link #Npc(String, NpcState, WorldState, LanguageModel)} restores it. */
     public NpcState state() {
         return new NpcState(persona, options, memory, clientTools, agent.history(), agent.instructionsEntryId());
+    }
+
+    /**
+     * Writes the model's state of this NPC's conversation to {@code file} (docs/GAMES.md, "Saving the model's state"):
+     * the state after its last turn, on a model that keeps one. The caller runs it between turns (on the NPC's queue).
+     */
+    public ModelState.Saved saveModelState(Path file) {
+        return model.saveState(talkModel.lastAsked(), file);
+    }
+
+    /** Loads a state {@link #saveModelState} wrote, so the next turn reads only what follows it (checked first). */
+    public ModelState.Restored restoreModelState(JsonNode reference, Path file) {
+        return model.restoreState(reference, file);
     }
 
     /** Every tool the model sees: client tools, then world tools, then memory tools. */

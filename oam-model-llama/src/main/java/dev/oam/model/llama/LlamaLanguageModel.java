@@ -1,5 +1,6 @@
 package dev.oam.model.llama;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.model.AgentException;
@@ -11,6 +12,7 @@ import dev.oam.core.model.ModelAvailability;
 import dev.oam.core.model.ModelListener;
 import dev.oam.core.model.ModelRequest;
 import dev.oam.core.model.ModelResponse;
+import dev.oam.core.model.ModelState;
 import dev.oam.core.model.Sampling;
 import dev.oam.core.model.Tokens;
 import dev.oam.core.model.ToolCallingMode;
@@ -26,6 +28,7 @@ import dev.oam.model.llama.engine.SamplerExtras;
 import dev.oam.model.llama.grammar.Grammar;
 import dev.oam.model.llama.prompt.ChatMessage;
 import dev.oam.model.llama.prompt.ChatPrompt;
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -232,6 +235,33 @@ public final class LlamaLanguageModel implements LanguageModel {
         ModelResponse response = StepOutput.parse(result.text(), request, usage);
         stream.finish(response);
         return response;
+    }
+
+    /** The state of the lane that ran {@code lastStep}: its prompt, rendered as {@link #respond} rendered it. */
+    @Override
+    public ModelState.Saved saveState(@Nullable ModelRequest lastStep, Path file) {
+        if (lastStep == null) {
+            return ModelState.notSaved("The model's state was not saved: the conversation has had no turn since it was"
+                    + " created or restored.");
+        }
+        Engine loaded = loaded();
+        if (loaded == null) {
+            return ModelState.notSaved("The model's state was not saved: the model " + name + " is not loaded.");
+        }
+        String prompt = loaded.renderChat(ChatPrompt.messages(lastStep, loaded.controlTokens()));
+        return loaded.saveState(prompt, file);
+    }
+
+    @Override
+    public ModelState.Restored restoreState(JsonNode reference, Path file) {
+        Engine loaded;
+        try {
+            loaded = awaitEngine(CancellationToken.create());
+        } catch (AgentException e) {
+            return ModelState.notRestored(
+                    "The model's state was not restored (the model is unavailable: " + e.getMessage() + ").");
+        }
+        return loaded.restoreState(reference, file);
     }
 
     /**

@@ -397,6 +397,15 @@ public final class ModelHost implements AutoCloseable {
             this.registration = registration;
         }
 
+        /** The state lives in the child, which the save protocol does not reach (issue 40): said, never silent. */
+        @Override
+        public dev.oam.core.model.ModelState.Saved saveState(
+                dev.oam.core.model.@Nullable ModelRequest lastStep, java.nio.file.Path file) {
+            return dev.oam.core.model.ModelState.notSaved(
+                    "The model's state cannot be saved while the model runs in a child process (host \"process\"):"
+                            + " run it in-process to save it; the conversation is read again after a load.");
+        }
+
         /** Registers this model in {@code in} (once per child); returns its id there. */
         long ready(Child in) throws AgentException {
             synchronized (registered) {

@@ -398,6 +398,17 @@ final class OpenAIModel implements LanguageModel {
         return null; // the server did not list its models: let it pick
     }
 
+    /** The warning of a model-state save on a server. */
+    static final String STATE_NOT_AVAILABLE = "The model's state cannot be saved with an OpenAI-compatible server: the"
+            + " server keeps its own prompt cache; the conversation is read again after a load.";
+
+    /** The server keeps its own prompt cache, which this protocol cannot save (issue 40): a warning, never silence. */
+    @Override
+    public dev.oam.core.model.ModelState.Saved saveState(
+            dev.oam.core.model.@org.jspecify.annotations.Nullable ModelRequest lastStep, java.nio.file.Path file) {
+        return dev.oam.core.model.ModelState.notSaved(STATE_NOT_AVAILABLE);
+    }
+
     /**
      * Called on the dispatcher, so it never waits long: a fresh answer is returned as is, a stale one is returned while
      * a new probe runs in the background, and only the very first call waits (at most {@link #PROBE_WAIT}) for a probe.

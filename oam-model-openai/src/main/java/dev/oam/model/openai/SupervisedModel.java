@@ -67,6 +67,12 @@ final class SupervisedModel implements LanguageModel {
     }
 
     @Override
+    public dev.oam.core.model.ModelState.Saved saveState(
+            dev.oam.core.model.@org.jspecify.annotations.Nullable ModelRequest lastStep, java.nio.file.Path file) {
+        return dev.oam.core.model.ModelState.notSaved(OpenAIModel.STATE_NOT_AVAILABLE);
+    }
+
+    @Override
     public ModelAvailability availability() {
         boolean[] loading = {false};
         String why = server.notRunning(loading);

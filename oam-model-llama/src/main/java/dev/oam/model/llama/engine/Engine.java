@@ -59,4 +59,22 @@ public interface Engine {
     default boolean closesGrammarsAtBudget() {
         return false;
     }
+
+    /**
+     * Writes the state of the lane holding the conversation whose last prompt was {@code lastPrompt} to {@code file}
+     * (issue 40, docs/GAMES.md "Saving the model's state"). Only the FFM engine can; the JNI binding has no call for
+     * it.
+     */
+    default dev.oam.core.model.ModelState.Saved saveState(String lastPrompt, java.nio.file.Path file) {
+        return dev.oam.core.model.ModelState.notSaved(
+                "The model's state cannot be saved on the JNI engine (its binding has no call for a sequence's state):"
+                        + " the conversation is read again after a load. The FFM engine (the default on Java 22+) can.");
+    }
+
+    /** Loads a state {@link #saveState} wrote, after checking it against {@code reference} and this engine. */
+    default dev.oam.core.model.ModelState.Restored restoreState(
+            com.fasterxml.jackson.databind.JsonNode reference, java.nio.file.Path file) {
+        return dev.oam.core.model.ModelState.notRestored(
+                "The model's state cannot be restored on the JNI engine: the conversation is read again.");
+    }
 }

@@ -87,6 +87,73 @@ public final class SlotTable {
                 });
     }
 
+    /**
+     * Takes, without waiting, the free slot that holds all of {@code prompt} at its start (the conversation whose last
+     * prompt it was, and what was generated after it), for saving its state; {@code null} when no free slot does. The
+     * lease's {@code cached} is the count of tokens the slot holds; {@link #held} names them.
+     */
+    public @Nullable Lease takeHolding(int[] prompt) {
+        lock.lock();
+        try {
+            Slot best = null;
+            for (Slot slot : slots) {
+                if (!slot.busy
+                        && prompt.length > 0
+                        && commonPrefix(slot.held, prompt) == prompt.length
+                        && (best == null || slot.lastUsed > best.lastUsed)) {
+                    best = slot;
+                }
+            }
+            if (best == null || closed) {
+                return null;
+            }
+            best.busy = true;
+            return new Lease(best, best.held.length);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Takes, without waiting, a free slot for a restored conversation: an empty one, else the least recently used;
+     * {@code null} when every slot is busy. The caller loads the state and {@link #release}s it with the tokens loaded,
+     * owned by {@code owner}.
+     */
+    public @Nullable Lease takeForRestore(Object owner) {
+        lock.lock();
+        try {
+            Slot best = null;
+            for (Slot slot : slots) {
+                if (slot.busy) {
+                    continue;
+                }
+                if (best == null
+                        || slot.held.length == 0 && best.held.length > 0
+                        || (slot.held.length == 0) == (best.held.length == 0) && slot.lastUsed < best.lastUsed) {
+                    best = slot;
+                }
+            }
+            if (best == null || closed) {
+                return null;
+            }
+            best.busy = true;
+            best.owner = owner;
+            return new Lease(best, 0);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The tokens the lease's slot holds (a copy). */
+    public int[] held(Lease lease) {
+        lock.lock();
+        try {
+            return lease.slot().held.clone();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Frees the lease's slot, recording the tokens its cache now holds. */
     public void release(Lease lease, int[] held) {
         lock.lock();

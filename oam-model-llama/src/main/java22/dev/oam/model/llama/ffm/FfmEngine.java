@@ -1,9 +1,11 @@
 package dev.oam.model.llama.ffm;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.oam.core.ErrorCode;
 import dev.oam.core.Log;
 import dev.oam.core.model.AgentException;
 import dev.oam.core.model.CancellationToken;
+import dev.oam.core.model.ModelState;
 import dev.oam.model.llama.engine.Engine;
 import dev.oam.model.llama.engine.EngineRequest;
 import dev.oam.model.llama.engine.EngineResult;
@@ -23,6 +25,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -54,6 +57,7 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
     private final DecodeLoop loop;
     private final Scheduler scheduler;
     private final TokenCounts tokenCounts = new TokenCounts();
+    private final LaneStates states;
     private volatile boolean closed;
     /** Where the model runs ({@link Engine#device()}): set once, right after loading. */
     private volatile @Nullable String device;
@@ -81,6 +85,16 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
                 streams(api, tuning),
                 tuning,
                 observer);
+        this.states = new LaneStates(
+                this,
+                api,
+                slots,
+                scheduler,
+                loop,
+                file.path(),
+                settings.contextSize(),
+                tuning.flashAttention(settings),
+                streams(api, tuning));
     }
 
     /** Streams for this library: {@link FfmTuning#streams()} on the vendored API. */
@@ -323,6 +337,20 @@ final class FfmEngine implements SlotEngine, AutoCloseable {
             generation.cancel();
         }
         return generation.await(onDelta, token);
+    }
+
+    /** The state of the free lane holding {@code lastPrompt}, written to {@code file} ({@link LaneStates}). */
+    @Override
+    public ModelState.Saved saveState(String lastPrompt, Path file) {
+        if (closed) {
+            return ModelState.notSaved("The model's state was not saved: the model is closed.");
+        }
+        return states.save(promptTokens(lastPrompt), file);
+    }
+
+    @Override
+    public ModelState.Restored restoreState(JsonNode reference, Path file) {
+        return states.restore(reference, file);
     }
 
     private void ensureUsable() {

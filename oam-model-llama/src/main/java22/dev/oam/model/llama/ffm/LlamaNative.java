@@ -239,6 +239,10 @@ final class LlamaNative {
     /** {@code llama_get_memory(ctx)}; {@link Api#VENDORED} only. */
     private final @Nullable MethodHandle getMemory;
 
+    /** {@code llama_state_seq_save_file} and {@code _load_file}: the same signature on both libraries. */
+    private final MethodHandle stateSeqSaveFile;
+
+    private final MethodHandle stateSeqLoadFile;
     final MethodHandle samplerInitGrammar;
     final MethodHandle samplerApply;
     final MethodHandle samplerAccept;
@@ -288,6 +292,12 @@ final class LlamaNative {
             seqPosMax = handle("llama_memory_seq_pos_max", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
             getMemory = handle("llama_get_memory", FunctionDescriptor.of(ADDRESS, ADDRESS));
         }
+        stateSeqSaveFile = handle(
+                "llama_state_seq_save_file",
+                FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG));
+        stateSeqLoadFile = handle(
+                "llama_state_seq_load_file",
+                FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
         samplerInitGrammar =
                 handle("llama_sampler_init_grammar", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         samplerApply = handle("llama_sampler_apply", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS));
@@ -473,6 +483,42 @@ final class LlamaNative {
             return (int) h.invokeExact(memory(context), seq);
         } catch (Throwable e) {
             throw failed("llama_memory_seq_pos_max", e);
+        }
+    }
+
+    /**
+     * {@code llama_state_seq_save_file}: writes {@code seq}'s cells and {@code tokens} (the tokens they hold) to
+     * {@code file}. Returns the bytes written, 0 when llama.cpp failed. Decode thread.
+     */
+    long stateSeqSave(MemorySegment context, Path file, int seq, int[] tokens) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment path = arena.allocateFrom(file.toAbsolutePath().toString());
+            MemorySegment list = arena.allocate(JAVA_INT, Math.max(1, tokens.length));
+            MemorySegment.copy(tokens, 0, list, JAVA_INT, 0, tokens.length);
+            return (long) stateSeqSaveFile.invokeExact(context, path, seq, list, (long) tokens.length);
+        } catch (Throwable e) {
+            throw failed("llama_state_seq_save_file", e);
+        }
+    }
+
+    /**
+     * {@code llama_state_seq_load_file}: loads {@code file} into {@code seq} (which must be empty). Returns the tokens
+     * the file says its cells hold, or {@code null} when llama.cpp refused the file (it then leaves {@code seq} empty).
+     * At most {@code capacity} tokens. Decode thread.
+     */
+    int @Nullable [] stateSeqLoad(MemorySegment context, Path file, int seq, int capacity) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment path = arena.allocateFrom(file.toAbsolutePath().toString());
+            MemorySegment tokens = arena.allocate(JAVA_INT, Math.max(1, capacity));
+            MemorySegment count = arena.allocate(JAVA_LONG);
+            long read = (long) stateSeqLoadFile.invokeExact(context, path, seq, tokens, (long) capacity, count);
+            long n = count.get(JAVA_LONG, 0);
+            if (read == 0 || n < 0 || n > capacity) {
+                return null;
+            }
+            return tokens.asSlice(0, n * 4L).toArray(JAVA_INT);
+        } catch (Throwable e) {
+            throw failed("llama_state_seq_load_file", e);
         }
     }
 

@@ -331,6 +331,29 @@ final class Scheduler {
         }
     }
 
+    /** Writes lane {@code lane}'s state, holding {@code tokens}, to {@code file}: the bytes written. Decode thread. */
+    long saveLane(int lane, int[] tokens, java.nio.file.Path file) {
+        return api.stateSeqSave(context, file, lane, tokens);
+    }
+
+    /**
+     * Empties lane {@code lane} and loads {@code file} into it: the tokens its cells now hold, or {@code null} (the
+     * lane left empty) when llama.cpp refused the file. Decode thread.
+     */
+    int @Nullable [] loadLane(int lane, java.nio.file.Path file, int capacity) {
+        api.seqRm(context, lane, -1, -1);
+        int[] tokens = api.stateSeqLoad(context, file, lane, capacity);
+        if (tokens == null) {
+            api.seqRm(context, lane, -1, -1);
+        }
+        return tokens;
+    }
+
+    /** Empties lane {@code lane}. Decode thread. */
+    void clearLane(int lane) {
+        api.seqRm(context, lane, -1, -1);
+    }
+
     /** After a bug in a step: fails every request of this model and clears its cache. */
     void failAll(Throwable error) {
         try {
