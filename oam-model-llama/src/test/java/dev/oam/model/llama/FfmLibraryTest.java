@@ -67,7 +67,7 @@ class FfmLibraryTest {
         assumeTrue(
                 System.getenv("OMP_WAIT_POLICY") == null && System.getenv("GOMP_SPINCOUNT") == null,
                 "the environment of this run chose OpenMP's wait itself");
-        call("library", new Class<?>[0]);
+        call("library", new Class<?>[] {NativeSettings.class}, SystemSettings.natives());
         // set before the library (and with it the OpenMP runtime, which reads it once) loaded
         assertThat(dev.oam.core.os.Posix.getenv("OMP_WAIT_POLICY")).contains("passive");
     }

@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -40,18 +39,7 @@ public final class ClassPathNatives {
      * or null.
      */
     static @Nullable String platform(String osName, String osArch) {
-        String os = osName.toLowerCase(Locale.ROOT);
-        String family = os.startsWith("linux")
-                ? "linux"
-                : os.startsWith("windows")
-                        ? "windows"
-                        : os.startsWith("mac") || os.startsWith("darwin") ? "macos" : null;
-        String arch = switch (osArch.toLowerCase(Locale.ROOT)) {
-            case "amd64", "x86_64", "x64" -> "x86_64";
-            case "aarch64", "arm64" -> family != null && family.equals("macos") ? "arm64" : "aarch64";
-            default -> null;
-        };
-        return family == null || arch == null ? null : family + "-" + arch;
+        return dev.oam.core.model.pull.NpmRuntime.platform(osName, osArch); // one mapping for natives and runtimes
     }
 
     /** The resource folder of {@code platform}'s natives. */
